@@ -1,0 +1,87 @@
+# leap - the environment side of multi-turn RL for GPU-kernel generation.
+# `make` builds bin/ and lib/libleap.a; `make check` runs every test; `make demo` runs a rollout.
+
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+DATADIR   ?= $(PREFIX)/share/leap
+MANDIR    ?= $(PREFIX)/share/man
+LIBEXECDIR ?= $(PREFIX)/libexec/leap
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+CC        ?= cc
+
+CFLAGS    ?= -O2 -g
+WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
+CPPFLAGS  += -Ilib -D_GNU_SOURCE -DLEAP_VERSION='"$(VERSION)"' -DLEAP_TASKS_DIR='"$(DATADIR)/tasks"'
+LDLIBS    += -ljansson -lcrypto -lm -ldl
+VERSION   := 0.1.0
+
+ifeq ($(SANITIZE),1)
+CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS   += -fsanitize=address,undefined
+endif
+
+HAVE_NVCC := $(shell test -x '$(NVCC)' && echo 1)
+
+LIB_SRC   := $(sort $(wildcard lib/*.c))
+LIB_OBJ   := $(LIB_SRC:lib/%.c=build/lib/%.o)
+CMD_SRC   := $(sort $(wildcard cmd/*.c))
+PROGS     := $(CMD_SRC:cmd/%.c=bin/%)
+MAN_PAGES := $(sort $(wildcard man/*.[1-9]))
+
+ALL_CFLAGS = -std=c11 $(WARN) $(CPPFLAGS) $(CFLAGS)
+
+.PHONY: all check check-gpu demo bench install uninstall clean deps lint-tasks
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+all: $(PROGS) lib/libleap.a
+
+# Rebuild everything when the compiler flags change (e.g. SANITIZE=1 after a plain build).
+build/flags: FORCE
+	@mkdir -p build
+	@echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(LDLIBS)' | cmp -s - $@ || echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(LDLIBS)' > $@
+FORCE:
+
+build/lib/%.o: lib/%.c build/flags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+build/cmd/%.o: cmd/%.c build/flags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+lib/libleap.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+bin/%: build/cmd/%.o lib/libleap.a
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)
+
+-include $(LIB_OBJ:.o=.d) $(CMD_SRC:cmd/%.c=build/cmd/%.d)
+-include mk/*.mk
+
+deps:
+	@sh tests/deps.sh
+
+check: deps all
+	@bash tests/run
+
+lint-tasks: all
+	@bash tests/run tests/tasks.bats
+
+install: all
+	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(DATADIR)/tasks' '$(DESTDIR)$(MANDIR)/man1' \
+		'$(DESTDIR)$(MANDIR)/man5' '$(DESTDIR)$(MANDIR)/man7'
+	install -m 755 $(PROGS) '$(DESTDIR)$(BINDIR)'
+	for p in $(MAN_PAGES); do s=$${p##*.}; install -m 644 $$p '$(DESTDIR)$(MANDIR)'/man$$s/; done
+	cp -R tasks/. '$(DESTDIR)$(DATADIR)/tasks/'
+
+uninstall:
+	rm -f $(PROGS:bin/%='$(DESTDIR)$(BINDIR)'/%)
+	for p in $(MAN_PAGES); do s=$${p##*.}; rm -f '$(DESTDIR)$(MANDIR)'/man$$s/$${p#man/}; done
+	rm -rf '$(DESTDIR)$(DATADIR)'
+
+clean:
+	rm -rf build bin libexec lib/libleap.a tests/.tmp

@@ -1,0 +1,244 @@
+/* leap-prompt - emit the turn-1 records (one per task and sample) that start a rollout. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "jsonl.h"
+#include "prompt.h"
+#include "task.h"
+#include "util.h"
+#include "banned.h"
+
+static const char usage[] =
+	"usage: leap-prompt [OPTION]... TASK...\n"
+	"   or: leap-prompt [OPTION]... --all\n"
+	"   or: leap-prompt [OPTION]... --file FILE\n"
+	"\n"
+	"Write one turn-1 record per task and sample: task, group, sample, turn, backend and the\n"
+	"chat messages (system + user) that state the task, the exact prototype, the backend's\n"
+	"memory model and the answer format.\n"
+	"\n"
+	"  -g, --group-size G     samples per task, the GRPO group size (default 1)\n"
+	"  -a, --all              every task of the suite, sorted by id\n"
+	"  -f, --file FILE        read task ids from FILE, one per line ('-': stdin; # comments)\n"
+	"  -b, --backend NAME     cuda (default) or cpu\n"
+	"      --group-prefix P   group key is P followed by the task id (e.g. 'step7/')\n"
+	"      --system FILE      use the text of FILE as the system message\n"
+	"      --level N          with --all: only tasks of level N\n"
+	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
+	"      --progress, --no-progress  force the progress line on stderr on or off\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Exit status: 0 all records written, 1 some task could not be loaded (an error record was\n"
+	"written for it), 2 usage or fatal error.\n";
+
+enum { OPT_GROUP_PREFIX = LEAP_OPT_PRIVATE, OPT_SYSTEM, OPT_LEVEL };
+
+struct ctx {
+	struct leap_common common;
+	struct leap_suite suite;
+	struct leap_out out;
+	struct leap_progress progress;
+	enum leap_backend backend;
+	long group_size;
+	const char *prefix;
+	char *system;
+	int level;
+	long done, errors;
+};
+
+/* Emits the records of one task id; `where`/`line` locate the id for messages. */
+static void emit_task(struct ctx *c, const char *id, const char *where, long line)
+{
+	char *err = NULL;
+	const struct leap_task *t = leap_suite_get(&c->suite, id, &err);
+	if (!t) {
+		if (line > 0)
+			leap_warn("%s:%ld: %s", where, line, err);
+		else
+			leap_warn("%s", err);
+		json_t *rec = leap_error_record(line > 0 ? where : NULL, line, NULL, 0, "%s", err);
+		json_object_set_new(rec, "task", json_string(id));
+		leap_out_write(&c->out, rec);
+		json_decref(rec);
+		free(err);
+		c->errors++;
+		return;
+	}
+	char *user = leap_prompt_user(t, c->backend);
+	char *group = xasprintf("%s%s", c->prefix ? c->prefix : "", t->id);
+	const char *system = c->system ? c->system : leap_prompt_system(c->backend);
+	for (long s = 0; s < c->group_size; s++) {
+		json_t *rec = json_pack("{s:s,s:s,s:I,s:i,s:s,s:o}", "task", t->id, "group", group, "sample",
+					(json_int_t)s, "turn", 1, "backend", leap_backend_name(c->backend),
+					"messages", leap_prompt_messages(system, user));
+		if (!rec)
+			leap_die("cannot build a record for task '%s'", t->id);
+		leap_out_write(&c->out, rec);
+		json_decref(rec);
+		leap_progress_update(&c->progress, ++c->done, c->errors);
+	}
+	free(group);
+	free(user);
+}
+
+static void emit_file(struct ctx *c, const char *path)
+{
+	FILE *fp = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	const char *name = strcmp(path, "-") ? path : "<stdin>";
+	if (!fp) {
+		leap_warn_errno("%s", path);
+		c->errors++;
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	long lineno = 0;
+	while ((n = getline(&line, &cap, fp)) >= 0) {
+		lineno++;
+		char *p = line, *e = line + n;
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		while (e > p && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		*e = '\0';
+		if (p == e || *p == '#')
+			continue;
+		emit_task(c, p, name, lineno);
+	}
+	if (ferror(fp)) {
+		leap_warn_errno("%s: read error", name);
+		c->errors++;
+	}
+	free(line);
+	if (fp != stdin)
+		fclose(fp);
+}
+
+static char *read_text(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		leap_die_errno("%s", path);
+	struct leap_buf b = {0};
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+		leap_buf_add(&b, chunk, n);
+	if (ferror(fp))
+		leap_die_errno("%s: read error", path);
+	fclose(fp);
+	while (b.len && (b.s[b.len - 1] == '\n' || b.s[b.len - 1] == '\r'))
+		b.s[--b.len] = '\0';
+	if (!b.len)
+		leap_die("%s: the system message is empty", path);
+	struct leap_buf clean = {0};
+	leap_utf8_sanitize(&clean, b.s, b.len);
+	leap_buf_free(&b);
+	if (memchr(clean.s, '\0', clean.len))
+		leap_die("%s: the system message holds a NUL byte", path);
+	return leap_buf_detach(&clean);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		LEAP_COMMON_LONGOPTS,
+		LEAP_TASKS_LONGOPT,
+		{"group-size", required_argument, NULL, 'g'},
+		{"all", no_argument, NULL, 'a'},
+		{"file", required_argument, NULL, 'f'},
+		{"backend", required_argument, NULL, 'b'},
+		{"group-prefix", required_argument, NULL, OPT_GROUP_PREFIX},
+		{"system", required_argument, NULL, OPT_SYSTEM},
+		{"level", required_argument, NULL, OPT_LEVEL},
+		{NULL, 0, NULL, 0},
+	};
+	struct ctx c = {.group_size = 1, .backend = LEAP_BACKEND_CUDA};
+	leap_common_init(&c.common, usage);
+	int all = 0, opt;
+	const char *file = NULL, *system_file = NULL;
+	while ((opt = getopt_long(argc, argv, "g:af:b:hV", longopts, NULL)) != -1) {
+		if (leap_common_option(&c.common, opt, optarg))
+			continue;
+		int64_t v;
+		switch (opt) {
+		case 'g':
+			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
+				leap_usage_error(&c.common, "--group-size: '%s' is not an integer from 1 to %d", optarg, 1 << 20);
+			c.group_size = (long)v;
+			break;
+		case 'a':
+			all = 1;
+			break;
+		case 'f':
+			file = optarg;
+			break;
+		case 'b':
+			if (leap_backend_parse(optarg, &c.backend))
+				leap_usage_error(&c.common, "--backend: '%s' is not cuda or cpu", optarg);
+			break;
+		case OPT_GROUP_PREFIX:
+			c.prefix = optarg;
+			break;
+		case OPT_SYSTEM:
+			system_file = optarg;
+			break;
+		case OPT_LEVEL:
+			if (leap_parse_int(optarg, 1, 9, &c.level))
+				leap_usage_error(&c.common, "--level: '%s' is not an integer from 1 to 9", optarg);
+			break;
+		default:
+			leap_usage_error(&c.common, "unhandled option");
+		}
+	}
+	int nsrc = (all != 0) + (file != NULL) + (optind < argc);
+	if (nsrc == 0)
+		leap_usage_error(&c.common, "no tasks given (name them, or use --all or --file)");
+	if (nsrc > 1)
+		leap_usage_error(&c.common, "give task ids, --all or --file, not several of them");
+	if (c.level && !all)
+		leap_usage_error(&c.common, "--level applies to --all");
+	if (system_file)
+		c.system = read_text(system_file);
+
+	char *dir = leap_tasks_dir(c.common.tasks);
+	leap_suite_init(&c.suite, dir);
+	free(dir);
+	leap_out_init(&c.out, stdout);
+	leap_progress_init(&c.progress, c.common.progress);
+
+	if (all) {
+		char **ids = NULL, *err = NULL;
+		long n = leap_suite_list(&c.suite, &ids, &err);
+		if (n < 0)
+			leap_die("%s", err);
+		if (n == 0)
+			leap_die("%s: no tasks found", c.suite.dir);
+		for (long i = 0; i < n; i++) {
+			char *e2 = NULL;
+			const struct leap_task *t = c.level ? leap_suite_get(&c.suite, ids[i], &e2) : NULL;
+			free(e2);
+			if (!c.level || !t || t->level == c.level)
+				emit_task(&c, ids[i], NULL, 0);
+			free(ids[i]);
+		}
+		free(ids);
+	} else if (file) {
+		emit_file(&c, file);
+	} else {
+		for (int i = optind; i < argc; i++)
+			emit_task(&c, argv[i], NULL, 0);
+	}
+	leap_progress_end(&c.progress);
+	int rc = leap_out_close(&c.out);
+	leap_suite_free(&c.suite);
+	free(c.system);
+	if (rc)
+		return rc;
+	return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+}

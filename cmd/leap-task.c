@@ -1,0 +1,173 @@
+/* leap-task - list, describe and validate tasks: the task loader as a command. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "jsonl.h"
+#include "task.h"
+#include "util.h"
+#include "banned.h"
+
+static const char usage[] =
+	"usage: leap-task [OPTION]... TASK...\n"
+	"   or: leap-task [OPTION]... --all\n"
+	"   or: leap-task [OPTION]... --check DIR...\n"
+	"\n"
+	"Describe tasks of the suite as JSON Lines: id, level, title, folder, entry point, the C\n"
+	"and CUDA prototypes, parameters, cases and the benchmark case with buffer sizes and the\n"
+	"bytes/flops of one call. With --check, validate task folders given as paths and write\n"
+	"one record per folder; an invalid task gets an error record naming file, field and problem.\n"
+	"\n"
+	"  -a, --all              every task of the suite, sorted by id\n"
+	"  -c, --check            the arguments are task folders to validate\n"
+	"  -l, --list             print only the ids, one per line (plain text)\n"
+	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Exit status: 0 every task valid, 1 some task invalid or not found, 2 usage or fatal error.\n";
+
+static json_t *case_with_sizes(const struct leap_task *t, const struct leap_case *c)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "values", leap_case_json(t, c));
+	int64_t *sizes = xcalloc(t->nparams, sizeof(int64_t));
+	char *err = NULL;
+	if (leap_task_sizes(t, c, sizes, &err) == 0) {
+		json_t *sz = json_object();
+		for (size_t i = 0; i < t->nparams; i++)
+			if (t->params[i].role != LEAP_ROLE_SCALAR)
+				json_object_set_new(sz, t->params[i].name, json_integer(sizes[i]));
+		json_object_set_new(o, "sizes", sz);
+	}
+	free(err);
+	free(sizes);
+	int64_t v;
+	if (leap_task_eval(t, t->bytes, c, &v) == 0)
+		json_object_set_new(o, "bytes", json_integer(v));
+	if (leap_task_eval(t, t->flops, c, &v) == 0)
+		json_object_set_new(o, "flops", json_integer(v));
+	return o;
+}
+
+static json_t *describe(const struct leap_task *t)
+{
+	json_t *params = json_array();
+	for (size_t i = 0; i < t->nparams; i++) {
+		const struct leap_param *p = &t->params[i];
+		json_t *pj = json_pack("{s:s,s:s,s:s}", "name", p->name, "type", leap_type_name(p->type), "role",
+				       leap_role_name(p->role));
+		if (p->role != LEAP_ROLE_SCALAR) {
+			json_object_set_new(pj, "size", json_string(leap_expr_source(p->size)));
+			if (leap_type_is_float(p->type)) {
+				json_t *d = json_array();
+				for (unsigned b = 1; b <= LEAP_DIST_POSITIVE; b <<= 1)
+					if (p->dists & b)
+						json_array_append_new(d, json_string(leap_dist_name(b)));
+				json_object_set_new(pj, "dist", d);
+			} else {
+				json_object_set_new(pj, "range", json_pack("[I,I]", (json_int_t)p->lo, (json_int_t)p->hi));
+			}
+		}
+		json_array_append_new(params, pj);
+	}
+	json_t *cases = json_array();
+	for (size_t i = 0; i < t->ncases; i++)
+		json_array_append_new(cases, case_with_sizes(t, &t->cases[i]));
+	char *pc = leap_task_prototype(t, LEAP_BACKEND_CPU), *pg = leap_task_prototype(t, LEAP_BACKEND_CUDA);
+	json_t *o = json_pack("{s:s,s:i,s:s,s:s,s:s,s:{s:s,s:s},s:o,s:o,s:o,s:o,s:f,s:f}", "id", t->id, "level",
+			      t->level, "title", t->title, "dir", t->dir, "entry", t->entry, "prototype", "cpu", pc,
+			      "cuda", pg, "params", params, "cases", cases, "bench",
+			      case_with_sizes(t, &t->bench), "bench_cpu", case_with_sizes(t, &t->bench_cpu),
+			      "atol", t->atol, "rtol", t->rtol);
+	free(pc);
+	free(pg);
+	if (!o)
+		leap_die("cannot describe task '%s'", t->id);
+	return o;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		LEAP_COMMON_LONGOPTS,
+		LEAP_TASKS_LONGOPT,
+		{"all", no_argument, NULL, 'a'},
+		{"check", no_argument, NULL, 'c'},
+		{"list", no_argument, NULL, 'l'},
+		{NULL, 0, NULL, 0},
+	};
+	struct leap_common common;
+	leap_common_init(&common, usage);
+	int all = 0, check = 0, list = 0, opt;
+	while ((opt = getopt_long(argc, argv, "aclhV", longopts, NULL)) != -1) {
+		if (leap_common_option(&common, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'a':
+			all = 1;
+			break;
+		case 'c':
+			check = 1;
+			break;
+		case 'l':
+			list = 1;
+			break;
+		default:
+			leap_usage_error(&common, "unhandled option");
+		}
+	}
+	if (all + check > 1 || (all && optind < argc))
+		leap_usage_error(&common, "give task ids, --all or --check DIR..., not several of them");
+	if (!all && optind >= argc)
+		leap_usage_error(&common, check ? "--check needs task folders" : "no tasks given (name them, or use --all)");
+	if (list && check)
+		leap_usage_error(&common, "--list does not combine with --check");
+
+	char *dir = leap_tasks_dir(common.tasks);
+	struct leap_suite suite;
+	leap_suite_init(&suite, dir);
+	free(dir);
+	struct leap_out out;
+	leap_out_init(&out, stdout);
+	long errors = 0;
+	char **ids = NULL;
+	long n = 0;
+	if (all) {
+		char *err = NULL;
+		n = leap_suite_list(&suite, &ids, &err);
+		if (n < 0)
+			leap_die("%s", err);
+	}
+	long count = all ? n : argc - optind;
+	for (long i = 0; i < count; i++) {
+		const char *arg = all ? ids[i] : argv[optind + i];
+		char *err = NULL;
+		struct leap_task *owned = NULL;
+		const struct leap_task *t = check ? (owned = leap_task_load(arg, &err)) : leap_suite_get(&suite, arg, &err);
+		if (!t) {
+			leap_warn("%s", err);
+			json_t *rec = leap_error_record(NULL, 0, NULL, 0, "%s", err);
+			json_object_set_new(rec, check ? "dir" : "task", json_string(arg));
+			if (!list)
+				leap_out_write(&out, rec);
+			json_decref(rec);
+			free(err);
+			errors++;
+		} else if (list) {
+			leap_out_raw(&out, t->id, strlen(t->id));
+		} else {
+			json_t *rec = describe(t);
+			leap_out_write(&out, rec);
+			json_decref(rec);
+		}
+		leap_task_free(owned);
+	}
+	for (long i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	leap_suite_free(&suite);
+	int rc = leap_out_close(&out);
+	return rc ? rc : errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+}

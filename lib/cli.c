@@ -1,0 +1,144 @@
+/* cli.c - the command line every leap program shares: --help, --version, progress, task path. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "util.h"
+#include "banned.h"
+
+#ifndef LEAP_TASKS_DIR
+#define LEAP_TASKS_DIR "/usr/local/share/leap/tasks"
+#endif
+
+void leap_common_init(struct leap_common *c, const char *usage)
+{
+	memset(c, 0, sizeof(*c));
+	c->usage = usage;
+	c->progress = -1;
+}
+
+static void print_synopsis(FILE *fp, const char *usage)
+{
+	/* The synopsis is every line up to the first blank one. */
+	const char *end = strstr(usage, "\n\n");
+	size_t n = end ? (size_t)(end - usage) + 1 : strlen(usage);
+	fwrite(usage, 1, n, fp);
+	fprintf(fp, "Try '%s --help' for more information.\n", leap_prog());
+}
+
+void leap_usage_error(const struct leap_common *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", leap_prog(), msg);
+	free(msg);
+	print_synopsis(stderr, c->usage);
+	exit(LEAP_EXIT_FATAL);
+}
+
+int leap_common_option(struct leap_common *c, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'h':
+		if (fputs(c->usage, stdout) == EOF || fflush(stdout) == EOF)
+			exit(LEAP_EXIT_FATAL);
+		exit(LEAP_EXIT_OK);
+	case 'V':
+		printf("%s (leap) %s\n", leap_prog(), LEAP_VERSION);
+		exit(fflush(stdout) == EOF ? LEAP_EXIT_FATAL : LEAP_EXIT_OK);
+	case '?':
+		/* getopt_long already said what was wrong */
+		print_synopsis(stderr, c->usage);
+		exit(LEAP_EXIT_FATAL);
+	case ':':
+		print_synopsis(stderr, c->usage);
+		exit(LEAP_EXIT_FATAL);
+	case LEAP_OPT_PROGRESS:
+		c->progress = 1;
+		return 1;
+	case LEAP_OPT_NO_PROGRESS:
+		c->progress = 0;
+		return 1;
+	case LEAP_OPT_TASKS:
+		c->tasks = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void leap_progress_init(struct leap_progress *p, int mode)
+{
+	memset(p, 0, sizeof(*p));
+	p->on = mode < 0 ? isatty(STDERR_FILENO) : mode;
+	p->t0 = p->last = leap_now();
+}
+
+static void draw(struct leap_progress *p, double now)
+{
+	double dt = now - p->t0;
+	double rate = dt > 0 ? (double)p->done / dt : 0.0;
+	fprintf(stderr, "\r%s: %ld records, %.1f/s, %ld error%s\033[K", leap_prog(), p->done, rate,
+		p->errors, p->errors == 1 ? "" : "s");
+	fflush(stderr);
+}
+
+void leap_progress_update(struct leap_progress *p, long done, long errors)
+{
+	p->done = done;
+	p->errors = errors;
+	if (!p->on)
+		return;
+	double now = leap_now();
+	if (now - p->last < 0.2)
+		return;
+	p->last = now;
+	draw(p, now);
+}
+
+void leap_progress_end(struct leap_progress *p)
+{
+	if (!p->on)
+		return;
+	draw(p, leap_now());
+	fputc('\n', stderr);
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *leap_tasks_dir(const char *opt)
+{
+	if (opt && *opt)
+		return xstrdup(opt);
+	const char *env = getenv("LEAP_TASKS");
+	if (env && *env)
+		return xstrdup(env);
+	char *exe = leap_exe_dir();
+	if (exe) {
+		static const char *const rel[] = {"/../share/leap/tasks", "/../tasks"};
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			char *p = xasprintf("%s%s", exe, rel[i]);
+			if (is_dir(p)) {
+				char *real = realpath(p, NULL);
+				free(exe);
+				if (real) {
+					free(p);
+					return real;
+				}
+				return p;
+			}
+			free(p);
+		}
+		free(exe);
+	}
+	return xstrdup(LEAP_TASKS_DIR);
+}

@@ -1,0 +1,63 @@
+/* cli.h - the command line every leap program shares: --help, --version, progress, task path. */
+#ifndef LEAP_CLI_H
+#define LEAP_CLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+/* Option codes of the common long options (above any short option character). */
+enum {
+	LEAP_OPT_PROGRESS = 0x1000,
+	LEAP_OPT_NO_PROGRESS,
+	LEAP_OPT_TASKS,
+	LEAP_OPT_PRIVATE = 0x1100, /* programs number their own long-only options from here */
+};
+
+/* The long options every program accepts; put first in a program's option table. */
+#define LEAP_COMMON_LONGOPTS                                           \
+	{"help", no_argument, NULL, 'h'},                              \
+	{"version", no_argument, NULL, 'V'},                           \
+	{"progress", no_argument, NULL, LEAP_OPT_PROGRESS},            \
+	{"no-progress", no_argument, NULL, LEAP_OPT_NO_PROGRESS}
+
+/* --tasks DIR, for the programs that read the task suite. */
+#define LEAP_TASKS_LONGOPT {"tasks", required_argument, NULL, LEAP_OPT_TASKS}
+
+/* The settings behind the common options. */
+struct leap_common {
+	const char *usage; /* the program's full --help text; its first line is the synopsis */
+	int progress;      /* -1: when stderr is a terminal; 0: never; 1: always */
+	const char *tasks; /* --tasks DIR, or NULL */
+};
+
+void leap_common_init(struct leap_common *c, const char *usage);
+
+/* Handles one getopt_long result `opt` if it is a common option (or '?'): prints help or
+ * version and exits 0, prints the usage on stderr and exits 2 for '?', or records the
+ * setting. Returns 1 when `opt` was handled, 0 when it is the program's own. */
+int leap_common_option(struct leap_common *c, int opt, const char *arg);
+
+/* Prints "PROG: MSG" and the synopsis on stderr and exits with LEAP_EXIT_FATAL. */
+void leap_usage_error(const struct leap_common *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/* One progress line on stderr, redrawn in place at most five times a second:
+ * "leap-verify: 1234 records, 56.7/s, 2 errors". */
+struct leap_progress {
+	int on;
+	double t0, last;
+	long done, errors;
+};
+
+void leap_progress_init(struct leap_progress *p, int mode);
+/* Records that `done` records were processed so far, `errors` of them with an error. */
+void leap_progress_update(struct leap_progress *p, long done, long errors);
+/* Draws the final state and ends the line (if progress is on). */
+void leap_progress_end(struct leap_progress *p);
+
+/* Resolves the task suite directory: `opt` (--tasks), else $LEAP_TASKS, else the suite next
+ * to the executable (../share/leap/tasks when installed, ../tasks in the build tree), else
+ * the compiled-in LEAP_TASKS_DIR. Returns a new string (never NULL). */
+char *leap_tasks_dir(const char *opt);
+
+#endif

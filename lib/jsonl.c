@@ -1,0 +1,318 @@
+/* jsonl.c - JSON Lines record streams: tolerant reading, error records, checked compact writing. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonl.h"
+#include "banned.h"
+
+void leap_in_init(struct leap_in *in, int nfiles, char *const *files, FILE *flush)
+{
+	memset(in, 0, sizeof(*in));
+	in->files = files;
+	in->nfiles = nfiles;
+	in->flush = flush;
+}
+
+/* Bytes already buffered in `fp` that a read can return without a system call. Where the
+ * C library does not let us see that, 0: the caller then flushes before every line. */
+static size_t buffered(FILE *fp, int *has_newline)
+{
+#if defined(__GLIBC__)
+	const char *p = fp->_IO_read_ptr, *e = fp->_IO_read_end;
+	if (!p || e <= p) {
+		*has_newline = 0;
+		return 0;
+	}
+	*has_newline = memchr(p, '\n', (size_t)(e - p)) != NULL;
+	return (size_t)(e - p);
+#else
+	(void)fp;
+	*has_newline = 0;
+	return 0;
+#endif
+}
+
+/* Opens the next input; returns 0 when there is none left. */
+static int open_next(struct leap_in *in)
+{
+	for (;;) {
+		if (in->nfiles == 0) {
+			if (in->next++ > 0)
+				return 0;
+			in->fp = stdin;
+			in->name = "<stdin>";
+		} else {
+			if (in->next >= in->nfiles)
+				return 0;
+			const char *path = in->files[in->next++];
+			if (!strcmp(path, "-")) {
+				in->fp = stdin;
+				in->name = "<stdin>";
+			} else {
+				in->fp = fopen(path, "r");
+				in->name = path;
+				if (!in->fp) {
+					leap_warn_errno("%s", path);
+					in->open_failed++;
+					continue;
+				}
+			}
+		}
+		in->line = 0;
+		return 1;
+	}
+}
+
+static void close_current(struct leap_in *in)
+{
+	if (in->fp && in->fp != stdin)
+		fclose(in->fp);
+	in->fp = NULL;
+}
+
+enum leap_read leap_in_next(struct leap_in *in, json_t **rec)
+{
+	*rec = NULL;
+	for (;;) {
+		if (!in->fp && !open_next(in))
+			return LEAP_READ_EOF;
+		if (in->flush) {
+			int nl;
+			buffered(in->fp, &nl);
+			if (!nl && fflush(in->flush) == EOF && ferror(in->flush)) {
+				if (errno == EPIPE)
+					exit(LEAP_EXIT_OK);
+				leap_die_errno("write error");
+			}
+		}
+		errno = 0;
+		ssize_t n = getline(&in->buf, &in->cap, in->fp);
+		if (n < 0) {
+			if (ferror(in->fp))
+				leap_warn_errno("%s: read error", in->name);
+			close_current(in);
+			continue;
+		}
+		in->line++;
+		size_t len = (size_t)n;
+		while (len && (in->buf[len - 1] == '\n' || in->buf[len - 1] == '\r'))
+			len--;
+		in->buf[len] = '\0';
+		in->len = len;
+		const char *p = in->buf;
+		size_t plen = len;
+		if (in->line == 1 && plen >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
+			p += 3, plen -= 3; /* a byte-order mark */
+		size_t i = 0;
+		while (i < plen && (p[i] == ' ' || p[i] == '\t'))
+			i++;
+		if (i == plen)
+			continue; /* blank line */
+		json_error_t jerr;
+		json_t *j = json_loadb(p, plen, JSON_ALLOW_NUL, &jerr);
+		if (!j) {
+			*rec = leap_error_record(in->name, in->line, in->buf, in->len,
+						 "invalid JSON at column %d: %s", jerr.column, jerr.text);
+			in->bad++;
+			return LEAP_READ_BAD;
+		}
+		if (!json_is_object(j)) {
+			json_decref(j);
+			*rec = leap_error_record(in->name, in->line, in->buf, in->len,
+						 "a record must be a JSON object");
+			in->bad++;
+			return LEAP_READ_BAD;
+		}
+		in->records++;
+		*rec = j;
+		return LEAP_READ_RECORD;
+	}
+}
+
+void leap_in_close(struct leap_in *in)
+{
+	close_current(in);
+	free(in->buf);
+	in->buf = NULL;
+	in->cap = 0;
+}
+
+static json_t *error_object(const char *file, long line, const char *fmt, va_list ap)
+{
+	char *msg = xvasprintf(fmt, ap);
+	struct leap_buf clean = {0};
+	leap_utf8_sanitize(&clean, msg, strlen(msg));
+	free(msg);
+	json_t *e = json_object();
+	json_object_set_new(e, "program", json_string(leap_prog()));
+	if (file)
+		json_object_set_new(e, "file", json_string(file));
+	if (line > 0)
+		json_object_set_new(e, "line", json_integer(line));
+	json_object_set_new(e, "message", json_stringn(clean.s ? clean.s : "", clean.len));
+	leap_buf_free(&clean);
+	return e;
+}
+
+json_t *leap_error_record(const char *file, long line, const char *raw, size_t rawlen,
+			  const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	json_t *e = error_object(file, line, fmt, ap);
+	va_end(ap);
+	json_t *rec = json_object();
+	if (!rec || !e)
+		leap_die("out of memory");
+	json_object_set_new(rec, "error", e);
+	if (raw) {
+		struct leap_buf clean = {0};
+		leap_utf8_sanitize(&clean, raw, rawlen);
+		json_object_set_new(rec, "raw", json_stringn(clean.s ? clean.s : "", clean.len));
+		leap_buf_free(&clean);
+	}
+	return rec;
+}
+
+void leap_record_set_error(json_t *rec, const char *file, long line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	json_t *e = error_object(file, line, fmt, ap);
+	va_end(ap);
+	json_object_set_new(rec, "error", e);
+}
+
+void leap_out_init(struct leap_out *out, FILE *fp)
+{
+	memset(out, 0, sizeof(*out));
+	out->fp = fp;
+	/* A closed pipe must surface as EPIPE on write, not kill us mid-record. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int dump_cb(const char *data, size_t size, void *arg)
+{
+	leap_buf_add(arg, data, size);
+	return 0;
+}
+
+int leap_json_append(struct leap_buf *b, const json_t *json)
+{
+	return json_dump_callback(json, dump_cb, b, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+}
+
+static void write_bytes(struct leap_out *out, const char *p, size_t n)
+{
+	if (n && fwrite(p, 1, n, out->fp) != n) {
+		if (errno == EPIPE)
+			exit(LEAP_EXIT_OK);
+		leap_die_errno("write error");
+	}
+}
+
+static void end_line(struct leap_out *out)
+{
+	if (putc('\n', out->fp) == EOF) {
+		if (errno == EPIPE)
+			exit(LEAP_EXIT_OK);
+		leap_die_errno("write error");
+	}
+	out->written++;
+}
+
+void leap_out_write(struct leap_out *out, const json_t *rec)
+{
+	leap_buf_reset(&out->buf);
+	if (leap_json_append(&out->buf, rec))
+		leap_die("cannot serialise a record");
+	write_bytes(out, out->buf.s, out->buf.len);
+	end_line(out);
+}
+
+void leap_out_raw(struct leap_out *out, const char *raw, size_t len)
+{
+	write_bytes(out, raw, len);
+	end_line(out);
+}
+
+void leap_out_splice(struct leap_out *out, const char *raw, size_t len, json_t *rec, const json_t *add)
+{
+	const char *key;
+	json_t *v;
+	int clash = 0;
+	json_object_foreach((json_t *)add, key, v) {
+		if (json_object_get(rec, key))
+			clash = 1;
+	}
+	size_t end = len;
+	while (end && (raw[end - 1] == ' ' || raw[end - 1] == '\t'))
+		end--;
+	if (clash || !end || raw[end - 1] != '}' || raw[0] == '\xef') {
+		json_object_update(rec, (json_t *)add);
+		leap_out_write(out, rec);
+		return;
+	}
+	leap_buf_reset(&out->buf);
+	leap_buf_add(&out->buf, raw, end - 1);
+	int first = json_object_size(rec) == 0;
+	json_object_foreach((json_t *)add, key, v) {
+		if (!first)
+			leap_buf_add(&out->buf, ",", 1);
+		first = 0;
+		json_t *k = json_string(key);
+		if (!k || leap_json_append(&out->buf, k) || (leap_buf_add(&out->buf, ":", 1), 0) ||
+		    leap_json_append(&out->buf, v))
+			leap_die("cannot serialise a record");
+		json_decref(k);
+	}
+	leap_buf_add(&out->buf, "}", 1);
+	write_bytes(out, out->buf.s, out->buf.len);
+	end_line(out);
+}
+
+int leap_out_close(struct leap_out *out)
+{
+	leap_buf_free(&out->buf);
+	int bad = ferror(out->fp);
+	if (fflush(out->fp) == EOF)
+		bad = 1;
+	if (bad && errno == EPIPE)
+		return LEAP_EXIT_OK;
+	if (out->fp == stdout ? fclose(stdout) == EOF : 0)
+		bad = errno != EPIPE;
+	if (bad) {
+		leap_warn_errno("write error");
+		return LEAP_EXIT_FATAL;
+	}
+	return LEAP_EXIT_OK;
+}
+
+const char *leap_get_str(const json_t *obj, const char *key, const char *dflt)
+{
+	const json_t *v = json_object_get(obj, key);
+	return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+json_int_t leap_get_int(const json_t *obj, const char *key, json_int_t dflt)
+{
+	const json_t *v = json_object_get(obj, key);
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (json_is_real(v)) {
+		double d = json_real_value(v);
+		if (d == floor(d) && fabs(d) < 9e15)
+			return (json_int_t)d;
+	}
+	return dflt;
+}
+
+double leap_get_num(const json_t *obj, const char *key, double dflt)
+{
+	const json_t *v = json_object_get(obj, key);
+	return json_is_number(v) ? json_number_value(v) : dflt;
+}

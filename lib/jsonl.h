@@ -1,0 +1,93 @@
+/* jsonl.h - JSON Lines record streams: tolerant reading, error records, checked compact writing. */
+#ifndef LEAP_JSONL_H
+#define LEAP_JSONL_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+#include "util.h"
+
+/* Reads records from named files in order (or stdin when there are none; "-" names stdin).
+ * Lines of any length; CRLF and a missing final newline are accepted; blank lines skipped.
+ * A line that is not a JSON object yields an error record instead of a record. */
+struct leap_in {
+	char *const *files;
+	int nfiles, next;
+	FILE *fp;
+	const char *name;   /* current input name for messages: a path or "<stdin>" */
+	long line;          /* 1-based number of the last line read in `name` */
+	char *buf;          /* the last line, NUL-terminated, without its line ending */
+	size_t cap, len;
+	FILE *flush;        /* flushed before any read that could block (the output) */
+	long records;       /* records returned so far */
+	long bad;           /* error records returned so far */
+	int open_failed;    /* number of named files that could not be opened (reported) */
+};
+
+enum leap_read {
+	LEAP_READ_EOF = 0,    /* no more input */
+	LEAP_READ_RECORD = 1, /* *rec is a parsed object; in->buf/in->len hold its raw text */
+	LEAP_READ_BAD = 2,    /* *rec is an error record for the offending line; write it on */
+};
+
+/* Prepares to read `files` (nfiles may be 0 for stdin). `flush`, if not NULL, is flushed
+ * whenever the next read might block, so records reach the next pipeline stage at once. */
+void leap_in_init(struct leap_in *in, int nfiles, char *const *files, FILE *flush);
+
+/* Reads the next record. *rec receives a new reference the caller must json_decref.
+ * Files that cannot be opened are reported on stderr, counted in open_failed and skipped.
+ * A read error on an open file is reported and ends that file. */
+enum leap_read leap_in_next(struct leap_in *in, json_t **rec);
+
+/* Releases the reader's memory and closes the current file. */
+void leap_in_close(struct leap_in *in);
+
+/* Returns a new error record {"error":{"program","file","line","message"},"raw":RAW}
+ * (raw omitted when NULL; invalid UTF-8 in it replaced by U+FFFD). Never NULL. */
+json_t *leap_error_record(const char *file, long line, const char *raw, size_t rawlen,
+			  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Sets rec.error = {"program","file","line","message"} on an existing record (keeping the
+ * rest of it). */
+void leap_record_set_error(json_t *rec, const char *file, long line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Writes records compactly, one per line, checking every write. */
+struct leap_out {
+	FILE *fp;
+	struct leap_buf buf;
+	long written;
+};
+
+void leap_out_init(struct leap_out *out, FILE *fp);
+
+/* Writes `rec` as one compact line. A closed pipe (EPIPE) ends the program quietly with
+ * status 0; any other write error is fatal (status 2). */
+void leap_out_write(struct leap_out *out, const json_t *rec);
+
+/* Writes the record whose raw text is raw[0..len) with the members of `add` appended, without
+ * re-serialising the rest. `rec` is the parsed raw text: when it already has one of the keys
+ * of `add`, or the raw text does not end in '}', the record is updated and re-serialised
+ * instead. Same error behaviour as leap_out_write. */
+void leap_out_splice(struct leap_out *out, const char *raw, size_t len, json_t *rec, const json_t *add);
+
+/* Writes raw bytes followed by a newline (a line passed through unchanged). */
+void leap_out_raw(struct leap_out *out, const char *raw, size_t len);
+
+/* Flushes and closes the output; a write error is reported and LEAP_EXIT_FATAL returned,
+ * otherwise LEAP_EXIT_OK. */
+int leap_out_close(struct leap_out *out);
+
+/* Serialises `json` compactly into `b` (appending). Returns 0, or -1 on failure. */
+int leap_json_append(struct leap_buf *b, const json_t *json);
+
+/* Record field accessors: return the value, or `dflt` when the field is absent or of the
+ * wrong type. */
+const char *leap_get_str(const json_t *obj, const char *key, const char *dflt);
+json_int_t leap_get_int(const json_t *obj, const char *key, json_int_t dflt);
+double leap_get_num(const json_t *obj, const char *key, double dflt);
+
+/* json_t cleanup for __attribute__((cleanup)) where jansson's json_auto_t is not wanted. */
+#define json_autoptr __attribute__((cleanup(json_decrefp)))
+
+#endif

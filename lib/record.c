@@ -1,0 +1,96 @@
+/* record.c - the leap record (man/leap-record.5): field names, status values, type checks. */
+#include <string.h>
+
+#include "record.h"
+#include "util.h"
+#include "banned.h"
+
+static const char *const status_names[] = {"no_code", "compile_error", "runtime_error", "timeout", "mismatch", "pass"};
+
+const char *leap_status_name(enum leap_status s)
+{
+	return s == LEAP_ST_NONE ? NULL : status_names[s];
+}
+
+enum leap_status leap_status_parse(const char *s)
+{
+	if (!s)
+		return LEAP_ST_NONE;
+	for (size_t i = 0; i < sizeof(status_names) / sizeof(status_names[0]); i++)
+		if (!strcmp(s, status_names[i]))
+			return (enum leap_status)i;
+	return LEAP_ST_NONE;
+}
+
+enum kind { K_STRING, K_INT, K_POSINT, K_NATURAL, K_NUMBER, K_OBJECT, K_MESSAGES, K_BACKEND, K_STATUS };
+
+static const struct {
+	const char *name;
+	enum kind kind;
+	const char *want;
+} fields[] = {
+	{"task", K_STRING, "a string"},
+	{"group", K_STRING, "a string"},
+	{"sample", K_NATURAL, "an integer >= 0"},
+	{"turn", K_POSINT, "an integer >= 1"},
+	{"messages", K_MESSAGES, "an array of {role, content} objects with string values"},
+	{"completion", K_STRING, "a string"},
+	{"tokens", K_NATURAL, "an integer >= 0"},
+	{"backend", K_BACKEND, "\"cuda\" or \"cpu\""},
+	{"code", K_STRING, "a string"},
+	{"compile", K_OBJECT, "an object"},
+	{"verify", K_OBJECT, "an object"},
+	{"bench", K_OBJECT, "an object"},
+	{"status", K_STATUS, "one of no_code, compile_error, runtime_error, timeout, mismatch, pass"},
+	{"prune", K_OBJECT, "an object"},
+	{"feedback", K_STRING, "a string"},
+	{"rank", K_OBJECT, "an object"},
+	{"reward", K_NUMBER, "a number"},
+	{"advantage", K_NUMBER, "a number"},
+	{"error", K_OBJECT, "an object"},
+};
+
+static int ok(const json_t *v, enum kind k)
+{
+	switch (k) {
+	case K_STRING:
+		return json_is_string(v);
+	case K_INT:
+		return json_is_integer(v);
+	case K_POSINT:
+		return json_is_integer(v) && json_integer_value(v) >= 1;
+	case K_NATURAL:
+		return json_is_integer(v) && json_integer_value(v) >= 0;
+	case K_NUMBER:
+		return json_is_number(v);
+	case K_OBJECT:
+		return json_is_object(v);
+	case K_BACKEND:
+		return json_is_string(v) && (!strcmp(json_string_value(v), "cuda") || !strcmp(json_string_value(v), "cpu"));
+	case K_STATUS:
+		return json_is_string(v) && leap_status_parse(json_string_value(v)) != LEAP_ST_NONE;
+	case K_MESSAGES: {
+		if (!json_is_array(v))
+			return 0;
+		size_t i;
+		json_t *m;
+		json_array_foreach(v, i, m) {
+			if (!json_is_object(m) || !json_is_string(json_object_get(m, "role")) ||
+			    !json_is_string(json_object_get(m, "content")))
+				return 0;
+		}
+		return 1;
+	}
+	}
+	return 0;
+}
+
+char *leap_record_check(const json_t *rec)
+{
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const json_t *v = json_object_get(rec, fields[i].name);
+		if (v && !ok(v, fields[i].kind))
+			return xasprintf("field '%s' must be %s", fields[i].name, fields[i].want);
+	}
+	return NULL;
+}

@@ -1,0 +1,132 @@
+/* task.h - the task format (task.json + reference.c + baseline.cu): loading, validation, prototypes. */
+#ifndef LEAP_TASK_H
+#define LEAP_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "expr.h"
+
+enum leap_backend { LEAP_BACKEND_CUDA, LEAP_BACKEND_CPU };
+
+/* "cuda" or "cpu". */
+const char *leap_backend_name(enum leap_backend b);
+/* Parses a backend name; returns 0 and sets *b, or -1. */
+int leap_backend_parse(const char *s, enum leap_backend *b);
+
+/* Element types of buffers and scalars. half and bf16 are buffers only. */
+enum leap_type { LEAP_T_FLOAT, LEAP_T_DOUBLE, LEAP_T_INT, LEAP_T_INT64, LEAP_T_HALF, LEAP_T_BF16, LEAP_T_UINT8 };
+
+const char *leap_type_name(enum leap_type t);
+size_t leap_type_size(enum leap_type t);
+/* 1 for float, double, half and bf16. */
+int leap_type_is_float(enum leap_type t);
+
+enum leap_role { LEAP_ROLE_SCALAR, LEAP_ROLE_IN, LEAP_ROLE_OUT, LEAP_ROLE_INOUT };
+
+const char *leap_role_name(enum leap_role r);
+
+/* Input patterns a floating-point buffer may be filled with (a bit set of these). */
+enum leap_dist {
+	LEAP_DIST_NORMAL = 1 << 0,   /* N(0, 1) */
+	LEAP_DIST_UNIFORM = 1 << 1,  /* U(-1, 1) */
+	LEAP_DIST_SMALL = 1 << 2,    /* N(0, 1) * 1e-3 */
+	LEAP_DIST_LARGE = 1 << 3,    /* N(0, 1) * 1e3 */
+	LEAP_DIST_SPARSE = 1 << 4,   /* 90% zeros, the rest N(0, 1) */
+	LEAP_DIST_POSITIVE = 1 << 5, /* U(0.1, 10) */
+	LEAP_DIST_ALL_DEFAULT = 0x1f,
+};
+
+/* Name of a single pattern bit, or NULL. */
+const char *leap_dist_name(unsigned bit);
+
+struct leap_param {
+	char *name;
+	enum leap_type type;
+	enum leap_role role;     /* LEAP_ROLE_SCALAR for scalars */
+	struct leap_expr *size;  /* element count (buffers only) */
+	unsigned dists;          /* allowed patterns (floating-point buffers) */
+	int64_t lo, hi;          /* inclusive value range (integer buffers) */
+};
+
+/* One assignment of values to the scalar parameters; indexed like leap_task.params
+ * (entries of buffer parameters are unused). */
+union leap_scalar {
+	int64_t i;
+	double f;
+};
+
+struct leap_case {
+	union leap_scalar *vals;
+};
+
+struct leap_task {
+	char *id, *dir;
+	int level;
+	char *title, *prompt, *entry;
+	struct leap_param *params;
+	size_t nparams;
+	struct leap_case *cases; /* verification cases */
+	size_t ncases;
+	struct leap_case bench;  /* the benchmark case (cuda) */
+	struct leap_case bench_cpu; /* the benchmark case of the cpu backend ("bench_cpu", else bench) */
+	double atol, rtol;
+	struct leap_expr *bytes, *flops; /* optional: minimal traffic and work of one call */
+	json_t *json;                    /* task.json as loaded */
+};
+
+/* 1 if `id` is a valid task id: [A-Za-z0-9_.-]+, not starting with '.', at most 128 bytes.
+ * Ids name folders, so nothing else is accepted (no paths). */
+int leap_task_id_valid(const char *id);
+
+/* Loads and validates dir/task.json (and checks dir/reference.c exists). Returns the task, or
+ * NULL with a newly allocated message in *err that names the file, the field and the problem,
+ * e.g. "tasks/x/task.json: params[2].size: unknown name 'm' at column 1". */
+struct leap_task *leap_task_load(const char *dir, char **err);
+
+/* Parses a task from an in-memory task.json object; `where` names it in messages. */
+struct leap_task *leap_task_from_json(json_t *j, const char *dir, const char *where, char **err);
+
+void leap_task_free(struct leap_task *t);
+
+/* Evaluates every buffer's size for case `c` into sizes[nparams] (0 for scalars). Returns 0,
+ * or -1 with a new message in *err (overflow, division by zero, size < 1 or too large). */
+int leap_task_sizes(const struct leap_task *t, const struct leap_case *c, int64_t *sizes, char **err);
+
+/* Evaluates an optional expression (bytes/flops) for case `c`; returns 0 or -1 (no
+ * expression, or an error). */
+int leap_task_eval(const struct leap_task *t, const struct leap_expr *e, const struct leap_case *c, int64_t *out);
+
+/* The entry point's prototype for `b`, without a trailing newline, e.g.
+ *   cpu:  "void vector_add(const float *a, const float *b, float *c, int n);"
+ *   cuda: "extern \"C\" void vector_add(const float *a, const float *b, float *c, int n);"
+ * Newly allocated. */
+char *leap_task_prototype(const struct leap_task *t, enum leap_backend b);
+
+/* C type of one parameter for `b` ("const float *", "int", "const __half *"...). Static. */
+const char *leap_param_ctype(const struct leap_param *p, enum leap_backend b);
+
+/* The benchmark case for backend `b`. */
+const struct leap_case *leap_task_bench_case(const struct leap_task *t, enum leap_backend b);
+
+/* Case values as a JSON object {"n": 1024, ...} (new reference). */
+json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c);
+
+/* A set of tasks loaded on demand from one suite directory. */
+struct leap_suite {
+	char *dir;
+	struct leap_task **tasks;
+	size_t n, cap;
+};
+
+void leap_suite_init(struct leap_suite *s, const char *dir);
+/* Returns the task `id`, loading it on first use. Returns NULL with a new message in *err
+ * when the id is invalid, unknown or fails to load. The task belongs to the suite. */
+const struct leap_task *leap_suite_get(struct leap_suite *s, const char *id, char **err);
+/* Lists the ids of the suite (folders holding task.json), sorted. Returns the count and a new
+ * array of new strings in *ids; -1 with a message in *err if the directory cannot be read. */
+long leap_suite_list(const struct leap_suite *s, char ***ids, char **err);
+void leap_suite_free(struct leap_suite *s);
+
+#endif

@@ -1,0 +1,19 @@
+#!/bin/sh
+# deps.sh - install what building and testing leap needs, only what is missing (Debian/Ubuntu).
+set -eu
+pkgs="gcc make libjansson-dev libssl-dev jq bats bats-assert bats-support"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "leap: missing packages:$missing" >&2
+	echo "leap: install them as root: apt-get install -y$missing" >&2
+	exit 2
+fi
+echo "leap: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+# shellcheck disable=SC2086
+apt-get install -y -qq $missing >&2

@@ -1,0 +1,28 @@
+# helpers.bash - common setup of every test file: bin/ on PATH, the bundled suite, assertions.
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+PATH="$ROOT/bin:$PATH"
+FIXTURES="$ROOT/tests/fixtures"
+export LEAP_TASKS="$ROOT/tasks"
+export LC_ALL=C.UTF-8
+
+# skip_unless_nvcc: skips the test, saying why, when the CUDA compiler is missing.
+skip_unless_nvcc() {
+	local nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
+	[ -x "$nvcc" ] || skip "nvcc not found at $nvcc (set CUDA_HOME)"
+}
+
+# skip_unless_gpu: skips the test, saying why, when no CUDA GPU is visible.
+skip_unless_gpu() {
+	skip_unless_nvcc
+	command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU ||
+		skip "no CUDA GPU visible (nvidia-smi -L lists none)"
+}
+
+# json_field FILE JQ: prints the result of a jq filter over one JSON document.
+json_field() {
+	jq -r "$2" <"$1"
+}
