@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "jsonl.h"
+#include "shim.h"
 #include "task.h"
 #include "util.h"
 #include "banned.h"
@@ -22,6 +23,7 @@ static const char usage[] =
 	"  -a, --all              every task of the suite, sorted by id\n"
 	"  -c, --check            the arguments are task folders to validate\n"
 	"  -l, --list             print only the ids, one per line (plain text)\n"
+	"  -s, --shim BACKEND     print the generated prelude and shim sources of one task (text)\n"
 	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
@@ -96,12 +98,14 @@ int main(int argc, char **argv)
 		{"all", no_argument, NULL, 'a'},
 		{"check", no_argument, NULL, 'c'},
 		{"list", no_argument, NULL, 'l'},
+		{"shim", required_argument, NULL, 's'},
 		{NULL, 0, NULL, 0},
 	};
 	struct leap_common common;
 	leap_common_init(&common, usage);
 	int all = 0, check = 0, list = 0, opt;
-	while ((opt = getopt_long(argc, argv, "aclhV", longopts, NULL)) != -1) {
+	const char *shim = NULL;
+	while ((opt = getopt_long(argc, argv, "acls:hV", longopts, NULL)) != -1) {
 		if (leap_common_option(&common, opt, optarg))
 			continue;
 		switch (opt) {
@@ -114,6 +118,9 @@ int main(int argc, char **argv)
 		case 'l':
 			list = 1;
 			break;
+		case 's':
+			shim = optarg;
+			break;
 		default:
 			leap_usage_error(&common, "unhandled option");
 		}
@@ -122,6 +129,8 @@ int main(int argc, char **argv)
 		leap_usage_error(&common, "give task ids, --all or --check DIR..., not several of them");
 	if (!all && optind >= argc)
 		leap_usage_error(&common, check ? "--check needs task folders" : "no tasks given (name them, or use --all)");
+	if (shim && (all || check || list || argc - optind != 1))
+		leap_usage_error(&common, "--shim takes exactly one task id");
 	if (list && check)
 		leap_usage_error(&common, "--list does not combine with --check");
 
@@ -139,6 +148,21 @@ int main(int argc, char **argv)
 		n = leap_suite_list(&suite, &ids, &err);
 		if (n < 0)
 			leap_die("%s", err);
+	}
+	if (shim) {
+		enum leap_backend b;
+		if (leap_backend_parse(shim, &b))
+			leap_usage_error(&common, "--shim: '%s' is not cuda or cpu", shim);
+		char *err = NULL;
+		const struct leap_task *t = leap_suite_get(&suite, argv[optind], &err);
+		if (!t)
+			leap_die("%s", err);
+		char *pre = leap_shim_prelude(t, b), *src = leap_shim_source(t, b);
+		printf("/* ---- prelude ---- */\n%s/* ---- shim ---- */\n%s", pre, src);
+		free(pre);
+		free(src);
+		leap_suite_free(&suite);
+		return leap_out_close(&out);
 	}
 	long count = all ? n : argc - optind;
 	for (long i = 0; i < count; i++) {

@@ -1,0 +1,54 @@
+/* shim.c - generated glue between a candidate's entry point and the uniform artifact ABI (abi.h). */
+#include <stdlib.h>
+
+#include "abi.h"
+#include "shim.h"
+#include "util.h"
+#include "banned.h"
+
+static void includes(struct leap_buf *s, enum leap_backend b)
+{
+	if (b == LEAP_BACKEND_CUDA)
+		leap_buf_adds(s, "#include <stdint.h>\n#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n"
+				 "#include <cuda_bf16.h>\n");
+	else
+		leap_buf_adds(s, "#include <stdint.h>\n");
+}
+
+char *leap_shim_prelude(const struct leap_task *t, enum leap_backend b)
+{
+	struct leap_buf s = {0};
+	leap_buf_addf(&s, "/* leap prelude for task %s (%s) */\n", t->id, leap_backend_name(b));
+	includes(&s, b);
+	char *proto = leap_task_prototype(t, b);
+	leap_buf_addf(&s, "%s\n", proto);
+	free(proto);
+	return leap_buf_detach(&s);
+}
+
+char *leap_shim_source(const struct leap_task *t, enum leap_backend b)
+{
+	struct leap_buf s = {0};
+	const char *ext = b == LEAP_BACKEND_CUDA ? "extern \"C\" " : "";
+	leap_buf_addf(&s, "/* leap shim for task %s (%s), ABI %d */\n", t->id, leap_backend_name(b), LEAP_ABI_VERSION);
+	includes(&s, b);
+	char *proto = leap_task_prototype(t, b);
+	leap_buf_addf(&s, "%s\n", proto);
+	free(proto);
+	leap_buf_addf(&s, "%sint leap_abi_version(void) { return %d; }\n", ext, LEAP_ABI_VERSION);
+	leap_buf_addf(&s, "%sint leap_entry(void *const *args)\n{\n\t%s(", ext, t->entry);
+	for (size_t i = 0; i < t->nparams; i++) {
+		const struct leap_param *p = &t->params[i];
+		const char *ct = leap_param_ctype(p, b);
+		if (p->role == LEAP_ROLE_SCALAR)
+			leap_buf_addf(&s, "%s*(const %s *)args[%zu]", i ? ", " : "", ct, i);
+		else
+			leap_buf_addf(&s, "%s(%s)args[%zu]", i ? ", " : "", ct, i);
+	}
+	leap_buf_adds(&s, ");\n");
+	if (b == LEAP_BACKEND_CUDA)
+		leap_buf_adds(&s, "\treturn (int)cudaGetLastError();\n}\n");
+	else
+		leap_buf_adds(&s, "\treturn 0;\n}\n");
+	return leap_buf_detach(&s);
+}
