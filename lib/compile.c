@@ -441,7 +441,7 @@ static void base_flags(const struct leap_compiler *c, enum leap_backend b, int s
 			push(v, n, cap, c->o.nvcc_flags[i]);
 	} else {
 		static const char *const fixed[] = {"-std=gnu11", "-O2", "-fPIC", "-fopenmp", "-fmax-errors=20", "-Werror=implicit-function-declaration",
-						    "-fdiagnostics-color=never"};
+						    "-fdiagnostics-color=never", "-fdiagnostics-column-unit=byte"};
 		push(v, n, cap, shared ? "-shared" : "-c");
 		for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 			push(v, n, cap, fixed[i]);
