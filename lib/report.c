@@ -129,16 +129,17 @@ void leap_report_add(struct leap_report *r, const json_t *rec)
 		free(gk);
 		const char *decision = leap_get_str(prune, "decision", "");
 		const char *reason = leap_get_str(prune, "reason", "");
+		const char *verdict = leap_get_str(prune, "verdict", reason);
 		uintptr_t f = (uintptr_t)*flags;
-		if (!strcmp(decision, "expand") || !strcmp(reason, "expand"))
+		if (!strcmp(decision, "expand"))
 			f |= G_EXPAND;
-		else if (!strcmp(reason, "easy"))
+		else if (!strcmp(verdict, "easy"))
 			f |= G_EASY;
-		else if (!strcmp(reason, "hopeless"))
+		else if (!strcmp(verdict, "hopeless"))
 			f |= G_HOPELESS;
 		else if (!strcmp(reason, "max_turns"))
 			f |= G_MAX_TURNS;
-		else if (strcmp(reason, "passed"))
+		else if (strcmp(reason, "solved") && strcmp(reason, "failed") && strcmp(reason, "slow"))
 			f |= G_OTHER;
 		*flags = (void *)f;
 	}
