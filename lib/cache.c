@@ -227,8 +227,8 @@ int leap_cache_put(struct leap_cache *c, const char *hash, const char *tmp_artif
 /* One result found by a scan. */
 struct entry {
 	char hash[65];
-	time_t used;      /* mtime of the .json; 0 without one */
-	time_t newest;    /* newest mtime of its files */
+	int64_t used;     /* mtime of the .json in ns; 0 without one */
+	int64_t newest;   /* newest mtime of its files in ns */
 	int64_t bytes;
 	int has_json;
 };
@@ -310,10 +310,10 @@ long leap_cache_evict(struct leap_cache *c)
 				memset(x, 0, sizeof(*x));
 				memcpy(x->hash, f->d_name, 64);
 				x->bytes = st.st_size;
-				x->newest = st.st_mtime;
+				x->newest = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 				if (!strcmp(dot, ".json")) {
 					x->has_json = 1;
-					x->used = st.st_mtime;
+					x->used = x->newest;
 				}
 				total += st.st_size;
 			}
@@ -344,7 +344,7 @@ long leap_cache_evict(struct leap_cache *c)
 	long removed = 0;
 	for (size_t i = 0; i < m; i++) {
 		/* an artifact without its .json for an hour was left by a crashed writer */
-		if (!v[i].has_json && now - v[i].newest > 3600) {
+		if (!v[i].has_json && (int64_t)now - v[i].newest / 1000000000 > 3600) {
 			remove_result(c, v[i].hash);
 			total -= v[i].bytes;
 			v[i].bytes = 0;

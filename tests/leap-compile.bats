@@ -376,9 +376,3 @@ extern "C" void softmax(const float *x, float *y, int rows, int cols) { k<<<rows
 	run -2 leap-compile --jobs 0
 	run -2 leap-compile --task vector_add
 }
-
-@test "man page: the SYNOPSIS is the usage" {
-	synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$ROOT/man/leap-compile.1" | grep -v '^\.' | sed 's/\\-/-/g; s/\\fB//g; s/\\fR//g; s/\\fI//g' | sed '/^$/d')
-	usage=$(leap-compile --help | sed '/^$/q' | sed '/^$/d' | sed 's/^usage: //; s/^   or: //')
-	[ "$synopsis" = "$usage" ]
-}
