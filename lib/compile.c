@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -115,6 +116,7 @@ static int run_program(char *const argv[], const char *dir, double timeout, int6
 	struct rlimit fs = {(rlim_t)fsize, (rlim_t)fsize};
 	struct rlimit core = {0, 0};
 	double t0 = leap_now();
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		*err = xasprintf("fork: %s", strerror(errno));
@@ -126,6 +128,9 @@ static int run_program(char *const argv[], const char *dir, double timeout, int6
 	if (pid == 0) {
 		/* only async-signal-safe calls from here to execve */
 		setpgid(0, 0);
+		/* the compiler dies with leap-compile (its own process group hears no ^C) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(127);
 		int nul = open("/dev/null", O_RDONLY);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(pfd[1], 2) < 0 || chdir(dir))
 			_exit(127);

@@ -357,14 +357,41 @@ __global__ void k(const float *x, float *y, int n)
 extern "C" void softmax(const float *x, float *y, int rows, int cols) { k<<<rows, cols>>>(x, y, rows * cols); }' 0
 		code_rec softmax cuda 'extern "C" void soft_max(const float *x, float *y, int rows, int cols) { }' 1
 		code_rec softmax cuda 'extern "C" void softmax(float *x, float *y, int rows, int cols) { }' 2
+		code_rec softmax cuda '__global__ void k(float *y)
+{
+	__shared__ float big[100000];
+	big[threadIdx.x] = 1.0f;
+	__syncthreads();
+	y[threadIdx.x] = big[threadIdx.x + 1];
+}
+extern "C" void softmax(const float *x, float *y, int rows, int cols) { k<<<1, 32>>>(y); }' 3
 	} >"$T/in.jsonl"
 	run -0 leap-compile -j 3 --arch sm_90 "$T/in.jsonl"
 	echo "$output" >"$T/out.jsonl"
 	jq -e -s '.[] | select(.sample == 0) | .compile.reason == "compile" and .compile.diagnostics[0].line == 5 and .compile.diagnostics[0].col == 33' "$T/out.jsonl"
 	jq -e -s '.[] | select(.sample == 1) | .compile.reason == "missing_entry"' "$T/out.jsonl"
 	jq -e -s '.[] | select(.sample == 2) | .compile.reason == "wrong_signature"' "$T/out.jsonl"
+	jq -e -s '.[] | select(.sample == 3) | .compile.diagnostics[0].where == "ptxas" and (.compile.message | contains("too much shared data"))' "$T/out.jsonl"
 	[ "$(jq -r .status "$T/out.jsonl" | sort -u)" = compile_error ]
 	! grep -q tmpxft "$T/out.jsonl"
+}
+
+@test "cuda: the default --arch comes from nvidia-smi (first visible GPU), else sm_90" {
+	skip_unless_nvcc
+	mkdir -p "$T/fakebin"
+	printf '#!/bin/sh\ncase "$*" in *"-i 1"*) echo 8.6 ;; *) echo 8.0 ;; esac\n' >"$T/fakebin/nvidia-smi"
+	chmod +x "$T/fakebin/nvidia-smi"
+	code_rec vector_add cuda 'extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }' >"$T/in.jsonl"
+	PATH="$T/fakebin:$PATH" run -0 leap-compile "$T/in.jsonl"
+	[ "$(echo "$output" | jq -r .compile.arch)" = sm_80 ]
+	[ "$(echo "$output" | jq -r .compile.status)" = ok ]
+	CUDA_VISIBLE_DEVICES=1,0 PATH="$T/fakebin:$PATH" run -0 leap-compile "$T/in.jsonl"
+	[ "$(echo "$output" | jq -r .compile.arch)" = sm_86 ]
+	rm "$T/fakebin/nvidia-smi"
+	if ! command -v nvidia-smi >/dev/null; then
+		run -0 leap-compile "$T/in.jsonl"
+		[ "$(echo "$output" | jq -r .compile.arch)" = sm_90 ]
+	fi
 }
 
 @test "usage: --help, --version and a bad option" {
