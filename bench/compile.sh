@@ -42,38 +42,61 @@ done >"$W/in.jsonl"
 echo "# leap-compile benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $("$NVCC" --version | tail -n1), arch $ARCH)"
 echo
 
-# 1. bare nvcc, one run per source, same flags
+# 1+2. bare nvcc vs leap-compile on the same source, interleaved (load on the machine drifts),
+# REPS times each (order alternating); per candidate the median of each.
+# leap-compile: one record per process, --no-cache (the compiler always runs), the shim
+# objects already built: compile.ms is the compiler run, wall the whole process.
+REPS="${REPS:-3}"
 "$NVCC" -shared -Xcompiler -fPIC -O3 -arch="$ARCH" "$W/src/00-"*.cu -o "$W/warmup.so" # file cache warm-up
-: >"$W/bare.tsv"
-for f in "$W"/src/*.cu; do
+leap-compile -j 1 --arch "$ARCH" --cache "$W/cache-i" --no-cache "$W/in.jsonl" >/dev/null # builds the shims
+: >"$W/runs.tsv"
+bare() {
+	local t0 t1
 	t0=$(now_ms)
-	"$NVCC" -shared -Xcompiler -fPIC -O3 -arch="$ARCH" "$f" -o "$W/bare.so"
+	"$NVCC" -shared -Xcompiler -fPIC -O3 -arch="$ARCH" "$1" -o "$W/bare.so"
 	t1=$(now_ms)
-	printf '%s\t%s\n' "$(basename "$f")" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" >>"$W/bare.tsv"
+	printf '%s\tbare\t%s\n' "$(basename "$1")" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" >>"$W/runs.tsv"
+}
+leap() {
+	local t0 t1 ms
+	t0=$(now_ms)
+	ms=$(grep -F "\"file\":\"$(basename "$1")\"" "$W/in.jsonl" | leap-compile -j 1 --arch "$ARCH" --cache "$W/cache-i" --no-cache | jq -r .compile.ms)
+	t1=$(now_ms)
+	printf '%s\tleap\t%s\n%s\twall\t%s\n' "$(basename "$1")" "$ms" "$(basename "$1")" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" >>"$W/runs.tsv"
+}
+for r in $(seq "$REPS"); do
+	for f in "$W"/src/*.cu; do
+		if [ $((r % 2)) -eq 1 ]; then bare "$f"; leap "$f"; else leap "$f"; bare "$f"; fi
+	done
 done
+med_of() { awk -F'\t' -v f="$1" -v k="$2" '$1 == f && $2 == k {print $3}' "$W/runs.tsv" | median; }
+: >"$W/both.tsv"
+for f in "$W"/src/*.cu; do
+	b=$(basename "$f")
+	printf '%s\t%s\t%s\t%s\n' "$b" "$(med_of "$b" bare)" "$(med_of "$b" leap)" "$(med_of "$b" wall)" >>"$W/both.tsv"
+done
+echo "## Cold: $n distinct CUDA candidates, leap-compile vs bare nvcc -shared (same flags, median of $REPS interleaved runs)"
+echo
+echo "| candidate | bare nvcc ms | leap-compile compile.ms | ratio | leap-compile process ms | ratio |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+awk -F'\t' '{printf "| %s | %.0f | %.0f | %.3f | %.0f | %.3f |\n", $1, $2, $3, $3 / $2, $4, $4 / $2}' "$W/both.tsv"
+med=$(awk -F'\t' '{print $3 / $2}' "$W/both.tsv" | median)
+medw=$(awk -F'\t' '{print $4 / $2}' "$W/both.tsv" | median)
+echo
+echo "- median ratio, compiler run (compile.ms / bare nvcc): **$(printf %.3f "$med")** (target <= 1.05)"
+echo "- median ratio, whole leap-compile process for one record (start, toolchain queries, extraction, hashing, compile, publish): **$(printf %.3f "$medw")**"
 
-# 2. leap-compile, cold cache, one compiler at a time
+# one cold process over all records, fresh cache (pays the 3 shim objects once)
+bare_sum=$(awk -F'\t' '{s += $2} END {print s}' "$W/both.tsv")
 t0=$(now_ms)
 leap-compile -j 1 --arch "$ARCH" --cache "$W/cache" "$W/in.jsonl" >"$W/cold.jsonl"
 t1=$(now_ms)
-cold_wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
 [ "$(jq -r .compile.status "$W/cold.jsonl" | sort -u)" = ok ] || { echo "compile.sh: a candidate failed" >&2; exit 1; }
-jq -r '[.file, .compile.ms] | @tsv' "$W/cold.jsonl" >"$W/leap.tsv"
-join -t $'\t' "$W/bare.tsv" "$W/leap.tsv" >"$W/both.tsv"
-echo "## Cold cache: $n distinct CUDA candidates, leap-compile -j 1 vs bare nvcc -shared"
-echo
-echo "| candidate | bare nvcc ms | leap-compile ms | ratio |"
-echo "| --- | ---: | ---: | ---: |"
-awk -F'\t' '{printf "| %s | %.0f | %.0f | %.3f |\n", $1, $2, $3, $3 / $2}' "$W/both.tsv"
-med=$(awk -F'\t' '{print $3 / $2}' "$W/both.tsv" | median)
-bare_sum=$(awk -F'\t' '{s += $2} END {print s}' "$W/both.tsv")
-echo
-echo "- median ratio (compile.ms / bare nvcc): **$(printf %.3f "$med")** (target <= 1.05)"
-echo "- whole leap-compile process, all $n records, including the 3 shim objects built once per task: $(printf %.0f "$cold_wall") ms vs $(printf %.0f "$bare_sum") ms of bare nvcc (ratio $(awk -v a="$cold_wall" -v b="$bare_sum" 'BEGIN {printf "%.3f", a / b}'))"
+echo "- one leap-compile -j 1 process, fresh cache, all $n records (3 shim objects built once): $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", b - a}') ms; the bare nvcc medians sum to $(printf %.0f "$bare_sum") ms"
 t0=$(now_ms)
-leap-compile --arch "$ARCH" --cache "$W/cache-j" --no-cache "$W/in.jsonl" >/dev/null
+leap-compile --arch "$ARCH" --cache "$W/cache" --no-cache "$W/in.jsonl" >/dev/null
 t1=$(now_ms)
-echo "- with -j $(nproc) (default): $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", b - a}') ms for the $n records"
+echo "- the same with the default -j $(nproc) (shims cached): $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", b - a}') ms"
 
 # 3. warm cache rate
 for _ in $(seq $((WARM / n))); do cat "$W/in.jsonl"; done >"$W/warm.jsonl"
@@ -112,11 +135,11 @@ phases() { # label, then an nvcc command line
 	local label="$1"
 	shift
 	"$@" --time "$W/time.csv" >/dev/null 2>&1 || true
-	echo "| $label | $(awk -F, '$2 ~ /cudafe|cicc|ptxas|gcc|nvlink|fatbinary/ {gsub(/^ +| +$/, "", $2); t[$2] += $(NF - 1)} END {for (k in t) printf "%s %.0f; ", k, t[k]}' "$W/time.csv") | $(awk -F, '$2 ~ /nvcc \(driver\)/ {print int($(NF-1))}' "$W/time.csv") |"
+	echo "| $label | $(awk -F, '$2 ~ /cudafe|cicc|ptxas|gcc|nvlink|fatbinary/ {gsub(/^ +| +$/, "", $2); t[$2] += $(NF - 1)} END {for (k in t) printf "%s %.0f; ", k, t[k]}' "$W/time.csv") | $(awk -F, '$2 ~ /cudafe|cicc|ptxas|gcc|nvlink|fatbinary|driver/ {s += $(NF - 1)} END {printf "%.0f", s}' "$W/time.csv") |"
 	rm -f "$W/time.csv"
 }
 echo
-echo "## Where nvcc's time goes ($(basename "$f"), one run each, ms)"
+echo "## Where nvcc's time goes ($(basename "$f"), nvcc --time, one run each, ms)"
 echo
 echo "| build | phases | total |"
 echo "| --- | --- | ---: |"
@@ -127,3 +150,44 @@ phases "candidate + shim as two .cu files" "$NVCC" -shared -Xcompiler -fPIC -O3 
 phases "candidate + prebuilt shim.o (leap-compile)" "$NVCC" -shared -Xcompiler -fPIC -O3 -arch="$ARCH" -include leap_prelude.h "$f" shim.o -o x.so -Xlinker -z,defs
 printf '#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n' | cat leap_prelude.h - >fat_prelude.h
 phases "as above, prelude also including cuda_fp16.h + cuda_bf16.h" "$NVCC" -shared -Xcompiler -fPIC -O3 -arch="$ARCH" -include fat_prelude.h "$f" shim.o -o x.so -Xlinker -z,defs
+printf '\n' >empty.cu
+phases "an empty .cu file (nvcc's fixed cost)" "$NVCC" -shared -Xcompiler -fPIC -O3 -arch="$ARCH" empty.cu -o x.so
+
+# 6. ideas measured, not kept: four candidates in one translation unit; host code at -O0
+mk_batch() { # files...: one TU, each candidate in its own namespace, includes hoisted
+	grep -h '^#include' "$@" | sort -u
+	local k=0
+	for g in "$@"; do
+		echo "namespace leap_c$k {"
+		echo "#line 1 \"c$k.cu\""
+		sed -e 's/extern "C" void \([a-z_]*\)/void \1/' -e 's/^#include.*//' "$g"
+		echo "}"
+		sed -n 's/^#define \([A-Za-z_0-9]*\).*/#undef \1/p' "$g"
+		k=$((k + 1))
+	done
+}
+four=$(ls "$W"/src/*.cu | grep -v online | head -n 4)
+# shellcheck disable=SC2086
+mk_batch $four >batch.cu
+echo
+echo "## Ideas measured (ms, median of $REPS interleaved runs)"
+echo
+: >"$W/idea.tsv"
+for r in $(seq "$REPS"); do
+	t0=$(now_ms)
+	for f in $four; do "$NVCC" -shared -Xcompiler -fPIC -O3 -arch="$ARCH" "$f" -o x.so; done
+	t1=$(now_ms)
+	"$NVCC" -shared -Xcompiler -fPIC -O3 -arch="$ARCH" batch.cu -o x.so
+	t2=$(now_ms)
+	for f in $four; do "$NVCC" -shared -Xcompiler -fPIC -O0 -arch="$ARCH" "$f" -o x.so; done
+	t3=$(now_ms)
+	printf '%s\t%s\t%s\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" "$(awk -v a="$t1" -v b="$t2" 'BEGIN {print b - a}')" "$(awk -v a="$t2" -v b="$t3" 'BEGIN {print b - a}')" >>"$W/idea.tsv"
+done
+sep=$(cut -f1 "$W/idea.tsv" | median)
+bat=$(cut -f2 "$W/idea.tsv" | median)
+o0=$(cut -f3 "$W/idea.tsv" | median)
+echo "| build of 4 candidates | ms | vs separate |"
+echo "| --- | ---: | ---: |"
+echo "| 4 separate nvcc -shared -O3 | $(printf %.0f "$sep") | 1.000 |"
+echo "| 1 translation unit, 4 namespaces | $(printf %.0f "$bat") | $(awk -v a="$bat" -v b="$sep" 'BEGIN {printf "%.3f", a / b}') |"
+echo "| 4 separate, host code at -O0 | $(printf %.0f "$o0") | $(awk -v a="$o0" -v b="$sep" 'BEGIN {printf "%.3f", a / b}') |"

@@ -120,6 +120,7 @@ struct ctx {
 
 	/* counters (writer thread) */
 	long done, errors, compiled, cached, failed, no_code;
+	long open_failed; /* input files that could not be opened (reader thread) */
 };
 
 static void job_unref(struct job *j)
@@ -528,12 +529,7 @@ static void read_records(struct ctx *c, int n, char **files)
 		}
 		enqueue(c, s);
 	}
-	if (in.open_failed) {
-		/* reported by the reader; counts as an error */
-		pthread_mutex_lock(&c->lock);
-		c->errors += in.open_failed;
-		pthread_mutex_unlock(&c->lock);
-	}
+	c->open_failed = in.open_failed; /* reported by the reader; added to errors at the end */
 	leap_in_close(&in);
 }
 
@@ -731,6 +727,7 @@ int main(int argc, char **argv)
 	pthread_join(wr, NULL);
 	free(workers);
 
+	c->errors += c->open_failed;
 	leap_progress_end(&c->progress);
 	if (c->progress.on)
 		leap_warn("%ld records: %ld compiled, %ld cached, %ld compile errors, %ld without code, %ld errors",

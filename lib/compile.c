@@ -694,7 +694,8 @@ static const char *ensure_shim(struct leap_compiler *c, struct leap_variant *v, 
 	enum leap_backend b = v->backend;
 	char *priv = xasprintf("%s/shim-%s.o", c->workdir, v->shim_key);
 	char *fail = NULL;
-	json_t *m = c->o.reuse ? leap_cache_get(c->cache, v->shim_key, "o") : NULL;
+	/* the shim is leap's own generated code: its object is reused even under --no-cache */
+	json_t *m = leap_cache_get(c->cache, v->shim_key, "o");
 	if (m && !strcmp(leap_get_str(m, "status", ""), "ok")) {
 		char *cached = leap_cache_path(c->cache, v->shim_key, "o");
 		if (copy_file(cached, priv, &fail)) {

@@ -23,7 +23,8 @@ struct leap_compile_opts {
 	int64_t mem_limit;     /* address-space limit of each compiler process (bytes; 0: none) */
 	int64_t out_limit;     /* file-size limit of each compiler process (bytes; 0: none) */
 	size_t max_diags;      /* diagnostics kept per result */
-	int reuse;             /* 1: reuse cached results; 0 (--no-cache): always run the compiler */
+	int reuse;             /* 1: reuse cached results; 0 (--no-cache): always run the compiler
+				  for candidates (the per-task shim objects are still reused) */
 };
 
 /* The toolchain of one backend, resolved on first use. */
