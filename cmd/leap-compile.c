@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -43,6 +44,8 @@ static const char usage[] =
 	"      --timeout SECONDS  wall-clock limit of one compiler run (default 120)\n"
 	"      --memory SIZE      address-space limit of each compiler process (default 8G)\n"
 	"      --max-log BYTES    bytes of compiler output kept in `log` (default 4096)\n"
+	"      --batch K          compile up to K cuda candidates of a task in one nvcc run\n"
+	"                         (default 1: each alone; see the man page)\n"
 	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
 	"      --progress, --no-progress  force the progress line on stderr on or off\n"
 	"  -h, --help             show this help and exit\n"
@@ -64,6 +67,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_MEMORY,
 	OPT_MAX_LOG,
+	OPT_BATCH,
 };
 
 /* A compile shared by every record with the same key while it runs. */
@@ -106,6 +110,7 @@ struct ctx {
 	struct leap_compiler comp;
 	enum leap_backend backend;
 	int jobs, human, file_mode;
+	int batch;        /* --batch K */
 	size_t max_log;
 	const char *task; /* --task */
 
@@ -284,15 +289,68 @@ static void *worker(void *arg)
 		c->qhead = j->qnext;
 		if (!c->qhead)
 			c->qtail = NULL;
-		pthread_mutex_unlock(&c->lock);
-		leap_compile_run(&c->comp, j->v, j->code, j->key, &j->res);
-		pthread_mutex_lock(&c->lock);
-		j->done = 1;
-		for (size_t i = 0; i < c->ninflight; i++)
-			if (c->inflight[i] == j) {
-				c->inflight[i] = c->inflight[--c->ninflight];
-				break;
+		/* --batch: take queued candidates of the same task and backend along */
+		size_t n = 1;
+		struct job **group = xcalloc((size_t)(c->batch > 1 ? c->batch : 1), sizeof(*group));
+		group[0] = j;
+		if (c->batch > 1 && j->v->backend == LEAP_BACKEND_CUDA && leap_compile_batchable(j->code)) {
+			if (!c->eof) {
+				/* give the reader a moment to queue more of them (throughput over latency) */
+				pthread_mutex_unlock(&c->lock);
+				struct timespec ts = {0, 100000000};
+				nanosleep(&ts, NULL);
+				pthread_mutex_lock(&c->lock);
 			}
+			struct job *prev = NULL;
+			for (struct job *q = c->qhead; q && n < (size_t)c->batch;) {
+				struct job *next = q->qnext;
+				if (q->v == j->v && leap_compile_batchable(q->code)) {
+					if (prev)
+						prev->qnext = next;
+					else
+						c->qhead = next;
+					if (c->qtail == q)
+						c->qtail = prev;
+					group[n++] = q;
+				} else {
+					prev = q;
+				}
+				q = next;
+			}
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (n > 1) {
+			const char **codes = xcalloc(n, sizeof(char *)), **keys = xcalloc(n, sizeof(char *));
+			struct leap_cresult *res = xcalloc(n, sizeof(*res));
+			int *done = xcalloc(n, sizeof(int));
+			for (size_t i = 0; i < n; i++) {
+				codes[i] = group[i]->code;
+				keys[i] = group[i]->key;
+			}
+			leap_compile_batch(&c->comp, j->v, n, codes, keys, res, done);
+			for (size_t i = 0; i < n; i++) {
+				if (done[i])
+					group[i]->res = res[i];
+				else
+					leap_compile_run(&c->comp, group[i]->v, group[i]->code, group[i]->key, &group[i]->res);
+			}
+			free(codes);
+			free(keys);
+			free(res);
+			free(done);
+		} else {
+			leap_compile_run(&c->comp, j->v, j->code, j->key, &j->res);
+		}
+		pthread_mutex_lock(&c->lock);
+		for (size_t g = 0; g < n; g++) {
+			group[g]->done = 1;
+			for (size_t i = 0; i < c->ninflight; i++)
+				if (c->inflight[i] == group[g]) {
+					c->inflight[i] = c->inflight[--c->ninflight];
+					break;
+				}
+		}
+		free(group);
 		pthread_cond_broadcast(&c->done_cv);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -579,6 +637,7 @@ int main(int argc, char **argv)
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"memory", required_argument, NULL, OPT_MEMORY},
 		{"max-log", required_argument, NULL, OPT_MAX_LOG},
+		{"batch", required_argument, NULL, OPT_BATCH},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx *c = xcalloc(1, sizeof(*c));
@@ -661,6 +720,10 @@ int main(int argc, char **argv)
 			if (leap_parse_size(optarg, &v) || v > (64LL << 20))
 				leap_usage_error(&c->common, "--max-log: '%s' is not a size up to 64M", optarg);
 			c->max_log = (size_t)v;
+			break;
+		case OPT_BATCH:
+			if (leap_parse_int(optarg, 1, 64, &c->batch))
+				leap_usage_error(&c->common, "--batch: '%s' is not a number from 1 to 64", optarg);
 			break;
 		default:
 			leap_usage_error(&c->common, "unhandled option");

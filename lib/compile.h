@@ -81,6 +81,7 @@ struct leap_cresult {
 	json_t *diagnostics;
 	char *log;          /* scrubbed compiler output (cut to 64 KiB) */
 	char *arch;         /* cuda */
+	int batch;          /* candidates compiled in the same translation unit (0: alone) */
 };
 
 /* Prepares a compiler using `cache` (required: artifacts live there) and a private work
@@ -109,6 +110,23 @@ int leap_compile_lookup(struct leap_compiler *c, const struct leap_variant *v, c
 /* Compiles `code` for `v` and publishes the result under `key`. Thread-safe. Always fills *r. */
 void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const char *code, const char *key,
 		      struct leap_cresult *r);
+
+/* 1 if `code` may share a translation unit with other candidates (--batch): its only
+ * preprocessor directives are #include <...> (before any #define), #define and #pragma
+ * unroll, and it names none of constructor, destructor, asm, section, _Pragma, __LINE__,
+ * __FILE__, __COUNTER__, init_priority, leap_entry, leap_abi_version. */
+int leap_compile_batchable(const char *code);
+
+/* Compiles n cuda candidates of `v` (codes[i], cache keys keys[i]) in one translation unit:
+ * each in its own namespace with its entry point renamed, includes hoisted, its macros
+ * undefined after it; then links one artifact per candidate from the shared object and the
+ * shim (the entry bound by --defsym). Candidates that fail the screen or that the compiler's
+ * errors name are left out (one retry without them); a batch whose object has a dynamic
+ * initializer (it would run in every artifact) is abandoned. Sets done[i] = 1 and fills
+ * r[i] for each candidate built and published; the caller compiles the others alone with
+ * leap_compile_run, which gives them their own diagnostics. Thread-safe. */
+void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t n, const char *const *codes,
+			const char *const *keys, struct leap_cresult *r, int *done);
 
 /* The record's `compile` object for *r, with the log cut to max_log bytes. New reference. */
 json_t *leap_cresult_json(const struct leap_cresult *r, size_t max_log);

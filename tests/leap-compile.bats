@@ -403,3 +403,49 @@ extern "C" void softmax(const float *x, float *y, int rows, int cols) { k<<<1, 3
 	run -2 leap-compile --jobs 0
 	run -2 leap-compile --task vector_add
 }
+
+@test "cuda --batch: candidates share one nvcc run; each artifact binds its own entry point" {
+	skip_unless_nvcc
+	for k in 0 1 2; do
+		code_rec vector_add cuda "#define BLOCK $((128 << k))
+__global__ void add$k(const float *a, const float *b, float *c, int n)
+{
+	int i = blockIdx.x * BLOCK + threadIdx.x;
+	if (i < n) c[i] = a[i] + b[i];
+}
+extern \"C\" void vector_add(const float *a, const float *b, float *c, int n) { add$k<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(a, b, c, n); }" "$k"
+	done >"$T/in.jsonl"
+	code_rec vector_add cuda 'extern "C" void vector_add(const float *a, const float *b, float *c, int n)
+{
+	c[0] = oops;
+}' 3 >>"$T/in.jsonl"
+	run -0 leap-compile --batch 8 -j 1 --arch sm_90 "$T/in.jsonl"
+	echo "$output" >"$T/out.jsonl"
+	run jq -r '[.sample, .compile.status, (.compile.batch // 0)] | @tsv' "$T/out.jsonl"
+	assert_output "$(printf '0\tok\t3\n1\tok\t3\n2\tok\t3\n3\terror\t0')"
+	jq -e -s '.[] | select(.sample == 3) | .compile.diagnostics[0].line == 3' "$T/out.jsonl"
+	for k in 0 1 2; do
+		art=$(jq -r "select(.sample == $k) | .compile.artifact" "$T/out.jsonl")
+		nm -D --defined-only "$art" >"$T/nm"
+		grep -q ' T leap_entry$' "$T/nm"
+		entry=$(awk '$3 == "vector_add" {print $1}' "$T/nm")
+		mine=$(awk -v s="leap_b${k}_vector_add" '$3 == s {print $1}' "$T/nm")
+		[ -n "$entry" ] && [ "$entry" = "$mine" ]
+	done
+}
+
+@test "cuda --batch: a candidate with a dynamic initializer is never batched" {
+	skip_unless_nvcc
+	{
+		code_rec vector_add cuda '#include <stdlib.h>
+static int seed = rand();
+extern "C" void vector_add(const float *a, const float *b, float *c, int n) { (void)seed; }' 0
+		code_rec vector_add cuda 'extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }' 1
+		code_rec vector_add cuda '__attribute__((constructor)) static void hook(void) { }
+extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }' 2
+	} >"$T/in.jsonl"
+	run -0 leap-compile --batch 4 -j 1 --arch sm_90 "$T/in.jsonl"
+	echo "$output" >"$T/out.jsonl"
+	[ "$(jq -r .compile.status "$T/out.jsonl" | sort -u)" = ok ]
+	[ "$(jq -c 'select(.compile.batch)' "$T/out.jsonl" | wc -l)" -eq 0 ]
+}
