@@ -98,6 +98,33 @@ leap-compile --arch "$ARCH" --cache "$W/cache" --no-cache "$W/in.jsonl" >/dev/nu
 t1=$(now_ms)
 echo "- the same with the default -j $(nproc) (shims cached): $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", b - a}') ms"
 
+# 2b. --batch: the same 20 records, one process, compiler always run
+: >"$W/batch.tsv"
+for r in $(seq "$REPS"); do
+	t0=$(now_ms)
+	leap-compile -j 1 --arch "$ARCH" --cache "$W/cache-b" --no-cache "$W/in.jsonl" >/dev/null
+	t1=$(now_ms)
+	leap-compile -j 1 --batch 4 --arch "$ARCH" --cache "$W/cache-b" --no-cache "$W/in.jsonl" >"$W/batch.out"
+	t2=$(now_ms)
+	leap-compile --batch 4 --arch "$ARCH" --cache "$W/cache-b" --no-cache "$W/in.jsonl" >/dev/null
+	t3=$(now_ms)
+	printf '%s\t%s\t%s\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" "$(awk -v a="$t1" -v b="$t2" 'BEGIN {print b - a}')" "$(awk -v a="$t2" -v b="$t3" 'BEGIN {print b - a}')" >>"$W/batch.tsv"
+done
+[ "$(jq -r .compile.status "$W/batch.out" | sort -u)" = ok ]
+alone=$(cut -f1 "$W/batch.tsv" | median)
+b4=$(cut -f2 "$W/batch.tsv" | median)
+b4j=$(cut -f3 "$W/batch.tsv" | median)
+echo
+echo "## --batch 4 (kept, opt-in): the $n records in one process, --no-cache, median of $REPS"
+echo
+echo "| run | ms | vs alone |"
+echo "| --- | ---: | ---: |"
+echo "| -j 1, each alone | $(printf %.0f "$alone") | 1.000 |"
+echo "| -j 1 --batch 4 | $(printf %.0f "$b4") | $(awk -v a="$b4" -v b="$alone" 'BEGIN {printf "%.3f", a / b}') |"
+echo "| -j $(nproc) --batch 4 | $(printf %.0f "$b4j") | $(awk -v a="$b4j" -v b="$alone" 'BEGIN {printf "%.3f", a / b}') |"
+echo
+echo "batch sizes used (-j 1): $(jq -r '.compile.batch // 1' "$W/batch.out" | sort | uniq -c | awk '{printf "%s x %s; ", $1, $2}')"
+
 # 3. warm cache rate
 for _ in $(seq $((WARM / n))); do cat "$W/in.jsonl"; done >"$W/warm.jsonl"
 wn=$(wc -l <"$W/warm.jsonl")
@@ -155,7 +182,7 @@ phases "an empty .cu file (nvcc's fixed cost)" "$NVCC" -shared -Xcompiler -fPIC 
 
 # 6. ideas measured, not kept: four candidates in one translation unit; host code at -O0
 mk_batch() { # files...: one TU, each candidate in its own namespace, includes hoisted
-	grep -h '^#include' "$@" | sort -u
+	{ grep -h '^#include' "$@" || true; } | sort -u
 	local k=0
 	for g in "$@"; do
 		echo "namespace leap_c$k {"

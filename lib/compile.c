@@ -616,8 +616,11 @@ int leap_compile_lookup(struct leap_compiler *c, const struct leap_variant *v, c
 	if (!m)
 		return 0;
 	enum leap_cstatus st = parse_cstatus(leap_get_str(m, "status", "error"));
-	/* a timeout is only reused under a timeout no longer than the one that produced it */
-	if (st == LEAP_C_TIMEOUT && leap_get_num(m, "timeout", 0) < c->o.timeout) {
+	/* a limit verdict is only reused under limits no larger than those that produced it */
+	const char *why = leap_get_str(m, "reason", "");
+	if (((st == LEAP_C_TIMEOUT || !strcmp(why, "cpu_limit")) && leap_get_num(m, "timeout", 0) < c->o.timeout) ||
+	    (!strcmp(why, "memory_limit") && leap_get_num(m, "memory", 0) < (double)c->o.mem_limit) ||
+	    (!strcmp(why, "output_limit") && leap_get_num(m, "output", 0) < (double)c->o.out_limit)) {
 		json_decref(m);
 		return 0;
 	}
@@ -834,8 +837,8 @@ static void classify(struct leap_variant *v, const char *code, const struct leap
 static void publish(struct leap_compiler *c, const char *key, const char *tmp_artifact, struct leap_cresult *r,
 		    const char *full_log)
 {
-	json_t *m = json_pack("{s:s,s:f,s:f}", "status", leap_cstatus_name(r->status), "ms", r->ms, "timeout",
-			      c->o.timeout);
+	json_t *m = json_pack("{s:s,s:f,s:f,s:f,s:f}", "status", leap_cstatus_name(r->status), "ms", r->ms, "timeout",
+			      c->o.timeout, "memory", (double)c->o.mem_limit, "output", (double)c->o.out_limit);
 	if (r->reason)
 		json_object_set_new(m, "reason", json_string(r->reason));
 	if (r->message)

@@ -268,6 +268,12 @@ EOF
 	echo "$output" >"$T/out.json"
 	[ "$(jq -r .status "$T/out.json")" = compile_error ]
 	[ "$(jq -r .compile.reason "$T/out.json")" = memory_limit ]
+	# the same limit reuses the verdict; a larger one does not
+	run -0 leap-compile --memory 512M --timeout 20 "$T/in.jsonl"
+	[ "$(echo "$output" | jq -r .compile.cached)" = true ]
+	run -0 leap-compile --memory 600M --timeout 20 "$T/in.jsonl"
+	[ "$(echo "$output" | jq -r .compile.cached)" = false ]
+	[ "$(echo "$output" | jq -r .compile.reason)" = memory_limit ]
 }
 
 @test "-j 2 keeps the input order when later records finish first" {
