@@ -1,0 +1,298 @@
+/* leap-prune - Difficulty-Conditioned Pruning: end easy and hopeless groups, send the rest a turn on. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "group.h"
+#include "jsonl.h"
+#include "prune.h"
+#include "record.h"
+#include "util.h"
+#include "banned.h"
+
+static const char usage[] =
+	"usage: leap-prune [OPTION]... --done FILE [FILE]...\n"
+	"   or: leap-prune [OPTION]... --annotate [FILE]...\n"
+	"\n"
+	"Decide each GRPO group after a turn (Difficulty-Conditioned Pruning). With n records in\n"
+	"the group and n_fail of them not passing: easy when n_fail < --easy-below, hopeless when\n"
+	"n_fail > --hopeless-above or every record failed with a --catastrophic status, otherwise\n"
+	"expand: failed records get another turn with lean feedback, passed ones end.\n"
+	"Every input record is appended to the done file with its 'prune' decision; each record\n"
+	"that gets another turn also yields its next-turn record on stdout.\n"
+	"\n"
+	"  -d, --done FILE          append every decided record to FILE (whole lines)\n"
+	"      --annotate           write every record with its 'prune' decision on stdout instead\n"
+	"  -g, --group-size G       records per group at turn 1: decide a group as soon as G have\n"
+	"                           arrived (next-turn records carry their own count); default: at\n"
+	"                           end of input\n"
+	"  -e, --easy-below T       easy when n_fail < T (count, or fraction: 0.5, 50%; default 50%)\n"
+	"  -H, --hopeless-above T   hopeless when n_fail > T (default 100%: never by count)\n"
+	"  -c, --catastrophic LIST  statuses no feedback fixes: a group where every record failed\n"
+	"                           with one of them is hopeless (default no_code,compile_error;\n"
+	"                           '' for none)\n"
+	"  -t, --max-turns N        records of turn N or later end (default 3)\n"
+	"      --expand-slow[=S]    in expanded groups, passing records with speedup < S (default 1)\n"
+	"                           get another turn too\n"
+	"  -b, --feedback-bytes N   feedback text at most N bytes (default 1024, at least 64)\n"
+	"      --stats              print the decisions made on stderr at the end\n"
+	"      --progress, --no-progress  force the progress line on stderr on or off\n"
+	"  -h, --help               show this help and exit\n"
+	"  -V, --version            show the version and exit\n"
+	"\n"
+	"Exit status: 0 all records decided, 1 some records carried an error (they were written\n"
+	"to the done file, or stdout with --annotate), 2 usage or fatal error.\n";
+
+enum { OPT_ANNOTATE = LEAP_OPT_PRIVATE, OPT_EXPAND_SLOW, OPT_STATS };
+
+struct ctx {
+	struct leap_common common;
+	struct leap_prune_opts opts;
+	struct leap_out out;
+	struct leap_lines done;
+	int use_done;
+	struct leap_progress progress;
+	struct leap_buf line;
+	long group_size;
+	int stats;
+	long records, errors, groups[3], final, expanded, incomplete;
+};
+
+/* Writes a decided record (its line in c->line, newline included) where decided records go. */
+static void put_decided(struct ctx *c)
+{
+	if (c->use_done)
+		leap_lines_add(&c->done, c->line.s, c->line.len);
+	else
+		leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+}
+
+/* Writes an error record (taking the reference) where decided records go. */
+static void put_error(struct ctx *c, json_t *rec)
+{
+	leap_buf_reset(&c->line);
+	if (leap_json_append(&c->line, rec))
+		leap_die("cannot serialise a record");
+	leap_buf_add(&c->line, "\n", 1);
+	json_decref(rec);
+	put_decided(c);
+	c->errors++;
+}
+
+/* Decides one group and writes its records. `complete` is 0 when the group was cut short by
+ * the end of input. */
+static void decide(struct ctx *c, struct leap_group *grp, int complete)
+{
+	long n = (long)grp->n, n_fail = 0, n_cat = 0;
+	for (size_t i = 0; i < grp->n; i++) {
+		int st = grp->m[i].status;
+		if (st != LEAP_ST_PASS) {
+			n_fail++;
+			if (c->opts.catastrophic & (1u << st))
+				n_cat++;
+		}
+	}
+	enum leap_verdict v = leap_prune_verdict(&c->opts, n, n_fail, n_cat);
+	c->groups[v]++;
+	if (!complete) {
+		c->incomplete++;
+		leap_warn("group '%s': end of input after %ld of %ld records; decided with those", grp->key, n,
+			  grp->want);
+	}
+	const char **reason = xcalloc(grp->n, sizeof(*reason));
+	int *expand = xcalloc(grp->n, sizeof(*expand));
+	long n_expand = 0;
+	for (size_t i = 0; i < grp->n; i++) {
+		struct leap_member *m = &grp->m[i];
+		reason[i] = leap_prune_reason(&c->opts, v, m->status, m->turn, m->speedup, &expand[i]);
+		n_expand += expand[i];
+	}
+	for (size_t i = 0; i < grp->n; i++) {
+		struct leap_member *m = &grp->m[i];
+		json_t *prune = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:b}", "decision", expand[i] ? "expand" : "final",
+					  "reason", reason[i], "verdict", leap_verdict_name(v), "n_fail",
+					  (json_int_t)n_fail, "group_size", (json_int_t)n, "turn", (json_int_t)m->turn,
+					  "complete", complete);
+		json_t *add = json_pack("{s:o}", "prune", prune);
+		if (!prune || !add)
+			leap_die("out of memory");
+		char *fb = NULL;
+		if (expand[i] && c->use_done)
+			fb = leap_feedback(m->rec, m->status, &c->opts);
+		leap_buf_reset(&c->line);
+		if (leap_splice_line(&c->line, m->raw, m->len, m->rec, add))
+			leap_die("internal error: a held record is not an object");
+		put_decided(c);
+		json_decref(add);
+		if (fb) {
+			json_t *next = leap_next_turn(m->rec, m->turn, fb, n_expand);
+			leap_out_write(&c->out, next);
+			json_decref(next);
+			free(fb);
+		}
+		if (expand[i])
+			c->expanded++;
+		else
+			c->final++;
+	}
+	free(reason);
+	free(expand);
+}
+
+static void parse_threshold(struct ctx *c, const char *name, const char *arg, struct leap_threshold *t)
+{
+	if (leap_threshold_parse(arg, t))
+		leap_usage_error(&c->common, "%s: '%s' is not a count (8) or a fraction (0.5, 50%%)", name, arg);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		LEAP_COMMON_LONGOPTS,
+		{"done", required_argument, NULL, 'd'},
+		{"annotate", no_argument, NULL, OPT_ANNOTATE},
+		{"group-size", required_argument, NULL, 'g'},
+		{"easy-below", required_argument, NULL, 'e'},
+		{"hopeless-above", required_argument, NULL, 'H'},
+		{"catastrophic", required_argument, NULL, 'c'},
+		{"max-turns", required_argument, NULL, 't'},
+		{"expand-slow", optional_argument, NULL, OPT_EXPAND_SLOW},
+		{"feedback-bytes", required_argument, NULL, 'b'},
+		{"stats", no_argument, NULL, OPT_STATS},
+		{NULL, 0, NULL, 0},
+	};
+	struct ctx c = {0};
+	leap_common_init(&c.common, usage);
+	leap_prune_defaults(&c.opts);
+	const char *done = NULL;
+	int annotate = 0, opt;
+	int64_t v;
+	while ((opt = getopt_long(argc, argv, "d:g:e:H:c:t:b:hV", longopts, NULL)) != -1) {
+		if (leap_common_option(&c.common, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'd':
+			done = optarg;
+			break;
+		case OPT_ANNOTATE:
+			annotate = 1;
+			break;
+		case 'g':
+			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
+				leap_usage_error(&c.common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
+						 1 << 20);
+			c.group_size = (long)v;
+			break;
+		case 'e':
+			parse_threshold(&c, "--easy-below", optarg, &c.opts.easy_below);
+			break;
+		case 'H':
+			parse_threshold(&c, "--hopeless-above", optarg, &c.opts.hopeless_above);
+			break;
+		case 'c':
+			if (leap_status_set_parse(optarg, &c.opts.catastrophic))
+				leap_usage_error(&c.common, "--catastrophic: '%s' is not a list of statuses (no_code, "
+							    "compile_error, runtime_error, timeout, mismatch)", optarg);
+			if (c.opts.catastrophic & (1u << LEAP_ST_PASS))
+				leap_usage_error(&c.common, "--catastrophic: 'pass' is not a failure");
+			break;
+		case 't':
+			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
+				leap_usage_error(&c.common, "--max-turns: '%s' is not an integer from 1 to %d", optarg,
+						 1 << 20);
+			c.opts.max_turns = (long)v;
+			break;
+		case OPT_EXPAND_SLOW:
+			c.opts.expand_slow = 1;
+			if (optarg && leap_parse_double(optarg, 0, 1e9, &c.opts.slow_below))
+				leap_usage_error(&c.common, "--expand-slow: '%s' is not a speedup >= 0", optarg);
+			break;
+		case 'b':
+			if (leap_parse_i64(optarg, 64, 1 << 24, &v))
+				leap_usage_error(&c.common, "--feedback-bytes: '%s' is not an integer from 64 to %d",
+						 optarg, 1 << 24);
+			c.opts.feedback_bytes = (size_t)v;
+			break;
+		case OPT_STATS:
+			c.stats = 1;
+			break;
+		default:
+			leap_usage_error(&c.common, "unhandled option");
+		}
+	}
+	if (!done && !annotate)
+		leap_usage_error(&c.common, "say where decided records go: --done FILE, or --annotate");
+	if (done && annotate)
+		leap_usage_error(&c.common, "--done and --annotate exclude each other");
+	leap_out_init(&c.out, stdout);
+	if (done) {
+		leap_lines_open(&c.done, done);
+		c.use_done = 1;
+	}
+	leap_progress_init(&c.progress, c.common.progress);
+
+	struct leap_in in;
+	leap_in_init(&in, argc - optind, argv + optind, stdout);
+	struct leap_grouper groups;
+	leap_grouper_init(&groups);
+	json_t *rec;
+	enum leap_read r;
+	while ((r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
+		c.records++;
+		if (r == LEAP_READ_BAD) {
+			put_error(&c, rec);
+		} else {
+			const char *key = leap_group_key(rec);
+			enum leap_status st = leap_status_parse(leap_get_str(rec, "status", NULL));
+			const char *bad = !key ? "the record has neither 'group' nor 'task'"
+				: st == LEAP_ST_NONE ? "the record has no valid 'status' (run leap-compile, leap-verify and leap-bench first)"
+				: NULL;
+			if (bad) {
+				leap_warn("%s:%ld: %s", in.name, in.line, bad);
+				leap_record_set_error(rec, in.name, in.line, "%s", bad);
+				put_error(&c, rec);
+			} else {
+				char *k = xstrdup(key);
+				json_int_t want = leap_get_int(rec, "group_size", 0);
+				struct leap_member m;
+				leap_member_from(&m, &in, c.records - 1, rec, 1);
+				struct leap_group *grp = leap_grouper_add(&groups, k, &m, 1,
+									  want > 0 ? (long)want : c.group_size);
+				free(k);
+				if (grp) {
+					decide(&c, grp, 1);
+					leap_group_free(grp);
+				}
+			}
+		}
+		leap_progress_update(&c.progress, c.records, c.errors);
+	}
+	struct leap_group *grp;
+	while ((grp = leap_grouper_pop(&groups))) {
+		decide(&c, grp, grp->want == 0);
+		leap_group_free(grp);
+	}
+	leap_grouper_free(&groups);
+	int open_failed = in.open_failed;
+	leap_in_close(&in);
+	leap_progress_end(&c.progress);
+	if (c.stats)
+		fprintf(stderr,
+			"%s: %ld records, %ld groups (%ld easy, %ld hopeless, %ld expand, %ld incomplete); "
+			"%ld records end, %ld get another turn, %ld errors\n",
+			leap_prog(), c.records, c.groups[0] + c.groups[1] + c.groups[2], c.groups[LEAP_VERDICT_EASY],
+			c.groups[LEAP_VERDICT_HOPELESS], c.groups[LEAP_VERDICT_EXPAND], c.incomplete, c.final,
+			c.expanded, c.errors);
+	leap_buf_free(&c.line);
+	int rc = LEAP_EXIT_OK;
+	if (c.use_done && leap_lines_close(&c.done))
+		rc = LEAP_EXIT_FATAL;
+	if (leap_out_close(&c.out))
+		rc = LEAP_EXIT_FATAL;
+	if (rc)
+		return rc;
+	if (open_failed)
+		return LEAP_EXIT_FATAL;
+	return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+}

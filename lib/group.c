@@ -1,0 +1,349 @@
+/* group.c - streaming GRPO groups: collect records by group key, hand a group over once complete. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "group.h"
+#include "jsonl.h"
+#include "record.h"
+#include "banned.h"
+
+/* FNV-1a over a NUL-terminated string. */
+static size_t hash_str(const char *s)
+{
+	size_t h = (size_t)14695981039346656037ULL;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= (size_t)1099511628211ULL;
+	}
+	return h;
+}
+
+void leap_grouper_init(struct leap_grouper *g)
+{
+	memset(g, 0, sizeof(*g));
+}
+
+/* Doubles the bucket array once there is more than one group per bucket. */
+static void grow(struct leap_grouper *g)
+{
+	size_t nb = g->nbuckets ? g->nbuckets * 2 : 64;
+	struct leap_group **b = xcalloc(nb, sizeof(*b));
+	for (size_t i = 0; i < g->nbuckets; i++) {
+		struct leap_group *p = g->buckets[i], *next;
+		for (; p; p = next) {
+			next = p->hnext;
+			p->hnext = b[p->hash & (nb - 1)];
+			b[p->hash & (nb - 1)] = p;
+		}
+	}
+	free(g->buckets);
+	g->buckets = b;
+	g->nbuckets = nb;
+}
+
+/* Unlinks `grp` from the hash table and the arrival list. */
+static void unlink_group(struct leap_grouper *g, struct leap_group *grp)
+{
+	struct leap_group **pp = &g->buckets[grp->hash & (g->nbuckets - 1)];
+	while (*pp != grp)
+		pp = &(*pp)->hnext;
+	*pp = grp->hnext;
+	if (grp->prev)
+		grp->prev->next = grp->next;
+	else
+		g->head = grp->next;
+	if (grp->next)
+		grp->next->prev = grp->prev;
+	else
+		g->tail = grp->prev;
+	grp->prev = grp->next = grp->hnext = NULL;
+	g->count--;
+}
+
+struct leap_group *leap_grouper_add(struct leap_grouper *g, const char *key, struct leap_member *m, int unit,
+				    long want)
+{
+	size_t h = hash_str(key);
+	struct leap_group *grp = NULL;
+	if (g->nbuckets)
+		for (grp = g->buckets[h & (g->nbuckets - 1)]; grp; grp = grp->hnext)
+			if (grp->hash == h && !strcmp(grp->key, key))
+				break;
+	if (!grp) {
+		if (g->count >= g->nbuckets)
+			grow(g);
+		grp = xcalloc(1, sizeof(*grp));
+		grp->key = xstrdup(key);
+		grp->hash = h;
+		grp->hnext = g->buckets[h & (g->nbuckets - 1)];
+		g->buckets[h & (g->nbuckets - 1)] = grp;
+		grp->prev = g->tail;
+		if (g->tail)
+			g->tail->next = grp;
+		else
+			g->head = grp;
+		g->tail = grp;
+		g->count++;
+	}
+	xgrow((void **)&grp->m, &grp->cap, grp->n + 1, sizeof(*grp->m));
+	grp->m[grp->n++] = *m;
+	memset(m, 0, sizeof(*m));
+	grp->units += unit ? 1 : 0;
+	if (want > grp->want)
+		grp->want = want;
+	if (grp->want > 0 && grp->units >= grp->want) {
+		unlink_group(g, grp);
+		return grp;
+	}
+	return NULL;
+}
+
+struct leap_group *leap_grouper_pop(struct leap_grouper *g)
+{
+	struct leap_group *grp = g->head;
+	if (grp)
+		unlink_group(g, grp);
+	return grp;
+}
+
+void leap_member_from(struct leap_member *m, const struct leap_in *in, long seq, json_t *rec, int keep)
+{
+	memset(m, 0, sizeof(*m));
+	const char *raw = in->buf;
+	size_t len = in->len;
+	if (len >= 3 && !memcmp(raw, "\xef\xbb\xbf", 3))
+		raw += 3, len -= 3;
+	m->raw = xstrndup(raw, len);
+	m->len = len;
+	m->file = in->name;
+	m->line = in->line;
+	m->seq = seq;
+	json_int_t s = leap_get_int(rec, "sample", -1);
+	m->sample = s >= 0 ? (long)s : -1;
+	json_int_t t = leap_get_int(rec, "turn", 1);
+	m->turn = t >= 1 ? (long)t : 1;
+	m->status = leap_status_parse(leap_get_str(rec, "status", NULL));
+	const json_t *tok = json_object_get(rec, "tokens");
+	if (json_is_integer(tok) && json_integer_value(tok) >= 0) {
+		m->has_tokens = 1;
+		m->tokens = (long)json_integer_value(tok);
+	}
+	double sp = leap_get_num(json_object_get(rec, "bench"), "speedup", 0);
+	m->speedup = isfinite(sp) && sp > 0 ? sp : 0;
+	if (keep)
+		m->rec = rec;
+	else
+		json_decref(rec);
+}
+
+const char *leap_group_key(const json_t *rec)
+{
+	const char *k = leap_get_str(rec, "group", NULL);
+	return k ? k : leap_get_str(rec, "task", NULL);
+}
+
+void leap_member_clear(struct leap_member *m)
+{
+	free(m->raw);
+	m->raw = NULL;
+	m->len = 0;
+	json_decref(m->rec);
+	m->rec = NULL;
+}
+
+void leap_group_free(struct leap_group *grp)
+{
+	if (!grp)
+		return;
+	for (size_t i = 0; i < grp->n; i++)
+		leap_member_clear(&grp->m[i]);
+	free(grp->m);
+	free(grp->key);
+	free(grp);
+}
+
+void leap_grouper_free(struct leap_grouper *g)
+{
+	struct leap_group *grp;
+	while ((grp = leap_grouper_pop(g)))
+		leap_group_free(grp);
+	free(g->buckets);
+	memset(g, 0, sizeof(*g));
+}
+
+struct leap_strset_ent {
+	struct leap_strset_ent *next;
+	size_t hash;
+	int flag;
+	char key[];
+};
+
+int *leap_strset_get(struct leap_strset *s, const char *key)
+{
+	size_t h = hash_str(key);
+	if (s->nbuckets)
+		for (struct leap_strset_ent *e = s->buckets[h & (s->nbuckets - 1)]; e; e = e->next)
+			if (e->hash == h && !strcmp(e->key, key))
+				return &e->flag;
+	if (s->count >= s->nbuckets) {
+		size_t nb = s->nbuckets ? s->nbuckets * 2 : 64;
+		struct leap_strset_ent **b = xcalloc(nb, sizeof(*b));
+		for (size_t i = 0; i < s->nbuckets; i++) {
+			struct leap_strset_ent *e = s->buckets[i], *next;
+			for (; e; e = next) {
+				next = e->next;
+				e->next = b[e->hash & (nb - 1)];
+				b[e->hash & (nb - 1)] = e;
+			}
+		}
+		free(s->buckets);
+		s->buckets = b;
+		s->nbuckets = nb;
+	}
+	size_t klen = strlen(key);
+	struct leap_strset_ent *e = xmalloc(sizeof(*e) + klen + 1);
+	memcpy(e->key, key, klen + 1);
+	e->hash = h;
+	e->flag = 0;
+	e->next = s->buckets[h & (s->nbuckets - 1)];
+	s->buckets[h & (s->nbuckets - 1)] = e;
+	s->count++;
+	return &e->flag;
+}
+
+void leap_strset_each(const struct leap_strset *s, void (*fn)(int flag, void *arg), void *arg)
+{
+	for (size_t i = 0; i < s->nbuckets; i++)
+		for (struct leap_strset_ent *e = s->buckets[i]; e; e = e->next)
+			fn(e->flag, arg);
+}
+
+void leap_strset_free(struct leap_strset *s)
+{
+	for (size_t i = 0; i < s->nbuckets; i++) {
+		struct leap_strset_ent *e = s->buckets[i], *next;
+		for (; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+	}
+	free(s->buckets);
+	memset(s, 0, sizeof(*s));
+}
+
+/* 1 when the raw text may hold the key (as a quoted string anywhere); cheap and conservative. */
+static int may_hold_key(const char *raw, size_t len, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = raw, *end = raw + len;
+	while (p < end && (p = memchr(p, '"', (size_t)(end - p)))) {
+		if ((size_t)(end - p) >= kl + 2 && !memcmp(p + 1, key, kl) && p[kl + 1] == '"')
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
+int leap_splice_line(struct leap_buf *b, const char *raw, size_t len, json_t *rec, const json_t *add)
+{
+	const char *key;
+	json_t *v;
+	size_t start = 0, end = len;
+	while (start < end && (raw[start] == ' ' || raw[start] == '\t'))
+		start++;
+	while (end > start && (raw[end - 1] == ' ' || raw[end - 1] == '\t'))
+		end--;
+	int fast = end - start >= 2 && raw[start] == '{' && raw[end - 1] == '}';
+	if (fast) {
+		json_object_foreach((json_t *)add, key, v) {
+			if (rec ? json_object_get(rec, key) != NULL : may_hold_key(raw, len, key))
+				fast = 0;
+		}
+	}
+	if (!fast) {
+		json_t *own = NULL;
+		if (!rec) {
+			own = rec = json_loadb(raw, len, JSON_ALLOW_NUL, NULL);
+			if (!json_is_object(rec)) {
+				json_decref(own);
+				return -1;
+			}
+		}
+		json_object_update(rec, (json_t *)add);
+		if (leap_json_append(b, rec))
+			leap_die("cannot serialise a record");
+		leap_buf_add(b, "\n", 1);
+		json_decref(own);
+		return 0;
+	}
+	/* Is the object empty? Only whitespace between the braces. */
+	size_t i = start + 1;
+	while (i < end - 1 && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r'))
+		i++;
+	int first = i == end - 1;
+	leap_buf_add(b, raw + start, end - 1 - start);
+	json_object_foreach((json_t *)add, key, v) {
+		if (!first)
+			leap_buf_add(b, ",", 1);
+		first = 0;
+		json_t *k = json_string(key);
+		if (!k || leap_json_append(b, k))
+			leap_die("cannot serialise a record");
+		json_decref(k);
+		leap_buf_add(b, ":", 1);
+		if (leap_json_append(b, v))
+			leap_die("cannot serialise a record");
+	}
+	leap_buf_add(b, "}\n", 2);
+	return 0;
+}
+
+void leap_lines_open(struct leap_lines *f, const char *path)
+{
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	f->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (f->fd < 0)
+		leap_die_errno("%s", path);
+}
+
+void leap_lines_flush(struct leap_lines *f)
+{
+	size_t off = 0;
+	while (off < f->buf.len) {
+		ssize_t n = write(f->fd, f->buf.s + off, f->buf.len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			leap_die_errno("%s: write error", f->path);
+		off += (size_t)n;
+	}
+	leap_buf_reset(&f->buf);
+}
+
+void leap_lines_add(struct leap_lines *f, const char *line, size_t len)
+{
+	if (f->buf.len && f->buf.len + len > 65536)
+		leap_lines_flush(f);
+	leap_buf_add(&f->buf, line, len);
+	f->written++;
+	if (f->buf.len >= 65536)
+		leap_lines_flush(f);
+}
+
+int leap_lines_close(struct leap_lines *f)
+{
+	leap_lines_flush(f);
+	leap_buf_free(&f->buf);
+	if (f->fd >= 0 && close(f->fd) < 0) {
+		leap_warn_errno("%s: close", f->path);
+		f->fd = -1;
+		return LEAP_EXIT_FATAL;
+	}
+	f->fd = -1;
+	return LEAP_EXIT_OK;
+}

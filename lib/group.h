@@ -1,0 +1,126 @@
+/* group.h - streaming GRPO groups: collect records by group key, hand a group over once complete. */
+#ifndef LEAP_GROUP_H
+#define LEAP_GROUP_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#include "util.h"
+
+/* One record held in an open group, with the few values the filters decide on, extracted
+ * once when the record arrives so that the parsed record itself need not be kept. */
+struct leap_member {
+	char *raw;          /* the record's raw line (owned), NUL-terminated */
+	size_t len;         /* its length in bytes */
+	json_t *rec;        /* the parsed record (owned reference), or NULL when not kept */
+	const char *file;   /* input name for messages (not owned; lives as long as the input) */
+	long line;          /* 1-based line number in `file` */
+	long seq;           /* arrival order over the whole input (0-based) */
+	long sample;        /* `sample`, or -1 when absent */
+	long turn;          /* `turn`, or 1 when absent */
+	int status;         /* enum leap_status of `status`, LEAP_ST_NONE when absent/unknown */
+	int final;          /* 1 when this record ends its trajectory (see the program) */
+	int has_tokens;     /* 1 when `tokens` is an integer >= 0 */
+	long tokens;        /* `tokens` when has_tokens */
+	double speedup;     /* `bench.speedup` when finite and > 0, else 0 */
+	int has_value;      /* 1 when `value` holds the number the program works on */
+	double value;       /* a reward or a rank score, depending on the program */
+	long turns;         /* a count carried in the record (rank.turns), or 0 */
+	double out;         /* the result computed for the record (an advantage) */
+	const char *skip;   /* when not NULL, the record does not take part: this is why */
+};
+
+/* An open or completed group: the members in arrival order. */
+struct leap_group {
+	char *key;                 /* the group key (owned) */
+	struct leap_member *m;     /* members in arrival order */
+	size_t n, cap;
+	long units;                /* units counted toward completion so far */
+	long want;                 /* units that complete the group; 0 when unknown */
+	struct leap_group *prev, *next; /* open groups in order of first arrival */
+	struct leap_group *hnext;       /* hash chain */
+	size_t hash;
+};
+
+/* Open groups by key. Only open groups are held: a completed group is handed to the caller
+ * and forgotten, so memory is bounded by the groups open at one time. */
+struct leap_grouper {
+	struct leap_group **buckets;
+	size_t nbuckets, count;
+	struct leap_group *head, *tail;
+};
+
+/* Prepares an empty grouper. */
+void leap_grouper_init(struct leap_grouper *g);
+
+/* Adds member *m (its raw text and record are taken over; *m is zeroed) to the group named
+ * `key`, creating the group if it is not open. `unit` (0 or 1) is added to the group's unit
+ * count; when `want` > 0 it becomes the group's target (the largest target seen wins).
+ * When the group's units reach a positive target, the group is removed from the grouper and
+ * returned (the caller owns it and frees it with leap_group_free); otherwise NULL. */
+struct leap_group *leap_grouper_add(struct leap_grouper *g, const char *key, struct leap_member *m, int unit,
+				    long want);
+
+/* Removes and returns the open group that arrived first, or NULL when none is open. Used at
+ * end of input, when the remaining groups are decided with what arrived. */
+struct leap_group *leap_grouper_pop(struct leap_grouper *g);
+
+/* Frees a group handed out by leap_grouper_add/pop, its members and their records. */
+void leap_group_free(struct leap_group *grp);
+
+/* Frees every open group and the table; the grouper is empty and reusable afterwards. */
+void leap_grouper_free(struct leap_grouper *g);
+
+/* Fills *m from the record just read by `in` (raw text copied without a byte-order mark;
+ * file, line; sample, turn, status, tokens and bench.speedup extracted). `rec` is kept in
+ * m->rec when `keep` (the reference is taken over), else released. Other fields are zero. */
+struct leap_in;
+void leap_member_from(struct leap_member *m, const struct leap_in *in, long seq, json_t *rec, int keep);
+
+/* The group key of a record: `group`, else `task`, else NULL. */
+const char *leap_group_key(const json_t *rec);
+
+/* Releases one member's raw text and record. */
+void leap_member_clear(struct leap_member *m);
+
+/* A set of strings (group keys), for statistics over groups. */
+struct leap_strset {
+	struct leap_strset_ent **buckets;
+	size_t nbuckets, count;
+};
+
+/* Looks `key` up, inserting it when absent. Returns the entry's flag slot (an int the caller
+ * may use freely, 0 for a new entry). Never NULL. */
+int *leap_strset_get(struct leap_strset *s, const char *key);
+/* Calls fn(flag, arg) for every entry. */
+void leap_strset_each(const struct leap_strset *s, void (*fn)(int flag, void *arg), void *arg);
+void leap_strset_free(struct leap_strset *s);
+
+/* Appends to `b` the record whose raw text is raw[0..len) with the members of `add`
+ * appended, and a newline, without re-serialising the raw text when it is safe: the raw text
+ * is a JSON object ending in '}' and does not hold any key of `add`. Otherwise the text is
+ * parsed, updated with `add` and re-serialised (keys keep their order; existing keys are
+ * replaced in place). `rec`, when not NULL, is the parsed raw text and saves the parse.
+ * Returns 0, or -1 when the raw text is not a JSON object (b is then unchanged). */
+int leap_splice_line(struct leap_buf *b, const char *raw, size_t len, json_t *rec, const json_t *add);
+
+/* A file that records are appended to as whole lines: each write(2) holds whole lines only
+ * (the file is opened with O_APPEND), so several writers can share it. */
+struct leap_lines {
+	int fd;
+	const char *path;
+	struct leap_buf buf;
+	long written;
+};
+
+/* Opens `path` for appending (created 0644 when missing). Dies with a message on failure. */
+void leap_lines_open(struct leap_lines *f, const char *path);
+/* Queues line[0..len) (which must end in '\n'); writes out when 64 KiB are queued. Dies with
+ * a message on a write error. */
+void leap_lines_add(struct leap_lines *f, const char *line, size_t len);
+/* Writes out what is queued. Dies with a message on a write error. */
+void leap_lines_flush(struct leap_lines *f);
+/* Writes out and closes. Returns LEAP_EXIT_OK, or LEAP_EXIT_FATAL after a message. */
+int leap_lines_close(struct leap_lines *f);
+
+#endif
