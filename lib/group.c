@@ -146,6 +146,47 @@ const char *leap_group_key(const json_t *rec)
 	return k ? k : leap_get_str(rec, "task", NULL);
 }
 
+int leap_record_final(const json_t *rec)
+{
+	const char *d = leap_get_str(json_object_get(rec, "prune"), "decision", NULL);
+	return !d || strcmp(d, "expand") != 0;
+}
+
+struct tkey {
+	long sample;
+	size_t i;
+};
+
+static int cmp_tkey(const void *a, const void *b)
+{
+	const struct tkey *x = a, *y = b;
+	if (x->sample != y->sample)
+		return x->sample < y->sample ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+size_t leap_group_trajectories(const struct leap_group *grp, size_t *traj)
+{
+	size_t n = grp->n;
+	struct tkey *k = xcalloc(n ? n : 1, sizeof(*k));
+	for (size_t i = 0; i < n; i++) {
+		/* a member without a sample gets a key of its own, below every real sample */
+		k[i].sample = grp->m[i].sample >= 0 ? grp->m[i].sample : -1 - (long)i;
+		k[i].i = i;
+	}
+	qsort(k, n, sizeof(*k), cmp_tkey);
+	/* first[i]: the first-arrived member of i's trajectory */
+	size_t *first = xcalloc(n ? n : 1, sizeof(*first));
+	for (size_t j = 0; j < n; j++)
+		first[k[j].i] = (j > 0 && k[j - 1].sample == k[j].sample) ? first[k[j - 1].i] : k[j].i;
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++)
+		traj[i] = first[i] == i ? count++ : traj[first[i]];
+	free(first);
+	free(k);
+	return count;
+}
+
 void leap_member_clear(struct leap_member *m)
 {
 	free(m->raw);

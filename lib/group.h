@@ -80,6 +80,16 @@ void leap_member_from(struct leap_member *m, const struct leap_in *in, long seq,
 /* The group key of a record: `group`, else `task`, else NULL. */
 const char *leap_group_key(const json_t *rec);
 
+/* 1 when `rec` ends its trajectory: its prune.decision is "final", or it has no prune
+ * decision at all (records that never went through leap-prune are single-turn). */
+int leap_record_final(const json_t *rec);
+
+/* Numbers the trajectories of a group: members with the same `sample` (>= 0) form one
+ * trajectory; a member without a sample is a trajectory of its own. traj[i] receives the
+ * trajectory of member i; trajectories are numbered 0.. in order of first arrival. Returns
+ * the number of trajectories. */
+size_t leap_group_trajectories(const struct leap_group *grp, size_t *traj);
+
 /* Releases one member's raw text and record. */
 void leap_member_clear(struct leap_member *m);
 
