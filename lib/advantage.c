@@ -111,7 +111,12 @@ double leap_std(const double *x, size_t n)
 
 void leap_centre(const double *x, size_t n, int loo, double *out)
 {
-	if (n < 2) {
+	int equal = 1;
+	for (size_t i = 1; i < n; i++)
+		if (x[i] != x[0])
+			equal = 0;
+	if (n < 2 || equal) {
+		/* exactly 0, not the rounding error of a mean */
 		for (size_t i = 0; i < n; i++)
 			out[i] = 0;
 		return;

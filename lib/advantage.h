@@ -50,7 +50,7 @@ double leap_advantage_rank(double score, long turns, long turn, double gamma);
 double leap_std(const double *x, size_t n);
 
 /* Centres x[0..n) into out[0..n): x - mean (loo = 0) or x - mean of the others (loo = 1).
- * A single value centres to 0. */
+ * A single value, or values all equal, centre to exactly 0. */
 void leap_centre(const double *x, size_t n, int loo, double *out);
 
 /* Discounted returns of per-turn scores s[0..n) in turn order: G[k] = s[k] + gamma G[k+1]. */
