@@ -115,6 +115,11 @@ static void put_group(struct ctx *c, struct leap_group *grp)
 {
 	for (size_t i = 0; i < grp->n; i++) {
 		const struct leap_member *m = &grp->m[i];
+		if (!m->skip && !isfinite(m->out)) {
+			leap_warn("%s:%ld: the advantage is not finite (rewards too large); not written", m->file,
+				  m->line);
+			grp->m[i].skip = "the advantage is not finite (rewards too large)";
+		}
 		if (m->skip) {
 			put_skipped(c, m);
 			continue;

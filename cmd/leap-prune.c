@@ -138,6 +138,10 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 	}
 	free(reason);
 	free(expand);
+	/* The group's done lines leave now, so that a reader of the done file (or a kill) never
+	 * sees half a group held back in a buffer. */
+	if (c->use_done)
+		leap_lines_flush(&c->done);
 }
 
 static void parse_threshold(struct ctx *c, const char *name, const char *arg, struct leap_threshold *t)
