@@ -188,7 +188,7 @@ expect() {
 	run -1 --separate-stderr leap-advantage "$F/scalar.jsonl"
 	[[ "$stderr" == *"no rank.score (run leap-rank first)"* ]]
 	# rewards so large the arithmetic overflows: error records, no infinity
-	printf '{"group":"big","sample":%d,"reward":1.7e308}\n' 0 1 >"$T/big"
+	printf '{"group":"big","sample":0,"reward":1.7e308}\n{"group":"big","sample":1,"reward":1.6e308}\n' >"$T/big"
 	run -1 --separate-stderr leap-advantage -e grpo "$T/big"
 	[ "$(echo "$output" | jq -r 'has("advantage")' | sort -u)" = false ]
 }
