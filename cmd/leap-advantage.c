@@ -78,8 +78,8 @@ static void note_stats(struct ctx *c, const char *group, double a)
 		*flag = 1;
 }
 
-/* Writes raw[0..len) (parsed: rec, or NULL) with `advantage` = a. */
-static void put_advantage(struct ctx *c, const char *raw, size_t len, json_t *rec, double a)
+/* Writes raw[0..len) with `advantage` = a; `clash`: whether it has an advantage already. */
+static void put_advantage(struct ctx *c, const char *raw, size_t len, int clash, double a)
 {
 	if (!isfinite(a))
 		leap_die("internal error: a non-finite advantage");
@@ -89,7 +89,7 @@ static void put_advantage(struct ctx *c, const char *raw, size_t len, json_t *re
 	if (!add)
 		leap_die("out of memory");
 	leap_buf_reset(&c->line);
-	if (leap_splice_line(&c->line, raw, len, rec, add))
+	if (leap_splice_line_known(&c->line, raw, len, NULL, add, clash))
 		leap_die("internal error: a held record is not an object");
 	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 	json_decref(add);
@@ -98,15 +98,10 @@ static void put_advantage(struct ctx *c, const char *raw, size_t len, json_t *re
 /* Writes a held member that does not take part, with `error` set. */
 static void put_skipped(struct ctx *c, const struct leap_member *m)
 {
-	json_t *add = json_pack("{s:{s:s,s:s,s:I,s:s}}", "error", "program", leap_prog(), "file", m->file, "line",
-				(json_int_t)m->line, "message", m->skip);
-	if (!add)
-		leap_die("out of memory");
 	leap_buf_reset(&c->line);
-	if (leap_splice_line(&c->line, m->raw, m->len, NULL, add))
+	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, m->skip))
 		leap_die("internal error: a held record is not an object");
 	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
-	json_decref(add);
 	c->errors++;
 }
 
@@ -124,7 +119,7 @@ static void put_group(struct ctx *c, struct leap_group *grp)
 			put_skipped(c, m);
 			continue;
 		}
-		put_advantage(c, m->raw, m->len, NULL, m->out);
+		put_advantage(c, m->raw, m->len, m->has_key, m->out);
 		note_stats(c, grp->key, m->out);
 	}
 }
@@ -146,27 +141,19 @@ static void finish_group(struct ctx *c, struct leap_group *grp, int at_eof)
 	leap_group_free(grp);
 }
 
-/* The rank estimator: one record at a time. Takes the reference to rec. */
-static void rank_record(struct ctx *c, const struct leap_in *in, json_t *rec)
+/* The rank estimator: one record at a time. Takes over the member's memory. */
+static void rank_record(struct ctx *c, struct leap_member *m, const char *group)
 {
-	const json_t *rank = json_object_get(rec, "rank");
-	const json_t *score = json_object_get(rank, "score");
-	if (!json_is_number(score) || !isfinite(json_number_value(score))) {
-		const char *why = "the record has no rank.score (run leap-rank first)";
-		leap_warn("%s:%ld: %s", in->name, in->line, why);
-		leap_record_set_error(rec, in->name, in->line, "%s", why);
-		leap_out_write(&c->out, rec);
-		json_decref(rec);
-		c->errors++;
-		return;
+	if (!m->has_score) {
+		m->skip = "the record has no rank.score (run leap-rank first)";
+		leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
+		put_skipped(c, m);
+	} else {
+		double a = leap_advantage_rank(m->score, m->turns ? m->turns : m->turn, m->turn, c->gamma);
+		put_advantage(c, m->raw, m->len, m->has_key, a);
+		note_stats(c, group, a);
 	}
-	json_int_t turn = leap_get_int(rec, "turn", 1);
-	json_int_t turns = leap_get_int(rank, "turns", turn);
-	double a = leap_advantage_rank(json_number_value(score), (long)turns, (long)turn, c->gamma);
-	put_advantage(c, in->buf, in->len, rec, a);
-	const char *key = leap_group_key(rec);
-	note_stats(c, key ? key : "", a);
-	json_decref(rec);
+	leap_member_clear(m);
 }
 
 static void count_zero(int flag, void *arg)
@@ -244,46 +231,39 @@ int main(int argc, char **argv)
 	leap_in_init(&in, argc - optind, argv + optind, stdout);
 	struct leap_grouper groups;
 	leap_grouper_init(&groups);
-	json_t *rec;
+	struct leap_buf key = {0};
+	struct leap_member m;
+	json_t *bad;
+	int has_group;
 	enum leap_read r;
-	while ((r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
+	while ((r = leap_member_next(&in, c.records, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
 		c.records++;
-		const char *key = r == LEAP_READ_RECORD ? leap_group_key(rec) : NULL;
 		if (r == LEAP_READ_BAD) {
-			leap_out_write(&c.out, rec);
-			json_decref(rec);
+			leap_out_write(&c.out, bad);
+			json_decref(bad);
 			c.errors++;
 		} else if (c.est == LEAP_EST_RANK) {
-			rank_record(&c, &in, rec);
-		} else if (!key) {
-			leap_warn("%s:%ld: the record has neither 'group' nor 'task'", in.name, in.line);
-			leap_record_set_error(rec, in.name, in.line, "the record has neither 'group' nor 'task'");
-			leap_out_write(&c.out, rec);
-			json_decref(rec);
-			c.errors++;
+			rank_record(&c, &m, has_group ? key.s : "");
+		} else if (!has_group) {
+			m.skip = "the record has neither 'group' nor 'task'";
+			leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
+			put_skipped(&c, &m);
+			leap_member_clear(&m);
 		} else {
-			char *k = xstrdup(key);
-			int final = leap_record_final(rec);
-			double value = 0;
 			const char *why = NULL;
-			int bad = leap_reward_of(c.reward, rec, &value, &why);
-			struct leap_member m;
-			leap_member_from(&m, &in, c.records - 1, rec, 0);
-			m.final = final;
-			if (bad) {
+			if (leap_reward_of(c.reward, &m, &m.value, &why)) {
 				leap_warn("%s:%ld: %s", m.file, m.line, why);
 				m.skip = why;
 			} else {
 				m.has_value = 1;
-				m.value = value;
 			}
-			struct leap_group *grp = leap_grouper_add(&groups, k, &m, final, c.group_size);
-			free(k);
+			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, m.final, c.group_size);
 			if (grp)
 				finish_group(&c, grp, 0);
 		}
 		leap_progress_update(&c.progress, c.records, c.errors);
 	}
+	leap_buf_free(&key);
 	struct leap_group *grp;
 	while ((grp = leap_grouper_pop(&groups)))
 		finish_group(&c, grp, 1);

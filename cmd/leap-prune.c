@@ -117,19 +117,26 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 		json_t *add = json_pack("{s:o}", "prune", prune);
 		if (!prune || !add)
 			leap_die("out of memory");
-		char *fb = NULL;
-		if (expand[i] && c->use_done)
-			fb = leap_feedback(m->rec, m->status, &c->opts);
 		leap_buf_reset(&c->line);
-		if (leap_splice_line(&c->line, m->raw, m->len, m->rec, add))
+		if (leap_splice_line_known(&c->line, m->raw, m->len, NULL, add, m->has_key))
 			leap_die("internal error: a held record is not an object");
 		put_decided(c);
 		json_decref(add);
-		if (fb) {
-			json_t *next = leap_next_turn(m->rec, m->turn, fb, n_expand);
-			leap_out_write(&c->out, next);
-			json_decref(next);
-			free(fb);
+		if (expand[i] && c->use_done) {
+			/* only now is the whole record needed: parse it */
+			json_error_t jerr;
+			json_t *rec = json_loadb(m->raw, m->len, JSON_ALLOW_NUL, &jerr);
+			if (!rec) {
+				leap_warn("%s:%ld: cannot build the next turn: %s", m->file, m->line, jerr.text);
+				c->errors++;
+			} else {
+				char *fb = leap_feedback(rec, m->status, &c->opts);
+				json_t *next = leap_next_turn(rec, m->turn, fb, n_expand);
+				leap_out_write(&c->out, next);
+				json_decref(next);
+				json_decref(rec);
+				free(fb);
+			}
 		}
 		if (expand[i])
 			c->expanded++;
@@ -240,38 +247,35 @@ int main(int argc, char **argv)
 	leap_in_init(&in, argc - optind, argv + optind, stdout);
 	struct leap_grouper groups;
 	leap_grouper_init(&groups);
-	json_t *rec;
+	struct leap_buf key = {0};
+	struct leap_member m;
+	json_t *bad;
+	int has_group;
 	enum leap_read r;
-	while ((r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
+	while ((r = leap_member_next(&in, c.records, "prune", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
 		c.records++;
 		if (r == LEAP_READ_BAD) {
-			put_error(&c, rec);
+			put_error(&c, bad);
+		} else if (!has_group || m.status == LEAP_ST_NONE) {
+			const char *why = !has_group ? "the record has neither 'group' nor 'task'"
+				: "the record has no valid 'status' (run leap-compile, leap-verify and leap-bench first)";
+			leap_warn("%s:%ld: %s", m.file, m.line, why);
+			leap_buf_reset(&c.line);
+			if (leap_splice_error(&c.line, m.raw, m.len, m.file, m.line, why))
+				leap_die("internal error: a scanned record is not an object");
+			put_decided(&c);
+			c.errors++;
+			leap_member_clear(&m);
 		} else {
-			const char *key = leap_group_key(rec);
-			enum leap_status st = leap_status_parse(leap_get_str(rec, "status", NULL));
-			const char *bad = !key ? "the record has neither 'group' nor 'task'"
-				: st == LEAP_ST_NONE ? "the record has no valid 'status' (run leap-compile, leap-verify and leap-bench first)"
-				: NULL;
-			if (bad) {
-				leap_warn("%s:%ld: %s", in.name, in.line, bad);
-				leap_record_set_error(rec, in.name, in.line, "%s", bad);
-				put_error(&c, rec);
-			} else {
-				char *k = xstrdup(key);
-				json_int_t want = leap_get_int(rec, "group_size", 0);
-				struct leap_member m;
-				leap_member_from(&m, &in, c.records - 1, rec, 1);
-				struct leap_group *grp = leap_grouper_add(&groups, k, &m, 1,
-									  want > 0 ? (long)want : c.group_size);
-				free(k);
-				if (grp) {
-					decide(&c, grp, 1);
-					leap_group_free(grp);
-				}
+			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, 1, m.want > 0 ? m.want : c.group_size);
+			if (grp) {
+				decide(&c, grp, 1);
+				leap_group_free(grp);
 			}
 		}
 		leap_progress_update(&c.progress, c.records, c.errors);
 	}
+	leap_buf_free(&key);
 	struct leap_group *grp;
 	while ((grp = leap_grouper_pop(&groups))) {
 		decide(&c, grp, grp->want == 0);

@@ -71,7 +71,7 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 		if (!add)
 			leap_die("out of memory");
 		leap_buf_reset(&c->line);
-		if (leap_splice_line(&c->line, grp->m[i].raw, grp->m[i].len, grp->m[i].rec, add))
+		if (leap_splice_line_known(&c->line, grp->m[i].raw, grp->m[i].len, NULL, add, grp->m[i].has_key))
 			leap_die("internal error: a held record is not an object");
 		leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 		json_decref(add);
@@ -123,29 +123,28 @@ int main(int argc, char **argv)
 	leap_in_init(&in, argc - optind, argv + optind, stdout);
 	struct leap_grouper groups;
 	leap_grouper_init(&groups);
-	json_t *rec;
+	struct leap_buf key = {0};
+	struct leap_member m;
+	json_t *bad;
+	int has_group;
 	enum leap_read r;
-	while ((r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
+	while ((r = leap_member_next(&in, c.records, "rank", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
 		c.records++;
-		const char *key = r == LEAP_READ_RECORD ? leap_group_key(rec) : NULL;
 		if (r == LEAP_READ_BAD) {
-			leap_out_write(&c.out, rec);
-			json_decref(rec);
+			leap_out_write(&c.out, bad);
+			json_decref(bad);
 			c.errors++;
-		} else if (!key) {
-			leap_warn("%s:%ld: the record has neither 'group' nor 'task'", in.name, in.line);
-			leap_record_set_error(rec, in.name, in.line, "the record has neither 'group' nor 'task'");
-			leap_out_write(&c.out, rec);
-			json_decref(rec);
+		} else if (!has_group) {
+			const char *why = "the record has neither 'group' nor 'task'";
+			leap_warn("%s:%ld: %s", m.file, m.line, why);
+			leap_buf_reset(&c.line);
+			if (leap_splice_error(&c.line, m.raw, m.len, m.file, m.line, why))
+				leap_die("internal error: a scanned record is not an object");
+			leap_out_raw(&c.out, c.line.s, c.line.len - 1);
+			leap_member_clear(&m);
 			c.errors++;
 		} else {
-			char *k = xstrdup(key);
-			int final = leap_record_final(rec);
-			struct leap_member m;
-			leap_member_from(&m, &in, c.records - 1, rec, 0);
-			m.final = final;
-			struct leap_group *grp = leap_grouper_add(&groups, k, &m, final, c.group_size);
-			free(k);
+			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, m.final, c.group_size);
 			if (grp) {
 				rank_group(&c, grp, 0);
 				leap_group_free(grp);
@@ -153,6 +152,7 @@ int main(int argc, char **argv)
 		}
 		leap_progress_update(&c.progress, c.records, c.errors);
 	}
+	leap_buf_free(&key);
 	struct leap_group *grp;
 	while ((grp = leap_grouper_pop(&groups))) {
 		rank_group(&c, grp, 1);

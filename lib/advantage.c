@@ -53,26 +53,22 @@ int leap_scale_parse(const char *s, enum leap_scale *out)
 	return 0;
 }
 
-int leap_reward_of(enum leap_reward_kind kind, const json_t *rec, double *r, const char **why)
+int leap_reward_of(enum leap_reward_kind kind, const struct leap_member *m, double *r, const char **why)
 {
 	if (kind == LEAP_REWARD_FIELD) {
-		const json_t *v = json_object_get(rec, "reward");
-		if (!json_is_number(v) || !isfinite(json_number_value(v))) {
+		if (!m->has_reward) {
 			*why = "the record has no numeric 'reward' (or choose --reward binary, kevin or kernelgym)";
 			return -1;
 		}
-		*r = json_number_value(v);
+		*r = m->reward;
 		return 0;
 	}
-	enum leap_status st = leap_status_parse(leap_get_str(rec, "status", NULL));
-	if (st == LEAP_ST_NONE) {
+	if (m->status == LEAP_ST_NONE) {
 		*why = "the record has no valid 'status' for the reward preset";
 		return -1;
 	}
-	double pass = st == LEAP_ST_PASS;
-	double sp = leap_get_num(json_object_get(rec, "bench"), "speedup", 0);
-	if (!isfinite(sp) || sp < 0)
-		sp = 0;
+	double pass = m->status == LEAP_ST_PASS;
+	double sp = m->speedup; /* 0 when unknown */
 	switch (kind) {
 	case LEAP_REWARD_BINARY:
 		*r = pass;

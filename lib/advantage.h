@@ -38,9 +38,10 @@ int leap_reward_parse(const char *s, enum leap_reward_kind *out);
 int leap_scale_parse(const char *s, enum leap_scale *out);
 const char *leap_estimator_name(enum leap_estimator e);
 
-/* The reward of one record by `kind`. Returns 0 and sets *r, or returns -1 with *why set to
- * a static message when the record lacks what the kind needs. */
-int leap_reward_of(enum leap_reward_kind kind, const json_t *rec, double *r, const char **why);
+/* The reward of one record (as summarised in *m: reward, status, speedup) by `kind`.
+ * Returns 0 and sets *r, or returns -1 with *why set to a static message when the record
+ * lacks what the kind needs. */
+int leap_reward_of(enum leap_reward_kind kind, const struct leap_member *m, double *r, const char **why);
 
 /* The rank advantage of a record of turn `turn` in a trajectory of `turns` turns whose rank
  * score is `score`: score * gamma^(turns - turn) when score > 0, else score. */

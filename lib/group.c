@@ -9,6 +9,7 @@
 #include "group.h"
 #include "jsonl.h"
 #include "record.h"
+#include "scan.h"
 #include "banned.h"
 
 /* FNV-1a over a NUL-terminated string. */
@@ -110,46 +111,104 @@ struct leap_group *leap_grouper_pop(struct leap_grouper *g)
 	return grp;
 }
 
-void leap_member_from(struct leap_member *m, const struct leap_in *in, long seq, json_t *rec, int keep)
+enum { K_GROUP, K_TASK, K_SAMPLE, K_TURN, K_STATUS, K_TOKENS, K_BENCH, K_PRUNE, K_REWARD, K_RANK, K_GSIZE,
+       K_OWN, K_N };
+
+int leap_member_scan_text(struct leap_member *m, const char *text, size_t len, const char *file, long line,
+			  long seq, const char *own, struct leap_buf *key, int *has_group)
 {
+	static const char *const names[K_N - 1] = {"group",  "task",  "sample", "turn",   "status",    "tokens",
+						   "bench",  "prune", "reward", "rank",   "group_size"};
+	const char *keys[K_N];
+	memcpy(keys, names, sizeof(names));
+	keys[K_OWN] = own ? own : "";
+	struct leap_span sp[K_N];
 	memset(m, 0, sizeof(*m));
+	if (leap_scan_object(text, len, keys, own ? K_N : K_N - 1, sp))
+		return -1;
+	if (!own)
+		sp[K_OWN] = (struct leap_span){NULL, 0};
+	*has_group = !leap_span_str(sp[K_GROUP], key) || !leap_span_str(sp[K_TASK], key);
+	/* a group key with a NUL byte cannot name a group */
+	if (*has_group && memchr(key->s, '\0', key->len))
+		*has_group = 0;
+	m->raw = xstrndup(text, len);
+	m->len = len;
+	m->file = file;
+	m->line = line;
+	m->seq = seq;
+	long long v;
+	m->sample = !leap_span_int(sp[K_SAMPLE], &v) && v >= 0 && v <= 0x7fffffffL ? (long)v : -1;
+	m->turn = !leap_span_int(sp[K_TURN], &v) && v >= 1 && v <= 0x7fffffffL ? (long)v : 1;
+	m->status = LEAP_ST_NONE;
+	if (leap_span_is_string(sp[K_STATUS])) {
+		static const char *const st[] = {"no_code", "compile_error", "runtime_error", "timeout", "mismatch",
+						 "pass"};
+		for (int i = 0; i < 6; i++)
+			if (leap_span_str_eq(sp[K_STATUS], st[i]))
+				m->status = i;
+	}
+	if (sp[K_TOKENS].p && sp[K_TOKENS].p[0] != '-' && !memchr(sp[K_TOKENS].p, '.', sp[K_TOKENS].n) &&
+	    !memchr(sp[K_TOKENS].p, 'e', sp[K_TOKENS].n) && !memchr(sp[K_TOKENS].p, 'E', sp[K_TOKENS].n) &&
+	    !leap_span_int(sp[K_TOKENS], &v) && v <= 0x7fffffffffffL) {
+		m->has_tokens = 1;
+		m->tokens = (long)v;
+	}
+	double d;
+	if (!leap_span_num(leap_span_member(sp[K_BENCH], "speedup"), &d) && d > 0)
+		m->speedup = d;
+	m->final = !leap_span_str_eq(leap_span_member(sp[K_PRUNE], "decision"), "expand");
+	if (!leap_span_num(sp[K_REWARD], &d)) {
+		m->has_reward = 1;
+		m->reward = d;
+	}
+	if (leap_span_is_object(sp[K_RANK])) {
+		if (!leap_span_num(leap_span_member(sp[K_RANK], "score"), &d)) {
+			m->has_score = 1;
+			m->score = d;
+		}
+		if (!leap_span_int(leap_span_member(sp[K_RANK], "turns"), &v) && v >= 1 && v <= 0x7fffffffL)
+			m->turns = (long)v;
+	}
+	if (!leap_span_int(sp[K_GSIZE], &v) && v > 0 && v <= 0x7fffffffL)
+		m->want = (long)v;
+	m->has_key = sp[K_OWN].p != NULL;
+	return 0;
+}
+
+int leap_member_scan(struct leap_member *m, const struct leap_in *in, long seq, const char *own,
+		     struct leap_buf *key, int *has_group)
+{
 	const char *raw = in->buf;
 	size_t len = in->len;
-	if (len >= 3 && !memcmp(raw, "\xef\xbb\xbf", 3))
+	if (in->line == 1 && len >= 3 && !memcmp(raw, "\xef\xbb\xbf", 3))
 		raw += 3, len -= 3;
-	m->raw = xstrndup(raw, len);
-	m->len = len;
-	m->file = in->name;
-	m->line = in->line;
-	m->seq = seq;
-	json_int_t s = leap_get_int(rec, "sample", -1);
-	m->sample = s >= 0 ? (long)s : -1;
-	json_int_t t = leap_get_int(rec, "turn", 1);
-	m->turn = t >= 1 ? (long)t : 1;
-	m->status = leap_status_parse(leap_get_str(rec, "status", NULL));
-	const json_t *tok = json_object_get(rec, "tokens");
-	if (json_is_integer(tok) && json_integer_value(tok) >= 0) {
-		m->has_tokens = 1;
-		m->tokens = (long)json_integer_value(tok);
+	return leap_member_scan_text(m, raw, len, in->name, in->line, seq, own, key, has_group);
+}
+
+enum leap_read leap_member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,
+				struct leap_buf *key, int *has_group, json_t **bad)
+{
+	*bad = NULL;
+	if (leap_in_next_line(in) == LEAP_READ_EOF)
+		return LEAP_READ_EOF;
+	if (!leap_member_scan(m, in, seq, own, key, has_group))
+		return LEAP_READ_RECORD;
+	json_t *rec;
+	if (leap_in_parse(in, &rec) == LEAP_READ_BAD) {
+		*bad = rec;
+		return LEAP_READ_BAD;
 	}
-	double sp = leap_get_num(json_object_get(rec, "bench"), "speedup", 0);
-	m->speedup = isfinite(sp) && sp > 0 ? sp : 0;
-	if (keep)
-		m->rec = rec;
-	else
-		json_decref(rec);
-}
-
-const char *leap_group_key(const json_t *rec)
-{
-	const char *k = leap_get_str(rec, "group", NULL);
-	return k ? k : leap_get_str(rec, "task", NULL);
-}
-
-int leap_record_final(const json_t *rec)
-{
-	const char *d = leap_get_str(json_object_get(rec, "prune"), "decision", NULL);
-	return !d || strcmp(d, "expand") != 0;
+	/* jansson took what the scanner refused (a corner of the grammar): go on with
+	 * jansson's own compact text of it */
+	struct leap_buf text = {0};
+	if (leap_json_append(&text, rec))
+		leap_die("cannot serialise a record");
+	json_decref(rec);
+	if (leap_member_scan_text(m, text.s, text.len, in->name, in->line, seq, own, key, has_group))
+		leap_die("internal error: %s:%ld: a record jansson wrote does not scan", in->name, in->line);
+	leap_buf_free(&text);
+	return LEAP_READ_RECORD;
 }
 
 struct tkey {
@@ -192,8 +251,6 @@ void leap_member_clear(struct leap_member *m)
 	free(m->raw);
 	m->raw = NULL;
 	m->len = 0;
-	json_decref(m->rec);
-	m->rec = NULL;
 }
 
 void leap_group_free(struct leap_group *grp)
@@ -291,6 +348,24 @@ static int may_hold_key(const char *raw, size_t len, const char *key)
 
 int leap_splice_line(struct leap_buf *b, const char *raw, size_t len, json_t *rec, const json_t *add)
 {
+	return leap_splice_line_known(b, raw, len, rec, add, -1);
+}
+
+int leap_splice_error(struct leap_buf *b, const char *raw, size_t len, const char *file, long line,
+		      const char *message)
+{
+	json_t *add = json_pack("{s:{s:s,s:s,s:I,s:s}}", "error", "program", leap_prog(), "file", file, "line",
+				(json_int_t)line, "message", message);
+	if (!add)
+		leap_die("out of memory");
+	int r = leap_splice_line_known(b, raw, len, NULL, add, -1);
+	json_decref(add);
+	return r;
+}
+
+int leap_splice_line_known(struct leap_buf *b, const char *raw, size_t len, json_t *rec, const json_t *add,
+			   int clash)
+{
 	const char *key;
 	json_t *v;
 	size_t start = 0, end = len;
@@ -299,7 +374,9 @@ int leap_splice_line(struct leap_buf *b, const char *raw, size_t len, json_t *re
 	while (end > start && (raw[end - 1] == ' ' || raw[end - 1] == '\t'))
 		end--;
 	int fast = end - start >= 2 && raw[start] == '{' && raw[end - 1] == '}';
-	if (fast) {
+	if (fast && clash == 1)
+		fast = 0;
+	if (fast && clash == -1) {
 		json_object_foreach((json_t *)add, key, v) {
 			if (rec ? json_object_get(rec, key) != NULL : may_hold_key(raw, len, key))
 				fast = 0;

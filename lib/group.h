@@ -7,12 +7,13 @@
 
 #include "util.h"
 
+struct leap_in;
+
 /* One record held in an open group, with the few values the filters decide on, extracted
  * once when the record arrives so that the parsed record itself need not be kept. */
 struct leap_member {
 	char *raw;          /* the record's raw line (owned), NUL-terminated */
 	size_t len;         /* its length in bytes */
-	json_t *rec;        /* the parsed record (owned reference), or NULL when not kept */
 	const char *file;   /* input name for messages (not owned; lives as long as the input) */
 	long line;          /* 1-based line number in `file` */
 	long seq;           /* arrival order over the whole input (0-based) */
@@ -25,7 +26,13 @@ struct leap_member {
 	double speedup;     /* `bench.speedup` when finite and > 0, else 0 */
 	int has_value;      /* 1 when `value` holds the number the program works on */
 	double value;       /* a reward or a rank score, depending on the program */
-	long turns;         /* a count carried in the record (rank.turns), or 0 */
+	long turns;         /* rank.turns, or 0 */
+	int has_reward;     /* 1 when `reward` is a finite number */
+	double reward;
+	int has_score;      /* 1 when rank.score is a finite number */
+	double score;
+	long want;          /* `group_size` (records of its group in this turn), or 0 */
+	int has_key;        /* 1 when the record has the field the program appends */
 	double out;         /* the result computed for the record (an advantage) */
 	const char *skip;   /* when not NULL, the record does not take part: this is why */
 };
@@ -53,7 +60,7 @@ struct leap_grouper {
 /* Prepares an empty grouper. */
 void leap_grouper_init(struct leap_grouper *g);
 
-/* Adds member *m (its raw text and record are taken over; *m is zeroed) to the group named
+/* Adds member *m (its raw text is taken over; *m is zeroed) to the group named
  * `key`, creating the group if it is not open. `unit` (0 or 1) is added to the group's unit
  * count; when `want` > 0 it becomes the group's target (the largest target seen wins).
  * When the group's units reach a positive target, the group is removed from the grouper and
@@ -65,24 +72,33 @@ struct leap_group *leap_grouper_add(struct leap_grouper *g, const char *key, str
  * end of input, when the remaining groups are decided with what arrived. */
 struct leap_group *leap_grouper_pop(struct leap_grouper *g);
 
-/* Frees a group handed out by leap_grouper_add/pop, its members and their records. */
+/* Frees a group handed out by leap_grouper_add/pop and its members. */
 void leap_group_free(struct leap_group *grp);
 
 /* Frees every open group and the table; the grouper is empty and reusable afterwards. */
 void leap_grouper_free(struct leap_grouper *g);
 
-/* Fills *m from the record just read by `in` (raw text copied without a byte-order mark;
- * file, line; sample, turn, status, tokens and bench.speedup extracted). `rec` is kept in
- * m->rec when `keep` (the reference is taken over), else released. Other fields are zero. */
-struct leap_in;
-void leap_member_from(struct leap_member *m, const struct leap_in *in, long seq, json_t *rec, int keep);
+/* Fills *m from the line just read by leap_in_next_line without building a json_t: the
+ * line (without a byte-order mark) is validated by leap_scan_object and copied; file, line,
+ * sample, turn, status, tokens, bench.speedup, final (prune.decision is not "expand"),
+ * reward, rank.score, rank.turns and group_size are extracted, has_key tells whether the
+ * record has a member named `own`, and *key receives the group key (`group`, else `task`;
+ * *has_group 0 when there is neither). Returns 0, or -1 (m zeroed) when the line is not
+ * valid JSON object text: the caller then parses it with leap_in_parse. */
+int leap_member_scan(struct leap_member *m, const struct leap_in *in, long seq, const char *own,
+		     struct leap_buf *key, int *has_group);
 
-/* The group key of a record: `group`, else `task`, else NULL. */
-const char *leap_group_key(const json_t *rec);
+/* Like leap_member_scan for text[0..len) from `file`:`line` (used for a record re-serialised
+ * by jansson). */
+int leap_member_scan_text(struct leap_member *m, const char *text, size_t len, const char *file, long line,
+			  long seq, const char *own, struct leap_buf *key, int *has_group);
 
-/* 1 when `rec` ends its trajectory: its prune.decision is "final", or it has no prune
- * decision at all (records that never went through leap-prune are single-turn). */
-int leap_record_final(const json_t *rec);
+/* Reads the next record into *m with leap_member_scan (a line the scanner refuses is parsed
+ * by jansson: an invalid one gives LEAP_READ_BAD with an error record in *bad for the
+ * caller to write; a valid one is re-serialised compactly and scanned). Returns
+ * LEAP_READ_RECORD, LEAP_READ_BAD or LEAP_READ_EOF. */
+enum leap_read leap_member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,
+				struct leap_buf *key, int *has_group, json_t **bad);
 
 /* Numbers the trajectories of a group: members with the same `sample` (>= 0) form one
  * trajectory; a member without a sample is a trajectory of its own. traj[i] receives the
@@ -90,7 +106,7 @@ int leap_record_final(const json_t *rec);
  * the number of trajectories. */
 size_t leap_group_trajectories(const struct leap_group *grp, size_t *traj);
 
-/* Releases one member's raw text and record. */
+/* Releases one member's raw text. */
 void leap_member_clear(struct leap_member *m);
 
 /* A set of strings (group keys), for statistics over groups. */
@@ -113,6 +129,17 @@ void leap_strset_free(struct leap_strset *s);
  * replaced in place). `rec`, when not NULL, is the parsed raw text and saves the parse.
  * Returns 0, or -1 when the raw text is not a JSON object (b is then unchanged). */
 int leap_splice_line(struct leap_buf *b, const char *raw, size_t len, json_t *rec, const json_t *add);
+
+/* Like leap_splice_line when the caller knows whether the raw text holds a key of `add`
+ * (clash 1) or not (clash 0); clash -1 means unknown. */
+int leap_splice_line_known(struct leap_buf *b, const char *raw, size_t len, json_t *rec, const json_t *add,
+			   int clash);
+
+/* Appends to `b` the record raw[0..len) with `error` = {program, file, line, message}
+ * appended (or replaced) and a newline. Returns 0, or -1 when the raw text is not an
+ * object. */
+int leap_splice_error(struct leap_buf *b, const char *raw, size_t len, const char *file, long line,
+		      const char *message);
 
 /* A file that records are appended to as whole lines: each write(2) holds whole lines only
  * (the file is opened with O_APPEND), so several writers can share it. */

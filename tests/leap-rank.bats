@@ -160,3 +160,24 @@ EOF
 	[ "$(echo "$output" | wc -l)" -eq 4 ]
 	[ "$(echo "$output" | jq -c 'select(.error) | .error.line' | tr '\n' ' ')" = "3 4 " ]
 }
+
+@test "leap-rank: every kind of invalid JSON becomes an error record (the scanner is strict)" {
+	printf '%s\n' '{"group":"g","sample":0,}' "{'group':'g'}" '{"group":"g","x":"\x"}' '{"group":"g","x":"\ud800"}' \
+		'{"group":"g","x":01}' '{"group":"g","x":1.}' '{"group":"g","x":-}' '{"group" "g"}' '{"group":"g"}}' \
+		'{"group":"g","x":tru}' '{"group":"g","x":[1,2}' '{"group":"g","x":{"y":[}}' '{"group":"g","x":"a' \
+		'{"group":"g","x":"\udc00\ud800"}' '"just a string"' >"$T/bad"
+	printf '{"group":"g","x":"tab\there"}\n{"group":"g","x":"\xff"}\n{"group":"g","x":"\xc3"}\n' >>"$T/bad"
+	run -1 --separate-stderr leap-rank "$T/bad"
+	[ "$(echo "$output" | wc -l)" -eq 18 ]
+	[ "$(echo "$output" | jq -r '.error.program' | sort | uniq -c | awk '{print $1, $2}')" = "18 leap-rank" ]
+}
+
+@test "leap-rank: valid JSON in all its forms is ranked, escaped names included" {
+	# "gr\u006fup" is "group"; "s\u0061mple" is "sample"; numbers, literals, nesting, a
+	# surrogate pair and blanks around the object are all valid
+	printf '%s\n' ' {"gr\u006fup":"e","s\u0061mple":0,"status":"pass","x":[1,-0.5E-3,1e5,true,false,null,{},[[]]],"y":"\ud83d\ude00\u00e9\n"} ' \
+		'{"group":"e","sample":1,"status":"mismatch","z":{"a":{"b":{"c":[{"d":"é"}]}}}}' >"$T/ok"
+	run -0 --separate-stderr leap-rank "$T/ok"
+	run -0 jq -c '[.rank.score, .rank.group_size]' <(leap-rank "$T/ok" 2>/dev/null)
+	assert_output "$(printf '[1,2]\n[-1,2]')"
+}
