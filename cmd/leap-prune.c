@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "cli.h"
+#include "adaptive.h"
 #include "group.h"
 #include "jsonl.h"
 #include "prune.h"
 #include "record.h"
+#include "scan.h"
 #include "util.h"
 #include "banned.h"
 
@@ -36,6 +38,12 @@ static const char usage[] =
 	"      --expand-slow[=S]    in expanded groups, passing records with speedup < S (default 1)\n"
 	"                           get another turn too\n"
 	"  -b, --feedback-bytes N   feedback text at most N bytes (default 1024, at least 64)\n"
+	"      --adaptive STATE     self-tuning: take the easy threshold from the state file STATE\n"
+	"                           and, after a turn-1 run, move it one step towards --target and\n"
+	"                           update the tasks' easy/hopeless streaks (for leap-prompt\n"
+	"                           --skip-from); STATE is replaced atomically under a lock\n"
+	"      --target P           share of turn-1 groups DCP should end (default 0.5)\n"
+	"      --adapt-step S       how far one run moves the easy threshold (default 0.05)\n"
 	"      --stats              print the decisions made on stderr at the end\n"
 	"      --progress, --no-progress  force the progress line on stderr on or off\n"
 	"  -h, --help               show this help and exit\n"
@@ -44,7 +52,7 @@ static const char usage[] =
 	"Exit status: 0 all records decided, 1 some records carried an error (they were written\n"
 	"to the done file, or stdout with --annotate), 2 usage or fatal error.\n";
 
-enum { OPT_ANNOTATE = LEAP_OPT_PRIVATE, OPT_EXPAND_SLOW, OPT_STATS };
+enum { OPT_ANNOTATE = LEAP_OPT_PRIVATE, OPT_EXPAND_SLOW, OPT_STATS, OPT_ADAPTIVE, OPT_TARGET, OPT_ADAPT_STEP };
 
 struct ctx {
 	struct leap_common common;
@@ -56,6 +64,12 @@ struct ctx {
 	struct leap_buf line;
 	long group_size;
 	int stats;
+	/* --adaptive: this run's turn-1 results */
+	const char *adaptive;
+	double target, adapt_step;
+	long t1_decided, t1_pruned;
+	json_t *verdicts; /* task -> verdict of all its turn-1 groups ("expand" when mixed) */
+	struct leap_buf task;
 	long records, errors, groups[3], final, expanded, incomplete;
 };
 
@@ -80,6 +94,22 @@ static void put_error(struct ctx *c, json_t *rec)
 	c->errors++;
 }
 
+/* Records a turn-1 group's verdict for the adaptive state. */
+static void note_turn1(struct ctx *c, const struct leap_group *grp, enum leap_verdict v)
+{
+	c->t1_decided++;
+	c->t1_pruned += v != LEAP_VERDICT_EXPAND;
+	const struct leap_member *m = &grp->m[0];
+	struct leap_span sp = {m->raw + m->task_off, m->task_len};
+	if (!m->task_len || leap_span_str(sp, &c->task) || memchr(c->task.s, '\0', c->task.len))
+		return;
+	const char *name = leap_verdict_name(v);
+	const char *old = json_string_value(json_object_get(c->verdicts, c->task.s));
+	if (old && strcmp(old, name))
+		name = "expand";
+	json_object_set_new(c->verdicts, c->task.s, json_string(name));
+}
+
 /* Decides one group and writes its records. `complete` is 0 when the group was cut short by
  * the end of input. */
 static void decide(struct ctx *c, struct leap_group *grp, int complete)
@@ -95,6 +125,8 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 	}
 	enum leap_verdict v = leap_prune_verdict(&c->opts, n, n_fail, n_cat);
 	c->groups[v]++;
+	if (c->adaptive && grp->m[0].turn == 1)
+		note_turn1(c, grp, v);
 	if (!complete) {
 		c->incomplete++;
 		leap_warn("group '%s': end of input after %ld of %ld records; decided with those", grp->key, n,
@@ -171,9 +203,12 @@ int main(int argc, char **argv)
 		{"expand-slow", optional_argument, NULL, OPT_EXPAND_SLOW},
 		{"feedback-bytes", required_argument, NULL, 'b'},
 		{"stats", no_argument, NULL, OPT_STATS},
+		{"adaptive", required_argument, NULL, OPT_ADAPTIVE},
+		{"target", required_argument, NULL, OPT_TARGET},
+		{"adapt-step", required_argument, NULL, OPT_ADAPT_STEP},
 		{NULL, 0, NULL, 0},
 	};
-	struct ctx c = {0};
+	struct ctx c = {.target = 0.5, .adapt_step = 0.05};
 	leap_common_init(&c.common, usage);
 	leap_prune_defaults(&c.opts);
 	const char *done = NULL;
@@ -228,6 +263,17 @@ int main(int argc, char **argv)
 		case OPT_STATS:
 			c.stats = 1;
 			break;
+		case OPT_ADAPTIVE:
+			c.adaptive = optarg;
+			break;
+		case OPT_TARGET:
+			if (leap_parse_double(optarg, 0, 1, &c.target))
+				leap_usage_error(&c.common, "--target: '%s' is not a share from 0 to 1", optarg);
+			break;
+		case OPT_ADAPT_STEP:
+			if (leap_parse_double(optarg, 1e-6, 1, &c.adapt_step))
+				leap_usage_error(&c.common, "--adapt-step: '%s' is not a number in (0, 1]", optarg);
+			break;
 		default:
 			leap_usage_error(&c.common, "unhandled option");
 		}
@@ -236,6 +282,17 @@ int main(int argc, char **argv)
 		leap_usage_error(&c.common, "say where decided records go: --done FILE, or --annotate");
 	if (done && annotate)
 		leap_usage_error(&c.common, "--done and --annotate exclude each other");
+	if (c.adaptive) {
+		if (!c.opts.easy_below.frac)
+			leap_usage_error(&c.common, "--adaptive tunes a fraction: give --easy-below as one (0.5, 50%%)");
+		struct leap_adaptive st;
+		char *err = NULL;
+		if (leap_adaptive_load(c.adaptive, c.target, c.adapt_step, c.opts.easy_below.v, &st, &err))
+			leap_die("%s", err);
+		c.opts.easy_below = (struct leap_threshold){st.easy_below, 1};
+		leap_adaptive_free(&st);
+		c.verdicts = json_object();
+	}
 	leap_out_init(&c.out, stdout);
 	if (done) {
 		leap_lines_open(&c.done, done);
@@ -294,6 +351,23 @@ int main(int argc, char **argv)
 			c.expanded, c.errors);
 	leap_buf_free(&c.line);
 	int rc = LEAP_EXIT_OK;
+	if (c.adaptive && c.t1_decided) {
+		struct leap_adaptive st;
+		char *err = NULL;
+		if (leap_adaptive_commit(c.adaptive, c.target, c.adapt_step, c.opts.easy_below.v, c.t1_decided,
+					 c.t1_pruned, c.verdicts, &st, &err)) {
+			leap_warn("%s", err);
+			free(err);
+			rc = LEAP_EXIT_FATAL;
+		} else if (c.stats) {
+			fprintf(stderr, "%s: adaptive: %ld of %ld turn-1 groups ended (target %.3g); easy threshold "
+					"%.3g -> %.3g\n", leap_prog(), c.t1_pruned, c.t1_decided, st.target,
+				c.opts.easy_below.v, st.easy_below);
+		}
+		leap_adaptive_free(&st);
+	}
+	json_decref(c.verdicts);
+	leap_buf_free(&c.task);
 	if (c.use_done && leap_lines_close(&c.done))
 		rc = LEAP_EXIT_FATAL;
 	if (leap_out_close(&c.out))

@@ -173,6 +173,10 @@ int leap_member_scan_text(struct leap_member *m, const char *text, size_t len, c
 	if (!leap_span_int(sp[K_GSIZE], &v) && v > 0 && v <= 0x7fffffffL)
 		m->want = (long)v;
 	m->has_key = sp[K_OWN].p != NULL;
+	if (leap_span_is_string(sp[K_TASK])) {
+		m->task_off = (size_t)(sp[K_TASK].p - text);
+		m->task_len = sp[K_TASK].n;
+	}
 	return 0;
 }
 

@@ -32,6 +32,8 @@ struct leap_member {
 	int has_score;      /* 1 when rank.score is a finite number */
 	double score;
 	long want;          /* `group_size` (records of its group in this turn), or 0 */
+	size_t task_off;    /* `task`: its JSON string text is raw[task_off..task_off+task_len) */
+	size_t task_len;    /* 0 when the record has no task string */
 	int has_key;        /* 1 when the record has the field the program appends */
 	double out;         /* the result computed for the record (an advantage) */
 	const char *skip;   /* when not NULL, the record does not take part: this is why */

@@ -302,3 +302,64 @@ Reply with the complete corrected code in one fenced code block."
 	run -0 --separate-stderr leap-prune --done "$T/done" --stats "$F/turn1.jsonl"
 	[[ "$stderr" == *"3 groups (1 easy, 1 hopeless, 1 expand, 0 incomplete); 5 records end, 3 get another turn"* ]]
 }
+
+@test "leap-prune: --adaptive moves the easy threshold towards the target and counts task streaks" {
+	# turn1.jsonl: 3 groups, 2 ended (vector_add easy, matmul hopeless): 2/3 > target 0.5, so
+	# each run lowers the easy threshold by one step of 0.05: 0.5 -> 0.45 -> 0.40 -> 0.35
+	for i in 1 2 3; do
+		leap-prune --adaptive "$T/state" --done /dev/null "$F/turn1.jsonl" >/dev/null
+	done
+	run -0 jq -c '[.runs, (.easy_below * 1000 | round), .target, .tasks.vector_add.easy, .tasks.vector_add.hopeless, .tasks.matmul.hopeless, .tasks.softmax.easy, .tasks.softmax.hopeless]' "$T/state"
+	assert_output '[3,350,0.5,3,0,3,0,0]'
+	# the threshold in the state is the one used: at 0.35 of 4 = 1.4, softmax's 3 failures still expand
+	run -0 --separate-stderr leap-prune --adaptive "$T/state" --stats --done /dev/null "$F/turn1.jsonl"
+	[[ "$stderr" == *"easy threshold 0.35 -> 0.3"* ]]
+	# with a target of 1 (end every group), the threshold rises instead
+	leap-prune --adaptive "$T/up" --target 1 --done /dev/null "$F/turn1.jsonl" >/dev/null
+	run -0 jq -c '.easy_below * 1000 | round' "$T/up"
+	assert_output 550
+	# an expand verdict breaks a streak
+	group vector_add 1 pass mismatch mismatch | sed 's/"task":"softmax"/"task":"vector_add"/' >"$T/va"
+	leap-prune --adaptive "$T/state" --done /dev/null "$T/va" >/dev/null
+	run -0 jq -c '.tasks.vector_add.easy' "$T/state"
+	assert_output 0
+}
+
+@test "leap-prune: --adaptive learns from turn 1 only and survives concurrent runs" {
+	group a 2 pass mismatch >"$T/turn2"
+	leap-prune --adaptive "$T/state" --done /dev/null "$T/turn2" >/dev/null
+	[ ! -e "$T/state" ]
+	for i in 1 2 3 4 5 6 7 8; do
+		leap-prune --adaptive "$T/state" --done /dev/null "$F/turn1.jsonl" >/dev/null &
+	done
+	wait
+	run -0 jq -c '[.runs, .tasks.vector_add.easy]' "$T/state"
+	assert_output '[8,8]'
+	[ -z "$(find "$T" -name 'state.tmp.*')" ]
+	echo '{"tasks":3}' >"$T/bad"
+	run -2 --separate-stderr leap-prune --adaptive "$T/bad" --done /dev/null "$F/turn1.jsonl"
+	[[ "$stderr" == *"not a leap-prune state"* ]]
+}
+
+@test "leap-prompt --skip-from skips tasks easy or hopeless for k steps, revisiting some" {
+	for i in 1 2 3; do
+		leap-prune --adaptive "$T/state" --done /dev/null "$F/turn1.jsonl" >/dev/null
+	done
+	# vector_add (easy 3 times) and matmul (hopeless 3 times) are skipped; softmax stays
+	run -0 --separate-stderr leap-prompt --skip-from "$T/state" --revisit 0 --all
+	[ "$(echo "$output" | jq -r .task | tr '\n' ' ')" = "softmax " ]
+	[[ "$stderr" == *"skipped 2 tasks"* ]]
+	run -0 --separate-stderr leap-prompt --skip-from "$T/state" --revisit 1 --all
+	[ "$(echo "$output" | jq -r .task | tr '\n' ' ')" = "matmul softmax vector_add " ]
+	run -0 --separate-stderr leap-prompt --skip-from "$T/state" --skip-after 4 --revisit 0 --all
+	[ "$(echo "$output" | jq -r .task | wc -l)" -eq 3 ]
+	# the revisit draw is a fair coin per (seed, task): over 200 seeds about half are kept
+	kept=0
+	for s in $(seq 1 200); do
+		n=$(leap-prompt --skip-from "$T/state" --revisit 0.5 --seed "$s" vector_add 2>/dev/null | wc -l)
+		kept=$((kept + n))
+	done
+	[ "$kept" -gt 70 ] && [ "$kept" -lt 130 ]
+	# the same seed decides the same way
+	diff <(leap-prompt --skip-from "$T/state" --seed 9 --all 2>/dev/null) <(leap-prompt --skip-from "$T/state" --seed 9 --all 2>/dev/null)
+}
