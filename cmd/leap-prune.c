@@ -155,20 +155,10 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 		put_decided(c);
 		json_decref(add);
 		if (expand[i] && c->use_done) {
-			/* only now is the whole record needed: parse it */
-			json_error_t jerr;
-			json_t *rec = json_loadb(m->raw, m->len, JSON_ALLOW_NUL, &jerr);
-			if (!rec) {
-				leap_warn("%s:%ld: cannot build the next turn: %s", m->file, m->line, jerr.text);
-				c->errors++;
-			} else {
-				char *fb = leap_feedback(rec, m->status, &c->opts);
-				json_t *next = leap_next_turn(rec, m->turn, fb, n_expand);
-				leap_out_write(&c->out, next);
-				json_decref(next);
-				json_decref(rec);
-				free(fb);
-			}
+			leap_buf_reset(&c->line);
+			if (leap_next_turn_line(&c->line, m->raw, m->len, m->status, m->turn, n_expand, &c->opts))
+				leap_die("internal error: a held record is not an object");
+			leap_out_raw(&c->out, c->line.s, c->line.len);
 		}
 		if (expand[i])
 			c->expanded++;

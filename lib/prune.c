@@ -6,6 +6,7 @@
 #include "jsonl.h"
 #include "prune.h"
 #include "record.h"
+#include "scan.h"
 #include "util.h"
 #include "banned.h"
 
@@ -283,26 +284,136 @@ char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts 
 	return leap_buf_detach(&clean);
 }
 
-json_t *leap_next_turn(const json_t *rec, long turn, const char *feedback, long group_size)
+struct members {
+	struct leap_span *name, *value;
+	size_t n, cap;
+};
+
+static void collect(struct leap_span name, struct leap_span value, void *arg)
 {
-	static const char *const drop[] = {"completion", "code",      "compile", "verify", "bench",
-					   "status",     "tokens",    "reward",  "rank",   "advantage",
-					   "error",      "prune",     "feedback"};
-	json_t *next = json_copy((json_t *)rec);
-	if (!next)
-		leap_die("out of memory");
-	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
-		json_object_del(next, drop[i]);
-	const json_t *old = json_object_get(rec, "messages");
-	json_t *msgs = json_is_array(old) ? json_copy((json_t *)old) : json_array();
-	const char *completion = leap_get_str(rec, "completion", "");
-	if (!msgs || json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "assistant", "content", completion)) ||
-	    json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "user", "content", feedback)))
-		leap_die("out of memory");
-	if (json_object_set_new(next, "turn", json_integer(turn + 1)) ||
-	    json_object_set_new(next, "messages", msgs) ||
-	    json_object_set_new(next, "feedback", json_string(feedback)) ||
-	    json_object_set_new(next, "group_size", json_integer(group_size)))
-		leap_die("cannot build a next-turn record");
-	return next;
+	struct members *ms = arg;
+	if (ms->n == ms->cap) {
+		ms->cap = ms->cap ? ms->cap * 2 : 32;
+		ms->name = xrealloc(ms->name, ms->cap * sizeof(*ms->name));
+		ms->value = xrealloc(ms->value, ms->cap * sizeof(*ms->value));
+	}
+	ms->name[ms->n] = name;
+	ms->value[ms->n] = value;
+	ms->n++;
+}
+
+/* 1 when the member name span `name` is one of names[0..n). */
+static int name_in(struct leap_span name, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (leap_span_str_eq(name, names[i]))
+			return 1;
+	return 0;
+}
+
+/* Appends the JSON text of string s. */
+static void add_json_string(struct leap_buf *b, const char *s)
+{
+	json_t *j = json_string(s);
+	if (!j || leap_json_append(b, j))
+		leap_die("cannot serialise a string");
+	json_decref(j);
+}
+
+int leap_next_turn_line(struct leap_buf *b, const char *raw, size_t len, int status, long turn, long group_size,
+			const struct leap_prune_opts *o)
+{
+	static const char *const drop[] = {"completion", "code",      "compile", "verify",   "bench",
+					   "status",     "tokens",    "reward",  "rank",     "advantage",
+					   "error",      "prune",     "feedback", "group_size"};
+	static const char *const results[] = {"compile", "verify", "bench"};
+	struct members ms = {0};
+	if (leap_scan_members(raw, len, collect, &ms)) {
+		free(ms.name);
+		free(ms.value);
+		return -1;
+	}
+	/* the last value of a name wins, as in a parsed record */
+	struct leap_span completion = {NULL, 0}, messages = {NULL, 0};
+	json_t *res = json_object();
+	for (size_t i = 0; i < ms.n; i++) {
+		if (leap_span_str_eq(ms.name[i], "completion"))
+			completion = ms.value[i];
+		else if (leap_span_str_eq(ms.name[i], "messages"))
+			messages = ms.value[i];
+		else if (name_in(ms.name[i], results, 3)) {
+			struct leap_buf key = {0};
+			leap_span_str(ms.name[i], &key);
+			json_t *v = json_loadb(ms.value[i].p, ms.value[i].n, JSON_ALLOW_NUL, NULL);
+			if (v)
+				json_object_set_new(res, key.s, v);
+			leap_buf_free(&key);
+		}
+	}
+	char *fb = leap_feedback(res, status, o);
+	json_decref(res);
+
+	/* messages + [{assistant: completion}, {user: feedback}] */
+	struct leap_buf msg = {0};
+	const char *p = messages.p;
+	size_t n = messages.n;
+	if (p && n >= 2 && p[0] == '[') {
+		size_t i = 1;
+		while (i < n - 1 && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+			i++;
+		leap_buf_add(&msg, p, n - 1);
+		if (i < n - 1)
+			leap_buf_add(&msg, ",", 1);
+	} else {
+		leap_buf_add(&msg, "[", 1);
+	}
+	leap_buf_adds(&msg, "{\"role\":\"assistant\",\"content\":");
+	if (leap_span_is_string(completion))
+		leap_buf_add(&msg, completion.p, completion.n);
+	else
+		leap_buf_adds(&msg, "\"\"");
+	leap_buf_adds(&msg, "},{\"role\":\"user\",\"content\":");
+	add_json_string(&msg, fb);
+	leap_buf_adds(&msg, "}]");
+
+	leap_buf_add(b, "{", 1);
+	int first = 1, turn_done = 0, msgs_done = 0;
+	for (size_t i = 0; i < ms.n; i++) {
+		struct leap_span nm = ms.name[i];
+		if (name_in(nm, drop, sizeof(drop) / sizeof(drop[0])))
+			continue;
+		int is_turn = leap_span_str_eq(nm, "turn"), is_msgs = !is_turn && leap_span_str_eq(nm, "messages");
+		if ((is_turn && turn_done) || (is_msgs && msgs_done))
+			continue;
+		if (!first)
+			leap_buf_add(b, ",", 1);
+		first = 0;
+		leap_buf_add(b, nm.p, nm.n);
+		leap_buf_add(b, ":", 1);
+		if (is_turn) {
+			leap_buf_addf(b, "%ld", turn + 1);
+			turn_done = 1;
+		} else if (is_msgs) {
+			leap_buf_add(b, msg.s, msg.len);
+			msgs_done = 1;
+		} else {
+			leap_buf_add(b, ms.value[i].p, ms.value[i].n);
+		}
+	}
+	if (!turn_done) {
+		leap_buf_addf(b, "%s\"turn\":%ld", first ? "" : ",", turn + 1);
+		first = 0;
+	}
+	if (!msgs_done) {
+		leap_buf_adds(b, first ? "\"messages\":" : ",\"messages\":");
+		leap_buf_add(b, msg.s, msg.len);
+	}
+	leap_buf_adds(b, ",\"feedback\":");
+	add_json_string(b, fb);
+	leap_buf_addf(b, ",\"group_size\":%ld}", group_size);
+	leap_buf_free(&msg);
+	free(fb);
+	free(ms.name);
+	free(ms.value);
+	return 0;
 }

@@ -65,11 +65,14 @@ const char *leap_prune_reason(const struct leap_prune_opts *o, enum leap_verdict
  * do not fit. Never NULL. */
 char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts *o);
 
-/* The next-turn record of `rec` (new reference): the same fields, minus the results of this
- * turn (completion, code, compile, verify, bench, status, tokens, reward, rank, advantage,
- * error, prune, feedback), with turn + 1, messages + {assistant: completion} + {user:
- * feedback}, `feedback` and `group_size` (the records of the group sent to that turn).
- * Never NULL. */
-json_t *leap_next_turn(const json_t *rec, long turn, const char *feedback, long group_size);
+/* Appends to `b` (without a newline) the next-turn record of the record whose text is
+ * raw[0..len) (a JSON object; its status `status`, its turn `turn`): the same members in the
+ * same order, their text untouched, minus this turn's results (completion, code, compile,
+ * verify, bench, status, tokens, reward, rank, advantage, error, prune, feedback,
+ * group_size), with turn + 1, messages + {assistant: completion} + {user: feedback},
+ * `feedback` (leap_feedback of the record) and `group_size` (the records of the group sent to
+ * that turn) appended. Returns 0, or -1 (b unchanged) when raw is not a JSON object. */
+int leap_next_turn_line(struct leap_buf *b, const char *raw, size_t len, int status, long turn, long group_size,
+			const struct leap_prune_opts *o);
 
 #endif

@@ -13,6 +13,8 @@
 struct st {
 	const char *p, *e;
 	int depth;
+	void (*fn)(struct leap_span name, struct leap_span value, void *arg); /* top-level members */
+	void *arg;
 };
 
 static void ws(struct st *s)
@@ -198,9 +200,14 @@ static int key_is(const char *k, size_t kn, int esc, const char *key)
 	return leap_span_str_eq(v, key);
 }
 
-/* Scans an object at '{'; at the top level (keys != NULL) records the wanted members. */
+typedef void member_fn(struct leap_span name, struct leap_span value, void *arg);
+
+/* Scans an object at '{'; at the top level (keys != NULL) records the wanted members, and
+ * calls s->fn for each member when set. */
 static int object(struct st *s, const char *const *keys, size_t nkeys, struct leap_span *spans)
 {
+	member_fn *fn = s->fn;
+	s->fn = NULL; /* nested objects are not the top level */
 	if (++s->depth > MAX_DEPTH)
 		return -1;
 	s->p++;
@@ -231,6 +238,8 @@ static int object(struct st *s, const char *const *keys, size_t nkeys, struct le
 				spans[i].p = v;
 				spans[i].n = (size_t)(s->p - v);
 			}
+		if (fn)
+			fn((struct leap_span){k - 1, kn + 2}, (struct leap_span){v, (size_t)(s->p - v)}, s->arg);
 		ws(s);
 		if (s->p >= s->e)
 			return -1;
@@ -306,11 +315,24 @@ int leap_scan_object(const char *s, size_t n, const char *const *keys, size_t nk
 {
 	for (size_t i = 0; i < nkeys; i++)
 		spans[i] = (struct leap_span){NULL, 0};
-	struct st st = {s, s + n, 0};
+	struct st st = {s, s + n, 0, NULL, NULL};
 	ws(&st);
 	if (st.p >= st.e || *st.p != '{')
 		return -1;
 	if (object(&st, keys, nkeys, spans))
+		return -1;
+	ws(&st);
+	return st.p == st.e ? 0 : -1;
+}
+
+int leap_scan_members(const char *s, size_t n, void (*fn)(struct leap_span name, struct leap_span value, void *arg),
+		      void *arg)
+{
+	struct st st = {s, s + n, 0, fn, arg};
+	ws(&st);
+	if (st.p >= st.e || *st.p != '{')
+		return -1;
+	if (object(&st, NULL, 0, NULL))
 		return -1;
 	ws(&st);
 	return st.p == st.e ? 0 : -1;

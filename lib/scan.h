@@ -21,6 +21,13 @@ struct leap_span {
  * unspecified). Allocates nothing. */
 int leap_scan_object(const char *s, size_t n, const char *const *keys, size_t nkeys, struct leap_span *spans);
 
+/* Calls fn(name, value, arg) for each member of the JSON object s[0..n), in order; `name` is
+ * the member name's string text (quotes included), `value` its value's text. The whole text
+ * is validated as leap_scan_object does. Returns 0, or -1 when it is not such an object (fn
+ * may have been called for the members before the fault). */
+int leap_scan_members(const char *s, size_t n, void (*fn)(struct leap_span name, struct leap_span value, void *arg),
+		      void *arg);
+
 /* The span's first byte names its type: '"' string, '{' object, '[' array, 't'/'f'
  * boolean, 'n' null, anything else a number. */
 int leap_span_is_string(struct leap_span v);

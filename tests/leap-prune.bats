@@ -363,3 +363,19 @@ Reply with the complete corrected code in one fenced code block."
 	# the same seed decides the same way
 	diff <(leap-prompt --skip-from "$T/state" --seed 9 --all 2>/dev/null) <(leap-prompt --skip-from "$T/state" --seed 9 --all 2>/dev/null)
 }
+
+@test "leap-prune: next-turn records equal a jq definition of the transformation, key order included" {
+	cat "$F/turn1.jsonl" "$F/long.jsonl" >"$T/in"
+	leap-prune --done "$T/done" "$T/in" >"$T/next"
+	[ "$(wc -l <"$T/next")" -eq 5 ]
+	jq -c --slurpfile src "$T/in" '
+		. as $n
+		| ($src[] | select(.group == $n.group and .sample == $n.sample))
+		| del(.completion, .code, .compile, .verify, .bench, .status, .tokens, .reward, .rank,
+		      .advantage, .error, .prune, .feedback, .group_size)
+		| .turn += 1
+		| .messages += [{role: "assistant", content: $src[] | select(.group == $n.group and .sample == $n.sample) | .completion},
+		                {role: "user", content: $n.feedback}]
+		| .feedback = $n.feedback | .group_size = $n.group_size' "$T/next" >"$T/want"
+	diff <(jq -c . "$T/next") "$T/want"
+}
