@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "group.h"
@@ -21,8 +23,9 @@ static const char usage[] =
 	"fewer total tokens wins. Every record gets rank = {wins, losses, ties, score, group_size,\n"
 	"turns, complete} with score = (wins - losses) / (group_size - 1).\n"
 	"\n"
-	"  -g, --group-size G     trajectories per group: a group is ranked as soon as G of its\n"
-	"                         trajectories have ended (default: at end of input)\n"
+	"  -g, --group-size G     trajectories per group: a group is ranked and written as soon as\n"
+	"                         G of its trajectories have ended (default: regular files are\n"
+	"                         read twice and records keep their order; a pipe is held)\n"
 	"  -k, --key LIST         outcome key, components in order: turn, status, speed, tokens\n"
 	"                         (default turn,speed,tokens)\n"
 	"  -m, --speed-tie M      relative tie margin for speed (default 0.02: within 2% is a tie)\n"
@@ -42,6 +45,165 @@ struct ctx {
 	long group_size;
 	long records, errors;
 };
+
+/* A group in the two-pass mode: the summaries of its trajectories. */
+struct tgroup {
+	struct leap_traj *t;
+	long *id;      /* the trajectory's sample, or -1 - seq for a record without one */
+	size_t n, cap;
+	int complete;
+};
+
+/* The trajectory `id` of group g, added when absent. */
+static struct leap_traj *traj_of(struct tgroup *g, long id, int create)
+{
+	for (size_t j = g->n; j-- > 0;)
+		if (g->id[j] == id)
+			return &g->t[j];
+	if (!create)
+		return NULL;
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 16;
+		g->t = xrealloc(g->t, g->cap * sizeof(*g->t));
+		g->id = xrealloc(g->id, g->cap * sizeof(*g->id));
+	}
+	g->id[g->n] = id;
+	leap_rank_traj_init(&g->t[g->n]);
+	return &g->t[g->n++];
+}
+
+/* Plays a two-pass group's tournament once all its records were seen. */
+static void rank_tgroup(const char *key, void *data, void *arg)
+{
+	struct ctx *c = arg;
+	struct tgroup *g = data;
+	leap_rank_tournament(&c->opts, g->t, g->n);
+	long unended = 0;
+	for (size_t j = 0; j < g->n; j++)
+		unended += !g->t[j].final;
+	g->complete = !unended;
+	if (unended)
+		leap_warn("group '%s': %ld trajector%s not ended (no record with prune.decision final); ranked "
+			  "with what arrived", key, unended, unended == 1 ? "y has" : "ies have");
+}
+
+static void free_tgroup(const char *key, void *data, void *arg)
+{
+	(void)key;
+	(void)arg;
+	struct tgroup *g = data;
+	free(g->t);
+	free(g->id);
+	free(g);
+}
+
+/* 1 when every input can be read twice: regular files (standard input included), each
+ * named once. *off receives standard input's starting offset. */
+static int seekable(int nfiles, char *const *files, off_t *off)
+{
+	struct stat st;
+	int stdin_uses = nfiles == 0;
+	for (int i = 0; i < nfiles; i++) {
+		if (!strcmp(files[i], "-")) {
+			stdin_uses++;
+			continue;
+		}
+		if (stat(files[i], &st) || !S_ISREG(st.st_mode))
+			return 0;
+	}
+	if (stdin_uses > 1)
+		return 0;
+	if (stdin_uses) {
+		if (fstat(STDIN_FILENO, &st) || !S_ISREG(st.st_mode))
+			return 0;
+		*off = lseek(STDIN_FILENO, 0, SEEK_CUR);
+		if (*off < 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The two-pass mode: summarise every trajectory, rank, then write every record in input
+ * order. Memory: the trajectories' summaries, not the records. */
+static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
+{
+	struct leap_strset groups = {0};
+	struct leap_buf key = {0};
+	struct leap_member m;
+	json_t *bad;
+	int has_group;
+	struct leap_in in;
+	leap_in_init(&in, nfiles, files, stdout);
+	long seq = 0;
+	while (leap_member_next(&in, seq, "rank", &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
+		if (bad) {
+			json_decref(bad);
+		} else if (has_group) {
+			void **slot = leap_strset_slot(&groups, key.s);
+			if (!*slot)
+				*slot = xcalloc(1, sizeof(struct tgroup));
+			leap_rank_traj_add(traj_of(*slot, m.sample >= 0 ? m.sample : -1 - seq, 1), &m);
+			leap_member_clear(&m);
+		} else {
+			leap_member_clear(&m);
+		}
+		seq++;
+	}
+	leap_in_close(&in);
+	leap_strset_each_data(&groups, rank_tgroup, c);
+	/* the second pass */
+	int uses_stdin = nfiles == 0;
+	for (int i = 0; i < nfiles; i++)
+		uses_stdin |= !strcmp(files[i], "-");
+	if (uses_stdin) {
+		clearerr(stdin);
+		if (fseeko(stdin, off, SEEK_SET))
+			leap_die_errno("<stdin>: cannot read it a second time");
+	}
+	leap_in_init(&in, nfiles, files, stdout);
+	seq = 0;
+	enum leap_read r;
+	while ((r = leap_member_next(&in, seq, "rank", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
+		c->records++;
+		struct tgroup *g = r == LEAP_READ_RECORD && has_group ? *leap_strset_slot(&groups, key.s) : NULL;
+		struct leap_traj *x = g ? traj_of(g, m.sample >= 0 ? m.sample : -1 - seq, 0) : NULL;
+		if (r == LEAP_READ_BAD) {
+			leap_out_write(&c->out, bad);
+			json_decref(bad);
+			c->errors++;
+		} else if (!x) {
+			const char *why = has_group ? "the input changed between the two passes"
+				: "the record has neither 'group' nor 'task'";
+			leap_warn("%s:%ld: %s", m.file, m.line, why);
+			leap_buf_reset(&c->line);
+			if (leap_splice_error(&c->line, m.raw, m.len, m.file, m.line, why))
+				leap_die("internal error: a scanned record is not an object");
+			leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+			c->errors++;
+		} else {
+			json_t *add = json_pack("{s:{s:I,s:I,s:I,s:f,s:I,s:I,s:b}}", "rank", "wins", (json_int_t)x->wins,
+						"losses", (json_int_t)x->losses, "ties", (json_int_t)x->ties, "score",
+						x->score, "group_size", (json_int_t)g->n, "turns", (json_int_t)x->turns,
+						"complete", g->complete);
+			if (!add)
+				leap_die("out of memory");
+			leap_buf_reset(&c->line);
+			if (leap_splice_line_known(&c->line, m.raw, m.len, NULL, add, m.has_key))
+				leap_die("internal error: a scanned record is not an object");
+			leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+			json_decref(add);
+		}
+		if (r == LEAP_READ_RECORD)
+			leap_member_clear(&m);
+		seq++;
+		leap_progress_update(&c->progress, c->records, c->errors);
+	}
+	*open_failed = in.open_failed;
+	leap_in_close(&in);
+	leap_buf_free(&key);
+	leap_strset_each_data(&groups, free_tgroup, NULL);
+	leap_strset_free(&groups);
+}
 
 /* Ranks one group and writes its records in arrival order. */
 static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
@@ -119,6 +281,19 @@ int main(int argc, char **argv)
 	}
 	leap_out_init(&c.out, stdout);
 	leap_progress_init(&c.progress, c.common.progress);
+	off_t off = 0;
+	if (!c.group_size && seekable(argc - optind, argv + optind, &off)) {
+		int open_failed = 0;
+		two_pass(&c, argc - optind, argv + optind, off, &open_failed);
+		leap_progress_end(&c.progress);
+		leap_buf_free(&c.line);
+		int rc = leap_out_close(&c.out);
+		if (rc)
+			return rc;
+		if (open_failed)
+			return LEAP_EXIT_FATAL;
+		return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+	}
 	struct leap_in in;
 	leap_in_init(&in, argc - optind, argv + optind, stdout);
 	struct leap_grouper groups;

@@ -281,16 +281,38 @@ struct leap_strset_ent {
 	struct leap_strset_ent *next;
 	size_t hash;
 	int flag;
+	void *data;
 	char key[];
 };
 
+static struct leap_strset_ent *strset_entry(struct leap_strset *s, const char *key);
+
 int *leap_strset_get(struct leap_strset *s, const char *key)
+{
+	return &strset_entry(s, key)->flag;
+}
+
+void **leap_strset_slot(struct leap_strset *s, const char *key)
+{
+	return &strset_entry(s, key)->data;
+}
+
+void leap_strset_each_data(const struct leap_strset *s, void (*fn)(const char *key, void *data, void *arg),
+			   void *arg)
+{
+	for (size_t i = 0; i < s->nbuckets; i++)
+		for (struct leap_strset_ent *e = s->buckets[i]; e; e = e->next)
+			fn(e->key, e->data, arg);
+}
+
+/* The entry of `key`, inserted (flag 0, data NULL) when absent. */
+static struct leap_strset_ent *strset_entry(struct leap_strset *s, const char *key)
 {
 	size_t h = hash_str(key);
 	if (s->nbuckets)
 		for (struct leap_strset_ent *e = s->buckets[h & (s->nbuckets - 1)]; e; e = e->next)
 			if (e->hash == h && !strcmp(e->key, key))
-				return &e->flag;
+				return e;
 	if (s->count >= s->nbuckets) {
 		size_t nb = s->nbuckets ? s->nbuckets * 2 : 64;
 		struct leap_strset_ent **b = xcalloc(nb, sizeof(*b));
@@ -311,10 +333,11 @@ int *leap_strset_get(struct leap_strset *s, const char *key)
 	memcpy(e->key, key, klen + 1);
 	e->hash = h;
 	e->flag = 0;
+	e->data = NULL;
 	e->next = s->buckets[h & (s->nbuckets - 1)];
 	s->buckets[h & (s->nbuckets - 1)] = e;
 	s->count++;
-	return &e->flag;
+	return e;
 }
 
 void leap_strset_each(const struct leap_strset *s, void (*fn)(int flag, void *arg), void *arg)

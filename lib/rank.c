@@ -43,32 +43,39 @@ int leap_rank_key_parse(const char *s, struct leap_rank_opts *o)
 	return 0;
 }
 
+void leap_rank_traj_init(struct leap_traj *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->best_status = LEAP_ST_NONE;
+	t->has_tokens = 1;
+}
+
+void leap_rank_traj_add(struct leap_traj *x, const struct leap_member *m)
+{
+	if (m->status > x->best_status)
+		x->best_status = m->status;
+	if (m->status == LEAP_ST_PASS && (x->solved_turn == 0 || m->turn < x->solved_turn)) {
+		x->solved_turn = m->turn;
+		x->speedup = m->speedup;
+	}
+	if (m->has_tokens)
+		x->tokens += m->tokens;
+	else
+		x->has_tokens = 0;
+	if (m->turn > x->turns)
+		x->turns = m->turn;
+	if (m->final)
+		x->final = 1;
+}
+
 size_t leap_rank_summarise(const struct leap_group *grp, size_t *traj, struct leap_traj **out)
 {
 	size_t nt = leap_group_trajectories(grp, traj);
 	struct leap_traj *t = xcalloc(nt ? nt : 1, sizeof(*t));
-	for (size_t j = 0; j < nt; j++) {
-		t[j].best_status = LEAP_ST_NONE;
-		t[j].has_tokens = 1;
-	}
-	for (size_t i = 0; i < grp->n; i++) {
-		const struct leap_member *m = &grp->m[i];
-		struct leap_traj *x = &t[traj[i]];
-		if (m->status > x->best_status)
-			x->best_status = m->status;
-		if (m->status == LEAP_ST_PASS && (x->solved_turn == 0 || m->turn < x->solved_turn)) {
-			x->solved_turn = m->turn;
-			x->speedup = m->speedup;
-		}
-		if (m->has_tokens)
-			x->tokens += m->tokens;
-		else
-			x->has_tokens = 0;
-		if (m->turn > x->turns)
-			x->turns = m->turn;
-		if (m->final)
-			x->final = 1;
-	}
+	for (size_t j = 0; j < nt; j++)
+		leap_rank_traj_init(&t[j]);
+	for (size_t i = 0; i < grp->n; i++)
+		leap_rank_traj_add(&t[traj[i]], &grp->m[i]);
 	*out = t;
 	return nt;
 }

@@ -40,6 +40,12 @@ struct leap_traj {
 	double score;     /* (wins - losses) / (G - 1); 0 when G == 1 */
 };
 
+/* Starts an empty trajectory summary. */
+void leap_rank_traj_init(struct leap_traj *t);
+
+/* Adds one record (as summarised in *m) to trajectory summary *t. */
+void leap_rank_traj_add(struct leap_traj *t, const struct leap_member *m);
+
 /* Summarises the trajectories of `grp` (numbered by leap_group_trajectories into traj[],
  * which must hold grp->n entries) into *out (a new array of the returned length). */
 size_t leap_rank_summarise(const struct leap_group *grp, size_t *traj, struct leap_traj **out);

@@ -181,3 +181,19 @@ EOF
 	run -0 jq -c '[.rank.score, .rank.group_size]' <(leap-rank "$T/ok" 2>/dev/null)
 	assert_output "$(printf '[1,2]\n[-1,2]')"
 }
+
+@test "leap-rank: a done file with groups spread over turns is ranked in input order, read twice" {
+	# story.jsonl interleaves groups A and B across turns, as leap-prune's done file does.
+	# From a file (or standard input redirected from one) every record comes out in input
+	# order; from a pipe, groups are held and come out group by group. Same ranks either way.
+	leap-rank "$F/story.jsonl" >"$T/file"
+	leap-rank <"$F/story.jsonl" >"$T/redirect"
+	cat "$F/story.jsonl" | leap-rank >"$T/pipe"
+	diff <(jq -c '[.group, .sample, .turn]' "$F/story.jsonl") <(jq -c '[.group, .sample, .turn]' "$T/file")
+	diff "$T/file" "$T/redirect"
+	[ "$(jq -r .group "$T/pipe" | uniq | tr '\n' ' ')" = "A B " ]
+	diff <(jq -c '[.group, .sample, .turn, .rank]' "$T/file" | sort) <(jq -c '[.group, .sample, .turn, .rank]' "$T/pipe" | sort)
+	# two files, the second repeating the first: the same trajectories, still 4 per group
+	run -0 jq -s -c 'map(.rank.group_size) | unique' <(leap-rank "$F/story.jsonl" "$F/story.jsonl")
+	assert_output '[4]'
+}
