@@ -29,8 +29,9 @@ static const char usage[] =
 	"  -s, --scale S          group, batch or none: divide by std + 1e-6 of the group's values,\n"
 	"                         of all values in the input, or not at all (default group for grpo,\n"
 	"                         none for the others; batch holds the whole input)\n"
-	"  -g, --group-size G     trajectories per group: a group is computed as soon as G of its\n"
-	"                         trajectories have ended (default: at end of input)\n"
+	"  -g, --group-size G     trajectories per group: a group is computed and written as soon\n"
+	"                         as G of its trajectories have ended (default: regular files are\n"
+	"                         read twice and records keep their order; a pipe is held)\n"
 	"      --stats            print mean and std of the advantages and the share of groups\n"
 	"                         whose advantages are all zero on stderr at the end\n"
 	"      --progress, --no-progress  force the progress line on stderr on or off\n"
@@ -156,6 +157,140 @@ static void rank_record(struct ctx *c, struct leap_member *m, const char *group)
 	leap_member_clear(m);
 }
 
+/* Two-pass mode: one taking part record of a group, from the first pass. */
+struct aentry {
+	long seq;    /* the record's number in the input */
+	long sample; /* -1 when absent */
+	long turn;
+	double value;
+};
+
+struct agroup {
+	struct aentry *e;
+	size_t n, cap;
+};
+
+struct compute {
+	struct ctx *c;
+	double *adv; /* by record number */
+};
+
+/* Computes a two-pass group into adv[] with the same estimator code as the streaming mode. */
+static void compute_agroup(const char *key, void *data, void *arg)
+{
+	(void)key;
+	struct compute *k = arg;
+	struct agroup *g = data;
+	struct leap_group grp = {0};
+	grp.m = xcalloc(g->n ? g->n : 1, sizeof(*grp.m));
+	grp.n = g->n;
+	for (size_t i = 0; i < g->n; i++) {
+		grp.m[i].sample = g->e[i].sample;
+		grp.m[i].turn = g->e[i].turn;
+		grp.m[i].value = g->e[i].value;
+		grp.m[i].has_value = 1;
+	}
+	int batch = k->c->scale == LEAP_SCALE_BATCH;
+	leap_advantage_group(k->c->est, k->c->scale, k->c->gamma, &grp, batch ? &k->c->vals : NULL, &k->c->nvals,
+			     &k->c->capvals);
+	for (size_t i = 0; i < g->n; i++)
+		k->adv[g->e[i].seq] = grp.m[i].out;
+	free(grp.m);
+}
+
+static void free_agroup(const char *key, void *data, void *arg)
+{
+	(void)key;
+	(void)arg;
+	struct agroup *g = data;
+	free(g->e);
+	free(g);
+}
+
+/* The two-pass mode of the scalar estimators: first collect every group's rewards (a few
+ * dozen bytes per record) and compute, then write every record in input order. */
+static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
+{
+	struct leap_strset groups = {0};
+	struct leap_buf key = {0};
+	struct leap_member m;
+	json_t *bad;
+	int has_group;
+	struct leap_in in;
+	leap_in_init(&in, nfiles, files, stdout);
+	long seq = 0;
+	while (leap_member_next(&in, seq, "advantage", &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
+		if (bad) {
+			json_decref(bad);
+		} else {
+			double value;
+			const char *why;
+			if (has_group && !leap_reward_of(c->reward, &m, &value, &why)) {
+				void **slot = leap_strset_slot(&groups, key.s);
+				if (!*slot)
+					*slot = xcalloc(1, sizeof(struct agroup));
+				struct agroup *g = *slot;
+				xgrow((void **)&g->e, &g->cap, g->n + 1, sizeof(*g->e));
+				g->e[g->n++] = (struct aentry){seq, m.sample, m.turn, value};
+			}
+			leap_member_clear(&m);
+		}
+		seq++;
+	}
+	leap_in_close(&in);
+	struct compute k = {c, xcalloc(seq ? (size_t)seq : 1, sizeof(double))};
+	leap_strset_each_data(&groups, compute_agroup, &k);
+	leap_strset_each_data(&groups, free_agroup, NULL);
+	leap_strset_free(&groups);
+	if (c->scale == LEAP_SCALE_BATCH) {
+		double sd = leap_std(c->vals, c->nvals);
+		for (long i = 0; i < seq; i++)
+			k.adv[i] /= sd + LEAP_ADV_EPS;
+		free(c->vals);
+		c->vals = NULL;
+		c->nvals = c->capvals = 0;
+	}
+	leap_inputs_rewind(nfiles, files, off);
+	leap_in_init(&in, nfiles, files, stdout);
+	long n = seq;
+	seq = 0;
+	enum leap_read r;
+	while ((r = leap_member_next(&in, seq, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
+		c->records++;
+		if (r == LEAP_READ_BAD) {
+			leap_out_write(&c->out, bad);
+			json_decref(bad);
+			c->errors++;
+		} else {
+			double value;
+			const char *why = NULL;
+			if (!has_group)
+				why = "the record has neither 'group' nor 'task'";
+			else if (leap_reward_of(c->reward, &m, &value, &why))
+				;
+			else if (seq >= n)
+				why = "the input changed between the two passes";
+			else if (!isfinite(k.adv[seq]))
+				why = "the advantage is not finite (rewards too large)";
+			if (why) {
+				leap_warn("%s:%ld: %s", m.file, m.line, why);
+				m.skip = why;
+				put_skipped(c, &m);
+			} else {
+				put_advantage(c, m.raw, m.len, m.has_key, k.adv[seq]);
+				note_stats(c, key.s, k.adv[seq]);
+			}
+			leap_member_clear(&m);
+		}
+		seq++;
+		leap_progress_update(&c->progress, c->records, c->errors);
+	}
+	*open_failed = in.open_failed;
+	leap_in_close(&in);
+	leap_buf_free(&key);
+	free(k.adv);
+}
+
 static void count_zero(int flag, void *arg)
 {
 	if (!flag)
@@ -227,16 +362,21 @@ int main(int argc, char **argv)
 
 	leap_out_init(&c.out, stdout);
 	leap_progress_init(&c.progress, c.common.progress);
+	off_t off = 0;
+	int two = c.est != LEAP_EST_RANK && !c.group_size && leap_inputs_seekable(argc - optind, argv + optind, &off);
 	struct leap_in in;
 	leap_in_init(&in, argc - optind, argv + optind, stdout);
 	struct leap_grouper groups;
 	leap_grouper_init(&groups);
+	int two_open_failed = 0;
+	if (two)
+		two_pass(&c, argc - optind, argv + optind, off, &two_open_failed);
 	struct leap_buf key = {0};
 	struct leap_member m;
 	json_t *bad;
 	int has_group;
 	enum leap_read r;
-	while ((r = leap_member_next(&in, c.records, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
+	while (!two && (r = leap_member_next(&in, c.records, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
 		c.records++;
 		if (r == LEAP_READ_BAD) {
 			leap_out_write(&c.out, bad);
@@ -280,7 +420,7 @@ int main(int argc, char **argv)
 		free(c.held);
 		free(c.vals);
 	}
-	int open_failed = in.open_failed;
+	int open_failed = in.open_failed + two_open_failed;
 	leap_in_close(&in);
 	leap_progress_end(&c.progress);
 	if (c.stats) {

@@ -2,8 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "group.h"
@@ -97,32 +95,6 @@ static void free_tgroup(const char *key, void *data, void *arg)
 	free(g);
 }
 
-/* 1 when every input can be read twice: regular files (standard input included), each
- * named once. *off receives standard input's starting offset. */
-static int seekable(int nfiles, char *const *files, off_t *off)
-{
-	struct stat st;
-	int stdin_uses = nfiles == 0;
-	for (int i = 0; i < nfiles; i++) {
-		if (!strcmp(files[i], "-")) {
-			stdin_uses++;
-			continue;
-		}
-		if (stat(files[i], &st) || !S_ISREG(st.st_mode))
-			return 0;
-	}
-	if (stdin_uses > 1)
-		return 0;
-	if (stdin_uses) {
-		if (fstat(STDIN_FILENO, &st) || !S_ISREG(st.st_mode))
-			return 0;
-		*off = lseek(STDIN_FILENO, 0, SEEK_CUR);
-		if (*off < 0)
-			return 0;
-	}
-	return 1;
-}
-
 /* The two-pass mode: summarise every trajectory, rank, then write every record in input
  * order. Memory: the trajectories' summaries, not the records. */
 static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
@@ -152,14 +124,7 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	leap_in_close(&in);
 	leap_strset_each_data(&groups, rank_tgroup, c);
 	/* the second pass */
-	int uses_stdin = nfiles == 0;
-	for (int i = 0; i < nfiles; i++)
-		uses_stdin |= !strcmp(files[i], "-");
-	if (uses_stdin) {
-		clearerr(stdin);
-		if (fseeko(stdin, off, SEEK_SET))
-			leap_die_errno("<stdin>: cannot read it a second time");
-	}
+	leap_inputs_rewind(nfiles, files, off);
 	leap_in_init(&in, nfiles, files, stdout);
 	seq = 0;
 	enum leap_read r;
@@ -282,7 +247,7 @@ int main(int argc, char **argv)
 	leap_out_init(&c.out, stdout);
 	leap_progress_init(&c.progress, c.common.progress);
 	off_t off = 0;
-	if (!c.group_size && seekable(argc - optind, argv + optind, &off)) {
+	if (!c.group_size && leap_inputs_seekable(argc - optind, argv + optind, &off)) {
 		int open_failed = 0;
 		two_pass(&c, argc - optind, argv + optind, off, &open_failed);
 		leap_progress_end(&c.progress);

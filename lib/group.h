@@ -3,6 +3,7 @@
 #define LEAP_GROUP_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <jansson.h>
 
 #include "util.h"
@@ -110,6 +111,15 @@ size_t leap_group_trajectories(const struct leap_group *grp, size_t *traj);
 
 /* Releases one member's raw text. */
 void leap_member_clear(struct leap_member *m);
+
+/* 1 when every input (files, or standard input when nfiles is 0 or a file is "-") can be
+ * read twice: regular files, standard input named at most once. *off receives standard
+ * input's current offset. */
+int leap_inputs_seekable(int nfiles, char *const *files, off_t *off);
+
+/* Before a second leap_in pass over inputs leap_inputs_seekable accepted: puts standard
+ * input back at `off` when it is one of them. Dies with a message when it cannot. */
+void leap_inputs_rewind(int nfiles, char *const *files, off_t off);
 
 /* A set of strings (group keys), for statistics over groups. */
 struct leap_strset {

@@ -178,8 +178,11 @@ expect() {
 	run -1 --separate-stderr leap-advantage -e dr-grpo "$T/in"
 	echo "$output" >"$T/out"
 	[ "$(wc -l <"$T/out")" -eq 10 ]
-	# the malformed line comes out at once, the held group at the end of input
+	# from a file, records keep their input order
 	run -0 jq -r 'select(.error) | .error.line' "$T/out"
+	assert_output "$(printf '9\n10')"
+	# from a pipe, the malformed line comes out at once, the held group at the end of input
+	run -0 jq -r 'select(.error) | .error.line' <(cat "$T/in" | leap-advantage -e dr-grpo 2>/dev/null)
 	assert_output "$(printf '10\n9')"
 	# the others are computed without the bad record: g1 still 0.5, -0.5, 0, 0
 	run -0 jq -r 'select(.group == "g1" and (.error | not)) | .advantage' "$T/out"
@@ -209,4 +212,21 @@ EOF
 	# an existing advantage is replaced, not duplicated
 	leap-advantage -e rloo "$T/out" >"$T/again"
 	diff <(jq -c . "$T/out") <(jq -c . "$T/again")
+}
+
+@test "leap-advantage: file (two passes), pipe (held) and --group-size (streamed) agree for every estimator" {
+	"$ROOT/bench/gen-records" --records 1500 --mode done --seed 4 >"$T/done"
+	for e in grpo dr-grpo rloo kevin trloo; do
+		leap-advantage -e "$e" -r kevin "$T/done" 2>/dev/null | jq -c '[.group, .sample, .turn, .advantage]' | sort >"$T/a"
+		cat "$T/done" | leap-advantage -e "$e" -r kevin 2>/dev/null | jq -c '[.group, .sample, .turn, .advantage]' | sort >"$T/b"
+		leap-advantage -e "$e" -r kevin -g 16 "$T/done" 2>/dev/null | jq -c '[.group, .sample, .turn, .advantage]' | sort >"$T/c"
+		[ "$(wc -l <"$T/a")" -eq 1500 ]
+		diff "$T/a" "$T/b"
+		diff "$T/a" "$T/c"
+		# and the file mode keeps the input order
+		diff <(jq -c '[.group, .sample, .turn]' "$T/done") <(leap-advantage -e "$e" -r kevin "$T/done" 2>/dev/null | jq -c '[.group, .sample, .turn]')
+	done
+	# a batch scale too (the batch std sums the groups in another order: equal to 1e-12)
+	diff <(leap-advantage -e grpo -r binary --scale batch "$T/done" 2>/dev/null | jq -c '[.group, .sample, .turn, (.advantage * 1e12 | round)]' | sort) \
+		<(cat "$T/done" | leap-advantage -e grpo -r binary --scale batch 2>/dev/null | jq -c '[.group, .sample, .turn, (.advantage * 1e12 | round)]' | sort)
 }

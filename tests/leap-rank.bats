@@ -197,3 +197,16 @@ EOF
 	run -0 jq -s -c 'map(.rank.group_size) | unique' <(leap-rank "$F/story.jsonl" "$F/story.jsonl")
 	assert_output '[4]'
 }
+
+@test "leap-rank: file (two passes), pipe (held) and --group-size (streamed) agree on generated rollouts" {
+	"$ROOT/bench/gen-records" --records 1500 --mode done --seed 5 >"$T/done"
+	leap-rank "$T/done" 2>/dev/null | jq -c '[.group, .sample, .turn, .rank]' | sort >"$T/a"
+	cat "$T/done" | leap-rank 2>/dev/null | jq -c '[.group, .sample, .turn, .rank]' | sort >"$T/b"
+	leap-rank -g 16 "$T/done" 2>/dev/null | jq -c '[.group, .sample, .turn, .rank]' | sort >"$T/c"
+	[ "$(wc -l <"$T/a")" -eq 1500 ]
+	diff "$T/a" "$T/b"
+	diff <(grep -v '"complete":false' "$T/a") <(grep -v '"complete":false' "$T/c")
+	# zero-sum in every group
+	run -0 jq -s -c 'map(select(.turn == 1)) | group_by(.group) | map(map(.rank.score) | add | fabs < 1e-9) | unique' <(leap-rank "$T/done" 2>/dev/null)
+	assert_output '[true]'
+}
