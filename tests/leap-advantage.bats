@@ -1,6 +1,5 @@
 # leap-advantage.bats - every estimator against numbers derived by hand; no NaN, no infinity.
 load helpers
-load manpage
 
 F="$FIXTURES/leap-advantage"
 
@@ -34,11 +33,6 @@ expect() {
 	run -2 --separate-stderr leap-advantage --reward binary </dev/null
 	run -2 --separate-stderr leap-advantage -e grpo --gamma 1.5 </dev/null
 	run -2 --separate-stderr leap-advantage -e grpo --scale default </dev/null
-}
-
-@test "leap-advantage: the man page's synopsis is the --help synopsis and its examples run" {
-	diff <(man_synopsis "$ROOT/man/leap-advantage.1") <(help_synopsis leap-advantage)
-	run_man_examples "$ROOT/man/leap-advantage.1"
 }
 
 @test "leap-advantage: rank: the score on every turn, positive ones discounted back" {

@@ -1,6 +1,5 @@
 # leap-prune.bats - Difficulty-Conditioned Pruning: verdicts, thresholds, feedback, done file, streaming.
 load helpers
-load manpage
 
 F="$FIXTURES/leap-prune"
 
@@ -36,11 +35,6 @@ verdicts() {
 	[[ "$stderr" == *"--easy-below: '1.5'"* ]]
 	run -2 --separate-stderr leap-prune --annotate --catastrophic pass </dev/null
 	run -2 --separate-stderr leap-prune --annotate --catastrophic nonsense </dev/null
-}
-
-@test "leap-prune: the man page's synopsis is the --help synopsis and its examples run" {
-	diff <(man_synopsis "$ROOT/man/leap-prune.1") <(help_synopsis leap-prune)
-	run_man_examples "$ROOT/man/leap-prune.1"
 }
 
 @test "leap-prune: a group to expand, an easy one and a hopeless one" {

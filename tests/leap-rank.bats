@@ -1,6 +1,5 @@
 # leap-rank.bats - the pairwise tournament: the outcome key, ties, zero-sum scores, streaming groups.
 load helpers
-load manpage
 
 F="$FIXTURES/leap-rank"
 
@@ -21,11 +20,6 @@ scores() {
 	run -2 --separate-stderr leap-rank --key turn,turn </dev/null
 	run -2 --separate-stderr leap-rank --key speedy </dev/null
 	run -2 --separate-stderr leap-rank --speed-tie -1 </dev/null
-}
-
-@test "leap-rank: the man page's synopsis is the --help synopsis and its examples run" {
-	diff <(man_synopsis "$ROOT/man/leap-rank.1") <(help_synopsis leap-rank)
-	run_man_examples "$ROOT/man/leap-rank.1"
 }
 
 @test "leap-rank: gold and silver: a turn-2 success is +1 where most failed, -1 where most passed" {
