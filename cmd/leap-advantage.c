@@ -66,6 +66,7 @@ struct ctx {
 	size_t nvals, capvals;
 };
 
+/* Counts advantage a of a record of `group` for --stats. */
 static void note_stats(struct ctx *c, const char *group, double a)
 {
 	if (!c->stats)
@@ -198,6 +199,7 @@ static void compute_agroup(const char *key, void *data, void *arg)
 	free(grp.m);
 }
 
+/* leap_strset_each_data callback: frees a two-pass group. */
 static void free_agroup(const char *key, void *data, void *arg)
 {
 	(void)key;
@@ -291,6 +293,7 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	free(k.adv);
 }
 
+/* leap_strset_each callback: counts the groups whose flag is 0 (every advantage zero). */
 static void count_zero(int flag, void *arg)
 {
 	if (!flag)

@@ -173,6 +173,7 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 		leap_lines_flush(&c->done);
 }
 
+/* Parses a threshold option, or exits with a usage error naming it. */
 static void parse_threshold(struct ctx *c, const char *name, const char *arg, struct leap_threshold *t)
 {
 	if (leap_threshold_parse(arg, t))

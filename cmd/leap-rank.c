@@ -85,6 +85,7 @@ static void rank_tgroup(const char *key, void *data, void *arg)
 			  "with what arrived", key, unended, unended == 1 ? "y has" : "ies have");
 }
 
+/* leap_strset_each_data callback: frees a two-pass group. */
 static void free_tgroup(const char *key, void *data, void *arg)
 {
 	(void)key;

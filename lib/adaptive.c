@@ -12,6 +12,7 @@
 #include "util.h"
 #include "banned.h"
 
+/* A state with no history. */
 static void fresh(struct leap_adaptive *a, double target, double step, double easy_below)
 {
 	a->target = target;

@@ -11,6 +11,7 @@
 
 static const char *const estimator_names[] = {"rank", "grpo", "dr-grpo", "rloo", "kevin", "trloo"};
 
+/* The index of s in names[0..n), or -1. */
 static int parse_name(const char *s, const char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -139,6 +140,7 @@ struct ord {
 	size_t i;   /* member index, last key */
 };
 
+/* qsort order of struct ord: by a, then b, then member index. */
 static int cmp_ord(const void *p, const void *q)
 {
 	const struct ord *x = p, *y = q;
@@ -149,6 +151,7 @@ static int cmp_ord(const void *p, const void *q)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* Appends v to the growable array *vals when vals is not NULL. */
 static void push(double **vals, size_t *nvals, size_t *cap, double v)
 {
 	if (!vals)

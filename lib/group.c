@@ -221,6 +221,7 @@ struct tkey {
 	size_t i;
 };
 
+/* qsort order of trajectory keys: by sample, then by arrival. */
 static int cmp_tkey(const void *a, const void *b)
 {
 	const struct tkey *x = a, *y = b;

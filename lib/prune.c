@@ -289,6 +289,7 @@ struct members {
 	size_t n, cap;
 };
 
+/* leap_scan_members callback: appends one member's spans to the struct members at arg. */
 static void collect(struct leap_span name, struct leap_span value, void *arg)
 {
 	struct members *ms = arg;

@@ -17,12 +17,14 @@ struct st {
 	void *arg;
 };
 
+/* Skips JSON white space. */
 static void ws(struct st *s)
 {
 	while (s->p < s->e && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
 		s->p++;
 }
 
+/* The value of hex digit c, or -1. */
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -144,6 +146,7 @@ static int string(struct st *s, int *esc)
 	}
 }
 
+/* Scans a number by the JSON grammar (its range is not checked). Returns 0 or -1. */
 static int number(struct st *s)
 {
 	const char *p = s->p, *e = s->e;
@@ -178,6 +181,7 @@ static int number(struct st *s)
 	return 0;
 }
 
+/* Scans the literal `word` (true, false, null). Returns 0 or -1. */
 static int literal(struct st *s, const char *word)
 {
 	size_t n = strlen(word);
@@ -257,6 +261,7 @@ static int object(struct st *s, const char *const *keys, size_t nkeys, struct le
 	}
 }
 
+/* Scans an array at '['. Returns 0 or -1. */
 static int array(struct st *s)
 {
 	if (++s->depth > MAX_DEPTH)
@@ -288,6 +293,7 @@ static int array(struct st *s)
 	}
 }
 
+/* Scans any value. Returns 0 or -1. */
 static int value(struct st *s)
 {
 	if (s->p >= s->e)
