@@ -29,12 +29,12 @@ run() {
 	}
 	read -r el us sy rss <"$dir/time"
 	awk -v name="$name" -v n="$n" -v el="$el" -v cpu="$(awk -v a="$us" -v b="$sy" 'BEGIN { print a + b }')" -v rss="$rss" \
-		'BEGIN { printf "%-44s %8.2f s %10.0f rec/s %8.2f s cpu %10.0f rec/s/cpu %8.1f MiB\n",
+		'BEGIN { printf "%-50s %8.2f s %10.0f rec/s %8.2f s cpu %10.0f rec/s/cpu %8.1f MiB\n",
 			name, el, n / (el > 0 ? el : 1e-9), cpu, n / (cpu > 0 ? cpu : 1e-9), rss / 1024 }'
 }
 
-printf '%-44s %10s %16s %12s %20s %12s\n' run elapsed throughput cpu "throughput/cpu" "peak RSS"
-printf '%s records; %s bytes (turn), %s bytes (done)\n' "$n" "$(stat -c %s "$dir/turn.$n.jsonl")" "$(stat -c %s "$dir/done.$n.jsonl")"
+printf '%-50s %10s %16s %12s %20s %12s\n' run elapsed throughput cpu "throughput/cpu" "peak RSS"
+printf '%s records; %s bytes (turn), %s bytes (done)\n' "$n" "$(stat -L -c %s "$dir/turn.$n.jsonl")" "$(stat -L -c %s "$dir/done.$n.jsonl")"
 run "cat turn (the ceiling)" cat "$dir/turn.$n.jsonl"
 run "leap-prune -g 16 --done /dev/null" "$bin/leap-prune" --group-size 16 --done /dev/null "$dir/turn.$n.jsonl"
 run "cat done (the ceiling)" cat "$dir/done.$n.jsonl"
