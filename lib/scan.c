@@ -204,6 +204,16 @@ static int key_is(const char *k, size_t kn, int esc, const char *key)
 	return leap_span_str_eq(v, key);
 }
 
+/* 1 when the escaped member name k[0..kn) decodes to text holding a NUL byte. */
+static int name_has_nul(const char *k, size_t kn)
+{
+	struct leap_buf b = {0};
+	struct leap_span v = {k - 1, kn + 2};
+	int nul = !leap_span_str(v, &b) && memchr(b.s, '\0', b.len) != NULL;
+	leap_buf_free(&b);
+	return nul;
+}
+
 typedef void member_fn(struct leap_span name, struct leap_span value, void *arg);
 
 /* Scans an object at '{'; at the top level (keys != NULL) records the wanted members, and
@@ -229,6 +239,8 @@ static int object(struct st *s, const char *const *keys, size_t nkeys, struct le
 		if (string(s, &esc))
 			return -1;
 		size_t kn = (size_t)(s->p - 1 - k);
+		if (esc && name_has_nul(k, kn))
+			return -1; /* as jansson: a member name cannot hold U+0000 */
 		ws(s);
 		if (s->p >= s->e || *s->p != ':')
 			return -1;

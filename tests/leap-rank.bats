@@ -161,9 +161,11 @@ EOF
 		'{"group":"g","x":tru}' '{"group":"g","x":[1,2}' '{"group":"g","x":{"y":[}}' '{"group":"g","x":"a' \
 		'{"group":"g","x":"\udc00\ud800"}' '"just a string"' >"$T/bad"
 	printf '{"group":"g","x":"tab\there"}\n{"group":"g","x":"\xff"}\n{"group":"g","x":"\xc3"}\n' >>"$T/bad"
+	# found by fuzzing: a member name holding U+0000 (jansson refuses it, so must the scanner)
+	printf '%s\n' '{"group":"g","a\u0000b":1}' >>"$T/bad"
 	run -1 --separate-stderr leap-rank "$T/bad"
-	[ "$(echo "$output" | wc -l)" -eq 18 ]
-	[ "$(echo "$output" | jq -r '.error.program' | sort | uniq -c | awk '{print $1, $2}')" = "18 leap-rank" ]
+	[ "$(echo "$output" | wc -l)" -eq 19 ]
+	[ "$(echo "$output" | jq -r '.error.program' | sort | uniq -c | awk '{print $1, $2}')" = "19 leap-rank" ]
 }
 
 @test "leap-rank: valid JSON in all its forms is ranked, escaped names included" {
