@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "adaptive.h"
@@ -173,6 +175,23 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 		leap_lines_flush(&c->done);
 }
 
+/* 1 when descriptor fd is the same file as one of the inputs (standard input when there are
+ * none, or for "-"). */
+static int done_is_input(int fd, int nfiles, char *const *files)
+{
+	struct stat d, st;
+	if (fstat(fd, &d))
+		return 0;
+	if (nfiles == 0)
+		return !fstat(STDIN_FILENO, &st) && st.st_dev == d.st_dev && st.st_ino == d.st_ino;
+	for (int i = 0; i < nfiles; i++) {
+		int r = strcmp(files[i], "-") ? stat(files[i], &st) : fstat(STDIN_FILENO, &st);
+		if (!r && st.st_dev == d.st_dev && st.st_ino == d.st_ino)
+			return 1;
+	}
+	return 0;
+}
+
 /* Parses a threshold option, or exits with a usage error naming it. */
 static void parse_threshold(struct ctx *c, const char *name, const char *arg, struct leap_threshold *t)
 {
@@ -287,6 +306,8 @@ int main(int argc, char **argv)
 	leap_out_init(&c.out, stdout);
 	if (done) {
 		leap_lines_open(&c.done, done);
+		if (done_is_input(c.done.fd, argc - optind, argv + optind))
+			leap_die("%s: the done file is also an input: its records would be read again", done);
 		c.use_done = 1;
 	}
 	leap_progress_init(&c.progress, c.common.progress);

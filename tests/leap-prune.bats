@@ -373,3 +373,11 @@ Reply with the complete corrected code in one fenced code block."
 		| .feedback = $n.feedback | .group_size = $n.group_size' "$T/next" >"$T/want"
 	diff <(jq -c . "$T/next") "$T/want"
 }
+
+@test "leap-prune: a done file that is also an input is refused (it would be read again)" {
+	cp "$F/turn1.jsonl" "$T/in"
+	run -2 --separate-stderr leap-prune --done "$T/in" "$T/in"
+	[[ "$stderr" == *"the done file is also an input"* ]]
+	run -2 --separate-stderr leap-prune --done "$T/in" <"$T/in"
+	[ "$(wc -l <"$T/in")" -eq 8 ]
+}
