@@ -1,0 +1,42 @@
+/* backend.h - what the runner needs from a backend: device set-up, buffers, one timed call. */
+#ifndef LEAP_RUNNER_BACKEND_H
+#define LEAP_RUNNER_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abi.h"
+#include "runproto.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every function that can fail returns an enum leap_run_status and, on failure, writes a
+ * short NUL-terminated reason (no paths) into msg[LEAP_RUN_MSG]. */
+
+/* Prepares the backend; `device` is argv[1] of the runner ("-" or a GPU index). */
+int rb_init(const char *device, char *msg);
+
+/* A buffer of `bytes` bytes for the candidate, followed (and, on cpu, preceded) by a guard
+ * region filled with a canary and, on cpu, an inaccessible page. NULL when out of memory. */
+void *rb_alloc(uint64_t bytes);
+void rb_free(void *buf, uint64_t bytes);
+/* 1 when the canary around the buffer is intact, 0 when the candidate wrote past it. */
+int rb_guard_ok(const void *buf, uint64_t bytes);
+
+/* Copies host memory into a buffer and back. */
+int rb_upload(void *buf, const void *host, uint64_t bytes, char *msg);
+int rb_download(void *host, const void *buf, uint64_t bytes, char *msg);
+/* Fills the buffer with the elsize-byte pattern (the poison). */
+int rb_poison(void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg);
+
+/* Calls entry(args) once and times it (flags: LEAP_RUN_F_*). On LEAP_RUN_CALL, *code is
+ * leap_entry's return value; on LEAP_RUN_DEVICE, the CUDA error. */
+int rb_call(leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_run_time *t, int *code, char *msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,186 @@
+/* cuda.cu - the runner's cuda backend: device buffers with canary guards, event timing, L2 flush. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+
+#include "backend.h"
+
+#define GUARD 256           /* canary bytes after each device buffer */
+#define CANARY 0xA7
+
+/* The backend's device state; lives for the runner's lifetime (one process, one device). */
+struct cuda_state {
+	int ok;
+	cudaEvent_t e0, e1;
+	void *flush;            /* a buffer of twice the L2 size, written to evict the cache */
+	size_t flush_bytes;
+	unsigned char *guard;   /* host scratch of GUARD bytes */
+};
+
+static struct cuda_state *state(void)
+{
+	static struct cuda_state s; /* the runner is one process per device: this is its device state */
+	return &s;
+}
+
+static int fail(char *msg, int status, const char *what, cudaError_t e)
+{
+	snprintf(msg, LEAP_RUN_MSG, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+	return status;
+}
+
+extern "C" int rb_init(const char *device, char *msg)
+{
+	struct cuda_state *s = state();
+	int count = 0, dev = 0;
+	cudaError_t e = cudaGetDeviceCount(&count);
+	if (e != cudaSuccess || count == 0) {
+		snprintf(msg, LEAP_RUN_MSG, "no CUDA device available (%s)",
+			 e != cudaSuccess ? cudaGetErrorString(e) : "zero devices");
+		return LEAP_RUN_NO_DEVICE;
+	}
+	if (device && strcmp(device, "-")) {
+		char *end;
+		long v = strtol(device, &end, 10);
+		if (*end || v < 0 || v >= count) {
+			snprintf(msg, LEAP_RUN_MSG, "no CUDA device %s (%d present)", device, count);
+			return LEAP_RUN_NO_DEVICE;
+		}
+		dev = (int)v;
+	}
+	if ((e = cudaSetDevice(dev)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_NO_DEVICE, "cudaSetDevice", e);
+	if ((e = cudaFree(0)) != cudaSuccess) /* creates the context now, outside any timing */
+		return fail(msg, LEAP_RUN_NO_DEVICE, "creating the CUDA context", e);
+	if ((e = cudaEventCreate(&s->e0)) != cudaSuccess || (e = cudaEventCreate(&s->e1)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "cudaEventCreate", e);
+	int l2 = 0;
+	if ((e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "cudaDeviceGetAttribute", e);
+	s->flush_bytes = l2 > 0 ? 2 * (size_t)l2 : 0;
+	if (s->flush_bytes && (e = cudaMalloc(&s->flush, s->flush_bytes)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_NOMEM, "allocating the L2 flush buffer", e);
+	s->guard = (unsigned char *)malloc(GUARD);
+	if (!s->guard) {
+		snprintf(msg, LEAP_RUN_MSG, "out of host memory");
+		return LEAP_RUN_NOMEM;
+	}
+	s->ok = 1;
+	return LEAP_RUN_OK;
+}
+
+extern "C" void *rb_alloc(uint64_t bytes)
+{
+	void *p = NULL;
+	if (bytes > SIZE_MAX - GUARD || cudaMalloc(&p, (size_t)bytes + GUARD) != cudaSuccess)
+		return NULL;
+	if (cudaMemset((unsigned char *)p + bytes, CANARY, GUARD) != cudaSuccess) {
+		cudaFree(p);
+		return NULL;
+	}
+	return p;
+}
+
+extern "C" void rb_free(void *buf, uint64_t bytes)
+{
+	(void)bytes;
+	if (buf)
+		cudaFree(buf);
+}
+
+extern "C" int rb_guard_ok(const void *buf, uint64_t bytes)
+{
+	struct cuda_state *s = state();
+	if (cudaMemcpy(s->guard, (const unsigned char *)buf + bytes, GUARD, cudaMemcpyDeviceToHost) != cudaSuccess)
+		return 0;
+	for (int i = 0; i < GUARD; i++)
+		if (s->guard[i] != CANARY)
+			return 0;
+	return 1;
+}
+
+extern "C" int rb_upload(void *buf, const void *host, uint64_t bytes, char *msg)
+{
+	cudaError_t e = cudaMemcpy(buf, host, (size_t)bytes, cudaMemcpyHostToDevice);
+	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "copying inputs to the device", e);
+}
+
+extern "C" int rb_download(void *host, const void *buf, uint64_t bytes, char *msg)
+{
+	cudaError_t e = cudaMemcpy(host, buf, (size_t)bytes, cudaMemcpyDeviceToHost);
+	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "copying outputs from the device", e);
+}
+
+/* Writes the elsize-byte pattern into every element. */
+__global__ void poison_kernel(unsigned char *buf, size_t n, uint64_t pattern, unsigned elsize)
+{
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	for (; i < n; i += stride)
+		buf[i] = (unsigned char)(pattern >> (8 * (i % elsize)));
+}
+
+extern "C" int rb_poison(void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg)
+{
+	uint64_t pat = 0;
+	for (uint32_t i = 0; i < elsize && i < 8; i++)
+		pat |= (uint64_t)pattern[i] << (8 * i);
+	poison_kernel<<<1024, 256>>>((unsigned char *)buf, (size_t)bytes, pat, elsize);
+	cudaError_t e = cudaGetLastError();
+	if (e == cudaSuccess)
+		e = cudaDeviceSynchronize();
+	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "poisoning the outputs", e);
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+extern "C" int rb_call(leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_run_time *t, int *code,
+		       char *msg)
+{
+	struct cuda_state *s = state();
+	cudaError_t e;
+	if ((flags & LEAP_RUN_F_FLUSH_L2) && s->flush) {
+		if ((e = cudaCtxResetPersistingL2Cache()) != cudaSuccess)
+			return fail(msg, LEAP_RUN_DEVICE, "resetting the persisting L2 cache", e);
+		if ((e = cudaMemset(s->flush, 0x5a, s->flush_bytes)) != cudaSuccess)
+			return fail(msg, LEAP_RUN_DEVICE, "flushing the L2 cache", e);
+	}
+	if ((e = cudaDeviceSynchronize()) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "before the call", e);
+	double h0 = now_ms();
+	if ((e = cudaEventRecord(s->e0, 0)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "cudaEventRecord", e);
+	int rc = entry(args);
+	cudaError_t rec = cudaEventRecord(s->e1, 0);
+	cudaError_t sync = cudaDeviceSynchronize();
+	double h1 = now_ms();
+	cudaError_t last = cudaGetLastError();
+	if (rc) {
+		*code = rc;
+		return fail(msg, LEAP_RUN_CALL, "kernel launch failed", (cudaError_t)rc);
+	}
+	if (sync != cudaSuccess) {
+		*code = (int)sync;
+		return fail(msg, LEAP_RUN_DEVICE, "error while the kernel ran", sync);
+	}
+	if (last != cudaSuccess) {
+		*code = (int)last;
+		return fail(msg, LEAP_RUN_DEVICE, "error after the kernel", last);
+	}
+	if (rec != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "cudaEventRecord", rec);
+	float ms = 0;
+	if ((e = cudaEventElapsedTime(&ms, s->e0, s->e1)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "cudaEventElapsedTime", e);
+	t->ms = ms;
+	t->host_ms = h1 - h0;
+	return LEAP_RUN_OK;
+}
