@@ -38,6 +38,10 @@ enum { LEAP_RUN_FD_CMD = 3, LEAP_RUN_FD_REPLY = 4, LEAP_RUN_FD_SHM = 5, LEAP_RUN
 #define LEAP_RUN_MAX_PARAMS 64
 #define LEAP_RUN_MSG 240
 
+/* Exit status of a runner that lost its command or reply channel (the candidate closed or
+ * overwrote its descriptors); the parent never closes them while it waits for an answer. */
+#define LEAP_RUN_EXIT_LOST 125
+
 enum leap_run_op { LEAP_RUN_OP_CALL = 1, LEAP_RUN_OP_QUIT = 2 };
 
 enum leap_run_flags {

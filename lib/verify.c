@@ -67,6 +67,14 @@ void leap_verifier_free(struct leap_verifier *v)
 	}
 	free(v->refs);
 	v->refs = NULL;
+	for (size_t i = 0; i < v->ncache; i++) {
+		for (size_t j = 0; j < v->cache[i].ncases; j++)
+			leap_case_free(&v->cache[i].cd[j]);
+		free(v->cache[i].cd);
+	}
+	free(v->cache);
+	v->cache = NULL;
+	v->ncache = v->ccap = 0;
 	v->nrefs = v->cap = 0;
 }
 
@@ -162,7 +170,7 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 				 strerror(errno));
 		goto fail;
 	}
-	s->arena = mmap(NULL, (size_t)arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
+	s->arena = mmap(NULL, (size_t)arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, s->shm_fd, 0);
 	if (s->arena == MAP_FAILED) {
 		s->arena = NULL;
 		*err = xasprintf("cannot map the shared arena: %s", strerror(errno));
@@ -197,7 +205,7 @@ int leap_session_call(struct leap_session *s, const struct leap_case_data *d, ui
 	if (s->dead)
 		return LEAP_SESS_DIED;
 	uint32_t np = (uint32_t)d->t->nparams;
-	struct leap_run_cmd c = {LEAP_RUN_MAGIC, LEAP_RUN_OP_CALL, np, d->nsets, warmup, ncalls, flags, first, s->arena_len};
+	struct leap_run_cmd c = {LEAP_RUN_MAGIC, LEAP_RUN_OP_CALL, np, d->arena_sets, warmup, ncalls, flags, first, s->arena_len};
 	int r = leap_sandbox_write(&s->sb, &c, sizeof c);
 	if (!r)
 		r = leap_sandbox_write(&s->sb, d->rp, np * sizeof *d->rp);
@@ -240,7 +248,7 @@ void leap_session_end(struct leap_session *s, char **why, int *timeout, struct l
 			*why = xstrdup("did not finish in time (an infinite loop, a deadlock, or far too slow?)");
 			if (timeout)
 				*timeout = 1;
-		} else if (killed) {
+		} else if (killed || (WIFEXITED(status) && WEXITSTATUS(status) == LEAP_RUN_EXIT_LOST)) {
 			*why = xstrdup("stopped answering the harness (it closed or overwrote the harness's descriptors?)");
 		} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
 			*why = xstrdup("used up its CPU-time limit (an infinite loop, or far too slow?)");
@@ -286,28 +294,60 @@ static enum leap_status record_status(const char *s)
 	return leap_status_parse(s);
 }
 
-json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
-			     const char *artifact, uint64_t seed, enum leap_status *st, char **err)
+/* The cases of task t for `seed` with their inputs and reference results, computed once
+ * per run (the seed is per run, so every candidate of the task sees the same inputs).
+ * Returns NULL with a new message in *err when the reference fails. */
+static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err)
 {
+	for (size_t i = 0; i < v->ncache; i++)
+		if (v->cache[i].task == t && v->cache[i].seed == seed)
+			return &v->cache[i];
 	leap_entry_fn ref = leap_reference(v, t, err);
 	if (!ref)
 		return NULL;
-	double t0 = leap_now(); /* verify.ms: the candidate's verification, not the reference build */
 	int trials = v->o.trials;
 	struct leap_case_data *cd = xcalloc(t->ncases ? t->ncases : 1, sizeof *cd);
 	uint64_t arena = 64;
-	size_t prepared = 0;
-	json_t *result = NULL;
-	for (; prepared < t->ncases; prepared++) {
-		if (leap_case_prepare(&cd[prepared], t, &t->cases[prepared], prepared, (uint32_t)trials, err))
-			goto out;
-		if (cd[prepared].arena_bytes > arena)
-			arena = cd[prepared].arena_bytes;
+	size_t ci = 0;
+	for (; ci < t->ncases; ci++) {
+		struct leap_case_data *d = &cd[ci];
+		if (leap_case_prepare(d, t, &t->cases[ci], ci, (uint32_t)trials, 1, err))
+			goto fail;
+		if (d->arena_bytes > arena)
+			arena = d->arena_bytes;
+		for (int k = 0; k < trials; k++) {
+			leap_case_inputs(d, (uint32_t)k, seed, (unsigned)(ci * (size_t)trials + (size_t)k), NULL);
+			int rc = leap_case_reference(d, (uint32_t)k, ref);
+			if (rc) {
+				*err = xasprintf("the reference of task '%s' returned %d", t->id, rc);
+				ci++;
+				goto fail;
+			}
+		}
 	}
+	xgrow((void **)&v->cache, &v->ccap, v->ncache + 1, sizeof *v->cache);
+	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, t->ncases, arena};
+	return &v->cache[v->ncache++];
+fail:
+	for (size_t i = 0; i < ci; i++)
+		leap_case_free(&cd[i]);
+	free(cd);
+	return NULL;
+}
+
+json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
+			     const char *artifact, uint64_t seed, enum leap_status *st, char **err)
+{
+	struct leap_vcache *vc = cases_for(v, t, seed, err);
+	if (!vc)
+		return NULL;
+	double t0 = leap_now(); /* verify.ms: the candidate's verification, not the preparation */
+	int trials = v->o.trials;
+	struct leap_case_data *cd = vc->cd;
 	struct leap_session s;
-	int r = leap_session_start(v, &s, b, artifact, arena, err);
+	int r = leap_session_start(v, &s, b, artifact, vc->arena, err);
 	if (r < 0)
-		goto out;
+		return NULL;
 	struct leap_errstats es = {0, 0};
 	size_t passed = 0;
 	const char *status = "pass";
@@ -317,22 +357,15 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	if (r == LEAP_SESS_OK) {
 		for (size_t ci = 0; ci < t->ncases && r == LEAP_SESS_OK && !mismatch; ci++) {
 			struct leap_case_data *d = &cd[ci];
-			for (int k = 0; k < trials; k++)
-				leap_case_inputs(d, (uint32_t)k, seed, (unsigned)(ci * (size_t)trials + (size_t)k), s.arena);
 			for (int k = 0; k < trials && r == LEAP_SESS_OK && !mismatch; k++) {
 				phase_case = (int)ci;
 				phase_trial = k;
-				r = leap_session_call(&s, d, (uint32_t)k, 0, 1, LEAP_RUN_F_AFTER, NULL);
+				leap_case_upload(d, (uint32_t)k, 0, s.arena);
+				r = leap_session_call(&s, d, 0, 0, 1, LEAP_RUN_F_AFTER, NULL);
 				if (r != LEAP_SESS_OK)
 					break;
-				int rc = leap_case_reference(d, (uint32_t)k, ref);
-				if (rc) {
-					*err = xasprintf("the reference of task '%s' returned %d", t->id, rc);
-					leap_session_end(&s, NULL, NULL, NULL, 0);
-					goto out;
-				}
 				char *m = NULL;
-				mismatch = leap_case_check(d, (uint32_t)k, s.arena, 1, &es, &m);
+				mismatch = leap_case_check(d, (uint32_t)k, 0, s.arena, 1, &es, &m);
 				if (mismatch) {
 					status = "mismatch";
 					leap_buf_addf(&msg, "%s", m);
@@ -391,14 +424,10 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		leap_buf_addf(&msg, "All %zu cases passed (%d trials each).", passed, trials);
 	}
 	free(why);
-	result = verdict(status, seed, passed, trials, &es, mismatch, t0, msg.s ? msg.s : "", &output);
+	json_t *result = verdict(status, seed, passed, trials, &es, mismatch, t0, msg.s ? msg.s : "", &output);
 	*st = record_status(status);
 	leap_buf_free(&msg);
 	leap_buf_free(&output);
-out:
-	for (size_t i = 0; i < prepared; i++)
-		leap_case_free(&cd[i]);
-	free(cd);
 	return result;
 }
 

@@ -29,12 +29,23 @@ struct leap_ref {
 	char *path;
 };
 
+/* The verification cases of one task for one seed: inputs and reference results. */
+struct leap_vcache {
+	const struct leap_task *task;
+	uint64_t seed;
+	struct leap_case_data *cd;
+	size_t ncases;
+	uint64_t arena; /* the largest arena a case needs */
+};
+
 /* Per-program verification state (owned by main's context). */
 struct leap_verifier {
 	struct leap_verify_opts o;
 	struct leap_sandbox_env env;
 	struct leap_ref *refs;
 	size_t nrefs, cap;
+	struct leap_vcache *cache;
+	size_t ncache, ccap;
 };
 
 /* Finds the runner directory: $LEAP_LIBEXEC, else ../libexec/leap or ../libexec next to the
@@ -72,7 +83,8 @@ enum leap_sess {
 int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
 		       uint64_t arena_bytes, char **err);
 
-/* Runs warmup + ncalls calls on the case data's sets, starting at set `first`; times[ncalls]
+/* Runs warmup + ncalls calls on the arena slots of the case data, call i on slot
+ * (first + i) % arena_sets; times[ncalls]
  * (may be NULL) receives the timings. Returns an enum leap_sess. */
 int leap_session_call(struct leap_session *s, const struct leap_case_data *d, uint32_t first, uint32_t warmup,
 		      uint32_t ncalls, uint32_t flags, struct leap_run_time *times);

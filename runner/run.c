@@ -44,7 +44,7 @@ static void reply(int status, int code, uint32_t call, uint32_t param, const cha
 		va_end(ap);
 	}
 	if (leap_write_full(LEAP_RUN_FD_REPLY, &r, sizeof r))
-		_exit(3);
+		_exit(LEAP_RUN_EXIT_LOST);
 }
 
 /* Copies the artifact (fd LEAP_RUN_FD_ART) into a memfd this user owns and loads it, so the
@@ -107,7 +107,7 @@ static int map_arena(struct runner *r, uint64_t len)
 		return -1;
 	if (r->arena)
 		munmap(r->arena, r->arena_len);
-	r->arena = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, LEAP_RUN_FD_SHM, 0);
+	r->arena = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, LEAP_RUN_FD_SHM, 0);
 	if (r->arena == MAP_FAILED) {
 		r->arena = NULL;
 		return -1;
@@ -270,10 +270,10 @@ int main(int argc, char **argv)
 	for (;;) {
 		struct leap_run_cmd c;
 		if (leap_read_full(LEAP_RUN_FD_CMD, &c, sizeof c))
-			return 0;
+			return LEAP_RUN_EXIT_LOST;
 		if (c.magic != LEAP_RUN_MAGIC || c.op == LEAP_RUN_OP_QUIT)
 			return 0;
 		if (command(&r, &c))
-			return 1;
+			return LEAP_RUN_EXIT_LOST;
 	}
 }
