@@ -148,6 +148,27 @@ static pid_t spawn(struct leap_sandbox_env *env, const struct leap_sandbox_opts 
 	return fork();
 }
 
+void leap_sandbox_slot(struct leap_sandbox_env *env, int slot)
+{
+	if (!env->root)
+		return;
+	env->uid = slot == 0 ? NOBODY : (uid_t)(0x7ffe0000u + (unsigned)slot);
+	env->gid = slot == 0 ? NOBODY : (gid_t)(0x7ffe0000u + (unsigned)slot);
+}
+
+void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o)
+{
+	if (!o->namespaces || env->ns_ok != -1)
+		return;
+	int isolated;
+	pid_t pid = spawn(env, o, &isolated);
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
 		       const char *runner, const char *arg, int shm_fd, int art_fd, char **err)
 {

@@ -41,6 +41,15 @@ struct leap_sandbox {
 /* Fills `env` for this process (root or not, the unprivileged user, temp dir). */
 void leap_sandbox_env_init(struct leap_sandbox_env *env);
 
+/* Gives the sandboxes of parallel worker `slot` their own user when root (65534 for slot 0,
+ * 0x7ffe0000 + slot for the others: ids without a passwd entry), so that one candidate's
+ * fork bomb cannot use up the process limit of candidates running beside it. */
+void leap_sandbox_slot(struct leap_sandbox_env *env, int slot);
+
+/* Finds out now whether namespaces can be created (warning once when not), so that
+ * processes forked later inherit the answer. */
+void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o);
+
 /* Starts `runner` (an absolute path) with argv {runner, arg} in a new sandbox, handing it
  * shm_fd and art_fd as LEAP_RUN_FD_SHM and LEAP_RUN_FD_ART (runproto.h) and a minimal
  * environment (PATH, HOME and TMPDIR = its private temp dir, LANG=C). Returns 0, or -1 with

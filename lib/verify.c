@@ -335,6 +335,11 @@ fail:
 	return NULL;
 }
 
+int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err)
+{
+	return cases_for(v, t, seed, err) ? 0 : -1;
+}
+
 json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
 			     const char *artifact, uint64_t seed, enum leap_status *st, char **err)
 {

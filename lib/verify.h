@@ -94,6 +94,11 @@ int leap_session_call(struct leap_session *s, const struct leap_case_data *d, ui
  * most maxlog bytes) is appended to `log` when not NULL. */
 void leap_session_end(struct leap_session *s, char **why, int *timeout, struct leap_buf *log, size_t maxlog);
 
+/* Builds the reference and computes the inputs and reference results of task t for `seed`
+ * now (leap_verify_artifact does it on first use), so that forked workers share them.
+ * Returns 0, or -1 with a new message in *err. */
+int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err);
+
 /* Verifies `artifact` for task `t` on backend `b` with `seed`: every case, o.trials sets
  * each. Returns the new `verify` object (status pass, mismatch, runtime_error, timeout or
  * no_device; seed, cases, trials, max_abs_err, max_rel_err, mismatch, ms, message, output)

@@ -289,3 +289,10 @@ verdict() {
 	run -1 leap-verify --task vector_add "$BATS_TEST_TMPDIR/bad.cu"
 	assert_line --index 0 --partial "runtime_error"
 }
+
+@test "with -j 3 the verdicts and their order are those of the serial run" {
+	LEAP_TEST_SECRET=hunter2 run -0 --separate-stderr leap-verify -j 3 --timeout 1.5 --seed 42 "$BATS_FILE_TMPDIR/stream.jsonl"
+	a=$(jq -r '"\(.name) \(.status) \(.verify.mismatch.kind // "-")"' <<<"$output")
+	b=$(jq -r '"\(.name) \(.status) \(.verify.mismatch.kind // "-")"' "$OUT")
+	[ "$a" = "$b" ]
+}
