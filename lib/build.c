@@ -58,8 +58,7 @@ char *leap_read_file(const char *path, size_t *len, char **err)
 	return leap_buf_detach(&b);
 }
 
-/* mkdir -p for the cache; returns 0 or -1 (errno set). */
-static int mkdirs(const char *path)
+int leap_mkdirs(const char *path)
 {
 	char *p = xstrdup(path);
 	for (char *s = p + 1; *s; s++)
@@ -95,8 +94,7 @@ static int write_file(const char *path, const char *data, size_t n)
 	return close(fd);
 }
 
-/* Hex SHA-256 of the NUL-separated parts (65 bytes into out). */
-static void hash_parts(char out[65], const char *const *parts, const size_t *lens, int n)
+void leap_sha256_hex(char out[65], const char *const *parts, const size_t *lens, int n)
 {
 	unsigned char md[32];
 	unsigned mdlen = 0;
@@ -155,7 +153,7 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 	const char *parts[] = {cc, flags, pre, shim, source};
 	size_t lens[] = {strlen(cc), strlen(flags), strlen(pre), strlen(shim), len};
 	char hex[65];
-	hash_parts(hex, parts, lens, 5);
+	leap_sha256_hex(hex, parts, lens, 5);
 	char *dir = xasprintf("%s/artifacts", cache);
 	char *so = xasprintf("%s/%s.so", dir, hex);
 	char *result = NULL, *work = NULL;
@@ -165,7 +163,7 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 		so = NULL;
 		goto out;
 	}
-	if (mkdirs(dir)) {
+	if (leap_mkdirs(dir)) {
 		*err = xasprintf("cannot create the cache directory %s: %s", dir, strerror(errno));
 		goto out;
 	}

@@ -18,6 +18,12 @@ char *leap_cache_dir(void);
 char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const char *source, size_t len,
 			  const char *cache, char **err);
 
+/* The hex SHA-256 (64 digits and a NUL into out) of the parts, each followed by a NUL byte. */
+void leap_sha256_hex(char out[65], const char *const *parts, const size_t *lens, int n);
+
+/* Creates a directory and its parents (mode 0755); returns 0 or -1 with errno set. */
+int leap_mkdirs(const char *path);
+
 /* Reads a whole file into a new NUL-terminated string (*len set). NULL with *err on error. */
 char *leap_read_file(const char *path, size_t *len, char **err);
 

@@ -15,7 +15,8 @@ extern "C" {
 /* Every function that can fail returns an enum leap_run_status and, on failure, writes a
  * short NUL-terminated reason (no paths) into msg[LEAP_RUN_MSG]. */
 
-/* Prepares the backend; `device` is argv[1] of the runner ("-" or a GPU index). */
+/* Prepares the backend; `device` is argv[1] of the runner ("-" or a GPU index). On success
+ * msg holds the device's name ("NVIDIA H200", or the CPU model). */
 int rb_init(const char *device, char *msg);
 
 /* A buffer of `bytes` bytes for the candidate, followed (and, on cpu, preceded) by a guard

@@ -33,7 +33,21 @@ static int geom(uint64_t bytes, struct geom *g)
 int rb_init(const char *device, char *msg)
 {
 	(void)device;
-	(void)msg;
+	snprintf(msg, LEAP_RUN_MSG, "cpu");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return LEAP_RUN_OK;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		char *colon = strchr(line, ':');
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon += 1 + strspn(colon + 1, " \t");
+		colon[strcspn(colon, "\n")] = 0;
+		snprintf(msg, LEAP_RUN_MSG, "%s", colon);
+		break;
+	}
+	fclose(f);
 	return LEAP_RUN_OK;
 }
 

@@ -68,6 +68,10 @@ extern "C" int rb_init(const char *device, char *msg)
 		snprintf(msg, LEAP_RUN_MSG, "out of host memory");
 		return LEAP_RUN_NOMEM;
 	}
+	cudaDeviceProp prop;
+	if ((e = cudaGetDeviceProperties(&prop, dev)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "cudaGetDeviceProperties", e);
+	snprintf(msg, LEAP_RUN_MSG, "%.200s", prop.name);
 	s->ok = 1;
 	return LEAP_RUN_OK;
 }

@@ -266,7 +266,7 @@ int main(int argc, char **argv)
 	}
 	if (load(&r))
 		return 1;
-	reply(LEAP_RUN_OK, 0, 0, 0, NULL);
+	reply(LEAP_RUN_OK, 0, 0, 0, "%s", msg); /* the hello names the device */
 	for (;;) {
 		struct leap_run_cmd c;
 		if (leap_read_full(LEAP_RUN_FD_CMD, &c, sizeof c))
