@@ -56,9 +56,11 @@ void leap_stats(double *x, size_t n, struct leap_stats *s)
 int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,
 		    double max_time)
 {
-	if ((long)s->n >= max_runs || elapsed >= max_time)
+	if ((long)s->n >= max_runs)
 		return 1;
-	return (long)s->n >= min_runs && s->rel_ci <= target;
+	if ((long)s->n < min_runs)
+		return 0;
+	return elapsed >= max_time || s->rel_ci <= target;
 }
 
 void leap_bencher_init(struct leap_bencher *B, struct leap_verifier *v, const struct leap_bench_opts *o)

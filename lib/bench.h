@@ -22,8 +22,8 @@ struct leap_stats {
  * distribution of the times, robust to outliers (a preempted call). n may be 0. */
 void leap_stats(double *x, size_t n, struct leap_stats *s);
 
-/* The stopping rule: 1 when n >= min_runs and the relative half-width is <= target, or
- * n >= max_runs, or elapsed >= max_time (seconds). */
+/* The stopping rule: 1 when n >= max_runs, or n >= min_runs and either the relative
+ * half-width is <= target or elapsed >= max_time (seconds): never fewer than min_runs. */
 int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,
 		    double max_time);
 
