@@ -3,7 +3,7 @@ load helpers
 load artifact
 
 HOSTILE="wrong zeros unwritten half noop nan modify_input static_cache segv abort overflow exit spin sleep
-	forkbomb alloc hugefile stdout env_secret escape kill_parent thread_late close_fds"
+	forkbomb alloc hugefile stdout env_secret escape kill_parent thread_late close_fds scribble"
 
 setup_file() {
 	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
@@ -60,7 +60,7 @@ verdict() {
 
 @test "the correct candidate after every hostile one still passes" {
 	run -0 jq -r 'select(.name | startswith("after-")) | .status' "$OUT"
-	[ "${#lines[@]}" -eq 24 ]
+	[ "${#lines[@]}" -eq $(($(wc -w <<<"$HOSTILE") + 1)) ]
 	refute_output --partial mismatch
 	refute_output --partial error
 	refute_output --partial timeout
@@ -165,6 +165,11 @@ verdict() {
 
 @test "closing the harness's descriptors is a runtime error" {
 	run -0 jq -r 'select(.name == "close_fds") | "\(.status): \(.verify.message)"' "$OUT"
+	assert_output --partial "runtime_error: Your code stopped answering the harness"
+}
+
+@test "garbage and a forged reply written to the harness's descriptors never pass" {
+	run -0 jq -r 'select(.name == "scribble") | "\(.status): \(.verify.message)"' "$OUT"
 	assert_output --partial "runtime_error: Your code stopped answering the harness"
 }
 
