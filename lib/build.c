@@ -148,7 +148,7 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 			cc = "cc";
 		}
 	}
-	const char *flags = cuda ? "-O3 -shared -Xcompiler -fPIC" : "-O2 -shared -fPIC";
+	const char *flags = cuda ? "-O3 -shared -Xcompiler -fPIC sm_80 sm_90 compute_90" : "-O2 -shared -fPIC";
 	char *pre = leap_shim_prelude(t, b), *shim = leap_shim_source(t, b);
 	const char *parts[] = {cc, flags, pre, shim, source};
 	size_t lens[] = {strlen(cc), strlen(flags), strlen(pre), strlen(shim), len};
@@ -183,7 +183,9 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 		*err = xasprintf("cannot write the build files: %s", strerror(errno));
 	} else {
 		char *cpu_argv[] = {(char *)cc, "-O2", "-shared", "-fPIC", "-include", pre_p, "-o", out_p, src_p, shim_p, "-lm", NULL};
-		char *cuda_argv[] = {(char *)cc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-include", pre_p, "-o", out_p, src_p, shim_p, NULL};
+		char *cuda_argv[] = {(char *)cc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_80,code=sm_80",
+				     "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90",
+				     "-include", pre_p, "-o", out_p, src_p, shim_p, NULL};
 		int ws = run_compiler(cuda ? cuda_argv : cpu_argv, log_p);
 		if (ws < 0) {
 			*err = xasprintf("cannot run %s: %s", cc, strerror(errno));

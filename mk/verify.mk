@@ -37,3 +37,9 @@ install: install-runners
 install-runners: $(RUNNERS)
 	install -d '$(DESTDIR)$(LIBEXECDIR)'
 	install -m 755 $(RUNNERS) '$(DESTDIR)$(LIBEXECDIR)'
+
+# The GPU checks of leap-verify and leap-bench (needs a GPU; see tests/gpu/verify-bench.sh).
+.PHONY: check-gpu-verify
+check-gpu: check-gpu-verify
+check-gpu-verify: all
+	bash tests/gpu/verify-bench.sh

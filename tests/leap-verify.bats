@@ -301,3 +301,11 @@ verdict() {
 	b=$(jq -r '"\(.name) \(.status) \(.verify.mismatch.kind // "-")"' "$OUT")
 	[ "$a" = "$b" ]
 }
+
+@test "cuda candidates build in ad-hoc mode; without a GPU the verdict is no_device (exit 1)" {
+	skip_unless_nvcc
+	command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU && skip "a GPU is present"
+	run -1 leap-verify --task softmax "$FIXTURES/gpu/softmax_fast.cu"
+	assert_line --index 0 --partial "softmax_fast.cu: no_device (task softmax, cuda"
+	assert_line --index 1 --partial "Not verified: no CUDA device available"
+}
