@@ -359,6 +359,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	json_t *mismatch = NULL;
 	struct leap_buf msg = {0};
 	int phase_case = -1, phase_trial = -1;
+	double run_ms = 0; /* the candidate's own time in its calls */
 	if (r == LEAP_SESS_OK) {
 		for (size_t ci = 0; ci < t->ncases && r == LEAP_SESS_OK && !mismatch; ci++) {
 			struct leap_case_data *d = &cd[ci];
@@ -366,9 +367,11 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 				phase_case = (int)ci;
 				phase_trial = k;
 				leap_case_upload(d, (uint32_t)k, 0, s.arena);
-				r = leap_session_call(&s, d, 0, 0, 1, LEAP_RUN_F_AFTER, NULL);
+				struct leap_run_time tm;
+				r = leap_session_call(&s, d, 0, 0, 1, LEAP_RUN_F_AFTER, &tm);
 				if (r != LEAP_SESS_OK)
 					break;
+				run_ms += tm.ms;
 				char *m = NULL;
 				mismatch = leap_case_check(d, (uint32_t)k, 0, s.arena, 1, &es, &m);
 				if (mismatch) {
@@ -430,6 +433,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	}
 	free(why);
 	json_t *result = verdict(status, seed, passed, trials, &es, mismatch, t0, msg.s ? msg.s : "", &output);
+	json_object_set_new(result, "run_ms", json_real(run_ms));
 	*st = record_status(status);
 	leap_buf_free(&msg);
 	leap_buf_free(&output);

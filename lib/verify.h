@@ -101,7 +101,8 @@ int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint
 
 /* Verifies `artifact` for task `t` on backend `b` with `seed`: every case, o.trials sets
  * each. Returns the new `verify` object (status pass, mismatch, runtime_error, timeout or
- * no_device; seed, cases, trials, max_abs_err, max_rel_err, mismatch, ms, message, output)
+ * no_device; seed, cases, trials, max_abs_err, max_rel_err, mismatch, ms, run_ms, message,
+ * output)
  * and sets *st to the record status (LEAP_ST_NONE for no_device). Returns NULL with a new
  * message in *err when the harness failed (the reference does not build, no runner...). */
 json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
