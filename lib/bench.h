@@ -57,7 +57,8 @@ struct leap_bencher {
 	size_t nbl, blcap;
 	struct leap_bcase *bc;
 	size_t nbc, bccap;
-	double cpu_bw;      /* bytes/s of a large memcpy on this machine; 0 until measured */
+	double probe_gbs, probe_gflops; /* the last device measured (copy GB/s, FP32 GFLOP/s) */
+	char probe_device[256];
 };
 
 void leap_bencher_init(struct leap_bencher *B, struct leap_verifier *v, const struct leap_bench_opts *o);

@@ -42,7 +42,11 @@ enum { LEAP_RUN_FD_CMD = 3, LEAP_RUN_FD_REPLY = 4, LEAP_RUN_FD_SHM = 5, LEAP_RUN
  * overwrote its descriptors); the parent never closes them while it waits for an answer. */
 #define LEAP_RUN_EXIT_LOST 125
 
-enum leap_run_op { LEAP_RUN_OP_CALL = 1, LEAP_RUN_OP_QUIT = 2 };
+/* CALL: run the artifact (above). QUIT: exit. PROBE: measure the device (no parameters);
+ * the reply carries one struct leap_run_time with ms = copy bandwidth in GB/s (read + write
+ * of a large device-to-device copy) and host_ms = peak FP32 FMA rate in GFLOP/s (0 when not
+ * measured). The parent probes only runners holding a trusted artifact (the baseline). */
+enum leap_run_op { LEAP_RUN_OP_CALL = 1, LEAP_RUN_OP_QUIT = 2, LEAP_RUN_OP_PROBE = 3 };
 
 enum leap_run_flags {
 	LEAP_RUN_F_FLUSH_L2 = 1 << 0, /* cuda: flush the L2 cache before each call */

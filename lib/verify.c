@@ -233,6 +233,29 @@ int leap_session_call(struct leap_session *s, const struct leap_case_data *d, ui
 	return LEAP_SESS_OK;
 }
 
+int leap_session_probe(struct leap_session *s, double *copy_gbs, double *gflops)
+{
+	if (s->dead)
+		return LEAP_SESS_DIED;
+	struct leap_run_cmd c = {LEAP_RUN_MAGIC, LEAP_RUN_OP_PROBE, 0, 1, 0, 0, 0, 0, s->arena_len};
+	int r = leap_sandbox_write(&s->sb, &c, sizeof c);
+	if (r) {
+		s->dead = 1;
+		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
+	}
+	r = read_reply(s);
+	if (r != LEAP_SESS_OK)
+		return r;
+	struct leap_run_time t;
+	if (s->last.ncalls != 1 || (r = leap_sandbox_read(&s->sb, &t, sizeof t))) {
+		s->dead = 1;
+		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
+	}
+	*copy_gbs = t.ms;
+	*gflops = t.host_ms;
+	return LEAP_SESS_OK;
+}
+
 void leap_session_end(struct leap_session *s, char **why, int *timeout, struct leap_buf *log, size_t maxlog)
 {
 	int status = 0, killed = 0, timed_out = s->sb.timed_out;

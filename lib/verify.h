@@ -89,6 +89,11 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 int leap_session_call(struct leap_session *s, const struct leap_case_data *d, uint32_t first, uint32_t warmup,
 		      uint32_t ncalls, uint32_t flags, struct leap_run_time *times);
 
+/* Measures the device in the runner (LEAP_RUN_OP_PROBE): copy bandwidth in GB/s and peak
+ * FP32 rate in GFLOP/s (0: not measured). Only for runners holding a trusted artifact.
+ * Returns an enum leap_sess. */
+int leap_session_probe(struct leap_session *s, double *copy_gbs, double *gflops);
+
 /* Ends the session. When the child died, *why receives a new description of how (signal,
  * exit, timeout) and *timeout is 1 when it ran out of time; the child's captured output (at
  * most maxlog bytes) is appended to `log` when not NULL. */

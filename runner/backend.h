@@ -36,6 +36,10 @@ int rb_poison(void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize
  * leap_entry's return value; on LEAP_RUN_DEVICE, the CUDA error. */
 int rb_call(leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_run_time *t, int *code, char *msg);
 
+/* Measures the device: copy bandwidth in GB/s (read + write) and peak FP32 rate in GFLOP/s
+ * (0 when the backend does not measure it). */
+int rb_probe(double *copy_gbs, double *gflops, char *msg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -188,3 +188,64 @@ extern "C" int rb_call(leap_entry_fn entry, void *const *args, uint32_t flags, s
 	t->host_ms = h1 - h0;
 	return LEAP_RUN_OK;
 }
+
+/* Eight independent FMA chains per thread: the FP32 pipes, not latency, bound it. */
+__global__ void fma_kernel(float *out, int iters)
+{
+	float a0 = threadIdx.x, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, a4 = a0 + 4, a5 = a0 + 5, a6 = a0 + 6, a7 = a0 + 7;
+	const float m = 0.999f, c = 0.001f;
+	for (int i = 0; i < iters; i++) {
+		a0 = fmaf(a0, m, c); a1 = fmaf(a1, m, c); a2 = fmaf(a2, m, c); a3 = fmaf(a3, m, c);
+		a4 = fmaf(a4, m, c); a5 = fmaf(a5, m, c); a6 = fmaf(a6, m, c); a7 = fmaf(a7, m, c);
+	}
+	float r = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+	if (r == 12345.0f) /* never: keeps the work alive */
+		out[threadIdx.x] = r;
+}
+
+extern "C" int rb_probe(double *copy_gbs, double *gflops, char *msg)
+{
+	struct cuda_state *s = state();
+	size_t n = (size_t)512 << 20;
+	void *a = NULL, *b = NULL;
+	cudaError_t e;
+	if ((e = cudaMalloc(&a, n)) != cudaSuccess || (e = cudaMalloc(&b, n)) != cudaSuccess) {
+		cudaFree(a);
+		return fail(msg, LEAP_RUN_NOMEM, "allocating the probe buffers", e);
+	}
+	float best = INFINITY, ms = 0;
+	for (int i = 0; i < 6; i++) {
+		if ((e = cudaEventRecord(s->e0, 0)) != cudaSuccess ||
+		    (e = cudaMemcpy(i % 2 ? a : b, i % 2 ? b : a, n, cudaMemcpyDeviceToDevice)) != cudaSuccess ||
+		    (e = cudaEventRecord(s->e1, 0)) != cudaSuccess || (e = cudaEventSynchronize(s->e1)) != cudaSuccess ||
+		    (e = cudaEventElapsedTime(&ms, s->e0, s->e1)) != cudaSuccess)
+			break;
+		if (i > 0 && ms < best)
+			best = ms;
+	}
+	cudaFree(a);
+	cudaFree(b);
+	if (e != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "measuring the copy bandwidth", e);
+	*copy_gbs = 2.0 * (double)n / ((double)best * 1e6);
+	int dev = 0, sms = 0;
+	if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+	    (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "cudaDeviceGetAttribute", e);
+	int blocks = sms * 8, threads = 256, iters = 4096;
+	best = INFINITY;
+	for (int i = 0; i < 4; i++) {
+		if ((e = cudaEventRecord(s->e0, 0)) != cudaSuccess)
+			break;
+		fma_kernel<<<blocks, threads>>>((float *)s->flush, iters);
+		if ((e = cudaGetLastError()) != cudaSuccess || (e = cudaEventRecord(s->e1, 0)) != cudaSuccess ||
+		    (e = cudaEventSynchronize(s->e1)) != cudaSuccess || (e = cudaEventElapsedTime(&ms, s->e0, s->e1)) != cudaSuccess)
+			break;
+		if (i > 0 && ms < best)
+			best = ms;
+	}
+	if (e != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "measuring the FP32 rate", e);
+	*gflops = 2.0 * 8 * (double)iters * blocks * threads / ((double)best * 1e6);
+	return LEAP_RUN_OK;
+}

@@ -273,6 +273,22 @@ int main(int argc, char **argv)
 			return LEAP_RUN_EXIT_LOST;
 		if (c.magic != LEAP_RUN_MAGIC || c.op == LEAP_RUN_OP_QUIT)
 			return 0;
+		if (c.op == LEAP_RUN_OP_PROBE) {
+			struct leap_run_time t = {0, 0};
+			char pm[LEAP_RUN_MSG] = "";
+			int ps = rb_probe(&t.ms, &t.host_ms, pm);
+			if (ps) {
+				reply(ps, 0, 0, 0, "%s", pm);
+				continue;
+			}
+			struct leap_run_reply rr;
+			memset(&rr, 0, sizeof rr);
+			rr.magic = LEAP_RUN_MAGIC;
+			rr.ncalls = 1;
+			if (leap_write_full(LEAP_RUN_FD_REPLY, &rr, sizeof rr) || leap_write_full(LEAP_RUN_FD_REPLY, &t, sizeof t))
+				return LEAP_RUN_EXIT_LOST;
+			continue;
+		}
 		if (command(&r, &c))
 			return LEAP_RUN_EXIT_LOST;
 	}
