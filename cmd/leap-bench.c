@@ -35,6 +35,8 @@ static const char usage[] =
 	"      --sets N           input sets rotated between calls (default 2)\n"
 	"      --hot              cuda: do not flush the L2 cache between calls\n"
 	"      --no-baseline-cache  time the baseline with every record\n"
+	"      --baseline-tolerance F  reuse a cached baseline while a check block agrees within\n"
+	"                         F (relative, default 0.05) plus twice its CI\n"
 	"  -s, --seed N           seed of the inputs (default: random per run)\n"
 	"  -t, --timeout SECS     wall-clock limit of a sandboxed child (default: max-time + 30)\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G)\n"
@@ -56,7 +58,7 @@ static const char usage[] =
 
 enum {
 	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_SETS, OPT_HOT, OPT_NO_BCACHE,
-	OPT_NO_NS, OPT_TASK, OPT_STATS, OPT_CACHE, OPT_BLOCK_MS,
+	OPT_NO_NS, OPT_TASK, OPT_STATS, OPT_CACHE, OPT_BLOCK_MS, OPT_BTOL,
 };
 
 struct ctx {
@@ -226,6 +228,7 @@ int main(int argc, char **argv)
 		{"hot", no_argument, NULL, OPT_HOT},
 		{"no-baseline-cache", no_argument, NULL, OPT_NO_BCACHE},
 		{"block-ms", required_argument, NULL, OPT_BLOCK_MS},
+		{"baseline-tolerance", required_argument, NULL, OPT_BTOL},
 		{"seed", required_argument, NULL, 's'},
 		{"timeout", required_argument, NULL, 't'},
 		{"memory", required_argument, NULL, 'm'},
@@ -246,7 +249,7 @@ int main(int argc, char **argv)
 		.device = "0",
 	};
 	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 10, .min_runs = 10, .max_runs = 1000, .sets = 2,
-				     .baseline_cache = 1, .block_ms = 20};
+				     .baseline_cache = 1, .baseline_tol = 0.05, .block_ms = 20};
 	const char *task = NULL, *backend = NULL, *cache = NULL;
 	int have_seed = 0, do_stats = 0, opt;
 	int64_t v64;
@@ -279,6 +282,10 @@ int main(int argc, char **argv)
 		case OPT_BLOCK_MS:
 			if (leap_parse_double(optarg, 0.001, 10000, &bo.block_ms))
 				leap_usage_error(&c.common, "--block-ms: '%s' is not a number in [0.001, 10000]", optarg);
+			break;
+		case OPT_BTOL:
+			if (leap_parse_double(optarg, 0, 1e6, &bo.baseline_tol))
+				leap_usage_error(&c.common, "--baseline-tolerance: '%s' is not a number >= 0", optarg);
 			break;
 		case OPT_HOT:
 			bo.hot = 1;

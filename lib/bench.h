@@ -34,6 +34,7 @@ struct leap_bench_opts {
 	int sets;           /* input sets rotated between calls */
 	int hot;            /* cuda: do not flush the L2 cache between calls */
 	int baseline_cache; /* reuse baseline timings per (task, device, build) */
+	double baseline_tol; /* ... while a check block agrees within this (relative) plus 2 CIs */
 	double block_ms;    /* aim of one block of calls, candidate and baseline alternating */
 };
 

@@ -52,6 +52,7 @@ enum leap_run_flags {
 	LEAP_RUN_F_FLUSH_L2 = 1 << 0, /* cuda: flush the L2 cache before each call */
 	LEAP_RUN_F_PIN = 1 << 1,      /* cpu: pin the runner to one CPU */
 	LEAP_RUN_F_AFTER = 1 << 2,    /* copy in-parameters back to AFTER after each call */
+	LEAP_RUN_F_LAST_OUT = 1 << 3, /* copy outputs back only after the last nsets calls */
 };
 
 /* Status of a reply. */

@@ -29,6 +29,10 @@ int rb_guard_ok(const void *buf, uint64_t bytes);
 /* Copies host memory into a buffer and back. */
 int rb_upload(void *buf, const void *host, uint64_t bytes, char *msg);
 int rb_download(void *host, const void *buf, uint64_t bytes, char *msg);
+/* 1 when buffers live in device memory (uploads are expensive, device copies cheap). */
+int rb_is_device(void);
+/* Copies between two buffers of this backend. */
+int rb_copy(void *dst, const void *src, uint64_t bytes, char *msg);
 /* Fills the buffer with the elsize-byte pattern (the poison). */
 int rb_poison(void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg);
 

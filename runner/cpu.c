@@ -109,6 +109,18 @@ int rb_download(void *host, const void *buf, uint64_t bytes, char *msg)
 	return LEAP_RUN_OK;
 }
 
+int rb_is_device(void)
+{
+	return 0;
+}
+
+int rb_copy(void *dst, const void *src, uint64_t bytes, char *msg)
+{
+	(void)msg;
+	memcpy(dst, src, (size_t)bytes);
+	return LEAP_RUN_OK;
+}
+
 int rb_poison(void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg)
 {
 	(void)msg;

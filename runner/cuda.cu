@@ -118,6 +118,17 @@ extern "C" int rb_download(void *host, const void *buf, uint64_t bytes, char *ms
 	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "copying outputs from the device", e);
 }
 
+extern "C" int rb_is_device(void)
+{
+	return 1;
+}
+
+extern "C" int rb_copy(void *dst, const void *src, uint64_t bytes, char *msg)
+{
+	cudaError_t e = cudaMemcpy(dst, src, (size_t)bytes, cudaMemcpyDeviceToDevice);
+	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "restoring the inputs", e);
+}
+
 /* Writes the elsize-byte pattern into every element. */
 __global__ void poison_kernel(unsigned char *buf, size_t n, uint64_t pattern, unsigned elsize)
 {

@@ -152,6 +152,10 @@ static int buffers(struct runner *r, const struct leap_run_param *p, uint32_t n)
 	return 0;
 }
 
+static void unstage(void **staged, size_t nslots, const struct leap_run_param *p, uint32_t np);
+static int run_calls(struct runner *r, const struct leap_run_cmd *c, const struct leap_run_param *p, void **args,
+		     void **staged, char *msg);
+
 /* Runs one command (header already read). Returns 0 to go on, -1 to stop. */
 static int command(struct runner *r, const struct leap_run_cmd *c)
 {
@@ -204,11 +208,52 @@ static int command(struct runner *r, const struct leap_run_cmd *c)
 		args[i] = p[i].kind == LEAP_RUN_K_SCALAR ? (void *)p[i].value : r->bufs[i];
 	char msg[LEAP_RUN_MSG] = "";
 	uint32_t total = c->warmup + c->ncalls;
+	/* On a device, repeated calls restore their inputs from device-side copies of the sets
+	 * (uploaded once per command) instead of uploading them again. */
+	void **staged = NULL;
+	if (rb_is_device() && total > 1 && c->nparams > 0) {
+		staged = calloc(nslots, sizeof *staged);
+		for (size_t k = 0; staged && k + 1 < nslots; k++) {
+			uint32_t i = (uint32_t)(k % c->nparams);
+			if (p[i].kind != LEAP_RUN_K_IN && p[i].kind != LEAP_RUN_K_INOUT)
+				continue;
+			staged[k] = rb_alloc(p[i].bytes);
+			if (!staged[k] || rb_upload(staged[k], r->arena + in[k], p[i].bytes, msg)) {
+				unstage(staged, nslots, p, c->nparams);
+				staged = NULL; /* fall back to uploads */
+			}
+		}
+	}
+	int rc = run_calls(r, c, p, args, staged, msg);
+	unstage(staged, nslots, p, c->nparams);
+	return rc;
+}
+
+/* Frees the staged input copies. */
+static void unstage(void **staged, size_t nslots, const struct leap_run_param *p, uint32_t np)
+{
+	if (!staged)
+		return;
+	for (size_t k = 0; k + 1 < nslots; k++)
+		if (staged[k])
+			rb_free(staged[k], p[k % np].bytes);
+	free(staged);
+}
+
+/* The calls of one command (see command()); replies once. Returns 0 to go on, -1 to stop. */
+static int run_calls(struct runner *r, const struct leap_run_cmd *c, const struct leap_run_param *p, void **args,
+		     void **staged, char *msg)
+{
+	uint32_t total = c->warmup + c->ncalls;
+	uint64_t *in = r->in, *out = r->out, *after = r->after;
 	for (uint32_t call = 0; call < total; call++) {
 		size_t base = (size_t)((call + c->first) % c->nsets) * c->nparams;
 		int st = LEAP_RUN_OK;
+		int copy_back = !(c->flags & LEAP_RUN_F_LAST_OUT) || call + c->nsets >= total;
 		for (uint32_t i = 0; i < c->nparams && st == LEAP_RUN_OK; i++) {
-			if (p[i].kind == LEAP_RUN_K_IN || p[i].kind == LEAP_RUN_K_INOUT)
+			if ((p[i].kind == LEAP_RUN_K_IN || p[i].kind == LEAP_RUN_K_INOUT) && staged && staged[base + i])
+				st = rb_copy(r->bufs[i], staged[base + i], p[i].bytes, msg);
+			else if (p[i].kind == LEAP_RUN_K_IN || p[i].kind == LEAP_RUN_K_INOUT)
 				st = rb_upload(r->bufs[i], r->arena + in[base + i], p[i].bytes, msg);
 			else if (p[i].kind == LEAP_RUN_K_OUT)
 				st = rb_poison(r->bufs[i], p[i].bytes, p[i].poison, p[i].elsize, msg);
@@ -229,7 +274,9 @@ static int command(struct runner *r, const struct leap_run_cmd *c)
 		for (uint32_t i = 0; i < c->nparams && st == LEAP_RUN_OK; i++) {
 			if (p[i].kind == LEAP_RUN_K_SCALAR)
 				continue;
-			if (p[i].kind != LEAP_RUN_K_IN)
+			if (!copy_back)
+				;
+			else if (p[i].kind != LEAP_RUN_K_IN)
 				st = rb_download(r->arena + out[base + i], r->bufs[i], p[i].bytes, msg);
 			else if (c->flags & LEAP_RUN_F_AFTER)
 				st = rb_download(r->arena + after[base + i], r->bufs[i], p[i].bytes, msg);

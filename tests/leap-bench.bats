@@ -93,10 +93,21 @@ passed() {
 
 @test "the baseline is timed once per task and device, then reused" {
 	passed correct correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-bench --max-time 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --max-time 1 --baseline-tolerance 100 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -r '.bench.baseline_cached' <<<"$output"
 	assert_output $'false\ntrue'
 	ls "$BATS_TEST_TMPDIR/cache/baselines/"*.json
+}
+
+@test "a cached baseline the machine no longer agrees with is timed again" {
+	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --max-time 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
+	f=$(ls "$BATS_TEST_TMPDIR/cache/baselines/"*.json)
+	jq -c '.median_ms = 1000 | .rel_ci = 0.001' "$f" >"$f.new" && mv "$f.new" "$f"
+	run -0 leap-bench --max-time 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '"\(.bench.baseline_cached) \(.bench.baseline_ms < 1000)"' <<<"$output"
+	assert_output "false true"
+	[ "$(jq '.median_ms < 1000' "$f")" = true ]
 }
 
 @test "two leap-bench processes never time on the same device at once" {
