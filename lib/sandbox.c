@@ -195,7 +195,18 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	}
 	char *argv[] = {(char *)runner, (char *)arg, NULL};
 	char *home = xasprintf("HOME=%s", tmpdir), *tmpenv = xasprintf("TMPDIR=%s", tmpdir);
-	char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, tmpenv, "LANG=C", NULL};
+	/* A minimal environment, plus what selects and finds the GPU (no secrets there). */
+	static const char *const keep[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
+					   "LD_LIBRARY_PATH"};
+	char *kept[4] = {NULL, NULL, NULL, NULL};
+	char *envp[4 + 4 + 1] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, tmpenv, "LANG=C"};
+	size_t ne = 4;
+	for (size_t i = 0; i < 4; i++) {
+		const char *val = getenv(keep[i]);
+		if (val)
+			envp[ne++] = kept[i] = xasprintf("%s=%s", keep[i], val);
+	}
+	envp[ne] = NULL;
 	struct child_plan plan = {
 		.o = o, .env = env, .runner = runner, .tmpdir = tmpdir, .argv = argv, .envp = envp,
 		.fds = {devnull, sb->log_fd, sb->log_fd, cmd[0], rep[1], shm_fd, art_fd}, .errfd = sb->log_fd,
@@ -208,6 +219,8 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	}
 	free(home);
 	free(tmpenv);
+	for (size_t i = 0; i < 4; i++)
+		free(kept[i]);
 	if (pid < 0) {
 		*err = xasprintf("cannot start a sandboxed process: %s", strerror(errno));
 		goto fail;

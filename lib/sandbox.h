@@ -52,7 +52,9 @@ void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_
 
 /* Starts `runner` (an absolute path) with argv {runner, arg} in a new sandbox, handing it
  * shm_fd and art_fd as LEAP_RUN_FD_SHM and LEAP_RUN_FD_ART (runproto.h) and a minimal
- * environment (PATH, HOME and TMPDIR = its private temp dir, LANG=C). Returns 0, or -1 with
+ * environment (PATH, HOME and TMPDIR = its private temp dir, LANG=C, and, when set,
+ * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES, LD_LIBRARY_PATH, which
+ * select and find the GPU). Returns 0, or -1 with
  * a new message in *err (nothing is left running). */
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
 		       const char *runner, const char *arg, int shm_fd, int art_fd, char **err);

@@ -31,9 +31,16 @@ static int geom(uint64_t bytes, struct geom *g)
 	return 0;
 }
 
-int rb_init(const char *device, char *msg)
+/* The cpu backend keeps no state; the struct exists for the interface. */
+struct rb {
+	int unused;
+};
+
+int rb_init(struct rb **b, const char *device, char *msg)
 {
 	(void)device;
+	static struct rb none; /* stateless: one shared, never written */
+	*b = &none;
 	snprintf(msg, LEAP_RUN_MSG, "cpu");
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	if (!f)
@@ -52,8 +59,9 @@ int rb_init(const char *device, char *msg)
 	return LEAP_RUN_OK;
 }
 
-void *rb_alloc(uint64_t bytes)
+void *rb_alloc(struct rb *be, uint64_t bytes)
 {
+	(void)be;
 	struct geom g;
 	if (geom(bytes, &g))
 		return NULL;
@@ -70,8 +78,9 @@ void *rb_alloc(uint64_t bytes)
 	return buf;
 }
 
-void rb_free(void *buf, uint64_t bytes)
+void rb_free(struct rb *be, void *buf, uint64_t bytes)
 {
+	(void)be;
 	struct geom g;
 	if (!buf || geom(bytes, &g))
 		return;
@@ -86,8 +95,9 @@ static int all_canary(const unsigned char *p, size_t n)
 	return 1;
 }
 
-int rb_guard_ok(const void *buf, uint64_t bytes)
+int rb_guard_ok(struct rb *be, const void *buf, uint64_t bytes)
 {
+	(void)be;
 	struct geom g;
 	if (geom(bytes, &g))
 		return 0;
@@ -95,34 +105,39 @@ int rb_guard_ok(const void *buf, uint64_t bytes)
 	return all_canary(b - g.start, g.start) && all_canary(b + bytes, g.data - g.start - (size_t)bytes);
 }
 
-int rb_upload(void *buf, const void *host, uint64_t bytes, char *msg)
+int rb_upload(struct rb *be, void *buf, const void *host, uint64_t bytes, char *msg)
 {
+	(void)be;
 	(void)msg;
 	memcpy(buf, host, (size_t)bytes);
 	return LEAP_RUN_OK;
 }
 
-int rb_download(void *host, const void *buf, uint64_t bytes, char *msg)
+int rb_download(struct rb *be, void *host, const void *buf, uint64_t bytes, char *msg)
 {
+	(void)be;
 	(void)msg;
 	memcpy(host, buf, (size_t)bytes);
 	return LEAP_RUN_OK;
 }
 
-int rb_is_device(void)
+int rb_is_device(const struct rb *be)
 {
+	(void)be;
 	return 0;
 }
 
-int rb_copy(void *dst, const void *src, uint64_t bytes, char *msg)
+int rb_copy(struct rb *be, void *dst, const void *src, uint64_t bytes, char *msg)
 {
+	(void)be;
 	(void)msg;
 	memcpy(dst, src, (size_t)bytes);
 	return LEAP_RUN_OK;
 }
 
-int rb_poison(void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg)
+int rb_poison(struct rb *be, void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg)
 {
+	(void)be;
 	(void)msg;
 	unsigned char *b = buf;
 	if (elsize == 0 || elsize > 8)
@@ -163,8 +178,9 @@ static void pin(void)
 	sched_setaffinity(0, sizeof set, &set);
 }
 
-int rb_call(leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_run_time *t, int *code, char *msg)
+int rb_call(struct rb *be, leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_run_time *t, int *code, char *msg)
 {
+	(void)be;
 	if (flags & LEAP_RUN_F_PIN)
 		pin();
 	struct timespec a, b;
@@ -180,8 +196,9 @@ int rb_call(leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_
 	return LEAP_RUN_OK;
 }
 
-int rb_probe(double *copy_gbs, double *gflops, char *msg)
+int rb_probe(struct rb *be, double *copy_gbs, double *gflops, char *msg)
 {
+	(void)be;
 	size_t n = 64u << 20;
 	unsigned char *a = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	unsigned char *b = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -12,7 +12,7 @@
 #define CANARY 0xA7
 
 /* The backend's device state; lives for the runner's lifetime (one process, one device). */
-struct cuda_state {
+struct rb {
 	int ok;
 	cudaEvent_t e0, e1;
 	void *flush;            /* a buffer of twice the L2 size, written to evict the cache */
@@ -20,21 +20,20 @@ struct cuda_state {
 	unsigned char *guard;   /* host scratch of GUARD bytes */
 };
 
-static struct cuda_state *state(void)
-{
-	static struct cuda_state s; /* the runner is one process per device: this is its device state */
-	return &s;
-}
-
 static int fail(char *msg, int status, const char *what, cudaError_t e)
 {
 	snprintf(msg, LEAP_RUN_MSG, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 	return status;
 }
 
-extern "C" int rb_init(const char *device, char *msg)
+extern "C" int rb_init(struct rb **b, const char *device, char *msg)
 {
-	struct cuda_state *s = state();
+	struct rb *s = (struct rb *)calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(msg, LEAP_RUN_MSG, "out of host memory");
+		return LEAP_RUN_NOMEM;
+	}
+	*b = s;
 	int count = 0, dev = 0;
 	cudaError_t e = cudaGetDeviceCount(&count);
 	if (e != cudaSuccess || count == 0) {
@@ -76,7 +75,7 @@ extern "C" int rb_init(const char *device, char *msg)
 	return LEAP_RUN_OK;
 }
 
-extern "C" void *rb_alloc(uint64_t bytes)
+extern "C" void *rb_alloc(struct rb *be, uint64_t bytes)
 {
 	void *p = NULL;
 	if (bytes > SIZE_MAX - GUARD || cudaMalloc(&p, (size_t)bytes + GUARD) != cudaSuccess)
@@ -88,16 +87,16 @@ extern "C" void *rb_alloc(uint64_t bytes)
 	return p;
 }
 
-extern "C" void rb_free(void *buf, uint64_t bytes)
+extern "C" void rb_free(struct rb *be, void *buf, uint64_t bytes)
 {
 	(void)bytes;
 	if (buf)
 		cudaFree(buf);
 }
 
-extern "C" int rb_guard_ok(const void *buf, uint64_t bytes)
+extern "C" int rb_guard_ok(struct rb *be, const void *buf, uint64_t bytes)
 {
-	struct cuda_state *s = state();
+	struct rb *s = be;
 	if (cudaMemcpy(s->guard, (const unsigned char *)buf + bytes, GUARD, cudaMemcpyDeviceToHost) != cudaSuccess)
 		return 0;
 	for (int i = 0; i < GUARD; i++)
@@ -106,24 +105,25 @@ extern "C" int rb_guard_ok(const void *buf, uint64_t bytes)
 	return 1;
 }
 
-extern "C" int rb_upload(void *buf, const void *host, uint64_t bytes, char *msg)
+extern "C" int rb_upload(struct rb *be, void *buf, const void *host, uint64_t bytes, char *msg)
 {
 	cudaError_t e = cudaMemcpy(buf, host, (size_t)bytes, cudaMemcpyHostToDevice);
 	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "copying inputs to the device", e);
 }
 
-extern "C" int rb_download(void *host, const void *buf, uint64_t bytes, char *msg)
+extern "C" int rb_download(struct rb *be, void *host, const void *buf, uint64_t bytes, char *msg)
 {
 	cudaError_t e = cudaMemcpy(host, buf, (size_t)bytes, cudaMemcpyDeviceToHost);
 	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "copying outputs from the device", e);
 }
 
-extern "C" int rb_is_device(void)
+extern "C" int rb_is_device(const struct rb *b)
 {
+	(void)b;
 	return 1;
 }
 
-extern "C" int rb_copy(void *dst, const void *src, uint64_t bytes, char *msg)
+extern "C" int rb_copy(struct rb *be, void *dst, const void *src, uint64_t bytes, char *msg)
 {
 	cudaError_t e = cudaMemcpy(dst, src, (size_t)bytes, cudaMemcpyDeviceToDevice);
 	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "restoring the inputs", e);
@@ -138,7 +138,7 @@ __global__ void poison_kernel(unsigned char *buf, size_t n, uint64_t pattern, un
 		buf[i] = (unsigned char)(pattern >> (8 * (i % elsize)));
 }
 
-extern "C" int rb_poison(void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg)
+extern "C" int rb_poison(struct rb *be, void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg)
 {
 	uint64_t pat = 0;
 	for (uint32_t i = 0; i < elsize && i < 8; i++)
@@ -157,10 +157,10 @@ static double now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-extern "C" int rb_call(leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_run_time *t, int *code,
+extern "C" int rb_call(struct rb *be, leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_run_time *t, int *code,
 		       char *msg)
 {
-	struct cuda_state *s = state();
+	struct rb *s = be;
 	cudaError_t e;
 	if ((flags & LEAP_RUN_F_FLUSH_L2) && s->flush) {
 		if ((e = cudaCtxResetPersistingL2Cache()) != cudaSuccess)
@@ -214,9 +214,9 @@ __global__ void fma_kernel(float *out, int iters)
 		out[threadIdx.x] = r;
 }
 
-extern "C" int rb_probe(double *copy_gbs, double *gflops, char *msg)
+extern "C" int rb_probe(struct rb *be, double *copy_gbs, double *gflops, char *msg)
 {
-	struct cuda_state *s = state();
+	struct rb *s = be;
 	size_t n = (size_t)512 << 20;
 	void *a = NULL, *b = NULL;
 	cudaError_t e;

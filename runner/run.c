@@ -15,6 +15,7 @@
 
 /* The runner's state (one per process, owned by main). */
 struct runner {
+	struct rb *rb;         /* the backend's state */
 	leap_entry_fn entry;
 	unsigned char *arena;
 	uint64_t arena_len;
@@ -139,11 +140,11 @@ static int buffers(struct runner *r, const struct leap_run_param *p, uint32_t n)
 		if (r->bufs[i] && r->buf_bytes[i] == want)
 			continue;
 		if (r->bufs[i])
-			rb_free(r->bufs[i], r->buf_bytes[i]);
+			rb_free(r->rb, r->bufs[i], r->buf_bytes[i]);
 		r->bufs[i] = NULL;
 		r->buf_bytes[i] = 0;
 		if (want) {
-			r->bufs[i] = rb_alloc(want);
+			r->bufs[i] = rb_alloc(r->rb, want);
 			if (!r->bufs[i])
 				return -1;
 			r->buf_bytes[i] = want;
@@ -152,7 +153,7 @@ static int buffers(struct runner *r, const struct leap_run_param *p, uint32_t n)
 	return 0;
 }
 
-static void unstage(void **staged, size_t nslots, const struct leap_run_param *p, uint32_t np);
+static void unstage(struct rb *b, void **staged, size_t nslots, const struct leap_run_param *p, uint32_t np);
 static int run_calls(struct runner *r, const struct leap_run_cmd *c, const struct leap_run_param *p, void **args,
 		     void **staged, char *msg);
 
@@ -211,32 +212,32 @@ static int command(struct runner *r, const struct leap_run_cmd *c)
 	/* On a device, repeated calls restore their inputs from device-side copies of the sets
 	 * (uploaded once per command) instead of uploading them again. */
 	void **staged = NULL;
-	if (rb_is_device() && total > 1 && c->nparams > 0) {
+	if (rb_is_device(r->rb) && total > 1 && c->nparams > 0) {
 		staged = calloc(nslots, sizeof *staged);
 		for (size_t k = 0; staged && k + 1 < nslots; k++) {
 			uint32_t i = (uint32_t)(k % c->nparams);
 			if (p[i].kind != LEAP_RUN_K_IN && p[i].kind != LEAP_RUN_K_INOUT)
 				continue;
-			staged[k] = rb_alloc(p[i].bytes);
-			if (!staged[k] || rb_upload(staged[k], r->arena + in[k], p[i].bytes, msg)) {
-				unstage(staged, nslots, p, c->nparams);
+			staged[k] = rb_alloc(r->rb, p[i].bytes);
+			if (!staged[k] || rb_upload(r->rb, staged[k], r->arena + in[k], p[i].bytes, msg)) {
+				unstage(r->rb, staged, nslots, p, c->nparams);
 				staged = NULL; /* fall back to uploads */
 			}
 		}
 	}
 	int rc = run_calls(r, c, p, args, staged, msg);
-	unstage(staged, nslots, p, c->nparams);
+	unstage(r->rb, staged, nslots, p, c->nparams);
 	return rc;
 }
 
 /* Frees the staged input copies. */
-static void unstage(void **staged, size_t nslots, const struct leap_run_param *p, uint32_t np)
+static void unstage(struct rb *b, void **staged, size_t nslots, const struct leap_run_param *p, uint32_t np)
 {
 	if (!staged)
 		return;
 	for (size_t k = 0; k + 1 < nslots; k++)
 		if (staged[k])
-			rb_free(staged[k], p[k % np].bytes);
+			rb_free(b, staged[k], p[k % np].bytes);
 	free(staged);
 }
 
@@ -252,11 +253,11 @@ static int run_calls(struct runner *r, const struct leap_run_cmd *c, const struc
 		int copy_back = !(c->flags & LEAP_RUN_F_LAST_OUT) || call + c->nsets >= total;
 		for (uint32_t i = 0; i < c->nparams && st == LEAP_RUN_OK; i++) {
 			if ((p[i].kind == LEAP_RUN_K_IN || p[i].kind == LEAP_RUN_K_INOUT) && staged && staged[base + i])
-				st = rb_copy(r->bufs[i], staged[base + i], p[i].bytes, msg);
+				st = rb_copy(r->rb, r->bufs[i], staged[base + i], p[i].bytes, msg);
 			else if (p[i].kind == LEAP_RUN_K_IN || p[i].kind == LEAP_RUN_K_INOUT)
-				st = rb_upload(r->bufs[i], r->arena + in[base + i], p[i].bytes, msg);
+				st = rb_upload(r->rb, r->bufs[i], r->arena + in[base + i], p[i].bytes, msg);
 			else if (p[i].kind == LEAP_RUN_K_OUT)
-				st = rb_poison(r->bufs[i], p[i].bytes, p[i].poison, p[i].elsize, msg);
+				st = rb_poison(r->rb, r->bufs[i], p[i].bytes, p[i].poison, p[i].elsize, msg);
 		}
 		if (st) {
 			reply(st, 0, call, 0, "%s", msg);
@@ -264,7 +265,7 @@ static int run_calls(struct runner *r, const struct leap_run_cmd *c, const struc
 		}
 		struct leap_run_time t = {0, 0};
 		int code = 0;
-		st = rb_call(r->entry, args, c->flags, &t, &code, msg);
+		st = rb_call(r->rb, r->entry, args, c->flags, &t, &code, msg);
 		if (st) {
 			reply(st, code, call, 0, "%s", msg);
 			return 0;
@@ -277,10 +278,10 @@ static int run_calls(struct runner *r, const struct leap_run_cmd *c, const struc
 			if (!copy_back)
 				;
 			else if (p[i].kind != LEAP_RUN_K_IN)
-				st = rb_download(r->arena + out[base + i], r->bufs[i], p[i].bytes, msg);
+				st = rb_download(r->rb, r->arena + out[base + i], r->bufs[i], p[i].bytes, msg);
 			else if (c->flags & LEAP_RUN_F_AFTER)
-				st = rb_download(r->arena + after[base + i], r->bufs[i], p[i].bytes, msg);
-			if (st == LEAP_RUN_OK && !rb_guard_ok(r->bufs[i], p[i].bytes)) {
+				st = rb_download(r->rb, r->arena + after[base + i], r->bufs[i], p[i].bytes, msg);
+			if (st == LEAP_RUN_OK && !rb_guard_ok(r->rb, r->bufs[i], p[i].bytes)) {
 				reply(LEAP_RUN_OVERRUN, 0, call, i, "wrote outside the bounds of a buffer");
 				return 0;
 			}
@@ -306,7 +307,7 @@ int main(int argc, char **argv)
 	struct runner r;
 	memset(&r, 0, sizeof r);
 	char msg[LEAP_RUN_MSG] = "";
-	int st = rb_init(argc > 1 ? argv[1] : "-", msg);
+	int st = rb_init(&r.rb, argc > 1 ? argv[1] : "-", msg);
 	if (st) {
 		reply(st, 0, 0, 0, "%s", msg);
 		return 1;
@@ -323,7 +324,7 @@ int main(int argc, char **argv)
 		if (c.op == LEAP_RUN_OP_PROBE) {
 			struct leap_run_time t = {0, 0};
 			char pm[LEAP_RUN_MSG] = "";
-			int ps = rb_probe(&t.ms, &t.host_ms, pm);
+			int ps = rb_probe(r.rb, &t.ms, &t.host_ms, pm);
 			if (ps) {
 				reply(ps, 0, 0, 0, "%s", pm);
 				continue;
