@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
 #include "bench.h"
@@ -245,7 +246,7 @@ int main(int argc, char **argv)
 	leap_common_init(&c.common, usage);
 	struct leap_verify_opts o = {
 		.trials = 1,
-		.sb = {.timeout = 0, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 256, .namespaces = 1},
+		.sb = {.timeout = 0, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
 		.device = "0",
 	};
 	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 10, .min_runs = 10, .max_runs = 1000, .sets = 2,
@@ -341,6 +342,10 @@ int main(int argc, char **argv)
 		return stats(&c, argc - optind, argv + optind, &bo);
 	if (o.sb.timeout <= 0)
 		o.sb.timeout = bo.max_time + 30;
+	if (!o.sb.nproc) { /* room for a thread per CPU (OpenMP) and then some */
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		o.sb.nproc = n > 64 ? 4 * n : 256;
+	}
 	o.libexec = leap_libexec_dir();
 	if (!o.libexec)
 		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");

@@ -31,10 +31,12 @@ static const char usage[] =
 	"\n"
 	"  -n, --trials N         fresh input sets per case (default 3)\n"
 	"  -s, --seed N           seed of the inputs (default: random per run; written to verify.seed)\n"
-	"  -t, --timeout SECS     wall-clock limit per candidate (default 30); CPU time is limited too\n"
+	"  -t, --timeout SECS     wall-clock limit per candidate (default 30); CPU time is limited\n"
+	"                         to that times the number of CPUs\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G; K, M, G suffixes)\n"
 	"      --file-size SIZE   largest file or output a child may write (default 16M)\n"
-	"      --nproc N          process and thread limit of the sandbox user (default 256)\n"
+	"      --nproc N          process and thread limit of the sandbox user (default 256, or 4\n"
+	"                         per CPU beyond 64 CPUs)\n"
 	"  -j, --jobs N           verify up to N candidates at once (default 1); cuda: one per GPU\n"
 	"      --share-gpu        with -j: let cuda candidates share the GPU\n"
 	"  -d, --device N         CUDA device of the cuda children (default 0)\n"
@@ -383,7 +385,7 @@ int main(int argc, char **argv)
 	c.jobs = 1;
 	struct leap_verify_opts o = {
 		.trials = 3,
-		.sb = {.timeout = 30, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 256, .namespaces = 1},
+		.sb = {.timeout = 30, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
 		.device = "0",
 	};
 	const char *task = NULL, *backend = NULL, *cache = NULL;
@@ -452,6 +454,10 @@ int main(int argc, char **argv)
 		leap_usage_error(&c.common, "--backend needs --task (records name their backend)");
 	if (task && optind >= argc)
 		leap_usage_error(&c.common, "--task needs at least one source file");
+	if (!o.sb.nproc) { /* room for a thread per CPU (OpenMP) and then some */
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		o.sb.nproc = n > 64 ? 4 * n : 256;
+	}
 	o.libexec = leap_libexec_dir();
 	if (!o.libexec)
 		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");

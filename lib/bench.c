@@ -15,6 +15,7 @@
 #include "util.h"
 #include "banned.h"
 
+/* qsort comparison of doubles, ascending. */
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -184,6 +185,7 @@ static int device_probe(struct leap_bencher *B, enum leap_backend b, const char 
 	return 0;
 }
 
+/* The statistics as the bench object's fields (rel_ci -1 when not known). New reference. */
 static json_t *stats_json(const struct leap_stats *s)
 {
 	return json_pack("{s:f,s:f,s:f,s:f,s:I,s:f}", "median_ms", s->median, "min_ms", s->min, "mean_ms", s->mean,
@@ -221,6 +223,8 @@ static int baseline_get(struct leap_bencher *B, const char *key, struct leap_sta
 	return 1;
 }
 
+/* Stores a measured baseline in memory and (atomically, best effort) on disk; `what` names
+ * the task in the file. */
 static void baseline_put(struct leap_bencher *B, const char *key, const struct leap_stats *st, const char *what)
 {
 	size_t i = 0;

@@ -75,6 +75,7 @@ int leap_mkdirs(const char *path)
 	return r;
 }
 
+/* Writes n bytes to path (created or truncated, 0644). Returns 0, or -1 with errno set. */
 static int write_file(const char *path, const char *data, size_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

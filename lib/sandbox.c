@@ -47,6 +47,7 @@ struct child_plan {
 	int fds[7]; /* source descriptor for 0..6 */
 	int errfd;  /* where to report a set-up failure (the log) */
 	int isolated; /* in new namespaces: PID 1 stays as a reaper */
+	long ncpus;   /* online CPUs (the CPU-time limit scales with them) */
 };
 
 /* Reports a set-up failure on the log descriptor and exits 127. */
@@ -59,6 +60,7 @@ static noreturn void child_fail(const struct child_plan *p, const char *what)
 	_exit(127);
 }
 
+/* Sets one resource limit in the child; a failure ends the child (child_fail). */
 static void limit(const struct child_plan *p, int res, uint64_t soft, uint64_t hard)
 {
 	struct rlimit rl = {(rlim_t)soft, (rlim_t)hard};
@@ -85,7 +87,8 @@ static noreturn void child(const struct child_plan *p)
 	if (close_range(7, ~0U, 0))
 		child_fail(p, "close_range");
 	const struct leap_sandbox_opts *o = p->o;
-	uint64_t cpu = (uint64_t)o->timeout + 1;
+	/* CPU time counts every thread: a parallel kernel may use all CPUs for the whole time. */
+	uint64_t cpu = (uint64_t)(o->timeout * (double)p->ncpus) + 1;
 	limit(p, RLIMIT_CPU, cpu, cpu + 1);
 	if (o->mem_bytes)
 		limit(p, RLIMIT_AS, o->mem_bytes, o->mem_bytes);
@@ -210,6 +213,7 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	struct child_plan plan = {
 		.o = o, .env = env, .runner = runner, .tmpdir = tmpdir, .argv = argv, .envp = envp,
 		.fds = {devnull, sb->log_fd, sb->log_fd, cmd[0], rep[1], shm_fd, art_fd}, .errfd = sb->log_fd,
+		.ncpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1,
 	};
 	int isolated;
 	pid_t pid = spawn(env, o, &isolated);
@@ -305,6 +309,7 @@ int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n)
 	return 0;
 }
 
+/* nftw callback removing one entry of a sandbox temp dir (depth first); never stops the walk. */
 static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)st;

@@ -10,7 +10,8 @@
 
 /* Limits of one sandboxed child. */
 struct leap_sandbox_opts {
-	double timeout;        /* wall-clock seconds for the whole conversation (> 0) */
+	double timeout;        /* wall-clock seconds for the whole conversation (> 0); the CPU-time
+				* limit is this times the number of online CPUs */
 	uint64_t mem_bytes;    /* RLIMIT_AS; 0: none (CUDA reserves huge address ranges) */
 	uint64_t fsize_bytes;  /* RLIMIT_FSIZE: the largest file (and captured output) it may write */
 	long nproc;            /* RLIMIT_NPROC: processes and threads of the sandbox user */

@@ -11,6 +11,7 @@
 
 /* ---- numbers ---- */
 
+/* splitmix64: the next 64 random bits of the stream *s. */
 static uint64_t splitmix(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
@@ -25,12 +26,14 @@ static double unit(uint64_t *s)
 	return (double)(splitmix(s) >> 11) * 0x1.0p-53;
 }
 
+/* A standard normal draw (Box-Muller). */
 static double normal(uint64_t *s)
 {
 	double u = unit(s), v = unit(s);
 	return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
 }
 
+/* IEEE binary16 bits of f, rounded to nearest even (overflow to infinity). */
 static uint16_t float_to_half(float f)
 {
 	uint32_t x;
@@ -58,6 +61,7 @@ static uint16_t float_to_half(float f)
 	return (uint16_t)h;
 }
 
+/* The float value of binary16 bits h (exact). */
 static float half_to_float(uint16_t h)
 {
 	uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;
@@ -82,6 +86,7 @@ static float half_to_float(uint16_t h)
 	return f;
 }
 
+/* bfloat16 bits of f, rounded to nearest even (NaN stays NaN). */
 static uint16_t float_to_bf16(float f)
 {
 	uint32_t x;
@@ -92,6 +97,7 @@ static uint16_t float_to_bf16(float f)
 	return (uint16_t)(x >> 16);
 }
 
+/* The float value of bfloat16 bits h (exact). */
 static float bf16_to_float(uint16_t h)
 {
 	uint32_t x = (uint32_t)h << 16;
@@ -140,6 +146,7 @@ static double get(enum leap_type ty, const unsigned char *b, size_t i)
 	return 0;
 }
 
+/* Stores v as element i of a buffer of type ty (converted, rounded for half/bf16). */
 static void put(enum leap_type ty, unsigned char *b, size_t i, double v)
 {
 	switch (ty) {
@@ -337,6 +344,8 @@ const char *leap_case_pattern_name(const struct leap_case_data *d, unsigned patt
 	return "range";
 }
 
+/* Fills n elements of parameter p's buffer from *rng: its integer range, or the float
+ * pattern number `pattern` selects; never all zeros. */
 static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_t *rng, unsigned pattern)
 {
 	if (!leap_type_is_float(p->type)) {

@@ -20,6 +20,7 @@
 
 #define MAX_OUTPUT 2048 /* bytes of the candidate's stdout/stderr kept in verify.output */
 
+/* 1 when dir holds an executable leap-run-cpu. */
 static int has_runner(const char *dir)
 {
 	char *p = xasprintf("%s/leap-run-cpu", dir);

@@ -20,6 +20,7 @@ struct geom {
 	size_t page, data, start; /* data: bytes of the data pages; start: buffer offset in them */
 };
 
+/* Computes the geometry of a guarded buffer of `bytes`; -1 when too large. */
 static int geom(uint64_t bytes, struct geom *g)
 {
 	long ps = sysconf(_SC_PAGESIZE);
@@ -87,6 +88,7 @@ void rb_free(struct rb *be, void *buf, uint64_t bytes)
 	munmap((unsigned char *)buf - g.start - g.page, g.data + 2 * g.page);
 }
 
+/* 1 when all n bytes still hold the canary. */
 static int all_canary(const unsigned char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -155,6 +157,7 @@ int rb_poison(struct rb *be, void *buf, uint64_t bytes, const uint8_t *pattern, 
 	return LEAP_RUN_OK;
 }
 
+/* Milliseconds from a to b. */
 static double ms_between(const struct timespec *a, const struct timespec *b)
 {
 	return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;

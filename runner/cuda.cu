@@ -20,6 +20,7 @@ struct rb {
 	unsigned char *guard;   /* host scratch of GUARD bytes */
 };
 
+/* Writes "what: CUDA error text (name)" into msg and returns status. */
 static int fail(char *msg, int status, const char *what, cudaError_t e)
 {
 	snprintf(msg, LEAP_RUN_MSG, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
@@ -150,6 +151,7 @@ extern "C" int rb_poison(struct rb *be, void *buf, uint64_t bytes, const uint8_t
 	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "poisoning the outputs", e);
 }
 
+/* The monotonic clock in milliseconds. */
 static double now_ms(void)
 {
 	struct timespec t;
