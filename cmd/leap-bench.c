@@ -353,6 +353,17 @@ int main(int argc, char **argv)
 	c.seed = have_seed ? c.seed : leap_random_seed() >> 1;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
+	/* The candidate must not find the references: hide the suite and the build cache. */
+	leap_mkdirs(o.cache); /* so that it exists, and can be hidden, from the start */
+	char *tasks_real = realpath(dir, NULL), *cache_real = realpath(o.cache, NULL);
+	const char *hide[2];
+	size_t nhide = 0;
+	if (tasks_real)
+		hide[nhide++] = tasks_real;
+	if (cache_real)
+		hide[nhide++] = cache_real;
+	o.sb.hide = hide;
+	o.sb.nhide = nhide;
 	free(dir);
 	leap_verifier_init(&c.v, &o);
 	leap_bencher_init(&c.bench, &c.v, &bo);
@@ -389,5 +400,7 @@ int main(int argc, char **argv)
 	leap_suite_free(&c.suite);
 	free(o.libexec);
 	free(o.cache);
+	free(tasks_real);
+	free(cache_real);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -98,6 +99,24 @@ static noreturn void child(const struct child_plan *p)
 	limit(p, RLIMIT_NOFILE, 256, 256);
 	if (chdir(p->tmpdir))
 		child_fail(p, "chdir");
+	if (p->isolated) {
+		/* Our own mount namespace: the harness's directories (the cache holding the
+		 * reference builds, the task suite) disappear under empty read-only tmpfs, and a
+		 * /proc of the new PID namespace hides the host's processes. */
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+			child_fail(p, "making the mounts private");
+		for (size_t i = 0; i < o->nhide; i++) {
+			struct stat st;
+			if (stat(o->hide[i], &st) || !S_ISDIR(st.st_mode))
+				continue;
+			if (mount("leap-hidden", o->hide[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				  "size=4k,mode=0555"))
+				child_fail(p, "hiding a harness directory");
+		}
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
+			/* some containers forbid a new proc: the host's stays (read-only to us) */
+		}
+	}
 	if (p->env->root) {
 		if (setgroups(0, NULL) || setgid(p->env->gid) || setuid(p->env->uid))
 			child_fail(p, "dropping privileges");
@@ -133,7 +152,7 @@ static pid_t spawn(struct leap_sandbox_env *env, const struct leap_sandbox_opts 
 {
 	*isolated = 0;
 	if (o->namespaces && env->ns_ok != 0) {
-		unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | SIGCHLD;
+		unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS | SIGCHLD;
 		if (!env->root)
 			flags |= CLONE_NEWUSER;
 		/* A raw clone without CLONE_VM behaves like fork(); the parent is single-threaded. */

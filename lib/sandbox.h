@@ -15,7 +15,9 @@ struct leap_sandbox_opts {
 	uint64_t mem_bytes;    /* RLIMIT_AS; 0: none (CUDA reserves huge address ranges) */
 	uint64_t fsize_bytes;  /* RLIMIT_FSIZE: the largest file (and captured output) it may write */
 	long nproc;            /* RLIMIT_NPROC: processes and threads of the sandbox user */
-	int namespaces;        /* 1: isolate network and PID view where the kernel allows; 0: never */
+	int namespaces;        /* 1: isolate network, PID view and mounts where the kernel allows */
+	const char *const *hide; /* directories made invisible (empty) to the child when isolated */
+	size_t nhide;
 };
 
 /* Per-process sandbox state: what the kernel allows (probed once) and the user to run as.

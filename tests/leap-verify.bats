@@ -158,6 +158,18 @@ verdict() {
 	assert_output "pass -"
 }
 
+@test "the child cannot see the reference source, the build cache or the host's processes" {
+	grep -q "namespaces are unavailable" "$BATS_FILE_TMPDIR/err.txt" && skip "namespaces are unavailable here"
+	sed -e "s|@TASKS@|$LEAP_TASKS|" -e "s|@CACHE@|$LEAP_CACHE|" "$FIXTURES/leap-verify/peek.c.in" >"$BATS_TEST_TMPDIR/peek.c"
+	build_artifact vector_add "$BATS_TEST_TMPDIR/peek.c" "$BATS_TEST_TMPDIR/peek.so"
+	compiled_record vector_add "$BATS_TEST_TMPDIR/peek.so" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -r .status <<<"$output")" = pass ]
+	# and the same candidate does see them without the namespaces (the test can fail)
+	run -0 --separate-stderr leap-verify --no-namespaces "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -r .status <<<"$output")" = mismatch ]
+}
+
 @test "killing the parent does not stop the filter" {
 	run -0 verdict kill_parent
 	assert_output "pass -"
