@@ -295,8 +295,8 @@ int main(int argc, char **argv)
 			bo.baseline_cache = 0;
 			break;
 		case 's':
-			if (leap_parse_i64(optarg, 0, INT64_MAX, &v64))
-				leap_usage_error(&c.common, "--seed: '%s' is not a non-negative integer", optarg);
+			if (leap_parse_i64(optarg, 0, LEAP_SEED_MAX, &v64))
+				leap_usage_error(&c.common, "--seed: '%s' is not an integer in [0, 2^53)", optarg);
 			c.seed = (uint64_t)v64;
 			have_seed = 1;
 			break;
@@ -350,7 +350,7 @@ int main(int argc, char **argv)
 	if (!o.libexec)
 		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");
 	o.cache = cache ? xstrdup(cache) : leap_cache_dir();
-	c.seed = have_seed ? c.seed : leap_random_seed() >> 1;
+	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
 	/* The candidate must not find the references: hide the suite and the build cache. */

@@ -346,8 +346,8 @@ static int adhoc(struct ctx *c, const char *task, const char *backend, int n, ch
 		if (!v)
 			leap_die("%s: %s", files[i], err);
 		const char *status = leap_get_str(v, "status", "?");
-		printf("%s: %s (task %s, %s, seed %s, %.1f ms)\n  %s\n", files[i], status, t->id, leap_backend_name(b),
-		       leap_get_str(v, "seed", "?"), leap_get_num(v, "ms", 0), leap_get_str(v, "message", ""));
+		printf("%s: %s (task %s, %s, seed %lld, %.1f ms)\n  %s\n", files[i], status, t->id, leap_backend_name(b),
+		       (long long)leap_get_int(v, "seed", -1), leap_get_num(v, "ms", 0), leap_get_str(v, "message", ""));
 		const char *output = leap_get_str(v, "output", NULL);
 		if (output)
 			printf("  output of the code:\n%s\n", output);
@@ -400,8 +400,8 @@ int main(int argc, char **argv)
 				leap_usage_error(&c.common, "--trials: '%s' is not an integer in [1, 1000]", optarg);
 			break;
 		case 's':
-			if (leap_parse_i64(optarg, 0, INT64_MAX, &v64))
-				leap_usage_error(&c.common, "--seed: '%s' is not a non-negative integer", optarg);
+			if (leap_parse_i64(optarg, 0, LEAP_SEED_MAX, &v64))
+				leap_usage_error(&c.common, "--seed: '%s' is not an integer in [0, 2^53)", optarg);
 			c.seed = (uint64_t)v64;
 			have_seed = 1;
 			break;
@@ -462,7 +462,7 @@ int main(int argc, char **argv)
 	if (!o.libexec)
 		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");
 	o.cache = cache ? xstrdup(cache) : leap_cache_dir();
-	c.seed = have_seed ? c.seed : leap_random_seed() >> 1;
+	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
 	/* The candidate must not find the references: hide the suite and the build cache. */

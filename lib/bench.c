@@ -533,9 +533,7 @@ end:
 	json_object_set_new(out, "message", json_string(msg.s ? msg.s : ""));
 unlock:
 	if (out) {
-		char seedtxt[32];
-		snprintf(seedtxt, sizeof seedtxt, "%llu", (unsigned long long)seed);
-		json_object_set_new(out, "seed", json_string(seedtxt));
+		json_object_set_new(out, "seed", json_integer((json_int_t)seed));
 		json_object_set_new(out, "ms", json_real((leap_now() - t0) * 1e3));
 		if (output.len)
 			json_object_set_new(out, "output", json_string(output.s));

@@ -297,9 +297,7 @@ void leap_session_end(struct leap_session *s, char **why, int *timeout, struct l
 static json_t *verdict(const char *status, uint64_t seed, size_t cases, int trials, const struct leap_errstats *es,
 		       json_t *mismatch, double t0, const char *message, struct leap_buf *output)
 {
-	char seedtxt[32];
-	snprintf(seedtxt, sizeof seedtxt, "%llu", (unsigned long long)seed);
-	json_t *o = json_pack("{s:s,s:s,s:I,s:i,s:f,s:f}", "status", status, "seed", seedtxt, "cases", (json_int_t)cases,
+	json_t *o = json_pack("{s:s,s:I,s:I,s:i,s:f,s:f}", "status", status, "seed", (json_int_t)seed, "cases", (json_int_t)cases,
 			      "trials", trials, "max_abs_err", es->max_abs, "max_rel_err", es->max_rel);
 	if (mismatch)
 		json_object_set_new(o, "mismatch", mismatch);

@@ -117,6 +117,10 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
  * sets *out, or -1 (nothing changed). */
 int leap_parse_size(const char *s, uint64_t *out);
 
+/* The largest seed: seeds are written to records as JSON integers, exact in every JSON
+ * reader's doubles. */
+#define LEAP_SEED_MAX ((int64_t)((1ull << 53) - 1))
+
 /* A seed from the kernel's random source (never fails: falls back to time and pid). */
 uint64_t leap_random_seed(void);
 

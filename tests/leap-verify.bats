@@ -190,7 +190,7 @@ verdict() {
 	assert_output "runtime_error: The compiled code could not be used: the artifact does not export leap_abi_version."
 }
 
-@test "the seed is written as a string and replays the same verdict" {
+@test "the seed is written into the record and replays the same verdict" {
 	run -0 jq -r 'select(.name == "wrong") | .verify.seed' "$OUT"
 	assert_output 42
 	compiled_record vector_add "$ART/wrong.so" >"$BATS_TEST_TMPDIR/in.jsonl"
