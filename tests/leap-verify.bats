@@ -247,6 +247,18 @@ verdict() {
 	assert_line --index 2 pass
 }
 
+@test "a missing artifact is an error record, and the next record is still verified" {
+	{
+		compiled_record vector_add "$BATS_TEST_TMPDIR/nope.so"
+		compiled_record vector_add "$ART/correct.so"
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -1 --separate-stderr leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	[[ "$stderr" == *"in.jsonl:1: cannot open the artifact"* ]]
+	run -0 jq -r '.error.message // .status' <<<"$output"
+	assert_line --index 0 --partial "cannot open the artifact"
+	assert_line --index 1 pass
+}
+
 @test "fields the verifier does not own pass through untouched" {
 	compiled_record vector_add "$ART/correct.so" '{"messages":[{"role":"user","content":"é\u0000x"}],"tokens":17}' \
 		>"$BATS_TEST_TMPDIR/in.jsonl"
