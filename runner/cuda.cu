@@ -8,7 +8,7 @@
 
 #include "backend.h"
 
-#define GUARD 256           /* canary bytes after each device buffer */
+#define GUARD 256           /* canary bytes before and after each device buffer (keeps 256-byte alignment) */
 #define CANARY 0xA7
 
 /* The backend's device state; lives for the runner's lifetime (one process, one device). */
@@ -76,34 +76,43 @@ extern "C" int rb_init(struct rb **b, const char *device, char *msg)
 	return LEAP_RUN_OK;
 }
 
+/* A device buffer of `bytes` between two GUARD-byte canary regions. */
 extern "C" void *rb_alloc(struct rb *be, uint64_t bytes)
 {
-	void *p = NULL;
-	if (bytes > SIZE_MAX - GUARD || cudaMalloc(&p, (size_t)bytes + GUARD) != cudaSuccess)
+	(void)be;
+	unsigned char *p = NULL;
+	if (bytes > SIZE_MAX - 2 * GUARD || cudaMalloc((void **)&p, (size_t)bytes + 2 * GUARD) != cudaSuccess)
 		return NULL;
-	if (cudaMemset((unsigned char *)p + bytes, CANARY, GUARD) != cudaSuccess) {
+	if (cudaMemset(p, CANARY, GUARD) != cudaSuccess || cudaMemset(p + GUARD + bytes, CANARY, GUARD) != cudaSuccess) {
 		cudaFree(p);
 		return NULL;
 	}
-	return p;
+	return p + GUARD;
 }
 
 extern "C" void rb_free(struct rb *be, void *buf, uint64_t bytes)
 {
+	(void)be;
 	(void)bytes;
 	if (buf)
-		cudaFree(buf);
+		cudaFree((unsigned char *)buf - GUARD);
 }
 
-extern "C" int rb_guard_ok(struct rb *be, const void *buf, uint64_t bytes)
+/* 1 when the GUARD bytes at p (device) all hold the canary. */
+static int canary_ok(struct rb *s, const unsigned char *p)
 {
-	struct rb *s = be;
-	if (cudaMemcpy(s->guard, (const unsigned char *)buf + bytes, GUARD, cudaMemcpyDeviceToHost) != cudaSuccess)
+	if (cudaMemcpy(s->guard, p, GUARD, cudaMemcpyDeviceToHost) != cudaSuccess)
 		return 0;
 	for (int i = 0; i < GUARD; i++)
 		if (s->guard[i] != CANARY)
 			return 0;
 	return 1;
+}
+
+extern "C" int rb_guard_ok(struct rb *be, const void *buf, uint64_t bytes)
+{
+	const unsigned char *b = (const unsigned char *)buf;
+	return canary_ok(be, b - GUARD) && canary_ok(be, b + bytes);
 }
 
 extern "C" int rb_upload(struct rb *be, void *buf, const void *host, uint64_t bytes, char *msg)
