@@ -42,7 +42,7 @@ static const char usage[] =
 	"  -t, --timeout SECS     wall-clock limit of a sandboxed child (default: max-time + 30)\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G)\n"
 	"  -d, --device N         CUDA device (default 0)\n"
-	"      --no-namespaces    do not isolate network and PID view\n"
+	"      --no-namespaces    no network, PID and mount isolation\n"
 	"      --task TASK        ad-hoc mode: the arguments are source files for TASK\n"
 	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension)\n"
 	"      --stats            summarise samples read from the files or stdin\n"

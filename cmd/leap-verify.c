@@ -40,7 +40,7 @@ static const char usage[] =
 	"  -j, --jobs N           verify up to N candidates at once (default 1); cuda: one per GPU\n"
 	"      --share-gpu        with -j: let cuda candidates share the GPU\n"
 	"  -d, --device N         CUDA device of the cuda children (default 0)\n"
-	"      --no-namespaces    do not isolate network and PID view (when the kernel forbids it)\n"
+	"      --no-namespaces    no network, PID and mount isolation (when the kernel forbids it)\n"
 	"      --task TASK        ad-hoc mode: the arguments are source files for TASK\n"
 	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension)\n"
 	"      --cache DIR        build cache (default: $LEAP_CACHE, else ~/.cache/leap)\n"
