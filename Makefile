@@ -33,14 +33,14 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CPPFLAGS) $(CFLAGS)
 
 .PHONY: all check check-gpu demo bench install uninstall clean deps lint-tasks
 .DEFAULT_GOAL := all
-.SECONDARY:
 
 all: $(PROGS) lib/libleap.a
 
 # Rebuild everything when the compiler flags change (e.g. SANITIZE=1 after a plain build).
+FLAGS_LINE = $(subst ','\'',$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(LDLIBS))
 build/flags: FORCE
 	@mkdir -p build
-	@echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(LDLIBS)' | cmp -s - $@ || echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(LDLIBS)' > $@
+	@echo '$(FLAGS_LINE)' | cmp -s - $@ || echo '$(FLAGS_LINE)' > $@
 FORCE:
 
 build/lib/%.o: lib/%.c build/flags
@@ -55,7 +55,7 @@ lib/libleap.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-bin/%: build/cmd/%.o lib/libleap.a
+$(PROGS): bin/%: build/cmd/%.o lib/libleap.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)
 

@@ -113,7 +113,7 @@ enum leap_read leap_in_next(struct leap_in *in, json_t **rec)
 		if (i == plen)
 			continue; /* blank line */
 		json_error_t jerr;
-		json_t *j = json_loadb(p, plen, JSON_ALLOW_NUL, &jerr);
+		json_t *j = json_loadb(p, plen, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
 		if (!j) {
 			*rec = leap_error_record(in->name, in->line, in->buf, in->len,
 						 "invalid JSON at column %d: %s", jerr.column, jerr.text);

@@ -485,8 +485,13 @@ fail:
 	return NULL;
 }
 
-struct leap_task *leap_task_load(const char *dir, char **err)
+struct leap_task *leap_task_load(const char *dir_arg, char **err)
 {
+	/* "tasks/x/" and "tasks/x" name the same folder */
+	size_t dn = strlen(dir_arg);
+	while (dn > 1 && dir_arg[dn - 1] == '/')
+		dn--;
+	autofree char *dir = xstrndup(dir_arg, dn);
 	char *path = xasprintf("%s/task.json", dir);
 	json_error_t je;
 	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
@@ -504,7 +509,7 @@ struct leap_task *leap_task_load(const char *dir, char **err)
 		const char *base = strrchr(dir, '/');
 		base = base ? base + 1 : dir;
 		char *ref = xasprintf("%s/reference.c", dir);
-		if (strcmp(base, t->id) && *base) {
+		if (strcmp(base, t->id) && strcmp(base, ".") && strcmp(base, "..")) {
 			*err = xasprintf("%s: id: '%s' differs from the folder name '%s'", path, t->id, base);
 			leap_task_free(t);
 			t = NULL;

@@ -1,0 +1,119 @@
+/* leap-report - summary tables and charts of a rollout: pass by turn, fast_p, DCP ledger, advantages. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "jsonl.h"
+#include "report.h"
+#include "util.h"
+#include "banned.h"
+
+static const char usage[] =
+	"usage: leap-report [OPTION]... [FILE]...\n"
+	"\n"
+	"Summarise records of a rollout (any stage; typically the finished trajectories of\n"
+	"leap-prune --done, or leap-advantage's output): per task and overall pass rate by turn,\n"
+	"recovery of turn-k failures at turn k+1, outcome shares, KernelBench's fast_p, the\n"
+	"geometric-mean speedup and roofline fraction of correct samples, the DCP ledger (group\n"
+	"decisions, compile/run time spent against an unpruned rollout) and advantage statistics.\n"
+	"\n"
+	"  -f, --format FMT       text (default), markdown, json or csv (csv: the per-task table)\n"
+	"  -p, --plot DIR         also write SVG charts into DIR (pass-by-turn, speedup, dcp, advantage)\n"
+	"  -t, --max-turns N      the rollout's turn budget, for the DCP ledger (default 3)\n"
+	"      --progress, --no-progress  force the progress line on stderr on or off\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Exit status: 0 report written, 1 some input records carried an error (they are counted,\n"
+	"not summarised), 2 usage error, unreadable input or a write error.\n";
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		LEAP_COMMON_LONGOPTS,
+		{"format", required_argument, NULL, 'f'},
+		{"plot", required_argument, NULL, 'p'},
+		{"max-turns", required_argument, NULL, 't'},
+		{NULL, 0, NULL, 0},
+	};
+	struct leap_common common;
+	leap_common_init(&common, usage);
+	enum leap_report_format fmt = LEAP_FMT_TEXT;
+	const char *plot = NULL;
+	int max_turns = 3, opt;
+	while ((opt = getopt_long(argc, argv, "f:p:t:hV", longopts, NULL)) != -1) {
+		if (leap_common_option(&common, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				fmt = LEAP_FMT_TEXT;
+			else if (!strcmp(optarg, "markdown") || !strcmp(optarg, "md"))
+				fmt = LEAP_FMT_MARKDOWN;
+			else if (!strcmp(optarg, "json"))
+				fmt = LEAP_FMT_JSON;
+			else if (!strcmp(optarg, "csv"))
+				fmt = LEAP_FMT_CSV;
+			else
+				leap_usage_error(&common, "--format: '%s' is not text, markdown, json or csv", optarg);
+			break;
+		case 'p':
+			plot = optarg;
+			break;
+		case 't':
+			if (leap_parse_int(optarg, 1, LEAP_REPORT_MAX_TURNS, &max_turns))
+				leap_usage_error(&common, "--max-turns: '%s' is not an integer from 1 to %d", optarg,
+						 LEAP_REPORT_MAX_TURNS);
+			break;
+		default:
+			leap_usage_error(&common, "unhandled option");
+		}
+	}
+	struct leap_report r;
+	leap_report_init(&r, max_turns);
+	struct leap_in in;
+	leap_in_init(&in, argc - optind, argv + optind, NULL);
+	struct leap_progress progress;
+	leap_progress_init(&progress, common.progress);
+	json_t *rec;
+	enum leap_read k;
+	while ((k = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
+		if (k == LEAP_READ_BAD)
+			leap_warn("%s:%ld: %s", in.name, in.line,
+				  json_string_value(json_object_get(json_object_get(rec, "error"), "message")));
+		leap_report_add(&r, rec);
+		json_decref(rec);
+		leap_progress_update(&progress, in.records + in.bad, (long)r.errors);
+	}
+	leap_progress_end(&progress);
+	int open_failed = in.open_failed;
+	leap_in_close(&in);
+
+	json_t *sum = leap_report_json(&r);
+	signal(SIGPIPE, SIG_IGN);
+	int rc = LEAP_EXIT_OK;
+	if (leap_report_print(stdout, sum, fmt)) {
+		leap_warn_errno("write error");
+		rc = LEAP_EXIT_FATAL;
+	}
+	if (plot) {
+		char *err = NULL;
+		if (leap_report_plot(&r, sum, plot, &err)) {
+			leap_warn("%s", err);
+			free(err);
+			rc = LEAP_EXIT_FATAL;
+		}
+	}
+	long errors = r.errors;
+	json_decref(sum);
+	leap_report_free(&r);
+	if (fflush(stdout) == EOF || fclose(stdout) == EOF) {
+		leap_warn_errno("write error");
+		rc = LEAP_EXIT_FATAL;
+	}
+	if (rc || open_failed)
+		return LEAP_EXIT_FATAL;
+	return errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+}

@@ -1,0 +1,73 @@
+/* hmap.c - a string-keyed hash map (open addressing) for grouping records by key. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hmap.h"
+#include "util.h"
+#include "banned.h"
+
+/* FNV-1a, 64-bit: keys come from records; the table grows at half load, so a crafted key set
+ * costs time, never correctness. */
+static size_t hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ull;
+	}
+	return (size_t)h;
+}
+
+static size_t find(const struct leap_hmap_slot *slots, size_t cap, const char *key, size_t len, size_t h)
+{
+	size_t i = h & (cap - 1);
+	while (slots[i].key && !(slots[i].hash == h && slots[i].len == len && !memcmp(slots[i].key, key, len)))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+static void grow(struct leap_hmap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64;
+	struct leap_hmap_slot *s = xcalloc(cap, sizeof(*s));
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].key)
+			s[find(s, cap, m->slots[i].key, m->slots[i].len, m->slots[i].hash)] = m->slots[i];
+	free(m->slots);
+	m->slots = s;
+	m->cap = cap;
+}
+
+void **leap_hmap_put(struct leap_hmap *m, const char *key, size_t len, int *added)
+{
+	if ((m->n + 1) * 2 > m->cap)
+		grow(m);
+	size_t h = hash(key, len);
+	size_t i = find(m->slots, m->cap, key, len, h);
+	if (added)
+		*added = !m->slots[i].key;
+	if (!m->slots[i].key) {
+		m->slots[i] = (struct leap_hmap_slot){xstrndup(key, len), len, h, NULL};
+		m->n++;
+	}
+	return &m->slots[i].val;
+}
+
+void *leap_hmap_get(const struct leap_hmap *m, const char *key, size_t len)
+{
+	if (!m->cap)
+		return NULL;
+	size_t h = hash(key, len);
+	size_t i = find(m->slots, m->cap, key, len, h);
+	return m->slots[i].key ? m->slots[i].val : NULL;
+}
+
+void leap_hmap_free(struct leap_hmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].key);
+	free(m->slots);
+	m->slots = NULL;
+	m->cap = m->n = 0;
+}

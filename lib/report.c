@@ -1,0 +1,645 @@
+/* report.c - run summaries: pass rates by turn, recovery, fast_p, speedups, the DCP ledger, advantages. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "jsonl.h"
+#include "report.h"
+#include "svg.h"
+#include "util.h"
+#include "banned.h"
+
+const double leap_report_fastp[LEAP_REPORT_NFASTP] = {0, 0.5, 0.8, 1, 1.5, 2};
+
+/* One trajectory: a (group, sample) across its turns. */
+struct traj {
+	char *task;
+	signed char st[LEAP_REPORT_MAX_TURNS + 1]; /* status per turn; -1 unseen */
+	int first_pass, last_turn;
+	double speedup;  /* best speedup of a passing record; < 0 unknown */
+	double roofline; /* best roofline of a passing record; < 0 unknown */
+	int pruned_early; /* ended unsolved by an easy/hopeless decision before the budget */
+};
+
+enum { G_EXPAND = 1, G_EASY = 2, G_HOPELESS = 4, G_MAX_TURNS = 8, G_OTHER = 16 };
+
+struct advgroup {
+	long n;
+	double min, max;
+};
+
+void leap_report_init(struct leap_report *r, int max_turns)
+{
+	memset(r, 0, sizeof(*r));
+	r->max_turns = max_turns;
+}
+
+static double ms_field(const json_t *rec, const char *obj, const char *key)
+{
+	const json_t *o = json_object_get(rec, obj);
+	double v = leap_get_num(o, key, 0);
+	return isfinite(v) && v > 0 ? v : 0;
+}
+
+void leap_report_add(struct leap_report *r, const json_t *rec)
+{
+	r->records++;
+	if (json_object_get(rec, "error")) {
+		r->errors++;
+		return;
+	}
+	const char *task = leap_get_str(rec, "task", NULL);
+	const char *group = leap_get_str(rec, "group", task);
+	json_int_t sample = leap_get_int(rec, "sample", -1);
+	json_int_t turn = leap_get_int(rec, "turn", 1);
+	enum leap_status st = leap_status_parse(leap_get_str(rec, "status", NULL));
+	if (st != LEAP_ST_NONE)
+		r->status[st]++;
+
+	const json_t *compile = json_object_get(rec, "compile");
+	double cs = json_is_true(json_object_get(compile, "cached")) ? 0 : ms_field(rec, "compile", "ms") / 1000;
+	double rs = (ms_field(rec, "verify", "ms") + ms_field(rec, "bench", "ms")) / 1000;
+	r->compile_s += cs;
+	r->run_s += rs;
+	if (cs > 0 || rs > 0)
+		r->cost_records++;
+
+	const json_t *adv = json_object_get(rec, "advantage");
+	if (json_is_number(adv)) {
+		double a = json_number_value(adv);
+		xgrow((void **)&r->adv, &r->capadv, r->nadv + 1, sizeof(double));
+		r->adv[r->nadv++] = a;
+		if (group) {
+			int added;
+			struct advgroup **g = (struct advgroup **)leap_hmap_put(&r->advgroups, group, strlen(group), &added);
+			if (added) {
+				*g = xcalloc(1, sizeof(**g));
+				(*g)->min = (*g)->max = a;
+			}
+			(*g)->n++;
+			(*g)->min = fmin((*g)->min, a);
+			(*g)->max = fmax((*g)->max, a);
+		}
+	}
+
+	if (!task || !group || sample < 0 || turn < 1 || turn > LEAP_REPORT_MAX_TURNS) {
+		r->ignored++;
+		return;
+	}
+	if (turn > r->max_turn)
+		r->max_turn = (int)turn;
+
+	char *key = xasprintf("%s\x1f%lld", group, (long long)sample);
+	int added;
+	struct traj **tp = (struct traj **)leap_hmap_put(&r->trajs, key, strlen(key), &added);
+	free(key);
+	if (added) {
+		*tp = xcalloc(1, sizeof(struct traj));
+		(*tp)->task = xstrdup(task);
+		memset((*tp)->st, -1, sizeof((*tp)->st));
+		(*tp)->speedup = (*tp)->roofline = -1;
+	}
+	struct traj *t = *tp;
+	t->st[turn] = (signed char)st;
+	if (turn >= t->last_turn) {
+		t->last_turn = (int)turn;
+		const json_t *prune = json_object_get(rec, "prune");
+		const char *decision = leap_get_str(prune, "decision", NULL);
+		const char *reason = leap_get_str(prune, "reason", "");
+		t->pruned_early = st != LEAP_ST_PASS && decision && !strcmp(decision, "final") &&
+				  (!strcmp(reason, "easy") || !strcmp(reason, "hopeless"));
+	}
+	if (st == LEAP_ST_PASS) {
+		if (!t->first_pass || turn < t->first_pass)
+			t->first_pass = (int)turn;
+		const json_t *bench = json_object_get(rec, "bench");
+		double s = leap_get_num(bench, "speedup", -1), rf = leap_get_num(bench, "roofline", -1);
+		if (isfinite(s) && s > t->speedup)
+			t->speedup = s;
+		if (isfinite(rf) && rf > t->roofline)
+			t->roofline = rf;
+	}
+
+	const json_t *prune = json_object_get(rec, "prune");
+	if (json_is_object(prune)) {
+		char *gk = xasprintf("%s\x1f%lld", group, (long long)turn);
+		void **flags = leap_hmap_put(&r->groups, gk, strlen(gk), NULL);
+		free(gk);
+		const char *decision = leap_get_str(prune, "decision", "");
+		const char *reason = leap_get_str(prune, "reason", "");
+		const char *verdict = leap_get_str(prune, "verdict", reason);
+		uintptr_t f = (uintptr_t)*flags;
+		if (!strcmp(decision, "expand"))
+			f |= G_EXPAND;
+		else if (!strcmp(verdict, "easy"))
+			f |= G_EASY;
+		else if (!strcmp(verdict, "hopeless"))
+			f |= G_HOPELESS;
+		else if (!strcmp(reason, "max_turns"))
+			f |= G_MAX_TURNS;
+		else if (strcmp(reason, "solved") && strcmp(reason, "failed") && strcmp(reason, "slow"))
+			f |= G_OTHER;
+		*flags = (void *)f;
+	}
+}
+
+/* JSON number, or null when not finite. */
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *ratio(long a, long b)
+{
+	return b > 0 ? json_real((double)a / (double)b) : json_null();
+}
+
+static json_t *stats(struct traj **v, size_t n, int max_turn)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "trajectories", json_integer((json_int_t)n));
+	long solved = 0;
+	for (size_t i = 0; i < n; i++)
+		solved += v[i]->first_pass > 0;
+	json_object_set_new(o, "solved", json_integer(solved));
+	json_t *pass = json_array(), *rec = json_array();
+	for (int k = 1; k <= max_turn; k++) {
+		long c = 0, failed = 0, fixed = 0;
+		for (size_t i = 0; i < n; i++) {
+			c += v[i]->first_pass > 0 && v[i]->first_pass <= k;
+			if (k < max_turn && v[i]->st[k] >= 0 && v[i]->st[k] != LEAP_ST_PASS && v[i]->st[k + 1] >= 0) {
+				failed++;
+				fixed += v[i]->st[k + 1] == LEAP_ST_PASS;
+			}
+		}
+		json_array_append_new(pass, ratio(c, (long)n));
+		if (k < max_turn)
+			json_array_append_new(rec, json_pack("{s:i,s:i,s:o}", "failed", (int)failed, "recovered", (int)fixed,
+							    "rate", ratio(fixed, failed)));
+	}
+	json_object_set_new(o, "pass_at_turn", pass);
+	json_object_set_new(o, "recovery", rec);
+	json_t *fast = json_object();
+	for (int j = 0; j < LEAP_REPORT_NFASTP; j++) {
+		double p = leap_report_fastp[j];
+		long c = 0;
+		for (size_t i = 0; i < n; i++)
+			c += v[i]->first_pass > 0 && (p == 0 || v[i]->speedup > p);
+		char name[16];
+		snprintf(name, sizeof(name), "%g", p);
+		json_object_set_new(fast, name, ratio(c, (long)n));
+	}
+	json_object_set_new(o, "fast_p", fast);
+	double logsum = 0, roof = 0;
+	long ns = 0, nr = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i]->first_pass && v[i]->speedup > 0)
+			logsum += log(v[i]->speedup), ns++;
+		if (v[i]->first_pass && v[i]->roofline >= 0)
+			roof += v[i]->roofline, nr++;
+	}
+	json_object_set_new(o, "geomean_speedup", ns ? num(exp(logsum / (double)ns)) : json_null());
+	json_object_set_new(o, "timed", json_integer(ns));
+	json_object_set_new(o, "roofline", nr ? num(roof / (double)nr) : json_null());
+	return o;
+}
+
+static int cmp_task(const void *a, const void *b)
+{
+	const struct traj *x = *(struct traj *const *)a, *y = *(struct traj *const *)b;
+	return strcmp(x->task, y->task);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The trajectories as an array sorted by task (owned by the caller; entries by the report). */
+static struct traj **sorted_trajs(struct leap_report *r, size_t *n)
+{
+	struct traj **v = xcalloc(r->trajs.n ? r->trajs.n : 1, sizeof(*v));
+	size_t k = 0;
+	for (size_t i = 0; i < r->trajs.cap; i++)
+		if (r->trajs.slots[i].key)
+			v[k++] = r->trajs.slots[i].val;
+	qsort(v, k, sizeof(*v), cmp_task);
+	*n = k;
+	return v;
+}
+
+static json_t *dcp_json(struct leap_report *r, size_t ntraj, struct traj **v)
+{
+	json_t *turns = json_array();
+	long tot[5] = {0};
+	for (int k = 1; k <= r->max_turn; k++) {
+		long c[5] = {0};
+		for (size_t i = 0; i < r->groups.cap; i++) {
+			const char *key = r->groups.slots[i].key;
+			if (!key)
+				continue;
+			const char *sep = strrchr(key, '\x1f');
+			int64_t t;
+			if (!sep || leap_parse_i64(sep + 1, 1, LEAP_REPORT_MAX_TURNS, &t) || t != k)
+				continue;
+			uintptr_t f = (uintptr_t)r->groups.slots[i].val;
+			int cls = f & G_EXPAND ? 0 : f & G_EASY ? 1 : f & G_HOPELESS ? 2 : f & G_MAX_TURNS ? 3 : 4;
+			c[cls]++;
+		}
+		if (c[0] + c[1] + c[2] + c[3] + c[4] == 0)
+			continue;
+		json_array_append_new(turns, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "turn", k, "expanded", (int)c[0],
+						       "easy", (int)c[1], "hopeless", (int)c[2], "max_turns", (int)c[3],
+						       "other", (int)c[4]));
+		for (int j = 0; j < 5; j++)
+			tot[j] += c[j];
+	}
+	long skipped = 0, ended = 0;
+	for (size_t i = 0; i < ntraj; i++)
+		if (v[i]->pruned_early && v[i]->last_turn < r->max_turns) {
+			ended++;
+			skipped += r->max_turns - v[i]->last_turn;
+		}
+	double spent = r->compile_s + r->run_s;
+	double per = r->cost_records ? spent / (double)r->cost_records : 0;
+	double unpruned = spent + (double)skipped * per;
+	json_t *o = json_pack("{s:o,s:{s:i,s:i,s:i,s:i,s:i},s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "turns", turns, "groups",
+			      "expanded", (int)tot[0], "easy", (int)tot[1], "hopeless", (int)tot[2], "max_turns",
+			      (int)tot[3], "other", (int)tot[4], "max_turns", r->max_turns, "trajectories_ended_early",
+			      (int)ended, "turns_saved", (int)skipped, "compile_s", num(r->compile_s), "run_s",
+			      num(r->run_s), "spent_s", num(spent), "unpruned_s", num(unpruned), "saved_share",
+			      unpruned > 0 ? num(1 - spent / unpruned) : json_null());
+	return o;
+}
+
+static json_t *adv_json(struct leap_report *r)
+{
+	if (!r->nadv)
+		return json_pack("{s:i}", "n", 0);
+	double sum = 0, sq = 0, zero = 0;
+	for (size_t i = 0; i < r->nadv; i++) {
+		sum += r->adv[i];
+		zero += fabs(r->adv[i]) < 1e-12;
+	}
+	double mean = sum / (double)r->nadv;
+	for (size_t i = 0; i < r->nadv; i++)
+		sq += (r->adv[i] - mean) * (r->adv[i] - mean);
+	double *s = xmalloc(r->nadv * sizeof(double));
+	memcpy(s, r->adv, r->nadv * sizeof(double));
+	qsort(s, r->nadv, sizeof(double), cmp_double);
+	long groups = 0, flat = 0;
+	for (size_t i = 0; i < r->advgroups.cap; i++) {
+		const struct advgroup *g = r->advgroups.slots[i].val;
+		if (!r->advgroups.slots[i].key || g->n < 2)
+			continue;
+		groups++;
+		flat += g->max - g->min < 1e-12;
+	}
+	json_t *o = json_pack("{s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (int)r->nadv, "groups", (int)groups,
+			      "zero_variance_groups", (int)flat, "mean", num(mean), "std",
+			      num(sqrt(sq / (double)r->nadv)), "min", num(s[0]), "median", num(s[r->nadv / 2]), "max",
+			      num(s[r->nadv - 1]), "zero_share", num(zero / (double)r->nadv));
+	free(s);
+	return o;
+}
+
+json_t *leap_report_json(struct leap_report *r)
+{
+	size_t n;
+	struct traj **v = sorted_trajs(r, &n);
+	json_t *tasks = json_array();
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && !strcmp(v[j]->task, v[i]->task))
+			j++;
+		json_t *s = stats(v + i, j - i, r->max_turn);
+		json_object_set_new(s, "task", json_string(v[i]->task));
+		json_array_append_new(tasks, s);
+		i = j;
+	}
+	long with_status = 0;
+	for (int k = 0; k <= LEAP_ST_PASS; k++)
+		with_status += r->status[k];
+	json_t *outcomes = json_object();
+	for (int k = 0; k <= LEAP_ST_PASS; k++)
+		json_object_set_new(outcomes, leap_status_name((enum leap_status)k), ratio(r->status[k], with_status));
+	json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "records", (int)r->records, "errors",
+			      (int)r->errors, "ignored", (int)r->ignored, "trajectories", (int)n, "turns", r->max_turn,
+			      "tasks", tasks, "all", stats(v, n, r->max_turn), "outcomes", outcomes, "dcp",
+			      dcp_json(r, n, v), "advantage", adv_json(r));
+	free(v);
+	return o;
+}
+
+void leap_report_free(struct leap_report *r)
+{
+	for (size_t i = 0; i < r->trajs.cap; i++) {
+		struct traj *t = r->trajs.slots[i].val;
+		if (r->trajs.slots[i].key && t) {
+			free(t->task);
+			free(t);
+		}
+	}
+	leap_hmap_free(&r->trajs);
+	for (size_t i = 0; i < r->advgroups.cap; i++)
+		if (r->advgroups.slots[i].key)
+			free(r->advgroups.slots[i].val);
+	leap_hmap_free(&r->advgroups);
+	leap_hmap_free(&r->groups);
+	free(r->adv);
+	memset(r, 0, sizeof(*r));
+}
+
+/* A table of strings, row 0 the header, for the text, markdown and csv renderings. */
+struct table {
+	size_t ncols, nrows;
+	char **cells;
+};
+
+static void row_add(struct table *t, char **cells)
+{
+	t->cells = xrealloc(t->cells, (t->nrows + 1) * t->ncols * sizeof(char *));
+	memcpy(t->cells + t->nrows * t->ncols, cells, t->ncols * sizeof(char *));
+	t->nrows++;
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	memset(t, 0, sizeof(*t));
+}
+
+static char *fmt_num(const json_t *v, const char *fmt)
+{
+	if (json_is_integer(v))
+		return xasprintf("%lld", (long long)json_integer_value(v));
+	if (json_is_number(v))
+		return xasprintf(fmt, json_number_value(v));
+	return xstrdup("-");
+}
+
+static int csv_cell(FILE *fp, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r"))
+		return fputs(s, fp);
+	if (fputc('"', fp) == EOF)
+		return EOF;
+	for (; *s; s++)
+		if ((*s == '"' && fputc('"', fp) == EOF) || fputc(*s, fp) == EOF)
+			return EOF;
+	return fputc('"', fp);
+}
+
+static int table_print(FILE *fp, const struct table *t, enum leap_report_format fmt, const char *title)
+{
+	size_t *w = xcalloc(t->ncols, sizeof(size_t));
+	for (size_t r = 0; r < t->nrows; r++)
+		for (size_t c = 0; c < t->ncols; c++) {
+			size_t n = strlen(t->cells[r * t->ncols + c]);
+			w[c] = n > w[c] ? n : w[c];
+		}
+	if (fmt == LEAP_FMT_MARKDOWN)
+		fprintf(fp, "\n### %s\n\n", title);
+	else if (fmt == LEAP_FMT_TEXT)
+		fprintf(fp, "\n%s\n", title);
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			if (fmt == LEAP_FMT_CSV) {
+				if ((c && fputc(',', fp) == EOF) || csv_cell(fp, s) == EOF)
+					break;
+			} else if (fmt == LEAP_FMT_MARKDOWN) {
+				fprintf(fp, "| %s ", s);
+			} else {
+				int left = c == 0;
+				fprintf(fp, "%s%*s%s", c ? "  " : "  ", left ? 0 : (int)(w[c] - strlen(s)), "", s);
+				if (left && c + 1 < t->ncols)
+					fprintf(fp, "%*s", (int)(w[c] - strlen(s)), "");
+			}
+		}
+		fputs(fmt == LEAP_FMT_MARKDOWN ? "|\n" : "\n", fp);
+		if (r == 0 && fmt == LEAP_FMT_MARKDOWN) {
+			for (size_t c = 0; c < t->ncols; c++)
+				fputs(c ? "| ---: " : "| :--- ", fp);
+			fputs("|\n", fp);
+		}
+	}
+	free(w);
+	return ferror(fp) ? -1 : 0;
+}
+
+static void task_row(struct table *t, const char *name, const json_t *s, int turns)
+{
+	char **cells = xcalloc(t->ncols, sizeof(char *));
+	size_t c = 0;
+	cells[c++] = xstrdup(name);
+	cells[c++] = fmt_num(json_object_get(s, "trajectories"), "%g");
+	for (int k = 0; k < turns; k++)
+		cells[c++] = fmt_num(json_array_get(json_object_get(s, "pass_at_turn"), (size_t)k), "%.3f");
+	for (int k = 0; k + 1 < turns; k++)
+		cells[c++] = fmt_num(json_object_get(json_array_get(json_object_get(s, "recovery"), (size_t)k), "rate"),
+				     "%.3f");
+	cells[c++] = fmt_num(json_object_get(json_object_get(s, "fast_p"), "1"), "%.3f");
+	cells[c++] = fmt_num(json_object_get(s, "geomean_speedup"), "%.2fx");
+	cells[c++] = fmt_num(json_object_get(s, "roofline"), "%.2f");
+	row_add(t, cells);
+	free(cells);
+}
+
+static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt)
+{
+	int turns = (int)leap_get_int(sum, "turns", 0);
+	struct table t = {.ncols = 2 + (size_t)turns + (size_t)(turns > 0 ? turns - 1 : 0) + 3};
+	char **h = xcalloc(t.ncols, sizeof(char *));
+	size_t c = 0;
+	h[c++] = xstrdup("task");
+	h[c++] = xstrdup("n");
+	for (int k = 1; k <= turns; k++)
+		h[c++] = xasprintf("pass@%d", k);
+	for (int k = 1; k < turns; k++)
+		h[c++] = xasprintf("rec%d>%d", k, k + 1);
+	h[c++] = xstrdup("fast_1");
+	h[c++] = xstrdup("geomean");
+	h[c++] = xstrdup("roofline");
+	row_add(&t, h);
+	free(h);
+	size_t i;
+	const json_t *s;
+	json_array_foreach(json_object_get(sum, "tasks"), i, s)
+		task_row(&t, leap_get_str(s, "task", "?"), s, turns);
+	task_row(&t, "all", json_object_get(sum, "all"), turns);
+	int rc = table_print(fp, &t, fmt, "Pass rate by turn (cumulative), recovery of turn-k failures at k+1, fast_1, geometric-mean speedup of correct samples");
+	table_free(&t);
+	if (fmt == LEAP_FMT_CSV || rc)
+		return rc;
+
+	struct table o = {.ncols = 2};
+	row_add(&o, (char *[]){xstrdup("status"), xstrdup("share of records")});
+	const char *k;
+	const json_t *v;
+	json_object_foreach((json_t *)json_object_get(sum, "outcomes"), k, v)
+		row_add(&o, (char *[]){xstrdup(k), fmt_num(v, "%.3f")});
+	rc = table_print(fp, &o, fmt, "Outcomes");
+	table_free(&o);
+
+	struct table f = {.ncols = 2};
+	row_add(&f, (char *[]){xstrdup("p"), xstrdup("fast_p")});
+	json_object_foreach((json_t *)json_object_get(json_object_get(sum, "all"), "fast_p"), k, v)
+		row_add(&f, (char *[]){xstrdup(k), fmt_num(v, "%.3f")});
+	rc |= table_print(fp, &f, fmt, "fast_p: correct and speedup > p, over all trajectories");
+	table_free(&f);
+
+	const json_t *dcp = json_object_get(sum, "dcp");
+	struct table d = {.ncols = 6};
+	row_add(&d, (char *[]){xstrdup("turn"), xstrdup("expanded"), xstrdup("easy"), xstrdup("hopeless"),
+			       xstrdup("max_turns"), xstrdup("other")});
+	json_array_foreach(json_object_get(dcp, "turns"), i, s)
+		row_add(&d, (char *[]){fmt_num(json_object_get(s, "turn"), "%g"), fmt_num(json_object_get(s, "expanded"), "%g"),
+				       fmt_num(json_object_get(s, "easy"), "%g"), fmt_num(json_object_get(s, "hopeless"), "%g"),
+				       fmt_num(json_object_get(s, "max_turns"), "%g"), fmt_num(json_object_get(s, "other"), "%g")});
+	rc |= table_print(fp, &d, fmt, "DCP ledger: group decisions per turn");
+	table_free(&d);
+	autofree char *spent = fmt_num(json_object_get(dcp, "spent_s"), "%.1f");
+	autofree char *unpruned = fmt_num(json_object_get(dcp, "unpruned_s"), "%.1f");
+	autofree char *saved = fmt_num(json_object_get(dcp, "saved_share"), "%.3f");
+	fprintf(fp, "%s%lld trajectories ended early by DCP, %lld trajectory-turns not run; compile+run %s s spent, "
+		    "about %s s without pruning (saved share %s)\n",
+		fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ", (long long)leap_get_int(dcp, "trajectories_ended_early", 0),
+		(long long)leap_get_int(dcp, "turns_saved", 0), spent, unpruned, saved);
+
+	const json_t *adv = json_object_get(sum, "advantage");
+	struct table a = {.ncols = 2};
+	row_add(&a, (char *[]){xstrdup("statistic"), xstrdup("value")});
+	json_object_foreach((json_t *)adv, k, v)
+		row_add(&a, (char *[]){xstrdup(k), fmt_num(v, "%.4g")});
+	rc |= table_print(fp, &a, fmt, "Advantages");
+	table_free(&a);
+	return rc || ferror(fp) ? -1 : 0;
+}
+
+int leap_report_print(FILE *fp, const json_t *sum, enum leap_report_format fmt)
+{
+	if (fmt == LEAP_FMT_JSON) {
+		struct leap_buf b = {0};
+		int rc = leap_json_append(&b, sum);
+		if (!rc && (fwrite(b.s, 1, b.len, fp) != b.len || fputc('\n', fp) == EOF))
+			rc = -1;
+		leap_buf_free(&b);
+		return rc;
+	}
+	if (fmt != LEAP_FMT_CSV) {
+		if (fmt == LEAP_FMT_MARKDOWN)
+			fputs("## leap report\n\n", fp);
+		fprintf(fp, "%lld records (%lld errors, %lld without task/sample/turn), %lld trajectories, %zu tasks, up to %lld turns\n",
+			(long long)leap_get_int(sum, "records", 0), (long long)leap_get_int(sum, "errors", 0),
+			(long long)leap_get_int(sum, "ignored", 0), (long long)leap_get_int(sum, "trajectories", 0),
+			json_array_size(json_object_get(sum, "tasks")), (long long)leap_get_int(sum, "turns", 0));
+	}
+	return print_tables(fp, sum, fmt);
+}
+
+int leap_report_plot(struct leap_report *r, const json_t *sum, const char *dir, char **err)
+{
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		*err = xasprintf("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	int rc = 0;
+	char *path;
+
+	/* pass rate by turn and recovery */
+	int turns = (int)leap_get_int(sum, "turns", 0);
+	const json_t *all = json_object_get(sum, "all");
+	double pass[LEAP_REPORT_MAX_TURNS], rec[LEAP_REPORT_MAX_TURNS];
+	char *labels[LEAP_REPORT_MAX_TURNS];
+	for (int k = 0; k < turns; k++) {
+		labels[k] = xasprintf("turn %d", k + 1);
+		const json_t *pv = json_array_get(json_object_get(all, "pass_at_turn"), (size_t)k);
+		pass[k] = json_is_number(pv) ? json_number_value(pv) : NAN;
+		const json_t *rv = json_object_get(json_array_get(json_object_get(all, "recovery"), (size_t)(k - 1)), "rate");
+		rec[k] = k > 0 && json_is_number(rv) ? json_number_value(rv) : NAN;
+	}
+	struct leap_svg_series s1[] = {{"solved by turn k", pass}, {"recovered at k (of k-1 failures)", rec}};
+	path = xasprintf("%s/pass-by-turn.svg", dir);
+	rc |= leap_svg_bars(path, "Pass rate by turn", "share of trajectories", (size_t)turns, (const char *const *)labels,
+			    2, s1, 1, err);
+	free(path);
+	for (int k = 0; k < turns; k++)
+		free(labels[k]);
+
+	/* speedup distribution of correct trajectories */
+	static const double edges[] = {0, 0.25, 0.5, 0.8, 1, 1.5, 2, 4, INFINITY};
+	static const char *const bins[] = {"<0.25x", "0.25-0.5x", "0.5-0.8x", "0.8-1x", "1-1.5x", "1.5-2x", "2-4x", ">=4x"};
+	double hist[8] = {0};
+	for (size_t i = 0; i < r->trajs.cap; i++) {
+		const struct traj *t = r->trajs.slots[i].val;
+		if (!r->trajs.slots[i].key || !t->first_pass || !(t->speedup > 0))
+			continue;
+		for (int j = 0; j < 8; j++)
+			if (t->speedup >= edges[j] && t->speedup < edges[j + 1])
+				hist[j]++;
+	}
+	struct leap_svg_series s2[] = {{"trajectories", hist}};
+	path = xasprintf("%s/speedup.svg", dir);
+	if (!rc)
+		rc |= leap_svg_bars(path, "Speedup over the baseline (correct trajectories, best turn)", "trajectories", 8, bins,
+				    1, s2, 0, err);
+	free(path);
+
+	/* DCP decisions per turn */
+	const json_t *dturns = json_object_get(json_object_get(sum, "dcp"), "turns");
+	size_t nd = json_array_size(dturns);
+	double *ex = xcalloc(nd + 1, sizeof(double)), *ea = xcalloc(nd + 1, sizeof(double)),
+	       *ho = xcalloc(nd + 1, sizeof(double)), *mt = xcalloc(nd + 1, sizeof(double));
+	char **dl = xcalloc(nd + 1, sizeof(char *));
+	for (size_t k = 0; k < nd; k++) {
+		const json_t *d = json_array_get(dturns, k);
+		dl[k] = xasprintf("turn %lld", (long long)leap_get_int(d, "turn", 0));
+		ex[k] = (double)leap_get_int(d, "expanded", 0);
+		ea[k] = (double)leap_get_int(d, "easy", 0);
+		ho[k] = (double)leap_get_int(d, "hopeless", 0);
+		mt[k] = (double)leap_get_int(d, "max_turns", 0);
+	}
+	struct leap_svg_series s3[] = {{"expanded", ex}, {"pruned easy", ea}, {"pruned hopeless", ho}, {"max turns", mt}};
+	path = xasprintf("%s/dcp.svg", dir);
+	if (!rc)
+		rc |= leap_svg_bars(path, "DCP decisions per turn (groups)", "groups", nd, (const char *const *)dl, 4, s3, 0, err);
+	free(path);
+	for (size_t k = 0; k < nd; k++)
+		free(dl[k]);
+	free(dl);
+	free(ex);
+	free(ea);
+	free(ho);
+	free(mt);
+
+	/* advantage histogram: 20 bins over [min, max] */
+	double lo = INFINITY, hi = -INFINITY, ah[20] = {0};
+	char *al[20];
+	for (size_t i = 0; i < r->nadv; i++) {
+		lo = fmin(lo, r->adv[i]);
+		hi = fmax(hi, r->adv[i]);
+	}
+	if (!(hi > lo))
+		hi = lo + 1;
+	for (size_t i = 0; i < r->nadv; i++) {
+		int j = (int)((r->adv[i] - lo) / (hi - lo) * 20);
+		ah[j > 19 ? 19 : j < 0 ? 0 : j]++;
+	}
+	for (int j = 0; j < 20; j++)
+		al[j] = r->nadv ? xasprintf("%.2f", lo + (hi - lo) * (j + 0.5) / 20) : xstrdup("");
+	struct leap_svg_series s4[] = {{"records", ah}};
+	path = xasprintf("%s/advantage.svg", dir);
+	if (!rc)
+		rc |= leap_svg_bars(path, "Advantage distribution", "records", r->nadv ? 20 : 0, (const char *const *)al, 1,
+				    s4, 0, err);
+	free(path);
+	for (int j = 0; j < 20; j++)
+		free(al[j]);
+	return rc ? -1 : 0;
+}

@@ -1,0 +1,56 @@
+/* report.h - run summaries: pass rates by turn, recovery, fast_p, speedups, the DCP ledger, advantages. */
+#ifndef LEAP_REPORT_H
+#define LEAP_REPORT_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+#include "hmap.h"
+#include "record.h"
+
+#define LEAP_REPORT_MAX_TURNS 16
+
+/* The p values of KernelBench's fast_p reported. */
+#define LEAP_REPORT_NFASTP 6
+extern const double leap_report_fastp[LEAP_REPORT_NFASTP];
+
+/* Accumulates records; holds one small entry per trajectory (group, sample), per task and per
+ * (group, turn), not the records themselves. */
+struct leap_report {
+	struct leap_hmap trajs;   /* "group\x1fsample" -> struct leap_traj */
+	struct leap_hmap advgroups; /* group -> advantage count/min/max */
+	struct leap_hmap groups;  /* "group\x1fturn" -> struct leap_group_turn */
+	long records, errors, ignored; /* ignored: records without task/group/sample/turn */
+	long status[LEAP_ST_PASS + 1];
+	double compile_s, run_s;  /* compile.ms (not cached) and verify.ms + bench.ms, in seconds */
+	long cost_records;        /* records that carried a cost */
+	double *adv;              /* advantages seen */
+	size_t nadv, capadv;
+	int max_turn;
+	int max_turns;            /* the turn budget of the rollout (for the DCP ledger) */
+};
+
+/* Initialises an empty report; max_turns is the rollout's turn budget (e.g. 3). */
+void leap_report_init(struct leap_report *r, int max_turns);
+
+/* Adds one record. Records with an `error` are counted and otherwise ignored. */
+void leap_report_add(struct leap_report *r, const json_t *rec);
+
+/* The summary as one JSON object (new reference):
+ * {records, errors, trajectories, tasks:[{task, ...stats}], all:{...stats}, outcomes:{...},
+ *  dcp:{...}, advantage:{...}}. Non-finite numbers are written as null. */
+json_t *leap_report_json(struct leap_report *r);
+
+enum leap_report_format { LEAP_FMT_TEXT, LEAP_FMT_MARKDOWN, LEAP_FMT_JSON, LEAP_FMT_CSV };
+
+/* Writes the summary `sum` (from leap_report_json) in `fmt`. Returns 0, or -1 on a write
+ * error (errno set). */
+int leap_report_print(FILE *fp, const json_t *sum, enum leap_report_format fmt);
+
+/* Writes the SVG charts pass-by-turn.svg, speedup.svg, dcp.svg and advantage.svg into `dir`
+ * (created if missing). Returns 0, or -1 with a new message in *err. */
+int leap_report_plot(struct leap_report *r, const json_t *sum, const char *dir, char **err);
+
+void leap_report_free(struct leap_report *r);
+
+#endif

@@ -1,0 +1,35 @@
+#!/usr/bin/env bats
+# build.bats - installation: programs, man pages and the task suite land under PREFIX and the
+# installed programs find the installed suite.
+load helpers
+
+@test "make install PREFIX=... installs programs, man pages and the suite; they find the suite" {
+	prefix="$BATS_TEST_TMPDIR/prefix"
+	run -0 make -C "$ROOT" -s install PREFIX="$prefix"
+	[ -x "$prefix/bin/leap-prompt" ]
+	[ -f "$prefix/share/man/man1/leap-prompt.1" ]
+	[ -f "$prefix/share/man/man5/leap-record.5" ]
+	[ -f "$prefix/share/man/man7/leap.7" ]
+	[ -f "$prefix/share/leap/tasks/softmax/task.json" ]
+	# a copy elsewhere: nothing may point back into the build tree
+	mv "$prefix" "$BATS_TEST_TMPDIR/moved"
+	unset LEAP_TASKS
+	run -0 "$BATS_TEST_TMPDIR/moved/bin/leap-task" --all --list
+	assert_output "$(cd "$ROOT/tasks" && ls -d */ | tr -d / | LC_ALL=C sort)"
+	run -0 "$BATS_TEST_TMPDIR/moved/bin/leap-task" softmax
+	assert_equal "$(jq -r .dir <<<"$output")" "$BATS_TEST_TMPDIR/moved/share/leap/tasks/softmax"
+	run -0 make -C "$ROOT" -s uninstall PREFIX="$BATS_TEST_TMPDIR/moved"
+	[ ! -e "$BATS_TEST_TMPDIR/moved/bin/leap-prompt" ]
+	[ ! -e "$BATS_TEST_TMPDIR/moved/share/leap" ]
+}
+
+@test "sources include banned.h last and open with a one-line purpose" {
+	cd "$ROOT"
+	for f in lib/*.c cmd/*.c; do
+		last_include="$(grep '^#include' "$f" | tail -n 1)"
+		[ "$last_include" = '#include "banned.h"' ] || { echo "$f: banned.h is not the last include"; return 1; }
+	done
+	for f in lib/*.[ch] cmd/*.c; do
+		head -n 1 "$f" | grep -Eq '^(/\*|//) [^ ]+ - .+' || { echo "$f: no purpose line"; return 1; }
+	done
+}

@@ -1,0 +1,34 @@
+/* fuzz_task.c - libFuzzer target: the task loader on arbitrary task.json text, prototypes and shims. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "shim.h"
+#include "task.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	json_t *j = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
+	if (!j)
+		return 0;
+	char *err = NULL;
+	struct leap_task *t = leap_task_from_json(j, ".", "fuzz", &err);
+	json_decref(j);
+	free(err);
+	if (!t)
+		return 0;
+	for (int b = 0; b < 2; b++) {
+		free(leap_task_prototype(t, (enum leap_backend)b));
+		free(leap_shim_source(t, (enum leap_backend)b));
+		free(leap_shim_prelude(t, (enum leap_backend)b));
+	}
+	int64_t *sizes = calloc(t->nparams, sizeof(int64_t));
+	char *e2 = NULL;
+	if (sizes && leap_task_sizes(t, &t->bench, sizes, &e2) == 0) {
+		int64_t v;
+		leap_task_eval(t, t->bytes, &t->bench, &v);
+	}
+	free(e2);
+	free(sizes);
+	leap_task_free(t);
+	return 0;
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# leap-report.bats - run summaries checked against numbers computed by hand from a small rollout.
+load helpers
+
+# done.jsonl: 3 tasks, 10 trajectories, 15 records and one malformed line (see the expected
+# values below; each was worked out by hand from the fixture, not by the program).
+DONE="$FIXTURES/leap-report/done.jsonl"
+
+@test "pass by turn, recovery, fast_p and geomean speedup match the hand computation" {
+	run --separate-stderr -1 leap-report --format json "$DONE"
+	all="$(jq -c '.all' <<<"$output")"
+	assert_equal "$(jq -c '.pass_at_turn' <<<"$all")" '[0.3,0.4,0.5]'
+	assert_equal "$(jq -c '[.recovery[] | [.failed, .recovered]]' <<<"$all")" '[[3,1],[2,1]]'
+	assert_equal "$(jq -c '.fast_p' <<<"$all")" '{"0":0.5,"0.5":0.4,"0.8":0.4,"1":0.3,"1.5":0.2,"2":0.1}'
+	# (2 * 0.5 * 1.2 * 4 * 1) ^ (1/5)
+	assert_equal "$(jq '.geomean_speedup * 10000 | round' <<<"$all")" 13685
+	assert_equal "$(jq -c '[.records, .errors, .trajectories, .turns]' <<<"$output")" '[16,1,10,3]'
+	assert_equal "$(jq -c '[.tasks[] | [.task, .trajectories, .solved]]' <<<"$output")" '[["A",4,3],["B",4,0],["C",2,2]]'
+}
+
+@test "outcome shares are over records" {
+	run --separate-stderr -1 leap-report --format json "$DONE"
+	assert_equal "$(jq -c '.outcomes | map_values(. * 15 | round)' <<<"$output")" \
+		'{"no_code":0,"compile_error":5,"runtime_error":1,"timeout":1,"mismatch":3,"pass":5}'
+}
+
+@test "the DCP ledger counts group decisions and estimates the work saved" {
+	run --separate-stderr -1 leap-report --format json "$DONE"
+	dcp="$(jq -c .dcp <<<"$output")"
+	assert_equal "$(jq -c '.groups' <<<"$dcp")" '{"expanded":2,"easy":1,"hopeless":1,"max_turns":1,"other":0}'
+	# group B (4 samples) pruned hopeless at turn 1 of 3: 8 trajectory-turns not run;
+	# 15 records cost 1.5 s each: 22.5 s spent, 22.5 + 8 * 1.5 = 34.5 s unpruned
+	assert_equal "$(jq -c '[.trajectories_ended_early, .turns_saved, .spent_s, .unpruned_s]' <<<"$dcp")" '[4,8,22.5,34.5]'
+}
+
+@test "advantage statistics" {
+	run --separate-stderr -1 leap-report --format json "$DONE"
+	assert_equal "$(jq -c '.advantage | [.n, .groups, .zero_variance_groups, .mean, .min, .max, .zero_share]' <<<"$output")" \
+		'[10,3,2,0,-1.5,1,0.7]'
+	assert_equal "$(jq '.advantage.std * 10000 | round' <<<"$output")" 5916
+}
+
+@test "text, markdown and csv renderings" {
+	run --separate-stderr -1 leap-report "$DONE"
+	assert_line --regexp '^  all +10 +0\.300 +0\.400 +0\.500 +0\.333 +0\.500 +0\.300 +1\.37x +-$'
+	[[ "$stderr" == *"done.jsonl:8: invalid JSON"* ]]
+	run --separate-stderr -1 leap-report --format markdown "$DONE"
+	assert_line '| task | n | pass@1 | pass@2 | pass@3 | rec1>2 | rec2>3 | fast_1 | geomean | roofline |'
+	run --separate-stderr -1 leap-report --format csv "$DONE"
+	assert_equal "$(sed -n 1p <<<"$output")" 'task,n,pass@1,pass@2,pass@3,rec1>2,rec2>3,fast_1,geomean,roofline'
+	assert_equal "$(wc -l <<<"$output")" 5
+}
+
+@test "--plot writes four SVG charts that parse as XML" {
+	run --separate-stderr -1 leap-report --plot "$BATS_TEST_TMPDIR/plots" "$DONE"
+	for f in pass-by-turn speedup dcp advantage; do
+		[ -s "$BATS_TEST_TMPDIR/plots/$f.svg" ]
+		python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$BATS_TEST_TMPDIR/plots/$f.svg"
+	done
+	# speedups 0.5, 1.2, 1.0, 2.0, 4.0 in the bins <0.25 .25-.5 .5-.8 .8-1 1-1.5 1.5-2 2-4 >=4
+	assert_equal "$(grep -o '<title>trajectories: [0-9]*' "$BATS_TEST_TMPDIR/plots/speedup.svg" | cut -d' ' -f2 | tr '\n' ' ')" "0 0 1 0 2 0 1 1 "
+}
+
+@test "an empty input gives an empty report, exit 0" {
+	run -0 leap-report --format json </dev/null
+	assert_equal "$(jq -c '[.records, .trajectories, .all.fast_p."1"]' <<<"$output")" '[0,0,null]'
+}
+
+@test "usage errors" {
+	run --separate-stderr -2 leap-report --format xml
+	[[ "$stderr" == *"--format: 'xml' is not text, markdown, json or csv"* ]]
+	run --separate-stderr -2 leap-report --max-turns 0
+}

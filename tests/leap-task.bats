@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# leap-task.bats - the task loader: validation messages, size expressions, prototypes, shims.
+load helpers
+
+F="$FIXTURES/leap-task"
+
+check_error() { # check_error FIXTURE EXPECTED-MESSAGE-PART
+	run --separate-stderr -1 leap-task --check "$F/$1"
+	[[ "$stderr" == *"$2"* ]] || { echo "stderr: $stderr"; return 1; }
+	[[ "$(jq -r .error.message <<<"$output")" == *"$2"* ]] || { echo "stdout: $output"; return 1; }
+	[[ "$stderr" == "leap-task: $F/$1/"* ]] || { echo "stderr does not name the file: $stderr"; return 1; }
+}
+
+@test "the bundled tasks load and describe themselves" {
+	expected="$(cd "$LEAP_TASKS" && ls -d */ | tr -d / | LC_ALL=C sort)"
+	run -0 leap-task --all
+	assert_equal "$(jq -r .id <<<"$output")" "$expected"
+	run -0 leap-task --list --all
+	assert_output "$expected"
+}
+
+@test "a missing field is named" {
+	check_error missing_entry "task.json: entry: missing"
+}
+
+@test "an unknown name in a size expression is named with its column" {
+	check_error bad_size "params[0] (x): size: unknown name 'm' at column 3"
+}
+
+@test "an unknown type is named with the accepted ones" {
+	check_error bad_type "type: unknown type 'float16' (float, double, int, int64, half, bf16, uint8)"
+}
+
+@test "division by zero in a case's size is reported with the expression" {
+	check_error div_zero "cases[1]: division by zero in 'n/(k-1)'"
+}
+
+@test "a case without a value for a scalar is rejected" {
+	check_error missing_case_value "cases[1]: no value for 'n'"
+}
+
+@test "a task with nothing to check is rejected" {
+	check_error no_output "no out or inout buffer"
+}
+
+@test "a misspelt field is an error, not ignored" {
+	check_error typo_field "atoll: unknown field"
+}
+
+@test "the id must match the folder" {
+	check_error wrong_name "id: 'other' differs from the folder name 'wrong_name'"
+}
+
+@test "a missing reference.c is reported" {
+	run --separate-stderr -1 leap-task --check "$F/no_reference"
+	[[ "$stderr" == *"no_reference/reference.c: No such file or directory"* ]]
+}
+
+@test "invalid JSON in task.json is reported with line and column" {
+	run --separate-stderr -1 leap-task --check "$F/broken_json"
+	[[ "$stderr" == *"broken_json/task.json:3:13: ':' expected"* ]]
+}
+
+@test "size expressions: precedence, min, max, cdiv, modulo, unary minus" {
+	run -0 leap-task --check "$F/exprs"
+	# n=33 k=5: (n+1)/2=17, cdiv(33,32)*32=64, max-min+1=29, 33%7+3=8
+	assert_equal "$(jq -c '.cases[0].sizes' <<<"$output")" '{"a":17,"b":64,"c":29,"d":8}'
+	assert_equal "$(jq -c '.cases[0] | [.bytes, .flops]' <<<"$output")" '[66,165]'
+}
+
+@test "prototypes for both backends, every type" {
+	run -0 leap-task --check "$F/exprs"
+	assert_equal "$(jq -r .prototype.cpu <<<"$output")" \
+		'void f(const uint16_t *a, uint16_t *b, int64_t *c, const double *d, int64_t n, int k, float alpha);'
+	assert_equal "$(jq -r .prototype.cuda <<<"$output")" \
+		'extern "C" void f(const __half *a, __nv_bfloat16 *b, int64_t *c, const double *d, int64_t n, int k, float alpha);'
+}
+
+@test "one bad task does not stop the others" {
+	run --separate-stderr -1 leap-task --check "$F/bad_type" "$F/exprs"
+	assert_equal "$(jq -c '[.error != null, .id]' <<<"$output" | tr '\n' ' ')" '[true,null] [false,"exprs"] '
+}
+
+@test "an unknown task id is an error record naming the suite" {
+	run --separate-stderr -1 leap-task no_such_task softmax
+	[[ "$stderr" == "leap-task: task 'no_such_task' not found in "* ]]
+	assert_equal "$(jq -r '.task // .id' <<<"$output" | tr '\n' ' ')" "no_such_task softmax "
+}
+
+@test "a task id cannot be a path" {
+	run --separate-stderr -1 leap-task ../tasks/softmax
+	[[ "$stderr" == *"invalid task id '../tasks/softmax'"* ]]
+}
+
+@test "every reference.c compiles with its shim and computes a known small case" {
+	tmp="$BATS_TEST_TMPDIR"
+	for t in vector_add softmax matmul; do
+		leap-task --shim cpu "$t" | awk -v d="$tmp" '/---- shim/{f=1;next} /---- prelude/{next} {print > (d "/" (f ? "shim.c" : "pre.h"))}'
+		cc -O2 -Wall -Werror -shared -fPIC -include "$tmp/pre.h" -o "$tmp/$t.so" "$LEAP_TASKS/$t/reference.c" "$tmp/shim.c" -lm
+	done
+	cc -O2 -Wall -Werror -o "$tmp/refcheck" "$F/refcheck.c" -ldl -lm
+	run -0 "$tmp/refcheck" "$tmp"
+	assert_output "vector_add ok
+softmax ok
+matmul ok"
+}
+
+@test "the CUDA shim and every baseline.cu compile with nvcc" {
+	skip_unless_nvcc
+	tmp="$BATS_TEST_TMPDIR"
+	for t in vector_add softmax matmul; do
+		leap-task --shim cuda "$t" | awk -v d="$tmp" '/---- shim/{f=1;next} /---- prelude/{next} {print > (d "/" (f ? "shim.cu" : "pre.h"))}'
+		"${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -c -arch=sm_90 -include "$tmp/pre.h" -o "$tmp/$t.o" "$LEAP_TASKS/$t/baseline.cu"
+		"${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -c -arch=sm_90 -o "$tmp/shim-$t.o" "$tmp/shim.cu"
+	done
+}
+
+@test "bad options: usage on stderr and exit 2" {
+	run --separate-stderr -2 leap-task --all --check x
+	[[ "$stderr" == *"usage: leap-task"* ]]
+	run --separate-stderr -2 leap-task --shim gpu softmax
+	[[ "$stderr" == *"--shim: 'gpu' is not cuda or cpu"* ]]
+}
