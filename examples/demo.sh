@@ -43,7 +43,7 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 start=$(date +%s)
-echo "demo: backend $BACKEND, $(leap-task --list | wc -l) tasks, group size $group, up to $turns turns -> $out"
+echo "demo: backend $BACKEND, $(leap-task --list --all | wc -l) tasks, group size $group, up to $turns turns -> $out"
 leap-prompt --backend "$BACKEND" --group-size "$group" --all >"$out/turn1.jsonl"
 t=1
 while [ "$t" -le "$turns" ] && [ -s "$out/turn$t.jsonl" ]; do
