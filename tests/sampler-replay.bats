@@ -87,13 +87,15 @@ setup() {
 	assert_output --partial '"completion":"cpu s0 t1"'
 }
 
-@test "sampler-replay: the bundled replay answers 8 samples of turn 1 for every task on the cpu backend" {
+@test "sampler-replay: the bundled replay answers 8 samples of turn 1 for every task on both backends" {
 	cd "$ROOT"
-	run -0 bash -c 'leap-prompt --backend cpu --group-size 8 --all | examples/sampler-replay --strict > "$1/turn1.jsonl"' _ "$BATS_TEST_TMPDIR"
-	run -0 jq -s 'length' "$BATS_TEST_TMPDIR/turn1.jsonl"
-	[ "$output" -eq $((8 * $(ls -d tasks/*/ | wc -l))) ]
-	run -0 jq -s '[.[] | select(.completion | type != "string")] | length' "$BATS_TEST_TMPDIR/turn1.jsonl"
-	assert_output 0
+	for b in cpu cuda; do
+		run -0 bash -c 'leap-prompt --backend "$2" --group-size 8 --all | examples/sampler-replay --strict > "$1/turn1.jsonl"' _ "$BATS_TEST_TMPDIR" "$b"
+		run -0 jq -s 'length' "$BATS_TEST_TMPDIR/turn1.jsonl"
+		[ "$output" -eq $((8 * $(ls -d tasks/*/ | wc -l))) ]
+		run -0 jq -s '[.[] | select(.completion | type != "string")] | length' "$BATS_TEST_TMPDIR/turn1.jsonl"
+		assert_output 0
+	done
 }
 
 @test "sampler-replay: the bundled replay mixes passes, mismatches, compile errors and answers without code over three turns" {
@@ -104,14 +106,23 @@ setup() {
 	assert_output 3
 }
 
-@test "sampler-replay: the bundled replay file is what examples/replay/generate.py writes" {
+@test "sampler-replay: the bundled replay files are what examples/replay/generate.py writes" {
 	command -v python3 >/dev/null || skip "python3 not found"
 	cd "$ROOT"
-	run -0 bash -c 'python3 examples/replay/generate.py | cmp - examples/replay/cpu.jsonl'
+	run -0 bash -c 'python3 examples/replay/generate.py cpu | cmp - examples/replay/cpu.jsonl'
+	run -0 bash -c 'python3 examples/replay/generate.py cuda | cmp - examples/replay/cuda.jsonl'
 }
 
 @test "sampler-replay: every recorded cpu completion does what its label says (pass, mismatch, compile_error, no_code)" {
 	cd "$ROOT"
 	run -0 "$FIXTURES/sampler-replay/check-labels.sh" examples/replay/cpu.jsonl "$BATS_TEST_TMPDIR/labels"
+	assert_output --regexp '^[0-9]+ distinct completions checked$'
+}
+
+@test "sampler-replay: every recorded cuda completion compiles or fails to compile as its label says" {
+	skip_unless_nvcc
+	[ "${LEAP_TEST_SLOW:-}" = 1 ] || skip "about 3 minutes of nvcc: run with LEAP_TEST_SLOW=1"
+	cd "$ROOT"
+	run -0 "$FIXTURES/sampler-replay/check-labels.sh" --cuda examples/replay/cuda.jsonl "$BATS_TEST_TMPDIR/labels"
 	assert_output --regexp '^[0-9]+ distinct completions checked$'
 }

@@ -122,18 +122,55 @@ CLOSERS = [
 ]
 
 
+# CUDA runtime bugs: (regex, replacement, explanation), the first that matches the baseline.
+CUDA_BUGS = [
+    (r"\((\w+) \+ TILE - 1\) / TILE", r"\1 / TILE",
+     "the grid was sized with a truncating division, so the last partial tile was never computed (and no "
+     "block at all was launched for sizes below the tile); it must round up"),
+    (r"\((\w+) \+ (\d+)\) / (\d+)", r"\1 / \3",
+     "the grid was sized with a truncating division, so the tail of the data was never processed (and no "
+     "block at all was launched for small sizes); it must round up"),
+    (r"[ \t]*__syncthreads\(\);\n", "",
+     "a __syncthreads() was missing between writing the shared array and reading other threads' entries, "
+     "a race that gives different results from run to run"),
+]
+
+
 def strip_header(code):
-    """The fixture's first-line comment names it a fixture; a model would not write that."""
+    """The first-line comment names the file a fixture or a baseline; a model would not write that."""
     lines = code.split("\n")
-    if lines and lines[0].startswith("/*") and lines[0].endswith("*/"):
+    if lines and ((lines[0].startswith("/*") and lines[0].endswith("*/")) or lines[0].startswith("//")):
         lines = lines[1:]
     return "\n".join(lines).strip("\n") + "\n"
 
 
-def variant(task, kind, code):
+def cuda_bug(code):
+    """(mutated code, explanation) of the first CUDA bug that applies to `code`. The grid bugs
+    are looked for in the host function (the launch), the missing sync anywhere."""
+    host = code.find('extern "C" void ')
+    for rx, repl, why in CUDA_BUGS:
+        base = 0 if "sync" in rx else host
+        m = re.compile(rx).search(code, base)
+        if m:
+            return code[:m.start()] + m.expand(repl) + code[m.end():], why
+    raise ValueError("no CUDA bug applies")
+
+
+def variant(task, kind, code, backend="cpu"):
     """The source of one kind of answer (P, W, X, H)."""
     if kind == "P":
         return code
+    if backend == "cuda":
+        if kind == "W":
+            return cuda_bug(code)[0]
+        if kind == "X":
+            sig = re.search(r'^extern "C" void %s\(.*?\)$' % re.escape(task), code, re.M | re.S)
+            assert sig and "const " in sig.group(0), task
+            return code[:sig.start()] + sig.group(0).replace("const ", "", 1) + code[sig.end():]
+        if kind == "H":
+            m = re.search(r"<<<.*?>>>", code)
+            assert m, task
+            return code[:m.start()] + code[m.end():]
     if kind == "W":
         find, repl, _ = BUGS[task]
         assert code.count(find) == 1, (task, find)
@@ -151,23 +188,41 @@ def tokens(text):
     return len(re.findall(r"\w+|[^\w\s]", text))
 
 
-def completion(task, title, sample, turn, kind, prev, code):
+CUDA_OPENERS = [
+    "Here is a straightforward CUDA implementation.",
+    "This kernel maps one thread to each output element and keeps the memory accesses coalesced.",
+    "Below is a complete CUDA implementation with the requested signature.",
+    "I'll launch enough blocks to cover the whole problem and guard the out-of-range threads.",
+]
+
+
+def completion(task, title, sample, turn, kind, prev, code, backend="cpu"):
     """Text of the answer of `kind` at `turn`, following an answer of kind `prev` (or None)."""
     k = (sample + turn) % 4
+    cuda = backend == "cuda"
     if kind == "N":
+        if cuda:
+            return ("For %s on the GPU I would assign one thread block per row (or per tile), stage the "
+                    "data in shared memory, reduce with warp shuffles and write the results with "
+                    "coalesced stores. Launch enough blocks to cover the whole problem and guard the "
+                    "threads that fall outside it." % title.lower())
         return ("To compute %s efficiently on the CPU I would process the data in cache-sized blocks, "
                 "keep running accumulators in registers, and parallelize the outer loop with OpenMP. "
                 "The main subtlety is numerical: accumulate carefully and handle sizes that are not "
                 "multiples of the block size with a scalar tail loop." % title.lower())
-    fence = "```c\n" + variant(task, kind, code) + "```"
+    fence = ("```cuda\n" if cuda else "```c\n") + variant(task, kind, code, backend) + "```"
     if prev is None:
-        return ("%s\n\n%s\n\n%s" % (OPENERS[k], fence, CLOSERS[k])).rstrip()
+        return ("%s\n\n%s\n\n%s" % ((CUDA_OPENERS if cuda else OPENERS)[k], fence, CLOSERS[k])).rstrip()
     if prev in "XH":
-        why = ("The compiler rejected my definition because its signature did not match the required "
-               "prototype: I had dropped a `const` from an input pointer."
-               if prev == "X" else
-               "The build failed on `#include <algorithm>`: that is a C++ header and this is compiled "
-               "as C11. I removed it.")
+        if prev == "X":
+            why = ("The compiler rejected my definition because its signature did not match the required "
+                   "prototype: I had dropped a `const` from an input pointer.")
+        elif cuda:
+            why = ("nvcc said \"a __global__ function call must be configured\": I called the kernel like a "
+                   "host function. The launch needs its <<<grid, block>>> configuration.")
+        else:
+            why = ("The build failed on `#include <algorithm>`: that is a C++ header and this is compiled "
+                   "as C11. I removed it.")
         if kind in "XH":
             return "Let me fix the build error.\n\n" + fence
         return "%s Here is the corrected code:\n\n%s" % (why, fence)
@@ -177,27 +232,33 @@ def completion(task, title, sample, turn, kind, prev, code):
         if kind == "W":
             return ("The results were outside the tolerance. I restructured the loops and checked the "
                     "indexing again:\n\n" + fence)
-        return "The mismatch was my fault: %s. Fixed version:\n\n%s" % (BUGS[task][2], fence)
+        reason = cuda_bug(code)[1] if cuda else BUGS[task][2]
+        return "The %s was my fault: %s. Fixed version:\n\n%s" % ("failure" if cuda else "mismatch", reason, fence)
     return fence
 
 
-def expect(kind):
-    return {"P": "pass", "W": "mismatch", "X": "compile_error", "H": "compile_error", "N": "no_code"}[kind]
+def expect(kind, backend):
+    wrong = "fail" if backend == "cuda" else "mismatch"
+    return {"P": "pass", "W": wrong, "X": "compile_error", "H": "compile_error", "N": "no_code"}[kind]
 
 
 def main():
+    backend = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+    if backend not in ("cpu", "cuda"):
+        sys.exit("usage: generate.py [cpu|cuda]")
     prof = {t: p for p, ts in PROFILE_OF.items() for t in ts}
     for task in sorted(BUGS):
-        with open("%s/tests/fixtures/tasks/%s/solution.c" % (ROOT, task)) as f:
+        src = ("tasks/%s/baseline.cu" if backend == "cuda" else "tests/fixtures/tasks/%s/solution.c") % task
+        with open("%s/%s" % (ROOT, src)) as f:
             code = strip_header(f.read())
         with open("%s/tasks/%s/task.json" % (ROOT, task)) as f:
             title = json.load(f)["title"]
         for sample, traj in enumerate(PROFILES[prof.get(task, "medium")]):
             prev = None
             for turn, kind in enumerate(traj, 1):
-                text = completion(task, title, sample, turn, kind, prev, code)
-                print(json.dumps({"task": task, "backend": "cpu", "sample": sample, "turn": turn,
-                                  "completion": text, "tokens": tokens(text), "expect": expect(kind)}))
+                text = completion(task, title, sample, turn, kind, prev, code, backend)
+                print(json.dumps({"task": task, "backend": backend, "sample": sample, "turn": turn,
+                                  "completion": text, "tokens": tokens(text), "expect": expect(kind, backend)}))
                 prev = kind
 
 
