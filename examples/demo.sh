@@ -22,7 +22,8 @@ group=${GROUP:-8}
 turns=${TURNS:-3}
 seed=${SEED:-1}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-sampler=${SAMPLER:-$root/examples/sampler-replay}
+# SAMPLER is a command line: split it into words (a sampler with options).
+read -r -a sampler <<<"${SAMPLER:-$root/examples/sampler-replay}"
 if [ -z "${BACKEND:-}" ]; then
 	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
 		BACKEND=cuda
@@ -50,7 +51,7 @@ while [ "$t" -le "$turns" ] && [ -s "$out/turn$t.jsonl" ]; do
 	# Every stage keeps going on bad records (exit 1 = some record carries an error); only a
 	# fatal error (2) or a crash stops the demo.
 	set +e
-	"$sampler" <"$out/turn$t.jsonl" |
+	"${sampler[@]}" <"$out/turn$t.jsonl" |
 		leap-compile --backend "$BACKEND" --jobs "$jobs" --no-progress |
 		leap-verify --seed "$seed" --jobs "$jobs" --no-progress |
 		"${bench[@]}" |
