@@ -93,12 +93,14 @@ BUGS = {
 }
 
 # Trajectories: one string per sample, one letter per turn.
-# P pass, W wrong (mismatch), X compile error (prototype without const), H compile error (C++
-# header), N no code block. The last letter repeats if a later turn is asked for.
+# P pass, F pass and fast (cpu: the outer loop parallelized with OpenMP where its iterations
+# are independent), S pass and slow (cpu: the plain double-precision reference), W wrong
+# (mismatch), X compile error (prototype without const), H compile error (C++ header; cuda: a
+# launch without <<<>>>), N no code block. The last letter repeats if a later turn is asked for.
 PROFILES = {
-    "easy": ["P", "P", "P", "WP", "P", "P", "P", "P"],
-    "medium": ["P", "WP", "XP", "WWP", "P", "HWP", "WP", "NP"],
-    "hard": ["XWP", "WWW", "HXW", "WP", "XP", "WWP", "XWW", "NHW"],
+    "easy": ["P", "F", "P", "WP", "S", "P", "F", "P"],
+    "medium": ["F", "WP", "XP", "WWP", "S", "HWP", "WF", "NP"],
+    "hard": ["XWF", "WWW", "HXW", "WS", "XP", "WWP", "XWW", "NHW"],
     "hopeless": ["X", "H", "X", "N", "X", "H", "XH", "HX"],
 }
 PROFILE_OF = {
@@ -156,9 +158,24 @@ def cuda_bug(code):
     raise ValueError("no CUDA bug applies")
 
 
+def parallel(code):
+    """The code with its first top-level loop parallelized, or None when the function does not
+    start with a loop (its iterations may share scratch memory)."""
+    body = code.find("\n{\n", code.find("void "))
+    m = re.compile(r"\n\t([^\t\n][^\n]*)").search(code, body + 2)
+    if not m or not m.group(1).startswith("for ("):
+        return None
+    return code[:m.start()] + "\n\t#pragma omp parallel for" + code[m.start():]
+
+
 def variant(task, kind, code, backend="cpu"):
-    """The source of one kind of answer (P, W, X, H)."""
-    if kind == "P":
+    """The source of one kind of answer (P, F, S, W, X, H)."""
+    if kind == "F" and backend == "cpu":
+        return parallel(code) or code
+    if kind == "S" and backend == "cpu":
+        with open("%s/tasks/%s/reference.c" % (ROOT, task)) as f:
+            return strip_header(f.read())
+    if kind in "PFS":
         return code
     if backend == "cuda":
         if kind == "W":
@@ -212,7 +229,12 @@ def completion(task, title, sample, turn, kind, prev, code, backend="cpu"):
                 "multiples of the block size with a scalar tail loop." % title.lower())
     fence = ("```cuda\n" if cuda else "```c\n") + variant(task, kind, code, backend) + "```"
     if prev is None:
-        return ("%s\n\n%s\n\n%s" % ((CUDA_OPENERS if cuda else OPENERS)[k], fence, CLOSERS[k])).rstrip()
+        opener = (CUDA_OPENERS if cuda else OPENERS)[k]
+        if not cuda and kind == "F" and parallel(code):
+            opener = "The iterations of the outer loop are independent, so I parallelize it with OpenMP."
+        if not cuda and kind == "S":
+            opener = "A direct implementation that accumulates in double precision, to be safe on accuracy."
+        return ("%s\n\n%s\n\n%s" % (opener, fence, CLOSERS[k])).rstrip()
     if prev in "XH":
         if prev == "X":
             why = ("The compiler rejected my definition because its signature did not match the required "
@@ -239,7 +261,7 @@ def completion(task, title, sample, turn, kind, prev, code, backend="cpu"):
 
 def expect(kind, backend):
     wrong = "fail" if backend == "cuda" else "mismatch"
-    return {"P": "pass", "W": wrong, "X": "compile_error", "H": "compile_error", "N": "no_code"}[kind]
+    return {"P": "pass", "F": "pass", "S": "pass", "W": wrong, "X": "compile_error", "H": "compile_error", "N": "no_code"}[kind]
 
 
 def main():
