@@ -81,3 +81,15 @@ setup() {
 	run -2 examples/nightly-eval.sh -g zero
 	run -2 examples/nightly-eval.sh --dir
 }
+
+@test "examples: every \$ command of debug-one-kernel.md runs and shows the verdicts it describes" {
+	sed -n 's/^    \$ //p' examples/debug-one-kernel.md >"$BATS_TEST_TMPDIR/walk.sh"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/walk.sh")" -ge 10 ]
+	run bash "$BATS_TEST_TMPDIR/walk.sh"
+	assert_output --partial "layernorm.c: layernorm (cpu): ok"
+	assert_output --partial "layernorm_x.c: layernorm (cpu): compile error (wrong_signature)"
+	assert_output --partial "layernorm.c: mismatch (task layernorm, cpu"
+	assert_output --partial "Wrong output in case 1 (rows=1, cols=2, eps=1e-05)"
+	assert_output --partial "layernorm_fixed.c: pass (task layernorm, cpu, seed 7"
+	assert_output --partial "Your kernel computes wrong results."
+}
