@@ -93,3 +93,21 @@ setup() {
 	assert_output --partial "layernorm_fixed.c: pass (task layernorm, cpu, seed 7"
 	assert_output --partial "Your kernel computes wrong results."
 }
+
+@test "examples: sampler-openai feeds the pipeline from a chat server (the vllm.md flow against the fake server)" {
+	command -v python3 >/dev/null || skip "python3 is needed for the fake server"
+	cd "$BATS_TEST_TMPDIR"
+	python3 "$FIXTURES/sampler-openai/fake_server.py" port requests.jsonl --fail 1 --answers "$FIXTURES/examples/answers.json" &
+	pid=$!
+	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+	export LEAP_OPENAI_URL="http://127.0.0.1:$(cat port)/v1" LEAP_MODEL=fake LEAP_BACKOFF=0.05
+	run bash -c 'leap-prompt --backend cpu --group-size 2 vector_add softmax | "$1/examples/sampler-openai" -j 4 |
+		leap-compile --no-progress | leap-verify --seed 1 --no-progress > out.jsonl' _ "$ROOT"
+	kill "$pid"
+	run -0 jq -r '"\(.task) \(.sample) \(.status) \(.tokens)"' out.jsonl
+	assert_line --index 0 --regexp '^vector_add 0 pass [0-9]+$'
+	assert_line --index 1 --regexp '^vector_add 1 pass [0-9]+$'
+	assert_line --index 2 --regexp '^softmax 0 no_code [0-9]+$'
+	assert_line --index 3 --regexp '^softmax 1 no_code [0-9]+$'
+	[ "$(wc -l <requests.jsonl)" -eq 5 ]
+}
