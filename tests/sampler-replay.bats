@@ -126,3 +126,11 @@ setup() {
 	run -0 "$FIXTURES/sampler-replay/check-labels.sh" --cuda examples/replay/cuda.jsonl "$BATS_TEST_TMPDIR/labels"
 	assert_output --regexp '^[0-9]+ distinct completions checked$'
 }
+
+@test "sampler-replay: recorded cuda completions do on the GPU what their labels say" {
+	skip_unless_gpu
+	command -v leap-verify >/dev/null || skip "leap-verify is not built in this checkout"
+	cd "$ROOT"
+	run -0 "$FIXTURES/sampler-replay/check-labels.sh" --cuda-run examples/replay/cuda.jsonl "$BATS_TEST_TMPDIR/labels"
+	assert_output --regexp '^[0-9]+ distinct completions run; [0-9]+ of [0-9]+ races showed wrong results$'
+}

@@ -100,3 +100,14 @@ setup() {
 	refute_output --partial FAILED
 	[ "$(ls "$WORK"/*.o | wc -l)" -eq "$(ls -d tasks/*/ | wc -l)" ]
 }
+
+@test "tasks: every baseline.cu passes its task on the GPU" {
+	skip_unless_gpu
+	command -v leap-verify >/dev/null || skip "leap-verify is not built in this checkout"
+	failed=""
+	for d in tasks/*/; do
+		id=$(basename "$d")
+		leap-verify --task "$id" "$d/baseline.cu" >"$WORK/$id.txt" 2>&1 || { failed="$failed $id"; head -3 "$WORK/$id.txt"; }
+	done
+	[ -z "$failed" ] || fail "baselines that do not pass:$failed"
+}

@@ -259,8 +259,13 @@ def completion(task, title, sample, turn, kind, prev, code, backend="cpu"):
     return fence
 
 
-def expect(kind, backend):
-    wrong = "fail" if backend == "cuda" else "mismatch"
+def expect(kind, backend, code):
+    """What the answer must produce. cuda: `fail` (a truncated grid: some output is never
+    written, or no block is launched) or `race` (a missing __syncthreads(): wrong on most runs,
+    not guaranteed on every one)."""
+    wrong = "mismatch"
+    if backend == "cuda":
+        wrong = "race" if "__syncthreads" in cuda_bug(code)[1] else "fail"
     return {"P": "pass", "F": "pass", "S": "pass", "W": wrong, "X": "compile_error", "H": "compile_error", "N": "no_code"}[kind]
 
 
@@ -280,7 +285,7 @@ def main():
             for turn, kind in enumerate(traj, 1):
                 text = completion(task, title, sample, turn, kind, prev, code, backend)
                 print(json.dumps({"task": task, "backend": backend, "sample": sample, "turn": turn,
-                                  "completion": text, "tokens": tokens(text), "expect": expect(kind, backend)}))
+                                  "completion": text, "tokens": tokens(text), "expect": expect(kind, backend, code)}))
                 prev = kind
 
 
