@@ -37,7 +37,7 @@ die_usage() {
 }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-base=out/nightly group=4 turns=1 backend= level= tolerance=0.02 update=false
+base=out/nightly group=4 turns=1 backend='' level='' tolerance=0.02 update=false
 jobs=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
 	case $1 in
