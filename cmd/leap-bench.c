@@ -305,8 +305,9 @@ int main(int argc, char **argv)
 				leap_usage_error(&c.common, "--timeout: '%s' is not a duration up to a day", optarg);
 			break;
 		case 'm':
-			if (leap_parse_size(optarg, &o.sb.mem_bytes) || o.sb.mem_bytes < (64u << 20))
+			if (leap_parse_size(optarg, &v64) || v64 < (64 << 20))
 				leap_usage_error(&c.common, "--memory: '%s' is not a size of at least 64M", optarg);
+			o.sb.mem_bytes = (uint64_t)v64;
 			break;
 		case 'd':
 			if (leap_parse_i64(optarg, 0, 1023, &v64))
