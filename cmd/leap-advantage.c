@@ -222,7 +222,7 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	struct leap_in in;
 	leap_in_init(&in, nfiles, files, stdout);
 	long seq = 0;
-	while (leap_member_next(&in, seq, "advantage", &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
+	while (leap_member_peek(&in, seq, &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
 		if (bad) {
 			json_decref(bad);
 		} else {

@@ -103,6 +103,11 @@ int leap_member_scan_text(struct leap_member *m, const char *text, size_t len, c
 enum leap_read leap_member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,
 				struct leap_buf *key, int *has_group, json_t **bad);
 
+/* Like leap_member_next without keeping the line (m->raw is NULL, has_key 0): for a first
+ * pass that only summarises. */
+enum leap_read leap_member_peek(struct leap_in *in, long seq, struct leap_member *m, struct leap_buf *key,
+				int *has_group, json_t **bad);
+
 /* Numbers the trajectories of a group: members with the same `sample` (>= 0) form one
  * trajectory; a member without a sample is a trajectory of its own. traj[i] receives the
  * trajectory of member i; trajectories are numbered 0.. in order of first arrival. Returns
