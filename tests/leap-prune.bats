@@ -381,3 +381,16 @@ Reply with the complete corrected code in one fenced code block."
 	run -2 --separate-stderr leap-prune --done "$T/in" <"$T/in"
 	[ "$(wc -l <"$T/in")" -eq 8 ]
 }
+
+@test "leap-prune: parallel runs appending to one done file leave only whole lines" {
+	"$ROOT/bench/gen-records" --records 4000 --mode turn --seed 3 >"$T/turn"
+	split -n l/4 "$T/turn" "$T/part."
+	for p in "$T"/part.*; do
+		leap-prune --group-size 16 --done "$T/done" "$p" >/dev/null 2>&1 &
+	done
+	wait
+	[ "$(wc -l <"$T/done")" -eq 4000 ]
+	# every line parses and carries its decision
+	run -0 jq -r 'has("prune")' "$T/done"
+	[ "$(echo "$output" | sort -u)" = true ]
+}
