@@ -455,3 +455,14 @@ extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }'
 	[ "$(jq -r .compile.status "$T/out.jsonl" | sort -u)" = ok ]
 	[ "$(jq -c 'select(.compile.batch)' "$T/out.jsonl" | wc -l)" -eq 0 ]
 }
+
+@test "a backend whose compiler is missing gives error records, not verdicts" {
+	code_rec vector_add cuda 'extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }' >"$T/in.jsonl"
+	code_rec vector_add cpu "$VA_OK" 1 >>"$T/in.jsonl"
+	run -1 --separate-stderr leap-compile --nvcc "$T/no-such-nvcc" "$T/in.jsonl"
+	echo "$output" >"$T/out.jsonl"
+	jq -e -s '.[0].error.message | contains("needs nvcc")' "$T/out.jsonl"
+	jq -e -s '.[0] | has("status") | not' "$T/out.jsonl"
+	jq -e -s '.[1].compile.status == "ok"' "$T/out.jsonl"
+	[[ "$stderr" == *"needs nvcc"* ]]
+}
