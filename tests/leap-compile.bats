@@ -474,3 +474,15 @@ extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }'
 	[[ "$stderr" == *"leap-compile: 2 records, "*"/s, 1 cached, 0 errors"* ]]
 	[[ "$stderr" == *"2 records: 1 compiled, 1 cached, 0 compile errors, 0 without code, 0 errors"* ]]
 }
+
+@test "records stream: the first result is written before the input ends" {
+	code_rec vector_add cpu "$VA_OK" >"$T/r.jsonl"
+	{ cat "$T/r.jsonl"; sleep 4; cat "$T/r.jsonl"; } | leap-compile >"$T/out.jsonl" &
+	for _ in $(seq 30); do
+		[ -s "$T/out.jsonl" ] && break
+		sleep 0.1
+	done
+	[ "$(wc -l <"$T/out.jsonl")" -eq 1 ]
+	wait
+	[ "$(wc -l <"$T/out.jsonl")" -eq 2 ]
+}
