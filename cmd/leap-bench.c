@@ -1,0 +1,406 @@
+/* leap-bench - time verified candidates against their task's baseline, in a sandbox. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
+#include "bench.h"
+#include "build.h"
+#include "jsonl.h"
+#include "record.h"
+#include "task.h"
+#include "util.h"
+#include "verify.h"
+#include "banned.h"
+
+static const char usage[] =
+	"usage: leap-bench [OPTION]... [FILE]...\n"
+	"   or: leap-bench [OPTION]... --task TASK SOURCE...\n"
+	"   or: leap-bench --stats [FILE]...\n"
+	"\n"
+	"Time each record whose status is pass on its task's benchmark case, in a sandboxed child,\n"
+	"interleaved in blocks with the task's baseline (cuda: baseline.cu, cpu: reference.c), and\n"
+	"add `bench` {status, median_ms, min_ms, mean_ms, stdev_ms, n, rel_ci, host_median_ms,\n"
+	"baseline_ms, speedup, roofline, device, message}. Other records get bench.status skipped.\n"
+	"Outputs are re-checked on the timing inputs, which change between calls. With --task,\n"
+	"build, verify and time each SOURCE and print a table. With --stats, summarise the numbers\n"
+	"read (one sample each) as the timing loop does.\n"
+	"\n"
+	"      --target-ci F      stop when the 95% CI half-width of the median is below F times\n"
+	"                         the median (default 0.01)\n"
+	"      --min-runs N       never fewer timed calls (default 10)\n"
+	"      --max-runs N       never more timed calls (default 1000)\n"
+	"      --max-time SECS    timing budget per record (default 10)\n"
+	"      --sets N           input sets rotated between calls (default 2)\n"
+	"      --hot              cuda: do not flush the L2 cache between calls\n"
+	"      --no-baseline-cache  time the baseline with every record\n"
+	"      --baseline-tolerance F  reuse a cached baseline while a check block agrees within\n"
+	"                         F (relative, default 0.05) plus twice its CI\n"
+	"  -s, --seed N           seed of the inputs (default: random per run)\n"
+	"  -t, --timeout SECS     wall-clock limit of a sandboxed child (default: max-time + 30)\n"
+	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G)\n"
+	"  -d, --device N         CUDA device (default 0)\n"
+	"      --no-namespaces    no network, PID and mount isolation\n"
+	"      --task TASK        ad-hoc mode: the arguments are source files for TASK\n"
+	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension)\n"
+	"      --stats            summarise samples read from the files or stdin\n"
+	"      --cache DIR        build, baseline and lock directory (default: $LEAP_CACHE, else\n"
+	"                         ~/.cache/leap)\n"
+	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
+	"      --progress, --no-progress  force the progress line on stderr on or off\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Exit status: 0 every record processed, 1 some record carried an error or could not be\n"
+	"timed (no device), or in ad-hoc mode a source did not pass or time cleanly; 2 usage or\n"
+	"fatal error.\n";
+
+enum {
+	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_SETS, OPT_HOT, OPT_NO_BCACHE,
+	OPT_NO_NS, OPT_TASK, OPT_STATS, OPT_CACHE, OPT_BLOCK_MS, OPT_BTOL,
+};
+
+struct ctx {
+	struct leap_common common;
+	struct leap_suite suite;
+	struct leap_out out;
+	struct leap_progress progress;
+	struct leap_verifier v;
+	struct leap_bencher bench;
+	uint64_t seed;
+	long done, errors;
+};
+
+/* Times one parsed record and writes it. */
+static void one(struct ctx *c, struct leap_in *in, json_t *rec)
+{
+	if (json_object_get(rec, "error")) {
+		leap_out_raw(&c->out, in->buf, in->len);
+		return;
+	}
+	const char *st = leap_get_str(rec, "status", NULL);
+	if (!st || strcmp(st, "pass")) {
+		json_t *add = json_pack("{s:{s:s,s:s}}", "bench", "status", "skipped", "message",
+					st ? "not timed: the candidate did not pass" : "not timed: no status");
+		leap_out_splice(&c->out, in->buf, in->len, rec, add);
+		json_decref(add);
+		return;
+	}
+	const char *artifact = leap_get_str(json_object_get(rec, "compile"), "artifact", NULL);
+	const char *id = leap_get_str(rec, "task", NULL);
+	const char *bname = leap_get_str(rec, "backend", "cuda");
+	enum leap_backend b = LEAP_BACKEND_CUDA;
+	char *err = NULL;
+	const struct leap_task *t = NULL;
+	if (!artifact)
+		err = xstrdup("the record has no compile.artifact");
+	else if (!id)
+		err = xstrdup("the record has no task");
+	else if (leap_backend_parse(bname, &b))
+		err = xasprintf("unknown backend '%s'", bname);
+	else
+		t = leap_suite_get(&c->suite, id, &err);
+	json_t *bench = t ? leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &err) : NULL;
+	if (!bench) {
+		leap_warn("%s:%ld: %s", in->name, in->line, err);
+		leap_record_set_error(rec, in->name, in->line, "%s", err);
+		leap_out_write(&c->out, rec);
+		free(err);
+		c->errors++;
+		return;
+	}
+	if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
+		c->errors++;
+	json_t *add = json_object();
+	json_object_set_new(add, "bench", bench);
+	leap_out_splice(&c->out, in->buf, in->len, rec, add);
+	json_decref(add);
+}
+
+/* --stats: reads samples (numbers separated by white space) and prints their summary. */
+static int stats(struct ctx *c, int n, char **files, const struct leap_bench_opts *o)
+{
+	double *x = NULL;
+	size_t len = 0, cap = 0;
+	for (int i = 0; i < (n ? n : 1); i++) {
+		FILE *fp = n && strcmp(files[i], "-") ? fopen(files[i], "r") : stdin;
+		if (!fp)
+			leap_die_errno("%s", files[i]);
+		char word[128];
+		while (fscanf(fp, "%127s", word) == 1) {
+			double v;
+			if (leap_parse_double(word, 0, 1e12, &v))
+				leap_die("%s: '%s' is not a time", n ? files[i] : "<stdin>", word);
+			xgrow((void **)&x, &cap, len + 1, sizeof *x);
+			x[len++] = v;
+		}
+		if (fp != stdin)
+			fclose(fp);
+	}
+	struct leap_stats s;
+	leap_stats(x, len, &s);
+	json_t *j = json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:b}", "n", (json_int_t)s.n, "median_ms", s.median,
+			      "min_ms", s.min, "mean_ms", s.mean, "stdev_ms", s.stdev, "ci_lo", s.ci_lo, "ci_hi", s.ci_hi,
+			      "rel_ci", isfinite(s.rel_ci) ? s.rel_ci : -1.0, "stop",
+			      leap_bench_done(&s, o->min_runs, o->max_runs, o->target_ci, 0, INFINITY));
+	leap_out_init(&c->out, stdout);
+	leap_out_write(&c->out, j);
+	json_decref(j);
+	free(x);
+	return leap_out_close(&c->out);
+}
+
+/* Ad-hoc mode: builds, verifies and times each source, printing a table. */
+static int adhoc(struct ctx *c, const char *task, const char *backend, int n, char **files)
+{
+	char *err = NULL;
+	const struct leap_task *t = leap_suite_get(&c->suite, task, &err);
+	if (!t)
+		leap_die("%s", err);
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		enum leap_backend b = LEAP_BACKEND_CPU;
+		const char *dot = strrchr(files[i], '.');
+		if (backend ? leap_backend_parse(backend, &b) : (dot && !strcmp(dot, ".cu") ? (b = LEAP_BACKEND_CUDA, 0) : 0))
+			leap_die("unknown backend '%s'", backend);
+		size_t len;
+		char *src = leap_read_file(files[i], &len, &err);
+		if (!src)
+			leap_die("%s", err);
+		char *so = leap_build_artifact(t, b, src, len, c->v.o.cache, &err);
+		free(src);
+		if (!so) {
+			printf("%s: compile_error\n%s\n", files[i], err);
+			free(err);
+			bad = 1;
+			continue;
+		}
+		enum leap_status st;
+		json_t *v = leap_verify_artifact(&c->v, t, b, so, c->seed, &st, &err);
+		if (!v)
+			leap_die("%s: %s", files[i], err);
+		if (st != LEAP_ST_PASS) {
+			printf("%s: %s, not timed\n  %s\n", files[i], leap_get_str(v, "status", "?"),
+			       leap_get_str(v, "message", ""));
+			json_decref(v);
+			free(so);
+			bad = 1;
+			continue;
+		}
+		json_decref(v);
+		json_t *r = leap_bench_artifact(&c->bench, t, b, so, c->seed, &err);
+		free(so);
+		if (!r)
+			leap_die("%s: %s", files[i], err);
+		const char *bst = leap_get_str(r, "status", "?");
+		printf("%s: %s (task %s, %s on %s)\n", files[i], bst, t->id, leap_backend_name(b),
+		       leap_get_str(r, "device", "?"));
+		if (json_object_get(r, "median_ms")) {
+			printf("  %-10s %12s %12s %8s %7s\n", "", "median ms", "min ms", "+-CI", "n");
+			double ci = leap_get_num(r, "rel_ci", -1), bci = leap_get_num(r, "baseline_rel_ci", -1);
+			printf("  %-10s %12.4f %12.4f %7.2f%% %7lld\n", "candidate", leap_get_num(r, "median_ms", 0),
+			       leap_get_num(r, "min_ms", 0), ci < 0 ? NAN : 100 * ci, (long long)leap_get_int(r, "n", 0));
+			printf("  %-10s %12.4f %12s %7.2f%% %7lld%s\n", "baseline", leap_get_num(r, "baseline_ms", 0), "",
+			       bci < 0 ? NAN : 100 * bci, (long long)leap_get_int(r, "baseline_n", 0),
+			       json_is_true(json_object_get(r, "baseline_cached")) ? " (cached)" : "");
+			printf("  %-10s %11.3fx\n", "speedup", leap_get_num(r, "speedup", 0));
+		}
+		printf("  %s\n", leap_get_str(r, "message", ""));
+		bad |= strcmp(bst, "ok") != 0;
+		json_decref(r);
+	}
+	if (fflush(stdout) || ferror(stdout))
+		leap_die_errno("write error");
+	return bad ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		LEAP_COMMON_LONGOPTS,
+		LEAP_TASKS_LONGOPT,
+		{"target-ci", required_argument, NULL, OPT_TARGET},
+		{"min-runs", required_argument, NULL, OPT_MIN_RUNS},
+		{"max-runs", required_argument, NULL, OPT_MAX_RUNS},
+		{"max-time", required_argument, NULL, OPT_MAX_TIME},
+		{"sets", required_argument, NULL, OPT_SETS},
+		{"hot", no_argument, NULL, OPT_HOT},
+		{"no-baseline-cache", no_argument, NULL, OPT_NO_BCACHE},
+		{"block-ms", required_argument, NULL, OPT_BLOCK_MS},
+		{"baseline-tolerance", required_argument, NULL, OPT_BTOL},
+		{"seed", required_argument, NULL, 's'},
+		{"timeout", required_argument, NULL, 't'},
+		{"memory", required_argument, NULL, 'm'},
+		{"device", required_argument, NULL, 'd'},
+		{"no-namespaces", no_argument, NULL, OPT_NO_NS},
+		{"task", required_argument, NULL, OPT_TASK},
+		{"backend", required_argument, NULL, 'b'},
+		{"stats", no_argument, NULL, OPT_STATS},
+		{"cache", required_argument, NULL, OPT_CACHE},
+		{NULL, 0, NULL, 0},
+	};
+	struct ctx c;
+	memset(&c, 0, sizeof c);
+	leap_common_init(&c.common, usage);
+	struct leap_verify_opts o = {
+		.trials = 1,
+		.sb = {.timeout = 0, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
+		.device = "0",
+	};
+	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 10, .min_runs = 10, .max_runs = 1000, .sets = 2,
+				     .baseline_cache = 1, .baseline_tol = 0.05, .block_ms = 20};
+	const char *task = NULL, *backend = NULL, *cache = NULL;
+	int have_seed = 0, do_stats = 0, opt;
+	int64_t v64;
+	while ((opt = getopt_long(argc, argv, "s:t:m:d:b:hV", longopts, NULL)) != -1) {
+		if (leap_common_option(&c.common, opt, optarg))
+			continue;
+		switch (opt) {
+		case OPT_TARGET:
+			if (leap_parse_double(optarg, 1e-6, 1, &bo.target_ci))
+				leap_usage_error(&c.common, "--target-ci: '%s' is not a number in (0, 1]", optarg);
+			break;
+		case OPT_MIN_RUNS:
+			if (leap_parse_i64(optarg, 1, 1000000, &v64))
+				leap_usage_error(&c.common, "--min-runs: '%s' is not an integer in [1, 1000000]", optarg);
+			bo.min_runs = (long)v64;
+			break;
+		case OPT_MAX_RUNS:
+			if (leap_parse_i64(optarg, 1, 1000000, &v64))
+				leap_usage_error(&c.common, "--max-runs: '%s' is not an integer in [1, 1000000]", optarg);
+			bo.max_runs = (long)v64;
+			break;
+		case OPT_MAX_TIME:
+			if (leap_parse_seconds(optarg, &bo.max_time) || bo.max_time > 86400)
+				leap_usage_error(&c.common, "--max-time: '%s' is not a duration up to a day", optarg);
+			break;
+		case OPT_SETS:
+			if (leap_parse_int(optarg, 1, 64, &bo.sets))
+				leap_usage_error(&c.common, "--sets: '%s' is not an integer in [1, 64]", optarg);
+			break;
+		case OPT_BLOCK_MS:
+			if (leap_parse_double(optarg, 0.001, 10000, &bo.block_ms))
+				leap_usage_error(&c.common, "--block-ms: '%s' is not a number in [0.001, 10000]", optarg);
+			break;
+		case OPT_BTOL:
+			if (leap_parse_double(optarg, 0, 1e6, &bo.baseline_tol))
+				leap_usage_error(&c.common, "--baseline-tolerance: '%s' is not a number >= 0", optarg);
+			break;
+		case OPT_HOT:
+			bo.hot = 1;
+			break;
+		case OPT_NO_BCACHE:
+			bo.baseline_cache = 0;
+			break;
+		case 's':
+			if (leap_parse_i64(optarg, 0, LEAP_SEED_MAX, &v64))
+				leap_usage_error(&c.common, "--seed: '%s' is not an integer in [0, 2^53)", optarg);
+			c.seed = (uint64_t)v64;
+			have_seed = 1;
+			break;
+		case 't':
+			if (leap_parse_seconds(optarg, &o.sb.timeout) || o.sb.timeout > 86400)
+				leap_usage_error(&c.common, "--timeout: '%s' is not a duration up to a day", optarg);
+			break;
+		case 'm':
+			if (leap_parse_size(optarg, &o.sb.mem_bytes) || o.sb.mem_bytes < (64u << 20))
+				leap_usage_error(&c.common, "--memory: '%s' is not a size of at least 64M", optarg);
+			break;
+		case 'd':
+			if (leap_parse_i64(optarg, 0, 1023, &v64))
+				leap_usage_error(&c.common, "--device: '%s' is not a device index", optarg);
+			o.device = optarg;
+			break;
+		case OPT_NO_NS:
+			o.sb.namespaces = 0;
+			break;
+		case OPT_TASK:
+			task = optarg;
+			break;
+		case 'b':
+			backend = optarg;
+			break;
+		case OPT_STATS:
+			do_stats = 1;
+			break;
+		case OPT_CACHE:
+			cache = optarg;
+			break;
+		default:
+			leap_usage_error(&c.common, "unknown option");
+		}
+	}
+	if (bo.min_runs > bo.max_runs)
+		leap_usage_error(&c.common, "--min-runs is larger than --max-runs");
+	if (backend && !task)
+		leap_usage_error(&c.common, "--backend needs --task (records name their backend)");
+	if (task && optind >= argc)
+		leap_usage_error(&c.common, "--task needs at least one source file");
+	if (do_stats)
+		return stats(&c, argc - optind, argv + optind, &bo);
+	if (o.sb.timeout <= 0)
+		o.sb.timeout = bo.max_time + 30;
+	if (!o.sb.nproc) { /* room for a thread per CPU (OpenMP) and then some */
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		o.sb.nproc = n > 64 ? 4 * n : 256;
+	}
+	o.libexec = leap_libexec_dir();
+	if (!o.libexec)
+		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");
+	o.cache = cache ? xstrdup(cache) : leap_cache_dir();
+	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
+	char *dir = leap_tasks_dir(c.common.tasks);
+	leap_suite_init(&c.suite, dir);
+	/* The candidate must not find the references: hide the suite and the build cache. */
+	leap_mkdirs(o.cache); /* so that it exists, and can be hidden, from the start */
+	char *tasks_real = realpath(dir, NULL), *cache_real = realpath(o.cache, NULL);
+	const char *hide[2];
+	size_t nhide = 0;
+	if (tasks_real)
+		hide[nhide++] = tasks_real;
+	if (cache_real)
+		hide[nhide++] = cache_real;
+	o.sb.hide = hide;
+	o.sb.nhide = nhide;
+	free(dir);
+	leap_verifier_init(&c.v, &o);
+	leap_bencher_init(&c.bench, &c.v, &bo);
+	int rc;
+	if (task) {
+		rc = adhoc(&c, task, backend, argc - optind, argv + optind);
+	} else {
+		leap_out_init(&c.out, stdout);
+		leap_progress_init(&c.progress, c.common.progress);
+		struct leap_in in;
+		leap_in_init(&in, argc - optind, argv + optind, stdout);
+		json_t *rec;
+		enum leap_read r;
+		while ((r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
+			if (r == LEAP_READ_BAD) {
+				leap_out_write(&c.out, rec);
+				c.errors++;
+			} else {
+				one(&c, &in, rec);
+			}
+			json_decref(rec);
+			c.done++;
+			leap_progress_update(&c.progress, c.done, c.errors);
+		}
+		leap_progress_end(&c.progress);
+		int open_failed = in.open_failed;
+		leap_in_close(&in);
+		rc = leap_out_close(&c.out);
+		if (rc == LEAP_EXIT_OK && (c.errors || open_failed))
+			rc = open_failed ? LEAP_EXIT_FATAL : LEAP_EXIT_RECORDS;
+	}
+	leap_bencher_free(&c.bench);
+	leap_verifier_free(&c.v);
+	leap_suite_free(&c.suite);
+	free(o.libexec);
+	free(o.cache);
+	free(tasks_real);
+	free(cache_real);
+	return rc;
+}

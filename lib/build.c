@@ -1,0 +1,238 @@
+/* build.c - build a task's source (reference.c, or an ad-hoc kernel) into a cached artifact. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "build.h"
+#include "shim.h"
+#include "util.h"
+#include "banned.h"
+
+extern char **environ;
+
+char *leap_cache_dir(void)
+{
+	const char *e = getenv("LEAP_CACHE");
+	if (e && *e)
+		return xstrdup(e);
+	e = getenv("XDG_CACHE_HOME");
+	if (e && *e == '/')
+		return xasprintf("%s/leap", e);
+	e = getenv("HOME");
+	if (e && *e == '/')
+		return xasprintf("%s/.cache/leap", e);
+	return xasprintf("/tmp/leap-cache-%d", (int)geteuid());
+}
+
+char *leap_read_file(const char *path, size_t *len, char **err)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp) {
+		*err = xasprintf("cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct leap_buf b = {0};
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+		leap_buf_add(&b, chunk, n);
+	int bad = ferror(fp);
+	fclose(fp);
+	if (bad) {
+		*err = xasprintf("cannot read %s", path);
+		leap_buf_free(&b);
+		return NULL;
+	}
+	*len = b.len;
+	leap_buf_add(&b, "", 0);
+	if (!b.s)
+		return xstrdup("");
+	return leap_buf_detach(&b);
+}
+
+int leap_mkdirs(const char *path)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			if (mkdir(p, 0755) && errno != EEXIST) {
+				free(p);
+				return -1;
+			}
+			*s = '/';
+		}
+	int r = mkdir(p, 0755) && errno != EEXIST ? -1 : 0;
+	free(p);
+	return r;
+}
+
+/* Writes n bytes to path (created or truncated, 0644). Returns 0, or -1 with errno set. */
+static int write_file(const char *path, const char *data, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off < n) {
+		ssize_t w = write(fd, data + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			close(fd);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	return close(fd);
+}
+
+void leap_sha256_hex(char out[65], const char *const *parts, const size_t *lens, int n)
+{
+	unsigned char md[32];
+	unsigned mdlen = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
+		leap_die("cannot initialise SHA-256");
+	for (int i = 0; i < n; i++)
+		if (!EVP_DigestUpdate(ctx, parts[i], lens[i]) || !EVP_DigestUpdate(ctx, "", 1))
+			leap_die("SHA-256 failed");
+	if (!EVP_DigestFinal_ex(ctx, md, &mdlen))
+		leap_die("SHA-256 failed");
+	EVP_MD_CTX_free(ctx);
+	for (int i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* Runs argv with stdout+stderr into `logpath`; returns the wait status or -1. */
+static int run_compiler(char *const *argv, const char *logpath)
+{
+	posix_spawn_file_actions_t fa;
+	if (posix_spawn_file_actions_init(&fa))
+		return -1;
+	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	pid_t pid;
+	int r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (r) {
+		errno = r;
+		return -1;
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return st;
+}
+
+char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const char *source, size_t len,
+			  const char *cache, char **err)
+{
+	int cuda = b == LEAP_BACKEND_CUDA;
+	const char *cc = getenv(cuda ? "NVCC" : "CC");
+	char *nvcc = NULL;
+	if (!cc || !*cc) {
+		if (cuda) {
+			const char *home = getenv("CUDA_HOME");
+			nvcc = xasprintf("%s/bin/nvcc", home && *home ? home : "/usr/local/cuda");
+			cc = nvcc;
+		} else {
+			cc = "cc";
+		}
+	}
+	const char *flags = cuda ? "-O3 -shared -Xcompiler -fPIC sm_80 sm_90 compute_90" : "-O2 -shared -fPIC";
+	char *pre = leap_shim_prelude(t, b), *shim = leap_shim_source(t, b);
+	const char *parts[] = {cc, flags, pre, shim, source};
+	size_t lens[] = {strlen(cc), strlen(flags), strlen(pre), strlen(shim), len};
+	char hex[65];
+	leap_sha256_hex(hex, parts, lens, 5);
+	char *dir = xasprintf("%s/artifacts", cache);
+	char *so = xasprintf("%s/%s.so", dir, hex);
+	char *result = NULL, *work = NULL;
+	struct stat st;
+	if (stat(so, &st) == 0) {
+		result = so;
+		so = NULL;
+		goto out;
+	}
+	if (leap_mkdirs(dir)) {
+		*err = xasprintf("cannot create the cache directory %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	work = xasprintf("%s/build.XXXXXX", dir);
+	if (!mkdtemp(work)) {
+		*err = xasprintf("cannot create a build directory in %s: %s", dir, strerror(errno));
+		free(work);
+		work = NULL;
+		goto out;
+	}
+	const char *ext = cuda ? "cu" : "c";
+	char *pre_p = xasprintf("%s/prelude.h", work), *shim_p = xasprintf("%s/shim.%s", work, ext),
+	     *src_p = xasprintf("%s/source.%s", work, ext), *out_p = xasprintf("%s/out.so", work),
+	     *log_p = xasprintf("%s/log", work);
+	if (write_file(pre_p, pre, strlen(pre)) || write_file(shim_p, shim, strlen(shim)) ||
+	    write_file(src_p, source, len)) {
+		*err = xasprintf("cannot write the build files: %s", strerror(errno));
+	} else {
+		char *cpu_argv[] = {(char *)cc, "-O2", "-shared", "-fPIC", "-include", pre_p, "-o", out_p, src_p, shim_p, "-lm", NULL};
+		char *cuda_argv[] = {(char *)cc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_80,code=sm_80",
+				     "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90",
+				     "-include", pre_p, "-o", out_p, src_p, shim_p, NULL};
+		int ws = run_compiler(cuda ? cuda_argv : cpu_argv, log_p);
+		if (ws < 0) {
+			*err = xasprintf("cannot run %s: %s", cc, strerror(errno));
+		} else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+			size_t n = 0;
+			char *e2 = NULL, *log = leap_read_file(log_p, &n, &e2);
+			free(e2);
+			struct leap_buf m = {0};
+			leap_buf_addf(&m, "%s failed:\n", cc);
+			if (log)
+				leap_buf_add(&m, log, n > 4096 ? 4096 : n);
+			free(log);
+			*err = leap_buf_detach(&m);
+		} else if (rename(out_p, so)) {
+			*err = xasprintf("cannot store the artifact in %s: %s", dir, strerror(errno));
+		} else {
+			result = so;
+			so = NULL;
+		}
+	}
+	unlink(pre_p);
+	unlink(shim_p);
+	unlink(src_p);
+	unlink(out_p);
+	unlink(log_p);
+	rmdir(work);
+	free(pre_p);
+	free(shim_p);
+	free(src_p);
+	free(out_p);
+	free(log_p);
+out:
+	free(work);
+	free(dir);
+	free(so);
+	free(pre);
+	free(shim);
+	free(nvcc);
+	if (result && result[0] != '/') {
+		char *cwd = getcwd(NULL, 0);
+		if (cwd) {
+			char *abs = xasprintf("%s/%s", cwd, result);
+			free(result);
+			result = abs;
+			free(cwd);
+		}
+	}
+	return result;
+}

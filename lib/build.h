@@ -1,0 +1,31 @@
+/* build.h - build a task's source (reference.c, or an ad-hoc kernel) into a cached artifact. */
+#ifndef LEAP_BUILD_H
+#define LEAP_BUILD_H
+
+#include "task.h"
+
+/* The cache directory: $LEAP_CACHE, else $XDG_CACHE_HOME/leap, else $HOME/.cache/leap, else
+ * /tmp/leap-cache-UID. Newly allocated; the directory may not exist yet. */
+char *leap_cache_dir(void);
+
+/* Builds `source` (the candidate or reference source text) for task `t` and backend `b`
+ * into a shared object exporting the artifact ABI (abi.h): the task's prelude is
+ * force-included and the generated shim linked in, with cc (cpu: $CC or "cc", -O2) or
+ * nvcc (cuda: $NVCC or $CUDA_HOME/bin/nvcc, -O3, code for sm_80 and sm_90 and PTX for later
+ * GPUs). Objects are cached under
+ * CACHE/artifacts/ by the SHA-256 of compiler, flags, prelude, shim and source, so a second
+ * call is a lookup. Returns the absolute path of the object (new string), or NULL with a
+ * new message in *err (compiler output included, at most a few KiB). */
+char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const char *source, size_t len,
+			  const char *cache, char **err);
+
+/* The hex SHA-256 (64 digits and a NUL into out) of the parts, each followed by a NUL byte. */
+void leap_sha256_hex(char out[65], const char *const *parts, const size_t *lens, int n);
+
+/* Creates a directory and its parents (mode 0755); returns 0 or -1 with errno set. */
+int leap_mkdirs(const char *path);
+
+/* Reads a whole file into a new NUL-terminated string (*len set). NULL with *err on error. */
+char *leap_read_file(const char *path, size_t *len, char **err);
+
+#endif

@@ -1,0 +1,428 @@
+/* sandbox.c - run an untrusted runner child: namespaces, rlimits, dropped privileges, deadline. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runproto.h"
+#include "sandbox.h"
+#include "banned.h"
+
+#define NOBODY 65534
+
+void leap_sandbox_env_init(struct leap_sandbox_env *env)
+{
+	memset(env, 0, sizeof *env);
+	env->ns_ok = -1;
+	env->root = geteuid() == 0;
+	env->uid = env->root ? NOBODY : geteuid();
+	env->gid = env->root ? NOBODY : getegid();
+	const char *t = getenv("TMPDIR");
+	env->tmp = t && *t == '/' ? t : "/tmp";
+	/* A child that dies must not take the filter with it through a broken pipe. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Everything the child needs, prepared before the fork so that the child only makes
+ * system calls. */
+struct child_plan {
+	const struct leap_sandbox_opts *o;
+	const struct leap_sandbox_env *env;
+	const char *runner, *tmpdir;
+	char *const *argv, *const *envp;
+	int fds[7]; /* source descriptor for 0..6 */
+	int errfd;  /* where to report a set-up failure (the log) */
+	int isolated; /* in new namespaces: PID 1 stays as a reaper */
+	long ncpus;   /* online CPUs (the CPU-time limit scales with them) */
+};
+
+/* Reports a set-up failure on the log descriptor and exits 127. */
+static noreturn void child_fail(const struct child_plan *p, const char *what)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof msg, "leap sandbox: %s: %s\n", what, strerror(errno));
+	if (n > 0 && write(p->errfd, msg, (size_t)n) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* Sets one resource limit in the child; a failure ends the child (child_fail). */
+static void limit(const struct child_plan *p, int res, uint64_t soft, uint64_t hard)
+{
+	struct rlimit rl = {(rlim_t)soft, (rlim_t)hard};
+	if (setrlimit(res, &rl))
+		child_fail(p, "setrlimit");
+}
+
+/* The child side: descriptors, limits, user, directory, exec. Never returns. */
+static noreturn void child(const struct child_plan *p)
+{
+	if (setsid() < 0)
+		child_fail(p, "setsid");
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Move the sources out of the way, then into place 0..6. */
+	int hi[7];
+	for (int i = 0; i < 7; i++) {
+		hi[i] = fcntl(p->fds[i], F_DUPFD_CLOEXEC, 16);
+		if (hi[i] < 0)
+			child_fail(p, "dup");
+	}
+	for (int i = 0; i < 7; i++)
+		if (dup2(hi[i], i) < 0)
+			child_fail(p, "dup2");
+	if (close_range(7, ~0U, 0))
+		child_fail(p, "close_range");
+	const struct leap_sandbox_opts *o = p->o;
+	/* CPU time counts every thread: a parallel kernel may use all CPUs for the whole time. */
+	uint64_t cpu = (uint64_t)(o->timeout * (double)p->ncpus) + 1;
+	limit(p, RLIMIT_CPU, cpu, cpu + 1);
+	if (o->mem_bytes)
+		limit(p, RLIMIT_AS, o->mem_bytes, o->mem_bytes);
+	limit(p, RLIMIT_FSIZE, o->fsize_bytes, o->fsize_bytes);
+	limit(p, RLIMIT_NPROC, (uint64_t)o->nproc, (uint64_t)o->nproc);
+	limit(p, RLIMIT_CORE, 0, 0);
+	limit(p, RLIMIT_NOFILE, 256, 256);
+	if (chdir(p->tmpdir))
+		child_fail(p, "chdir");
+	if (p->isolated) {
+		/* Our own mount namespace: the harness's directories (the cache holding the
+		 * reference builds, the task suite) disappear under empty read-only tmpfs, and a
+		 * /proc of the new PID namespace hides the host's processes. */
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+			child_fail(p, "making the mounts private");
+		for (size_t i = 0; i < o->nhide; i++) {
+			struct stat st;
+			if (stat(o->hide[i], &st) || !S_ISDIR(st.st_mode))
+				continue;
+			if (mount("leap-hidden", o->hide[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				  "size=4k,mode=0555"))
+				child_fail(p, "hiding a harness directory");
+		}
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
+			/* some containers forbid a new proc: the host's stays (read-only to us) */
+		}
+	}
+	if (p->env->root) {
+		if (setgroups(0, NULL) || setgid(p->env->gid) || setuid(p->env->uid))
+			child_fail(p, "dropping privileges");
+		if (setuid(0) == 0)
+			child_fail(p, "privileges could be regained");
+	}
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	if (p->isolated) {
+		/* We are PID 1 of a new PID namespace, where signals without a handler (abort(),
+		 * SIGXFSZ...) are ignored. Run the runner as PID 2 and report how it ended in our
+		 * exit code (128 + signal); when we exit the kernel kills whatever it left. */
+		pid_t r = fork();
+		if (r < 0)
+			child_fail(p, "fork");
+		if (r > 0) {
+			close_range(0, ~0U, 0);
+			int st;
+			pid_t w;
+			while ((w = wait(&st)) != r)
+				if (w < 0 && errno != EINTR)
+					_exit(126);
+			_exit(WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st));
+		}
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	}
+	execve(p->runner, p->argv, p->envp);
+	child_fail(p, "cannot start the runner");
+}
+
+/* fork(), or a clone into new PID, network and IPC namespaces (and a user namespace when
+ * not root), following env->ns_ok. Warns once when namespaces are unavailable. */
+static pid_t spawn(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o, int *isolated)
+{
+	*isolated = 0;
+	if (o->namespaces && env->ns_ok != 0) {
+		unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS | SIGCHLD;
+		if (!env->root)
+			flags |= CLONE_NEWUSER;
+		/* A raw clone without CLONE_VM behaves like fork(); the parent is single-threaded. */
+		pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+		if (pid >= 0) {
+			env->ns_ok = 1;
+			*isolated = 1;
+			return pid;
+		}
+		if (errno != EPERM && errno != EINVAL && errno != ENOSPC && errno != EUSERS && errno != EACCES)
+			return -1;
+		leap_warn_errno("namespaces are unavailable, candidates run without network and PID isolation");
+		env->ns_ok = 0;
+	}
+	return fork();
+}
+
+void leap_sandbox_slot(struct leap_sandbox_env *env, int slot)
+{
+	if (!env->root)
+		return;
+	env->uid = slot == 0 ? NOBODY : (uid_t)(0x7ffe0000u + (unsigned)slot);
+	env->gid = slot == 0 ? NOBODY : (gid_t)(0x7ffe0000u + (unsigned)slot);
+}
+
+void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o)
+{
+	if (!o->namespaces || env->ns_ok != -1)
+		return;
+	int isolated;
+	pid_t pid = spawn(env, o, &isolated);
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
+int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
+		       const char *runner, const char *arg, int shm_fd, int art_fd, char **err)
+{
+	memset(sb, 0, sizeof *sb);
+	sb->pid = -1;
+	sb->cmd_fd = sb->reply_fd = sb->log_fd = -1;
+	int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, devnull = -1;
+	char *tmpdir = xasprintf("%s/leap-sandbox.XXXXXX", env->tmp);
+	if (!mkdtemp(tmpdir)) {
+		*err = xasprintf("cannot create a temporary directory in %s: %s", env->tmp, strerror(errno));
+		free(tmpdir);
+		return -1;
+	}
+	if (env->root && chown(tmpdir, env->uid, env->gid)) {
+		*err = xasprintf("cannot hand the temporary directory to uid %d: %s", (int)env->uid, strerror(errno));
+		goto fail;
+	}
+	sb->tmpdir = tmpdir;
+	sb->log_fd = memfd_create("leap-log", MFD_CLOEXEC);
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (sb->log_fd < 0 || devnull < 0 || pipe2(cmd, O_CLOEXEC) || pipe2(rep, O_CLOEXEC)) {
+		*err = xasprintf("cannot create the sandbox's descriptors: %s", strerror(errno));
+		goto fail;
+	}
+	char *argv[] = {(char *)runner, (char *)arg, NULL};
+	char *home = xasprintf("HOME=%s", tmpdir), *tmpenv = xasprintf("TMPDIR=%s", tmpdir);
+	/* A minimal environment, plus what selects and finds the GPU (no secrets there). */
+	static const char *const keep[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
+					   "LD_LIBRARY_PATH"};
+	char *kept[4] = {NULL, NULL, NULL, NULL};
+	char *envp[4 + 4 + 1] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, tmpenv, "LANG=C"};
+	size_t ne = 4;
+	for (size_t i = 0; i < 4; i++) {
+		const char *val = getenv(keep[i]);
+		if (val)
+			envp[ne++] = kept[i] = xasprintf("%s=%s", keep[i], val);
+	}
+	envp[ne] = NULL;
+	struct child_plan plan = {
+		.o = o, .env = env, .runner = runner, .tmpdir = tmpdir, .argv = argv, .envp = envp,
+		.fds = {devnull, sb->log_fd, sb->log_fd, cmd[0], rep[1], shm_fd, art_fd}, .errfd = sb->log_fd,
+		.ncpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1,
+	};
+	int isolated;
+	pid_t pid = spawn(env, o, &isolated);
+	if (pid == 0) {
+		plan.isolated = isolated;
+		child(&plan);
+	}
+	free(home);
+	free(tmpenv);
+	for (size_t i = 0; i < 4; i++)
+		free(kept[i]);
+	if (pid < 0) {
+		*err = xasprintf("cannot start a sandboxed process: %s", strerror(errno));
+		goto fail;
+	}
+	close(devnull);
+	close(cmd[0]);
+	close(rep[1]);
+	sb->pid = pid;
+	sb->isolated = isolated;
+	sb->cmd_fd = cmd[1];
+	sb->reply_fd = rep[0];
+	sb->deadline = leap_now() + o->timeout;
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (cmd[i] >= 0)
+			close(cmd[i]);
+		if (rep[i] >= 0)
+			close(rep[i]);
+	}
+	if (devnull >= 0)
+		close(devnull);
+	if (sb->log_fd >= 0)
+		close(sb->log_fd);
+	sb->log_fd = -1;
+	rmdir(tmpdir);
+	free(tmpdir);
+	sb->tmpdir = NULL;
+	return -1;
+}
+
+/* Waits until fd is ready for `events` or the deadline passes. Returns 0, or -2. */
+static int wait_fd(struct leap_sandbox *sb, int fd, short events)
+{
+	for (;;) {
+		double left = sb->deadline - leap_now();
+		if (left <= 0) {
+			sb->timed_out = 1;
+			return -2;
+		}
+		struct pollfd pfd = {fd, events, 0};
+		int ms = left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
+		int r = poll(&pfd, 1, ms);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return 0; /* let the read or write report it */
+	}
+}
+
+int leap_sandbox_read(struct leap_sandbox *sb, void *buf, size_t n)
+{
+	char *p = buf;
+	while (n) {
+		if (wait_fd(sb, sb->reply_fd, POLLIN))
+			return -2;
+		ssize_t r = read(sb->reply_fd, p, n);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		if (wait_fd(sb, sb->cmd_fd, POLLOUT))
+			return -2;
+		ssize_t r = write(sb->cmd_fd, p, n);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* nftw callback removing one entry of a sandbox temp dir (depth first); never stops the walk. */
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *killed, struct leap_buf *log,
+		      size_t maxlog)
+{
+	int st = 0, k = 0;
+	if (sb->cmd_fd >= 0)
+		close(sb->cmd_fd);
+	if (sb->reply_fd >= 0)
+		close(sb->reply_fd);
+	sb->cmd_fd = sb->reply_fd = -1;
+	if (sb->pid > 0) {
+		pid_t r = 0;
+		if (wait_exit) {
+			double until = leap_now() + 0.05;
+			while ((r = waitpid(sb->pid, &st, WNOHANG)) == 0 && leap_now() < until) {
+				struct timespec ts = {0, 500000};
+				nanosleep(&ts, NULL);
+			}
+		}
+		if (r <= 0) {
+			k = 1;
+			kill(-sb->pid, SIGKILL);
+			kill(sb->pid, SIGKILL);
+			while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
+				;
+		} else {
+			kill(-sb->pid, SIGKILL); /* anything it left behind in its group */
+		}
+		sb->pid = -1;
+		/* The reaper of an isolated child reports the runner's signal as 128 + signal. */
+		if (sb->isolated && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) <= 128 + 64)
+			st = WEXITSTATUS(st) - 128;
+	}
+	if (log && sb->log_fd >= 0 && maxlog) {
+		char *tmp = xmalloc(maxlog);
+		ssize_t n = pread(sb->log_fd, tmp, maxlog, 0);
+		if (n > 0)
+			leap_utf8_sanitize(log, tmp, (size_t)n);
+		free(tmp);
+	}
+	if (sb->log_fd >= 0)
+		close(sb->log_fd);
+	sb->log_fd = -1;
+	if (sb->tmpdir) {
+		nftw(sb->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		free(sb->tmpdir);
+		sb->tmpdir = NULL;
+	}
+	if (status)
+		*status = st;
+	if (killed)
+		*killed = k;
+}
+
+const char *leap_sandbox_describe(int status, struct leap_buf *buf)
+{
+	if (WIFEXITED(status)) {
+		leap_buf_addf(buf, "exited with status %d during the call (exit() or a fatal error inside the code?)",
+			      WEXITSTATUS(status));
+		return buf->s;
+	}
+	if (!WIFSIGNALED(status))
+		return "stopped unexpectedly";
+	switch (WTERMSIG(status)) {
+	case SIGSEGV:
+		return "crashed with SIGSEGV (invalid memory access: an index outside a buffer, or a null pointer?)";
+	case SIGBUS:
+		return "crashed with SIGBUS (misaligned or invalid memory access)";
+	case SIGFPE:
+		return "crashed with SIGFPE (arithmetic exception: integer division by zero?)";
+	case SIGABRT:
+		return "aborted (SIGABRT: abort(), a failed assert or a corrupted heap)";
+	case SIGILL:
+		return "crashed with SIGILL (illegal instruction)";
+	case SIGXFSZ:
+		return "exceeded the file-size limit (SIGXFSZ: writing a huge file or too much output)";
+	case SIGXCPU:
+		return "exceeded the CPU-time limit (SIGXCPU)";
+	case SIGKILL:
+		return "was killed (SIGKILL: it killed itself or its process group?)";
+	case SIGSYS:
+		return "made a forbidden system call (SIGSYS)";
+	default:
+		leap_buf_addf(buf, "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+		return buf->s;
+	}
+}

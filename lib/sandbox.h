@@ -1,0 +1,83 @@
+/* sandbox.h - run an untrusted runner child: namespaces, rlimits, dropped privileges, deadline. */
+#ifndef LEAP_SANDBOX_H
+#define LEAP_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+/* Limits of one sandboxed child. */
+struct leap_sandbox_opts {
+	double timeout;        /* wall-clock seconds for the whole conversation (> 0); the CPU-time
+				* limit is this times the number of online CPUs */
+	uint64_t mem_bytes;    /* RLIMIT_AS; 0: none (CUDA reserves huge address ranges) */
+	uint64_t fsize_bytes;  /* RLIMIT_FSIZE: the largest file (and captured output) it may write */
+	long nproc;            /* RLIMIT_NPROC: processes and threads of the sandbox user */
+	int namespaces;        /* 1: isolate network, PID view and mounts where the kernel allows */
+	const char *const *hide; /* directories made invisible (empty) to the child when isolated */
+	size_t nhide;
+};
+
+/* Per-process sandbox state: what the kernel allows (probed once) and the user to run as.
+ * One per program, owned by main's context. */
+struct leap_sandbox_env {
+	int ns_ok;             /* -1 not probed yet, 0 unavailable (warned once), 1 available */
+	int root;              /* the program runs as root: children drop to uid/gid below */
+	uid_t uid;
+	gid_t gid;
+	const char *tmp;       /* parent of the private temp dirs ($TMPDIR or /tmp) */
+};
+
+/* One running child. */
+struct leap_sandbox {
+	pid_t pid;
+	int cmd_fd, reply_fd;  /* the parent's ends of the command and reply pipes */
+	int log_fd;            /* memfd holding the child's stdout and stderr */
+	char *tmpdir;
+	double deadline;       /* leap_now() value after which the child is killed */
+	int timed_out;         /* the deadline passed during a read or write */
+	int isolated;          /* namespaces were used */
+};
+
+/* Fills `env` for this process (root or not, the unprivileged user, temp dir). */
+void leap_sandbox_env_init(struct leap_sandbox_env *env);
+
+/* Gives the sandboxes of parallel worker `slot` their own user when root (65534 for slot 0,
+ * 0x7ffe0000 + slot for the others: ids without a passwd entry), so that one candidate's
+ * fork bomb cannot use up the process limit of candidates running beside it. */
+void leap_sandbox_slot(struct leap_sandbox_env *env, int slot);
+
+/* Finds out now whether namespaces can be created (warning once when not), so that
+ * processes forked later inherit the answer. */
+void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o);
+
+/* Starts `runner` (an absolute path) with argv {runner, arg} in a new sandbox, handing it
+ * shm_fd and art_fd as LEAP_RUN_FD_SHM and LEAP_RUN_FD_ART (runproto.h) and a minimal
+ * environment (PATH, HOME and TMPDIR = its private temp dir, LANG=C, and, when set,
+ * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES, LD_LIBRARY_PATH, which
+ * select and find the GPU). Returns 0, or -1 with
+ * a new message in *err (nothing is left running). */
+int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
+		       const char *runner, const char *arg, int shm_fd, int art_fd, char **err);
+
+/* Reads exactly n bytes from the child before its deadline. Returns 0; -1 when the child
+ * closed the pipe or a read failed; -2 when the deadline passed (sb->timed_out is set). */
+int leap_sandbox_read(struct leap_sandbox *sb, void *buf, size_t n);
+/* Writes exactly n bytes to the child before its deadline; same return values. */
+int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n);
+
+/* Ends the child: when `wait_exit` and it is not already gone, waits up to 50 ms for it to
+ * end by itself; then kills its whole process group (and PID namespace), reaps it, removes
+ * its temp dir and closes the descriptors. *status receives the wait status; *killed is 1
+ * when this call had to kill it. Up to `maxlog` bytes of its output are appended to `log`
+ * (UTF-8 sanitised) when log is not NULL. */
+void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *killed, struct leap_buf *log,
+		      size_t maxlog);
+
+/* A short description of a wait status for the model, e.g. "crashed with SIGSEGV (invalid
+ * memory access)". Static or newly allocated into *buf; returns the text. */
+const char *leap_sandbox_describe(int status, struct leap_buf *buf);
+
+#endif

@@ -1,0 +1,637 @@
+/* vdata.c - the data of verification: seeded inputs, poison, reference outputs, comparison. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonl.h"
+#include "util.h"
+#include "vdata.h"
+#include "banned.h"
+
+/* ---- numbers ---- */
+
+/* splitmix64: the next 64 random bits of the stream *s. */
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1). */
+static double unit(uint64_t *s)
+{
+	return (double)(splitmix(s) >> 11) * 0x1.0p-53;
+}
+
+/* A standard normal draw (Box-Muller). */
+static double normal(uint64_t *s)
+{
+	double u = unit(s), v = unit(s);
+	return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
+}
+
+/* IEEE binary16 bits of f, rounded to nearest even (overflow to infinity). */
+static uint16_t float_to_half(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	uint32_t sign = (x >> 16) & 0x8000, e = (x >> 23) & 0xff, m = x & 0x7fffff;
+	if (e == 0xff)
+		return (uint16_t)(sign | 0x7c00 | (m ? 0x200 : 0));
+	int ex = (int)e - 127 + 15;
+	if (ex >= 31)
+		return (uint16_t)(sign | 0x7c00);
+	if (ex <= 0) {
+		if (ex < -10)
+			return (uint16_t)sign;
+		m |= 0x800000;
+		int shift = 14 - ex;
+		uint32_t hm = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+		if (rem > half || (rem == half && (hm & 1)))
+			hm++;
+		return (uint16_t)(sign | hm);
+	}
+	uint32_t hm = m >> 13, rem = m & 0x1fff;
+	uint32_t h = sign | ((uint32_t)ex << 10) | hm;
+	if (rem > 0x1000 || (rem == 0x1000 && (hm & 1)))
+		h++;
+	return (uint16_t)h;
+}
+
+/* The float value of binary16 bits h (exact). */
+static float half_to_float(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;
+	if (e == 0) {
+		if (m == 0) {
+			x = sign;
+		} else {
+			int k = -1;
+			do {
+				k++;
+				m <<= 1;
+			} while (!(m & 0x400));
+			x = sign | ((uint32_t)(127 - 15 - k) << 23) | ((m & 0x3ff) << 13);
+		}
+	} else if (e == 31) {
+		x = sign | 0x7f800000 | (m << 13);
+	} else {
+		x = sign | ((e + 127 - 15) << 23) | (m << 13);
+	}
+	float f;
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+/* bfloat16 bits of f, rounded to nearest even (NaN stays NaN). */
+static uint16_t float_to_bf16(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	if ((x & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)((x >> 16) | 0x40);
+	x += 0x7fff + ((x >> 16) & 1);
+	return (uint16_t)(x >> 16);
+}
+
+/* The float value of bfloat16 bits h (exact). */
+static float bf16_to_float(uint16_t h)
+{
+	uint32_t x = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+/* Element i of a buffer of type `ty` as a double. */
+static double get(enum leap_type ty, const unsigned char *b, size_t i)
+{
+	switch (ty) {
+	case LEAP_T_FLOAT: {
+		float f;
+		memcpy(&f, b + 4 * i, 4);
+		return f;
+	}
+	case LEAP_T_DOUBLE: {
+		double f;
+		memcpy(&f, b + 8 * i, 8);
+		return f;
+	}
+	case LEAP_T_INT: {
+		int32_t v;
+		memcpy(&v, b + 4 * i, 4);
+		return v;
+	}
+	case LEAP_T_INT64: {
+		int64_t v;
+		memcpy(&v, b + 8 * i, 8);
+		return (double)v;
+	}
+	case LEAP_T_HALF: {
+		uint16_t h;
+		memcpy(&h, b + 2 * i, 2);
+		return half_to_float(h);
+	}
+	case LEAP_T_BF16: {
+		uint16_t h;
+		memcpy(&h, b + 2 * i, 2);
+		return bf16_to_float(h);
+	}
+	case LEAP_T_UINT8:
+		return b[i];
+	}
+	return 0;
+}
+
+/* Stores v as element i of a buffer of type ty (converted, rounded for half/bf16). */
+static void put(enum leap_type ty, unsigned char *b, size_t i, double v)
+{
+	switch (ty) {
+	case LEAP_T_FLOAT: {
+		float f = (float)v;
+		memcpy(b + 4 * i, &f, 4);
+		break;
+	}
+	case LEAP_T_DOUBLE:
+		memcpy(b + 8 * i, &v, 8);
+		break;
+	case LEAP_T_INT: {
+		int32_t x = (int32_t)v;
+		memcpy(b + 4 * i, &x, 4);
+		break;
+	}
+	case LEAP_T_INT64: {
+		int64_t x = (int64_t)v;
+		memcpy(b + 8 * i, &x, 8);
+		break;
+	}
+	case LEAP_T_HALF: {
+		uint16_t h = float_to_half((float)v);
+		memcpy(b + 2 * i, &h, 2);
+		break;
+	}
+	case LEAP_T_BF16: {
+		uint16_t h = float_to_bf16((float)v);
+		memcpy(b + 2 * i, &h, 2);
+		break;
+	}
+	case LEAP_T_UINT8:
+		b[i] = (unsigned char)v;
+		break;
+	}
+}
+
+/* The poison element of a type: a quiet NaN with a payload for floating point, 0xA5 bytes
+ * for integers. */
+static void poison_of(enum leap_type ty, uint8_t out[8])
+{
+	uint64_t v;
+	switch (ty) {
+	case LEAP_T_FLOAT:
+		v = 0x7FE5A5A5u;
+		break;
+	case LEAP_T_DOUBLE:
+		v = 0x7FFCA5A5A5A5A5A5ull;
+		break;
+	case LEAP_T_HALF:
+		v = 0x7EA5;
+		break;
+	case LEAP_T_BF16:
+		v = 0x7FE5;
+		break;
+	default:
+		v = 0xA5A5A5A5A5A5A5A5ull;
+		break;
+	}
+	memcpy(out, &v, 8); /* little-endian: the low elsize bytes are the element */
+}
+
+/* ---- cases ---- */
+
+int leap_case_prepare(struct leap_case_data *d, const struct leap_task *t, const struct leap_case *c, size_t index,
+		      uint32_t nsets, uint32_t arena_sets, char **err)
+{
+	memset(d, 0, sizeof *d);
+	d->t = t;
+	d->c = c;
+	d->index = index;
+	d->nsets = nsets;
+	d->arena_sets = arena_sets && arena_sets < nsets ? arena_sets : nsets;
+	size_t np = t->nparams;
+	d->sizes = xcalloc(np ? np : 1, sizeof *d->sizes);
+	if (leap_task_sizes(t, c, d->sizes, err)) {
+		leap_case_free(d);
+		return -1;
+	}
+	d->rp = xcalloc(np ? np : 1, sizeof *d->rp);
+	struct leap_buf desc = {0};
+	for (size_t i = 0; i < np; i++) {
+		const struct leap_param *p = &t->params[i];
+		struct leap_run_param *r = &d->rp[i];
+		r->elsize = (uint32_t)leap_type_size(p->type);
+		if (p->role == LEAP_ROLE_SCALAR) {
+			r->kind = LEAP_RUN_K_SCALAR;
+			const union leap_scalar *v = &c->vals[i];
+			switch (p->type) {
+			case LEAP_T_FLOAT: {
+				float f = (float)v->f;
+				memcpy(r->value, &f, 4);
+				leap_buf_addf(&desc, "%s%s=%g", desc.len ? ", " : "", p->name, v->f);
+				break;
+			}
+			case LEAP_T_DOUBLE:
+				memcpy(r->value, &v->f, 8);
+				leap_buf_addf(&desc, "%s%s=%g", desc.len ? ", " : "", p->name, v->f);
+				break;
+			default: {
+				int64_t x = v->i;
+				if (p->type == LEAP_T_INT) {
+					int32_t y = (int32_t)x;
+					memcpy(r->value, &y, 4);
+				} else if (p->type == LEAP_T_UINT8) {
+					r->value[0] = (uint8_t)x;
+				} else {
+					memcpy(r->value, &x, 8);
+				}
+				leap_buf_addf(&desc, "%s%s=%lld", desc.len ? ", " : "", p->name, (long long)x);
+			}
+			}
+			continue;
+		}
+		r->kind = p->role == LEAP_ROLE_IN ? LEAP_RUN_K_IN : p->role == LEAP_ROLE_OUT ? LEAP_RUN_K_OUT : LEAP_RUN_K_INOUT;
+		if ((uint64_t)d->sizes[i] > UINT64_MAX / r->elsize) {
+			*err = xasprintf("buffer %s is too large", p->name);
+			leap_buf_free(&desc);
+			leap_case_free(d);
+			return -1;
+		}
+		r->bytes = (uint64_t)d->sizes[i] * r->elsize;
+		poison_of(p->type, r->poison);
+	}
+	d->desc = desc.s ? leap_buf_detach(&desc) : xstrdup("no scalars");
+	size_t slots = (size_t)nsets * (np ? np : 1);
+	size_t aslots = (size_t)d->arena_sets * (np ? np : 1);
+	d->in = xcalloc(aslots, sizeof *d->in);
+	d->out = xcalloc(aslots, sizeof *d->out);
+	d->after = xcalloc(aslots, sizeof *d->after);
+	d->arena_bytes = leap_run_layout(d->rp, (uint32_t)np, d->arena_sets, d->in, d->out, d->after);
+	if (!d->arena_bytes) {
+		*err = xasprintf("the buffers of case %zu are too large", index);
+		leap_case_free(d);
+		return -1;
+	}
+	d->inputs = xcalloc(slots, sizeof *d->inputs);
+	d->want = xcalloc(slots, sizeof *d->want);
+	for (uint32_t s = 0; s < nsets; s++)
+		for (size_t i = 0; i < np; i++) {
+			const struct leap_run_param *r = &d->rp[i];
+			if (r->kind == LEAP_RUN_K_SCALAR)
+				continue;
+			size_t k = (size_t)s * np + i;
+			if (r->kind != LEAP_RUN_K_OUT)
+				d->inputs[k] = xmalloc(r->bytes ? r->bytes : 1);
+			if (r->kind != LEAP_RUN_K_IN)
+				d->want[k] = xmalloc(r->bytes ? r->bytes : 1);
+		}
+	return 0;
+}
+
+void leap_case_free(struct leap_case_data *d)
+{
+	size_t slots = (size_t)d->nsets * (d->t && d->t->nparams ? d->t->nparams : 1);
+	for (size_t k = 0; k < slots; k++) {
+		if (d->inputs)
+			free(d->inputs[k]);
+		if (d->want)
+			free(d->want[k]);
+	}
+	free(d->inputs);
+	free(d->want);
+	free(d->sizes);
+	free(d->rp);
+	free(d->in);
+	free(d->out);
+	free(d->after);
+	free(d->desc);
+	memset(d, 0, sizeof *d);
+}
+
+/* The k-th (mod count) pattern bit allowed by `dists`. */
+static unsigned pick_dist(unsigned dists, unsigned k)
+{
+	unsigned n = 0;
+	for (unsigned b = 1; b <= LEAP_DIST_POSITIVE; b <<= 1)
+		n += (dists & b) != 0;
+	if (!n)
+		return LEAP_DIST_NORMAL;
+	k %= n;
+	for (unsigned b = 1; b <= LEAP_DIST_POSITIVE; b <<= 1)
+		if ((dists & b) && k-- == 0)
+			return b;
+	return LEAP_DIST_NORMAL;
+}
+
+const char *leap_case_pattern_name(const struct leap_case_data *d, unsigned pattern)
+{
+	for (size_t i = 0; i < d->t->nparams; i++) {
+		const struct leap_param *p = &d->t->params[i];
+		if (p->role != LEAP_ROLE_SCALAR && p->role != LEAP_ROLE_OUT && leap_type_is_float(p->type))
+			return leap_dist_name(pick_dist(p->dists, pattern));
+	}
+	return "range";
+}
+
+/* Fills n elements of parameter p's buffer from *rng: its integer range, or the float
+ * pattern number `pattern` selects; never all zeros. */
+static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_t *rng, unsigned pattern)
+{
+	if (!leap_type_is_float(p->type)) {
+		uint64_t span = (uint64_t)(p->hi - p->lo) + 1;
+		int any = 0;
+		for (size_t i = 0; i < n; i++) {
+			int64_t v = p->lo + (int64_t)(span ? splitmix(rng) % span : splitmix(rng));
+			any |= v != 0;
+			put(p->type, b, i, (double)v);
+		}
+		if (!any && n && p->hi != 0)
+			put(p->type, b, n / 2, (double)p->hi);
+		return;
+	}
+	unsigned dist = pick_dist(p->dists, pattern);
+	int any = 0;
+	for (size_t i = 0; i < n; i++) {
+		double v;
+		switch (dist) {
+		case LEAP_DIST_UNIFORM:
+			v = 2.0 * unit(rng) - 1.0;
+			break;
+		case LEAP_DIST_SMALL:
+			v = normal(rng) * 1e-3;
+			break;
+		case LEAP_DIST_LARGE:
+			v = normal(rng) * 1e3;
+			break;
+		case LEAP_DIST_SPARSE:
+			v = unit(rng) < 0.9 ? 0.0 : normal(rng);
+			break;
+		case LEAP_DIST_POSITIVE:
+			v = 0.1 + 9.9 * unit(rng);
+			break;
+		default:
+			v = normal(rng);
+			break;
+		}
+		put(p->type, b, i, v);
+		any |= get(p->type, b, i) != 0.0;
+	}
+	if (!any && n)
+		put(p->type, b, n / 2, dist == LEAP_DIST_SMALL ? 1e-3 : 1.0);
+}
+
+void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, unsigned char *arena)
+{
+	size_t np = d->t->nparams;
+	for (size_t i = 0; i < np; i++) {
+		const struct leap_run_param *r = &d->rp[i];
+		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT)
+			continue;
+		size_t k = (size_t)set * np + i;
+		uint64_t rng = seed ^ (0x9E3779B97F4A7C15ull * (d->index + 1)) ^ (0xC2B2AE3D27D4EB4Full * (set + 1)) ^
+			       (0x165667B19E3779F9ull * (i + 1));
+		splitmix(&rng);
+		fill(&d->t->params[i], d->inputs[k], (size_t)d->sizes[i], &rng, pattern);
+	}
+	if (arena)
+		leap_case_upload(d, set, set % d->arena_sets, arena);
+}
+
+void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena)
+{
+	size_t np = d->t->nparams;
+	for (size_t i = 0; i < np; i++) {
+		const struct leap_run_param *r = &d->rp[i];
+		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT)
+			continue;
+		memcpy(arena + d->in[(size_t)slot * np + i], d->inputs[(size_t)set * np + i], r->bytes);
+	}
+}
+
+int leap_case_reference(struct leap_case_data *d, uint32_t set, leap_entry_fn ref)
+{
+	size_t np = d->t->nparams;
+	void **args = xcalloc(np ? np : 1, sizeof *args);
+	unsigned char **tmp = xcalloc(np ? np : 1, sizeof *tmp);
+	for (size_t i = 0; i < np; i++) {
+		const struct leap_run_param *r = &d->rp[i];
+		size_t k = (size_t)set * np + i;
+		if (r->kind == LEAP_RUN_K_SCALAR) {
+			args[i] = (void *)r->value;
+		} else if (r->kind == LEAP_RUN_K_IN) {
+			tmp[i] = xmalloc(r->bytes ? r->bytes : 1);
+			memcpy(tmp[i], d->inputs[k], r->bytes);
+			args[i] = tmp[i];
+		} else {
+			if (r->kind == LEAP_RUN_K_INOUT)
+				memcpy(d->want[k], d->inputs[k], r->bytes);
+			else
+				for (uint64_t o = 0; o + r->elsize <= r->bytes; o += r->elsize)
+					memcpy(d->want[k] + o, r->poison, r->elsize);
+			args[i] = d->want[k];
+		}
+	}
+	int rc = ref(args);
+	for (size_t i = 0; i < np; i++)
+		free(tmp[i]);
+	free(tmp);
+	free(args);
+	return rc;
+}
+
+/* JSON for a value that may not be finite ("nan", "inf", "-inf" as strings). */
+static json_t *num_json(double v)
+{
+	if (isnan(v))
+		return json_string("nan");
+	if (isinf(v))
+		return json_string(v > 0 ? "inf" : "-inf");
+	return json_real(v);
+}
+
+/* Row/column of index i when the buffer's size expression is NAME*NAME (2-D). */
+static int coords(const struct leap_case_data *d, size_t p, size_t i, int64_t *row, int64_t *col)
+{
+	const char *src = leap_expr_source(d->t->params[p].size);
+	const char *star = strchr(src, '*');
+	if (!star || strchr(star + 1, '*'))
+		return -1;
+	const char *name = star + 1;
+	while (*name == ' ')
+		name++;
+	size_t len = strcspn(name, " ");
+	if (!len || name[len] != 0)
+		return -1;
+	for (size_t j = 0; j < d->t->nparams; j++) {
+		const struct leap_param *q = &d->t->params[j];
+		if (q->role == LEAP_ROLE_SCALAR && strlen(q->name) == len && !memcmp(q->name, name, len) &&
+		    !leap_type_is_float(q->type) && d->c->vals[j].i > 0) {
+			*row = (int64_t)i / d->c->vals[j].i;
+			*col = (int64_t)i % d->c->vals[j].i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* "c[17]" or "y[3][5]" into b. */
+static void where(struct leap_buf *b, const struct leap_case_data *d, size_t p, size_t i, json_t *m)
+{
+	int64_t r, c;
+	if (coords(d, p, i, &r, &c) == 0) {
+		leap_buf_addf(b, "%s[%lld][%lld]", d->t->params[p].name, (long long)r, (long long)c);
+		if (m)
+			json_object_set_new(m, "coords", json_pack("[I,I]", (json_int_t)r, (json_int_t)c));
+	} else {
+		leap_buf_addf(b, "%s[%zu]", d->t->params[p].name, i);
+	}
+}
+
+/* The common case made fast: 1 when every float of got is written, finite and within
+ * tolerance of want (updating *es), 0 when the careful loop must look. */
+static int float_ok(const unsigned char *got, const unsigned char *want, size_t n, const uint8_t *poison, double atol,
+		    double rtol, struct leap_errstats *es)
+{
+	uint32_t pz;
+	memcpy(&pz, poison, 4);
+	double max_abs = es->max_abs, max_rel = es->max_rel;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t gb;
+		float g, w;
+		memcpy(&gb, got + 4 * i, 4);
+		memcpy(&g, got + 4 * i, 4);
+		memcpy(&w, want + 4 * i, 4);
+		double diff = fabs((double)g - (double)w), aw = fabs((double)w);
+		if (gb == pz || !isfinite(g) || !isfinite(w) || !(diff <= atol + rtol * aw))
+			return 0;
+		if (diff > max_abs)
+			max_abs = diff;
+		if (aw > 0 && diff / aw > max_rel)
+			max_rel = diff / aw;
+	}
+	es->max_abs = max_abs;
+	es->max_rel = max_rel;
+	return 1;
+}
+
+json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t slot, const unsigned char *arena,
+			int check_inputs, struct leap_errstats *es, char **msg)
+{
+	const struct leap_task *t = d->t;
+	size_t np = t->nparams;
+	for (size_t p = 0; p < np; p++) {
+		const struct leap_run_param *r = &d->rp[p];
+		const struct leap_param *par = &t->params[p];
+		size_t k = (size_t)set * np + p, ka = (size_t)slot * np + p, n = (size_t)d->sizes[p];
+		if (r->kind == LEAP_RUN_K_SCALAR)
+			continue;
+		if (r->kind == LEAP_RUN_K_IN) {
+			if (!check_inputs)
+				continue;
+			const unsigned char *after = arena + d->after[ka], *orig = d->inputs[k];
+			if (!memcmp(after, orig, r->bytes))
+				continue;
+			size_t first = n, count = 0;
+			for (size_t i = 0; i < n; i++)
+				if (memcmp(after + i * r->elsize, orig + i * r->elsize, r->elsize)) {
+					if (first == n)
+						first = i;
+					count++;
+				}
+			json_t *m = json_pack("{s:I,s:o,s:I,s:s,s:s,s:I,s:o,s:o,s:I}", "case", (json_int_t)d->index, "values",
+					      leap_case_json(t, d->c), "trial", (json_int_t)set, "kind", "input_modified",
+					      "output", par->name, "index", (json_int_t)first, "got",
+					      num_json(get(par->type, after, first)), "want", num_json(get(par->type, orig, first)),
+					      "count", (json_int_t)count);
+			struct leap_buf b = {0};
+			leap_buf_addf(&b, "The input %s was modified (case %zu, %s): ", par->name, d->index + 1, d->desc);
+			where(&b, d, p, first, m);
+			leap_buf_addf(&b, " changed from %.9g to %.9g; %zu of %zu elements changed. Inputs must be left unchanged.",
+				      get(par->type, orig, first), get(par->type, after, first), count, n);
+			*msg = leap_buf_detach(&b);
+			return m;
+		}
+		const unsigned char *got = arena + d->out[ka], *want = d->want[k];
+		if (par->type == LEAP_T_FLOAT && float_ok(got, want, n, r->poison, t->atol, t->rtol, es))
+			continue;
+		int is_float = leap_type_is_float(par->type);
+		size_t first = n, unwritten = 0, bad = 0;
+		const char *kind = NULL;
+		double gv = 0, wv = 0, tol = 0;
+		for (size_t i = 0; i < n; i++) {
+			const unsigned char *g = got + i * r->elsize;
+			double x = get(par->type, got, i), w = get(par->type, want, i);
+			int poisoned = !memcmp(g, r->poison, r->elsize) && (is_float || x != w);
+			const char *why = NULL;
+			if (poisoned) {
+				unwritten++;
+				why = "unwritten";
+			} else if (is_float && !isfinite(x)) {
+				why = "not_finite";
+			} else if (is_float) {
+				double diff = fabs(x - w), allowed = t->atol + t->rtol * fabs(w);
+				if (isfinite(w)) {
+					if (diff > es->max_abs)
+						es->max_abs = diff;
+					if (w != 0 && diff / fabs(w) > es->max_rel)
+						es->max_rel = diff / fabs(w);
+				}
+				if (!(diff <= allowed) && !(x == w))
+					why = "value";
+			} else if (x != w) {
+				why = "value";
+			}
+			if (!why)
+				continue;
+			bad++;
+			if (first == n) {
+				first = i;
+				kind = why;
+				gv = x;
+				wv = w;
+				tol = t->atol + t->rtol * fabs(w);
+			}
+		}
+		if (first == n)
+			continue;
+		json_t *m = json_pack("{s:I,s:o,s:I,s:s,s:s,s:I,s:o,s:o,s:I}", "case", (json_int_t)d->index, "values",
+				      leap_case_json(t, d->c), "trial", (json_int_t)set, "kind", kind, "output", par->name,
+				      "index", (json_int_t)first, "got",
+				      strcmp(kind, "unwritten") ? num_json(gv) : json_string("unwritten"), "want", num_json(wv),
+				      "count", (json_int_t)bad);
+		struct leap_buf b = {0};
+		leap_buf_addf(&b, "Wrong output in case %zu (%s): ", d->index + 1, d->desc);
+		if (!strcmp(kind, "unwritten")) {
+			where(&b, d, p, first, m);
+			leap_buf_addf(&b, " was never written (expected %.9g); %zu of %zu elements of %s were not written.", wv,
+				      unwritten, n, par->name);
+		} else if (!strcmp(kind, "not_finite")) {
+			where(&b, d, p, first, m);
+			leap_buf_addf(&b, " is %s but expected %.9g; %zu of %zu elements are wrong.",
+				      isnan(gv) ? "NaN" : gv > 0 ? "+inf" : "-inf", wv, bad, n);
+		} else {
+			where(&b, d, p, first, m);
+			if (is_float) {
+				leap_buf_addf(&b, " = %.9g but expected %.9g (error %.3g, allowed %.3g); %zu of %zu elements are wrong.",
+					      gv, wv, fabs(gv - wv), tol, bad, n);
+				json_object_set_new(m, "tolerance", json_real(tol));
+			} else {
+				leap_buf_addf(&b, " = %.0f but expected %.0f; %zu of %zu elements are wrong.", gv, wv, bad, n);
+			}
+		}
+		*msg = leap_buf_detach(&b);
+		return m;
+	}
+	return NULL;
+}

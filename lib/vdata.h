@@ -1,0 +1,66 @@
+/* vdata.h - the data of verification: seeded inputs, poison, reference outputs, comparison. */
+#ifndef LEAP_VDATA_H
+#define LEAP_VDATA_H
+
+#include <stdint.h>
+#include <jansson.h>
+
+#include "abi.h"
+#include "runproto.h"
+#include "task.h"
+
+/* The buffers of one case of a task for `nsets` input sets. The parent keeps its own copy
+ * of every input (the arena is shared with the candidate and proves nothing) and the
+ * reference outputs, which never leave this process. */
+struct leap_case_data {
+	const struct leap_task *t;
+	const struct leap_case *c;
+	size_t index;                /* the case's index in the task (for messages) */
+	uint32_t nsets;              /* input sets drawn */
+	uint32_t arena_sets;         /* input sets the arena holds at once (<= nsets) */
+	int64_t *sizes;              /* elements per parameter */
+	struct leap_run_param *rp;   /* the protocol's view of the parameters */
+	uint64_t *in, *out, *after;  /* arena offsets, arena_sets * nparams each */
+	uint64_t arena_bytes;
+	unsigned char **inputs;      /* [set * nparams + p]: inputs of in/inout parameters */
+	unsigned char **want;        /* [set * nparams + p]: reference results of out/inout */
+	char *desc;                  /* "n=1000" or "rows=7, cols=33" */
+};
+
+/* Prepares case `c` (index `index`) of `t` for `nsets` input sets, of which the arena
+ * holds `arena_sets` at once in slots 0..arena_sets-1 (0: all). Returns 0, or -1 with a new
+ * message in *err (a size expression fails). */
+int leap_case_prepare(struct leap_case_data *d, const struct leap_task *t, const struct leap_case *c, size_t index,
+		      uint32_t nsets, uint32_t arena_sets, char **err);
+void leap_case_free(struct leap_case_data *d);
+
+/* Draws fresh inputs of set `set` from `seed` (mixed with case index, set and parameter),
+ * using input pattern number `pattern` (rotating over the patterns each buffer allows), and
+ * copies them into arena slot set % arena_sets when arena is not NULL. A buffer is never all zeros. */
+void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, unsigned char *arena);
+
+/* Copies the inputs of set `set` (drawn before) into the IN slots of arena slot `slot`. */
+void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena);
+
+/* The name of the pattern `pattern` selects for the first floating-point input ("normal"...),
+ * or "range" when there is none. Static. */
+const char *leap_case_pattern_name(const struct leap_case_data *d, unsigned pattern);
+
+/* Computes the reference outputs of set `set` with the trusted reference entry point.
+ * Returns the reference's leap_entry result (0 on success). */
+int leap_case_reference(struct leap_case_data *d, uint32_t set, leap_entry_fn ref);
+
+/* Error statistics over compared elements. */
+struct leap_errstats {
+	double max_abs, max_rel;
+};
+
+/* Compares arena slot `slot`, which ran on input set `set`, with the reference: every output element written (not
+ * the poison), finite and within atol + rtol*|want|; every in-parameter unchanged (when
+ * `check_inputs`). Returns NULL when all is well, otherwise a new `mismatch` object
+ * {case, values, trial, output, index, coords?, got, want, kind, count, ...} and a new
+ * message for the model in *msg. Updates *es with the errors of compared elements. */
+json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t slot, const unsigned char *arena,
+			int check_inputs, struct leap_errstats *es, char **msg);
+
+#endif

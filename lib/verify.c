@@ -1,0 +1,486 @@
+/* verify.c - check a compiled candidate against the task's reference in a sandboxed runner. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "jsonl.h"
+#include "util.h"
+#include "verify.h"
+#include "banned.h"
+
+#define MAX_OUTPUT 2048 /* bytes of the candidate's stdout/stderr kept in verify.output */
+
+/* 1 when dir holds an executable leap-run-cpu. */
+static int has_runner(const char *dir)
+{
+	char *p = xasprintf("%s/leap-run-cpu", dir);
+	int ok = access(p, X_OK) == 0;
+	free(p);
+	return ok;
+}
+
+char *leap_libexec_dir(void)
+{
+	const char *e = getenv("LEAP_LIBEXEC");
+	if (e && *e)
+		return has_runner(e) ? xstrdup(e) : NULL;
+	char *exe = leap_exe_dir();
+	if (!exe)
+		return NULL;
+	const char *cands[] = {"%s/../libexec/leap", "%s/../libexec"};
+	for (size_t i = 0; i < 2; i++) {
+		char *d = xasprintf(cands[i], exe);
+		if (has_runner(d)) {
+			char *r = realpath(d, NULL);
+			free(d);
+			free(exe);
+			return r ? r : NULL;
+		}
+		free(d);
+	}
+	free(exe);
+	return NULL;
+}
+
+void leap_verifier_init(struct leap_verifier *v, const struct leap_verify_opts *o)
+{
+	memset(v, 0, sizeof *v);
+	v->o = *o;
+	leap_sandbox_env_init(&v->env);
+}
+
+void leap_verifier_free(struct leap_verifier *v)
+{
+	for (size_t i = 0; i < v->nrefs; i++) {
+		if (v->refs[i].handle)
+			dlclose(v->refs[i].handle);
+		free(v->refs[i].path);
+	}
+	free(v->refs);
+	v->refs = NULL;
+	for (size_t i = 0; i < v->ncache; i++) {
+		for (size_t j = 0; j < v->cache[i].ncases; j++)
+			leap_case_free(&v->cache[i].cd[j]);
+		free(v->cache[i].cd);
+	}
+	free(v->cache);
+	v->cache = NULL;
+	v->ncache = v->ccap = 0;
+	v->nrefs = v->cap = 0;
+}
+
+leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t, char **err)
+{
+	for (size_t i = 0; i < v->nrefs; i++)
+		if (v->refs[i].task == t)
+			return v->refs[i].entry;
+	char *src_path = xasprintf("%s/reference.c", t->dir);
+	size_t len = 0;
+	char *src = leap_read_file(src_path, &len, err);
+	free(src_path);
+	if (!src)
+		return NULL;
+	char *path = leap_build_artifact(t, LEAP_BACKEND_CPU, src, len, v->o.cache, err);
+	free(src);
+	if (!path) {
+		char *e = xasprintf("the reference of task '%s' does not build: %s", t->id, *err);
+		free(*err);
+		*err = e;
+		return NULL;
+	}
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	leap_entry_fn f = h ? (leap_entry_fn)(uintptr_t)dlsym(h, LEAP_ABI_ENTRY) : NULL;
+	if (!f) {
+		*err = xasprintf("the reference of task '%s' cannot be loaded: %s", t->id, dlerror());
+		if (h)
+			dlclose(h);
+		free(path);
+		return NULL;
+	}
+	xgrow((void **)&v->refs, &v->cap, v->nrefs + 1, sizeof *v->refs);
+	v->refs[v->nrefs++] = (struct leap_ref){t, LEAP_BACKEND_CPU, h, f, path};
+	return f;
+}
+
+uint64_t leap_random_seed(void)
+{
+	uint64_t s;
+	if (getrandom(&s, sizeof s, 0) == (ssize_t)sizeof s)
+		return s;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+}
+
+/* Reads one reply into s->last; returns an enum leap_sess. */
+static int read_reply(struct leap_session *s)
+{
+	int r = leap_sandbox_read(&s->sb, &s->last, sizeof s->last);
+	if (r == -2) {
+		s->dead = 1;
+		return LEAP_SESS_TIMEOUT;
+	}
+	if (r || s->last.magic != LEAP_RUN_MAGIC) {
+		s->dead = 1;
+		return LEAP_SESS_DIED;
+	}
+	s->last.msg[sizeof s->last.msg - 1] = 0;
+	return s->last.status == LEAP_RUN_OK ? LEAP_SESS_OK : LEAP_SESS_REPLY;
+}
+
+int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
+		       uint64_t arena_bytes, char **err)
+{
+	memset(s, 0, sizeof *s);
+	s->shm_fd = -1;
+	s->sb.pid = -1;
+	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = -1;
+	int cuda = b == LEAP_BACKEND_CUDA;
+	char *runner = xasprintf("%s/leap-run-%s", v->o.libexec, cuda ? "cuda" : "cpu");
+	if (access(runner, X_OK)) {
+		free(runner);
+		if (!cuda) {
+			*err = xasprintf("the cpu runner is missing from %s", v->o.libexec);
+			return -1;
+		}
+		s->dead = 1;
+		s->last.magic = LEAP_RUN_MAGIC;
+		s->last.status = LEAP_RUN_NO_DEVICE;
+		snprintf(s->last.msg, sizeof s->last.msg, "this leap was built without CUDA (no nvcc at build time)");
+		return LEAP_SESS_REPLY;
+	}
+	int art = open(artifact, O_RDONLY | O_CLOEXEC);
+	if (art < 0) {
+		*err = xasprintf("cannot open the artifact %s: %s", artifact, strerror(errno));
+		free(runner);
+		return -1;
+	}
+	s->shm_fd = memfd_create("leap-arena", MFD_CLOEXEC);
+	if (s->shm_fd < 0 || arena_bytes > SIZE_MAX || ftruncate(s->shm_fd, (off_t)arena_bytes)) {
+		*err = xasprintf("cannot create the shared arena of %llu bytes: %s", (unsigned long long)arena_bytes,
+				 strerror(errno));
+		goto fail;
+	}
+	s->arena = mmap(NULL, (size_t)arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, s->shm_fd, 0);
+	if (s->arena == MAP_FAILED) {
+		s->arena = NULL;
+		*err = xasprintf("cannot map the shared arena: %s", strerror(errno));
+		goto fail;
+	}
+	s->arena_len = arena_bytes;
+	struct leap_sandbox_opts so = v->o.sb;
+	if (cuda)
+		so.mem_bytes = 0; /* the CUDA driver reserves more address space than any sane limit */
+	else if (so.mem_bytes)
+		so.mem_bytes += 3 * arena_bytes; /* room for the arena and the buffers of big cases */
+	if (leap_sandbox_start(&v->env, &s->sb, &so, runner, cuda ? v->o.device : "-", s->shm_fd, art, err))
+		goto fail;
+	close(art);
+	free(runner);
+	return read_reply(s);
+fail:
+	close(art);
+	free(runner);
+	if (s->arena)
+		munmap(s->arena, s->arena_len);
+	s->arena = NULL;
+	if (s->shm_fd >= 0)
+		close(s->shm_fd);
+	s->shm_fd = -1;
+	return -1;
+}
+
+int leap_session_call(struct leap_session *s, const struct leap_case_data *d, uint32_t first, uint32_t warmup,
+		      uint32_t ncalls, uint32_t flags, struct leap_run_time *times)
+{
+	if (s->dead)
+		return LEAP_SESS_DIED;
+	uint32_t np = (uint32_t)d->t->nparams;
+	struct leap_run_cmd c = {LEAP_RUN_MAGIC, LEAP_RUN_OP_CALL, np, d->arena_sets, warmup, ncalls, flags, first, s->arena_len};
+	int r = leap_sandbox_write(&s->sb, &c, sizeof c);
+	if (!r)
+		r = leap_sandbox_write(&s->sb, d->rp, np * sizeof *d->rp);
+	if (r) {
+		s->dead = 1;
+		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
+	}
+	r = read_reply(s);
+	if (r != LEAP_SESS_OK)
+		return r;
+	if (s->last.ncalls != ncalls) {
+		s->dead = 1;
+		return LEAP_SESS_DIED;
+	}
+	for (uint32_t i = 0; i < ncalls; i++) {
+		struct leap_run_time tm;
+		int rr = leap_sandbox_read(&s->sb, &tm, sizeof tm);
+		if (rr) {
+			s->dead = 1;
+			return rr == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
+		}
+		if (times)
+			times[i] = tm;
+	}
+	return LEAP_SESS_OK;
+}
+
+int leap_session_probe(struct leap_session *s, double *copy_gbs, double *gflops)
+{
+	if (s->dead)
+		return LEAP_SESS_DIED;
+	struct leap_run_cmd c = {LEAP_RUN_MAGIC, LEAP_RUN_OP_PROBE, 0, 1, 0, 0, 0, 0, s->arena_len};
+	int r = leap_sandbox_write(&s->sb, &c, sizeof c);
+	if (r) {
+		s->dead = 1;
+		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
+	}
+	r = read_reply(s);
+	if (r != LEAP_SESS_OK)
+		return r;
+	struct leap_run_time t;
+	if (s->last.ncalls != 1 || (r = leap_sandbox_read(&s->sb, &t, sizeof t))) {
+		s->dead = 1;
+		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
+	}
+	*copy_gbs = t.ms;
+	*gflops = t.host_ms;
+	return LEAP_SESS_OK;
+}
+
+void leap_session_end(struct leap_session *s, char **why, int *timeout, struct leap_buf *log, size_t maxlog)
+{
+	int status = 0, killed = 0, timed_out = s->sb.timed_out;
+	int was_dead = s->dead;
+	if (s->sb.pid > 0 || s->sb.log_fd >= 0)
+		leap_sandbox_end(&s->sb, was_dead && !timed_out, &status, &killed, log, maxlog);
+	if (why)
+		*why = NULL;
+	if (timeout)
+		*timeout = 0;
+	if (was_dead && why) {
+		if (timed_out) {
+			*why = xstrdup("did not finish in time (an infinite loop, a deadlock, or far too slow?)");
+			if (timeout)
+				*timeout = 1;
+		} else if (killed || (WIFEXITED(status) && WEXITSTATUS(status) == LEAP_RUN_EXIT_LOST)) {
+			*why = xstrdup("stopped answering the harness (it closed or overwrote the harness's descriptors?)");
+		} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
+			*why = xstrdup("used up its CPU-time limit (an infinite loop, or far too slow?)");
+			if (timeout)
+				*timeout = 1;
+		} else {
+			struct leap_buf b = {0};
+			const char *d = leap_sandbox_describe(status, &b);
+			*why = xstrdup(d);
+			leap_buf_free(&b);
+		}
+	}
+	if (s->arena)
+		munmap(s->arena, s->arena_len);
+	s->arena = NULL;
+	if (s->shm_fd >= 0)
+		close(s->shm_fd);
+	s->shm_fd = -1;
+}
+
+/* Builds the verify object of a failed or finished verification. */
+static json_t *verdict(const char *status, uint64_t seed, size_t cases, int trials, const struct leap_errstats *es,
+		       json_t *mismatch, double t0, const char *message, struct leap_buf *output)
+{
+	json_t *o = json_pack("{s:s,s:I,s:I,s:i,s:f,s:f}", "status", status, "seed", (json_int_t)seed, "cases", (json_int_t)cases,
+			      "trials", trials, "max_abs_err", es->max_abs, "max_rel_err", es->max_rel);
+	if (mismatch)
+		json_object_set_new(o, "mismatch", mismatch);
+	json_object_set_new(o, "ms", json_real((leap_now() - t0) * 1e3));
+	json_object_set_new(o, "message", json_string(message));
+	if (output && output->len)
+		json_object_set_new(o, "output", json_string(output->s));
+	return o;
+}
+
+/* Status name -> record status. */
+static enum leap_status record_status(const char *s)
+{
+	if (!strcmp(s, "no_device"))
+		return LEAP_ST_NONE;
+	return leap_status_parse(s);
+}
+
+/* The cases of task t for `seed` with their inputs and reference results, computed once
+ * per run (the seed is per run, so every candidate of the task sees the same inputs).
+ * Returns NULL with a new message in *err when the reference fails. */
+static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err)
+{
+	for (size_t i = 0; i < v->ncache; i++)
+		if (v->cache[i].task == t && v->cache[i].seed == seed)
+			return &v->cache[i];
+	leap_entry_fn ref = leap_reference(v, t, err);
+	if (!ref)
+		return NULL;
+	int trials = v->o.trials;
+	struct leap_case_data *cd = xcalloc(t->ncases ? t->ncases : 1, sizeof *cd);
+	uint64_t arena = 64;
+	size_t ci = 0;
+	for (; ci < t->ncases; ci++) {
+		struct leap_case_data *d = &cd[ci];
+		if (leap_case_prepare(d, t, &t->cases[ci], ci, (uint32_t)trials, 1, err))
+			goto fail;
+		if (d->arena_bytes > arena)
+			arena = d->arena_bytes;
+		for (int k = 0; k < trials; k++) {
+			leap_case_inputs(d, (uint32_t)k, seed, (unsigned)(ci * (size_t)trials + (size_t)k), NULL);
+			int rc = leap_case_reference(d, (uint32_t)k, ref);
+			if (rc) {
+				*err = xasprintf("the reference of task '%s' returned %d", t->id, rc);
+				ci++;
+				goto fail;
+			}
+		}
+	}
+	xgrow((void **)&v->cache, &v->ccap, v->ncache + 1, sizeof *v->cache);
+	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, t->ncases, arena};
+	return &v->cache[v->ncache++];
+fail:
+	for (size_t i = 0; i < ci; i++)
+		leap_case_free(&cd[i]);
+	free(cd);
+	return NULL;
+}
+
+int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err)
+{
+	return cases_for(v, t, seed, err) ? 0 : -1;
+}
+
+json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
+			     const char *artifact, uint64_t seed, enum leap_status *st, char **err)
+{
+	struct leap_vcache *vc = cases_for(v, t, seed, err);
+	if (!vc)
+		return NULL;
+	double t0 = leap_now(); /* verify.ms: the candidate's verification, not the preparation */
+	int trials = v->o.trials;
+	struct leap_case_data *cd = vc->cd;
+	struct leap_session s;
+	int r = leap_session_start(v, &s, b, artifact, vc->arena, err);
+	if (r < 0)
+		return NULL;
+	struct leap_errstats es = {0, 0};
+	size_t passed = 0;
+	const char *status = "pass";
+	json_t *mismatch = NULL;
+	struct leap_buf msg = {0};
+	int phase_case = -1, phase_trial = -1;
+	double run_ms = 0; /* the candidate's own time in its calls */
+	if (r == LEAP_SESS_OK) {
+		for (size_t ci = 0; ci < t->ncases && r == LEAP_SESS_OK && !mismatch; ci++) {
+			struct leap_case_data *d = &cd[ci];
+			for (int k = 0; k < trials && r == LEAP_SESS_OK && !mismatch; k++) {
+				phase_case = (int)ci;
+				phase_trial = k;
+				leap_case_upload(d, (uint32_t)k, 0, s.arena);
+				struct leap_run_time tm;
+				r = leap_session_call(&s, d, 0, 0, 1, LEAP_RUN_F_AFTER, &tm);
+				if (r != LEAP_SESS_OK)
+					break;
+				run_ms += tm.ms;
+				char *m = NULL;
+				mismatch = leap_case_check(d, (uint32_t)k, 0, s.arena, 1, &es, &m);
+				if (mismatch) {
+					status = "mismatch";
+					leap_buf_addf(&msg, "%s", m);
+					free(m);
+				}
+			}
+			if (r == LEAP_SESS_OK && !mismatch)
+				passed++;
+		}
+	}
+	char *why = NULL;
+	int timeout = 0;
+	struct leap_buf output = {0};
+	struct leap_run_reply last = s.last;
+	leap_session_end(&s, &why, &timeout, &output, MAX_OUTPUT);
+	char where[160] = "";
+	if (phase_case >= 0)
+		snprintf(where, sizeof where, " in case %d (%s), trial %d", phase_case + 1, cd[phase_case].desc,
+			 phase_trial + 1);
+	else
+		snprintf(where, sizeof where, " while loading");
+	if (r == LEAP_SESS_REPLY) {
+		switch (last.status) {
+		case LEAP_RUN_NO_DEVICE:
+			status = "no_device";
+			leap_buf_addf(&msg, "Not verified: %s.", last.msg);
+			break;
+		case LEAP_RUN_LOAD:
+		case LEAP_RUN_ABI:
+			status = "runtime_error";
+			leap_buf_addf(&msg, "The compiled code could not be used: %s.", last.msg);
+			break;
+		case LEAP_RUN_OVERRUN:
+			status = "runtime_error";
+			leap_buf_addf(&msg, "Your code wrote outside the bounds of buffer %s%s.",
+				      last.param < t->nparams ? t->params[last.param].name : "?", where);
+			break;
+		case LEAP_RUN_CALL:
+		case LEAP_RUN_DEVICE:
+			status = "runtime_error";
+			leap_buf_addf(&msg, "Runtime error%s: %s.", where, last.msg);
+			break;
+		default:
+			status = "runtime_error";
+			leap_buf_addf(&msg, "The harness failed%s: %s (the code may have damaged it).", where, last.msg);
+			break;
+		}
+	} else if (r == LEAP_SESS_DIED || r == LEAP_SESS_TIMEOUT) {
+		status = timeout ? "timeout" : "runtime_error";
+		if (timeout)
+			leap_buf_addf(&msg, "Your code %s%s: the limit is %g s.", why ? why : "timed out", where,
+				      v->o.sb.timeout);
+		else
+			leap_buf_addf(&msg, "Your code %s%s.", why ? why : "died", where);
+	} else if (!mismatch) {
+		leap_buf_addf(&msg, "All %zu cases passed (%d trials each).", passed, trials);
+	}
+	free(why);
+	json_t *result = verdict(status, seed, passed, trials, &es, mismatch, t0, msg.s ? msg.s : "", &output);
+	json_object_set_new(result, "run_ms", json_real(run_ms));
+	*st = record_status(status);
+	leap_buf_free(&msg);
+	leap_buf_free(&output);
+	return result;
+}
+
+int leap_parse_size(const char *s, uint64_t *out)
+{
+	char *num = xstrdup(s);
+	size_t n = strlen(num);
+	uint64_t mul = 1;
+	if (n && strchr("kKmMgGtT", num[n - 1])) {
+		switch (num[n - 1]) {
+		case 'k': case 'K': mul = 1ull << 10; break;
+		case 'm': case 'M': mul = 1ull << 20; break;
+		case 'g': case 'G': mul = 1ull << 30; break;
+		default: mul = 1ull << 40; break;
+		}
+		num[n - 1] = 0;
+	}
+	int64_t v;
+	int r = leap_parse_i64(num, 0, INT64_MAX, &v);
+	free(num);
+	if (r || (uint64_t)v > UINT64_MAX / mul)
+		return -1;
+	*out = (uint64_t)v * mul;
+	return 0;
+}

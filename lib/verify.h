@@ -1,0 +1,127 @@
+/* verify.h - check a compiled candidate against the task's reference in a sandboxed runner. */
+#ifndef LEAP_VERIFY_H
+#define LEAP_VERIFY_H
+
+#include <stdint.h>
+#include <jansson.h>
+
+#include "record.h"
+#include "runproto.h"
+#include "sandbox.h"
+#include "task.h"
+#include "vdata.h"
+
+/* Settings shared by leap-verify and leap-bench. */
+struct leap_verify_opts {
+	int trials;                   /* fresh input sets per case (>= 1) */
+	struct leap_sandbox_opts sb;  /* limits of the runner child */
+	const char *device;           /* cuda device index ("0") */
+	char *libexec;                /* directory of leap-run-cpu / leap-run-cuda */
+	char *cache;                  /* cache directory (reference builds) */
+};
+
+/* The trusted reference of a task, built once per process and called in this process. */
+struct leap_ref {
+	const struct leap_task *task;
+	enum leap_backend backend;    /* always cpu: the reference is plain C */
+	void *handle;
+	leap_entry_fn entry;
+	char *path;
+};
+
+/* The verification cases of one task for one seed: inputs and reference results. */
+struct leap_vcache {
+	const struct leap_task *task;
+	uint64_t seed;
+	struct leap_case_data *cd;
+	size_t ncases;
+	uint64_t arena; /* the largest arena a case needs */
+};
+
+/* Per-program verification state (owned by main's context). */
+struct leap_verifier {
+	struct leap_verify_opts o;
+	struct leap_sandbox_env env;
+	struct leap_ref *refs;
+	size_t nrefs, cap;
+	struct leap_vcache *cache;
+	size_t ncache, ccap;
+};
+
+/* Finds the runner directory: $LEAP_LIBEXEC, else ../libexec/leap or ../libexec next to the
+ * executable. Returns a new string, or NULL when no leap-run-cpu is found. */
+char *leap_libexec_dir(void);
+
+void leap_verifier_init(struct leap_verifier *v, const struct leap_verify_opts *o);
+void leap_verifier_free(struct leap_verifier *v);
+
+/* The task's reference entry point, building reference.c (cached) on first use. Returns
+ * NULL with a new message in *err when it cannot be built or loaded. */
+leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t, char **err);
+
+/* One runner child holding one artifact, and the arena it shares with this process. */
+struct leap_session {
+	struct leap_sandbox sb;
+	int shm_fd;
+	unsigned char *arena;
+	uint64_t arena_len;
+	int dead;                 /* the child died or timed out: no more calls */
+	struct leap_run_reply last; /* the last reply (status, message) */
+};
+
+/* Outcome of starting a session or making a call. */
+enum leap_sess {
+	LEAP_SESS_OK = 0,
+	LEAP_SESS_REPLY,     /* the runner answered with an error status (in s->last) */
+	LEAP_SESS_DIED,      /* the child died or broke the protocol */
+	LEAP_SESS_TIMEOUT,   /* the deadline passed */
+};
+
+/* Starts a runner for `artifact` on backend `b` with an arena of `arena_bytes`, and reads
+ * its hello. Returns an enum leap_sess; -1 with a new message in *err when the harness
+ * itself failed (no runner, artifact unreadable, out of descriptors). */
+int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
+		       uint64_t arena_bytes, char **err);
+
+/* Runs warmup + ncalls calls on the arena slots of the case data, call i on slot
+ * (first + i) % arena_sets; times[ncalls]
+ * (may be NULL) receives the timings. Returns an enum leap_sess. */
+int leap_session_call(struct leap_session *s, const struct leap_case_data *d, uint32_t first, uint32_t warmup,
+		      uint32_t ncalls, uint32_t flags, struct leap_run_time *times);
+
+/* Measures the device in the runner (LEAP_RUN_OP_PROBE): copy bandwidth in GB/s and peak
+ * FP32 rate in GFLOP/s (0: not measured). Only for runners holding a trusted artifact.
+ * Returns an enum leap_sess. */
+int leap_session_probe(struct leap_session *s, double *copy_gbs, double *gflops);
+
+/* Ends the session. When the child died, *why receives a new description of how (signal,
+ * exit, timeout) and *timeout is 1 when it ran out of time; the child's captured output (at
+ * most maxlog bytes) is appended to `log` when not NULL. */
+void leap_session_end(struct leap_session *s, char **why, int *timeout, struct leap_buf *log, size_t maxlog);
+
+/* Builds the reference and computes the inputs and reference results of task t for `seed`
+ * now (leap_verify_artifact does it on first use), so that forked workers share them.
+ * Returns 0, or -1 with a new message in *err. */
+int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err);
+
+/* Verifies `artifact` for task `t` on backend `b` with `seed`: every case, o.trials sets
+ * each. Returns the new `verify` object (status pass, mismatch, runtime_error, timeout or
+ * no_device; seed, cases, trials, max_abs_err, max_rel_err, mismatch, ms, run_ms, message,
+ * output)
+ * and sets *st to the record status (LEAP_ST_NONE for no_device). Returns NULL with a new
+ * message in *err when the harness failed (the reference does not build, no runner...). */
+json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
+			     const char *artifact, uint64_t seed, enum leap_status *st, char **err);
+
+/* Parses a byte count with an optional K, M, G or T suffix (powers of 1024). Returns 0 and
+ * sets *out, or -1 (nothing changed). */
+int leap_parse_size(const char *s, uint64_t *out);
+
+/* The largest seed: seeds are written to records as JSON integers, exact in every JSON
+ * reader's doubles. */
+#define LEAP_SEED_MAX ((int64_t)((1ull << 53) - 1))
+
+/* A seed from the kernel's random source (never fails: falls back to time and pid). */
+uint64_t leap_random_seed(void);
+
+#endif

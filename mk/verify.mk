@@ -1,0 +1,51 @@
+# verify.mk - the sandboxed runners of leap-verify and leap-bench (libexec/leap-run-cpu, -cuda).
+# The runners are built without sanitizers (ASan cannot live under the address-space limit
+# the sandbox sets), with the same warnings as everything else.
+
+RUNNER_CFLAGS = -std=c11 $(WARN) $(CPPFLAGS) -Irunner -O2 -g
+RUNNERS := libexec/leap-run-cpu
+ifeq ($(HAVE_NVCC),1)
+RUNNERS += libexec/leap-run-cuda
+NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+	-gencode arch=compute_90,code=compute_90
+endif
+
+all: $(RUNNERS)
+
+build/runner/%.o: runner/%.c runner/backend.h lib/runproto.h lib/abi.h build/flags
+	@mkdir -p $(@D)
+	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
+
+build/runner/runproto.o: lib/runproto.c lib/runproto.h
+	@mkdir -p $(@D)
+	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
+
+libexec/leap-run-cpu: build/runner/run.o build/runner/cpu.o build/runner/runproto.o
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ -ldl
+
+build/runner/cuda.o: runner/cuda.cu runner/backend.h lib/runproto.h lib/abi.h
+	@mkdir -p $(@D)
+	$(NVCC) -O3 $(NVCC_ARCH) -Ilib -Irunner -Xcompiler -Wall -c -o $@ $<
+
+libexec/leap-run-cuda: build/runner/run.o build/runner/cuda.o build/runner/runproto.o
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_ARCH) -o $@ $^ -ldl
+
+install: install-runners
+.PHONY: install-runners
+install-runners: $(RUNNERS)
+	install -d '$(DESTDIR)$(LIBEXECDIR)'
+	install -m 755 $(RUNNERS) '$(DESTDIR)$(LIBEXECDIR)'
+
+# The GPU checks of leap-verify and leap-bench (needs a GPU; see tests/gpu/verify-bench.sh).
+.PHONY: check-gpu-verify
+check-gpu: check-gpu-verify
+check-gpu-verify: all
+	bash tests/gpu/verify-bench.sh
+
+# leap-verify's cost per candidate beyond the candidate's own run time (issue 9: <= 5 ms).
+.PHONY: bench-verify
+bench: bench-verify
+bench-verify: all
+	bash bench/verify-overhead.sh 300

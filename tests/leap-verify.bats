@@ -1,0 +1,335 @@
+# leap-verify.bats - the sandboxed verifier: verdicts for correct and hostile candidates (cpu).
+load helpers
+load artifact
+
+HOSTILE="wrong zeros unwritten half noop nan modify_input static_cache segv abort overflow exit spin sleep
+	forkbomb alloc hugefile stdout env_secret escape kill_parent thread_late close_fds scribble"
+
+setup_file() {
+	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
+	local art="$BATS_FILE_TMPDIR/art" f n
+	mkdir -p "$art"
+	for f in "$FIXTURES"/leap-verify/*.c; do
+		n=$(basename "$f" .c)
+		if [ "$n" = no_entry ]; then
+			cc -shared -fPIC -o "$art/$n.so" "$f"
+		else
+			build_artifact vector_add "$f" "$art/$n.so"
+		fi
+	done
+	# One stream: each hostile candidate followed by a correct one, which must still pass.
+	: >"$BATS_FILE_TMPDIR/stream.jsonl"
+	for n in $HOSTILE no_entry; do
+		compiled_record vector_add "$art/$n.so" "{\"name\":\"$n\"}" >>"$BATS_FILE_TMPDIR/stream.jsonl"
+		compiled_record vector_add "$art/correct.so" "{\"name\":\"after-$n\"}" >>"$BATS_FILE_TMPDIR/stream.jsonl"
+	done
+	mkdir -p "$BATS_FILE_TMPDIR/tmp"
+	LEAP_TEST_SECRET=hunter2 TMPDIR="$BATS_FILE_TMPDIR/tmp" leap-verify --timeout 1.5 --seed 42 \
+		"$BATS_FILE_TMPDIR/stream.jsonl" >"$BATS_FILE_TMPDIR/out.jsonl" 2>"$BATS_FILE_TMPDIR/err.txt"
+	echo $? >"$BATS_FILE_TMPDIR/rc"
+}
+
+setup() {
+	ART="$BATS_FILE_TMPDIR/art"
+	OUT="$BATS_FILE_TMPDIR/out.jsonl"
+}
+
+# verdict NAME: prints "status kind" of the record called NAME in the hostile stream.
+verdict() {
+	jq -r --arg n "$1" 'select(.name == $n) | "\(.status) \(.verify.mismatch.kind // "-")"' "$OUT"
+}
+
+@test "--help prints the usage on stdout and exits 0" {
+	run -0 leap-verify --help
+	assert_line --index 0 "usage: leap-verify [OPTION]... [FILE]..."
+	assert_output --partial "--timeout SECS"
+}
+
+@test "an unknown option or a bad number is a usage error (status 2)" {
+	run -2 --separate-stderr leap-verify --bogus
+	run -2 --separate-stderr leap-verify --trials 0
+	[[ "$stderr" == *"--trials: '0'"* ]]
+	run -2 --separate-stderr leap-verify --timeout 1x
+}
+
+@test "the hostile stream: one output record per input, in order, exit status 0" {
+	[ "$(cat "$BATS_FILE_TMPDIR/rc")" = 0 ]
+	[ "$(wc -l <"$OUT")" -eq "$(wc -l <"$BATS_FILE_TMPDIR/stream.jsonl")" ]
+	[ "$(jq -r .name "$OUT")" = "$(jq -r .name "$BATS_FILE_TMPDIR/stream.jsonl")" ]
+}
+
+@test "the correct candidate after every hostile one still passes" {
+	run -0 jq -r 'select(.name | startswith("after-")) | .status' "$OUT"
+	[ "${#lines[@]}" -eq $(($(wc -w <<<"$HOSTILE") + 1)) ]
+	refute_output --partial mismatch
+	refute_output --partial error
+	refute_output --partial timeout
+}
+
+@test "wrong values, zeros and a static cache are mismatches of kind value" {
+	for n in wrong zeros static_cache; do
+		run -0 verdict $n
+		assert_output "mismatch value"
+	done
+}
+
+@test "unwritten elements are found: one missing, half missing, nothing written, written late by a thread" {
+	for n in unwritten half noop thread_late; do
+		run -0 verdict $n
+		assert_output "mismatch unwritten"
+	done
+	run -0 jq -r 'select(.name == "half") | .verify.message' "$OUT"
+	assert_output --partial "500 of 1000 elements of c were not written"
+}
+
+@test "a NaN in the output is a mismatch of kind not_finite" {
+	run -0 verdict nan
+	assert_output "mismatch not_finite"
+}
+
+@test "modifying an input is a mismatch of kind input_modified naming the input" {
+	run -0 verdict modify_input
+	assert_output "mismatch input_modified"
+	run -0 jq -r 'select(.name == "modify_input") | .verify.mismatch.output' "$OUT"
+	assert_output a
+}
+
+@test "crashes are runtime errors that name the signal" {
+	run -0 jq -r 'select(.name == "segv") | "\(.status): \(.verify.message)"' "$OUT"
+	assert_output --partial "runtime_error: Your code crashed with SIGSEGV"
+	run -0 jq -r 'select(.name == "abort") | "\(.status): \(.verify.message)"' "$OUT"
+	assert_output --partial "runtime_error: Your code aborted (SIGABRT"
+}
+
+@test "writing past the end of an output buffer is caught by the guard" {
+	run -0 jq -r 'select(.name == "overflow") | "\(.status): \(.verify.message)"' "$OUT"
+	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1."
+}
+
+@test "exit() inside the kernel is a runtime error" {
+	run -0 jq -r 'select(.name == "exit") | "\(.status): \(.verify.message)"' "$OUT"
+	assert_output --partial "runtime_error: Your code exited with status 0 during the call"
+}
+
+@test "an endless loop, a long sleep and a fork bomb are timeouts" {
+	for n in spin sleep forkbomb; do
+		run -0 verdict $n
+		assert_output "timeout -"
+	done
+	run -0 jq -r 'select(.name == "sleep") | .verify.message' "$OUT"
+	assert_output --partial "the limit is 1.5 s"
+}
+
+@test "the fork bomb leaves no process behind" {
+	[ "$(id -u)" = 0 ] || skip "the sandbox user is only known when running as root"
+	run ps -u 65534 -o pid=
+	assert_output ""
+}
+
+@test "a 100 GB allocation fails under the address-space limit and becomes a runtime error" {
+	run -0 verdict alloc
+	assert_output "runtime_error -"
+}
+
+@test "an endless file hits the file-size limit, and the private temp dirs are removed" {
+	run -0 jq -r 'select(.name == "hugefile") | "\(.status): \(.verify.message)"' "$OUT"
+	assert_output --partial "runtime_error: Your code exceeded the file-size limit"
+	run ls -A "$BATS_FILE_TMPDIR/tmp"
+	assert_output ""
+}
+
+@test "printing to stdout never reaches the JSON stream; the output is kept in verify.output" {
+	run -0 jq -r 'select(.name == "stdout") | .status' "$OUT"
+	assert_output pass
+	run -0 jq -r 'select(.name == "stdout") | .verify.output' "$OUT"
+	assert_output --partial '{"task":"evil","status":"pass"}'
+	run -0 jq -r 'select(.task == "evil") | .name' "$OUT"
+	assert_output ""
+}
+
+@test "the child does not see the environment (a secret in it would change the result)" {
+	run -0 verdict env_secret
+	assert_output "pass -"
+}
+
+@test "the child runs unprivileged, in its own PID namespace, without network interfaces" {
+	grep -q "namespaces are unavailable" "$BATS_FILE_TMPDIR/err.txt" && skip "namespaces are unavailable here"
+	run -0 verdict escape
+	assert_output "pass -"
+}
+
+@test "the child cannot see the reference source, the build cache or the host's processes" {
+	grep -q "namespaces are unavailable" "$BATS_FILE_TMPDIR/err.txt" && skip "namespaces are unavailable here"
+	sed -e "s|@TASKS@|$LEAP_TASKS|" -e "s|@CACHE@|$LEAP_CACHE|" "$FIXTURES/leap-verify/peek.c.in" >"$BATS_TEST_TMPDIR/peek.c"
+	build_artifact vector_add "$BATS_TEST_TMPDIR/peek.c" "$BATS_TEST_TMPDIR/peek.so"
+	compiled_record vector_add "$BATS_TEST_TMPDIR/peek.so" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -r .status <<<"$output")" = pass ]
+	# and the same candidate does see them without the namespaces (the test can fail)
+	run -0 --separate-stderr leap-verify --no-namespaces "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -r .status <<<"$output")" = mismatch ]
+}
+
+@test "killing the parent does not stop the filter" {
+	run -0 verdict kill_parent
+	assert_output "pass -"
+}
+
+@test "closing the harness's descriptors is a runtime error" {
+	run -0 jq -r 'select(.name == "close_fds") | "\(.status): \(.verify.message)"' "$OUT"
+	assert_output --partial "runtime_error: Your code stopped answering the harness"
+}
+
+@test "garbage and a forged reply written to the harness's descriptors never pass" {
+	run -0 jq -r 'select(.name == "scribble") | "\(.status): \(.verify.message)"' "$OUT"
+	assert_output --partial "runtime_error: Your code stopped answering the harness"
+}
+
+@test "an object without the artifact ABI is a runtime error" {
+	run -0 jq -r 'select(.name == "no_entry") | "\(.status): \(.verify.message)"' "$OUT"
+	assert_output "runtime_error: The compiled code could not be used: the artifact does not export leap_abi_version."
+}
+
+@test "the seed is written into the record and replays the same verdict" {
+	run -0 jq -r 'select(.name == "wrong") | .verify.seed' "$OUT"
+	assert_output 42
+	compiled_record vector_add "$ART/wrong.so" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify --seed 42 "$BATS_TEST_TMPDIR/in.jsonl"
+	a=$(jq -c '.verify.mismatch' <<<"$output")
+	b=$(jq -c 'select(.name == "wrong") | .verify.mismatch' "$OUT")
+	[ "$a" = "$b" ]
+	run -0 leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r .verify.seed <<<"$output"
+	refute_output 42
+}
+
+@test "the mismatch names the case, trial, output, index, got and want" {
+	run -0 jq -c 'select(.name == "wrong") | .verify.mismatch | [.case, .trial, .output, .index, (.got|type), (.want|type), .values.n]' "$OUT"
+	assert_output '[0,0,"c",0,"number","number",1]'
+}
+
+@test "a 2-D output gets coordinates in the mismatch and message" {
+	cat >"$BATS_TEST_TMPDIR/soft.c" <<-'EOF'
+	#include <math.h>
+	void softmax(const float *x, float *y, int rows, int cols)
+	{
+		for (int i = 0; i < rows * cols; i++)
+			y[i] = 1.0f / cols;
+		if (rows * cols > 1)
+			y[rows * cols - 1] = x[0];
+	}
+	EOF
+	run -1 leap-verify --task softmax --seed 3 "$BATS_TEST_TMPDIR/soft.c"
+	assert_output --partial "mismatch"
+	assert_output --partial "y[0][0] = 0.0303030312 but expected"
+}
+
+@test "records that did not compile pass through with verify.status skipped" {
+	printf '%s\n' '{"task":"vector_add","backend":"cpu","compile":{"status":"compile_error"},"status":"compile_error","x":[1,2]}' \
+		'{"task":"vector_add","backend":"cpu"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "${#lines[@]}" -eq 2 ]
+	run -0 jq -c '[.verify.status, .status, .x]' <<<"${lines[0]}"
+	assert_output '["skipped","compile_error",[1,2]]'
+}
+
+@test "a malformed line and an unknown task become error records; the rest is verified (status 1)" {
+	{
+		echo '{not json'
+		compiled_record no_such_task "$ART/correct.so"
+		compiled_record vector_add "$ART/correct.so"
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -1 --separate-stderr leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "${#lines[@]}" -eq 3 ]
+	run -0 jq -r '.error.message // .status' <<<"$output"
+	[[ "${lines[0]}" == *"not valid JSON"* || "${lines[0]}" == *"JSON"* ]]
+	assert_line --index 1 --partial "no_such_task"
+	assert_line --index 2 pass
+}
+
+@test "a missing artifact is an error record, and the next record is still verified" {
+	{
+		compiled_record vector_add "$BATS_TEST_TMPDIR/nope.so"
+		compiled_record vector_add "$ART/correct.so"
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -1 --separate-stderr leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	[[ "$stderr" == *"in.jsonl:1: cannot open the artifact"* ]]
+	run -0 jq -r '.error.message // .status' <<<"$output"
+	assert_line --index 0 --partial "cannot open the artifact"
+	assert_line --index 1 pass
+}
+
+@test "fields the verifier does not own pass through untouched" {
+	compiled_record vector_add "$ART/correct.so" '{"messages":[{"role":"user","content":"é\u0000x"}],"tokens":17}' \
+		>"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	a=$(jq -c 'del(.verify, .status)' <<<"$output")
+	b=$(jq -c . "$BATS_TEST_TMPDIR/in.jsonl")
+	[ "$a" = "$b" ]
+}
+
+@test "correct candidates of the three bundled tasks pass on several seeds" {
+	for t in vector_add softmax matmul; do
+		for s in 1 2 3; do
+			run -0 leap-verify --task "$t" --seed "$s" "$LEAP_TASKS/$t/reference.c"
+			assert_line --index 0 --partial ": pass (task $t, cpu, seed $s"
+		done
+	done
+}
+
+@test "ad-hoc mode prints a readable verdict and exits 1 on failure" {
+	run -1 leap-verify --task vector_add "$FIXTURES/leap-verify/wrong.c"
+	assert_line --index 0 --partial "wrong.c: mismatch (task vector_add, cpu, seed"
+	assert_line --index 1 --partial "Wrong output in case 1 (n=1): c[0] ="
+	echo 'void vector_add(int x) {}' >"$BATS_TEST_TMPDIR/bad.c"
+	run -1 leap-verify --task vector_add "$BATS_TEST_TMPDIR/bad.c"
+	assert_line --index 0 --partial "bad.c: compile_error"
+}
+
+@test "without namespaces the verdicts are the same" {
+	for n in correct wrong segv; do compiled_record vector_add "$ART/$n.so"; done >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify --no-namespaces "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r .status <<<"$output"
+	assert_output $'pass\nmismatch\nruntime_error'
+}
+
+@test "a cuda record without a usable GPU gets verify.status no_device and status 1" {
+	[ -x "$ROOT/libexec/leap-run-cuda" ] && command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU &&
+		skip "a GPU is present"
+	compiled_record vector_add "$ART/correct.so" '{"backend":"cuda"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -1 --separate-stderr leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '"\(.verify.status) \(.status // "none")"' <<<"$output"
+	assert_output "no_device none"
+}
+
+@test "the cuda runner is built when nvcc is present" {
+	skip_unless_nvcc
+	[ -x "$ROOT/libexec/leap-run-cuda" ]
+}
+
+@test "cuda: the baseline passes and an illegal address is a runtime error" {
+	skip_unless_gpu
+	run -0 leap-verify --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
+	assert_line --index 0 --partial ": pass (task vector_add, cuda"
+	cat >"$BATS_TEST_TMPDIR/bad.cu" <<-'EOF'
+	__global__ void k(float *c) { c[1 << 30] = 1.0f; }
+	extern "C" void vector_add(const float *a, const float *b, float *c, int n) { k<<<1, 1>>>(c); }
+	EOF
+	run -1 leap-verify --task vector_add "$BATS_TEST_TMPDIR/bad.cu"
+	assert_line --index 0 --partial "runtime_error"
+}
+
+@test "with -j 3 the verdicts and their order are those of the serial run" {
+	LEAP_TEST_SECRET=hunter2 run -0 --separate-stderr leap-verify -j 3 --timeout 1.5 --seed 42 "$BATS_FILE_TMPDIR/stream.jsonl"
+	a=$(jq -r '"\(.name) \(.status) \(.verify.mismatch.kind // "-")"' <<<"$output")
+	b=$(jq -r '"\(.name) \(.status) \(.verify.mismatch.kind // "-")"' "$OUT")
+	[ "$a" = "$b" ]
+}
+
+@test "cuda candidates build in ad-hoc mode; without a GPU the verdict is no_device (exit 1)" {
+	skip_unless_nvcc
+	command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU && skip "a GPU is present"
+	run -1 leap-verify --task softmax "$FIXTURES/gpu/softmax_fast.cu"
+	assert_line --index 0 --partial "softmax_fast.cu: no_device (task softmax, cuda"
+	assert_line --index 1 --partial "Not verified: no CUDA device available"
+}
