@@ -468,6 +468,7 @@ static void emit(struct ctx *c, struct slot *s)
 	json_decref(add);
 	leap_cresult_free(&local);
 	c->done++;
+	leap_progress_aux(&c->progress, "cached", c->cached);
 	leap_progress_update(&c->progress, c->done, c->errors + c->failed + c->no_code);
 }
 

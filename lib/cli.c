@@ -83,9 +83,17 @@ static void draw(struct leap_progress *p, double now)
 {
 	double dt = now - p->t0;
 	double rate = dt > 0 ? (double)p->done / dt : 0.0;
-	fprintf(stderr, "\r%s: %ld records, %.1f/s, %ld error%s\033[K", leap_prog(), p->done, rate,
-		p->errors, p->errors == 1 ? "" : "s");
+	fprintf(stderr, "\r%s: %ld records, %.1f/s", leap_prog(), p->done, rate);
+	if (p->aux_name)
+		fprintf(stderr, ", %ld %s", p->aux, p->aux_name);
+	fprintf(stderr, ", %ld error%s\033[K", p->errors, p->errors == 1 ? "" : "s");
 	fflush(stderr);
+}
+
+void leap_progress_aux(struct leap_progress *p, const char *name, long n)
+{
+	p->aux_name = name;
+	p->aux = n;
 }
 
 void leap_progress_update(struct leap_progress *p, long done, long errors)

@@ -47,11 +47,15 @@ struct leap_progress {
 	int on;
 	double t0, last;
 	long done, errors;
+	const char *aux_name; /* an extra count shown before the errors, e.g. "cached" (or NULL) */
+	long aux;
 };
 
 void leap_progress_init(struct leap_progress *p, int mode);
 /* Records that `done` records were processed so far, `errors` of them with an error. */
 void leap_progress_update(struct leap_progress *p, long done, long errors);
+/* Sets the extra count of the line: ", N NAME" (NAME is kept, not copied). */
+void leap_progress_aux(struct leap_progress *p, const char *name, long n);
 /* Draws the final state and ends the line (if progress is on). */
 void leap_progress_end(struct leap_progress *p);
 

@@ -34,6 +34,8 @@ static int is_ident(int c)
  * i when s[i] starts none of them. */
 static size_t skip_noise(const char *s, size_t n, size_t i)
 {
+	if (i >= n)
+		return i;
 	if (i + 1 < n && s[i] == '/' && s[i + 1] == '/') {
 		while (i < n && s[i] != '\n')
 			i++;
@@ -64,7 +66,7 @@ static size_t skip_space(const char *s, size_t n, size_t i)
 			i++;
 		size_t j = skip_noise(s, n, i);
 		if (j == i || s[i] == '"' || s[i] == '\'')
-			return i;
+			return i; /* (j != i implies i < n) */
 		i = j;
 	}
 }
@@ -295,7 +297,6 @@ void leap_extract(const char *text, size_t len, const char *entry, struct leap_e
 	size_t nv = find_blocks(s, n, &v);
 	x->blocks = (int)nv;
 	const struct block *pick = NULL, *last_code = NULL;
-	size_t ncode = 0;
 	for (size_t i = 0; i < nv; i++) {
 		const struct block *b = &v[i];
 		if (!b->code)
@@ -305,7 +306,6 @@ void leap_extract(const char *text, size_t len, const char *entry, struct leap_e
 			j++;
 		if (j == b->body_end)
 			continue; /* an empty block */
-		ncode++;
 		last_code = b;
 		if (entry && *entry && defines(s + b->body, b->body_end - b->body, entry))
 			pick = b;
@@ -340,7 +340,6 @@ void leap_extract(const char *text, size_t len, const char *entry, struct leap_e
 			no_code(x, entry, "%s", "no code found in the answer");
 		}
 	}
-	(void)ncode;
 	free(v);
 }
 

@@ -455,3 +455,34 @@ extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }'
 	[ "$(jq -r .compile.status "$T/out.jsonl" | sort -u)" = ok ]
 	[ "$(jq -c 'select(.compile.batch)' "$T/out.jsonl" | wc -l)" -eq 0 ]
 }
+
+@test "a backend whose compiler is missing gives error records, not verdicts" {
+	code_rec vector_add cuda 'extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }' >"$T/in.jsonl"
+	code_rec vector_add cpu "$VA_OK" 1 >>"$T/in.jsonl"
+	run -1 --separate-stderr leap-compile --nvcc "$T/no-such-nvcc" "$T/in.jsonl"
+	echo "$output" >"$T/out.jsonl"
+	jq -e -s '.[0].error.message | contains("needs nvcc")' "$T/out.jsonl"
+	jq -e -s '.[0] | has("status") | not' "$T/out.jsonl"
+	jq -e -s '.[1].compile.status == "ok"' "$T/out.jsonl"
+	[[ "$stderr" == *"needs nvcc"* ]]
+}
+
+@test "--progress: a progress line with the cached count, and a summary" {
+	code_rec vector_add cpu "$VA_OK" >"$T/in.jsonl"
+	code_rec vector_add cpu "$VA_OK" 1 >>"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile --progress "$T/in.jsonl"
+	[[ "$stderr" == *"leap-compile: 2 records, "*"/s, 1 cached, 0 errors"* ]]
+	[[ "$stderr" == *"2 records: 1 compiled, 1 cached, 0 compile errors, 0 without code, 0 errors"* ]]
+}
+
+@test "records stream: the first result is written before the input ends" {
+	code_rec vector_add cpu "$VA_OK" >"$T/r.jsonl"
+	{ cat "$T/r.jsonl"; sleep 4; cat "$T/r.jsonl"; } | leap-compile >"$T/out.jsonl" &
+	for _ in $(seq 30); do
+		[ -s "$T/out.jsonl" ] && break
+		sleep 0.1
+	done
+	[ "$(wc -l <"$T/out.jsonl")" -eq 1 ]
+	wait
+	[ "$(wc -l <"$T/out.jsonl")" -eq 2 ]
+}
