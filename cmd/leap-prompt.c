@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "adaptive.h"
 #include "jsonl.h"
 #include "prompt.h"
 #include "task.h"
@@ -27,6 +28,12 @@ static const char usage[] =
 	"      --group-prefix P   group key is P followed by the task id (e.g. 'step7/')\n"
 	"      --system FILE      use the text of FILE as the system message\n"
 	"      --level N          with --all: only tasks of level N\n"
+	"      --skip-from STATE  skip tasks that leap-prune --adaptive STATE found easy or\n"
+	"                         hopeless in --skip-after consecutive steps, except with\n"
+	"                         probability --revisit, so that they are seen again\n"
+	"      --skip-after K     consecutive easy or hopeless steps before a skip (default 3)\n"
+	"      --revisit P        probability of keeping a task that would be skipped (default 0.1)\n"
+	"      --seed N           seed of those draws (default: the state's run count)\n"
 	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
 	"      --progress, --no-progress  force the progress line on stderr on or off\n"
 	"  -h, --help             show this help and exit\n"
@@ -35,7 +42,7 @@ static const char usage[] =
 	"Exit status: 0 all records written, 1 some task could not be loaded (an error record was\n"
 	"written for it), 2 usage or fatal error.\n";
 
-enum { OPT_GROUP_PREFIX = LEAP_OPT_PRIVATE, OPT_SYSTEM, OPT_LEVEL };
+enum { OPT_GROUP_PREFIX = LEAP_OPT_PRIVATE, OPT_SYSTEM, OPT_LEVEL, OPT_SKIP_FROM, OPT_SKIP_AFTER, OPT_REVISIT, OPT_SEED };
 
 struct ctx {
 	struct leap_common common;
@@ -48,6 +55,11 @@ struct ctx {
 	char *system;
 	int level;
 	long done, errors;
+	/* --skip-from */
+	struct leap_adaptive *state;
+	long skip_after, skipped;
+	double revisit;
+	unsigned long seed;
 };
 
 /* Emits the records of one task id; `where`/`line` locate the id for messages. */
@@ -66,6 +78,10 @@ static void emit_task(struct ctx *c, const char *id, const char *where, long lin
 		json_decref(rec);
 		free(err);
 		c->errors++;
+		return;
+	}
+	if (c->state && leap_adaptive_skip(c->state, t->id, c->skip_after, c->revisit, c->seed)) {
+		c->skipped++;
 		return;
 	}
 	char *user = leap_prompt_user(t, c->backend);
@@ -156,9 +172,15 @@ int main(int argc, char **argv)
 		{"group-prefix", required_argument, NULL, OPT_GROUP_PREFIX},
 		{"system", required_argument, NULL, OPT_SYSTEM},
 		{"level", required_argument, NULL, OPT_LEVEL},
+		{"skip-from", required_argument, NULL, OPT_SKIP_FROM},
+		{"skip-after", required_argument, NULL, OPT_SKIP_AFTER},
+		{"revisit", required_argument, NULL, OPT_REVISIT},
+		{"seed", required_argument, NULL, OPT_SEED},
 		{NULL, 0, NULL, 0},
 	};
-	struct ctx c = {.group_size = 1, .backend = LEAP_BACKEND_CUDA};
+	struct ctx c = {.group_size = 1, .backend = LEAP_BACKEND_CUDA, .skip_after = 3, .revisit = 0.1};
+	const char *skip_from = NULL;
+	int seed_given = 0;
 	leap_common_init(&c.common, usage);
 	int all = 0, opt;
 	const char *file = NULL, *system_file = NULL;
@@ -192,6 +214,24 @@ int main(int argc, char **argv)
 			if (leap_parse_int(optarg, 1, 9, &c.level))
 				leap_usage_error(&c.common, "--level: '%s' is not an integer from 1 to 9", optarg);
 			break;
+		case OPT_SKIP_FROM:
+			skip_from = optarg;
+			break;
+		case OPT_SKIP_AFTER:
+			if (leap_parse_i64(optarg, 1, 1 << 30, &v))
+				leap_usage_error(&c.common, "--skip-after: '%s' is not an integer >= 1", optarg);
+			c.skip_after = (long)v;
+			break;
+		case OPT_REVISIT:
+			if (leap_parse_double(optarg, 0, 1, &c.revisit))
+				leap_usage_error(&c.common, "--revisit: '%s' is not a probability", optarg);
+			break;
+		case OPT_SEED:
+			if (leap_parse_i64(optarg, 0, INT64_MAX, &v))
+				leap_usage_error(&c.common, "--seed: '%s' is not an integer >= 0", optarg);
+			c.seed = (unsigned long)v;
+			seed_given = 1;
+			break;
 		default:
 			leap_usage_error(&c.common, "unhandled option");
 		}
@@ -205,6 +245,15 @@ int main(int argc, char **argv)
 		leap_usage_error(&c.common, "--level applies to --all");
 	if (system_file)
 		c.system = read_text(system_file);
+	struct leap_adaptive state;
+	if (skip_from) {
+		char *err = NULL;
+		if (leap_adaptive_load(skip_from, 0.5, 0.05, 0.5, &state, &err))
+			leap_die("%s", err);
+		c.state = &state;
+		if (!seed_given)
+			c.seed = (unsigned long)state.runs;
+	}
 
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
@@ -235,6 +284,12 @@ int main(int argc, char **argv)
 			emit_task(&c, argv[i], NULL, 0);
 	}
 	leap_progress_end(&c.progress);
+	if (c.state) {
+		if (c.skipped)
+			leap_warn("skipped %ld task%s easy or hopeless in %ld consecutive steps (%s)", c.skipped,
+				  c.skipped == 1 ? "" : "s", c.skip_after, skip_from);
+		leap_adaptive_free(c.state);
+	}
 	int rc = leap_out_close(&c.out);
 	leap_suite_free(&c.suite);
 	free(c.system);

@@ -74,9 +74,8 @@ static void close_current(struct leap_in *in)
 	in->fp = NULL;
 }
 
-enum leap_read leap_in_next(struct leap_in *in, json_t **rec)
+enum leap_read leap_in_next_line(struct leap_in *in)
 {
-	*rec = NULL;
 	for (;;) {
 		if (!in->fp && !open_next(in))
 			return LEAP_READ_EOF;
@@ -112,25 +111,42 @@ enum leap_read leap_in_next(struct leap_in *in, json_t **rec)
 			i++;
 		if (i == plen)
 			continue; /* blank line */
-		json_error_t jerr;
-		json_t *j = json_loadb(p, plen, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
-		if (!j) {
-			*rec = leap_error_record(in->name, in->line, in->buf, in->len,
-						 "invalid JSON at column %d: %s", jerr.column, jerr.text);
-			in->bad++;
-			return LEAP_READ_BAD;
-		}
-		if (!json_is_object(j)) {
-			json_decref(j);
-			*rec = leap_error_record(in->name, in->line, in->buf, in->len,
-						 "a record must be a JSON object");
-			in->bad++;
-			return LEAP_READ_BAD;
-		}
-		in->records++;
-		*rec = j;
 		return LEAP_READ_RECORD;
 	}
+}
+
+enum leap_read leap_in_parse(struct leap_in *in, json_t **rec)
+{
+	const char *p = in->buf;
+	size_t plen = in->len;
+	if (in->line == 1 && plen >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
+		p += 3, plen -= 3; /* a byte-order mark */
+	json_error_t jerr;
+	json_t *j = json_loadb(p, plen, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+	if (!j) {
+		*rec = leap_error_record(in->name, in->line, in->buf, in->len,
+					 "invalid JSON at column %d: %s", jerr.column, jerr.text);
+		in->bad++;
+		return LEAP_READ_BAD;
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		*rec = leap_error_record(in->name, in->line, in->buf, in->len,
+					 "a record must be a JSON object");
+		in->bad++;
+		return LEAP_READ_BAD;
+	}
+	in->records++;
+	*rec = j;
+	return LEAP_READ_RECORD;
+}
+
+enum leap_read leap_in_next(struct leap_in *in, json_t **rec)
+{
+	*rec = NULL;
+	if (leap_in_next_line(in) == LEAP_READ_EOF)
+		return LEAP_READ_EOF;
+	return leap_in_parse(in, rec);
 }
 
 void leap_in_close(struct leap_in *in)

@@ -39,6 +39,15 @@ void leap_in_init(struct leap_in *in, int nfiles, char *const *files, FILE *flus
  * A read error on an open file is reported and ends that file. */
 enum leap_read leap_in_next(struct leap_in *in, json_t **rec);
 
+/* Reads the next non-blank line without parsing it (for filters that scan records
+ * themselves): LEAP_READ_RECORD with the line in in->buf/in->len (line ending removed; a
+ * byte-order mark on line 1 kept), or LEAP_READ_EOF. Same file handling as leap_in_next. */
+enum leap_read leap_in_next_line(struct leap_in *in);
+
+/* Parses the line last returned by leap_in_next_line exactly as leap_in_next would:
+ * LEAP_READ_RECORD with *rec, or LEAP_READ_BAD with an error record in *rec. */
+enum leap_read leap_in_parse(struct leap_in *in, json_t **rec);
+
 /* Releases the reader's memory and closes the current file. */
 void leap_in_close(struct leap_in *in);
 

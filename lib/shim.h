@@ -5,7 +5,8 @@
 #include "task.h"
 
 /* The header force-included before the candidate's source (cc/nvcc -include): the includes
- * the prompt promises (<stdint.h>; for cuda also cuda_runtime.h, cuda_fp16.h, cuda_bf16.h)
+ * the prompt promises (<stdint.h>; for cuda also cuda_runtime.h, and cuda_fp16.h / cuda_bf16.h
+ * when a parameter is half / bf16)
  * and the entry point's prototype, so that a definition with another signature is a compile
  * error in the candidate's own file. Newly allocated. */
 char *leap_shim_prelude(const struct leap_task *t, enum leap_backend b);

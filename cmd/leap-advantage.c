@@ -1,0 +1,447 @@
+/* leap-advantage - the number the trainer consumes: an advantage per record, by the chosen estimator. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h" /* first: it uses __attribute__((noreturn)), which <stdnoreturn.h> renames */
+#include "advantage.h"
+#include "group.h"
+#include "jsonl.h"
+#include "record.h"
+#include "util.h"
+#include "banned.h"
+
+static const char usage[] =
+	"usage: leap-advantage [OPTION]... [FILE]...\n"
+	"\n"
+	"Add `advantage` to every record. rank (default): the trajectory's rank score s from\n"
+	"leap-rank, s * gamma^(turns - turn) when s > 0, s on every turn when s <= 0. The scalar\n"
+	"estimators work on a reward per record (the `reward` field, or a preset) inside each\n"
+	"group: grpo (R - mean) / (std + 1e-6), dr-grpo R - mean, rloo R - mean of the others\n"
+	"(R: a trajectory's last-turn reward), kevin and trloo on per-turn discounted returns\n"
+	"G_t = r_t + gamma G_{t+1} against the mean (kevin) or the leave-one-out mean (trloo) of\n"
+	"the returns of the same group and turn.\n"
+	"\n"
+	"  -e, --estimator NAME   rank (default), grpo, dr-grpo, rloo, kevin, trloo\n"
+	"  -r, --reward NAME      field (default: the record's `reward`), binary, kevin, kernelgym\n"
+	"      --gamma G          discount (default 1 for rank and trloo, 0.4 for kevin)\n"
+	"  -s, --scale S          group, batch or none: divide by std + 1e-6 of the group's values,\n"
+	"                         of all values in the input, or not at all (default group for grpo,\n"
+	"                         none for the others; batch holds the whole input)\n"
+	"  -g, --group-size G     trajectories per group: a group is computed and written as soon\n"
+	"                         as G of its trajectories have ended (default: regular files are\n"
+	"                         read twice and records keep their order; a pipe is held)\n"
+	"      --stats            print mean and std of the advantages and the share of groups\n"
+	"                         whose advantages are all zero on stderr at the end\n"
+	"      --progress, --no-progress  force the progress line on stderr on or off\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Exit status: 0 every record got an advantage, 1 some records carried an error instead\n"
+	"(they were written), 2 usage or fatal error.\n";
+
+enum { OPT_GAMMA = LEAP_OPT_PRIVATE, OPT_STATS };
+
+struct ctx {
+	struct leap_common common;
+	enum leap_estimator est;
+	enum leap_reward_kind reward;
+	enum leap_scale scale;
+	double gamma;
+	long group_size;
+	int stats;
+	struct leap_out out;
+	struct leap_progress progress;
+	struct leap_buf line;
+	long records, errors;
+	/* statistics: Welford over the advantages written, zero-signal flags per group */
+	long n;
+	double mean, m2;
+	struct leap_strset groups;
+	/* --scale batch: the computed groups, written at the end */
+	struct leap_group **held;
+	size_t nheld, capheld;
+	double *vals;
+	size_t nvals, capvals;
+};
+
+/* Counts advantage a of a record of `group` for --stats. */
+static void note_stats(struct ctx *c, const char *group, double a)
+{
+	if (!c->stats)
+		return;
+	c->n++;
+	double d = a - c->mean;
+	c->mean += d / (double)c->n;
+	c->m2 += d * (a - c->mean);
+	int *flag = leap_strset_get(&c->groups, group);
+	if (a != 0)
+		*flag = 1;
+}
+
+/* Writes raw[0..len) with `advantage` = a; `clash`: whether it has an advantage already. */
+static void put_advantage(struct ctx *c, const char *raw, size_t len, int clash, double a)
+{
+	if (!isfinite(a))
+		leap_die("internal error: a non-finite advantage");
+	if (a == 0)
+		a = 0; /* no negative zero */
+	json_t *add = json_pack("{s:f}", "advantage", a);
+	if (!add)
+		leap_die("out of memory");
+	leap_buf_reset(&c->line);
+	if (leap_splice_line_known(&c->line, raw, len, NULL, add, clash))
+		leap_die("internal error: a held record is not an object");
+	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+	json_decref(add);
+}
+
+/* Writes a held member that does not take part, with `error` set. */
+static void put_skipped(struct ctx *c, const struct leap_member *m)
+{
+	leap_buf_reset(&c->line);
+	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, m->skip))
+		leap_die("internal error: a held record is not an object");
+	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+	c->errors++;
+}
+
+/* Writes a computed group's records in arrival order. */
+static void put_group(struct ctx *c, struct leap_group *grp)
+{
+	for (size_t i = 0; i < grp->n; i++) {
+		const struct leap_member *m = &grp->m[i];
+		if (!m->skip && !isfinite(m->out)) {
+			leap_warn("%s:%ld: the advantage is not finite (rewards too large); not written", m->file,
+				  m->line);
+			grp->m[i].skip = "the advantage is not finite (rewards too large)";
+		}
+		if (m->skip) {
+			put_skipped(c, m);
+			continue;
+		}
+		put_advantage(c, m->raw, m->len, m->has_key, m->out);
+		note_stats(c, grp->key, m->out);
+	}
+}
+
+/* Computes one group; writes it, or holds it for a batch scale. */
+static void finish_group(struct ctx *c, struct leap_group *grp, int at_eof)
+{
+	if (at_eof && grp->want > 0)
+		leap_warn("group '%s': end of input after %ld of %ld ended trajectories; computed with what arrived",
+			  grp->key, grp->units, grp->want);
+	int batch = c->scale == LEAP_SCALE_BATCH;
+	leap_advantage_group(c->est, c->scale, c->gamma, grp, batch ? &c->vals : NULL, &c->nvals, &c->capvals);
+	if (batch) {
+		xgrow((void **)&c->held, &c->capheld, c->nheld + 1, sizeof(*c->held));
+		c->held[c->nheld++] = grp;
+		return;
+	}
+	put_group(c, grp);
+	leap_group_free(grp);
+}
+
+/* The rank estimator: one record at a time. Takes over the member's memory. */
+static void rank_record(struct ctx *c, struct leap_member *m, const char *group)
+{
+	if (!m->has_score) {
+		m->skip = "the record has no rank.score (run leap-rank first)";
+		leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
+		put_skipped(c, m);
+	} else {
+		double a = leap_advantage_rank(m->score, m->turns ? m->turns : m->turn, m->turn, c->gamma);
+		put_advantage(c, m->raw, m->len, m->has_key, a);
+		note_stats(c, group, a);
+	}
+	leap_member_clear(m);
+}
+
+/* Two-pass mode: one taking part record of a group, from the first pass. */
+struct aentry {
+	long seq;    /* the record's number in the input */
+	long sample; /* -1 when absent */
+	long turn;
+	double value;
+};
+
+struct agroup {
+	struct aentry *e;
+	size_t n, cap;
+};
+
+struct compute {
+	struct ctx *c;
+	double *adv; /* by record number */
+};
+
+/* Computes a two-pass group into adv[] with the same estimator code as the streaming mode. */
+static void compute_agroup(const char *key, void *data, void *arg)
+{
+	(void)key;
+	struct compute *k = arg;
+	struct agroup *g = data;
+	struct leap_group grp = {0};
+	grp.m = xcalloc(g->n ? g->n : 1, sizeof(*grp.m));
+	grp.n = g->n;
+	for (size_t i = 0; i < g->n; i++) {
+		grp.m[i].sample = g->e[i].sample;
+		grp.m[i].turn = g->e[i].turn;
+		grp.m[i].value = g->e[i].value;
+		grp.m[i].has_value = 1;
+	}
+	int batch = k->c->scale == LEAP_SCALE_BATCH;
+	leap_advantage_group(k->c->est, k->c->scale, k->c->gamma, &grp, batch ? &k->c->vals : NULL, &k->c->nvals,
+			     &k->c->capvals);
+	for (size_t i = 0; i < g->n; i++)
+		k->adv[g->e[i].seq] = grp.m[i].out;
+	free(grp.m);
+}
+
+/* leap_strset_each_data callback: frees a two-pass group. */
+static void free_agroup(const char *key, void *data, void *arg)
+{
+	(void)key;
+	(void)arg;
+	struct agroup *g = data;
+	free(g->e);
+	free(g);
+}
+
+/* The two-pass mode of the scalar estimators: first collect every group's rewards (a few
+ * dozen bytes per record) and compute, then write every record in input order. */
+static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
+{
+	struct leap_strset groups = {0};
+	struct leap_buf key = {0};
+	struct leap_member m;
+	json_t *bad;
+	int has_group;
+	struct leap_in in;
+	leap_in_init(&in, nfiles, files, stdout);
+	long seq = 0;
+	while (leap_member_next(&in, seq, "advantage", &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
+		if (bad) {
+			json_decref(bad);
+		} else {
+			double value;
+			const char *why;
+			if (has_group && !leap_reward_of(c->reward, &m, &value, &why)) {
+				void **slot = leap_strset_slot(&groups, key.s);
+				if (!*slot)
+					*slot = xcalloc(1, sizeof(struct agroup));
+				struct agroup *g = *slot;
+				xgrow((void **)&g->e, &g->cap, g->n + 1, sizeof(*g->e));
+				g->e[g->n++] = (struct aentry){seq, m.sample, m.turn, value};
+			}
+			leap_member_clear(&m);
+		}
+		seq++;
+	}
+	leap_in_close(&in);
+	struct compute k = {c, xcalloc(seq ? (size_t)seq : 1, sizeof(double))};
+	leap_strset_each_data(&groups, compute_agroup, &k);
+	leap_strset_each_data(&groups, free_agroup, NULL);
+	leap_strset_free(&groups);
+	if (c->scale == LEAP_SCALE_BATCH) {
+		double sd = leap_std(c->vals, c->nvals);
+		for (long i = 0; i < seq; i++)
+			k.adv[i] /= sd + LEAP_ADV_EPS;
+		free(c->vals);
+		c->vals = NULL;
+		c->nvals = c->capvals = 0;
+	}
+	leap_inputs_rewind(nfiles, files, off);
+	leap_in_init(&in, nfiles, files, stdout);
+	long n = seq;
+	seq = 0;
+	enum leap_read r;
+	while ((r = leap_member_next(&in, seq, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
+		c->records++;
+		if (r == LEAP_READ_BAD) {
+			leap_out_write(&c->out, bad);
+			json_decref(bad);
+			c->errors++;
+		} else {
+			double value;
+			const char *why = NULL;
+			if (!has_group)
+				why = "the record has neither 'group' nor 'task'";
+			else if (leap_reward_of(c->reward, &m, &value, &why))
+				;
+			else if (seq >= n)
+				why = "the input changed between the two passes";
+			else if (!isfinite(k.adv[seq]))
+				why = "the advantage is not finite (rewards too large)";
+			if (why) {
+				leap_warn("%s:%ld: %s", m.file, m.line, why);
+				m.skip = why;
+				put_skipped(c, &m);
+			} else {
+				put_advantage(c, m.raw, m.len, m.has_key, k.adv[seq]);
+				note_stats(c, key.s, k.adv[seq]);
+			}
+			leap_member_clear(&m);
+		}
+		seq++;
+		leap_progress_update(&c->progress, c->records, c->errors);
+	}
+	*open_failed = in.open_failed;
+	leap_in_close(&in);
+	leap_buf_free(&key);
+	free(k.adv);
+}
+
+/* leap_strset_each callback: counts the groups whose flag is 0 (every advantage zero). */
+static void count_zero(int flag, void *arg)
+{
+	if (!flag)
+		++*(long *)arg;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		LEAP_COMMON_LONGOPTS,
+		{"estimator", required_argument, NULL, 'e'},
+		{"reward", required_argument, NULL, 'r'},
+		{"gamma", required_argument, NULL, OPT_GAMMA},
+		{"scale", required_argument, NULL, 's'},
+		{"group-size", required_argument, NULL, 'g'},
+		{"stats", no_argument, NULL, OPT_STATS},
+		{NULL, 0, NULL, 0},
+	};
+	struct ctx c = {.est = LEAP_EST_RANK, .reward = LEAP_REWARD_FIELD, .gamma = NAN};
+	leap_common_init(&c.common, usage);
+	int opt, reward_given = 0;
+	int64_t v;
+	while ((opt = getopt_long(argc, argv, "e:r:s:g:hV", longopts, NULL)) != -1) {
+		if (leap_common_option(&c.common, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'e':
+			if (leap_estimator_parse(optarg, &c.est))
+				leap_usage_error(&c.common, "--estimator: '%s' is not rank, grpo, dr-grpo, rloo, kevin "
+							    "or trloo", optarg);
+			break;
+		case 'r':
+			if (leap_reward_parse(optarg, &c.reward))
+				leap_usage_error(&c.common, "--reward: '%s' is not field, binary, kevin or kernelgym",
+						 optarg);
+			reward_given = 1;
+			break;
+		case OPT_GAMMA:
+			if (leap_parse_double(optarg, 0, 1, &c.gamma))
+				leap_usage_error(&c.common, "--gamma: '%s' is not a number from 0 to 1", optarg);
+			break;
+		case 's':
+			if (leap_scale_parse(optarg, &c.scale))
+				leap_usage_error(&c.common, "--scale: '%s' is not group, batch or none", optarg);
+			break;
+		case 'g':
+			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
+				leap_usage_error(&c.common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
+						 1 << 20);
+			c.group_size = (long)v;
+			break;
+		case OPT_STATS:
+			c.stats = 1;
+			break;
+		default:
+			leap_usage_error(&c.common, "unhandled option");
+		}
+	}
+	if (c.est == LEAP_EST_RANK) {
+		if (c.scale == LEAP_SCALE_GROUP || c.scale == LEAP_SCALE_BATCH)
+			leap_usage_error(&c.common, "--scale: rank scores are scale-free; use it with a scalar estimator");
+		if (reward_given)
+			leap_usage_error(&c.common, "--reward applies to the scalar estimators, not to rank");
+	}
+	if (c.scale == LEAP_SCALE_DEFAULT)
+		c.scale = c.est == LEAP_EST_GRPO ? LEAP_SCALE_GROUP : LEAP_SCALE_NONE;
+	if (isnan(c.gamma))
+		c.gamma = c.est == LEAP_EST_KEVIN ? 0.4 : 1.0;
+
+	leap_out_init(&c.out, stdout);
+	leap_progress_init(&c.progress, c.common.progress);
+	off_t off = 0;
+	int two = c.est != LEAP_EST_RANK && !c.group_size && leap_inputs_seekable(argc - optind, argv + optind, &off);
+	struct leap_in in;
+	leap_in_init(&in, argc - optind, argv + optind, stdout);
+	struct leap_grouper groups;
+	leap_grouper_init(&groups);
+	int two_open_failed = 0;
+	if (two)
+		two_pass(&c, argc - optind, argv + optind, off, &two_open_failed);
+	struct leap_buf key = {0};
+	struct leap_member m;
+	json_t *bad;
+	int has_group;
+	enum leap_read r;
+	while (!two && (r = leap_member_next(&in, c.records, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
+		c.records++;
+		if (r == LEAP_READ_BAD) {
+			leap_out_write(&c.out, bad);
+			json_decref(bad);
+			c.errors++;
+		} else if (c.est == LEAP_EST_RANK) {
+			rank_record(&c, &m, has_group ? key.s : "");
+		} else if (!has_group) {
+			m.skip = "the record has neither 'group' nor 'task'";
+			leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
+			put_skipped(&c, &m);
+			leap_member_clear(&m);
+		} else {
+			const char *why = NULL;
+			if (leap_reward_of(c.reward, &m, &m.value, &why)) {
+				leap_warn("%s:%ld: %s", m.file, m.line, why);
+				m.skip = why;
+			} else {
+				m.has_value = 1;
+			}
+			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, m.final, c.group_size);
+			if (grp)
+				finish_group(&c, grp, 0);
+		}
+		leap_progress_update(&c.progress, c.records, c.errors);
+	}
+	leap_buf_free(&key);
+	struct leap_group *grp;
+	while ((grp = leap_grouper_pop(&groups)))
+		finish_group(&c, grp, 1);
+	leap_grouper_free(&groups);
+	if (c.scale == LEAP_SCALE_BATCH) {
+		double sd = leap_std(c.vals, c.nvals);
+		for (size_t g = 0; g < c.nheld; g++) {
+			struct leap_group *h = c.held[g];
+			for (size_t i = 0; i < h->n; i++)
+				h->m[i].out /= sd + LEAP_ADV_EPS;
+			put_group(&c, h);
+			leap_group_free(h);
+		}
+		free(c.held);
+		free(c.vals);
+	}
+	int open_failed = in.open_failed + two_open_failed;
+	leap_in_close(&in);
+	leap_progress_end(&c.progress);
+	if (c.stats) {
+		long zero = 0, ngroups = (long)c.groups.count;
+		leap_strset_each(&c.groups, count_zero, &zero);
+		double sd = c.n > 1 ? sqrt(c.m2 / (double)(c.n - 1)) : 0;
+		fprintf(stderr,
+			"%s: %s: %ld advantages, mean %.6g, std %.6g; %ld groups, %ld with every advantage zero "
+			"(%.1f%%); %ld errors\n",
+			leap_prog(), leap_estimator_name(c.est), c.n, c.n ? c.mean : 0.0, sd, ngroups, zero,
+			ngroups ? 100.0 * (double)zero / (double)ngroups : 0.0, c.errors);
+	}
+	leap_strset_free(&c.groups);
+	leap_buf_free(&c.line);
+	int rc = leap_out_close(&c.out);
+	if (rc)
+		return rc;
+	if (open_failed)
+		return LEAP_EXIT_FATAL;
+	return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+}

@@ -1,0 +1,812 @@
+/* leap-compile - extract each completion's code and build it into an artifact, or into diagnostics, through a shared cache. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "cli.h"
+#include "compile.h"
+#include "extract.h"
+#include "jsonl.h"
+#include "task.h"
+#include "util.h"
+#include "banned.h"
+
+static const char usage[] =
+	"usage: leap-compile [OPTION]... [FILE]...\n"
+	"   or: leap-compile [OPTION]... --task TASK SOURCE...\n"
+	"\n"
+	"Read records with `task` and `completion` (or `code`), extract the code, compile it into\n"
+	"a shared object for the record's backend (cc for cpu, nvcc for cuda) and add `code`,\n"
+	"`backend` and `compile` = {status, reason, message, ms, cached, hash, artifact,\n"
+	"diagnostics, log}. A record without code gets status no_code, one that does not compile\n"
+	"compile_error. Results are cached by a SHA-256 of everything that affects the build.\n"
+	"With --task, compile the SOURCE files as candidates of TASK.\n"
+	"\n"
+	"  -b, --backend NAME     backend of records that name none: cuda (default) or cpu\n"
+	"  -j, --jobs N           compilers running at once (default: the number of CPUs)\n"
+	"  -t, --task TASK        the arguments are source files of TASK, not record files\n"
+	"  -H, --human            print a readable verdict per record instead of JSON Lines\n"
+	"      --arch ARCH        nvcc -arch value (default: the visible GPU's, else sm_90)\n"
+	"      --nvcc PATH        the CUDA compiler (default: $CUDA_HOME/bin/nvcc, else nvcc)\n"
+	"      --cc PATH          the C compiler (default: $CC, else cc)\n"
+	"      --nvcc-flag OPT    pass OPT to nvcc (repeatable)\n"
+	"      --cc-flag OPT      pass OPT to cc (repeatable)\n"
+	"      --cache DIR        the cache (default: $LEAP_CACHE, else $XDG_CACHE_HOME/leap,\n"
+	"                         else ~/.cache/leap)\n"
+	"      --cache-size SIZE  evict least recently used results above SIZE (default 5G)\n"
+	"      --no-cache         run the compiler for every record (results are still stored)\n"
+	"      --timeout SECONDS  wall-clock limit of one compiler run (default 120)\n"
+	"      --memory SIZE      address-space limit of each compiler process (default 8G)\n"
+	"      --max-log BYTES    bytes of compiler output kept in `log` (default 4096)\n"
+	"      --batch K          compile up to K cuda candidates of a task in one nvcc run\n"
+	"                         (default 1: each alone; see the man page)\n"
+	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
+	"      --progress, --no-progress  force the progress line on stderr on or off\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Exit status: 0 every record processed (compile errors are verdicts, not failures), 1 some\n"
+	"record carried an error (or, with --task, some source did not compile), 2 usage or\n"
+	"fatal error.\n";
+
+enum {
+	OPT_ARCH = LEAP_OPT_PRIVATE,
+	OPT_NVCC,
+	OPT_CC,
+	OPT_NVCC_FLAG,
+	OPT_CC_FLAG,
+	OPT_CACHE,
+	OPT_CACHE_SIZE,
+	OPT_NO_CACHE,
+	OPT_TIMEOUT,
+	OPT_MEMORY,
+	OPT_MAX_LOG,
+	OPT_BATCH,
+};
+
+/* A compile shared by every record with the same key while it runs. */
+struct job {
+	struct job *qnext;      /* work queue */
+	char key[65];
+	struct leap_variant *v;
+	char *code;
+	int done;
+	int refs;               /* slots waiting on it */
+	struct leap_cresult res;
+};
+
+/* One input record on its way to the output, in input order. */
+struct slot {
+	struct slot *next;
+	json_t *rec;            /* the record (or the error record to write as it is) */
+	char *raw;              /* its raw text, for splicing; NULL: write rec re-serialised */
+	size_t rawlen;
+	int error;              /* the record carries `error` */
+	int bad;                /* rec is an error record from the reader: write as it is */
+	int no_code;            /* extraction found nothing: message in `msg` */
+	char *msg;
+	char *code;             /* extracted code to add (NULL when given) */
+	char *label;            /* name for --human */
+	int set_backend;        /* add `backend` */
+	enum leap_backend backend;
+	struct job *job;        /* NULL when the result is already in `res` */
+	int dup;                /* attached to another record's job */
+	int have_res;
+	struct leap_cresult res;
+};
+
+struct ctx {
+	struct leap_common common;
+	struct leap_suite suite;
+	struct leap_out out;
+	struct leap_progress progress;
+	struct leap_cache cache;
+	struct leap_compiler comp;
+	enum leap_backend backend;
+	int jobs, human, file_mode;
+	int batch;        /* --batch K */
+	size_t max_log;
+	const char *task; /* --task */
+
+	pthread_mutex_t lock;
+	pthread_cond_t work_cv, done_cv, space_cv;
+	struct slot *head, *tail;
+	size_t window, max_window;
+	struct job *qhead, *qtail;
+	struct job **inflight;
+	size_t ninflight, capinflight;
+	int eof;
+
+	/* counters (writer thread) */
+	long done, errors, compiled, cached, failed, no_code;
+	long open_failed; /* input files that could not be opened (reader thread) */
+};
+
+static void job_unref(struct job *j)
+{
+	if (--j->refs > 0)
+		return;
+	free(j->code);
+	leap_cresult_free(&j->res);
+	free(j);
+}
+
+/* Replaces NUL bytes (which C strings cannot carry) by spaces. */
+static char *no_nul(const json_t *s)
+{
+	size_t n = json_string_length(s);
+	char *p = xstrndup(json_string_value(s), n);
+	const char *v = json_string_value(s);
+	for (size_t i = 0; i < n; i++)
+		p[i] = v[i] ? v[i] : ' ';
+	p[n] = '\0';
+	return p;
+}
+
+static void slot_error(struct slot *s, const char *where, long line, char *msg)
+{
+	if (line > 0)
+		leap_warn("%s:%ld: %s", where, line, msg);
+	else
+		leap_warn("%s: %s", where, msg);
+	leap_record_set_error(s->rec, line > 0 ? where : NULL, line, "%s", msg);
+	s->error = 1;
+	free(msg);
+}
+
+/* Works out what to do with a parsed record: error, no code, cached result, or a job. */
+static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
+{
+	json_t *rec = s->rec;
+	const char *id = leap_get_str(rec, "task", NULL);
+	if (!id) {
+		slot_error(s, where, line, xstrdup("the record has no 'task' string"));
+		return;
+	}
+	char *err = NULL;
+	const struct leap_task *t = leap_suite_get(&c->suite, id, &err);
+	if (!t) {
+		slot_error(s, where, line, err);
+		return;
+	}
+	json_t *bj = json_object_get(rec, "backend");
+	s->backend = c->backend;
+	if (bj && (!json_is_string(bj) || leap_backend_parse(json_string_value(bj), &s->backend))) {
+		slot_error(s, where, line, xstrdup("field 'backend' must be \"cuda\" or \"cpu\""));
+		return;
+	}
+	s->set_backend = bj == NULL;
+	json_t *comp = json_object_get(rec, "completion"), *code = json_object_get(rec, "code");
+	char *src = NULL;
+	if (json_is_string(comp)) {
+		char *text = no_nul(comp);
+		struct leap_extract x;
+		leap_extract(text, strlen(text), t->entry, &x);
+		free(text);
+		if (!x.code) {
+			s->no_code = 1;
+			s->msg = x.message;
+			x.message = NULL;
+			leap_extract_free(&x);
+			return;
+		}
+		src = x.code;
+		x.code = NULL;
+		leap_extract_free(&x);
+		s->code = xstrdup(src);
+	} else if (json_is_string(code)) {
+		src = no_nul(code);
+		size_t k = 0;
+		while (src[k] == ' ' || src[k] == '\t' || src[k] == '\n' || src[k] == '\r')
+			k++;
+		if (!src[k]) {
+			s->no_code = 1;
+			s->msg = xasprintf("the code is empty: write the complete source file that defines %s()", t->entry);
+			free(src);
+			return;
+		}
+	} else {
+		slot_error(s, where, line, xstrdup("the record has no 'completion' or 'code' string"));
+		return;
+	}
+	struct leap_variant *v = leap_compiler_variant(&c->comp, t, s->backend, &err);
+	if (!v) {
+		slot_error(s, where, line, err);
+		free(src);
+		return;
+	}
+	char key[65];
+	leap_compile_key(&c->comp, v, src, key);
+
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < c->ninflight; i++) {
+		if (!strcmp(c->inflight[i]->key, key)) {
+			s->job = c->inflight[i];
+			s->job->refs++;
+			s->dup = 1;
+			pthread_mutex_unlock(&c->lock);
+			free(src);
+			return;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+
+	if (leap_compile_lookup(&c->comp, v, key, &s->res)) {
+		s->have_res = 1;
+		free(src);
+		return;
+	}
+	struct job *j = xcalloc(1, sizeof(*j));
+	memcpy(j->key, key, sizeof(key));
+	j->v = v;
+	j->code = src;
+	j->refs = 1;
+	s->job = j;
+	pthread_mutex_lock(&c->lock);
+	xgrow((void **)&c->inflight, &c->capinflight, c->ninflight + 1, sizeof(*c->inflight));
+	c->inflight[c->ninflight++] = j;
+	if (c->qtail)
+		c->qtail->qnext = j;
+	else
+		c->qhead = j;
+	c->qtail = j;
+	pthread_cond_signal(&c->work_cv);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Appends a slot to the window, waiting while the window is full. */
+static void enqueue(struct ctx *c, struct slot *s)
+{
+	pthread_mutex_lock(&c->lock);
+	while (c->window >= c->max_window)
+		pthread_cond_wait(&c->space_cv, &c->lock);
+	if (c->tail)
+		c->tail->next = s;
+	else
+		c->head = s;
+	c->tail = s;
+	c->window++;
+	pthread_cond_broadcast(&c->done_cv);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void *worker(void *arg)
+{
+	struct ctx *c = arg;
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->qhead && !c->eof)
+			pthread_cond_wait(&c->work_cv, &c->lock);
+		struct job *j = c->qhead;
+		if (!j)
+			break;
+		c->qhead = j->qnext;
+		if (!c->qhead)
+			c->qtail = NULL;
+		/* --batch: take queued candidates of the same task and backend along */
+		size_t n = 1;
+		struct job **group = xcalloc((size_t)(c->batch > 1 ? c->batch : 1), sizeof(*group));
+		group[0] = j;
+		if (c->batch > 1 && j->v->backend == LEAP_BACKEND_CUDA && leap_compile_batchable(j->code)) {
+			if (!c->eof) {
+				/* give the reader a moment to queue more of them (throughput over latency) */
+				pthread_mutex_unlock(&c->lock);
+				struct timespec ts = {0, 100000000};
+				nanosleep(&ts, NULL);
+				pthread_mutex_lock(&c->lock);
+			}
+			struct job *prev = NULL;
+			for (struct job *q = c->qhead; q && n < (size_t)c->batch;) {
+				struct job *next = q->qnext;
+				if (q->v == j->v && leap_compile_batchable(q->code)) {
+					if (prev)
+						prev->qnext = next;
+					else
+						c->qhead = next;
+					if (c->qtail == q)
+						c->qtail = prev;
+					group[n++] = q;
+				} else {
+					prev = q;
+				}
+				q = next;
+			}
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (n > 1) {
+			const char **codes = xcalloc(n, sizeof(char *)), **keys = xcalloc(n, sizeof(char *));
+			struct leap_cresult *res = xcalloc(n, sizeof(*res));
+			int *done = xcalloc(n, sizeof(int));
+			for (size_t i = 0; i < n; i++) {
+				codes[i] = group[i]->code;
+				keys[i] = group[i]->key;
+			}
+			leap_compile_batch(&c->comp, j->v, n, codes, keys, res, done);
+			for (size_t i = 0; i < n; i++) {
+				if (done[i])
+					group[i]->res = res[i];
+				else
+					leap_compile_run(&c->comp, group[i]->v, group[i]->code, group[i]->key, &group[i]->res);
+			}
+			free(codes);
+			free(keys);
+			free(res);
+			free(done);
+		} else {
+			leap_compile_run(&c->comp, j->v, j->code, j->key, &j->res);
+		}
+		pthread_mutex_lock(&c->lock);
+		for (size_t g = 0; g < n; g++) {
+			group[g]->done = 1;
+			for (size_t i = 0; i < c->ninflight; i++)
+				if (c->inflight[i] == group[g]) {
+					c->inflight[i] = c->inflight[--c->ninflight];
+					break;
+				}
+		}
+		free(group);
+		pthread_cond_broadcast(&c->done_cv);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Prints the readable verdict of one record (--human). */
+static void print_human(struct ctx *c, const struct slot *s, const struct leap_cresult *r)
+{
+	struct leap_buf b = {0};
+	const char *label = s->label ? s->label : "record";
+	if (s->bad || s->error) {
+		const char *m = leap_get_str(json_object_get(s->rec, "error"), "message", "error");
+		leap_buf_addf(&b, "%s: error: %s\n", label, m);
+	} else if (s->no_code) {
+		leap_buf_addf(&b, "%s: no code: %s\n", label, s->msg);
+	} else {
+		const char *task = leap_get_str(s->rec, "task", "?");
+		if (r->status == LEAP_C_OK)
+			leap_buf_addf(&b, "%s: %s (%s%s%s): ok, %.0f ms%s\n  artifact: %s\n", label, task,
+				      leap_backend_name(s->backend), r->arch ? " " : "", r->arch ? r->arch : "",
+				      r->cached ? r->compiled_ms : r->ms, r->cached ? ", cached" : "", r->artifact);
+		else
+			leap_buf_addf(&b, "%s: %s (%s%s%s): %s (%s): %s\n", label, task, leap_backend_name(s->backend),
+				      r->arch ? " " : "", r->arch ? r->arch : "",
+				      r->status == LEAP_C_TIMEOUT ? "timeout" : "compile error", r->reason ? r->reason : "",
+				      r->message ? r->message : "");
+		size_t i;
+		json_t *d;
+		json_array_foreach(r->diagnostics, i, d) {
+			if (i >= 20)
+				break;
+			const char *w = leap_get_str(d, "where", NULL);
+			long l = (long)leap_get_int(d, "line", 0), col = (long)leap_get_int(d, "col", 0);
+			leap_buf_adds(&b, "  ");
+			if (w)
+				leap_buf_addf(&b, "%s: ", w);
+			else if (l && col)
+				leap_buf_addf(&b, "%s:%ld:%ld: ", s->label && c->file_mode ? s->label : "code", l, col);
+			else if (l)
+				leap_buf_addf(&b, "%s:%ld: ", s->label && c->file_mode ? s->label : "code", l);
+			leap_buf_addf(&b, "%s: %s\n", leap_get_str(d, "severity", "error"), leap_get_str(d, "message", ""));
+		}
+	}
+	leap_out_raw(&c->out, b.s, b.len ? b.len - 1 : 0);
+	leap_buf_free(&b);
+}
+
+/* Writes the output of one finished slot. */
+static void emit(struct ctx *c, struct slot *s)
+{
+	struct leap_cresult local = {0};
+	const struct leap_cresult *r = NULL;
+	if (s->job) {
+		leap_cresult_copy(&local, &s->job->res);
+		if (s->dup) {
+			/* a duplicate of a record compiled in this run: no compiler ran for it */
+			local.compiled_ms = local.ms;
+			local.ms = 0;
+			local.cached = 1;
+		}
+		r = &local;
+	} else if (s->have_res) {
+		r = &s->res;
+	}
+	json_t *add = json_object();
+	int remove_status = 0;
+	if (s->bad) {
+		c->errors++;
+	} else if (s->error) {
+		c->errors++;
+	} else if (s->no_code) {
+		c->no_code++;
+		if (s->set_backend)
+			json_object_set_new(add, "backend", json_string(leap_backend_name(s->backend)));
+		json_object_set_new(add, "compile", json_pack("{s:s,s:s,s:f,s:b,s:[],s:s}", "status", "no_code",
+							      "message", s->msg, "ms", 0.0, "cached", 0, "diagnostics",
+							      "log", ""));
+		json_object_set_new(add, "status", json_string("no_code"));
+	} else if (r) {
+		if (s->code)
+			json_object_set_new(add, "code", json_string(s->code));
+		if (s->set_backend)
+			json_object_set_new(add, "backend", json_string(leap_backend_name(s->backend)));
+		json_object_set_new(add, "compile", leap_cresult_json(r, c->max_log));
+		if (r->cached)
+			c->cached++;
+		else if (r->status != LEAP_C_INTERNAL)
+			c->compiled++;
+		if (r->status == LEAP_C_OK) {
+			const char *st = leap_get_str(s->rec, "status", NULL);
+			remove_status = st && (!strcmp(st, "no_code") || !strcmp(st, "compile_error"));
+		} else if (r->status == LEAP_C_INTERNAL) {
+			leap_warn("%s: %s", s->label ? s->label : "record", r->message);
+			leap_record_set_error(s->rec, NULL, 0, "%s", r->message);
+			s->error = 1;
+			c->errors++;
+		} else {
+			c->failed++;
+			json_object_set_new(add, "status", json_string("compile_error"));
+		}
+	}
+	if (c->human) {
+		print_human(c, s, r ? r : &local);
+	} else if (s->bad) {
+		leap_out_write(&c->out, s->rec);
+	} else if (remove_status || s->error || !s->raw) {
+		if (remove_status)
+			json_object_del(s->rec, "status");
+		json_object_update(s->rec, add);
+		leap_out_write(&c->out, s->rec);
+	} else {
+		leap_out_splice(&c->out, s->raw, s->rawlen, s->rec, add);
+	}
+	json_decref(add);
+	leap_cresult_free(&local);
+	c->done++;
+	leap_progress_update(&c->progress, c->done, c->errors + c->failed + c->no_code);
+}
+
+static void free_slot(struct slot *s)
+{
+	json_decref(s->rec);
+	free(s->raw);
+	free(s->msg);
+	free(s->code);
+	free(s->label);
+	leap_cresult_free(&s->res);
+	free(s);
+}
+
+static int ready(const struct slot *s)
+{
+	return !s->job || s->job->done;
+}
+
+static void *writer(void *arg)
+{
+	struct ctx *c = arg;
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		if (!c->head || !ready(c->head)) {
+			if (!c->head && c->eof)
+				break;
+			/* nothing to write now: let the next stage see what we have */
+			pthread_mutex_unlock(&c->lock);
+			if (fflush(c->out.fp) == EOF) {
+				if (errno == EPIPE)
+					exit(LEAP_EXIT_OK);
+				leap_die_errno("write error");
+			}
+			pthread_mutex_lock(&c->lock);
+			while ((!c->head && !c->eof) || (c->head && !ready(c->head)))
+				pthread_cond_wait(&c->done_cv, &c->lock);
+			continue;
+		}
+		struct slot *s = c->head;
+		c->head = s->next;
+		if (!c->head)
+			c->tail = NULL;
+		c->window--;
+		pthread_cond_signal(&c->space_cv);
+		pthread_mutex_unlock(&c->lock);
+		emit(c, s);
+		pthread_mutex_lock(&c->lock);
+		if (s->job)
+			job_unref(s->job);
+		pthread_mutex_unlock(&c->lock);
+		free_slot(s);
+		pthread_mutex_lock(&c->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Reads SOURCE files as candidates of --task. */
+static void read_sources(struct ctx *c, int n, char **files)
+{
+	for (int i = 0; i < n; i++) {
+		struct slot *s = xcalloc(1, sizeof(*s));
+		s->label = xstrdup(files[i]);
+		FILE *fp = strcmp(files[i], "-") ? fopen(files[i], "re") : stdin;
+		struct leap_buf b = {0};
+		leap_buf_add(&b, "", 0);
+		int bad = !fp;
+		if (fp) {
+			char chunk[65536];
+			size_t k;
+			while ((k = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+				leap_buf_add(&b, chunk, k);
+			bad = ferror(fp);
+			if (fp != stdin)
+				fclose(fp);
+		}
+		s->rec = json_object();
+		json_object_set_new(s->rec, "task", json_string(c->task));
+		if (bad) {
+			char *msg = xasprintf("cannot read %s: %s", files[i], strerror(errno));
+			leap_warn("%s", msg);
+			leap_record_set_error(s->rec, files[i], 0, "%s", msg);
+			free(msg);
+			s->error = 1;
+		} else {
+			struct leap_buf clean = {0};
+			leap_utf8_sanitize(&clean, b.s, b.len);
+			json_object_set_new(s->rec, "code", json_stringn(clean.s ? clean.s : "", clean.len));
+			leap_buf_free(&clean);
+			prepare(c, s, files[i], 0);
+		}
+		leap_buf_free(&b);
+		enqueue(c, s);
+	}
+}
+
+static void read_records(struct ctx *c, int n, char **files)
+{
+	struct leap_in in;
+	leap_in_init(&in, n, files, NULL);
+	json_t *rec;
+	enum leap_read r;
+	while ((r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
+		struct slot *s = xcalloc(1, sizeof(*s));
+		s->rec = rec;
+		s->label = xasprintf("%s:%ld", in.name, in.line);
+		if (r == LEAP_READ_BAD) {
+			s->bad = 1;
+			s->error = 1;
+			leap_warn("%s:%ld: %s", in.name, in.line,
+				  leap_get_str(json_object_get(rec, "error"), "message", "bad record"));
+		} else {
+			s->raw = xstrndup(in.buf, in.len);
+			s->rawlen = in.len;
+			prepare(c, s, in.name, in.line);
+		}
+		enqueue(c, s);
+	}
+	c->open_failed = in.open_failed; /* reported by the reader; added to errors at the end */
+	leap_in_close(&in);
+}
+
+static int cpu_count(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+/* The cache directory: --cache, $LEAP_CACHE, $XDG_CACHE_HOME/leap, ~/.cache/leap. */
+static char *cache_dir(const char *opt)
+{
+	if (opt && *opt)
+		return xstrdup(opt);
+	const char *e = getenv("LEAP_CACHE");
+	if (e && *e)
+		return xstrdup(e);
+	e = getenv("XDG_CACHE_HOME");
+	if (e && *e == '/')
+		return xasprintf("%s/leap", e);
+	e = getenv("HOME");
+	if (e && *e)
+		return xasprintf("%s/.cache/leap", e);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		LEAP_COMMON_LONGOPTS,
+		LEAP_TASKS_LONGOPT,
+		{"backend", required_argument, NULL, 'b'},
+		{"jobs", required_argument, NULL, 'j'},
+		{"task", required_argument, NULL, 't'},
+		{"human", no_argument, NULL, 'H'},
+		{"arch", required_argument, NULL, OPT_ARCH},
+		{"nvcc", required_argument, NULL, OPT_NVCC},
+		{"cc", required_argument, NULL, OPT_CC},
+		{"nvcc-flag", required_argument, NULL, OPT_NVCC_FLAG},
+		{"cc-flag", required_argument, NULL, OPT_CC_FLAG},
+		{"cache", required_argument, NULL, OPT_CACHE},
+		{"cache-size", required_argument, NULL, OPT_CACHE_SIZE},
+		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"memory", required_argument, NULL, OPT_MEMORY},
+		{"max-log", required_argument, NULL, OPT_MAX_LOG},
+		{"batch", required_argument, NULL, OPT_BATCH},
+		{NULL, 0, NULL, 0},
+	};
+	struct ctx *c = xcalloc(1, sizeof(*c));
+	leap_common_init(&c->common, usage);
+	struct leap_compile_opts o = {0};
+	o.timeout = 120;
+	o.mem_limit = 8LL << 30;
+	o.out_limit = 1LL << 30;
+	o.max_diags = 50;
+	o.reuse = 1;
+	c->backend = LEAP_BACKEND_CUDA;
+	c->jobs = cpu_count();
+	c->max_log = 4096;
+	int64_t cache_size = 5LL << 30;
+	const char *cache_opt = NULL;
+	size_t nvcc_cap = 0, cc_cap = 0;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "b:j:t:HhV", longopts, NULL)) != -1) {
+		if (leap_common_option(&c->common, opt, optarg))
+			continue;
+		int64_t v;
+		switch (opt) {
+		case 'b':
+			if (leap_backend_parse(optarg, &c->backend))
+				leap_usage_error(&c->common, "--backend: '%s' is not cuda or cpu", optarg);
+			break;
+		case 'j':
+			if (leap_parse_int(optarg, 1, 1024, &c->jobs))
+				leap_usage_error(&c->common, "--jobs: '%s' is not a number from 1 to 1024", optarg);
+			break;
+		case 't':
+			c->task = optarg;
+			break;
+		case 'H':
+			c->human = 1;
+			break;
+		case OPT_ARCH:
+			for (const char *p = optarg; *p; p++)
+				if (!(*p == '_' || *p == ',' || *p == '-' || *p == '.' || (*p >= '0' && *p <= '9') ||
+				      (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+					leap_usage_error(&c->common, "--arch: '%s' is not an architecture name", optarg);
+			if (!*optarg)
+				leap_usage_error(&c->common, "--arch: empty");
+			o.arch = optarg;
+			break;
+		case OPT_NVCC:
+			o.nvcc = optarg;
+			break;
+		case OPT_CC:
+			o.cc = optarg;
+			break;
+		case OPT_NVCC_FLAG:
+			xgrow((void **)&o.nvcc_flags, &nvcc_cap, o.n_nvcc_flags + 1, sizeof(char *));
+			o.nvcc_flags[o.n_nvcc_flags++] = optarg;
+			break;
+		case OPT_CC_FLAG:
+			xgrow((void **)&o.cc_flags, &cc_cap, o.n_cc_flags + 1, sizeof(char *));
+			o.cc_flags[o.n_cc_flags++] = optarg;
+			break;
+		case OPT_CACHE:
+			cache_opt = optarg;
+			break;
+		case OPT_CACHE_SIZE:
+			if (leap_parse_size(optarg, &cache_size))
+				leap_usage_error(&c->common, "--cache-size: '%s' is not a size (e.g. 512M, 5G)", optarg);
+			break;
+		case OPT_NO_CACHE:
+			o.reuse = 0;
+			break;
+		case OPT_TIMEOUT:
+			if (leap_parse_seconds(optarg, &o.timeout) || o.timeout > 86400)
+				leap_usage_error(&c->common, "--timeout: '%s' is not a duration (e.g. 120, 30s, 2m)", optarg);
+			break;
+		case OPT_MEMORY:
+			if (leap_parse_size(optarg, &v) || v < (64LL << 20))
+				leap_usage_error(&c->common, "--memory: '%s' is not a size of at least 64M", optarg);
+			o.mem_limit = v;
+			break;
+		case OPT_MAX_LOG:
+			if (leap_parse_size(optarg, &v) || v > (64LL << 20))
+				leap_usage_error(&c->common, "--max-log: '%s' is not a size up to 64M", optarg);
+			c->max_log = (size_t)v;
+			break;
+		case OPT_BATCH:
+			if (leap_parse_int(optarg, 1, 64, &c->batch))
+				leap_usage_error(&c->common, "--batch: '%s' is not a number from 1 to 64", optarg);
+			break;
+		default:
+			leap_usage_error(&c->common, "unhandled option");
+		}
+	}
+	c->file_mode = c->task != NULL;
+	if (c->file_mode && optind >= argc)
+		leap_usage_error(&c->common, "--task needs source files");
+
+	char *cdir = cache_dir(cache_opt);
+	if (!cdir)
+		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (HOME is not set)");
+	char *err = NULL;
+	if (cdir[0] != '/') {
+		char *abs = realpath(".", NULL);
+		if (!abs)
+			leap_die_errno("getcwd");
+		char *full = xasprintf("%s/%s", abs, cdir);
+		free(abs);
+		free(cdir);
+		cdir = full;
+	}
+	if (leap_cache_open(&c->cache, cdir, cache_size, &err))
+		leap_die("%s", err);
+	free(cdir);
+	if (leap_compiler_init(&c->comp, &o, &c->cache, &err))
+		leap_die("%s", err);
+	char *tdir = leap_tasks_dir(c->common.tasks);
+	leap_suite_init(&c->suite, tdir);
+	free(tdir);
+	if (c->file_mode) {
+		char *terr = NULL;
+		if (!leap_suite_get(&c->suite, c->task, &terr))
+			leap_die("%s", terr);
+	}
+	leap_out_init(&c->out, stdout);
+	leap_progress_init(&c->progress, c->common.progress);
+	c->max_window = (size_t)c->jobs * 8 < 64 ? 64 : (size_t)c->jobs * 8;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->work_cv, NULL);
+	pthread_cond_init(&c->done_cv, NULL);
+	pthread_cond_init(&c->space_cv, NULL);
+
+	pthread_t *workers = xcalloc((size_t)c->jobs, sizeof(pthread_t));
+	pthread_t wr;
+	for (int i = 0; i < c->jobs; i++)
+		if (pthread_create(&workers[i], NULL, worker, c))
+			leap_die("cannot start a thread");
+	if (pthread_create(&wr, NULL, writer, c))
+		leap_die("cannot start a thread");
+
+	if (c->file_mode)
+		read_sources(c, argc - optind, argv + optind);
+	else
+		read_records(c, argc - optind, argv + optind);
+
+	pthread_mutex_lock(&c->lock);
+	c->eof = 1;
+	pthread_cond_broadcast(&c->work_cv);
+	pthread_cond_broadcast(&c->done_cv);
+	pthread_mutex_unlock(&c->lock);
+	for (int i = 0; i < c->jobs; i++)
+		pthread_join(workers[i], NULL);
+	pthread_join(wr, NULL);
+	free(workers);
+
+	c->errors += c->open_failed;
+	leap_progress_end(&c->progress);
+	if (c->progress.on)
+		leap_warn("%ld records: %ld compiled, %ld cached, %ld compile errors, %ld without code, %ld errors",
+			  c->done, c->compiled, c->cached, c->failed, c->no_code, c->errors);
+	int rc = leap_out_close(&c->out);
+	leap_compiler_free(&c->comp);
+	leap_cache_close(&c->cache);
+	leap_suite_free(&c->suite);
+	free(c->inflight);
+	free(o.nvcc_flags);
+	free(o.cc_flags);
+	int status = rc ? rc
+		     : c->errors ? LEAP_EXIT_RECORDS
+		     : (c->file_mode && (c->failed || c->no_code)) ? LEAP_EXIT_RECORDS
+								    : LEAP_EXIT_OK;
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	return status;
+}

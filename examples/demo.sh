@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# demo.sh - a complete multi-turn LEAP rollout over the bundled suite with recorded completions (`make demo`).
+#
+# usage: examples/demo.sh [OUTDIR]          (default out/demo; run from anywhere)
+#
+# Prompts every task with a GRPO group of $GROUP samples, then for up to $TURNS turns:
+# sampler -> leap-compile -> leap-verify -> leap-bench -> leap-prune (DCP), then leap-rank,
+# leap-advantage and leap-report (text summary and SVG charts in OUTDIR/plots).
+#
+# Environment: GROUP (default 8), TURNS (3), BACKEND (cuda when nvidia-smi lists a GPU, else
+# cpu), SAMPLER (default: examples/sampler-replay, the recorded completions), SEED (inputs of
+# leap-verify, default 1), JOBS (parallel compile/verify jobs, default: the number of CPUs).
+# The programs are taken from bin/ of this checkout when built, else from PATH.
+# Exit status: 0 the rollout ran and the report was written, 1 a stage failed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${1:-out/demo}
+[ -d "$root/bin" ] && PATH=$root/bin:$PATH
+export LEAP_TASKS=${LEAP_TASKS:-$root/tasks}
+group=${GROUP:-8}
+turns=${TURNS:-3}
+seed=${SEED:-1}
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+# SAMPLER is a command line: split it into words (a sampler with options).
+read -r -a sampler <<<"${SAMPLER:-$root/examples/sampler-replay}"
+if [ -z "${BACKEND:-}" ]; then
+	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+		BACKEND=cuda
+	else
+		BACKEND=cpu
+	fi
+fi
+
+for p in leap-prompt leap-compile leap-verify leap-prune leap-rank leap-advantage leap-report; do
+	command -v "$p" >/dev/null || { echo "demo: $p not found (run make first)" >&2; exit 1; }
+done
+bench=(leap-bench --seed "$seed")
+if ! command -v leap-bench >/dev/null; then
+	echo "demo: leap-bench not found: the rollout runs without timing (no speedups)" >&2
+	bench=(cat)
+fi
+
+rm -rf "$out"
+mkdir -p "$out"
+start=$(date +%s)
+echo "demo: backend $BACKEND, $(leap-task --list --all | wc -l) tasks, group size $group, up to $turns turns -> $out"
+leap-prompt --backend "$BACKEND" --group-size "$group" --all >"$out/turn1.jsonl"
+t=1
+while [ "$t" -le "$turns" ] && [ -s "$out/turn$t.jsonl" ]; do
+	# Every stage keeps going on bad records (exit 1 = some record carries an error); only a
+	# fatal error (2) or a crash stops the demo.
+	set +e
+	"${sampler[@]}" <"$out/turn$t.jsonl" |
+		leap-compile --backend "$BACKEND" --jobs "$jobs" --no-progress |
+		leap-verify --seed "$seed" --jobs "$jobs" --no-progress |
+		"${bench[@]}" |
+		leap-prune --group-size "$group" --max-turns "$turns" --done "$out/done.jsonl" --no-progress \
+			>"$out/turn$((t + 1)).jsonl"
+	codes=("${PIPESTATUS[@]}")
+	set -e
+	for c in "${codes[@]}"; do
+		[ "$c" -le 1 ] || { echo "demo: turn $t: a stage failed (exit statuses ${codes[*]})" >&2; exit 1; }
+	done
+	echo "demo: turn $t: $(wc -l <"$out/turn$t.jsonl") records in, $(wc -l <"$out/turn$((t + 1)).jsonl") go on to turn $((t + 1))"
+	t=$((t + 1))
+done
+set +e
+leap-rank --no-progress <"$out/done.jsonl" | leap-advantage --no-progress >"$out/train.jsonl"
+codes=("${PIPESTATUS[@]}")
+set -e
+for c in "${codes[@]}"; do
+	[ "$c" -le 1 ] || { echo "demo: ranking failed (exit statuses ${codes[*]})" >&2; exit 1; }
+done
+leap-report --max-turns "$turns" --plot "$out/plots" "$out/train.jsonl" >"$out/report.txt" || [ $? -eq 1 ]
+cat "$out/report.txt"
+echo
+echo "demo: done in $(($(date +%s) - start)) s; records in $out/train.jsonl, charts in $out/plots/*.svg"

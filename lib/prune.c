@@ -1,0 +1,420 @@
+/* prune.c - Difficulty-Conditioned Pruning: decide a group's fate after a turn, write lean feedback. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonl.h"
+#include "prune.h"
+#include "record.h"
+#include "scan.h"
+#include "util.h"
+#include "banned.h"
+
+int leap_threshold_parse(const char *s, struct leap_threshold *t)
+{
+	if (!s || !*s)
+		return -1;
+	size_t n = strlen(s);
+	if (s[n - 1] == '%') {
+		char *num = xstrndup(s, n - 1);
+		double v;
+		int bad = leap_parse_double(num, 0, 100, &v);
+		free(num);
+		if (bad)
+			return -1;
+		t->v = v / 100.0;
+		t->frac = 1;
+		return 0;
+	}
+	if (strchr(s, '.') || strchr(s, 'e') || strchr(s, 'E')) {
+		double v;
+		if (leap_parse_double(s, 0, 1, &v))
+			return -1;
+		t->v = v;
+		t->frac = 1;
+		return 0;
+	}
+	int64_t c;
+	if (leap_parse_i64(s, 0, 1 << 30, &c))
+		return -1;
+	t->v = (double)c;
+	t->frac = 0;
+	return 0;
+}
+
+double leap_threshold_count(const struct leap_threshold *t, long n)
+{
+	return t->frac ? t->v * (double)n : t->v;
+}
+
+void leap_prune_defaults(struct leap_prune_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->easy_below = (struct leap_threshold){0.5, 1};
+	o->hopeless_above = (struct leap_threshold){1.0, 1};
+	o->catastrophic = 1u << LEAP_ST_NO_CODE | 1u << LEAP_ST_COMPILE_ERROR;
+	o->max_turns = 3;
+	o->slow_below = 1.0;
+	o->feedback_bytes = 1024;
+}
+
+int leap_status_set_parse(const char *s, unsigned *out)
+{
+	unsigned set = 0;
+	char *copy = xstrdup(s), *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum leap_status st = leap_status_parse(tok);
+		if (st == LEAP_ST_NONE) {
+			free(copy);
+			return -1;
+		}
+		set |= 1u << st;
+	}
+	free(copy);
+	*out = set;
+	return 0;
+}
+
+const char *leap_verdict_name(enum leap_verdict v)
+{
+	switch (v) {
+	case LEAP_VERDICT_EASY:
+		return "easy";
+	case LEAP_VERDICT_HOPELESS:
+		return "hopeless";
+	default:
+		return "expand";
+	}
+}
+
+enum leap_verdict leap_prune_verdict(const struct leap_prune_opts *o, long n, long n_fail, long n_cat)
+{
+	if ((double)n_fail < leap_threshold_count(&o->easy_below, n))
+		return LEAP_VERDICT_EASY;
+	if ((double)n_fail > leap_threshold_count(&o->hopeless_above, n))
+		return LEAP_VERDICT_HOPELESS;
+	if (o->catastrophic && n > 0 && n_cat == n)
+		return LEAP_VERDICT_HOPELESS;
+	return LEAP_VERDICT_EXPAND;
+}
+
+const char *leap_prune_reason(const struct leap_prune_opts *o, enum leap_verdict v, int status, long turn,
+			      double speedup, int *expand)
+{
+	*expand = 0;
+	if (v == LEAP_VERDICT_EASY)
+		return "easy";
+	if (v == LEAP_VERDICT_HOPELESS)
+		return "hopeless";
+	int last = turn >= o->max_turns;
+	if (status == LEAP_ST_PASS) {
+		if (o->expand_slow && speedup > 0 && speedup < o->slow_below && !last) {
+			*expand = 1;
+			return "slow";
+		}
+		return "solved";
+	}
+	if (last)
+		return "max_turns";
+	*expand = 1;
+	return "failed";
+}
+
+/* Appends s[0..n) to b; the caller made sure it fits. */
+static void add_n(struct leap_buf *b, const char *s, size_t n)
+{
+	leap_buf_add(b, s, n);
+}
+
+/* The longest prefix of s[0..n) not longer than `max` that ends on a UTF-8 character
+ * boundary. */
+static size_t utf8_prefix(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	size_t k = max;
+	while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
+		k--;
+	return k;
+}
+
+/* Collects the details for a compile failure: the error diagnostics first (all of them when
+ * none is an error), one per line as "line L:C: SEVERITY: MESSAGE"; else the log; else the
+ * message. */
+static void compile_details(struct leap_buf *d, const json_t *compile)
+{
+	const json_t *diags = json_object_get(compile, "diagnostics");
+	size_t nerr = 0, i;
+	const json_t *dg;
+	json_array_foreach(diags, i, dg) {
+		const char *sev = leap_get_str(dg, "severity", "");
+		if (!strcmp(sev, "error") || !strcmp(sev, "fatal error") || !strcmp(sev, "fatal"))
+			nerr++;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		json_array_foreach(diags, i, dg) {
+			const char *sev = leap_get_str(dg, "severity", "error");
+			int is_err = !strcmp(sev, "error") || !strcmp(sev, "fatal error") || !strcmp(sev, "fatal");
+			/* pass 0: errors; pass 1: the rest, only when there was no error */
+			if (pass == 0 ? !is_err : (nerr > 0 || is_err))
+				continue;
+			if (d->len)
+				leap_buf_add(d, "\n", 1);
+			json_int_t line = leap_get_int(dg, "line", 0), col = leap_get_int(dg, "col", 0);
+			if (line > 0 && col > 0)
+				leap_buf_addf(d, "line %lld:%lld: ", (long long)line, (long long)col);
+			else if (line > 0)
+				leap_buf_addf(d, "line %lld: ", (long long)line);
+			leap_buf_addf(d, "%s: %s", sev, leap_get_str(dg, "message", ""));
+		}
+	}
+	if (d->len)
+		return;
+	const char *log = leap_get_str(compile, "log", NULL);
+	const char *msg = leap_get_str(compile, "message", NULL);
+	if (log && *log)
+		leap_buf_adds(d, log);
+	else if (msg && *msg)
+		leap_buf_adds(d, msg);
+}
+
+/* Renders a mismatch object {case, index, got, want, ...} as "key value, ..." text. */
+static void mismatch_details(struct leap_buf *d, const json_t *mm)
+{
+	const char *key;
+	const json_t *v;
+	int first = 1;
+	json_object_foreach((json_t *)mm, key, v) {
+		if (!first)
+			leap_buf_add(d, ", ", 2);
+		first = 0;
+		leap_buf_addf(d, "%s ", key);
+		if (json_is_string(v))
+			leap_buf_adds(d, json_string_value(v));
+		else if (leap_json_append(d, v))
+			leap_buf_adds(d, "?");
+	}
+}
+
+char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts *o)
+{
+	const json_t *compile = json_object_get(rec, "compile");
+	const json_t *verify = json_object_get(rec, "verify");
+	const json_t *bench = json_object_get(rec, "bench");
+	const char *head, *tail = "Reply with the complete corrected code in one fenced code block.";
+	struct leap_buf d = {0};
+	const char *vmsg = leap_get_str(verify, "message", NULL);
+	switch (status) {
+	case LEAP_ST_NO_CODE:
+		head = "No code was found in your answer.";
+		tail = "Reply with the complete code in one fenced code block.";
+		compile_details(&d, compile);
+		break;
+	case LEAP_ST_COMPILE_ERROR:
+		head = "Your code does not compile.";
+		compile_details(&d, compile);
+		break;
+	case LEAP_ST_RUNTIME_ERROR:
+		head = "Your kernel failed at run time.";
+		if (vmsg)
+			leap_buf_adds(&d, vmsg);
+		break;
+	case LEAP_ST_TIMEOUT:
+		head = "Your kernel did not finish within the time limit.";
+		if (vmsg)
+			leap_buf_adds(&d, vmsg);
+		break;
+	case LEAP_ST_MISMATCH:
+		head = "Your kernel computes wrong results.";
+		if (vmsg)
+			leap_buf_adds(&d, vmsg);
+		else if (json_is_object(json_object_get(verify, "mismatch")))
+			mismatch_details(&d, json_object_get(verify, "mismatch"));
+		break;
+	case LEAP_ST_PASS: {
+		head = "Your kernel is correct but slower than the baseline.";
+		tail = "Make it faster; reply with the complete code in one fenced code block.";
+		double ms = leap_get_num(bench, "median_ms", NAN), base = leap_get_num(bench, "baseline_ms", NAN);
+		double sp = leap_get_num(bench, "speedup", NAN);
+		if (isfinite(ms) && isfinite(base))
+			leap_buf_addf(&d, "Median %.4g ms against the baseline's %.4g ms (speedup %.3g).", ms, base, sp);
+		else if (isfinite(sp))
+			leap_buf_addf(&d, "Speedup over the baseline: %.3g.", sp);
+		break;
+	}
+	default:
+		head = "Your answer was not accepted.";
+		break;
+	}
+	/* head "\n" details "\n" tail, details cut to fit. */
+	size_t max = o->feedback_bytes, hl = strlen(head), tl = strlen(tail);
+	struct leap_buf b = {0};
+	size_t fixed = hl + 1 + tl + (d.len ? 1 : 0);
+	if (fixed + (d.len ? 4 : 0) > max) {
+		/* Not even the headline and the instruction fit: cut the whole text. */
+		struct leap_buf all = {0};
+		leap_buf_adds(&all, head);
+		if (d.len) {
+			leap_buf_add(&all, "\n", 1);
+			leap_buf_add(&all, d.s, d.len);
+		}
+		leap_buf_add(&all, "\n", 1);
+		leap_buf_adds(&all, tail);
+		add_n(&b, all.s, utf8_prefix(all.s, all.len, max));
+		leap_buf_free(&all);
+	} else {
+		leap_buf_add(&b, head, hl);
+		leap_buf_add(&b, "\n", 1);
+		if (d.len) {
+			size_t room = max - fixed;
+			if (d.len <= room) {
+				leap_buf_add(&b, d.s, d.len);
+			} else {
+				add_n(&b, d.s, utf8_prefix(d.s, d.len, room - 3));
+				leap_buf_add(&b, "...", 3);
+			}
+			leap_buf_add(&b, "\n", 1);
+		}
+		leap_buf_add(&b, tail, tl);
+	}
+	leap_buf_free(&d);
+	struct leap_buf clean = {0};
+	leap_utf8_sanitize(&clean, b.s ? b.s : "", b.len);
+	leap_buf_free(&b);
+	return leap_buf_detach(&clean);
+}
+
+struct members {
+	struct leap_span *name, *value;
+	size_t n, cap;
+};
+
+/* leap_scan_members callback: appends one member's spans to the struct members at arg. */
+static void collect(struct leap_span name, struct leap_span value, void *arg)
+{
+	struct members *ms = arg;
+	if (ms->n == ms->cap) {
+		ms->cap = ms->cap ? ms->cap * 2 : 32;
+		ms->name = xrealloc(ms->name, ms->cap * sizeof(*ms->name));
+		ms->value = xrealloc(ms->value, ms->cap * sizeof(*ms->value));
+	}
+	ms->name[ms->n] = name;
+	ms->value[ms->n] = value;
+	ms->n++;
+}
+
+/* 1 when the member name span `name` is one of names[0..n). */
+static int name_in(struct leap_span name, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (leap_span_str_eq(name, names[i]))
+			return 1;
+	return 0;
+}
+
+/* Appends the JSON text of string s. */
+static void add_json_string(struct leap_buf *b, const char *s)
+{
+	json_t *j = json_string(s);
+	if (!j || leap_json_append(b, j))
+		leap_die("cannot serialise a string");
+	json_decref(j);
+}
+
+int leap_next_turn_line(struct leap_buf *b, const char *raw, size_t len, int status, long turn, long group_size,
+			const struct leap_prune_opts *o)
+{
+	static const char *const drop[] = {"completion", "code",      "compile", "verify",   "bench",
+					   "status",     "tokens",    "reward",  "rank",     "advantage",
+					   "error",      "prune",     "feedback", "group_size"};
+	static const char *const results[] = {"compile", "verify", "bench"};
+	struct members ms = {0};
+	if (leap_scan_members(raw, len, collect, &ms)) {
+		free(ms.name);
+		free(ms.value);
+		return -1;
+	}
+	/* the last value of a name wins, as in a parsed record */
+	struct leap_span completion = {NULL, 0}, messages = {NULL, 0};
+	json_t *res = json_object();
+	for (size_t i = 0; i < ms.n; i++) {
+		if (leap_span_str_eq(ms.name[i], "completion"))
+			completion = ms.value[i];
+		else if (leap_span_str_eq(ms.name[i], "messages"))
+			messages = ms.value[i];
+		else if (name_in(ms.name[i], results, 3)) {
+			struct leap_buf key = {0};
+			leap_span_str(ms.name[i], &key);
+			json_t *v = json_loadb(ms.value[i].p, ms.value[i].n, JSON_ALLOW_NUL, NULL);
+			if (v)
+				json_object_set_new(res, key.s, v);
+			leap_buf_free(&key);
+		}
+	}
+	char *fb = leap_feedback(res, status, o);
+	json_decref(res);
+
+	/* messages + [{assistant: completion}, {user: feedback}] */
+	struct leap_buf msg = {0};
+	const char *p = messages.p;
+	size_t n = messages.n;
+	if (p && n >= 2 && p[0] == '[') {
+		size_t i = 1;
+		while (i < n - 1 && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+			i++;
+		leap_buf_add(&msg, p, n - 1);
+		if (i < n - 1)
+			leap_buf_add(&msg, ",", 1);
+	} else {
+		leap_buf_add(&msg, "[", 1);
+	}
+	leap_buf_adds(&msg, "{\"role\":\"assistant\",\"content\":");
+	if (leap_span_is_string(completion))
+		leap_buf_add(&msg, completion.p, completion.n);
+	else
+		leap_buf_adds(&msg, "\"\"");
+	leap_buf_adds(&msg, "},{\"role\":\"user\",\"content\":");
+	add_json_string(&msg, fb);
+	leap_buf_adds(&msg, "}]");
+
+	leap_buf_add(b, "{", 1);
+	int first = 1, turn_done = 0, msgs_done = 0;
+	for (size_t i = 0; i < ms.n; i++) {
+		struct leap_span nm = ms.name[i];
+		if (name_in(nm, drop, sizeof(drop) / sizeof(drop[0])))
+			continue;
+		int is_turn = leap_span_str_eq(nm, "turn"), is_msgs = !is_turn && leap_span_str_eq(nm, "messages");
+		if ((is_turn && turn_done) || (is_msgs && msgs_done))
+			continue;
+		if (!first)
+			leap_buf_add(b, ",", 1);
+		first = 0;
+		leap_buf_add(b, nm.p, nm.n);
+		leap_buf_add(b, ":", 1);
+		if (is_turn) {
+			leap_buf_addf(b, "%ld", turn + 1);
+			turn_done = 1;
+		} else if (is_msgs) {
+			leap_buf_add(b, msg.s, msg.len);
+			msgs_done = 1;
+		} else {
+			leap_buf_add(b, ms.value[i].p, ms.value[i].n);
+		}
+	}
+	if (!turn_done) {
+		leap_buf_addf(b, "%s\"turn\":%ld", first ? "" : ",", turn + 1);
+		first = 0;
+	}
+	if (!msgs_done) {
+		leap_buf_adds(b, first ? "\"messages\":" : ",\"messages\":");
+		leap_buf_add(b, msg.s, msg.len);
+	}
+	leap_buf_adds(b, ",\"feedback\":");
+	add_json_string(b, fb);
+	leap_buf_addf(b, ",\"group_size\":%ld}", group_size);
+	leap_buf_free(&msg);
+	free(fb);
+	free(ms.name);
+	free(ms.value);
+	return 0;
+}

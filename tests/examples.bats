@@ -1,0 +1,113 @@
+# examples.bats - make demo, the Makefile experiment and the nightly evaluation run end to end with the replay sampler.
+load helpers
+
+setup() {
+	for p in leap-compile leap-verify leap-prune leap-rank leap-advantage leap-report; do
+		command -v "$p" >/dev/null || skip "$p is not built in this checkout"
+	done
+	# leap-bench times candidates when it is there; without it the examples run untimed.
+	if command -v leap-bench >/dev/null; then export BENCH=leap-bench; else export BENCH=; fi
+	export LEAP_CACHE="$BATS_TEST_TMPDIR/cache"
+	cd "$ROOT"
+}
+
+@test "examples: make demo runs a three-turn rollout over every task and prints the report" {
+	run -0 env DEMO_OUT="$BATS_TEST_TMPDIR/demo" make -s demo
+	assert_output --partial "demo: backend cpu, $(ls -d tasks/*/ | wc -l) tasks, group size 8, up to 3 turns"
+	assert_output --partial "demo: turn 3:"
+	assert_output --partial "Pass rate by turn"
+	assert_output --partial "DCP ledger"
+	out="$BATS_TEST_TMPDIR/demo"
+	# every trajectory (task x 8 samples) is in the training file, every record has an advantage
+	run -0 jq -s '[.[] | "\(.task)/\(.sample)"] | unique | length' "$out/train.jsonl"
+	[ "$output" -eq $((8 * $(ls -d tasks/*/ | wc -l))) ]
+	run -0 jq -s '[.[] | select((.advantage | type) != "number")] | length' "$out/train.jsonl"
+	assert_output 0
+	# the replay data makes all outcomes and all DCP decisions happen
+	run -0 jq -rs '[.[].status] | unique | join(" ")' "$out/train.jsonl"
+	[ "$output" = "compile_error mismatch no_code pass" ] ||
+		fail "statuses: $output; unexpected: $(jq -c 'select(.status == "runtime_error" or .status == "timeout")
+			| {task, sample, turn, verify: .verify.message}' "$out/train.jsonl" | head -3)"
+	run -0 jq -rs '[.[].prune.verdict // empty] | unique | join(" ")' "$out/train.jsonl"
+	assert_output --partial easy
+	assert_output --partial hopeless
+	for chart in pass-by-turn speedup dcp advantage; do
+		[ -s "$out/plots/$chart.svg" ] || fail "no $chart.svg"
+	done
+}
+
+@test "examples: rollout.mk gives the same outcomes with one shard or three in parallel" {
+	args=(-s -f examples/rollout.mk TASKS="softmax gelu attention vector_add" BENCH="$BENCH")
+	run -0 make "${args[@]}" -j3 OUT="$BATS_TEST_TMPDIR/r3" SHARDS=3
+	assert_output --partial "Pass rate by turn"
+	run -0 make "${args[@]}" OUT="$BATS_TEST_TMPDIR/r1" SHARDS=1
+	for d in r1 r3; do
+		jq -c '[.task, .sample, .turn, .status, .rank.score, .advantage]' "$BATS_TEST_TMPDIR/$d/train.jsonl" |
+			sort >"$BATS_TEST_TMPDIR/$d.outcomes"
+	done
+	run -0 diff "$BATS_TEST_TMPDIR/r1.outcomes" "$BATS_TEST_TMPDIR/r3.outcomes"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/r1.outcomes")" -gt 32 ]
+}
+
+@test "examples: rollout.mk resumes: nothing to do when done, only the missing turn reruns" {
+	args=(-f examples/rollout.mk TASKS="softmax vector_add" BENCH="$BENCH" OUT="$BATS_TEST_TMPDIR/r")
+	run -0 make -s "${args[@]}"
+	run -0 make "${args[@]}"
+	assert_output --partial "Nothing to be done"
+	rm "$BATS_TEST_TMPDIR/r/turn2.done.jsonl" "$BATS_TEST_TMPDIR/r/t2/out.001.jsonl"
+	run -0 make "${args[@]}"
+	assert_output --partial "t2/in.001.jsonl"
+	refute_output --partial "t2/in.000.jsonl"
+	refute_output --partial "leap-prompt"
+	assert_output --partial "leap-report"
+}
+
+@test "examples: nightly-eval stores a baseline, holds it, fails on a drop and never overlaps" {
+	base="$BATS_TEST_TMPDIR/nightly"
+	run -0 examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
+	assert_output --partial "stored as the first baseline"
+	[ -s "$base/latest/report.json" ]
+	[ -s "$base/latest/train.jsonl" ]
+	run -0 examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
+	assert_output --partial "holds"
+	[ "$(ls -d "$base"/20*/ | wc -l)" -eq 2 ]
+	echo '{"pass_rate": 0.99, "run": "a better day"}' >"$base/baseline.json"
+	run -1 --separate-stderr examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
+	assert_equal "$stderr" "nightly-eval: pass rate dropped: $(jq -r .all.pass_at_turn[-1] "$base/latest/report.json") < baseline 0.99 - 0.02 (baseline run a better day)"
+	flock "$base/.lock" sleep 5 &
+	sleep 0.5
+	run -75 examples/nightly-eval.sh -d "$base"
+	assert_output --partial "another evaluation holds"
+	run -2 examples/nightly-eval.sh -g zero
+	run -2 examples/nightly-eval.sh --dir
+}
+
+@test "examples: every \$ command of debug-one-kernel.md runs and shows the verdicts it describes" {
+	sed -n 's/^    \$ //p' examples/debug-one-kernel.md >"$BATS_TEST_TMPDIR/walk.sh"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/walk.sh")" -ge 10 ]
+	run bash "$BATS_TEST_TMPDIR/walk.sh"
+	assert_output --partial "layernorm.c: layernorm (cpu): ok"
+	assert_output --partial "layernorm_x.c: layernorm (cpu): compile error (wrong_signature)"
+	assert_output --partial "layernorm.c: mismatch (task layernorm, cpu"
+	assert_output --partial "Wrong output in case 1 (rows=1, cols=2, eps=1e-05)"
+	assert_output --partial "layernorm_fixed.c: pass (task layernorm, cpu, seed 7"
+	assert_output --partial "Your kernel computes wrong results."
+}
+
+@test "examples: sampler-openai feeds the pipeline from a chat server (the vllm.md flow against the fake server)" {
+	command -v python3 >/dev/null || skip "python3 is needed for the fake server"
+	cd "$BATS_TEST_TMPDIR"
+	python3 "$FIXTURES/sampler-openai/fake_server.py" port requests.jsonl --fail 1 --answers "$FIXTURES/examples/answers.json" &
+	pid=$!
+	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+	export LEAP_OPENAI_URL="http://127.0.0.1:$(cat port)/v1" LEAP_MODEL=fake LEAP_BACKOFF=0.05
+	run bash -c 'leap-prompt --backend cpu --group-size 2 vector_add softmax | "$1/examples/sampler-openai" -j 4 |
+		leap-compile --no-progress | leap-verify --seed 1 --no-progress > out.jsonl' _ "$ROOT"
+	kill "$pid"
+	run -0 jq -r '"\(.task) \(.sample) \(.status) \(.tokens)"' out.jsonl
+	assert_line --index 0 --regexp '^vector_add 0 pass [0-9]+$'
+	assert_line --index 1 --regexp '^vector_add 1 pass [0-9]+$'
+	assert_line --index 2 --regexp '^softmax 0 no_code [0-9]+$'
+	assert_line --index 3 --regexp '^softmax 1 no_code [0-9]+$'
+	[ "$(wc -l <requests.jsonl)" -eq 5 ]
+}

@@ -1,0 +1,383 @@
+# leap-prune.bats - Difficulty-Conditioned Pruning: verdicts, thresholds, feedback, done file, streaming.
+load helpers
+
+F="$FIXTURES/leap-prune"
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+}
+
+# group NAME TURN STATUS...: one record per status, samples 0.., in group NAME at TURN.
+group() {
+	local name=$1 turn=$2 s=0 st
+	shift 2
+	for st in "$@"; do
+		printf '{"task":"softmax","group":"%s","sample":%d,"turn":%d,"messages":[{"role":"user","content":"go"}],"completion":"c%d","status":"%s"}\n' \
+			"$name" "$s" "$turn" "$s" "$st"
+		s=$((s + 1))
+	done
+}
+
+# verdict FILE: prints the verdicts of the records of FILE (annotated), one per line.
+verdicts() {
+	jq -r '.prune.verdict' "$1" | sort -u | tr '\n' ' '
+}
+
+@test "leap-prune: --help, --version, bad option, no destination" {
+	run -0 leap-prune --help
+	assert_line --index 0 "usage: leap-prune [OPTION]... --done FILE [FILE]..."
+	run -0 leap-prune --version
+	assert_output --regexp '^leap-prune \(leap\) [0-9]'
+	run -2 --separate-stderr leap-prune --annotate --bogus
+	run -2 --separate-stderr leap-prune </dev/null
+	[[ "$stderr" == *"--done FILE, or --annotate"* ]]
+	run -2 --separate-stderr leap-prune --annotate --easy-below 1.5 </dev/null
+	[[ "$stderr" == *"--easy-below: '1.5'"* ]]
+	run -2 --separate-stderr leap-prune --annotate --catastrophic pass </dev/null
+	run -2 --separate-stderr leap-prune --annotate --catastrophic nonsense </dev/null
+}
+
+@test "leap-prune: a group to expand, an easy one and a hopeless one" {
+	# softmax: 4 records, 3 fail; T_easy = 0.5*4 = 2; 3 < 2 is false -> expand.
+	# vector_add: 2 pass, n_fail 0 < 1 -> easy.  matmul: compile_error + no_code, all
+	# catastrophic -> hopeless.
+	run -0 leap-prune --annotate "$F/turn1.jsonl"
+	echo "$output" >"$T/out"
+	run -0 jq -r '[.group, .sample, .prune.decision, .prune.reason, .prune.verdict, .prune.n_fail, .prune.group_size, .prune.complete] | @tsv' "$T/out"
+	assert_output "$(printf '%s\n' \
+		"softmax	0	final	solved	expand	3	4	true" \
+		"softmax	1	expand	failed	expand	3	4	true" \
+		"softmax	2	expand	failed	expand	3	4	true" \
+		"softmax	3	expand	failed	expand	3	4	true" \
+		"vector_add	0	final	easy	easy	0	2	true" \
+		"vector_add	1	final	easy	easy	0	2	true" \
+		"matmul	0	final	hopeless	hopeless	2	2	true" \
+		"matmul	1	final	hopeless	hopeless	2	2	true")"
+}
+
+@test "leap-prune: every input record lands in the done file exactly once, next turns on stdout" {
+	run -0 --separate-stderr leap-prune --done "$T/done" "$F/turn1.jsonl"
+	echo "$output" >"$T/next"
+	# done: the 8 input records, each once, in decision order
+	[ "$(wc -l <"$T/done")" -eq 8 ]
+	diff <(jq -c '[.group, .sample]' "$F/turn1.jsonl" | sort) <(jq -c '[.group, .sample]' "$T/done" | sort)
+	# stdout: exactly the records decided expand, at turn 2
+	diff <(jq -c 'select(.prune.decision == "expand") | [.group, .sample, .turn + 1]' "$T/done") \
+		<(jq -c '[.group, .sample, .turn]' "$T/next")
+	# the done file is appended to, never truncated
+	leap-prune --done "$T/done" "$F/turn1.jsonl" >/dev/null
+	[ "$(wc -l <"$T/done")" -eq 16 ]
+}
+
+@test "leap-prune: decided records keep their raw text byte for byte, prune appended" {
+	leap-prune --done "$T/done" "$F/turn1.jsonl" >/dev/null
+	python3 - "$F/turn1.jsonl" "$T/done" <<'EOF'
+import sys, json
+src = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    src[(r["group"], r["sample"])] = line.rstrip("\n")
+for line in open(sys.argv[2]):
+    line = line.rstrip("\n")
+    r = json.loads(line)
+    raw = src[(r["group"], r["sample"])]
+    assert line.startswith(raw[:-1] + ',"prune":{'), (raw, line)
+    assert list(r.keys())[-1] == "prune"
+EOF
+}
+
+@test "leap-prune: the next-turn record: history, feedback, this turn's results dropped, own fields kept" {
+	leap-prune --done "$T/done" "$F/turn1.jsonl" >"$T/next"
+	run -0 jq -c 'select(.sample == 1)' "$T/next"
+	echo "$output" >"$T/s1"
+	# kept: step (a field leap does not own), task, group, sample; turn + 1
+	run -0 jq -c '[.step, .task, .group, .sample, .turn, .group_size]' "$T/s1"
+	assert_output '[7,"softmax","softmax",1,2,3]'
+	# dropped: this turn's results
+	run -0 jq -c '[has("completion"), has("status"), has("compile"), has("tokens"), has("prune")]' "$T/s1"
+	assert_output '[false,false,false,false,false]'
+	# messages: the two of turn 1, the assistant's completion, the feedback as the user's turn
+	run -0 jq -c '[.messages[].role]' "$T/s1"
+	assert_output '["system","user","assistant","user"]'
+	run -0 jq -r '.messages[2].content' "$T/s1"
+	assert_output "$(jq -r 'select(.sample == 1 and .group == "softmax") | .completion' "$F/turn1.jsonl")"
+	run -0 jq -r '.messages[3].content == .feedback' "$T/s1"
+	assert_output true
+}
+
+@test "leap-prune: feedback names the compiler errors in order with line:col, not the warnings" {
+	leap-prune --done "$T/done" "$F/turn1.jsonl" >"$T/next"
+	run -0 jq -r 'select(.sample == 1) | .feedback' "$T/next"
+	assert_output "$(printf '%s\n' \
+		"Your code does not compile." \
+		"line 1:9: error: expected expression before ';' token" \
+		"line 7:2: error: 'n' undeclared" \
+		"Reply with the complete corrected code in one fenced code block.")"
+}
+
+@test "leap-prune: feedback for a mismatch and a timeout is verify.message" {
+	leap-prune --done "$T/done" "$F/turn1.jsonl" >"$T/next"
+	run -0 jq -r 'select(.sample == 2) | .feedback' "$T/next"
+	assert_line --index 0 "Your kernel computes wrong results."
+	assert_line --index 1 "case 0 (rows=4, cols=8): element 5 (row 0, col 5): got 0.25, want 0.125"
+	run -0 jq -r 'select(.sample == 3) | .feedback' "$T/next"
+	assert_line --index 0 "Your kernel did not finish within the time limit."
+	assert_line --index 1 "no result after 10 s (wall clock)"
+}
+
+@test "leap-prune: a mismatch without a message is described by verify.mismatch" {
+	{ group m 1 pass pass; printf '%s\n' '{"group":"m","sample":2,"turn":1,"status":"mismatch","verify":{"mismatch":{"case":1,"index":17,"got":2.5,"want":3}}}' '{"group":"m","sample":3,"turn":1,"status":"timeout"}'; } >"$T/in"
+	leap-prune --done "$T/done" "$T/in" >"$T/next"
+	run -0 jq -r 'select(.sample == 2) | .feedback' "$T/next"
+	assert_line --index 1 "case 1, index 17, got 2.5, want 3"
+}
+
+@test "leap-prune: feedback is cut to --feedback-bytes at a character boundary, headline and instruction kept" {
+	leap-prune --done "$T/done" --feedback-bytes 200 "$F/long.jsonl" >"$T/next"
+	[ "$(wc -l <"$T/next")" -eq 2 ]
+	# both use the room: at most 200 bytes, at least 199 (a 2-byte character may leave one)
+	run -0 jq -r '.feedback | utf8bytelength | . >= 199 and . <= 200' "$T/next"
+	assert_output "$(printf 'true\ntrue')"
+	# the mismatch message (400 times a 2-byte character) is cut between characters
+	run -0 jq -r 'select(.sample == 1) | .feedback' "$T/next"
+	assert_line --index 1 --regexp '^(é)+\.\.\.$'
+	run -0 jq -r 'select(.sample == 0) | .feedback' "$T/next"
+	assert_line --index 0 "Your code does not compile."
+	assert_line --index 1 "line 1:5: error: identifier 'x1' is undefined"
+	assert_output --partial "...
+Reply with the complete corrected code in one fenced code block."
+	# the default, 1024 bytes, holds more of the 59 errors but not all
+	leap-prune --done "$T/done" "$F/long.jsonl" >"$T/next"
+	run -0 jq -r 'select(.sample == 0) | .feedback | utf8bytelength' "$T/next"
+	[ "$output" -le 1024 ] && [ "$output" -ge 1000 ]
+}
+
+@test "leap-prune: feedback shorter than its headline and instruction is cut whole" {
+	leap-prune --done "$T/done" --feedback-bytes 64 "$F/long.jsonl" >"$T/next"
+	run -0 jq -r '.feedback | utf8bytelength' "$T/next"
+	assert_output "$(printf '64\n64')"
+}
+
+@test "leap-prune: easy threshold at its edge (fraction and count)" {
+	# 4 records. Default T_easy = 50% of 4 = 2: n_fail = 1 -> easy; n_fail = 2 -> expand.
+	group a 1 pass pass pass mismatch >"$T/one"
+	group a 1 pass pass mismatch mismatch >"$T/two"
+	leap-prune --annotate "$T/one" >"$T/o1"
+	leap-prune --annotate "$T/two" >"$T/o2"
+	[ "$(verdicts "$T/o1")" = "easy " ]
+	[ "$(verdicts "$T/o2")" = "expand " ]
+	# As a count: --easy-below 2 is the same; --easy-below 3 makes n_fail = 2 easy.
+	leap-prune --annotate --easy-below 2 "$T/two" >"$T/o3"
+	[ "$(verdicts "$T/o3")" = "expand " ]
+	leap-prune --annotate --easy-below 3 "$T/two" >"$T/o4"
+	[ "$(verdicts "$T/o4")" = "easy " ]
+	# --easy-below 0 never calls a group easy, even one that all passed: all end as solved.
+	group a 1 pass pass >"$T/all"
+	leap-prune --annotate --easy-below 0 "$T/all" >"$T/o5"
+	[ "$(verdicts "$T/o5")" = "expand " ]
+	[ "$(jq -r .prune.reason "$T/o5" | sort -u)" = solved ]
+	# 75% of 4 = 3: n_fail 2 < 3 -> easy
+	leap-prune --annotate --easy-below 75% "$T/two" >"$T/o6"
+	[ "$(verdicts "$T/o6")" = "easy " ]
+}
+
+@test "leap-prune: hopeless threshold at its edge" {
+	# n_fail = 3 of 4. --hopeless-above 3: 3 > 3 false -> expand; 2 -> hopeless; 0.5 -> 2 -> hopeless.
+	group h 1 pass mismatch mismatch timeout >"$T/in"
+	leap-prune --annotate --hopeless-above 3 "$T/in" >"$T/o1"
+	[ "$(verdicts "$T/o1")" = "expand " ]
+	leap-prune --annotate --hopeless-above 2 "$T/in" >"$T/o2"
+	[ "$(verdicts "$T/o2")" = "hopeless " ]
+	leap-prune --annotate --hopeless-above 0.5 "$T/in" >"$T/o3"
+	[ "$(verdicts "$T/o3")" = "hopeless " ]
+	leap-prune --annotate --hopeless-above 0.75 "$T/in" >"$T/o4"
+	[ "$(verdicts "$T/o4")" = "expand " ]
+}
+
+@test "leap-prune: the catastrophic rule: all failed without compiling, and how to change it" {
+	group c 1 compile_error no_code compile_error >"$T/in"
+	leap-prune --annotate "$T/in" >"$T/o1"
+	[ "$(verdicts "$T/o1")" = "hopeless " ]
+	leap-prune --annotate --catastrophic '' "$T/in" >"$T/o2"
+	[ "$(verdicts "$T/o2")" = "expand " ]
+	leap-prune --annotate --catastrophic no_code "$T/in" >"$T/o3"
+	[ "$(verdicts "$T/o3")" = "expand " ]
+	# one sample that compiled but was wrong: feedback can help -> expand
+	group c 1 compile_error mismatch compile_error >"$T/in2"
+	leap-prune --annotate "$T/in2" >"$T/o4"
+	[ "$(verdicts "$T/o4")" = "expand " ]
+}
+
+@test "leap-prune: --max-turns ends every trajectory" {
+	group z 3 pass mismatch mismatch timeout >"$T/in"
+	run -0 --separate-stderr leap-prune --done "$T/done" "$T/in"
+	assert_output ""
+	run -0 jq -r '.prune.reason' "$T/done"
+	assert_output "$(printf 'solved\nmax_turns\nmax_turns\nmax_turns')"
+	leap-prune --done "$T/done2" --max-turns 4 "$T/in" >"$T/next"
+	[ "$(wc -l <"$T/next")" -eq 3 ]
+}
+
+@test "leap-prune: --expand-slow gives a slow pass another turn with its timing" {
+	{ printf '%s\n' '{"group":"s","sample":0,"turn":1,"completion":"a","status":"pass","bench":{"median_ms":2,"baseline_ms":1,"speedup":0.5}}' \
+		'{"group":"s","sample":1,"turn":1,"completion":"b","status":"pass","bench":{"median_ms":0.5,"baseline_ms":1,"speedup":2}}'
+		group s 1 x x | sed 's/"sample":0/"sample":2/; s/"sample":1,/"sample":3,/; s/"status":"x"/"status":"mismatch"/'; } >"$T/in"
+	leap-prune --done "$T/d1" "$T/in" >"$T/n1"
+	[ "$(jq -r .sample "$T/n1" | tr '\n' ' ')" = "2 3 " ]
+	leap-prune --done "$T/d2" --expand-slow "$T/in" >"$T/n2"
+	[ "$(jq -r .sample "$T/n2" | tr '\n' ' ')" = "0 2 3 " ]
+	run -0 jq -r 'select(.sample == 0) | .prune.reason' "$T/d2"
+	assert_output slow
+	run -0 jq -r 'select(.sample == 0) | .feedback' "$T/n2"
+	assert_line --index 0 "Your kernel is correct but slower than the baseline."
+	assert_line --index 1 "Median 2 ms against the baseline's 1 ms (speedup 0.5)."
+	# a threshold of 3 makes the 2x kernel slow too
+	leap-prune --done "$T/d3" --expand-slow=3 "$T/in" >"$T/n3"
+	[ "$(wc -l <"$T/n3")" -eq 4 ]
+}
+
+@test "leap-prune: interleaved groups are told apart by their key" {
+	paste -d '\n' <(group a 1 pass mismatch mismatch pass) <(group b 1 pass pass pass mismatch) >"$T/in"
+	leap-prune --annotate --group-size 4 "$T/in" >"$T/out"
+	run -0 jq -r '"\(.group) \(.prune.verdict) \(.prune.n_fail)"' "$T/out"
+	assert_output "$(printf 'a expand 2\na expand 2\na expand 2\na expand 2\nb easy 1\nb easy 1\nb easy 1\nb easy 1')"
+}
+
+@test "leap-prune: a group is decided as soon as its records have arrived" {
+	mkfifo "$T/fifo"
+	# two records of group a, then the writer waits: the decision must come out before EOF
+	{ group a 1 pass mismatch; sleep 5; group b 1 pass; } >"$T/fifo" &
+	writer=$!
+	timeout 3 leap-prune --group-size 2 --done "$T/done" <"$T/fifo" >"$T/next" || true
+	kill "$writer" 2>/dev/null || true
+	run -0 jq -c '[.group, .sample, .turn]' "$T/next"
+	assert_output '["a",1,2]'
+	[ "$(wc -l <"$T/done")" -eq 2 ]
+}
+
+@test "leap-prune: an incomplete group is decided at end of input and says so" {
+	group a 1 pass mismatch mismatch >"$T/in"
+	run -0 --separate-stderr leap-prune --annotate --group-size 4 "$T/in"
+	[[ "$stderr" == *"group 'a': end of input after 3 of 4 records"* ]]
+	echo "$output" >"$T/out"
+	[ "$(jq -r .prune.complete "$T/out" | sort -u)" = false ]
+	[ "$(jq -r .prune.group_size "$T/out" | sort -u)" = 3 ]
+}
+
+@test "leap-prune: next-turn records carry their count, so turn 2 streams without --group-size" {
+	leap-prune --done "$T/done" "$F/turn1.jsonl" >"$T/next"
+	# the model answers: sample 1 now passes, 2 and 3 still fail
+	jq -c '.completion = "fixed" | .status = (if .sample == 1 then "pass" else "mismatch" end)' "$T/next" >"$T/turn2"
+	run -0 --separate-stderr leap-prune --done "$T/done" "$T/turn2"
+	[ -z "$stderr" ]
+	# 3 records, n_fail 2: 2 < 1.5 is false -> expand; 2 records go to turn 3
+	[ "$(echo "$output" | jq -r '"\(.sample) \(.turn) \(.group_size)"' | tr '\n' ' ')" = "2 3 2 3 3 2 " ]
+	run -0 jq -c 'select(.turn == 2) | [.sample, .prune.decision, .prune.complete]' "$T/done"
+	assert_output "$(printf '[1,"final",true]\n[2,"expand",true]\n[3,"expand",true]')"
+	# the done file now holds the turn-1 and turn-2 records: 8 + 3
+	[ "$(wc -l <"$T/done")" -eq 11 ]
+	# a count that does not arrive is reported
+	head -n 2 "$T/turn2" >"$T/short"
+	run -0 --separate-stderr leap-prune --done "$T/done3" "$T/short"
+	[[ "$stderr" == *"end of input after 2 of 3 records"* ]]
+}
+
+@test "leap-prune: a malformed line and a record without status become error records; the rest goes on" {
+	{ group a 1 pass; echo '{not json'; printf '%s\n' '{"group":"a","sample":9,"turn":1}'; group a 1 mismatch | sed 's/"sample":0/"sample":1/'; } >"$T/in"
+	run -1 --separate-stderr leap-prune --done "$T/done" "$T/in"
+	[ "$(wc -l <"$T/done")" -eq 4 ]
+	run -0 jq -c 'select(.error) | [.error.program, .error.line]' "$T/done"
+	assert_output "$(printf '["leap-prune",2]\n["leap-prune",3]')"
+	run -0 jq -c 'select(.prune) | [.sample, .prune.verdict, .prune.group_size]' "$T/done"
+	assert_output "$(printf '[0,"expand",2]\n[1,"expand",2]')"
+}
+
+@test "leap-prune: --stats counts the verdicts" {
+	run -0 --separate-stderr leap-prune --done "$T/done" --stats "$F/turn1.jsonl"
+	[[ "$stderr" == *"3 groups (1 easy, 1 hopeless, 1 expand, 0 incomplete); 5 records end, 3 get another turn"* ]]
+}
+
+@test "leap-prune: --adaptive moves the easy threshold towards the target and counts task streaks" {
+	# turn1.jsonl: 3 groups, 2 ended (vector_add easy, matmul hopeless): 2/3 > target 0.5, so
+	# each run lowers the easy threshold by one step of 0.05: 0.5 -> 0.45 -> 0.40 -> 0.35
+	for i in 1 2 3; do
+		leap-prune --adaptive "$T/state" --done /dev/null "$F/turn1.jsonl" >/dev/null
+	done
+	run -0 jq -c '[.runs, (.easy_below * 1000 | round), .target, .tasks.vector_add.easy, .tasks.vector_add.hopeless, .tasks.matmul.hopeless, .tasks.softmax.easy, .tasks.softmax.hopeless]' "$T/state"
+	assert_output '[3,350,0.5,3,0,3,0,0]'
+	# the threshold in the state is the one used: at 0.35 of 4 = 1.4, softmax's 3 failures still expand
+	run -0 --separate-stderr leap-prune --adaptive "$T/state" --stats --done /dev/null "$F/turn1.jsonl"
+	[[ "$stderr" == *"easy threshold 0.35 -> 0.3"* ]]
+	# with a target of 1 (end every group), the threshold rises instead
+	leap-prune --adaptive "$T/up" --target 1 --done /dev/null "$F/turn1.jsonl" >/dev/null
+	run -0 jq -c '.easy_below * 1000 | round' "$T/up"
+	assert_output 550
+	# an expand verdict breaks a streak
+	group vector_add 1 pass mismatch mismatch | sed 's/"task":"softmax"/"task":"vector_add"/' >"$T/va"
+	leap-prune --adaptive "$T/state" --done /dev/null "$T/va" >/dev/null
+	run -0 jq -c '.tasks.vector_add.easy' "$T/state"
+	assert_output 0
+}
+
+@test "leap-prune: --adaptive learns from turn 1 only and survives concurrent runs" {
+	group a 2 pass mismatch >"$T/turn2"
+	leap-prune --adaptive "$T/state" --done /dev/null "$T/turn2" >/dev/null
+	[ ! -e "$T/state" ]
+	for i in 1 2 3 4 5 6 7 8; do
+		leap-prune --adaptive "$T/state" --done /dev/null "$F/turn1.jsonl" >/dev/null &
+	done
+	wait
+	run -0 jq -c '[.runs, .tasks.vector_add.easy]' "$T/state"
+	assert_output '[8,8]'
+	[ -z "$(find "$T" -name 'state.tmp.*')" ]
+	echo '{"tasks":3}' >"$T/bad"
+	run -2 --separate-stderr leap-prune --adaptive "$T/bad" --done /dev/null "$F/turn1.jsonl"
+	[[ "$stderr" == *"not a leap-prune state"* ]]
+}
+
+@test "leap-prompt --skip-from skips tasks easy or hopeless for k steps, revisiting some" {
+	for i in 1 2 3; do
+		leap-prune --adaptive "$T/state" --done /dev/null "$F/turn1.jsonl" >/dev/null
+	done
+	# vector_add (easy 3 times) and matmul (hopeless 3 times) are skipped; softmax stays
+	run -0 --separate-stderr leap-prompt --skip-from "$T/state" --revisit 0 --all
+	[ "$(echo "$output" | jq -r .task | tr '\n' ' ')" = "softmax " ]
+	[[ "$stderr" == *"skipped 2 tasks"* ]]
+	run -0 --separate-stderr leap-prompt --skip-from "$T/state" --revisit 1 --all
+	[ "$(echo "$output" | jq -r .task | tr '\n' ' ')" = "matmul softmax vector_add " ]
+	run -0 --separate-stderr leap-prompt --skip-from "$T/state" --skip-after 4 --revisit 0 --all
+	[ "$(echo "$output" | jq -r .task | wc -l)" -eq 3 ]
+	# the revisit draw is a fair coin per (seed, task): over 200 seeds about half are kept
+	kept=0
+	for s in $(seq 1 200); do
+		n=$(leap-prompt --skip-from "$T/state" --revisit 0.5 --seed "$s" vector_add 2>/dev/null | wc -l)
+		kept=$((kept + n))
+	done
+	[ "$kept" -gt 70 ] && [ "$kept" -lt 130 ]
+	# the same seed decides the same way
+	diff <(leap-prompt --skip-from "$T/state" --seed 9 --all 2>/dev/null) <(leap-prompt --skip-from "$T/state" --seed 9 --all 2>/dev/null)
+}
+
+@test "leap-prune: next-turn records equal a jq definition of the transformation, key order included" {
+	cat "$F/turn1.jsonl" "$F/long.jsonl" >"$T/in"
+	leap-prune --done "$T/done" "$T/in" >"$T/next"
+	[ "$(wc -l <"$T/next")" -eq 5 ]
+	jq -c --slurpfile src "$T/in" '
+		. as $n
+		| ($src[] | select(.group == $n.group and .sample == $n.sample))
+		| del(.completion, .code, .compile, .verify, .bench, .status, .tokens, .reward, .rank,
+		      .advantage, .error, .prune, .feedback, .group_size)
+		| .turn += 1
+		| .messages += [{role: "assistant", content: $src[] | select(.group == $n.group and .sample == $n.sample) | .completion},
+		                {role: "user", content: $n.feedback}]
+		| .feedback = $n.feedback | .group_size = $n.group_size' "$T/next" >"$T/want"
+	diff <(jq -c . "$T/next") "$T/want"
+}
+
+@test "leap-prune: a done file that is also an input is refused (it would be read again)" {
+	cp "$F/turn1.jsonl" "$T/in"
+	run -2 --separate-stderr leap-prune --done "$T/in" "$T/in"
+	[[ "$stderr" == *"the done file is also an input"* ]]
+	run -2 --separate-stderr leap-prune --done "$T/in" <"$T/in"
+	[ "$(wc -l <"$T/in")" -eq 8 ]
+}

@@ -1,0 +1,113 @@
+# tasks.bats - the bundled task suite is complete, loads, and every task is fair (make lint-tasks).
+load helpers
+
+CHECK="$FIXTURES/tasks/check-task.sh"
+
+setup() {
+	cd "$ROOT"
+	WORK="$BATS_TEST_TMPDIR/work"
+	mkdir -p "$WORK"
+}
+
+@test "tasks: every folder of the suite loads and validates" {
+	run -0 bash -c 'leap-task --check tasks/*/ > "$1/check.jsonl"' _ "$WORK"
+	run -0 jq -s 'length' "$WORK/check.jsonl"
+	[ "$output" -eq "$(ls -d tasks/*/ | wc -l)" ]
+	run -0 jq -s '[.[] | select(.error)] | length' "$WORK/check.jsonl"
+	assert_output 0
+}
+
+@test "tasks: at least 30 tasks over the three levels" {
+	run -0 bash -c 'leap-task --all > "$1/all.jsonl"' _ "$WORK"
+	run -0 jq -s 'length' "$WORK/all.jsonl"
+	[ "$output" -ge 30 ]
+	for level in 1 2 3; do
+		run -0 jq -s "[.[] | select(.level == $level)] | length" "$WORK/all.jsonl"
+		[ "$output" -ge 5 ] || fail "level $level has only $output tasks"
+	done
+}
+
+@test "tasks: each has reference.c, baseline.cu, bytes, flops, a cpu benchmark case, 3-4 cases and a fixture solution" {
+	bad=""
+	for d in tasks/*/; do
+		id=$(basename "$d")
+		[ -s "$d/reference.c" ] && [ -s "$d/baseline.cu" ] || bad="$bad $id:files"
+		jq -e '.bytes and .flops and .bench_cpu and (.cases | length >= 3 and length <= 4)' "$d/task.json" >/dev/null ||
+			bad="$bad $id:fields"
+		[ -s "$FIXTURES/tasks/$id/solution.c" ] || bad="$bad $id:solution"
+		! cmp -s "$d/reference.c" "$FIXTURES/tasks/$id/solution.c" || bad="$bad $id:solution-is-the-reference"
+		head -1 "$d/reference.c" | grep -q "^/\* $id reference: " || bad="$bad $id:reference-header"
+		head -1 "$d/baseline.cu" | grep -q "^// $id baseline: " || bad="$bad $id:baseline-header"
+	done
+	[ -z "$bad" ] || fail "incomplete tasks:$bad"
+}
+
+@test "tasks: no solution for tests lives in the suite a model sees" {
+	run -0 bash -c 'find tasks -type f ! -name task.json ! -name reference.c ! -name baseline.cu'
+	assert_output ""
+}
+
+@test "tasks: every task is fair: the fixture solution passes, zeros, constants and another seed's output fail" {
+	failed=""
+	for d in tasks/*/; do
+		id=$(basename "$d")
+		if ! "$CHECK" "$id" "$WORK" >"$WORK/$id.log" 2>&1; then
+			failed="$failed $id"
+			grep -E "FAIL|error" "$WORK/$id.log" | head -5
+		fi
+	done
+	[ -z "$failed" ] || fail "unfair or broken tasks:$failed"
+}
+
+@test "tasks: the checker rejects a solution that misses an element" {
+	run -1 "$CHECK" --solution "$FIXTURES/tasks/wrong/vector_add_short.c" vector_add "$WORK"
+	assert_output --partial "FAIL: vector_add case 0 trial 0: the solution is outside the tolerance"
+}
+
+@test "tasks: the checker rejects a solution that writes into its input" {
+	run -1 "$CHECK" --solution "$FIXTURES/tasks/wrong/softmax_clobber.c" softmax "$WORK"
+	assert_output --partial "the solution modified an input"
+	refute_output --partial "the solution is outside the tolerance"
+}
+
+@test "tasks: the checker rejects a wrong index that only small cases hide" {
+	run -1 "$CHECK" --solution "$FIXTURES/tasks/wrong/matmul_transposed.c" matmul "$WORK"
+	assert_output --partial "FAIL: matmul case 1 trial 0: the solution is outside the tolerance"
+	refute_output --partial "FAIL: matmul case 0 "
+}
+
+@test "tasks: the checker flags a task whose output does not depend on its input" {
+	export LEAP_TASKS="$FIXTURES/tasks/unfair"
+	run -1 "$CHECK" --solution "$LEAP_TASKS/softmax_one/reference.c" softmax_one "$WORK"
+	assert_output --partial "a candidate writing 1 passes"
+	assert_output --partial "the reference output of another seed passes"
+}
+
+@test "tasks: the checker flags a task where zeros pass within the tolerance" {
+	export LEAP_TASKS="$FIXTURES/tasks/unfair"
+	run -1 "$CHECK" --solution "$LEAP_TASKS/matmul_small/reference.c" matmul_small "$WORK"
+	assert_output --partial "a candidate writing zeros passes"
+}
+
+@test "tasks: every baseline.cu compiles with nvcc for sm_90 against its prelude" {
+	skip_unless_nvcc
+	nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
+	export nvcc WORK
+	run bash -c 'ls tasks | xargs -P 2 -I{} sh -c '\''
+		leap-task --shim cuda {} | sed -n "/---- prelude ----/,/---- shim ----/p" | sed "1d;\$d" >"$WORK/{}.h" &&
+		"$nvcc" -c -arch=sm_90 -Werror all-warnings -include "$WORK/{}.h" -o "$WORK/{}.o" tasks/{}/baseline.cu ||
+		echo "FAILED {}"'\'''
+	refute_output --partial FAILED
+	[ "$(ls "$WORK"/*.o | wc -l)" -eq "$(ls -d tasks/*/ | wc -l)" ]
+}
+
+@test "tasks: every baseline.cu passes its task on the GPU" {
+	skip_unless_gpu
+	command -v leap-verify >/dev/null || skip "leap-verify is not built in this checkout"
+	failed=""
+	for d in tasks/*/; do
+		id=$(basename "$d")
+		leap-verify --task "$id" "$d/baseline.cu" >"$WORK/$id.txt" 2>&1 || { failed="$failed $id"; head -3 "$WORK/$id.txt"; }
+	done
+	[ -z "$failed" ] || fail "baselines that do not pass:$failed"
+}
