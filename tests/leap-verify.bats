@@ -235,9 +235,14 @@ verdict() {
 			y[rows * cols - 1] = x[0];
 	}
 	EOF
-	run -1 leap-verify --task softmax --seed 3 "$BATS_TEST_TMPDIR/soft.c"
-	assert_output --partial "mismatch"
-	assert_output --partial "y[0][0] = 0.0303030312 but expected"
+	build_artifact softmax "$BATS_TEST_TMPDIR/soft.c" "$BATS_TEST_TMPDIR/soft.so"
+	compiled_record softmax "$BATS_TEST_TMPDIR/soft.so" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify --seed 3 "$BATS_TEST_TMPDIR/in.jsonl"
+	rec=$output
+	run -0 jq -r '.verify | "\(.status) \(.mismatch.coords | length) \(.mismatch.index == .mismatch.coords[0] * .mismatch.values.cols + .mismatch.coords[1])"' <<<"$rec"
+	assert_output "mismatch 2 true"
+	run -0 jq -r .verify.message <<<"$rec"
+	[[ "$output" =~ y\[[0-9]+\]\[[0-9]+\]\ =\  ]]
 }
 
 @test "records that did not compile pass through with verify.status skipped" {
