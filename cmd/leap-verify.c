@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "cache.h"
 #include "cli.h"
 #include "jsonl.h"
 #include "record.h"

@@ -461,4 +461,3 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	leap_buf_free(&output);
 	return result;
 }
-

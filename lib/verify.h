@@ -113,7 +113,6 @@ int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint
 json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
 			     const char *artifact, uint64_t seed, enum leap_status *st, char **err);
 
-
 /* The largest seed: seeds are written to records as JSON integers, exact in every JSON
  * reader's doubles. */
 #define LEAP_SEED_MAX ((int64_t)((1ull << 53) - 1))
