@@ -336,6 +336,10 @@ Reply with the complete corrected code in one fenced code block."
 }
 
 @test "leap-prompt --skip-from skips tasks easy or hopeless for k steps, revisiting some" {
+	# a suite of the three tasks the fixture's groups are about
+	mkdir -p "$T/suite"
+	cp -R "$LEAP_TASKS/vector_add" "$LEAP_TASKS/softmax" "$LEAP_TASKS/matmul" "$T/suite/"
+	export LEAP_TASKS="$T/suite"
 	for i in 1 2 3; do
 		leap-prune --adaptive "$T/state" --done /dev/null "$F/turn1.jsonl" >/dev/null
 	done
