@@ -11,6 +11,7 @@
 #include "build.h"
 #include "cache.h"
 #include "cli.h"
+#include "devices.h"
 #include "jsonl.h"
 #include "record.h"
 #include "runproto.h"
@@ -41,6 +42,9 @@ static const char usage[] =
 	"  -j, --jobs N           verify up to N candidates at once (default 1); cuda: one per GPU\n"
 	"      --share-gpu        with -j: let cuda candidates share the GPU\n"
 	"  -d, --device N         CUDA device of the cuda children (default 0)\n"
+	"      --devices LIST     one child per listed device (e.g. 0-7 or 0,2,5), each record\n"
+	"                         served by a free one, named in verify.device_index; cpu\n"
+	"                         records use the list as worker slots\n"
 	"      --no-namespaces    no network, PID and mount isolation (when the kernel forbids it)\n"
 	"      --task TASK        ad-hoc mode: the arguments are source files for TASK\n"
 	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension)\n"
@@ -53,7 +57,7 @@ static const char usage[] =
 	"Exit status: 0 every record processed, 1 some record carried an error or could not be\n"
 	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n";
 
-enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU };
+enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU, OPT_DEVICES };
 
 struct ctx {
 	struct leap_common common;
@@ -66,6 +70,8 @@ struct ctx {
 	int jobs, share_gpu;         /* -j, --share-gpu */
 	int running, running_cuda;   /* workers now */
 	unsigned char *busy;         /* busy[slot] for slot < jobs */
+	struct leap_devices devs;    /* --devices: slot i runs on devs.idx[i] (jobs == devs.n) */
+	int last_slot;               /* the slot given most recently (round robin over free ones) */
 	struct entry *q;             /* records in input order, a ring of qcap */
 	size_t qhead, nq, qcap;
 };
@@ -147,25 +153,30 @@ static void start(struct ctx *c, struct entry *e)
 		return;
 	}
 	e->cuda = b == LEAP_BACKEND_CUDA;
-	while (e->cuda && c->running_cuda && !c->share_gpu)
-		collect(c, -1); /* one cuda child per GPU at a time */
-	if (c->jobs > 1) {
+	while (e->cuda && c->running_cuda && !c->share_gpu && !c->devs.n)
+		collect(c, -1); /* one cuda child per GPU at a time (--devices: one per slot) */
+	if (c->jobs > 1 || c->devs.n) {
 		int fds[2];
 		if (pipe2(fds, O_CLOEXEC))
 			leap_die_errno("pipe");
 		if (fflush(stdout))
 			leap_die_errno("write error");
-		int slot = 0;
+		int slot = (c->last_slot + 1) % c->jobs; /* the next free slot after the last one */
 		while (c->busy[slot])
-			slot++;
+			slot = (slot + 1) % c->jobs;
+		c->last_slot = slot;
 		pid_t pid = fork();
 		if (pid < 0)
 			leap_die_errno("fork");
 		if (pid == 0) {
 			close(fds[0]);
 			leap_sandbox_slot(&c->v.env, slot);
+			if (c->devs.n)
+				c->v.o.device = c->devs.name[slot];
 			enum leap_status st = LEAP_ST_NONE;
 			json_t *v = leap_verify_artifact(&c->v, t, b, artifact, c->seed, &st, &err);
+			if (v && c->devs.n)
+				json_object_set_new(v, "device_index", json_integer(c->devs.idx[slot]));
 			json_t *res = v ? json_pack("{s:o,s:i}", "verify", v, "st", (int)st) : json_pack("{s:s}", "err", err);
 			struct leap_buf out = {0};
 			if (!res || leap_json_append(&out, res) || leap_write_full(fds[1], out.s, out.len))
@@ -280,6 +291,7 @@ static void filter(struct ctx *c, struct leap_in *in)
 	c->qcap = (size_t)c->jobs * 4 + 4;
 	c->q = xcalloc(c->qcap, sizeof *c->q);
 	c->busy = xcalloc((size_t)c->jobs, 1);
+	c->last_slot = c->jobs - 1; /* so that the first worker gets slot 0 */
 	json_t *rec;
 	enum leap_read r;
 	for (;;) {
@@ -378,6 +390,7 @@ int main(int argc, char **argv)
 		{"cache", required_argument, NULL, OPT_CACHE},
 		{"jobs", required_argument, NULL, 'j'},
 		{"share-gpu", no_argument, NULL, OPT_SHARE_GPU},
+		{"devices", required_argument, NULL, OPT_DEVICES},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx c;
@@ -390,8 +403,9 @@ int main(int argc, char **argv)
 		.device = "0",
 	};
 	const char *task = NULL, *backend = NULL, *cache = NULL;
-	int have_seed = 0, opt;
+	int have_seed = 0, have_jobs = 0, have_device = 0, opt;
 	int64_t v64;
+	char *err = NULL;
 	while ((opt = getopt_long(argc, argv, "n:s:t:m:d:b:j:hV", longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
@@ -429,6 +443,12 @@ int main(int argc, char **argv)
 			if (leap_parse_i64(optarg, 0, 1023, &v64))
 				leap_usage_error(&c.common, "--device: '%s' is not a device index", optarg);
 			o.device = optarg;
+			have_device = 1;
+			break;
+		case OPT_DEVICES:
+			leap_devices_free(&c.devs);
+			if (leap_devices_parse(optarg, &c.devs, &err))
+				leap_usage_error(&c.common, "--devices: %s", err);
 			break;
 		case OPT_NO_NS:
 			o.sb.namespaces = 0;
@@ -445,6 +465,7 @@ int main(int argc, char **argv)
 		case 'j':
 			if (leap_parse_int(optarg, 1, 1024, &c.jobs))
 				leap_usage_error(&c.common, "--jobs: '%s' is not an integer in [1, 1024]", optarg);
+			have_jobs = 1;
 			break;
 		case OPT_SHARE_GPU:
 			c.share_gpu = 1;
@@ -455,6 +476,11 @@ int main(int argc, char **argv)
 	}
 	if (backend && !task)
 		leap_usage_error(&c.common, "--backend needs --task (records name their backend)");
+	if (c.devs.n && (have_jobs || have_device || task))
+		leap_usage_error(&c.common, "--devices sets the workers and their devices: not with %s",
+				 task ? "--task" : have_jobs ? "--jobs" : "--device");
+	if (c.devs.n)
+		c.jobs = c.devs.n;
 	if (task && optind >= argc)
 		leap_usage_error(&c.common, "--task needs at least one source file");
 	if (!o.sb.nproc) { /* room for a thread per CPU (OpenMP) and then some */
@@ -481,7 +507,7 @@ int main(int argc, char **argv)
 	o.sb.nhide = nhide;
 	free(dir);
 	leap_verifier_init(&c.v, &o);
-	if (c.jobs > 1)
+	if (c.jobs > 1 || c.devs.n)
 		leap_sandbox_probe(&c.v.env, &o.sb); /* once here, not once per worker */
 	int rc;
 	if (task) {
@@ -501,6 +527,7 @@ int main(int argc, char **argv)
 	}
 	leap_verifier_free(&c.v);
 	leap_suite_free(&c.suite);
+	leap_devices_free(&c.devs);
 	free(o.libexec);
 	free(o.cache);
 	free(tasks_real);

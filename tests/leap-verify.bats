@@ -354,3 +354,57 @@ verdict() {
 	assert_line --index 0 --partial "softmax_fast.cu: no_device (task softmax, cuda"
 	assert_line --index 1 --partial "Not verified: no CUDA device available"
 }
+
+@test "--devices: verdicts and order of the serial run; every listed device serves, each record names its own" {
+	LEAP_TEST_SECRET=hunter2 run -0 --separate-stderr leap-verify --devices 0-2 --timeout 1.5 --seed 42 "$BATS_FILE_TMPDIR/stream.jsonl"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/par.jsonl"
+	a=$(jq -r '"\(.name) \(.status) \(.verify.mismatch.kind // "-")"' "$BATS_TEST_TMPDIR/par.jsonl")
+	b=$(jq -r '"\(.name) \(.status) \(.verify.mismatch.kind // "-")"' "$OUT")
+	[ "$a" = "$b" ]
+	# every verified record carries its device, one of the list; all three were used
+	run -0 jq -s -c '[.[] | select(.verify.status != "skipped") | .verify.device_index] | unique' "$BATS_TEST_TMPDIR/par.jsonl"
+	assert_output "[0,1,2]"
+	run -0 jq -s '[.[] | select(.verify.status != "skipped" and (.verify.device_index | type) != "number")] | length' \
+		"$BATS_TEST_TMPDIR/par.jsonl"
+	assert_output 0
+	# without --devices no record names a device
+	run -0 jq -s '[.[] | select(.verify.device_index != null)] | length' "$OUT"
+	assert_output 0
+}
+
+@test "--devices 3,5: only the listed devices serve, in turn, and skipped records name none" {
+	{
+		for i in 1 2 3 4 5 6; do compiled_record vector_add "$ART/correct.so" "{\"i\":$i}"; done
+		echo '{"task":"vector_add","i":7}'
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --devices 3,5 --seed 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	run -0 jq -r '"\(.i) \(.verify.status) \(.verify.device_index // "-")"' "$BATS_TEST_TMPDIR/out.jsonl"
+	[ "${lines[0]}" = "1 pass 3" ]
+	[ "${lines[1]}" = "2 pass 5" ]
+	[ "${lines[6]}" = "7 skipped -" ]
+	run -0 jq -r 'select(.i < 7) | .verify.device_index' "$BATS_TEST_TMPDIR/out.jsonl"
+	for d in "${lines[@]}"; do [[ "$d" == 3 || "$d" == 5 ]]; done
+}
+
+@test "--devices: cuda records go to their own device; without a GPU each is no_device naming it" {
+	compiled_record vector_add "$ART/correct.so" '{"backend":"cuda"}' >"$BATS_TEST_TMPDIR/one.jsonl"
+	cat "$BATS_TEST_TMPDIR/one.jsonl" "$BATS_TEST_TMPDIR/one.jsonl" >"$BATS_TEST_TMPDIR/in.jsonl"
+	command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU && skip "a GPU is present"
+	run -1 --separate-stderr leap-verify --devices 0,1 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '"\(.verify.status) \(.verify.device_index)"' <<<"$output"
+	assert_output $'no_device 0\nno_device 1'
+}
+
+@test "--devices: malformed lists and conflicting options are usage errors (exit 2)" {
+	for list in "" x -1 0- -3 1-0 0,,1 0, ,0 0,0 0-2,1 1024 0x1 " 1" "1 " 1.5; do
+		run -2 --separate-stderr leap-verify --devices "$list" </dev/null
+		[ -z "$output" ]
+		[[ "$stderr" == *"leap-verify: --devices: "* ]]
+	done
+	run -2 --separate-stderr leap-verify --devices 0,1 -j 2 </dev/null
+	[[ "$stderr" == *"not with --jobs"* ]]
+	run -2 --separate-stderr leap-verify --devices 0,1 --device 1 </dev/null
+	[[ "$stderr" == *"not with --device"* ]]
+	run -0 leap-verify --devices 0-3,7 </dev/null
+}

@@ -1,0 +1,24 @@
+/* devices.h - parse a device list (--devices 0-7, 0,2,5) for the per-device worker pools. */
+#ifndef LEAP_DEVICES_H
+#define LEAP_DEVICES_H
+
+/* The largest device index accepted (as --device). */
+#define LEAP_DEVICE_MAX 1023
+
+/* A parsed device list: devices in the order listed, and their names as strings. */
+struct leap_devices {
+	int n;
+	int *idx;    /* idx[n]: device indices, distinct, each in [0, LEAP_DEVICE_MAX] */
+	char **name; /* name[n]: the same as decimal strings (the runner's device argument) */
+};
+
+/* Parses `s`, a comma-separated list of device indices and ranges A-B (A <= B), e.g. "0-7"
+ * or "0,2,5" or "0-3,6". Every number is checked with strtol and its end pointer. Returns 0
+ * with *d filled (free it with leap_devices_free); -1 with a new message in *err when the list
+ * is empty, malformed, out of range or names a device twice (*d is then left empty). */
+int leap_devices_parse(const char *s, struct leap_devices *d, char **err);
+
+/* Frees the list and empties it; an empty list is fine. */
+void leap_devices_free(struct leap_devices *d);
+
+#endif
