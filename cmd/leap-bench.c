@@ -1,14 +1,19 @@
 /* leap-bench - time verified candidates against their task's baseline, in a sandbox. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
 #include "bench.h"
 #include "build.h"
 #include "cache.h"
+#include "devices.h"
 #include "jsonl.h"
 #include "record.h"
 #include "task.h"
@@ -43,6 +48,9 @@ static const char usage[] =
 	"  -t, --timeout SECS     wall-clock limit of a sandboxed child (default: max-time + 30)\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G)\n"
 	"  -d, --device N         CUDA device (default 0)\n"
+	"      --devices LIST     time on each listed device at once (e.g. 0-7 or 0,2,5), one\n"
+	"                         timing per device, output in input order; bench.device_index\n"
+	"                         names it (cpu records: one timing at a time, the list as slots)\n"
 	"      --no-namespaces    no network, PID and mount isolation\n"
 	"      --task TASK        ad-hoc mode: the arguments are source files for TASK\n"
 	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension)\n"
@@ -60,7 +68,7 @@ static const char usage[] =
 
 enum {
 	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_SETS, OPT_HOT, OPT_NO_BCACHE,
-	OPT_NO_NS, OPT_TASK, OPT_STATS, OPT_CACHE, OPT_BLOCK_MS, OPT_BTOL,
+	OPT_NO_NS, OPT_TASK, OPT_STATS, OPT_CACHE, OPT_BLOCK_MS, OPT_BTOL, OPT_DEVICES,
 };
 
 struct ctx {
@@ -72,37 +80,64 @@ struct ctx {
 	struct leap_bencher bench;
 	uint64_t seed;
 	long done, errors;
+	struct leap_devices devs;    /* --devices: slot i times on devs.idx[i] */
+	unsigned char *busy;         /* busy[slot] */
+	int running, running_cpu, last_slot;
+	struct entry *q;             /* records in input order, a ring of qcap */
+	size_t qhead, nq, qcap;
 };
+
+/* What to do with a record before any timing. */
+enum what { PASS_RAW, ADD_READY, FAIL, TIME };
+
+/* Decides what a record needs: PASS_RAW (it carries an error: pass it through), ADD_READY
+ * (*add holds the new fields: not timed), FAIL (*err holds a new message), or TIME (*t, *b
+ * and *artifact say what to time). */
+static enum what classify(struct ctx *c, json_t *rec, json_t **add, char **err, const struct leap_task **t,
+			  enum leap_backend *b, const char **artifact)
+{
+	if (json_object_get(rec, "error"))
+		return PASS_RAW;
+	const char *st = leap_get_str(rec, "status", NULL);
+	if (!st || strcmp(st, "pass")) {
+		*add = json_pack("{s:{s:s,s:s}}", "bench", "status", "skipped", "message",
+				 st ? "not timed: the candidate did not pass" : "not timed: no status");
+		return ADD_READY;
+	}
+	*artifact = leap_get_str(json_object_get(rec, "compile"), "artifact", NULL);
+	const char *id = leap_get_str(rec, "task", NULL);
+	const char *bname = leap_get_str(rec, "backend", "cuda");
+	*b = LEAP_BACKEND_CUDA;
+	*t = NULL;
+	if (!*artifact)
+		*err = xstrdup("the record has no compile.artifact");
+	else if (!id)
+		*err = xstrdup("the record has no task");
+	else if (leap_backend_parse(bname, b))
+		*err = xasprintf("unknown backend '%s'", bname);
+	else
+		*t = leap_suite_get(&c->suite, id, err);
+	return *t ? TIME : FAIL;
+}
 
 /* Times one parsed record and writes it. */
 static void one(struct ctx *c, struct leap_in *in, json_t *rec)
 {
-	if (json_object_get(rec, "error")) {
+	json_t *add = NULL;
+	char *err = NULL;
+	const struct leap_task *t = NULL;
+	enum leap_backend b;
+	const char *artifact = NULL;
+	enum what w = classify(c, rec, &add, &err, &t, &b, &artifact);
+	if (w == PASS_RAW) {
 		leap_out_raw(&c->out, in->buf, in->len);
 		return;
 	}
-	const char *st = leap_get_str(rec, "status", NULL);
-	if (!st || strcmp(st, "pass")) {
-		json_t *add = json_pack("{s:{s:s,s:s}}", "bench", "status", "skipped", "message",
-					st ? "not timed: the candidate did not pass" : "not timed: no status");
+	if (w == ADD_READY) {
 		leap_out_splice(&c->out, in->buf, in->len, rec, add);
 		json_decref(add);
 		return;
 	}
-	const char *artifact = leap_get_str(json_object_get(rec, "compile"), "artifact", NULL);
-	const char *id = leap_get_str(rec, "task", NULL);
-	const char *bname = leap_get_str(rec, "backend", "cuda");
-	enum leap_backend b = LEAP_BACKEND_CUDA;
-	char *err = NULL;
-	const struct leap_task *t = NULL;
-	if (!artifact)
-		err = xstrdup("the record has no compile.artifact");
-	else if (!id)
-		err = xstrdup("the record has no task");
-	else if (leap_backend_parse(bname, &b))
-		err = xasprintf("unknown backend '%s'", bname);
-	else
-		t = leap_suite_get(&c->suite, id, &err);
 	json_t *bench = t ? leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &err) : NULL;
 	if (!bench) {
 		leap_warn("%s:%ld: %s", in->name, in->line, err);
@@ -114,10 +149,215 @@ static void one(struct ctx *c, struct leap_in *in, json_t *rec)
 	}
 	if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
 		c->errors++;
-	json_t *add = json_object();
+	add = json_object();
 	json_object_set_new(add, "bench", bench);
 	leap_out_splice(&c->out, in->buf, in->len, rec, add);
 	json_decref(add);
+}
+
+/* --devices: one input record on its way through, decided at once or timed by a worker. */
+struct entry {
+	json_t *rec;
+	char *raw;
+	size_t len;
+	char *file;
+	long line;
+	int ready;        /* the output is decided */
+	int mode;         /* when ready: 0 splice `add`, 1 raw line, 2 write rec (error set) */
+	json_t *add;
+	pid_t pid;        /* the worker timing it, or 0 */
+	int fd;           /* the worker's result pipe */
+	int cuda;
+	int slot;
+	struct leap_buf buf;
+};
+
+/* Marks e as an error record with message `err` (consumed). */
+static void entry_error(struct ctx *c, struct entry *e, char *err)
+{
+	leap_warn("%s:%ld: %s", e->file, e->line, err);
+	leap_record_set_error(e->rec, e->file, e->line, "%s", err);
+	free(err);
+	e->mode = 2;
+	e->ready = 1;
+	c->errors++;
+}
+
+/* Reads what running workers wrote, for up to `ms` milliseconds (-1: until one finishes);
+ * finished workers make their entries ready. */
+static void collect(struct ctx *c, int ms)
+{
+	struct pollfd *pf = xcalloc(c->nq ? c->nq : 1, sizeof *pf);
+	size_t *idx = xcalloc(c->nq ? c->nq : 1, sizeof *idx), n = 0;
+	for (size_t i = 0; i < c->nq; i++) {
+		struct entry *e = &c->q[(c->qhead + i) % c->qcap];
+		if (e->pid > 0) {
+			pf[n] = (struct pollfd){e->fd, POLLIN, 0};
+			idx[n++] = (c->qhead + i) % c->qcap;
+		}
+	}
+	if (n && poll(pf, n, ms) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (!pf[i].revents)
+				continue;
+			struct entry *e = &c->q[idx[i]];
+			char chunk[4096];
+			ssize_t r = read(e->fd, chunk, sizeof chunk);
+			if (r > 0) {
+				leap_buf_add(&e->buf, chunk, (size_t)r);
+				continue;
+			}
+			if (r < 0 && errno == EINTR)
+				continue;
+			close(e->fd);
+			int ws;
+			while (waitpid(e->pid, &ws, 0) < 0 && errno == EINTR)
+				;
+			e->pid = 0;
+			c->busy[e->slot] = 0;
+			c->running--;
+			if (!e->cuda)
+				c->running_cpu--;
+			json_t *res = e->buf.s ? json_loadb(e->buf.s, e->buf.len, 0, NULL) : NULL;
+			leap_buf_free(&e->buf);
+			json_t *bench = json_object_get(res, "bench");
+			if (bench) {
+				if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
+					c->errors++;
+				e->add = json_pack("{s:O}", "bench", bench);
+				e->ready = 1;
+			} else {
+				entry_error(c, e, xstrdup(leap_get_str(res, "err", "internal error: a timing worker died")));
+			}
+			json_decref(res);
+		}
+	}
+	free(pf);
+	free(idx);
+}
+
+/* Decides what to do with a record, or starts a worker timing it on the next free slot
+ * (cuda: one timing per device; cpu: one timing at a time, as the cpu lock would make it). */
+static void start(struct ctx *c, struct entry *e)
+{
+	const struct leap_task *t = NULL;
+	enum leap_backend b;
+	const char *artifact = NULL;
+	char *err = NULL;
+	enum what w = classify(c, e->rec, &e->add, &err, &t, &b, &artifact);
+	if (w == FAIL) {
+		entry_error(c, e, err);
+		return;
+	}
+	if (w != TIME) {
+		e->mode = w == PASS_RAW; /* 1: the raw line; 0: splice e->add */
+		e->ready = 1;
+		return;
+	}
+	e->cuda = b == LEAP_BACKEND_CUDA;
+	while (c->running == c->devs.n || (!e->cuda && c->running_cpu))
+		collect(c, -1);
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC))
+		leap_die_errno("pipe");
+	if (fflush(stdout))
+		leap_die_errno("write error");
+	int slot = (c->last_slot + 1) % c->devs.n; /* the next free slot after the last one */
+	while (c->busy[slot])
+		slot = (slot + 1) % c->devs.n;
+	c->last_slot = slot;
+	pid_t pid = fork();
+	if (pid < 0)
+		leap_die_errno("fork");
+	if (pid == 0) {
+		close(fds[0]);
+		leap_sandbox_slot(&c->v.env, slot);
+		c->v.o.device = c->devs.name[slot];
+		json_t *bench = leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &err);
+		if (bench)
+			json_object_set_new(bench, "device_index", json_integer(c->devs.idx[slot]));
+		json_t *res = bench ? json_pack("{s:o}", "bench", bench) : json_pack("{s:s}", "err", err);
+		struct leap_buf out = {0};
+		if (!res || leap_json_append(&out, res) || leap_write_full(fds[1], out.s, out.len))
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	e->pid = pid;
+	e->fd = fds[0];
+	e->slot = slot;
+	c->busy[slot] = 1;
+	c->running++;
+	if (!e->cuda)
+		c->running_cpu++;
+}
+
+/* Writes the ready entries at the head of the queue, in input order. */
+static void drain(struct ctx *c)
+{
+	while (c->nq) {
+		struct entry *e = &c->q[c->qhead];
+		if (!e->ready)
+			return;
+		if (e->mode == 1)
+			leap_out_raw(&c->out, e->raw, e->len);
+		else if (e->mode == 2)
+			leap_out_write(&c->out, e->rec);
+		else
+			leap_out_splice(&c->out, e->raw, e->len, e->rec, e->add);
+		json_decref(e->rec);
+		json_decref(e->add);
+		free(e->raw);
+		free(e->file);
+		memset(e, 0, sizeof *e);
+		c->qhead = (c->qhead + 1) % c->qcap;
+		c->nq--;
+		c->done++;
+		leap_progress_update(&c->progress, c->done, c->errors);
+	}
+}
+
+/* --devices: records in, records out in the same order, one timing per listed device. */
+static void pool(struct ctx *c, struct leap_in *in)
+{
+	c->qcap = (size_t)c->devs.n * 4 + 4;
+	c->q = xcalloc(c->qcap, sizeof *c->q);
+	c->busy = xcalloc((size_t)c->devs.n, 1);
+	c->last_slot = c->devs.n - 1; /* so that the first worker gets slot 0 */
+	json_t *rec;
+	enum leap_read r;
+	for (;;) {
+		while (c->nq == c->qcap) {
+			collect(c, -1);
+			drain(c);
+		}
+		if (c->running == 0)
+			drain(c);
+		if ((r = leap_in_next(in, &rec)) == LEAP_READ_EOF)
+			break;
+		struct entry *e = &c->q[(c->qhead + c->nq++) % c->qcap];
+		memset(e, 0, sizeof *e);
+		e->rec = rec;
+		e->raw = xstrndup(in->buf, in->len);
+		e->len = in->len;
+		e->file = xstrdup(in->name);
+		e->line = in->line;
+		if (r == LEAP_READ_BAD) {
+			e->mode = 2;
+			e->ready = 1;
+			c->errors++;
+		} else {
+			start(c, e);
+		}
+		collect(c, 0);
+		drain(c);
+	}
+	while (c->nq) {
+		collect(c, -1);
+		drain(c);
+	}
+	free(c->q);
+	free(c->busy);
 }
 
 /* --stats: reads samples (numbers separated by white space) and prints their summary. */
@@ -240,6 +480,7 @@ int main(int argc, char **argv)
 		{"backend", required_argument, NULL, 'b'},
 		{"stats", no_argument, NULL, OPT_STATS},
 		{"cache", required_argument, NULL, OPT_CACHE},
+		{"devices", required_argument, NULL, OPT_DEVICES},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx c;
@@ -253,8 +494,9 @@ int main(int argc, char **argv)
 	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 2, .min_runs = 10, .max_runs = 1000, .sets = 2,
 				     .baseline_cache = 1, .baseline_tol = 0.05, .block_ms = 20};
 	const char *task = NULL, *backend = NULL, *cache = NULL;
-	int have_seed = 0, do_stats = 0, opt;
+	int have_seed = 0, do_stats = 0, have_device = 0, opt;
 	int64_t v64;
+	char *err = NULL;
 	while ((opt = getopt_long(argc, argv, "s:t:m:d:b:hV", longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
@@ -314,6 +556,12 @@ int main(int argc, char **argv)
 			if (leap_parse_i64(optarg, 0, 1023, &v64))
 				leap_usage_error(&c.common, "--device: '%s' is not a device index", optarg);
 			o.device = optarg;
+			have_device = 1;
+			break;
+		case OPT_DEVICES:
+			leap_devices_free(&c.devs);
+			if (leap_devices_parse(optarg, &c.devs, &err))
+				leap_usage_error(&c.common, "--devices: %s", err);
 			break;
 		case OPT_NO_NS:
 			o.sb.namespaces = 0;
@@ -340,6 +588,9 @@ int main(int argc, char **argv)
 		leap_usage_error(&c.common, "--backend needs --task (records name their backend)");
 	if (task && optind >= argc)
 		leap_usage_error(&c.common, "--task needs at least one source file");
+	if (c.devs.n && (have_device || task || do_stats))
+		leap_usage_error(&c.common, "--devices sets the devices: not with %s",
+				 task ? "--task" : do_stats ? "--stats" : "--device");
 	if (do_stats)
 		return stats(&c, argc - optind, argv + optind, &bo);
 	if (o.sb.timeout <= 0)
@@ -379,7 +630,11 @@ int main(int argc, char **argv)
 		leap_in_init(&in, argc - optind, argv + optind, stdout);
 		json_t *rec;
 		enum leap_read r;
-		while ((r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
+		if (c.devs.n) {
+			leap_sandbox_probe(&c.v.env, &o.sb); /* once here, not once per worker */
+			pool(&c, &in);
+		}
+		while (!c.devs.n && (r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
 			if (r == LEAP_READ_BAD) {
 				leap_out_write(&c.out, rec);
 				c.errors++;
@@ -400,6 +655,7 @@ int main(int argc, char **argv)
 	leap_bencher_free(&c.bench);
 	leap_verifier_free(&c.v);
 	leap_suite_free(&c.suite);
+	leap_devices_free(&c.devs);
 	free(o.libexec);
 	free(o.cache);
 	free(tasks_real);

@@ -153,3 +153,41 @@ passed() {
 	run -0 leap-bench --max-time 5 --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
 	assert_line --index 0 --partial ": ok (task vector_add, cuda on "
 }
+
+@test "--devices: output in input order, every listed device times, each timed record names its device" {
+	{
+		passed correct crash_large correct correct
+		compiled_record vector_add "$ART/correct.so" '{"name":"failed","status":"mismatch"}'
+		compiled_record no_such "$ART/correct.so" '{"name":"unknown","status":"pass"}'
+		passed correct
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -1 --separate-stderr leap-bench --devices 1,3 --max-time 0.3 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '"\(.name) \(.bench.status // "error") \(.bench.device_index // "-")"' <<<"$output"
+	# cpu records: one timing at a time, so the slots take turns
+	assert_output $'correct ok 1\ncrash_large runtime_error 3\ncorrect ok 1\ncorrect ok 3\nfailed skipped -\nunknown error -\ncorrect ok 1'
+	# the workers of one process never wait for each other on the cpu lock
+	[[ "$stderr" != *"waiting for the lock"* ]]
+}
+
+@test "--devices: cpu timings still wait for another process holding the cpu lock" {
+	mkdir -p "$BATS_TEST_TMPDIR/cache/locks"
+	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	flock "$BATS_TEST_TMPDIR/cache/locks/cpu.lock" sleep 2 &
+	sleep 0.5
+	run -0 --separate-stderr leap-bench --devices 0,1 --max-time 0.3 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
+	wait
+	[[ "$stderr" == *"waiting for the lock on device cpu"* ]]
+	[ "$(jq -r '"\(.bench.status) \(.bench.device_index)"' <<<"$output")" = "ok 0" ]
+}
+
+@test "--devices: malformed lists and conflicting options are usage errors (exit 2)" {
+	for list in "" x -1 0- 1-0 0,,1 0, 0,0 1024 0x1 " 1"; do
+		run -2 --separate-stderr leap-bench --devices "$list" </dev/null
+		[ -z "$output" ]
+		[[ "$stderr" == *"leap-bench: --devices: "* ]]
+	done
+	run -2 --separate-stderr leap-bench --devices 0,1 --device 1 </dev/null
+	[[ "$stderr" == *"not with --device"* ]]
+	run -2 --separate-stderr leap-bench --devices 0,1 --stats </dev/null
+	run -0 leap-bench --devices 0-7 </dev/null
+}
