@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh - install what building and testing leap needs, only what is missing (Debian/Ubuntu).
 set -eu
-pkgs="gcc make libjansson-dev libssl-dev jq python3 man-db groff-base bats bats-assert bats-support"
+pkgs="gcc make libjansson-dev libssl-dev jq python3 man-db groff-base bats bats-assert bats-support parallel"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
