@@ -254,6 +254,10 @@ static void start(struct ctx *c, struct entry *e)
 		e->ready = 1;
 		return;
 	}
+	if (leap_bench_prepare(&c->bench, t, b, c->seed, &err)) {
+		entry_error(c, e, err);
+		return;
+	}
 	e->cuda = b == LEAP_BACKEND_CUDA;
 	while (c->running == c->devs.n || (!e->cuda && c->running_cpu))
 		collect(c, -1);

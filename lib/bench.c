@@ -264,19 +264,13 @@ static void add_times(double **ms, double **host, size_t *len, size_t *cap, cons
 	*len += n;
 }
 
-json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
-			    const char *artifact, uint64_t seed, char **err)
+/* The baseline artifact of t on backend b: reference.c on cpu (built by bench_case),
+ * baseline.cu on cuda (built and cached). Returns a new path, or NULL with *err set. */
+static char *baseline_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, char **err)
 {
-	double t0 = leap_now();
-	*err = NULL;
 	struct leap_verifier *v = B->v;
-	int cuda = b == LEAP_BACKEND_CUDA;
-	struct leap_case_data *d = bench_case(B, t, b, seed, err);
-	if (!d)
-		return NULL;
-	/* The baseline: reference.c on cpu (already built), baseline.cu on cuda. */
 	char *base_art = NULL;
-	if (cuda) {
+	if (b == LEAP_BACKEND_CUDA) {
 		char *p = xasprintf("%s/baseline.cu", t->dir);
 		size_t len;
 		char *src = leap_read_file(p, &len, err);
@@ -290,11 +284,35 @@ json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, e
 			if (v->refs[i].task == t)
 				base_art = xstrdup(v->refs[i].path);
 	}
-	if (!base_art) {
-		if (!*err)
-			*err = xasprintf("no baseline for task '%s'", t->id);
+	if (!base_art && !*err)
+		*err = xasprintf("no baseline for task '%s'", t->id);
+	return base_art;
+}
+
+int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, uint64_t seed,
+		       char **err)
+{
+	*err = NULL;
+	if (!bench_case(B, t, b, seed, err))
+		return -1;
+	char *base_art = baseline_artifact(B, t, b, err);
+	free(base_art);
+	return base_art ? 0 : -1;
+}
+
+json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
+			    const char *artifact, uint64_t seed, char **err)
+{
+	double t0 = leap_now();
+	*err = NULL;
+	struct leap_verifier *v = B->v;
+	int cuda = b == LEAP_BACKEND_CUDA;
+	struct leap_case_data *d = bench_case(B, t, b, seed, err);
+	if (!d)
 		return NULL;
-	}
+	char *base_art = baseline_artifact(B, t, b, err);
+	if (!base_art)
+		return NULL;
 	char lockname[32];
 	snprintf(lockname, sizeof lockname, "%s%s", cuda ? "cuda" : "cpu", cuda ? v->o.device : "");
 	int lock = lock_device(v->o.cache, lockname, err);

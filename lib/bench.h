@@ -77,4 +77,10 @@ void leap_bencher_free(struct leap_bencher *B);
 json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
 			    const char *artifact, uint64_t seed, char **err);
 
+/* Computes the bench case of task t for `seed` (inputs and reference results) and builds the
+ * baseline now (leap_bench_artifact does both on first use), so that forked timing workers
+ * share them instead of each redoing them. Returns 0, or -1 with a new message in *err. */
+int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, uint64_t seed,
+		       char **err);
+
 #endif
