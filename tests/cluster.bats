@@ -45,3 +45,22 @@ setup() {
 	run -0 jq -rs '[.[].verify.device_index // empty] | unique | join(" ")' dev.jsonl
 	assert_output "0 1"
 }
+
+@test "cluster: the per-host recipe (one chain per sshlogin, --devices) and the Slurm piece recipe give the same records" {
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr bash -c 'eval "$STAGES" <in.jsonl >one.jsonl'
+	jq -c "$NORMALIZE" one.jsonl >one.norm
+	# examples/cluster.md, many hosts: ':' is this machine, as gpu01,gpu02 would be remote ones
+	run -0 --separate-stderr bash -c 'parallel --pipe --keep-order -N 4 -j 1 --sshlogin : \
+		"leap-compile | leap-verify --seed 7 --devices 0-1 | leap-bench --seed 7 --devices 0-1 --max-time 0.05 --min-runs 2 --max-runs 4 --target-ci 0.5" \
+		<in.jsonl >host.jsonl'
+	jq -c "$NORMALIZE | del(.verify.device_index, .bench.device_index)" host.jsonl >host.norm
+	run -0 diff one.norm host.norm
+	# examples/cluster.md, Slurm: whole-line pieces, one process each (srun left out), joined in order
+	split -n l/3 -d -a 4 in.jsonl piece.
+	for p in piece.*; do bash -c "$STAGES" <"$p" >"$p.out" 2>/dev/null & done
+	wait
+	cat piece.*.out >slurm.jsonl
+	jq -c "$NORMALIZE" slurm.jsonl >slurm.norm
+	run -0 diff one.norm slurm.norm
+}
