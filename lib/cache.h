@@ -73,7 +73,4 @@ int leap_cache_put(struct leap_cache *c, const char *hash, const char *tmp_artif
  * removed. Safe to run in several processes at once. */
 long leap_cache_evict(struct leap_cache *c);
 
-/* Parses a size such as "512", "64K", "2M", "5G" (powers of 1024) into bytes. Returns 0 or -1. */
-int leap_parse_size(const char *s, int64_t *out);
-
 #endif
