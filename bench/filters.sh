@@ -29,8 +29,9 @@ run() {
 	}
 	read -r el us sy rss <"$dir/time"
 	awk -v name="$name" -v n="$n" -v el="$el" -v cpu="$(awk -v a="$us" -v b="$sy" 'BEGIN { print a + b }')" -v rss="$rss" \
-		'BEGIN { printf "%-50s %8.2f s %10.0f rec/s %8.2f s cpu %10.0f rec/s/cpu %8.1f MiB\n",
-			name, el, n / (el > 0 ? el : 1e-9), cpu, n / (cpu > 0 ? cpu : 1e-9), rss / 1024 }'
+		'function rate(t) { return t > 0 ? sprintf("%10.0f", n / t) : sprintf("%10s", "-") }
+		BEGIN { printf "%-50s %8.2f s %s rec/s %8.2f s cpu %s rec/s/cpu %8.1f MiB\n",
+			name, el, rate(el), cpu, rate(cpu), rss / 1024 }'
 }
 
 printf '%-50s %10s %16s %12s %20s %12s\n' run elapsed throughput cpu "throughput/cpu" "peak RSS"

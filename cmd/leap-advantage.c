@@ -7,6 +7,7 @@
 #include "cli.h" /* first: it uses __attribute__((noreturn)), which <stdnoreturn.h> renames */
 #include "advantage.h"
 #include "group.h"
+#include "hmap.h"
 #include "jsonl.h"
 #include "record.h"
 #include "util.h"
@@ -58,7 +59,7 @@ struct ctx {
 	/* statistics: Welford over the advantages written, zero-signal flags per group */
 	long n;
 	double mean, m2;
-	struct leap_strset groups;
+	struct leap_hmap groups; /* group -> (void *)1 when some advantage is not zero */
 	/* --scale batch: the computed groups, written at the end */
 	struct leap_group **held;
 	size_t nheld, capheld;
@@ -75,9 +76,9 @@ static void note_stats(struct ctx *c, const char *group, double a)
 	double d = a - c->mean;
 	c->mean += d / (double)c->n;
 	c->m2 += d * (a - c->mean);
-	int *flag = leap_strset_get(&c->groups, group);
+	void **flag = leap_hmap_put(&c->groups, group, strlen(group), NULL);
 	if (a != 0)
-		*flag = 1;
+		*flag = (void *)1;
 }
 
 /* Writes raw[0..len) with `advantage` = a; `clash`: whether it has an advantage already. */
@@ -199,7 +200,7 @@ static void compute_agroup(const char *key, void *data, void *arg)
 	free(grp.m);
 }
 
-/* leap_strset_each_data callback: frees a two-pass group. */
+/* Frees a two-pass group. */
 static void free_agroup(const char *key, void *data, void *arg)
 {
 	(void)key;
@@ -213,7 +214,7 @@ static void free_agroup(const char *key, void *data, void *arg)
  * dozen bytes per record) and compute, then write every record in input order. */
 static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
 {
-	struct leap_strset groups = {0};
+	struct leap_hmap groups = {0};
 	struct leap_buf key = {0};
 	struct leap_member m;
 	json_t *bad;
@@ -221,14 +222,14 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	struct leap_in in;
 	leap_in_init(&in, nfiles, files, stdout);
 	long seq = 0;
-	while (leap_member_next(&in, seq, "advantage", &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
+	while (leap_member_peek(&in, seq, &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
 		if (bad) {
 			json_decref(bad);
 		} else {
 			double value;
 			const char *why;
 			if (has_group && !leap_reward_of(c->reward, &m, &value, &why)) {
-				void **slot = leap_strset_slot(&groups, key.s);
+				void **slot = leap_hmap_put(&groups, key.s, key.len, NULL);
 				if (!*slot)
 					*slot = xcalloc(1, sizeof(struct agroup));
 				struct agroup *g = *slot;
@@ -241,9 +242,12 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	}
 	leap_in_close(&in);
 	struct compute k = {c, xcalloc(seq ? (size_t)seq : 1, sizeof(double))};
-	leap_strset_each_data(&groups, compute_agroup, &k);
-	leap_strset_each_data(&groups, free_agroup, NULL);
-	leap_strset_free(&groups);
+	for (size_t i = 0; i < groups.cap; i++)
+		if (groups.slots[i].key) {
+			compute_agroup(groups.slots[i].key, groups.slots[i].val, &k);
+			free_agroup(groups.slots[i].key, groups.slots[i].val, NULL);
+		}
+	leap_hmap_free(&groups);
 	if (c->scale == LEAP_SCALE_BATCH) {
 		double sd = leap_std(c->vals, c->nvals);
 		for (long i = 0; i < seq; i++)
@@ -291,13 +295,6 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	leap_in_close(&in);
 	leap_buf_free(&key);
 	free(k.adv);
-}
-
-/* leap_strset_each callback: counts the groups whose flag is 0 (every advantage zero). */
-static void count_zero(int flag, void *arg)
-{
-	if (!flag)
-		++*(long *)arg;
 }
 
 int main(int argc, char **argv)
@@ -427,8 +424,9 @@ int main(int argc, char **argv)
 	leap_in_close(&in);
 	leap_progress_end(&c.progress);
 	if (c.stats) {
-		long zero = 0, ngroups = (long)c.groups.count;
-		leap_strset_each(&c.groups, count_zero, &zero);
+		long zero = 0, ngroups = (long)c.groups.n;
+		for (size_t i = 0; i < c.groups.cap; i++)
+			zero += c.groups.slots[i].key && !c.groups.slots[i].val;
 		double sd = c.n > 1 ? sqrt(c.m2 / (double)(c.n - 1)) : 0;
 		fprintf(stderr,
 			"%s: %s: %ld advantages, mean %.6g, std %.6g; %ld groups, %ld with every advantage zero "
@@ -436,7 +434,7 @@ int main(int argc, char **argv)
 			leap_prog(), leap_estimator_name(c.est), c.n, c.n ? c.mean : 0.0, sd, ngroups, zero,
 			ngroups ? 100.0 * (double)zero / (double)ngroups : 0.0, c.errors);
 	}
-	leap_strset_free(&c.groups);
+	leap_hmap_free(&c.groups);
 	leap_buf_free(&c.line);
 	int rc = leap_out_close(&c.out);
 	if (rc)

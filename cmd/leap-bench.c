@@ -8,6 +8,7 @@
 #include "cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
 #include "bench.h"
 #include "build.h"
+#include "cache.h"
 #include "jsonl.h"
 #include "record.h"
 #include "task.h"
@@ -32,7 +33,7 @@ static const char usage[] =
 	"                         the median (default 0.01)\n"
 	"      --min-runs N       never fewer timed calls (default 10)\n"
 	"      --max-runs N       never more timed calls (default 1000)\n"
-	"      --max-time SECS    timing budget per record (default 10)\n"
+	"      --max-time SECS    timing budget per record (default 2)\n"
 	"      --sets N           input sets rotated between calls (default 2)\n"
 	"      --hot              cuda: do not flush the L2 cache between calls\n"
 	"      --no-baseline-cache  time the baseline with every record\n"
@@ -249,7 +250,7 @@ int main(int argc, char **argv)
 		.sb = {.timeout = 0, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
 		.device = "0",
 	};
-	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 10, .min_runs = 10, .max_runs = 1000, .sets = 2,
+	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 2, .min_runs = 10, .max_runs = 1000, .sets = 2,
 				     .baseline_cache = 1, .baseline_tol = 0.05, .block_ms = 20};
 	const char *task = NULL, *backend = NULL, *cache = NULL;
 	int have_seed = 0, do_stats = 0, opt;
@@ -305,8 +306,9 @@ int main(int argc, char **argv)
 				leap_usage_error(&c.common, "--timeout: '%s' is not a duration up to a day", optarg);
 			break;
 		case 'm':
-			if (leap_parse_size(optarg, &o.sb.mem_bytes) || o.sb.mem_bytes < (64u << 20))
+			if (leap_parse_size(optarg, &v64) || v64 < (64 << 20))
 				leap_usage_error(&c.common, "--memory: '%s' is not a size of at least 64M", optarg);
+			o.sb.mem_bytes = (uint64_t)v64;
 			break;
 		case 'd':
 			if (leap_parse_i64(optarg, 0, 1023, &v64))

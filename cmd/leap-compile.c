@@ -15,7 +15,6 @@
 #include "jsonl.h"
 #include "task.h"
 #include "util.h"
-#include "verify.h" /* leap_parse_size */
 #include "banned.h"
 
 static const char usage[] =
@@ -653,14 +652,14 @@ int main(int argc, char **argv)
 	c->backend = LEAP_BACKEND_CUDA;
 	c->jobs = cpu_count();
 	c->max_log = 4096;
-	uint64_t cache_size = 5ULL << 30;
+	int64_t cache_size = 5LL << 30;
 	const char *cache_opt = NULL;
 	size_t nvcc_cap = 0, cc_cap = 0;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "b:j:t:HhV", longopts, NULL)) != -1) {
 		if (leap_common_option(&c->common, opt, optarg))
 			continue;
-		uint64_t v;
+		int64_t v;
 		switch (opt) {
 		case 'b':
 			if (leap_backend_parse(optarg, &c->backend))
@@ -714,12 +713,12 @@ int main(int argc, char **argv)
 				leap_usage_error(&c->common, "--timeout: '%s' is not a duration (e.g. 120, 30s, 2m)", optarg);
 			break;
 		case OPT_MEMORY:
-			if (leap_parse_size(optarg, &v) || v < (64ULL << 20) || v > (uint64_t)INT64_MAX)
+			if (leap_parse_size(optarg, &v) || v < (64LL << 20))
 				leap_usage_error(&c->common, "--memory: '%s' is not a size of at least 64M", optarg);
-			o.mem_limit = (int64_t)v;
+			o.mem_limit = v;
 			break;
 		case OPT_MAX_LOG:
-			if (leap_parse_size(optarg, &v) || v > (64ULL << 20))
+			if (leap_parse_size(optarg, &v) || v > (64LL << 20))
 				leap_usage_error(&c->common, "--max-log: '%s' is not a size up to 64M", optarg);
 			c->max_log = (size_t)v;
 			break;
@@ -748,7 +747,7 @@ int main(int argc, char **argv)
 		free(cdir);
 		cdir = full;
 	}
-	if (leap_cache_open(&c->cache, cdir, cache_size > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)cache_size, &err))
+	if (leap_cache_open(&c->cache, cdir, cache_size, &err))
 		leap_die("%s", err);
 	free(cdir);
 	if (leap_compiler_init(&c->comp, &o, &c->cache, &err))

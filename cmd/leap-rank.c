@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "group.h"
+#include "hmap.h"
 #include "jsonl.h"
 #include "rank.h"
 #include "record.h"
@@ -85,7 +86,7 @@ static void rank_tgroup(const char *key, void *data, void *arg)
 			  "with what arrived", key, unended, unended == 1 ? "y has" : "ies have");
 }
 
-/* leap_strset_each_data callback: frees a two-pass group. */
+/* Frees a two-pass group. */
 static void free_tgroup(const char *key, void *data, void *arg)
 {
 	(void)key;
@@ -100,7 +101,7 @@ static void free_tgroup(const char *key, void *data, void *arg)
  * order. Memory: the trajectories' summaries, not the records. */
 static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
 {
-	struct leap_strset groups = {0};
+	struct leap_hmap groups = {0};
 	struct leap_buf key = {0};
 	struct leap_member m;
 	json_t *bad;
@@ -108,11 +109,11 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	struct leap_in in;
 	leap_in_init(&in, nfiles, files, stdout);
 	long seq = 0;
-	while (leap_member_next(&in, seq, "rank", &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
+	while (leap_member_peek(&in, seq, &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
 		if (bad) {
 			json_decref(bad);
 		} else if (has_group) {
-			void **slot = leap_strset_slot(&groups, key.s);
+			void **slot = leap_hmap_put(&groups, key.s, key.len, NULL);
 			if (!*slot)
 				*slot = xcalloc(1, sizeof(struct tgroup));
 			leap_rank_traj_add(traj_of(*slot, m.sample >= 0 ? m.sample : -1 - seq, 1), &m);
@@ -123,7 +124,9 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 		seq++;
 	}
 	leap_in_close(&in);
-	leap_strset_each_data(&groups, rank_tgroup, c);
+	for (size_t i = 0; i < groups.cap; i++)
+		if (groups.slots[i].key)
+			rank_tgroup(groups.slots[i].key, groups.slots[i].val, c);
 	/* the second pass */
 	leap_inputs_rewind(nfiles, files, off);
 	leap_in_init(&in, nfiles, files, stdout);
@@ -131,7 +134,7 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	enum leap_read r;
 	while ((r = leap_member_next(&in, seq, "rank", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
 		c->records++;
-		struct tgroup *g = r == LEAP_READ_RECORD && has_group ? *leap_strset_slot(&groups, key.s) : NULL;
+		struct tgroup *g = r == LEAP_READ_RECORD && has_group ? leap_hmap_get(&groups, key.s, key.len) : NULL;
 		struct leap_traj *x = g ? traj_of(g, m.sample >= 0 ? m.sample : -1 - seq, 0) : NULL;
 		if (r == LEAP_READ_BAD) {
 			leap_out_write(&c->out, bad);
@@ -167,8 +170,10 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	*open_failed = in.open_failed;
 	leap_in_close(&in);
 	leap_buf_free(&key);
-	leap_strset_each_data(&groups, free_tgroup, NULL);
-	leap_strset_free(&groups);
+	for (size_t i = 0; i < groups.cap; i++)
+		if (groups.slots[i].key)
+			free_tgroup(groups.slots[i].key, groups.slots[i].val, NULL);
+	leap_hmap_free(&groups);
 }
 
 /* Ranks one group and writes its records in arrival order. */

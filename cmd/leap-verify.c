@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "cache.h"
 #include "cli.h"
 #include "jsonl.h"
 #include "record.h"
@@ -410,12 +411,14 @@ int main(int argc, char **argv)
 				leap_usage_error(&c.common, "--timeout: '%s' is not a duration up to a day", optarg);
 			break;
 		case 'm':
-			if (leap_parse_size(optarg, &o.sb.mem_bytes) || o.sb.mem_bytes < (64u << 20))
+			if (leap_parse_size(optarg, &v64) || v64 < (64 << 20))
 				leap_usage_error(&c.common, "--memory: '%s' is not a size of at least 64M", optarg);
+			o.sb.mem_bytes = (uint64_t)v64;
 			break;
 		case OPT_FSIZE:
-			if (leap_parse_size(optarg, &o.sb.fsize_bytes) || o.sb.fsize_bytes < 4096)
+			if (leap_parse_size(optarg, &v64) || v64 < 4096)
 				leap_usage_error(&c.common, "--file-size: '%s' is not a size of at least 4K", optarg);
+			o.sb.fsize_bytes = (uint64_t)v64;
 			break;
 		case OPT_NPROC:
 			if (leap_parse_i64(optarg, 4, 1 << 20, &v64))

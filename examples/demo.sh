@@ -9,7 +9,10 @@
 #
 # Environment: GROUP (default 8), TURNS (3), BACKEND (cuda when nvidia-smi lists a GPU, else
 # cpu), SAMPLER (default: examples/sampler-replay, the recorded completions), SEED (inputs of
-# leap-verify, default 1), JOBS (parallel compile/verify jobs, default: the number of CPUs).
+# leap-verify and leap-bench, default 1), JOBS (parallel compile/verify jobs, default: the
+# number of CPUs), BENCH (the timing stage, default leap-bench; empty: no timing), BENCH_FLAGS
+# (leap-bench's timing budget; the default favours a short demo
+# over tight confidence intervals: "--max-time 0.2 --min-runs 3 --max-runs 20 --target-ci 0.1").
 # The programs are taken from bin/ of this checkout when built, else from PATH.
 # Exit status: 0 the rollout ran and the report was written, 1 a stage failed.
 set -euo pipefail
@@ -35,9 +38,13 @@ fi
 for p in leap-prompt leap-compile leap-verify leap-prune leap-rank leap-advantage leap-report; do
 	command -v "$p" >/dev/null || { echo "demo: $p not found (run make first)" >&2; exit 1; }
 done
-bench=(leap-bench --seed "$seed")
-if ! command -v leap-bench >/dev/null; then
-	echo "demo: leap-bench not found: the rollout runs without timing (no speedups)" >&2
+read -r -a bench_flags <<<"${BENCH_FLAGS---max-time 0.2 --min-runs 3 --max-runs 20 --target-ci 0.1}"
+bench=("${BENCH-leap-bench}" --seed "$seed" --no-progress "${bench_flags[@]}")
+if [ -z "${BENCH-leap-bench}" ]; then
+	echo "demo: BENCH is empty: the rollout runs without timing (no speedups)" >&2
+	bench=(cat)
+elif ! command -v "${bench[0]}" >/dev/null; then
+	echo "demo: ${bench[0]} not found: the rollout runs without timing (no speedups)" >&2
 	bench=(cat)
 fi
 

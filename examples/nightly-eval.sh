@@ -25,7 +25,7 @@ BASEDIR/.lock keeps two evaluations from overlapping.
   -h, --help              show this help and exit
 
 Environment: SAMPLER (the sampler command; default examples/sampler-replay), BENCH
-(leap-bench, empty to skip timing), SEED (1).
+(leap-bench, empty to skip timing), BENCH_FLAGS (extra leap-bench options), SEED (1).
 
 Exit status: 0 the pass rate holds, 1 it dropped below the baseline by more than the
 tolerance, 2 usage or a failed run, 75 another evaluation holds the lock."
@@ -83,7 +83,7 @@ echo "$prog: run $run (backend $backend, group $group, turns $turns)"
 
 make -s -f "$root/examples/rollout.mk" -j "$jobs" OUT="$run" GROUP="$group" TURNS="$turns" \
 	BACKEND="$backend" SHARDS="$jobs" LEVEL="$level" SAMPLER="${SAMPLER:-$root/examples/sampler-replay}" \
-	BENCH="${BENCH-leap-bench}" SEED="${SEED:-1}" >"$run/rollout.log" 2>&1 || {
+	BENCH="${BENCH-leap-bench}" BENCH_FLAGS="${BENCH_FLAGS:-}" SEED="${SEED:-1}" >"$run/rollout.log" 2>&1 || {
 	echo "$prog: the rollout failed; see $run/rollout.log" >&2
 	tail -n 20 "$run/rollout.log" >&2
 	exit 2

@@ -13,7 +13,8 @@
 # Variables: OUT (out/rollout), GROUP (8), TURNS (3), BACKEND (cpu or cuda), SHARDS (2),
 # TASKS (task ids; empty: the whole suite), SAMPLER (default: sampler-replay next to this
 # file; any command that reads records with `messages` and adds `completion`), BENCH
-# (leap-bench; empty: skip timing), SEED (1), LEVEL (with no TASKS: only this level).
+# (leap-bench; empty: skip timing), BENCH_FLAGS (extra leap-bench options, e.g. a shorter
+# timing budget "--max-time 1"), SEED (1), LEVEL (with no TASKS: only this level).
 
 ROOT    := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 export PATH := $(ROOT)/bin:$(PATH)
@@ -28,12 +29,13 @@ TASKS   ?=
 LEVEL   ?=
 SAMPLER ?= $(ROOT)/examples/sampler-replay
 BENCH   ?= leap-bench
+BENCH_FLAGS ?=
 SEED    ?= 1
 
 SHELL   := bash
 TURN_NUMS  := $(shell seq 1 $(TURNS))
 SHARD_IDS  := $(shell seq -f '%03g' 0 $$(($(SHARDS) - 1)))
-BENCH_STAGE := $(if $(strip $(BENCH)),$(BENCH) --seed $(SEED) --no-progress,cat)
+BENCH_STAGE := $(if $(strip $(BENCH)),$(BENCH) --seed $(SEED) --no-progress $(BENCH_FLAGS),cat)
 PROMPT_ARGS := $(if $(strip $(TASKS)),$(TASKS),--all $(if $(LEVEL),--level $(LEVEL)))
 
 # ok: after a pipeline, fail the recipe when a stage exited with more than 1 (1 only means

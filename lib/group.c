@@ -115,8 +115,9 @@ struct leap_group *leap_grouper_pop(struct leap_grouper *g)
 enum { K_GROUP, K_TASK, K_SAMPLE, K_TURN, K_STATUS, K_TOKENS, K_BENCH, K_PRUNE, K_REWARD, K_RANK, K_GSIZE,
        K_OWN, K_N };
 
-int leap_member_scan_text(struct leap_member *m, const char *text, size_t len, const char *file, long line,
-			  long seq, const char *own, struct leap_buf *key, int *has_group)
+/* leap_member_scan_text; the line is copied into m->raw only when `copy`. */
+static int scan_text(struct leap_member *m, const char *text, size_t len, const char *file, long line, long seq,
+		     const char *own, struct leap_buf *key, int *has_group, int copy)
 {
 	static const char *const names[K_N - 1] = {"group",  "task",  "sample", "turn",   "status",    "tokens",
 						   "bench",  "prune", "reward", "rank",   "group_size"};
@@ -133,7 +134,7 @@ int leap_member_scan_text(struct leap_member *m, const char *text, size_t len, c
 	/* a group key with a NUL byte cannot name a group */
 	if (*has_group && memchr(key->s, '\0', key->len))
 		*has_group = 0;
-	m->raw = xstrndup(text, len);
+	m->raw = copy ? xstrndup(text, len) : NULL;
 	m->len = len;
 	m->file = file;
 	m->line = line;
@@ -181,23 +182,37 @@ int leap_member_scan_text(struct leap_member *m, const char *text, size_t len, c
 	return 0;
 }
 
-int leap_member_scan(struct leap_member *m, const struct leap_in *in, long seq, const char *own,
-		     struct leap_buf *key, int *has_group)
+int leap_member_scan_text(struct leap_member *m, const char *text, size_t len, const char *file, long line,
+			  long seq, const char *own, struct leap_buf *key, int *has_group)
+{
+	return scan_text(m, text, len, file, line, seq, own, key, has_group, 1);
+}
+
+/* leap_member_scan, copying the line only when `copy`. */
+static int scan_in(struct leap_member *m, const struct leap_in *in, long seq, const char *own, struct leap_buf *key,
+		   int *has_group, int copy)
 {
 	const char *raw = in->buf;
 	size_t len = in->len;
 	if (in->line == 1 && len >= 3 && !memcmp(raw, "\xef\xbb\xbf", 3))
 		raw += 3, len -= 3;
-	return leap_member_scan_text(m, raw, len, in->name, in->line, seq, own, key, has_group);
+	return scan_text(m, raw, len, in->name, in->line, seq, own, key, has_group, copy);
 }
 
-enum leap_read leap_member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,
-				struct leap_buf *key, int *has_group, json_t **bad)
+int leap_member_scan(struct leap_member *m, const struct leap_in *in, long seq, const char *own,
+		     struct leap_buf *key, int *has_group)
+{
+	return scan_in(m, in, seq, own, key, has_group, 1);
+}
+
+/* leap_member_next, the line copied only when `copy`. */
+static enum leap_read member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,
+				  struct leap_buf *key, int *has_group, json_t **bad, int copy)
 {
 	*bad = NULL;
 	if (leap_in_next_line(in) == LEAP_READ_EOF)
 		return LEAP_READ_EOF;
-	if (!leap_member_scan(m, in, seq, own, key, has_group))
+	if (!scan_in(m, in, seq, own, key, has_group, copy))
 		return LEAP_READ_RECORD;
 	json_t *rec;
 	if (leap_in_parse(in, &rec) == LEAP_READ_BAD) {
@@ -210,10 +225,22 @@ enum leap_read leap_member_next(struct leap_in *in, long seq, const char *own, s
 	if (leap_json_append(&text, rec))
 		leap_die("cannot serialise a record");
 	json_decref(rec);
-	if (leap_member_scan_text(m, text.s, text.len, in->name, in->line, seq, own, key, has_group))
+	if (scan_text(m, text.s, text.len, in->name, in->line, seq, own, key, has_group, copy))
 		leap_die("internal error: %s:%ld: a record jansson wrote does not scan", in->name, in->line);
 	leap_buf_free(&text);
 	return LEAP_READ_RECORD;
+}
+
+enum leap_read leap_member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,
+				struct leap_buf *key, int *has_group, json_t **bad)
+{
+	return member_next(in, seq, own, m, key, has_group, bad, 1);
+}
+
+enum leap_read leap_member_peek(struct leap_in *in, long seq, struct leap_member *m, struct leap_buf *key,
+				int *has_group, json_t **bad)
+{
+	return member_next(in, seq, NULL, m, key, has_group, bad, 0);
 }
 
 struct tkey {
@@ -277,89 +304,6 @@ void leap_grouper_free(struct leap_grouper *g)
 		leap_group_free(grp);
 	free(g->buckets);
 	memset(g, 0, sizeof(*g));
-}
-
-struct leap_strset_ent {
-	struct leap_strset_ent *next;
-	size_t hash;
-	int flag;
-	void *data;
-	char key[];
-};
-
-static struct leap_strset_ent *strset_entry(struct leap_strset *s, const char *key);
-
-int *leap_strset_get(struct leap_strset *s, const char *key)
-{
-	return &strset_entry(s, key)->flag;
-}
-
-void **leap_strset_slot(struct leap_strset *s, const char *key)
-{
-	return &strset_entry(s, key)->data;
-}
-
-void leap_strset_each_data(const struct leap_strset *s, void (*fn)(const char *key, void *data, void *arg),
-			   void *arg)
-{
-	for (size_t i = 0; i < s->nbuckets; i++)
-		for (struct leap_strset_ent *e = s->buckets[i]; e; e = e->next)
-			fn(e->key, e->data, arg);
-}
-
-/* The entry of `key`, inserted (flag 0, data NULL) when absent. */
-static struct leap_strset_ent *strset_entry(struct leap_strset *s, const char *key)
-{
-	size_t h = hash_str(key);
-	if (s->nbuckets)
-		for (struct leap_strset_ent *e = s->buckets[h & (s->nbuckets - 1)]; e; e = e->next)
-			if (e->hash == h && !strcmp(e->key, key))
-				return e;
-	if (s->count >= s->nbuckets) {
-		size_t nb = s->nbuckets ? s->nbuckets * 2 : 64;
-		struct leap_strset_ent **b = xcalloc(nb, sizeof(*b));
-		for (size_t i = 0; i < s->nbuckets; i++) {
-			struct leap_strset_ent *e = s->buckets[i], *next;
-			for (; e; e = next) {
-				next = e->next;
-				e->next = b[e->hash & (nb - 1)];
-				b[e->hash & (nb - 1)] = e;
-			}
-		}
-		free(s->buckets);
-		s->buckets = b;
-		s->nbuckets = nb;
-	}
-	size_t klen = strlen(key);
-	struct leap_strset_ent *e = xmalloc(sizeof(*e) + klen + 1);
-	memcpy(e->key, key, klen + 1);
-	e->hash = h;
-	e->flag = 0;
-	e->data = NULL;
-	e->next = s->buckets[h & (s->nbuckets - 1)];
-	s->buckets[h & (s->nbuckets - 1)] = e;
-	s->count++;
-	return e;
-}
-
-void leap_strset_each(const struct leap_strset *s, void (*fn)(int flag, void *arg), void *arg)
-{
-	for (size_t i = 0; i < s->nbuckets; i++)
-		for (struct leap_strset_ent *e = s->buckets[i]; e; e = e->next)
-			fn(e->flag, arg);
-}
-
-void leap_strset_free(struct leap_strset *s)
-{
-	for (size_t i = 0; i < s->nbuckets; i++) {
-		struct leap_strset_ent *e = s->buckets[i], *next;
-		for (; e; e = next) {
-			next = e->next;
-			free(e);
-		}
-	}
-	free(s->buckets);
-	memset(s, 0, sizeof(*s));
 }
 
 /* 1 when the raw text may hold the key (as a quoted string anywhere); cheap and conservative. */

@@ -103,6 +103,11 @@ int leap_member_scan_text(struct leap_member *m, const char *text, size_t len, c
 enum leap_read leap_member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,
 				struct leap_buf *key, int *has_group, json_t **bad);
 
+/* Like leap_member_next without keeping the line (m->raw is NULL, has_key 0): for a first
+ * pass that only summarises. */
+enum leap_read leap_member_peek(struct leap_in *in, long seq, struct leap_member *m, struct leap_buf *key,
+				int *has_group, json_t **bad);
+
 /* Numbers the trajectories of a group: members with the same `sample` (>= 0) form one
  * trajectory; a member without a sample is a trajectory of its own. traj[i] receives the
  * trajectory of member i; trajectories are numbered 0.. in order of first arrival. Returns
@@ -120,25 +125,6 @@ int leap_inputs_seekable(int nfiles, char *const *files, off_t *off);
 /* Before a second leap_in pass over inputs leap_inputs_seekable accepted: puts standard
  * input back at `off` when it is one of them. Dies with a message when it cannot. */
 void leap_inputs_rewind(int nfiles, char *const *files, off_t off);
-
-/* A set of strings (group keys), for statistics over groups. */
-struct leap_strset {
-	struct leap_strset_ent **buckets;
-	size_t nbuckets, count;
-};
-
-/* Looks `key` up, inserting it when absent. Returns the entry's flag slot (an int the caller
- * may use freely, 0 for a new entry). Never NULL. */
-int *leap_strset_get(struct leap_strset *s, const char *key);
-/* Looks `key` up, inserting it when absent, and returns its data slot (a pointer the caller
- * may use freely, NULL for a new entry). Never NULL. */
-void **leap_strset_slot(struct leap_strset *s, const char *key);
-/* Calls fn(flag, arg) for every entry. */
-void leap_strset_each(const struct leap_strset *s, void (*fn)(int flag, void *arg), void *arg);
-/* Calls fn(key, data, arg) for every entry. */
-void leap_strset_each_data(const struct leap_strset *s, void (*fn)(const char *key, void *data, void *arg),
-			   void *arg);
-void leap_strset_free(struct leap_strset *s);
 
 /* Appends to `b` the record whose raw text is raw[0..len) with the members of `add`
  * appended, and a newline, without re-serialising the raw text when it is safe: the raw text

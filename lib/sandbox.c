@@ -113,6 +113,16 @@ static noreturn void child(const struct child_plan *p)
 				  "size=4k,mode=0555"))
 				child_fail(p, "hiding a harness directory");
 		}
+		if (p->env->root) {
+			/* The private temp dir becomes a small tmpfs of its own: bounded in total, gone
+			 * with the namespace. (Not in a user namespace, where the sandbox's unmapped
+			 * user could not own files on it.) */
+			char opts[128];
+			snprintf(opts, sizeof opts, "size=%llu,mode=0700,uid=%u,gid=%u",
+				 (unsigned long long)(o->fsize_bytes * 4), (unsigned)p->env->uid, (unsigned)p->env->gid);
+			if (mount("leap-tmp", p->tmpdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) || chdir(p->tmpdir))
+				child_fail(p, "mounting the private temp dir");
+		}
 		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
 			/* some containers forbid a new proc: the host's stays (read-only to us) */
 		}

@@ -243,6 +243,32 @@ int leap_parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+int leap_parse_size(const char *s, int64_t *out)
+{
+	if (!s || !*s)
+		return -1;
+	size_t n = strlen(s);
+	int64_t mult = 1;
+	char last = s[n - 1];
+	if (last == 'B' || last == 'b')
+		last = n > 1 ? s[--n - 1] : last;
+	switch (last) {
+	case 'k': case 'K': mult = 1024; break;
+	case 'm': case 'M': mult = 1024 * 1024; break;
+	case 'g': case 'G': mult = 1024LL * 1024 * 1024; break;
+	case 't': case 'T': mult = 1024LL * 1024 * 1024 * 1024; break;
+	default: mult = 1;
+	}
+	char *num = xstrndup(s, mult > 1 ? n - 1 : n);
+	int64_t v;
+	int rc = leap_parse_i64(num, 0, INT64_MAX / mult, &v);
+	free(num);
+	if (rc)
+		return -1;
+	*out = v * mult;
+	return 0;
+}
+
 double leap_now(void)
 {
 	struct timespec ts;

@@ -70,6 +70,10 @@ int leap_parse_double(const char *s, double lo, double hi, double *out);
 /* Parses a duration such as "30", "2.5s", "500ms", "2m" into seconds (> 0). Returns 0 or -1. */
 int leap_parse_seconds(const char *s, double *out);
 
+/* Parses a byte count with an optional K, M, G or T suffix (powers of 1024, an optional
+ * trailing B): "4G", "512M", "4096". Returns 0 and sets *out, or -1 (nothing changed). */
+int leap_parse_size(const char *s, int64_t *out);
+
 /* Monotonic clock in seconds. */
 double leap_now(void);
 

@@ -461,26 +461,3 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	leap_buf_free(&output);
 	return result;
 }
-
-int leap_parse_size(const char *s, uint64_t *out)
-{
-	char *num = xstrdup(s);
-	size_t n = strlen(num);
-	uint64_t mul = 1;
-	if (n && strchr("kKmMgGtT", num[n - 1])) {
-		switch (num[n - 1]) {
-		case 'k': case 'K': mul = 1ull << 10; break;
-		case 'm': case 'M': mul = 1ull << 20; break;
-		case 'g': case 'G': mul = 1ull << 30; break;
-		default: mul = 1ull << 40; break;
-		}
-		num[n - 1] = 0;
-	}
-	int64_t v;
-	int r = leap_parse_i64(num, 0, INT64_MAX, &v);
-	free(num);
-	if (r || (uint64_t)v > UINT64_MAX / mul)
-		return -1;
-	*out = (uint64_t)v * mul;
-	return 0;
-}

@@ -113,10 +113,6 @@ int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint
 json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
 			     const char *artifact, uint64_t seed, enum leap_status *st, char **err);
 
-/* Parses a byte count with an optional K, M, G or T suffix (powers of 1024). Returns 0 and
- * sets *out, or -1 (nothing changed). */
-int leap_parse_size(const char *s, uint64_t *out);
-
 /* The largest seed: seeds are written to records as JSON integers, exact in every JSON
  * reader's doubles. */
 #define LEAP_SEED_MAX ((int64_t)((1ull << 53) - 1))

@@ -224,3 +224,41 @@ EOF
 	diff <(leap-advantage -e grpo -r binary --scale batch "$T/done" 2>/dev/null | jq -c '[.group, .sample, .turn, (.advantage * 1e12 | round)]' | sort) \
 		<(cat "$T/done" | leap-advantage -e grpo -r binary --scale batch 2>/dev/null | jq -c '[.group, .sample, .turn, (.advantage * 1e12 | round)]' | sort)
 }
+
+@test "a whole rollout: leap-prompt, 3 turns of leap-prune, leap-rank, leap-advantage" {
+	cd "$T"
+	leap-prompt --group-size 4 --backend cpu vector_add softmax matmul >turn.jsonl
+	# The "sampler and verifier": vector_add always passes, matmul never compiles, softmax
+	# sample s passes from turn s + 1 on (sample 3 never within 3 turns).
+	for t in 1 2 3; do
+		jq -c '.completion = "```c\n/* turn \(.turn) */\n```"
+			| .status = (if .task == "vector_add" then "pass"
+				elif .task == "matmul" then "compile_error"
+				elif .turn >= .sample + 1 then "pass" else "mismatch" end)
+			| if .status == "compile_error" then .compile = {status: "error", diagnostics: [{line: 1, col: 1, severity: "error", message: "x"}]}
+			  elif .status == "mismatch" then .verify = {status: "mismatch", message: "element 3: got 1, want 2"} else . end' \
+			turn.jsonl >verified.jsonl
+		leap-prune --max-turns 3 --done done.jsonl verified.jsonl >turn.jsonl
+	done
+	# softmax: turn 1 n_fail 3 of 4 -> expand; turn 2 n_fail 2 of 3 -> expand; turn 3 max_turns
+	[ ! -s turn.jsonl ]
+	[ "$(wc -l <done.jsonl)" -eq 17 ]
+	run -0 jq -r 'select(.task == "softmax") | "\(.sample) \(.turn) \(.prune.decision) \(.prune.reason)"' done.jsonl
+	assert_output "$(printf '%s\n' "0 1 final solved" "1 1 expand failed" "2 1 expand failed" "3 1 expand failed" \
+		"1 2 final solved" "2 2 expand failed" "3 2 expand failed" "2 3 final solved" "3 3 final max_turns")"
+	# every trajectory has exactly one final record
+	run -0 jq -s -c 'map(select(.prune.decision == "final")) | group_by([.group, .sample]) | map(length) | unique' done.jsonl
+	assert_output '[1]'
+	# the turn-3 user message holds both feedbacks
+	run -0 jq -r 'select(.task == "softmax" and .sample == 3 and .turn == 3) | [.messages[] | select(.role == "user")] | length' done.jsonl
+	assert_output 3
+	# softmax ranks: s0 (turn 1) beats all: 1; s1 (turn 2): (2 - 1)/3; s2 (turn 3): (1 - 2)/3; s3 (never): -1.
+	# vector_add: all solved at turn 1, ties: 0. matmul: none solved: 0.
+	leap-rank <done.jsonl | leap-advantage >train.jsonl
+	expect train.jsonl '"\(.task)/\(.sample)/\(.turn)"' \
+		"softmax/0/1 1" "softmax/1/1 0.333333333333333" "softmax/1/2 0.333333333333333" \
+		"softmax/2/1 -0.333333333333333" "softmax/2/2 -0.333333333333333" "softmax/2/3 -0.333333333333333" \
+		"softmax/3/1 -1" "softmax/3/2 -1" "softmax/3/3 -1" \
+		"vector_add/0/1 0" "vector_add/1/1 0" "vector_add/2/1 0" "vector_add/3/1 0" \
+		"matmul/0/1 0" "matmul/1/1 0" "matmul/2/1 0" "matmul/3/1 0"
+}

@@ -336,6 +336,10 @@ Reply with the complete corrected code in one fenced code block."
 }
 
 @test "leap-prompt --skip-from skips tasks easy or hopeless for k steps, revisiting some" {
+	# a suite of the three tasks the fixture's groups are about
+	mkdir -p "$T/suite"
+	cp -R "$LEAP_TASKS/vector_add" "$LEAP_TASKS/softmax" "$LEAP_TASKS/matmul" "$T/suite/"
+	export LEAP_TASKS="$T/suite"
 	for i in 1 2 3; do
 		leap-prune --adaptive "$T/state" --done /dev/null "$F/turn1.jsonl" >/dev/null
 	done
@@ -380,4 +384,17 @@ Reply with the complete corrected code in one fenced code block."
 	[[ "$stderr" == *"the done file is also an input"* ]]
 	run -2 --separate-stderr leap-prune --done "$T/in" <"$T/in"
 	[ "$(wc -l <"$T/in")" -eq 8 ]
+}
+
+@test "leap-prune: parallel runs appending to one done file leave only whole lines" {
+	"$ROOT/bench/gen-records" --records 4000 --mode turn --seed 3 >"$T/turn"
+	split -n l/4 "$T/turn" "$T/part."
+	for p in "$T"/part.*; do
+		leap-prune --group-size 16 --done "$T/done" "$p" >/dev/null 2>&1 &
+	done
+	wait
+	[ "$(wc -l <"$T/done")" -eq 4000 ]
+	# every line parses and carries its decision
+	run -0 jq -r 'has("prune")' "$T/done"
+	[ "$(echo "$output" | sort -u)" = true ]
 }
