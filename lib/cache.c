@@ -368,4 +368,3 @@ long leap_cache_evict(struct leap_cache *c)
 	pthread_mutex_unlock(&c->lock);
 	return removed;
 }
-

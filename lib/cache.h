@@ -73,5 +73,4 @@ int leap_cache_put(struct leap_cache *c, const char *hash, const char *tmp_artif
  * removed. Safe to run in several processes at once. */
 long leap_cache_evict(struct leap_cache *c);
 
-
 #endif
