@@ -291,3 +291,39 @@ EOF
 		skip "known bug (lib/sandbox.c, leap-verify): sandbox processes $left outlived leap-verify after SIGTERM"
 	fi
 }
+
+# fd_watch PID OUT: appends the open descriptor count of PID to OUT every 0.05 s while it runs.
+fd_watch() {
+	while [ -d "/proc/$1/fd" ]; do
+		ls "/proc/$1/fd" 2>/dev/null | wc -l >>"$2"
+		sleep 0.05
+	done
+}
+
+@test "descriptors stay bounded: leap-verify over 400 candidates, leap-compile over 20000 cache hits" {
+	va_variants 1 >"$T/one.jsonl"
+	leap-compile --no-progress "$T/one.jsonl" >"$T/c1.jsonl"
+	for i in $(seq 400); do cat "$T/c1.jsonl"; done >"$T/v.in"
+	for i in $(seq 20000); do cat "$T/one.jsonl"; done >"$T/c.in"
+	for prog in "leap-verify --no-progress --seed 1 --trials 1 --jobs 2|$T/v.in" "leap-compile --no-progress|$T/c.in"; do
+		: >"$T/fds"
+		# a FIFO keeps the program waiting for its first record until the watcher runs
+		rm -f "$T/fifo"
+		mkfifo "$T/fifo"
+		${prog%|*} <"$T/fifo" >"$T/out" &
+		local pid=$!
+		fd_watch "$pid" "$T/fds" &
+		local w=$!
+		cat "${prog##*|}" >"$T/fifo"
+		wait "$pid"
+		wait "$w"
+		[ "$(wc -l <"$T/out")" -eq "$(wc -l <"${prog##*|}")" ]
+		local n max
+		n=$(wc -l <"$T/fds")
+		max=$(sort -n "$T/fds" | tail -n 1)
+		echo "${prog%% *}: $n samples, at most $max descriptors"
+		[ "$n" -ge 3 ]
+		# 0-2, a few pipes, the shared-memory and artifact descriptors of the candidate running
+		[ "$max" -le 16 ]
+	done
+}
