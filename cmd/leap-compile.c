@@ -643,7 +643,7 @@ static void *on_signal(void *arg)
 	if (sigwait(&s, &sig))
 		return NULL;
 	pthread_mutex_lock(&c->lock);
-	if (c->ending) {
+	if (c->ending) { /* main's wake-up call, or a signal as the work ended anyway */
 		pthread_mutex_unlock(&c->lock);
 		return NULL;
 	}
@@ -811,8 +811,7 @@ int main(int argc, char **argv)
 	 * with the ending signals blocked, and one thread waits for them. */
 	sigset_t term = term_signals();
 	pthread_t sig_thread;
-	if (pthread_sigmask(SIG_BLOCK, &term, NULL) || pthread_create(&sig_thread, NULL, on_signal, c) ||
-	    pthread_detach(sig_thread))
+	if (pthread_sigmask(SIG_BLOCK, &term, NULL) || pthread_create(&sig_thread, NULL, on_signal, c))
 		leap_die("cannot start a thread");
 	pthread_t *workers = xcalloc((size_t)c->jobs, sizeof(pthread_t));
 	pthread_t wr;
@@ -846,6 +845,9 @@ int main(int argc, char **argv)
 	pthread_mutex_lock(&c->lock);
 	c->ending = 1;
 	pthread_mutex_unlock(&c->lock);
+	/* wake the signal thread (it sees `ending` and returns) and reap it */
+	if (!pthread_kill(sig_thread, SIGTERM))
+		pthread_join(sig_thread, NULL);
 	leap_compiler_free(&c->comp);
 	leap_cache_close(&c->cache);
 	leap_suite_free(&c->suite);
