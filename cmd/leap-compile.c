@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,7 @@ struct ctx {
 	struct leap_progress progress;
 	struct leap_cache cache;
 	struct leap_compiler comp;
+	int ending; /* under lock: main is freeing the compiler; a late signal does nothing */
 	enum leap_backend backend;
 	int jobs, human, file_mode;
 	int batch;        /* --batch K */
@@ -618,6 +620,43 @@ static char *cache_dir(const char *opt)
 	return NULL;
 }
 
+/* The signals that end leap-compile with its temporary files removed. */
+static sigset_t term_signals(void)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGINT);
+	sigaddset(&s, SIGHUP);
+	return s;
+}
+
+/* The signal thread: waits for SIGTERM, SIGINT or SIGHUP (blocked in every other thread),
+ * removes the work directory, then dies of that signal (the exit status a shell expects).
+ * Running compilers die with us (PR_SET_PDEATHSIG); stale cache temporaries are evicted
+ * later. Never returns while the process lives. */
+static void *on_signal(void *arg)
+{
+	struct ctx *c = arg;
+	sigset_t s = term_signals();
+	int sig;
+	if (sigwait(&s, &sig))
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	if (c->ending) { /* main's wake-up call, or a signal as the work ended anyway */
+		pthread_mutex_unlock(&c->lock);
+		return NULL;
+	}
+	leap_compiler_abort(&c->comp); /* under the lock: main cannot free it meanwhile */
+	signal(sig, SIG_DFL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -768,6 +807,12 @@ int main(int argc, char **argv)
 	pthread_cond_init(&c->done_cv, NULL);
 	pthread_cond_init(&c->space_cv, NULL);
 
+	/* From here a signal must not leave the work directory behind: every thread is created
+	 * with the ending signals blocked, and one thread waits for them. */
+	sigset_t term = term_signals();
+	pthread_t sig_thread;
+	if (pthread_sigmask(SIG_BLOCK, &term, NULL) || pthread_create(&sig_thread, NULL, on_signal, c))
+		leap_die("cannot start a thread");
 	pthread_t *workers = xcalloc((size_t)c->jobs, sizeof(pthread_t));
 	pthread_t wr;
 	for (int i = 0; i < c->jobs; i++)
@@ -797,6 +842,12 @@ int main(int argc, char **argv)
 		leap_warn("%ld records: %ld compiled, %ld cached, %ld compile errors, %ld without code, %ld errors",
 			  c->done, c->compiled, c->cached, c->failed, c->no_code, c->errors);
 	int rc = leap_out_close(&c->out);
+	pthread_mutex_lock(&c->lock);
+	c->ending = 1;
+	pthread_mutex_unlock(&c->lock);
+	/* wake the signal thread (it sees `ending` and returns) and reap it */
+	if (!pthread_kill(sig_thread, SIGTERM))
+		pthread_join(sig_thread, NULL);
 	leap_compiler_free(&c->comp);
 	leap_cache_close(&c->cache);
 	leap_suite_free(&c->suite);

@@ -136,8 +136,12 @@ static int run_program(char *const argv[], const char *dir, double timeout, int6
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(pfd[1], 2) < 0 || chdir(dir))
 			_exit(127);
 		if ((mem > 0 && setrlimit(RLIMIT_AS, &as)) || (fsize > 0 && setrlimit(RLIMIT_FSIZE, &fs)) ||
-		    setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_CORE, &core))
+		    setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_CORE, &core)) {
+			static const char lim[] = "leap-compile: cannot set the compiler's resource limits\n";
+			if (write(2, lim, sizeof(lim) - 1) < 0)
+				_exit(127);
 			_exit(127);
+		}
 		execve(argv[0], argv, env);
 		static const char msg[] = "leap-compile: cannot run the compiler\n";
 		if (write(2, msg, sizeof(msg) - 1) < 0)
@@ -377,11 +381,28 @@ static void resolve_tool(struct leap_compiler *c, enum leap_backend b)
 	t->ident = leap_buf_detach(&id);
 }
 
+/* The limit `want` (bytes; 0: none) as a child can really get it: no more than the hard limit
+ * `res` this process already runs under (`ulimit -f`, `ulimit -v`), which an unprivileged
+ * child cannot raise. Never fails: an unreadable limit leaves `want` as it is. */
+static int64_t effective_limit(int res, int64_t want)
+{
+	struct rlimit rl;
+	if (getrlimit(res, &rl) || rl.rlim_max == RLIM_INFINITY)
+		return want;
+	if (want == 0 || (uint64_t)want > (uint64_t)rl.rlim_max)
+		return (int64_t)rl.rlim_max;
+	return want;
+}
+
 int leap_compiler_init(struct leap_compiler *c, const struct leap_compile_opts *o, struct leap_cache *cache,
 		       char **err)
 {
 	memset(c, 0, sizeof(*c));
 	c->o = *o;
+	/* Limits inherited from the shell bound ours: the verdicts, their messages and the cache
+	 * (a limit verdict is reused only under limits no larger) name the limit really applied. */
+	c->o.mem_limit = effective_limit(RLIMIT_AS, c->o.mem_limit);
+	c->o.out_limit = effective_limit(RLIMIT_FSIZE, c->o.out_limit);
 	c->cache = cache;
 	const char *tmp = getenv("TMPDIR");
 	char *templ = xasprintf("%s/leap-compile.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -394,6 +415,12 @@ int leap_compiler_init(struct leap_compiler *c, const struct leap_compile_opts *
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	return 0;
+}
+
+void leap_compiler_abort(struct leap_compiler *c)
+{
+	if (c->workdir)
+		remove_tree(c->workdir);
 }
 
 void leap_compiler_free(struct leap_compiler *c)
@@ -728,9 +755,21 @@ static const char *ensure_shim(struct leap_compiler *c, struct leap_variant *v, 
 				if (!run_program(argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &fail)) {
 					if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
 						char *log = scrub(c, dir, &r.out);
-						fail = xasprintf("the generated shim of task '%s' does not compile with "
-								 "these %s flags: %s",
-								 v->task->id, leap_backend_name(b), log);
+						int sig = WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0;
+						if (r.timed_out)
+							fail = xasprintf("the compiler ran longer than %g s on the generated "
+									 "shim of task '%s'", c->o.timeout, v->task->id);
+						else if (sig == SIGXFSZ)
+							fail = xasprintf("the compiler could not write the shim of task '%s': "
+									 "file size limit of %lld bytes exceeded (`ulimit -f`?)",
+									 v->task->id, (long long)c->o.out_limit);
+						else if (sig)
+							fail = xasprintf("the compiler died of signal %d (%s) on the generated "
+									 "shim of task '%s'", sig, strsignal(sig), v->task->id);
+						else
+							fail = xasprintf("the generated shim of task '%s' does not compile with "
+									 "these %s flags: %s",
+									 v->task->id, leap_backend_name(b), log);
 						free(log);
 						unlink(obj);
 					} else if (copy_file(obj, priv, &fail)) {
@@ -782,9 +821,10 @@ static int diag_has(const struct leap_diags *d, const char *needle)
 	return 0;
 }
 
-/* Classifies a failed compile and writes the one-line message. */
+/* Classifies a failed compile and writes the one-line message; `c_out_limit` is the file-size
+ * limit the compiler ran under. A machine fault (a full disk) makes the result internal. */
 static void classify(struct leap_variant *v, const char *code, const struct leap_diags *d, const char *log,
-		     struct leap_cresult *r)
+		     int64_t c_out_limit, struct leap_cresult *r)
 {
 	const char *entry = v->task->entry;
 	char *undef1 = xasprintf("undefined reference to `%s'", entry);
@@ -801,6 +841,17 @@ static void classify(struct leap_variant *v, const char *code, const struct leap
 	} else if (undefined) {
 		r->reason = xstrdup("missing_entry");
 		r->message = xasprintf("the entry point %s() is not defined; define exactly: %s", entry, v->proto);
+	} else if (strstr(log, "File size limit exceeded") || strstr(log, "File too large")) {
+		/* a tool under the driver (ld, cc1, as) hit the file-size limit: a limit verdict,
+		 * recompiled later under a larger limit, never cached as the candidate's fault */
+		r->reason = xstrdup("output_limit");
+		r->message = xasprintf("the compiler wrote a file larger than the limit of %lld bytes",
+				       (long long)c_out_limit);
+	} else if (strstr(log, "No space left on device") || strstr(log, "Disk quota exceeded")) {
+		/* the machine's fault, not the candidate's: not cached, a later run compiles again */
+		r->status = LEAP_C_INTERNAL;
+		r->reason = xstrdup("internal");
+		r->message = xstrdup("the compiler could not write its output: no space left on the device");
 	} else if (strstr(log, "out of memory") || strstr(log, "virtual memory exhausted") ||
 		   strstr(log, "bad_alloc") || strstr(log, "Cannot allocate memory")) {
 		r->reason = xstrdup("memory_limit");
@@ -942,11 +993,12 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 		}
 	} else {
 		r->status = LEAP_C_ERROR;
-		classify(v, code, &d, log, r);
+		classify(v, code, &d, log, c->o.out_limit, r);
 	}
 	leap_diags_free(&d);
 	r->log = log;
-	publish(c, key, r->status == LEAP_C_OK ? out : NULL, r, log);
+	if (r->status != LEAP_C_INTERNAL) /* a machine fault is not the candidate's verdict */
+		publish(c, key, r->status == LEAP_C_OK ? out : NULL, r, log);
 	if (r->log && strlen(r->log) > STORED_LOG) {
 		char *cut = leap_log_cut(r->log, STORED_LOG);
 		free(r->log);

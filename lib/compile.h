@@ -92,6 +92,11 @@ int leap_compiler_init(struct leap_compiler *c, const struct leap_compile_opts *
 /* Removes the work directory and frees everything. */
 void leap_compiler_free(struct leap_compiler *c);
 
+/* Removes the work directory (best effort: failures are ignored) for a program about to end
+ * on a signal while compiles may still run; their files go with it. Frees nothing: call it
+ * at most once, then end the process. */
+void leap_compiler_abort(struct leap_compiler *c);
+
 /* The variant for (task, backend), made on first use: resolves the toolchain (running the
  * compilers' --version and, for cuda without --arch, nvidia-smi) and generates the sources.
  * Returns NULL with a new message in *err when the backend's compiler is missing. Call from
