@@ -85,6 +85,10 @@ static noreturn void child(const struct child_plan *p)
 	for (int i = 0; i < 7; i++)
 		if (dup2(hi[i], i) < 0)
 			child_fail(p, "dup2");
+	/* From here on the log is descriptor 2 (p->errfd may be closed or reused). */
+	struct child_plan moved = *p;
+	moved.errfd = 2;
+	p = &moved;
 	if (close_range(7, ~0U, 0))
 		child_fail(p, "close_range");
 	const struct leap_sandbox_opts *o = p->o;
@@ -132,6 +136,10 @@ static noreturn void child(const struct child_plan *p)
 			child_fail(p, "dropping privileges");
 		if (setuid(0) == 0)
 			child_fail(p, "privileges could be regained");
+		/* Changing the user cleared the parent-death signal: set it again, or the sandbox
+		 * would outlive a leap-verify ended by SIGTERM. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+			child_fail(p, "prctl");
 	}
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	if (p->isolated) {
