@@ -278,6 +278,16 @@ static void enqueue(struct ctx *c, struct slot *s)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* The output's reader has gone (EPIPE): stop the compilers, remove the work directory and end
+ * at once with status 0. exit() would run libcrypto's exit handlers under the worker threads,
+ * which then fail to hash and die with status 2. Never returns. */
+static void reader_gone(void *arg)
+{
+	struct ctx *c = arg;
+	leap_compiler_abort(&c->comp);
+	_exit(LEAP_EXIT_OK);
+}
+
 static void *worker(void *arg)
 {
 	struct ctx *c = arg;
@@ -502,7 +512,7 @@ static void *writer(void *arg)
 			pthread_mutex_unlock(&c->lock);
 			if (fflush(c->out.fp) == EOF) {
 				if (errno == EPIPE)
-					exit(LEAP_EXIT_OK);
+					reader_gone(c);
 				leap_die_errno("write error");
 			}
 			pthread_mutex_lock(&c->lock);
@@ -800,6 +810,8 @@ int main(int argc, char **argv)
 			leap_die("%s", terr);
 	}
 	leap_out_init(&c->out, stdout);
+	c->out.on_epipe = reader_gone;
+	c->out.epipe_arg = c;
 	leap_progress_init(&c->progress, c->common.progress);
 	c->max_window = (size_t)c->jobs * 8 < 64 ? 64 : (size_t)c->jobs * 8;
 	pthread_mutex_init(&c->lock, NULL);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdnoreturn.h>
 
 #include "jsonl.h"
 #include "banned.h"
@@ -222,11 +223,19 @@ int leap_json_append(struct leap_buf *b, const json_t *json)
 	return json_dump_callback(json, dump_cb, b, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
 }
 
+/* The output's reader has gone: end quietly (see leap_out.on_epipe). */
+static noreturn void reader_gone(struct leap_out *out)
+{
+	if (out->on_epipe)
+		out->on_epipe(out->epipe_arg);
+	exit(LEAP_EXIT_OK);
+}
+
 static void write_bytes(struct leap_out *out, const char *p, size_t n)
 {
 	if (n && fwrite(p, 1, n, out->fp) != n) {
 		if (errno == EPIPE)
-			exit(LEAP_EXIT_OK);
+			reader_gone(out);
 		leap_die_errno("write error");
 	}
 }
@@ -235,7 +244,7 @@ static void end_line(struct leap_out *out)
 {
 	if (putc('\n', out->fp) == EOF) {
 		if (errno == EPIPE)
-			exit(LEAP_EXIT_OK);
+			reader_gone(out);
 		leap_die_errno("write error");
 	}
 	out->written++;

@@ -64,6 +64,11 @@ void leap_record_set_error(json_t *rec, const char *file, long line, const char 
 /* Writes records compactly, one per line, checking every write. */
 struct leap_out {
 	FILE *fp;
+	/* Called instead of exit(0) when the reader of the output has gone (EPIPE); a
+	 * multi-threaded program sets it to end at once (_exit) without running exit handlers
+	 * under its working threads. Must not return. NULL: exit(LEAP_EXIT_OK). */
+	void (*on_epipe)(void *arg);
+	void *epipe_arg;
 	struct leap_buf buf;
 	long written;
 };
