@@ -102,10 +102,10 @@ void leap_report_add(struct leap_report *r, const json_t *rec)
 		(*tp)->speedup = (*tp)->roofline = -1;
 	}
 	struct traj *t = *tp;
+	const json_t *prune = json_object_get(rec, "prune");
 	t->st[turn] = (signed char)st;
 	if (turn >= t->last_turn) {
 		t->last_turn = (int)turn;
-		const json_t *prune = json_object_get(rec, "prune");
 		const char *decision = leap_get_str(prune, "decision", NULL);
 		const char *reason = leap_get_str(prune, "reason", "");
 		t->pruned_early = st != LEAP_ST_PASS && decision && !strcmp(decision, "final") &&
@@ -122,7 +122,6 @@ void leap_report_add(struct leap_report *r, const json_t *rec)
 			t->roofline = rf;
 	}
 
-	const json_t *prune = json_object_get(rec, "prune");
 	if (json_is_object(prune)) {
 		char *gk = xasprintf("%s\x1f%lld", group, (long long)turn);
 		void **flags = leap_hmap_put(&r->groups, gk, strlen(gk), NULL);
@@ -233,29 +232,28 @@ static struct traj **sorted_trajs(struct leap_report *r, size_t *n)
 
 static json_t *dcp_json(struct leap_report *r, size_t ntraj, struct traj **v)
 {
-	json_t *turns = json_array();
-	long tot[5] = {0};
-	for (int k = 1; k <= r->max_turn; k++) {
-		long c[5] = {0};
-		for (size_t i = 0; i < r->groups.cap; i++) {
-			const char *key = r->groups.slots[i].key;
-			if (!key)
-				continue;
-			const char *sep = strrchr(key, '\x1f');
-			int64_t t;
-			if (!sep || leap_parse_i64(sep + 1, 1, LEAP_REPORT_MAX_TURNS, &t) || t != k)
-				continue;
-			uintptr_t f = (uintptr_t)r->groups.slots[i].val;
-			int cls = f & G_EXPAND ? 0 : f & G_EASY ? 1 : f & G_HOPELESS ? 2 : f & G_MAX_TURNS ? 3 : 4;
-			c[cls]++;
-		}
-		if (c[0] + c[1] + c[2] + c[3] + c[4] == 0)
+	/* One pass over the (group, turn) entries, counted by turn and class. */
+	long c[LEAP_REPORT_MAX_TURNS + 1][5] = {{0}}, tot[5] = {0};
+	for (size_t i = 0; i < r->groups.cap; i++) {
+		const char *key = r->groups.slots[i].key;
+		if (!key)
 			continue;
-		json_array_append_new(turns, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "turn", k, "expanded", (int)c[0],
-						       "easy", (int)c[1], "hopeless", (int)c[2], "max_turns", (int)c[3],
-						       "other", (int)c[4]));
-		for (int j = 0; j < 5; j++)
-			tot[j] += c[j];
+		const char *sep = strrchr(key, '\x1f');
+		int64_t t;
+		if (!sep || leap_parse_i64(sep + 1, 1, LEAP_REPORT_MAX_TURNS, &t))
+			continue;
+		uintptr_t f = (uintptr_t)r->groups.slots[i].val;
+		int cls = f & G_EXPAND ? 0 : f & G_EASY ? 1 : f & G_HOPELESS ? 2 : f & G_MAX_TURNS ? 3 : 4;
+		c[t][cls]++;
+		tot[cls]++;
+	}
+	json_t *turns = json_array();
+	for (int k = 1; k <= r->max_turn; k++) {
+		if (c[k][0] + c[k][1] + c[k][2] + c[k][3] + c[k][4] == 0)
+			continue;
+		json_array_append_new(turns, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "turn", k, "expanded", (int)c[k][0],
+						       "easy", (int)c[k][1], "hopeless", (int)c[k][2], "max_turns",
+						       (int)c[k][3], "other", (int)c[k][4]));
 	}
 	long skipped = 0, ended = 0;
 	for (size_t i = 0; i < ntraj; i++)
