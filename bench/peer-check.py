@@ -39,7 +39,10 @@ def main():
     name, fa, fb = sys.argv[1:4]
     n = 0
     with open(fa, encoding="utf-8") as a, open(fb, encoding="utf-8") as b:
-        for la, lb in zip(a, b):
+        while True:
+            la, lb = a.readline(), b.readline()
+            if not la or not lb:
+                break
             n += 1
             ia, ib = ident(la), ident(lb)
             va, vb = field(la, name), field(lb, name)
@@ -47,8 +50,7 @@ def main():
                 print("peer-check: %s: record %d differs from leap's\n  leap: %s %s\n  peer: %s %s" %
                       (fb, n, ia, json.dumps(va), ib, json.dumps(vb)), file=sys.stderr)
                 sys.exit(1)
-        rest_a, rest_b = a.readline(), b.readline()
-    if rest_a or rest_b:
+    if la or lb:
         print("peer-check: %s: not the same number of records as %s (%d in common)" % (fb, fa, n), file=sys.stderr)
         sys.exit(1)
     print("peer-check: %s: %d records, %s the same as leap's" % (fb, n, name))

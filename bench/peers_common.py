@@ -54,7 +54,8 @@ def speedup_of(r):
 def stream_groups(lines, unit, want, g):
     """Yields (records, complete) per group: records = [(line, parsed)] in arrival order, as soon
     as the group's units (unit(parsed): 0 or 1) reach its target (the largest want(parsed) seen,
-    else g); the open groups at the end of input with complete False, in order of first arrival."""
+    else g); the open groups at the end of input in order of first arrival, complete False when they
+    had a target (cut short), True when there was none."""
     open_ = {}
     for line in lines:
         line = line.rstrip("\n")
@@ -75,7 +76,7 @@ def stream_groups(lines, unit, want, g):
             del open_[k]
             yield grp[0], True
     for grp in open_.values():
-        yield grp[0], False
+        yield grp[0], not (grp[2] or g)  # without a target, a group ends with the input
 
 
 def out():

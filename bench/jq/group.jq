@@ -1,13 +1,13 @@
 # group.jq - the jq peers' streaming groups (bench/peers.sh): records by .group // .task in arrival order.
 # groups(unit; want): reads `inputs`; a group is emitted as {recs, complete: true} as soon as the
 # sum of `unit` (1 or 0 per record) over its records reaches its target (the largest `want` > 0
-# seen, else $g), the groups still open at the end of input as {recs, complete: false} in order
-# of first arrival. Only open groups are held.
+# seen, else $g), the groups still open at the end of input in order of first arrival, with
+# complete false when they had a target (cut short), true when there was none. Only open groups are held.
 def groups(unit; want):
   foreach ((inputs | [.]), null) as $x ({open: {}, n: 0, out: null};
     .out = null
     | if $x == null then
-        .out = [.open | to_entries | sort_by(.value.first)[] | {recs: .value.recs, complete: false}]
+        .out = [.open | to_entries | sort_by(.value.first)[] | {recs: .value.recs, complete: (.value.want == 0 and $g == 0)}]
       else
         $x[0] as $r | ($r.group // $r.task) as $k | .n as $n
         | .n += 1
