@@ -30,8 +30,9 @@ data() { # NAME RECORDS GEN-ARGS...
 }
 for k in "$n" "$np"; do
 	data turn "$k" --mode turn
-	data done "$k" --mode done
-	data doneturn "$k" --mode done --order turn
+	# the done file in group order and, from the same pass, in turn order
+	[ -s "$dir/doneturn.$k.jsonl" ] || rm -f "$dir/done.$k.jsonl"
+	data "done" "$k" --mode "done" --turn-order-copy "$dir/doneturn.$k.jsonl"
 	[ -s "$dir/ranked.$k.jsonl" ] || "$bin/leap-rank" --group-size 16 "$dir/done.$k.jsonl" >"$dir/ranked.$k.jsonl" 2>/dev/null
 done
 

@@ -1,4 +1,5 @@
 # lib.sh - shared by the bench/*.sh scripts: the header every table carries, and a timed run.
+# shellcheck shell=bash disable=SC2034
 
 # bench_header TITLE COMMAND: prints the title, the date, the machine, its load and the command.
 bench_header() {

@@ -27,6 +27,7 @@ lead=0 leadcpu=0
 row() {
 	local r
 	r=$(awk -v runs="$2" -v w="$3" -v c="$4" -v rm="$5" 'BEGIN { printf "%.3f %.3f %.4f %.3f", w * 1000 / runs, c * 1000 / runs, rm / runs, w * 1000 / runs - rm / runs }')
+	# shellcheck disable=SC2086 # three numbers, split on purpose
 	set -- "$1" "$2" $r
 	[ "$lead" = 0 ] && lead=$6 leadcpu=$4
 	awk -v name="$1" -v runs="$2" -v w="$3" -v c="$4" -v rm="$5" -v o="$6" -v l="$lead" -v lc="$leadcpu" \
@@ -40,6 +41,7 @@ row "leap-verify (3 cases x 3 trials, sandboxed child)" "$n" "$T_EL" "$T_CPU" "$
 for mode in full floor; do
 	extra=()
 	[ $mode = floor ] && extra=(--floor)
+	# shellcheck disable=SC2016 # expanded by the inner shell
 	timed "$work/peer.$mode" bash -c 'for _ in $(seq "$1"); do python3 bench/verify-peer.py "$2" "$3" "${@:4}"; done' _ \
 		"$np" "$work/correct.so" "$work/reference.so" "${extra[@]}"
 	[ "$(jq -r .status "$work/peer.$mode" | sort -u)" = pass ] || { echo "verify-overhead: the Python peer failed" >&2; exit 1; }
