@@ -33,7 +33,8 @@ for k in "$n" "$np"; do
 	# the done file in group order and, from the same pass, in turn order
 	[ -s "$dir/doneturn.$k.jsonl" ] || rm -f "$dir/done.$k.jsonl"
 	data "done" "$k" --mode "done" --turn-order-copy "$dir/doneturn.$k.jsonl"
-	[ -s "$dir/ranked.$k.jsonl" ] || "$bin/leap-rank" --group-size 16 "$dir/done.$k.jsonl" >"$dir/ranked.$k.jsonl" 2>/dev/null
+	[ -s "$dir/ranked.$k.jsonl" ] || { "$bin/leap-rank" --group-size 16 "$dir/done.$k.jsonl" >"$dir/ranked.$k.jsonl.tmp" 2>/dev/null &&
+		mv "$dir/ranked.$k.jsonl.tmp" "$dir/ranked.$k.jsonl"; }
 done
 
 bench_header "leap-prune, leap-rank, leap-advantage on $n records" "bench/filters.sh $n $dir   (PEER_RECORDS=$np)"
