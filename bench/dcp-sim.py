@@ -27,6 +27,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "bin")
@@ -138,6 +139,29 @@ def simulate(a, tasks, plan, opts, adaptive, work):
     return {"records": records, "compiles": compiles, "verifies": verifies, "signal": signal}
 
 
+def header(command):
+    """The header every bench table carries (bench/lib.sh): date, machine, load, command."""
+    model = mem = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal"):
+                mem = "%.0f GiB" % (int(line.split()[1]) / 1048576)
+    with open("/proc/loadavg") as f:
+        load = " ".join(f.read().split()[:3])
+    print("## DCP economy: compile and verify work against learning signal (the real leap-prune)")
+    print()
+    print("    date:    " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    print("    machine: %d cores (%s), %s" % (os.cpu_count(), model, mem))
+    print("    load:    %s (1, 5, 15 min) at the end" % load)
+    print("    command: " + command)
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=20)
@@ -157,6 +181,7 @@ def main():
             rows.append((name, simulate(a, tasks, plan, opts, adaptive, work)))
     base = rows[0][1]
     ngroups = a.steps * a.groups
+    header(" ".join(["bench/dcp-sim.py"] + sys.argv[1:]))
     print("%d steps x %d groups of %d samples, up to %d turns; %d tasks, turn-1 pass rate Beta(0.6, 0.6), "
           "fix rate per turn U(0.05, 0.5), compile-error share of failures U(0, 1); seed %d"
           % (a.steps, a.groups, a.group_size, a.turns, a.tasks, a.seed))

@@ -35,7 +35,11 @@ row() {
 }
 # leap-verify: one process over all records (each candidate run in a sandboxed child)
 timed "$work/out.jsonl" leap-verify --seed 1 "$@" "$work/in.jsonl"
-[ "$(jq -r .status "$work/out.jsonl" | sort -u)" = pass ] || { echo "verify-overhead: leap-verify failed a correct candidate" >&2; exit 1; }
+if [ "$(jq -r .status "$work/out.jsonl" | sort -u)" != pass ]; then
+	echo "verify-overhead: leap-verify failed a correct candidate:" >&2
+	jq -c '[.status, .verify.message]' "$work/out.jsonl" | sort | uniq -c >&2
+	exit 1
+fi
 row "leap-verify (3 cases x 3 trials, sandboxed child)" "$n" "$T_EL" "$T_CPU" "$(jq -s 'map(.verify.run_ms) | add' "$work/out.jsonl")"
 # the peer: one python3 process per candidate, full checks, then the floor (start, load, one call)
 for mode in full floor; do
