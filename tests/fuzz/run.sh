@@ -7,7 +7,7 @@
 # the corpus holds the regression inputs of earlier finds), then fuzzes for SECONDS. All
 # targets run even when one fails. For each target one line says the outcome, e.g.
 #   fuzz: diag ok: 412345 runs in 30 s, cov 730, ft 4061, corpus 734
-#   fuzz: diag FAILED: deadly signal; input kept in build/fuzz/crash-diag-<sha1> (log: build/fuzz/diag.log)
+#   fuzz: diag FAILED: deadly signal; input kept in build/fuzz/diag-crash-<sha1> (log: build/fuzz/diag.log)
 # followed, on a failure, by the end of its log. New inputs stay under build/fuzz/ (the tree
 # does not churn). Exit status: 0 all passed, 1 some target failed, 2 usage.
 set -uo pipefail
@@ -23,10 +23,10 @@ for t in "$@"; do
 	rm -rf "$work"
 	mkdir -p "$work"
 	cp tests/fuzz/corpus/"$name"/* "$work"/ 2>/dev/null
-	rm -f build/fuzz/crash-"$name"-* build/fuzz/leak-"$name"-* build/fuzz/timeout-"$name"-* build/fuzz/oom-"$name"-*
+	rm -f build/fuzz/"$name"-crash-* build/fuzz/"$name"-leak-* build/fuzz/"$name"-timeout-* build/fuzz/"$name"-oom-*
 	start=$(date +%s)
 	"$t" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-		-artifact_prefix=build/fuzz/crash-"$name"- -print_final_stats=1 "$work" >"$log" 2>&1
+		-artifact_prefix=build/fuzz/"$name"- -print_final_stats=1 "$work" >"$log" 2>&1
 	rc=$?
 	took=$(($(date +%s) - start))
 	if [ "$rc" -eq 0 ]; then
