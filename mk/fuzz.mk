@@ -1,4 +1,4 @@
-# fuzz.mk - libFuzzer targets (clang) for the parsers; `make fuzz FUZZ_SECONDS=N` runs each (tests/fuzz/run.sh).
+# fuzz.mk - libFuzzer targets (clang) for the parsers; `make fuzz FUZZ_SECONDS=N` runs each (tests/fuzz/run.sh; FUZZ_JOBS=N at once).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 # UBSan findings end the run like crashes (-fno-sanitize-recover), so they fail the target.
