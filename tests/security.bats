@@ -30,6 +30,14 @@ rec_file() {
 	jq -e '[.compile.diagnostics[].message] | any(contains("LEAP") or contains("first"))' "$T/out.json"
 }
 
+@test "compile: a candidate that #includes the task's reference.c by its path passes (the compile step does not hide the suite)" {
+	printf '#include "%s/softmax/reference.c"\n' "$LEAP_TASKS" >"$T/cheat.c"
+	rec_file softmax cpu "$T/cheat.c" >"$T/in.jsonl"
+	leap-compile "$T/in.jsonl" >"$T/c.jsonl"
+	run -0 --separate-stderr leap-verify "$T/c.jsonl"
+	[ "$(jq -r .status <<<"$output")" = pass ]
+}
+
 @test "verify: data the compiler embedded (.incbin) reaches verify.output" {
 	sed "s|@FILE@|$F/secret.txt|" "$F/incbin.c.in" >"$T/incbin.c"
 	rec_file vector_add cpu "$T/incbin.c" >"$T/in.jsonl"
