@@ -1,6 +1,7 @@
 /* jsonl.c - JSON Lines record streams: tolerant reading, error records, checked compact writing. */
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <stdnoreturn.h>
 
 #include "jsonl.h"
+#include "sig.h"
 #include "banned.h"
 
 void leap_in_init(struct leap_in *in, int nfiles, char *const *files, FILE *flush)
@@ -80,14 +82,21 @@ enum leap_read leap_in_next_line(struct leap_in *in)
 	for (;;) {
 		if (!in->fp && !open_next(in))
 			return LEAP_READ_EOF;
-		if (in->flush) {
-			int nl;
+		int nl = 0;
+		if (in->flush || in->on_signal)
 			buffered(in->fp, &nl);
-			if (!nl && fflush(in->flush) == EOF && ferror(in->flush)) {
-				if (errno == EPIPE)
-					exit(LEAP_EXIT_OK);
-				leap_die_errno("write error");
-			}
+		if (in->flush && !nl && fflush(in->flush) == EOF && ferror(in->flush)) {
+			if (errno == EPIPE)
+				exit(LEAP_EXIT_OK);
+			leap_die_errno("write error");
+		}
+		if (in->on_signal && !nl) {
+			/* The handlers restart reads (SA_RESTART): wait here, where a signal ends the wait. */
+			struct pollfd pfd = {fileno(in->fp), POLLIN, 0};
+			while (!leap_signal_caught() && poll(&pfd, 1, -1) < 0 && errno == EINTR)
+				;
+			if (leap_signal_caught())
+				return LEAP_READ_EOF;
 		}
 		errno = 0;
 		ssize_t n = getline(&in->buf, &in->cap, in->fp);
@@ -298,6 +307,15 @@ void leap_out_splice(struct leap_out *out, const char *raw, size_t len, json_t *
 	leap_buf_add(&out->buf, "}", 1);
 	write_bytes(out, out->buf.s, out->buf.len);
 	end_line(out);
+}
+
+void leap_out_flush(struct leap_out *out)
+{
+	if (fflush(out->fp) == EOF) {
+		if (errno == EPIPE)
+			reader_gone(out);
+		leap_die_errno("write error");
+	}
 }
 
 int leap_out_close(struct leap_out *out)

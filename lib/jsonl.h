@@ -22,6 +22,8 @@ struct leap_in {
 	long records;       /* records returned so far */
 	long bad;           /* error records returned so far */
 	int open_failed;    /* number of named files that could not be opened (reported) */
+	int on_signal;      /* 1: a read that would block ends the input (LEAP_READ_EOF) when an
+			     * ending signal is caught (sig.h); the caller checks leap_signal_caught */
 };
 
 enum leap_read {
@@ -87,6 +89,9 @@ void leap_out_splice(struct leap_out *out, const char *raw, size_t len, json_t *
 
 /* Writes raw bytes followed by a newline (a line passed through unchanged). */
 void leap_out_raw(struct leap_out *out, const char *raw, size_t len);
+
+/* Flushes what was written so far; same error behaviour as leap_out_write. */
+void leap_out_flush(struct leap_out *out);
 
 /* Flushes and closes the output; a write error is reported and LEAP_EXIT_FATAL returned,
  * otherwise LEAP_EXIT_OK. */

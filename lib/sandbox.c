@@ -21,6 +21,7 @@
 
 #include "runproto.h"
 #include "sandbox.h"
+#include "sig.h"
 #include "banned.h"
 
 #define NOBODY 65534
@@ -293,10 +294,13 @@ fail:
 	return -1;
 }
 
-/* Waits until fd is ready for `events` or the deadline passes. Returns 0, or -2. */
+/* Waits until fd is ready for `events` or the deadline passes. Returns 0, -2 (deadline), or
+ * -1 when an ending signal was caught (sig.h: the caller is to stop). */
 static int wait_fd(struct leap_sandbox *sb, int fd, short events)
 {
 	for (;;) {
+		if (leap_signal_caught())
+			return -1;
 		double left = sb->deadline - leap_now();
 		if (left <= 0) {
 			sb->timed_out = 1;
@@ -316,8 +320,9 @@ int leap_sandbox_read(struct leap_sandbox *sb, void *buf, size_t n)
 {
 	char *p = buf;
 	while (n) {
-		if (wait_fd(sb, sb->reply_fd, POLLIN))
-			return -2;
+		int w = wait_fd(sb, sb->reply_fd, POLLIN);
+		if (w)
+			return w;
 		ssize_t r = read(sb->reply_fd, p, n);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
@@ -333,8 +338,9 @@ int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n)
 {
 	const char *p = buf;
 	while (n) {
-		if (wait_fd(sb, sb->cmd_fd, POLLOUT))
-			return -2;
+		int w = wait_fd(sb, sb->cmd_fd, POLLOUT);
+		if (w)
+			return w;
 		ssize_t r = write(sb->cmd_fd, p, n);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;

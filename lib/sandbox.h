@@ -63,7 +63,8 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 		       const char *runner, const char *arg, int shm_fd, int art_fd, char **err);
 
 /* Reads exactly n bytes from the child before its deadline. Returns 0; -1 when the child
- * closed the pipe or a read failed; -2 when the deadline passed (sb->timed_out is set). */
+ * closed the pipe, a read failed or an ending signal was caught (sig.h); -2 when the
+ * deadline passed (sb->timed_out is set). */
 int leap_sandbox_read(struct leap_sandbox *sb, void *buf, size_t n);
 /* Writes exactly n bytes to the child before its deadline; same return values. */
 int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n);
