@@ -159,6 +159,15 @@ enum leap_read leap_in_next(struct leap_in *in, json_t **rec)
 	return leap_in_parse(in, rec);
 }
 
+int leap_in_wait_fd(struct leap_in *in)
+{
+	int nl = 0;
+	if (!in->fp)
+		return -1;
+	buffered(in->fp, &nl);
+	return nl ? -1 : fileno(in->fp);
+}
+
 void leap_in_close(struct leap_in *in)
 {
 	close_current(in);

@@ -50,6 +50,11 @@ enum leap_read leap_in_next_line(struct leap_in *in);
  * LEAP_READ_RECORD with *rec, or LEAP_READ_BAD with an error record in *rec. */
 enum leap_read leap_in_parse(struct leap_in *in, json_t **rec);
 
+/* The descriptor the next read would wait on: the open input when no whole line is buffered,
+ * else -1 (a line is ready, or the next input is still to be opened). A program that waits
+ * for other things too (workers) polls it with them before calling leap_in_next. */
+int leap_in_wait_fd(struct leap_in *in);
+
 /* Releases the reader's memory and closes the current file. */
 void leap_in_close(struct leap_in *in);
 

@@ -51,12 +51,15 @@ static void worker_gone(struct leap_pool *p, struct leap_pool_entry *e)
 	p->running_kind[e->kind != 0]--;
 }
 
-void leap_pool_collect(struct leap_pool *p, int ms)
+/* Reads what running workers wrote, and waits up to `ms` milliseconds (-1: no limit) for a
+ * worker to end or, when extra_fd >= 0, for extra_fd to become readable. Ended workers are
+ * handed to `finish`. Returns 1 when extra_fd is readable. */
+static int wait_any(struct leap_pool *p, int ms, int extra_fd)
 {
 	if (ms)
 		leap_pool_flush(p); /* what is finished reaches the reader while we wait */
-	struct pollfd *pf = xcalloc(p->nq ? p->nq : 1, sizeof *pf);
-	size_t *idx = xcalloc(p->nq ? p->nq : 1, sizeof *idx), n = 0;
+	struct pollfd *pf = xcalloc(p->nq + 1, sizeof *pf);
+	size_t *idx = xcalloc(p->nq + 1, sizeof *idx), n = 0;
 	for (size_t i = 0; i < p->nq; i++) {
 		struct leap_pool_entry *e = &p->q[(p->qhead + i) % p->qcap];
 		if (e->pid > 0) {
@@ -64,8 +67,13 @@ void leap_pool_collect(struct leap_pool *p, int ms)
 			idx[n++] = (p->qhead + i) % p->qcap;
 		}
 	}
+	int extra_ready = 0;
+	size_t nw = n;
+	if (extra_fd >= 0)
+		pf[n++] = (struct pollfd){extra_fd, POLLIN, 0};
 	if (n && !leap_signal_caught() && poll(pf, n, ms) > 0) {
-		for (size_t i = 0; i < n; i++) {
+		extra_ready = extra_fd >= 0 && pf[nw].revents != 0;
+		for (size_t i = 0; i < nw; i++) {
 			if (!pf[i].revents)
 				continue;
 			struct leap_pool_entry *e = &p->q[idx[i]];
@@ -89,6 +97,12 @@ void leap_pool_collect(struct leap_pool *p, int ms)
 	}
 	free(pf);
 	free(idx);
+	return extra_ready;
+}
+
+void leap_pool_collect(struct leap_pool *p, int ms)
+{
+	wait_any(p, ms, -1);
 }
 
 /* Frees what an entry owns and empties it. */
@@ -132,6 +146,11 @@ int leap_pool_run(struct leap_pool *p, struct leap_in *in)
 			leap_pool_collect(p, -1);
 			drain(p);
 		}
+		/* While the input has no whole line yet, finished workers are still written out. */
+		int fd;
+		while (p->running && !leap_signal_caught() && (fd = leap_in_wait_fd(in)) >= 0 && !wait_any(p, -1, fd))
+			drain(p);
+		drain(p);
 		if (leap_signal_caught())
 			break;
 		if ((r = leap_in_next(in, &rec)) == LEAP_READ_EOF)

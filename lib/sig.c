@@ -27,9 +27,15 @@ int leap_signals_install(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
 		sigaddset(&sa.sa_mask, sigs[i]);
-	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old))
+			return -1;
+		if (old.sa_handler == SIG_IGN)
+			continue; /* ignored on entry (nohup, a background job of a script): stays so */
 		if (sigaction(sigs[i], &sa, NULL))
 			return -1;
+	}
 	return 0;
 }
 

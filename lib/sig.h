@@ -19,7 +19,9 @@
  * children inherit the handlers and the flag.
  */
 
-/* Installs the handlers for SIGINT, SIGTERM and SIGHUP. Returns 0, or -1 with errno set. */
+/* Installs the handlers for SIGINT, SIGTERM and SIGHUP, except for a signal ignored on
+ * entry (nohup, a background job of a non-interactive shell), which stays ignored. Returns
+ * 0, or -1 with errno set. */
 int leap_signals_install(void);
 
 /* The ending signal caught so far (the first one), or 0. Async-signal-safe. */
