@@ -62,7 +62,8 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 every record processed, 1 some record carried an error or could not be\n"
 	"timed (no device), or in ad-hoc mode a source did not pass or time cleanly; 2 usage or\n"
-	"fatal error.\n";
+	"fatal error.\n"
+	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
 enum {
 	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_SETS, OPT_HOT, OPT_NO_BCACHE,
@@ -471,6 +472,8 @@ int main(int argc, char **argv)
 	if (!o.libexec)
 		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");
 	o.cache = cache ? xstrdup(cache) : leap_cache_dir();
+	if (!o.cache)
+		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
 	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);

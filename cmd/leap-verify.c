@@ -53,7 +53,8 @@ static const char usage[] =
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"Exit status: 0 every record processed, 1 some record carried an error or could not be\n"
-	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n";
+	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n"
+	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
 enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU, OPT_DEVICES };
 
@@ -344,6 +345,8 @@ int main(int argc, char **argv)
 	if (!o.libexec)
 		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");
 	o.cache = cache ? xstrdup(cache) : leap_cache_dir();
+	if (!o.cache)
+		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
 	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);

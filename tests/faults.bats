@@ -432,3 +432,31 @@ fd_watch() {
 		wait_for 10 '[ -z "$(sandbox_procs)" ]'
 	done
 }
+
+@test "the default cache directory is the same for leap-compile, leap-verify and leap-bench: XDG_CACHE_HOME, then HOME" {
+	unset LEAP_CACHE
+	va_variants 1 >"$T/in.jsonl"
+	for where in xdg home; do
+		local dir
+		if [ "$where" = xdg ]; then
+			export XDG_CACHE_HOME="$T/xdg" HOME="$T/h1"
+			dir="$T/xdg/leap"
+		else
+			unset XDG_CACHE_HOME
+			export HOME="$T/h2"
+			dir="$T/h2/.cache/leap"
+		fi
+		leap-compile --no-progress "$T/in.jsonl" >"$T/c.jsonl"
+		[[ $(jq -r .compile.artifact "$T/c.jsonl") == "$dir/"* ]]
+		leap-verify --no-progress --seed 1 --trials 1 "$T/c.jsonl" >"$T/v.jsonl"
+		leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 "$T/v.jsonl" >"$T/b.jsonl"
+		[ "$(jq -r .bench.status "$T/b.jsonl")" = ok ]
+		# the reference build (leap-verify) and the baseline (leap-bench) went to the same cache
+		[ -n "$(find "$dir/artifacts" -name '*.so')" ]
+		[ ! -e "$T/h1/.cache" ] # XDG_CACHE_HOME wins over HOME
+	done
+	# a relative HOME or XDG_CACHE_HOME is not used (the next one in line is)
+	export HOME="$T/h3" XDG_CACHE_HOME=relative
+	leap-compile --no-progress "$T/in.jsonl" >"$T/c.jsonl"
+	[[ $(jq -r .compile.artifact "$T/c.jsonl") == "$T/h3/.cache/leap/"* ]]
+}
