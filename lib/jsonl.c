@@ -20,6 +20,13 @@ void leap_in_init(struct leap_in *in, int nfiles, char *const *files, FILE *flus
 	in->flush = flush;
 }
 
+/* Whether buffered() sees into the C library's buffer. */
+#if defined(__GLIBC__)
+#define BUFFER_KNOWN 1
+#else
+#define BUFFER_KNOWN 0
+#endif
+
 /* Bytes already buffered in `fp` that a read can return without a system call. Where the
  * C library does not let us see that, 0: the caller then flushes before every line. */
 static size_t buffered(FILE *fp, int *has_newline)
@@ -90,7 +97,7 @@ enum leap_read leap_in_next_line(struct leap_in *in)
 				exit(LEAP_EXIT_OK);
 			leap_die_errno("write error");
 		}
-		if (in->on_signal && !nl) {
+		if (in->on_signal && !nl && BUFFER_KNOWN) {
 			/* The handlers restart reads (SA_RESTART): wait here, where a signal ends the wait. */
 			struct pollfd pfd = {fileno(in->fp), POLLIN, 0};
 			while (!leap_signal_caught() && poll(&pfd, 1, -1) < 0 && errno == EINTR)
@@ -162,8 +169,8 @@ enum leap_read leap_in_next(struct leap_in *in, json_t **rec)
 int leap_in_wait_fd(struct leap_in *in)
 {
 	int nl = 0;
-	if (!in->fp)
-		return -1;
+	if (!in->fp || !BUFFER_KNOWN)
+		return -1; /* without a view into the buffer, polling could wait with lines buffered */
 	buffered(in->fp, &nl);
 	return nl ? -1 : fileno(in->fp);
 }

@@ -196,6 +196,8 @@ pid_t leap_pool_fork(struct leap_pool *p, struct leap_pool_entry *e, int *slot)
 		leap_die_errno("fork");
 	if (pid == 0) {
 		close(fds[0]);
+		if (leap_signals_install_worker())
+			_exit(1);
 		p->child_fd = fds[1];
 		*slot = s;
 		return 0;

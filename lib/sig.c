@@ -17,13 +17,14 @@ static void on_signal(int sig)
 		caught = sig;
 }
 
-int leap_signals_install(void)
+/* Installs on_signal with `flags` for the ending signals not ignored on entry. */
+static int install(int flags)
 {
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART | SA_RESETHAND;
+	sa.sa_flags = flags;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
 		sigaddset(&sa.sa_mask, sigs[i]);
@@ -37,6 +38,16 @@ int leap_signals_install(void)
 			return -1;
 	}
 	return 0;
+}
+
+int leap_signals_install(void)
+{
+	return install(SA_RESTART | SA_RESETHAND);
+}
+
+int leap_signals_install_worker(void)
+{
+	return install(SA_RESTART);
 }
 
 int leap_signal_caught(void)

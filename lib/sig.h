@@ -24,6 +24,12 @@
  * 0, or -1 with errno set. */
 int leap_signals_install(void);
 
+/* In a forked worker: the same handlers without SA_RESETHAND, so that a second signal (the
+ * parent's SIGTERM after a terminal's SIGINT to the whole group) never cuts its cleanup
+ * short; a worker that does not end is killed by its parent after a grace period. Returns 0,
+ * or -1 with errno set. */
+int leap_signals_install_worker(void);
+
 /* The ending signal caught so far (the first one), or 0. Async-signal-safe. */
 int leap_signal_caught(void);
 

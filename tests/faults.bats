@@ -295,7 +295,9 @@ midrun() {
 	shift 2
 	rm -f "$T/fifo"
 	mkfifo "$T/fifo"
-	env --default-signal=INT,TERM "$@" <"$T/fifo" >"$T/out.jsonl" 2>"$T/err" &
+	# MIDRUN_GROUP=1: in a process group of its own, signalled as a whole (a terminal's ^C
+	# reaches the program and its workers at once)
+	${MIDRUN_GROUP:+setsid} env --default-signal=INT,TERM "$@" <"$T/fifo" >"$T/out.jsonl" 2>"$T/err" &
 	local pid=$!
 	exec 7>"$T/fifo"
 	cat "$T/fast.jsonl" >&7
@@ -304,7 +306,12 @@ midrun() {
 	wait_for 120 '[ "$(ls -d "$TMPDIR"/leap-sandbox.* 2>/dev/null | wc -l)" -ge "$nsb" ] && [ "$(sandbox_procs | wc -l)" -ge "$nsb" ]'
 	local kids
 	kids=$(descendants "$pid")
-	kill -"$sig" "$pid"
+	if [ -n "${MIDRUN_GROUP:-}" ]; then
+		[ "$(ps -o pgid= -p "$pid" | tr -d ' ')" = "$pid" ]
+		kill -"$sig" -- -"$pid"
+	else
+		kill -"$sig" "$pid"
+	fi
 	local rc=0
 	wait "$pid" || rc=$?
 	exec 7>&-
@@ -344,6 +351,13 @@ midrun() {
 	midrun TERM 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --devices 0,1
 	run jq -r '[.status, .verify.device_index] | @tsv' "$T/out.jsonl"
 	assert_output "$(printf 'pass\t0')"
+}
+
+@test "verify: SIGINT to the whole process group (a terminal's ^C) with --jobs 2: status 130, nothing left" {
+	signal_records
+	MIDRUN_GROUP=1 midrun INT 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --jobs 2
+	run jq -r .status "$T/out.jsonl"
+	assert_output pass
 }
 
 @test "bench: SIGINT mid-run: status 130, whole lines, no sandbox process and no temp dir behind" {
