@@ -1,12 +1,8 @@
 /* leap-bench - time verified candidates against their task's baseline, in a sandbox. */
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
@@ -15,7 +11,9 @@
 #include "cache.h"
 #include "devices.h"
 #include "jsonl.h"
+#include "pool.h"
 #include "record.h"
+#include "sig.h"
 #include "task.h"
 #include "util.h"
 #include "verify.h"
@@ -64,7 +62,8 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 every record processed, 1 some record carried an error or could not be\n"
 	"timed (no device), or in ad-hoc mode a source did not pass or time cleanly; 2 usage or\n"
-	"fatal error.\n";
+	"fatal error.\n"
+	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
 enum {
 	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_SETS, OPT_HOT, OPT_NO_BCACHE,
@@ -78,14 +77,14 @@ struct ctx {
 	struct leap_progress progress;
 	struct leap_verifier v;
 	struct leap_bencher bench;
+	struct leap_pool pool;       /* --devices: one timing worker per device */
 	uint64_t seed;
 	long done, errors;
 	struct leap_devices devs;    /* --devices: slot i times on devs.idx[i] */
-	unsigned char *busy;         /* busy[slot] */
-	int running, running_cpu, last_slot;
-	struct entry *q;             /* records in input order, a ring of qcap */
-	size_t qhead, nq, qcap;
 };
+
+/* Entry kinds counted by the pool. */
+enum { KIND_CPU = 0, KIND_CUDA = 1 };
 
 /* What to do with a record before any timing. */
 enum what { PASS_RAW, ADD_READY, FAIL, TIME };
@@ -138,7 +137,13 @@ static void one(struct ctx *c, struct leap_in *in, json_t *rec)
 		json_decref(add);
 		return;
 	}
+	leap_out_flush(&c->out); /* the records before this one reach the reader while it runs */
 	json_t *bench = t ? leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &err) : NULL;
+	if (leap_signal_caught()) { /* the timing may be the interruption's: not written */
+		json_decref(bench);
+		free(err);
+		return;
+	}
 	if (!bench) {
 		leap_warn("%s:%ld: %s", in->name, in->line, err);
 		leap_record_set_error(rec, in->name, in->line, "%s", err);
@@ -155,91 +160,39 @@ static void one(struct ctx *c, struct leap_in *in, json_t *rec)
 	json_decref(add);
 }
 
-/* --devices: one input record on its way through, decided at once or timed by a worker. */
-struct entry {
-	json_t *rec;
-	char *raw;
-	size_t len;
-	char *file;
-	long line;
-	int ready;        /* the output is decided */
-	int mode;         /* when ready: 0 splice `add`, 1 raw line, 2 write rec (error set) */
-	json_t *add;
-	pid_t pid;        /* the worker timing it, or 0 */
-	int fd;           /* the worker's result pipe */
-	int cuda;
-	int slot;
-	struct leap_buf buf;
-};
-
 /* Marks e as an error record with message `err` (consumed). */
-static void entry_error(struct ctx *c, struct entry *e, char *err)
+static void entry_error(struct ctx *c, struct leap_pool_entry *e, char *err)
 {
 	leap_warn("%s:%ld: %s", e->file, e->line, err);
 	leap_record_set_error(e->rec, e->file, e->line, "%s", err);
 	free(err);
-	e->mode = 2;
+	e->mode = LEAP_POOL_REC;
 	e->ready = 1;
 	c->errors++;
 }
 
-/* Reads what running workers wrote, for up to `ms` milliseconds (-1: until one finishes);
- * finished workers make their entries ready. */
-static void collect(struct ctx *c, int ms)
+/* The pool's finish: a worker's result becomes the entry's output. */
+static void finish(void *arg, struct leap_pool *p, struct leap_pool_entry *e, json_t *res)
 {
-	struct pollfd *pf = xcalloc(c->nq ? c->nq : 1, sizeof *pf);
-	size_t *idx = xcalloc(c->nq ? c->nq : 1, sizeof *idx), n = 0;
-	for (size_t i = 0; i < c->nq; i++) {
-		struct entry *e = &c->q[(c->qhead + i) % c->qcap];
-		if (e->pid > 0) {
-			pf[n] = (struct pollfd){e->fd, POLLIN, 0};
-			idx[n++] = (c->qhead + i) % c->qcap;
-		}
+	struct ctx *c = arg;
+	(void)p;
+	json_t *bench = json_object_get(res, "bench");
+	if (bench) {
+		if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
+			c->errors++;
+		e->add = json_pack("{s:O}", "bench", bench);
+		e->ready = 1;
+	} else {
+		entry_error(c, e, xstrdup(leap_get_str(res, "err", "internal error: a timing worker died")));
 	}
-	if (n && poll(pf, n, ms) > 0) {
-		for (size_t i = 0; i < n; i++) {
-			if (!pf[i].revents)
-				continue;
-			struct entry *e = &c->q[idx[i]];
-			char chunk[4096];
-			ssize_t r = read(e->fd, chunk, sizeof chunk);
-			if (r > 0) {
-				leap_buf_add(&e->buf, chunk, (size_t)r);
-				continue;
-			}
-			if (r < 0 && errno == EINTR)
-				continue;
-			close(e->fd);
-			int ws;
-			while (waitpid(e->pid, &ws, 0) < 0 && errno == EINTR)
-				;
-			e->pid = 0;
-			c->busy[e->slot] = 0;
-			c->running--;
-			if (!e->cuda)
-				c->running_cpu--;
-			json_t *res = e->buf.s ? json_loadb(e->buf.s, e->buf.len, 0, NULL) : NULL;
-			leap_buf_free(&e->buf);
-			json_t *bench = json_object_get(res, "bench");
-			if (bench) {
-				if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
-					c->errors++;
-				e->add = json_pack("{s:O}", "bench", bench);
-				e->ready = 1;
-			} else {
-				entry_error(c, e, xstrdup(leap_get_str(res, "err", "internal error: a timing worker died")));
-			}
-			json_decref(res);
-		}
-	}
-	free(pf);
-	free(idx);
 }
 
-/* Decides what to do with a record, or starts a worker timing it on the next free slot
- * (cuda: one timing per device; cpu: one timing at a time, as the cpu lock would make it). */
-static void start(struct ctx *c, struct entry *e)
+/* The pool's start (--devices): decides what to do with a record, or starts a worker timing
+ * it on the next free slot (cuda: one timing per device; cpu: one timing at a time, as the
+ * cpu lock would make it). */
+static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 {
+	struct ctx *c = arg;
 	const struct leap_task *t = NULL;
 	enum leap_backend b;
 	const char *artifact = NULL;
@@ -250,7 +203,7 @@ static void start(struct ctx *c, struct entry *e)
 		return;
 	}
 	if (w != TIME) {
-		e->mode = w == PASS_RAW; /* 1: the raw line; 0: splice e->add */
+		e->mode = w == PASS_RAW ? LEAP_POOL_RAW : LEAP_POOL_SPLICE;
 		e->ready = 1;
 		return;
 	}
@@ -258,110 +211,18 @@ static void start(struct ctx *c, struct entry *e)
 		entry_error(c, e, err);
 		return;
 	}
-	e->cuda = b == LEAP_BACKEND_CUDA;
-	while (c->running == c->devs.n || (!e->cuda && c->running_cpu))
-		collect(c, -1);
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC))
-		leap_die_errno("pipe");
-	if (fflush(stdout))
-		leap_die_errno("write error");
-	int slot = (c->last_slot + 1) % c->devs.n; /* the next free slot after the last one */
-	while (c->busy[slot])
-		slot = (slot + 1) % c->devs.n;
-	c->last_slot = slot;
-	pid_t pid = fork();
-	if (pid < 0)
-		leap_die_errno("fork");
-	if (pid == 0) {
-		close(fds[0]);
-		leap_sandbox_slot(&c->v.env, slot);
-		c->v.o.device = c->devs.name[slot];
-		json_t *bench = leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &err);
-		if (bench)
-			json_object_set_new(bench, "device_index", json_integer(c->devs.idx[slot]));
-		json_t *res = bench ? json_pack("{s:o}", "bench", bench) : json_pack("{s:s}", "err", err);
-		struct leap_buf out = {0};
-		if (!res || leap_json_append(&out, res) || leap_write_full(fds[1], out.s, out.len))
-			_exit(1);
-		_exit(0);
-	}
-	close(fds[1]);
-	e->pid = pid;
-	e->fd = fds[0];
-	e->slot = slot;
-	c->busy[slot] = 1;
-	c->running++;
-	if (!e->cuda)
-		c->running_cpu++;
-}
-
-/* Writes the ready entries at the head of the queue, in input order. */
-static void drain(struct ctx *c)
-{
-	while (c->nq) {
-		struct entry *e = &c->q[c->qhead];
-		if (!e->ready)
-			return;
-		if (e->mode == 1)
-			leap_out_raw(&c->out, e->raw, e->len);
-		else if (e->mode == 2)
-			leap_out_write(&c->out, e->rec);
-		else
-			leap_out_splice(&c->out, e->raw, e->len, e->rec, e->add);
-		json_decref(e->rec);
-		json_decref(e->add);
-		free(e->raw);
-		free(e->file);
-		memset(e, 0, sizeof *e);
-		c->qhead = (c->qhead + 1) % c->qcap;
-		c->nq--;
-		c->done++;
-		leap_progress_update(&c->progress, c->done, c->errors);
-	}
-}
-
-/* --devices: records in, records out in the same order, one timing per listed device. */
-static void pool(struct ctx *c, struct leap_in *in)
-{
-	c->qcap = (size_t)c->devs.n * 4 + 4;
-	c->q = xcalloc(c->qcap, sizeof *c->q);
-	c->busy = xcalloc((size_t)c->devs.n, 1);
-	c->last_slot = c->devs.n - 1; /* so that the first worker gets slot 0 */
-	json_t *rec;
-	enum leap_read r;
-	for (;;) {
-		while (c->nq == c->qcap) {
-			collect(c, -1);
-			drain(c);
-		}
-		if (c->running == 0)
-			drain(c);
-		if ((r = leap_in_next(in, &rec)) == LEAP_READ_EOF)
-			break;
-		struct entry *e = &c->q[(c->qhead + c->nq++) % c->qcap];
-		memset(e, 0, sizeof *e);
-		e->rec = rec;
-		e->raw = xstrndup(in->buf, in->len);
-		e->len = in->len;
-		e->file = xstrdup(in->name);
-		e->line = in->line;
-		if (r == LEAP_READ_BAD) {
-			e->mode = 2;
-			e->ready = 1;
-			c->errors++;
-		} else {
-			start(c, e);
-		}
-		collect(c, 0);
-		drain(c);
-	}
-	while (c->nq) {
-		collect(c, -1);
-		drain(c);
-	}
-	free(c->q);
-	free(c->busy);
+	e->kind = b == LEAP_BACKEND_CUDA ? KIND_CUDA : KIND_CPU;
+	while ((p->running == p->slots || (e->kind == KIND_CPU && p->running_kind[KIND_CPU])) && !leap_signal_caught())
+		leap_pool_collect(p, -1);
+	int slot;
+	if (leap_signal_caught() || leap_pool_fork(p, e, &slot))
+		return;
+	leap_sandbox_slot(&c->v.env, slot);
+	c->v.o.device = c->devs.name[slot];
+	json_t *bench = leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &err);
+	if (bench)
+		json_object_set_new(bench, "device_index", json_integer(c->devs.idx[slot]));
+	leap_pool_child_exit(p, bench ? json_pack("{s:o}", "bench", bench) : json_pack("{s:s}", "err", err));
 }
 
 /* --stats: reads samples (numbers separated by white space) and prints their summary. */
@@ -424,6 +285,8 @@ static int adhoc(struct ctx *c, const char *task, const char *backend, int n, ch
 		}
 		enum leap_status st;
 		json_t *v = leap_verify_artifact(&c->v, t, b, so, c->seed, &st, &err);
+		if (leap_signal_caught()) /* the verdict may be the interruption's */
+			leap_signal_exit(leap_signal_caught());
 		if (!v)
 			leap_die("%s: %s", files[i], err);
 		if (st != LEAP_ST_PASS) {
@@ -437,6 +300,8 @@ static int adhoc(struct ctx *c, const char *task, const char *backend, int n, ch
 		json_decref(v);
 		json_t *r = leap_bench_artifact(&c->bench, t, b, so, c->seed, &err);
 		free(so);
+		if (leap_signal_caught())
+			leap_signal_exit(leap_signal_caught());
 		if (!r)
 			leap_die("%s: %s", files[i], err);
 		const char *bst = leap_get_str(r, "status", "?");
@@ -607,6 +472,8 @@ int main(int argc, char **argv)
 	if (!o.libexec)
 		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");
 	o.cache = cache ? xstrdup(cache) : leap_cache_dir();
+	if (!o.cache)
+		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
 	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
@@ -622,6 +489,10 @@ int main(int argc, char **argv)
 	o.sb.hide = hide;
 	o.sb.nhide = nhide;
 	free(dir);
+	/* From here a signal ends the run in order: sandboxes killed, temp dirs removed, whole
+	 * lines written (sig.h). */
+	if (leap_signals_install())
+		leap_die_errno("sigaction");
 	leap_verifier_init(&c.v, &o);
 	leap_bencher_init(&c.bench, &c.v, &bo);
 	int rc;
@@ -632,13 +503,18 @@ int main(int argc, char **argv)
 		leap_progress_init(&c.progress, c.common.progress);
 		struct leap_in in;
 		leap_in_init(&in, argc - optind, argv + optind, stdout);
+		in.on_signal = 1;
 		json_t *rec;
 		enum leap_read r;
 		if (c.devs.n) {
 			leap_sandbox_probe(&c.v.env, &o.sb); /* once here, not once per worker */
-			pool(&c, &in);
+			leap_pool_init(&c.pool, c.devs.n, &c.out, &c.progress, &c.errors, start, finish, &c);
+			if (leap_pool_run(&c.pool, &in))
+				leap_pool_abort(&c.pool); /* a signal: workers and their sandboxes end */
+			else
+				leap_pool_free(&c.pool);
 		}
-		while (!c.devs.n && (r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
+		while (!c.devs.n && !leap_signal_caught() && (r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
 			if (r == LEAP_READ_BAD) {
 				leap_out_write(&c.out, rec);
 				c.errors++;
@@ -650,6 +526,12 @@ int main(int argc, char **argv)
 			leap_progress_update(&c.progress, c.done, c.errors);
 		}
 		leap_progress_end(&c.progress);
+		if (leap_signal_caught()) {
+			/* SIGINT/SIGTERM/SIGHUP: the records written so far are whole lines, the
+			 * sandboxes ended with their temp dirs; die of the signal */
+			leap_out_close(&c.out);
+			leap_signal_exit(leap_signal_caught());
+		}
 		int open_failed = in.open_failed;
 		leap_in_close(&in);
 		rc = leap_out_close(&c.out);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build.h"
 #include "cache.h"
 #include "cli.h"
 #include "compile.h"
@@ -613,23 +614,6 @@ static int cpu_count(void)
 	return n > 0 ? (int)n : 1;
 }
 
-/* The cache directory: --cache, $LEAP_CACHE, $XDG_CACHE_HOME/leap, ~/.cache/leap. */
-static char *cache_dir(const char *opt)
-{
-	if (opt && *opt)
-		return xstrdup(opt);
-	const char *e = getenv("LEAP_CACHE");
-	if (e && *e)
-		return xstrdup(e);
-	e = getenv("XDG_CACHE_HOME");
-	if (e && *e == '/')
-		return xasprintf("%s/leap", e);
-	e = getenv("HOME");
-	if (e && *e)
-		return xasprintf("%s/.cache/leap", e);
-	return NULL;
-}
-
 /* The signals that end leap-compile with its temporary files removed. */
 static sigset_t term_signals(void)
 {
@@ -783,9 +767,9 @@ int main(int argc, char **argv)
 	if (c->file_mode && optind >= argc)
 		leap_usage_error(&c->common, "--task needs source files");
 
-	char *cdir = cache_dir(cache_opt);
+	char *cdir = cache_opt && *cache_opt ? xstrdup(cache_opt) : leap_cache_dir();
 	if (!cdir)
-		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (HOME is not set)");
+		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
 	char *err = NULL;
 	if (cdir[0] != '/') {
 		char *abs = realpath(".", NULL);

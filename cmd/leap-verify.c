@@ -1,11 +1,7 @@
 /* leap-verify - check compiled candidates against their task's reference, in a sandbox. */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "build.h"
@@ -13,8 +9,10 @@
 #include "cli.h"
 #include "devices.h"
 #include "jsonl.h"
+#include "pool.h"
 #include "record.h"
 #include "runproto.h"
+#include "sig.h"
 #include "task.h"
 #include "util.h"
 #include "verify.h"
@@ -55,7 +53,8 @@ static const char usage[] =
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"Exit status: 0 every record processed, 1 some record carried an error or could not be\n"
-	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n";
+	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n"
+	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
 enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU, OPT_DEVICES };
 
@@ -65,43 +64,23 @@ struct ctx {
 	struct leap_out out;
 	struct leap_progress progress;
 	struct leap_verifier v;
+	struct leap_pool pool;
 	uint64_t seed;
-	long done, errors;
+	long errors;
 	int jobs, share_gpu;         /* -j, --share-gpu */
-	int running, running_cuda;   /* workers now */
-	unsigned char *busy;         /* busy[slot] for slot < jobs */
 	struct leap_devices devs;    /* --devices: slot i runs on devs.idx[i] (jobs == devs.n) */
-	int last_slot;               /* the slot given most recently (round robin over free ones) */
-	struct entry *q;             /* records in input order, a ring of qcap */
-	size_t qhead, nq, qcap;
 };
 
-/* One input record on its way through: decided at once, or verified by a worker. */
-struct entry {
-	json_t *rec;
-	char *raw;
-	size_t len;
-	char *file;
-	long line;
-	int ready;        /* the output is decided */
-	int mode;         /* when ready: 0 splice `add`, 1 raw line, 2 write rec (error set) */
-	json_t *add;
-	pid_t pid;        /* a worker verifying it, or 0 */
-	int fd;           /* the worker's result pipe */
-	int cuda;
-	int slot;         /* the worker slot (its sandbox user), while running */
-	struct leap_buf buf;
-};
-
-static void collect(struct ctx *c, int ms);
+/* Entry kinds counted by the pool. */
+enum { KIND_CPU = 0, KIND_CUDA = 1 };
 
 /* Marks e as an error record with message `err` (consumed). */
-static void entry_error(struct ctx *c, struct entry *e, char *err)
+static void entry_error(struct ctx *c, struct leap_pool_entry *e, char *err)
 {
 	leap_warn("%s:%ld: %s", e->file, e->line, err);
 	leap_record_set_error(e->rec, e->file, e->line, "%s", err);
 	free(err);
-	e->mode = 2;
+	e->mode = LEAP_POOL_REC;
 	e->ready = 1;
 	c->errors++;
 }
@@ -118,13 +97,14 @@ static json_t *fields(struct ctx *c, json_t *verify, enum leap_status st)
 	return add;
 }
 
-/* Decides what to do with a record: pass through, skip, fail, verify now (-j 1), or start a
- * worker (returns with e->pid set). */
-static void start(struct ctx *c, struct entry *e)
+/* The pool's start: pass through, skip, fail, verify now (-j 1), or start a worker. An
+ * entry whose verification a signal interrupted is left undecided. */
+static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 {
+	struct ctx *c = arg;
 	json_t *rec = e->rec;
 	if (json_object_get(rec, "error")) {
-		e->mode = 1;
+		e->mode = LEAP_POOL_RAW;
 		e->ready = 1;
 		return;
 	}
@@ -152,49 +132,32 @@ static void start(struct ctx *c, struct entry *e)
 		entry_error(c, e, err);
 		return;
 	}
-	e->cuda = b == LEAP_BACKEND_CUDA;
-	while (e->cuda && c->running_cuda && !c->share_gpu && !c->devs.n)
-		collect(c, -1); /* one cuda child per GPU at a time (--devices: one per slot) */
-	if (c->jobs > 1 || c->devs.n) {
-		int fds[2];
-		if (pipe2(fds, O_CLOEXEC))
-			leap_die_errno("pipe");
-		if (fflush(stdout))
-			leap_die_errno("write error");
-		int slot = (c->last_slot + 1) % c->jobs; /* the next free slot after the last one */
-		while (c->busy[slot])
-			slot = (slot + 1) % c->jobs;
-		c->last_slot = slot;
-		pid_t pid = fork();
-		if (pid < 0)
-			leap_die_errno("fork");
-		if (pid == 0) {
-			close(fds[0]);
-			leap_sandbox_slot(&c->v.env, slot);
-			if (c->devs.n)
-				c->v.o.device = c->devs.name[slot];
-			enum leap_status st = LEAP_ST_NONE;
-			json_t *v = leap_verify_artifact(&c->v, t, b, artifact, c->seed, &st, &err);
-			if (v && c->devs.n)
-				json_object_set_new(v, "device_index", json_integer(c->devs.idx[slot]));
-			json_t *res = v ? json_pack("{s:o,s:i}", "verify", v, "st", (int)st) : json_pack("{s:s}", "err", err);
-			struct leap_buf out = {0};
-			if (!res || leap_json_append(&out, res) || leap_write_full(fds[1], out.s, out.len))
-				_exit(1);
-			_exit(0);
-		}
-		close(fds[1]);
-		e->pid = pid;
-		e->fd = fds[0];
-		e->slot = slot;
-		c->busy[slot] = 1;
-		c->running++;
-		if (e->cuda)
-			c->running_cuda++;
+	e->kind = b == LEAP_BACKEND_CUDA ? KIND_CUDA : KIND_CPU;
+	while (e->kind == KIND_CUDA && p->running_kind[KIND_CUDA] && !c->share_gpu && !c->devs.n && !leap_signal_caught())
+		leap_pool_collect(p, -1); /* one cuda child per GPU at a time (--devices: one per slot) */
+	if (leap_signal_caught())
 		return;
+	if (c->jobs > 1 || c->devs.n) {
+		int slot;
+		if (leap_pool_fork(p, e, &slot))
+			return;
+		leap_sandbox_slot(&c->v.env, slot);
+		if (c->devs.n)
+			c->v.o.device = c->devs.name[slot];
+		enum leap_status st = LEAP_ST_NONE;
+		json_t *v = leap_verify_artifact(&c->v, t, b, artifact, c->seed, &st, &err);
+		if (v && c->devs.n)
+			json_object_set_new(v, "device_index", json_integer(c->devs.idx[slot]));
+		leap_pool_child_exit(p, v ? json_pack("{s:o,s:i}", "verify", v, "st", (int)st) : json_pack("{s:s}", "err", err));
 	}
+	leap_pool_flush(p); /* the records before this one reach the reader while it runs */
 	enum leap_status st = LEAP_ST_NONE;
 	json_t *verify = leap_verify_artifact(&c->v, t, b, artifact, c->seed, &st, &err);
+	if (leap_signal_caught()) { /* the verdict may be the interruption's */
+		json_decref(verify);
+		free(err);
+		return;
+	}
 	if (!verify) {
 		entry_error(c, e, err);
 		return;
@@ -203,129 +166,18 @@ static void start(struct ctx *c, struct entry *e)
 	e->ready = 1;
 }
 
-/* Reads what running workers wrote, for up to `ms` milliseconds (-1: until one finishes);
- * finished workers make their entries ready. */
-static void collect(struct ctx *c, int ms)
+/* The pool's finish: a worker's result becomes the entry's output. */
+static void finish(void *arg, struct leap_pool *p, struct leap_pool_entry *e, json_t *res)
 {
-	struct pollfd *pf = xcalloc(c->nq ? c->nq : 1, sizeof *pf);
-	size_t *idx = xcalloc(c->nq ? c->nq : 1, sizeof *idx), n = 0;
-	for (size_t i = 0; i < c->nq; i++) {
-		struct entry *e = &c->q[(c->qhead + i) % c->qcap];
-		if (e->pid > 0) {
-			pf[n] = (struct pollfd){e->fd, POLLIN, 0};
-			idx[n++] = (c->qhead + i) % c->qcap;
-		}
+	struct ctx *c = arg;
+	(void)p;
+	json_t *v = json_object_get(res, "verify");
+	if (v) {
+		e->add = fields(c, json_incref(v), (enum leap_status)leap_get_int(res, "st", LEAP_ST_NONE));
+		e->ready = 1;
+	} else {
+		entry_error(c, e, xstrdup(leap_get_str(res, "err", "internal error: a verifier worker died")));
 	}
-	if (n && poll(pf, n, ms) > 0) {
-		for (size_t i = 0; i < n; i++) {
-			if (!pf[i].revents)
-				continue;
-			struct entry *e = &c->q[idx[i]];
-			char chunk[4096];
-			ssize_t r = read(e->fd, chunk, sizeof chunk);
-			if (r > 0) {
-				leap_buf_add(&e->buf, chunk, (size_t)r);
-				continue;
-			}
-			if (r < 0 && errno == EINTR)
-				continue;
-			close(e->fd);
-			int ws;
-			while (waitpid(e->pid, &ws, 0) < 0 && errno == EINTR)
-				;
-			e->pid = 0;
-			c->busy[e->slot] = 0;
-			c->running--;
-			if (e->cuda)
-				c->running_cuda--;
-			json_t *res = e->buf.s ? json_loadb(e->buf.s, e->buf.len, 0, NULL) : NULL;
-			leap_buf_free(&e->buf);
-			json_t *v = json_object_get(res, "verify");
-			if (v) {
-				e->add = fields(c, json_incref(v), (enum leap_status)leap_get_int(res, "st", LEAP_ST_NONE));
-				e->ready = 1;
-			} else {
-				entry_error(c, e, xstrdup(leap_get_str(res, "err", "internal error: a verifier worker died")));
-			}
-			json_decref(res);
-		}
-	}
-	free(pf);
-	free(idx);
-}
-
-/* Writes the ready entries at the head of the queue, in input order. */
-static void drain(struct ctx *c)
-{
-	while (c->nq) {
-		struct entry *e = &c->q[c->qhead];
-		if (!e->ready)
-			return;
-		if (e->mode == 1)
-			leap_out_raw(&c->out, e->raw, e->len);
-		else if (e->mode == 2)
-			leap_out_write(&c->out, e->rec);
-		else
-			leap_out_splice(&c->out, e->raw, e->len, e->rec, e->add);
-		json_decref(e->rec);
-		json_decref(e->add);
-		free(e->raw);
-		free(e->file);
-		memset(e, 0, sizeof *e);
-		c->qhead = (c->qhead + 1) % c->qcap;
-		c->nq--;
-		c->done++;
-		leap_progress_update(&c->progress, c->done, c->errors);
-	}
-}
-
-/* Whether another worker may start. */
-static int room(const struct ctx *c)
-{
-	return c->running < c->jobs;
-}
-
-/* The filter: records in, records out in the same order, up to c->jobs verified at once. */
-static void filter(struct ctx *c, struct leap_in *in)
-{
-	c->qcap = (size_t)c->jobs * 4 + 4;
-	c->q = xcalloc(c->qcap, sizeof *c->q);
-	c->busy = xcalloc((size_t)c->jobs, 1);
-	c->last_slot = c->jobs - 1; /* so that the first worker gets slot 0 */
-	json_t *rec;
-	enum leap_read r;
-	for (;;) {
-		while (c->nq == c->qcap || !room(c)) {
-			collect(c, -1);
-			drain(c);
-		}
-		if (c->running == 0)
-			drain(c);
-		if ((r = leap_in_next(in, &rec)) == LEAP_READ_EOF)
-			break;
-		struct entry *e = &c->q[(c->qhead + c->nq++) % c->qcap];
-		memset(e, 0, sizeof *e);
-		e->rec = rec;
-		e->raw = xstrndup(in->buf, in->len);
-		e->len = in->len;
-		e->file = xstrdup(in->name);
-		e->line = in->line;
-		if (r == LEAP_READ_BAD) {
-			e->mode = 2;
-			e->ready = 1;
-			c->errors++;
-		} else {
-			start(c, e);
-		}
-		collect(c, 0);
-		drain(c);
-	}
-	while (c->nq) {
-		collect(c, -1);
-		drain(c);
-	}
-	free(c->q);
-	free(c->busy);
 }
 
 /* Ad-hoc mode: builds and verifies each source file, printing a readable verdict. */
@@ -356,6 +208,8 @@ static int adhoc(struct ctx *c, const char *task, const char *backend, int n, ch
 		enum leap_status st;
 		json_t *v = leap_verify_artifact(&c->v, t, b, so, c->seed, &st, &err);
 		free(so);
+		if (leap_signal_caught()) /* the verdict may be the interruption's */
+			leap_signal_exit(leap_signal_caught());
 		if (!v)
 			leap_die("%s: %s", files[i], err);
 		const char *status = leap_get_str(v, "status", "?");
@@ -491,6 +345,8 @@ int main(int argc, char **argv)
 	if (!o.libexec)
 		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");
 	o.cache = cache ? xstrdup(cache) : leap_cache_dir();
+	if (!o.cache)
+		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
 	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
@@ -506,6 +362,10 @@ int main(int argc, char **argv)
 	o.sb.hide = hide;
 	o.sb.nhide = nhide;
 	free(dir);
+	/* From here a signal ends the run in order: sandboxes killed, temp dirs removed, whole
+	 * lines written (sig.h). */
+	if (leap_signals_install())
+		leap_die_errno("sigaction");
 	leap_verifier_init(&c.v, &o);
 	if (c.jobs > 1 || c.devs.n)
 		leap_sandbox_probe(&c.v.env, &o.sb); /* once here, not once per worker */
@@ -517,7 +377,17 @@ int main(int argc, char **argv)
 		leap_progress_init(&c.progress, c.common.progress);
 		struct leap_in in;
 		leap_in_init(&in, argc - optind, argv + optind, stdout);
-		filter(&c, &in);
+		in.on_signal = 1;
+		leap_pool_init(&c.pool, c.jobs, &c.out, &c.progress, &c.errors, start, finish, &c);
+		if (leap_pool_run(&c.pool, &in)) {
+			/* SIGINT/SIGTERM/SIGHUP: the records written so far are whole lines; end the
+			 * workers and their sandboxes, then die of the signal */
+			leap_pool_abort(&c.pool);
+			leap_progress_end(&c.progress);
+			leap_out_close(&c.out);
+			leap_signal_exit(leap_signal_caught());
+		}
+		leap_pool_free(&c.pool);
 		leap_progress_end(&c.progress);
 		int open_failed = in.open_failed;
 		leap_in_close(&in);

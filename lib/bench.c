@@ -478,6 +478,9 @@ end:
 	leap_session_end(&cs, &why, &timeout, &output, 2048);
 	if (have_bs)
 		leap_session_end(&bs, NULL, NULL, NULL, 0);
+	if (!*err && (cs.sb.setup_error[0] || (have_bs && bs.sb.setup_error[0])))
+		*err = xasprintf("the sandbox could not start the runner: %s",
+				 cs.sb.setup_error[0] ? cs.sb.setup_error : bs.sb.setup_error);
 	if (*err)
 		goto unlock;
 	if (failed) {

@@ -1,5 +1,6 @@
 /* build.c - build a task's source (reference.c, or an ad-hoc kernel) into a cached artifact. */
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -29,7 +30,12 @@ char *leap_cache_dir(void)
 	e = getenv("HOME");
 	if (e && *e == '/')
 		return xasprintf("%s/.cache/leap", e);
-	return xasprintf("/tmp/leap-cache-%d", (int)geteuid());
+	/* No HOME (a service, env -i): the account's home directory. Never a fixed name in a
+	 * shared /tmp: another user could create it first and choose the artifacts we load. */
+	struct passwd *pw = getpwuid(geteuid());
+	if (pw && pw->pw_dir && pw->pw_dir[0] == '/' && strcmp(pw->pw_dir, "/"))
+		return xasprintf("%s/.cache/leap", pw->pw_dir);
+	return NULL;
 }
 
 char *leap_read_file(const char *path, size_t *len, char **err)

@@ -4,8 +4,10 @@
 
 #include "task.h"
 
-/* The cache directory: $LEAP_CACHE, else $XDG_CACHE_HOME/leap, else $HOME/.cache/leap, else
- * /tmp/leap-cache-UID. Newly allocated; the directory may not exist yet. */
+/* The default cache directory of every program: $LEAP_CACHE, else $XDG_CACHE_HOME/leap (when
+ * absolute), else $HOME/.cache/leap (when absolute), else .cache/leap in the user's home
+ * directory from the passwd database (not "/"). Newly allocated; the directory may not exist
+ * yet. NULL when there is none: the caller asks for --cache or LEAP_CACHE. */
 char *leap_cache_dir(void);
 
 /* Builds `source` (the candidate or reference source text) for task `t` and backend `b`

@@ -108,15 +108,38 @@ char *leap_cache_path(const struct leap_cache *c, const char *hash, const char *
 	return xasprintf("%s/%.2s/%s.%s", c->dir, hash, hash, ext);
 }
 
-char *leap_cache_tmp(struct leap_cache *c, const char *ext)
+/* The host name as it appears in temporary names (unsafe characters replaced). */
+static void tmp_host(char host[64])
 {
-	char host[64] = "host";
-	if (gethostname(host, sizeof(host) - 1))
+	memcpy(host, "host", 5);
+	if (gethostname(host, 63))
 		host[0] = '\0';
-	host[sizeof(host) - 1] = '\0';
+	host[63] = '\0';
 	for (char *p = host; *p; p++)
 		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.')
 			*p = '_';
+}
+
+void leap_cache_remove_own_tmp(struct leap_cache *c)
+{
+	char host[64];
+	tmp_host(host);
+	char *prefix = xasprintf("%s.%ld.", host, (long)getpid());
+	DIR *d = opendir(c->tmp);
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d)))
+			if (!strncmp(de->d_name, prefix, strlen(prefix)))
+				unlinkat(dirfd(d), de->d_name, 0);
+		closedir(d);
+	}
+	free(prefix);
+}
+
+char *leap_cache_tmp(struct leap_cache *c, const char *ext)
+{
+	char host[64];
+	tmp_host(host);
 	unsigned char r[4] = {0};
 	if (RAND_bytes(r, sizeof(r)) != 1)
 		r[0] = (unsigned char)time(NULL);

@@ -57,6 +57,10 @@ char *leap_cache_path(const struct leap_cache *c, const char *hash, const char *
  * across threads, processes and hosts (host name, pid, counter, random). Newly allocated. */
 char *leap_cache_tmp(struct leap_cache *c, const char *ext);
 
+/* Removes the temporaries of this process under tmp/ (the files leap_cache_tmp named for
+ * it), for a program ending on a signal. Best effort; async-signal-safety not needed. */
+void leap_cache_remove_own_tmp(struct leap_cache *c);
+
 /* Looks up `hash`. Returns its result object (new reference) and marks it used, or NULL when
  * absent, unreadable, or a successful result whose artifact (`ext`) is missing. */
 json_t *leap_cache_get(struct leap_cache *c, const char *hash, const char *ext);

@@ -97,11 +97,12 @@ static void free_strv(char **v)
  * Runs argv[0] (an absolute path) in directory `dir` with a clean environment, its own
  * process group, stdin from /dev/null, stdout and stderr captured together, and limits:
  * address space `mem`, file size `fsize`, CPU time and `timeout` seconds of wall time, after
- * which the whole group is killed. Returns 0 with *r filled, or -1 with a new message in
- * *err when the program could not be started at all.
+ * which the whole group is killed. The group is registered in c (leap_compiler_abort kills
+ * it) from the fork until it is reaped. Returns 0 with *r filled, or -1 with a new message in
+ * *err when the program could not be started at all (or the compiler is being aborted).
  */
-static int run_program(char *const argv[], const char *dir, double timeout, int64_t mem, int64_t fsize,
-		       struct run *r, char **err)
+static int run_program(struct leap_compiler *c, char *const argv[], const char *dir, double timeout, int64_t mem,
+		       int64_t fsize, struct run *r, char **err)
 {
 	memset(r, 0, sizeof(*r));
 	leap_buf_add(&r->out, "", 0);
@@ -118,7 +119,15 @@ static int run_program(char *const argv[], const char *dir, double timeout, int6
 	struct rlimit core = {0, 0};
 	double t0 = leap_now();
 	pid_t parent = getpid();
-	pid_t pid = fork();
+	/* fork and register under run_lock: an abort either sees this group or stops the fork */
+	pthread_mutex_lock(&c->run_lock);
+	pid_t pid = c->aborting ? (errno = ECANCELED, -1) : fork();
+	if (pid > 0) {
+		xgrow((void **)&c->groups, &c->groups_cap, c->ngroups + 1, sizeof *c->groups);
+		c->groups[c->ngroups++] = pid;
+	}
+	if (pid != 0)
+		pthread_mutex_unlock(&c->run_lock);
 	if (pid < 0) {
 		*err = xasprintf("fork: %s", strerror(errno));
 		close(pfd[0]);
@@ -196,6 +205,13 @@ static int run_program(char *const argv[], const char *dir, double timeout, int6
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	pthread_mutex_lock(&c->run_lock);
+	for (size_t i = 0; i < c->ngroups; i++)
+		if (c->groups[i] == pid) {
+			c->groups[i] = c->groups[--c->ngroups];
+			break;
+		}
+	pthread_mutex_unlock(&c->run_lock);
 	close(pfd[0]);
 	r->status = st;
 	r->ms = (leap_now() - t0) * 1000.0;
@@ -203,11 +219,11 @@ static int run_program(char *const argv[], const char *dir, double timeout, int6
 }
 
 /* Runs a short query (--version, nvidia-smi) and returns its output, or NULL. */
-static char *query(char *const argv[], const char *dir)
+static char *query(struct leap_compiler *c, char *const argv[], const char *dir)
 {
 	struct run r;
 	char *err = NULL;
-	if (run_program(argv, dir, 30.0, 0, 0, &r, &err)) {
+	if (run_program(c, argv, dir, 30.0, 0, 0, &r, &err)) {
 		free(err);
 		return NULL;
 	}
@@ -331,7 +347,7 @@ static void resolve_tool(struct leap_compiler *c, enum leap_backend b)
 	if (!t->path)
 		return;
 	char *const argv[] = {t->path, (char *)"--version", NULL};
-	char *v = query(argv, c->workdir);
+	char *v = query(c, argv, c->workdir);
 	if (!v) {
 		t->err = xasprintf("%s --version failed: the compiler does not run", t->path);
 		free(t->path);
@@ -345,7 +361,7 @@ static void resolve_tool(struct leap_compiler *c, enum leap_backend b)
 		char *gcc = find_program("gcc");
 		if (gcc) {
 			char *const gv[] = {gcc, (char *)"--version", NULL};
-			char *hv = query(gv, c->workdir);
+			char *hv = query(c, gv, c->workdir);
 			leap_buf_addf(&id, "\n%s\n%s", gcc, hv ? hv : "");
 			free(hv);
 			free(gcc);
@@ -365,7 +381,7 @@ static void resolve_tool(struct leap_compiler *c, enum leap_backend b)
 					qv[3] = (char *)"-i";
 					qv[4] = first;
 				}
-				char *out = (first && first[0] == '-') ? NULL : query(qv, c->workdir);
+				char *out = (first && first[0] == '-') ? NULL : query(c, qv, c->workdir);
 				int major, minor;
 				if (out && sscanf(out, "%d.%d", &major, &minor) == 2 && major > 0 && major < 100 &&
 				    minor >= 0 && minor < 10)
@@ -413,14 +429,22 @@ int leap_compiler_init(struct leap_compiler *c, const struct leap_compile_opts *
 	}
 	c->workdir = templ;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->run_lock, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	return 0;
 }
 
 void leap_compiler_abort(struct leap_compiler *c)
 {
+	pthread_mutex_lock(&c->run_lock);
+	c->aborting = 1;
+	for (size_t i = 0; i < c->ngroups; i++)
+		kill(-c->groups[i], SIGKILL); /* cc1, as, ld, ptxas... the whole group of each compiler */
+	pthread_mutex_unlock(&c->run_lock);
 	if (c->workdir)
 		remove_tree(c->workdir);
+	if (c->cache)
+		leap_cache_remove_own_tmp(c->cache);
 }
 
 void leap_compiler_free(struct leap_compiler *c)
@@ -445,6 +469,8 @@ void leap_compiler_free(struct leap_compiler *c)
 	}
 	free(c->variants);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->run_lock);
+	free(c->groups);
 	pthread_cond_destroy(&c->cv);
 	memset(c, 0, sizeof(*c));
 }
@@ -752,7 +778,7 @@ static const char *ensure_shim(struct leap_compiler *c, struct leap_variant *v, 
 				const char *tail[] = {"-include", prelude_name, shim_name[b], "-o", obj, NULL};
 				char **argv = make_argv(c, b, 0, tail);
 				struct run r;
-				if (!run_program(argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &fail)) {
+				if (!run_program(c, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &fail)) {
 					if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
 						char *log = scrub(c, dir, &r.out);
 						int sig = WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0;
@@ -947,7 +973,7 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 				  NULL};
 	char **argv = make_argv(c, b, 1, b == LEAP_BACKEND_CUDA ? tail_cuda : tail_cpu);
 	struct run run;
-	int started = run_program(argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &run, &err);
+	int started = run_program(c, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &run, &err);
 	free_strv(argv);
 	if (started) {
 		internal(r, err);
@@ -1155,7 +1181,7 @@ static int run_ok(struct leap_compiler *c, char **argv, const char *dir, char **
 {
 	struct run r;
 	char *err = NULL;
-	if (run_program(argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &err)) {
+	if (run_program(c, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &err)) {
 		free(err);
 		return 0;
 	}
@@ -1240,7 +1266,7 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 		struct run nr;
 		char *nerr = NULL;
 		int clean = 0;
-		if (!run_program(nmv, dir, 60, 0, 0, &nr, &nerr)) {
+		if (!run_program(c, nmv, dir, 60, 0, 0, &nr, &nerr)) {
 			clean = !nr.timed_out && WIFEXITED(nr.status) && WEXITSTATUS(nr.status) == 0 &&
 				!strstr(nr.out.s, "_GLOBAL__sub_I") && !strstr(nr.out.s, ".init_array");
 			leap_buf_free(&nr.out);

@@ -3,6 +3,7 @@
 #define LEAP_COMPILE_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -58,6 +59,10 @@ struct leap_compiler {
 	pthread_cond_t cv;
 	unsigned long jobs;         /* job directories made */
 	long runs;                  /* compiler runs for candidates (not cache hits) */
+	pthread_mutex_t run_lock;   /* guards the running compilers below */
+	pid_t *groups;              /* process groups of the compilers running now */
+	size_t ngroups, groups_cap;
+	int aborting;               /* leap_compiler_abort was called: no new compiler starts */
 };
 
 /* Outcome of one compile. */
@@ -92,9 +97,11 @@ int leap_compiler_init(struct leap_compiler *c, const struct leap_compile_opts *
 /* Removes the work directory and frees everything. */
 void leap_compiler_free(struct leap_compiler *c);
 
-/* Removes the work directory (best effort: failures are ignored) for a program about to end
- * on a signal while compiles may still run; their files go with it. Frees nothing: call it
- * at most once, then end the process. */
+/* For a program about to end on a signal while compiles may still run: kills the process
+ * group of every running compiler (the driver with its cc1, as, ld, nvcc stages), stops new
+ * ones from starting, removes the work directory and this process's temporaries in the cache
+ * (best effort: failures are ignored). A half-written artifact is never published: the cache
+ * publishes by rename. Frees nothing: call it at most once, then end the process. */
 void leap_compiler_abort(struct leap_compiler *c);
 
 /* The variant for (task, backend), made on first use: resolves the toolchain (running the

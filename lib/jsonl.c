@@ -4,6 +4,7 @@
 #include <malloc.h>
 #endif
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <stdnoreturn.h>
 
 #include "jsonl.h"
+#include "sig.h"
 #include "banned.h"
 
 void leap_in_init(struct leap_in *in, int nfiles, char *const *files, FILE *flush)
@@ -28,6 +30,13 @@ void leap_in_init(struct leap_in *in, int nfiles, char *const *files, FILE *flus
 	in->nfiles = nfiles;
 	in->flush = flush;
 }
+
+/* Whether buffered() sees into the C library's buffer. */
+#if defined(__GLIBC__)
+#define BUFFER_KNOWN 1
+#else
+#define BUFFER_KNOWN 0
+#endif
 
 /* Bytes already buffered in `fp` that a read can return without a system call. Where the
  * C library does not let us see that, 0: the caller then flushes before every line. */
@@ -91,14 +100,21 @@ enum leap_read leap_in_next_line(struct leap_in *in)
 	for (;;) {
 		if (!in->fp && !open_next(in))
 			return LEAP_READ_EOF;
-		if (in->flush) {
-			int nl;
+		int nl = 0;
+		if (in->flush || in->on_signal)
 			buffered(in->fp, &nl);
-			if (!nl && fflush(in->flush) == EOF && ferror(in->flush)) {
-				if (errno == EPIPE)
-					exit(LEAP_EXIT_OK);
-				leap_die_errno("write error");
-			}
+		if (in->flush && !nl && fflush(in->flush) == EOF && ferror(in->flush)) {
+			if (errno == EPIPE)
+				exit(LEAP_EXIT_OK);
+			leap_die_errno("write error");
+		}
+		if (in->on_signal && !nl && BUFFER_KNOWN) {
+			/* The handlers restart reads (SA_RESTART): wait here, where a signal ends the wait. */
+			struct pollfd pfd = {fileno(in->fp), POLLIN, 0};
+			while (!leap_signal_caught() && poll(&pfd, 1, -1) < 0 && errno == EINTR)
+				;
+			if (leap_signal_caught())
+				return LEAP_READ_EOF;
 		}
 		errno = 0;
 		ssize_t n = getline(&in->buf, &in->cap, in->fp);
@@ -159,6 +175,15 @@ enum leap_read leap_in_next(struct leap_in *in, json_t **rec)
 	if (leap_in_next_line(in) == LEAP_READ_EOF)
 		return LEAP_READ_EOF;
 	return leap_in_parse(in, rec);
+}
+
+int leap_in_wait_fd(struct leap_in *in)
+{
+	int nl = 0;
+	if (!in->fp || !BUFFER_KNOWN)
+		return -1; /* without a view into the buffer, polling could wait with lines buffered */
+	buffered(in->fp, &nl);
+	return nl ? -1 : fileno(in->fp);
 }
 
 void leap_in_close(struct leap_in *in)
@@ -309,6 +334,15 @@ void leap_out_splice(struct leap_out *out, const char *raw, size_t len, json_t *
 	leap_buf_add(&out->buf, "}", 1);
 	write_bytes(out, out->buf.s, out->buf.len);
 	end_line(out);
+}
+
+void leap_out_flush(struct leap_out *out)
+{
+	if (fflush(out->fp) == EOF) {
+		if (errno == EPIPE)
+			reader_gone(out);
+		leap_die_errno("write error");
+	}
 }
 
 int leap_out_close(struct leap_out *out)

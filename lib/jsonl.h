@@ -22,6 +22,8 @@ struct leap_in {
 	long records;       /* records returned so far */
 	long bad;           /* error records returned so far */
 	int open_failed;    /* number of named files that could not be opened (reported) */
+	int on_signal;      /* 1: a read that would block ends the input (LEAP_READ_EOF) when an
+			     * ending signal is caught (sig.h); the caller checks leap_signal_caught */
 };
 
 enum leap_read {
@@ -47,6 +49,11 @@ enum leap_read leap_in_next_line(struct leap_in *in);
 /* Parses the line last returned by leap_in_next_line exactly as leap_in_next would:
  * LEAP_READ_RECORD with *rec, or LEAP_READ_BAD with an error record in *rec. */
 enum leap_read leap_in_parse(struct leap_in *in, json_t **rec);
+
+/* The descriptor the next read would wait on: the open input when no whole line is buffered,
+ * else -1 (a line is ready, or the next input is still to be opened). A program that waits
+ * for other things too (workers) polls it with them before calling leap_in_next. */
+int leap_in_wait_fd(struct leap_in *in);
 
 /* Releases the reader's memory and closes the current file. */
 void leap_in_close(struct leap_in *in);
@@ -87,6 +94,9 @@ void leap_out_splice(struct leap_out *out, const char *raw, size_t len, json_t *
 
 /* Writes raw bytes followed by a newline (a line passed through unchanged). */
 void leap_out_raw(struct leap_out *out, const char *raw, size_t len);
+
+/* Flushes what was written so far; same error behaviour as leap_out_write. */
+void leap_out_flush(struct leap_out *out);
 
 /* Flushes and closes the output; a write error is reported and LEAP_EXIT_FATAL returned,
  * otherwise LEAP_EXIT_OK. */

@@ -21,17 +21,24 @@
 
 #include "runproto.h"
 #include "sandbox.h"
+#include "sig.h"
 #include "banned.h"
 
-#define NOBODY 65534
+/* Sandbox users when root: ids without a passwd entry, SLOT_UIDS per leap process. */
+#define UID_BASE 0x40000000u
+#define SLOT_UIDS 1024u
 
 void leap_sandbox_env_init(struct leap_sandbox_env *env)
 {
 	memset(env, 0, sizeof *env);
 	env->ns_ok = -1;
 	env->root = geteuid() == 0;
-	env->uid = env->root ? NOBODY : geteuid();
-	env->gid = env->root ? NOBODY : getegid();
+	/* RLIMIT_NPROC counts the processes of a user: two leap runs sharing one sandbox user
+	 * would share one limit, and one run's fork bomb would make the other's sandboxes fail
+	 * at execve. So each process takes its own block of users, chosen by its pid. */
+	env->uid_base = (uid_t)(UID_BASE + ((unsigned)getpid() % (1u << 20)) * SLOT_UIDS);
+	env->uid = env->root ? env->uid_base : geteuid();
+	env->gid = env->root ? (gid_t)env->uid_base : getegid();
 	const char *t = getenv("TMPDIR");
 	env->tmp = t && *t == '/' ? t : "/tmp";
 	/* A child that dies must not take the filter with it through a broken pipe. */
@@ -47,16 +54,23 @@ struct child_plan {
 	char *const *argv, *const *envp;
 	int fds[7]; /* source descriptor for 0..6 */
 	int errfd;  /* where to report a set-up failure (the log) */
+	int setupfd; /* the set-up report pipe (close-on-exec: closed once the runner runs) */
 	int isolated; /* in new namespaces: PID 1 stays as a reaper */
 	long ncpus;   /* online CPUs (the CPU-time limit scales with them) */
 };
 
-/* Reports a set-up failure on the log descriptor and exits 127. */
+/* Reports a set-up failure on the set-up pipe (what the parent trusts) and the log, and
+ * exits 127. */
 static noreturn void child_fail(const struct child_plan *p, const char *what)
 {
-	char msg[256];
-	int n = snprintf(msg, sizeof msg, "leap sandbox: %s: %s\n", what, strerror(errno));
-	if (n > 0 && write(p->errfd, msg, (size_t)n) < 0)
+	char msg[200];
+	int n = snprintf(msg, sizeof msg, "%s: %s", what, strerror(errno));
+	if (n > 0 && p->setupfd >= 0 && write(p->setupfd, msg, (size_t)n) < 0) {
+		/* nothing more to do: the log below still tells */
+	}
+	char line[256];
+	n = snprintf(line, sizeof line, "leap sandbox: %s\n", msg);
+	if (n > 0 && write(p->errfd, line, (size_t)n) < 0)
 		_exit(127);
 	_exit(127);
 }
@@ -82,14 +96,22 @@ static noreturn void child(const struct child_plan *p)
 		if (hi[i] < 0)
 			child_fail(p, "dup");
 	}
+	int sfd = fcntl(p->setupfd, F_DUPFD_CLOEXEC, 16);
+	if (sfd < 0)
+		child_fail(p, "dup");
 	for (int i = 0; i < 7; i++)
 		if (dup2(hi[i], i) < 0)
 			child_fail(p, "dup2");
-	/* From here on the log is descriptor 2 (p->errfd may be closed or reused). */
+	/* From here on the log is descriptor 2 and the set-up pipe descriptor 7, close-on-exec
+	 * (p->errfd and p->setupfd may be closed or reused). */
 	struct child_plan moved = *p;
 	moved.errfd = 2;
+	moved.setupfd = -1;
 	p = &moved;
-	if (close_range(7, ~0U, 0))
+	if (dup3(sfd, 7, O_CLOEXEC) < 0)
+		child_fail(p, "dup3");
+	moved.setupfd = 7;
+	if (close_range(8, ~0U, 0))
 		child_fail(p, "close_range");
 	const struct leap_sandbox_opts *o = p->o;
 	/* CPU time counts every thread: a parallel kernel may use all CPUs for the whole time. */
@@ -192,8 +214,8 @@ void leap_sandbox_slot(struct leap_sandbox_env *env, int slot)
 {
 	if (!env->root)
 		return;
-	env->uid = slot == 0 ? NOBODY : (uid_t)(0x7ffe0000u + (unsigned)slot);
-	env->gid = slot == 0 ? NOBODY : (gid_t)(0x7ffe0000u + (unsigned)slot);
+	env->uid = env->uid_base + (uid_t)((unsigned)slot % SLOT_UIDS);
+	env->gid = (gid_t)env->uid;
 }
 
 void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o)
@@ -215,7 +237,8 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	memset(sb, 0, sizeof *sb);
 	sb->pid = -1;
 	sb->cmd_fd = sb->reply_fd = sb->log_fd = -1;
-	int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, devnull = -1;
+	int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, setup[2] = {-1, -1}, devnull = -1;
+	sb->setup_fd = -1;
 	char *tmpdir = xasprintf("%s/leap-sandbox.XXXXXX", env->tmp);
 	if (!mkdtemp(tmpdir)) {
 		*err = xasprintf("cannot create a temporary directory in %s: %s", env->tmp, strerror(errno));
@@ -229,7 +252,8 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	sb->tmpdir = tmpdir;
 	sb->log_fd = memfd_create("leap-log", MFD_CLOEXEC);
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (sb->log_fd < 0 || devnull < 0 || pipe2(cmd, O_CLOEXEC) || pipe2(rep, O_CLOEXEC)) {
+	if (sb->log_fd < 0 || devnull < 0 || pipe2(cmd, O_CLOEXEC) || pipe2(rep, O_CLOEXEC) ||
+	    pipe2(setup, O_CLOEXEC)) {
 		*err = xasprintf("cannot create the sandbox's descriptors: %s", strerror(errno));
 		goto fail;
 	}
@@ -249,7 +273,7 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	envp[ne] = NULL;
 	struct child_plan plan = {
 		.o = o, .env = env, .runner = runner, .tmpdir = tmpdir, .argv = argv, .envp = envp,
-		.fds = {devnull, sb->log_fd, sb->log_fd, cmd[0], rep[1], shm_fd, art_fd}, .errfd = sb->log_fd,
+		.fds = {devnull, sb->log_fd, sb->log_fd, cmd[0], rep[1], shm_fd, art_fd}, .errfd = sb->log_fd, .setupfd = setup[1],
 		.ncpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1,
 	};
 	int isolated;
@@ -269,6 +293,8 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	close(devnull);
 	close(cmd[0]);
 	close(rep[1]);
+	close(setup[1]);
+	sb->setup_fd = setup[0];
 	sb->pid = pid;
 	sb->isolated = isolated;
 	sb->cmd_fd = cmd[1];
@@ -281,6 +307,8 @@ fail:
 			close(cmd[i]);
 		if (rep[i] >= 0)
 			close(rep[i]);
+		if (setup[i] >= 0)
+			close(setup[i]);
 	}
 	if (devnull >= 0)
 		close(devnull);
@@ -293,10 +321,13 @@ fail:
 	return -1;
 }
 
-/* Waits until fd is ready for `events` or the deadline passes. Returns 0, or -2. */
+/* Waits until fd is ready for `events` or the deadline passes. Returns 0, -2 (deadline), or
+ * -1 when an ending signal was caught (sig.h: the caller is to stop). */
 static int wait_fd(struct leap_sandbox *sb, int fd, short events)
 {
 	for (;;) {
+		if (leap_signal_caught())
+			return -1;
 		double left = sb->deadline - leap_now();
 		if (left <= 0) {
 			sb->timed_out = 1;
@@ -316,8 +347,9 @@ int leap_sandbox_read(struct leap_sandbox *sb, void *buf, size_t n)
 {
 	char *p = buf;
 	while (n) {
-		if (wait_fd(sb, sb->reply_fd, POLLIN))
-			return -2;
+		int w = wait_fd(sb, sb->reply_fd, POLLIN);
+		if (w)
+			return w;
 		ssize_t r = read(sb->reply_fd, p, n);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
@@ -333,8 +365,9 @@ int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n)
 {
 	const char *p = buf;
 	while (n) {
-		if (wait_fd(sb, sb->cmd_fd, POLLOUT))
-			return -2;
+		int w = wait_fd(sb, sb->cmd_fd, POLLOUT);
+		if (w)
+			return w;
 		ssize_t r = write(sb->cmd_fd, p, n);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
@@ -389,6 +422,16 @@ void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *
 		/* The reaper of an isolated child reports the runner's signal as 128 + signal. */
 		if (sb->isolated && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) <= 128 + 64)
 			st = WEXITSTATUS(st) - 128;
+	}
+	/* Every writer of the set-up pipe is gone now (reaped, or past execve): no read blocks. */
+	sb->setup_error[0] = '\0';
+	if (sb->setup_fd >= 0) {
+		ssize_t n;
+		while ((n = read(sb->setup_fd, sb->setup_error, sizeof sb->setup_error - 1)) < 0 && errno == EINTR)
+			;
+		sb->setup_error[n > 0 ? n : 0] = '\0';
+		close(sb->setup_fd);
+		sb->setup_fd = -1;
 	}
 	if (log && sb->log_fd >= 0 && maxlog) {
 		char *tmp = xmalloc(maxlog);

@@ -27,6 +27,8 @@ struct leap_sandbox_env {
 	int root;              /* the program runs as root: children drop to uid/gid below */
 	uid_t uid;
 	gid_t gid;
+	uid_t uid_base;        /* root: this process's block of 1024 sandbox users (slot 0 first),
+				* 0x40000000 + (pid mod 2^20) * 1024, ids without a passwd entry */
 	const char *tmp;       /* parent of the private temp dirs ($TMPDIR or /tmp) */
 };
 
@@ -39,14 +41,18 @@ struct leap_sandbox {
 	double deadline;       /* leap_now() value after which the child is killed */
 	int timed_out;         /* the deadline passed during a read or write */
 	int isolated;          /* namespaces were used */
+	int setup_fd;          /* read end of the set-up report pipe (see leap_sandbox_end) */
+	char setup_error[256]; /* after leap_sandbox_end: why the sandbox could not start the
+				* runner (set-up failure: a harness fault, not the candidate's), or "" */
 };
 
 /* Fills `env` for this process (root or not, the unprivileged user, temp dir). */
 void leap_sandbox_env_init(struct leap_sandbox_env *env);
 
-/* Gives the sandboxes of parallel worker `slot` their own user when root (65534 for slot 0,
- * 0x7ffe0000 + slot for the others: ids without a passwd entry), so that one candidate's
- * fork bomb cannot use up the process limit of candidates running beside it. */
+/* Gives the sandboxes of parallel worker `slot` their own user when root (uid_base + slot:
+ * ids without a passwd entry, a block of its own for every leap process), so that one
+ * candidate's fork bomb cannot use up the process limit (RLIMIT_NPROC, counted per user) of
+ * candidates running beside it, in this run or in another one. */
 void leap_sandbox_slot(struct leap_sandbox_env *env, int slot);
 
 /* Finds out now whether namespaces can be created (warning once when not), so that
@@ -63,14 +69,17 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 		       const char *runner, const char *arg, int shm_fd, int art_fd, char **err);
 
 /* Reads exactly n bytes from the child before its deadline. Returns 0; -1 when the child
- * closed the pipe or a read failed; -2 when the deadline passed (sb->timed_out is set). */
+ * closed the pipe, a read failed or an ending signal was caught (sig.h); -2 when the
+ * deadline passed (sb->timed_out is set). */
 int leap_sandbox_read(struct leap_sandbox *sb, void *buf, size_t n);
 /* Writes exactly n bytes to the child before its deadline; same return values. */
 int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n);
 
 /* Ends the child: when `wait_exit` and it is not already gone, waits up to 50 ms for it to
  * end by itself; then kills its whole process group (and PID namespace), reaps it, removes
- * its temp dir and closes the descriptors. *status receives the wait status; *killed is 1
+ * its temp dir and closes the descriptors. When the set-up failed before the runner was
+ * executed (limits, namespaces, privileges, execve of the runner: reported on a close-on-exec
+ * pipe the candidate never holds, so it cannot be forged), sb->setup_error says why. *status receives the wait status; *killed is 1
  * when this call had to kill it. Up to `maxlog` bytes of its output are appended to `log`
  * (UTF-8 sanitised) when log is not NULL. */
 void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *killed, struct leap_buf *log,

@@ -144,7 +144,7 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 	memset(s, 0, sizeof *s);
 	s->shm_fd = -1;
 	s->sb.pid = -1;
-	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = -1;
+	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = s->sb.setup_fd = -1;
 	int cuda = b == LEAP_BACKEND_CUDA;
 	char *runner = xasprintf("%s/leap-run-%s", v->o.libexec, cuda ? "cuda" : "cpu");
 	if (access(runner, X_OK)) {
@@ -411,6 +411,17 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	struct leap_buf output = {0};
 	struct leap_run_reply last = s.last;
 	leap_session_end(&s, &why, &timeout, &output, MAX_OUTPUT);
+	if (s.sb.setup_error[0]) {
+		/* The runner never ran: a fault of the harness or the machine (a runner that cannot
+		 * be executed, the process limit of the sandbox user reached at execve...), not a
+		 * verdict on the candidate, even though the child exited 127 like exit(127) would. */
+		*err = xasprintf("the sandbox could not start the runner: %s", s.sb.setup_error);
+		free(why);
+		json_decref(mismatch);
+		leap_buf_free(&msg);
+		leap_buf_free(&output);
+		return NULL;
+	}
 	char where[160] = "";
 	if (phase_case >= 0)
 		snprintf(where, sizeof where, " in case %d (%s), trial %d", phase_case + 1, cd[phase_case].desc,

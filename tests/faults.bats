@@ -37,6 +37,15 @@ whole_lines() {
 	done <"$1"
 }
 
+# wait_for SECS CMD: polls CMD (evaluated) every 50 ms until it succeeds; fails after SECS seconds.
+wait_for() {
+	local end=$((SECONDS + $1))
+	until eval "$2"; do
+		[ "$SECONDS" -lt "$end" ] || { echo "timed out waiting for: $2"; return 1; }
+		sleep 0.05
+	done
+}
+
 # descendants PID: the process ids below PID (children, grandchildren...), one a line.
 descendants() {
 	local c
@@ -107,11 +116,19 @@ alive() {
 	assert_line --index 1 "$(printf "cuda\t-\tthe cuda backend needs nvcc, and '/nonexistent' was not found (use --nvcc or set CUDA_HOME)")"
 }
 
-@test "compile: SIGTERM mid-run ends the running compilers and removes the work directory" {
+@test "compile: SIGTERM mid-run ends the running compilers with their process groups, removes the work directory and cache temporaries" {
+	# a compiler driver that starts a stage (cc1, as, ld) in its process group and writes half
+	# of its output file
 	cat >"$T/cc" <<EOF
 #!/bin/sh
+case "\$*" in *--version*) echo 'cc (fake) 1.0'; exit 0 ;; esac
 echo \$\$ >>'$T/cc.pids'
-exec sleep 300
+out=
+while [ \$# -gt 0 ]; do [ "\$1" = -o ] && out=\$2; shift; done
+[ -n "\$out" ] && echo half >"\$out"
+sleep 300 &
+echo \$! >>'$T/cc.pids'
+wait
 EOF
 	chmod +x "$T/cc"
 	va_variants 2 >"$T/in.jsonl"
@@ -120,10 +137,7 @@ EOF
 	local i pid=$!
 	exec 7>"$T/fifo"
 	cat "$T/in.jsonl" >&7
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$T/cc.pids" ] && [ "$(wc -l <"$T/cc.pids")" -ge 2 ] && break
-		sleep 0.1
-	done
+	wait_for 30 '[ -s "$T/cc.pids" ] && [ "$(wc -l <"$T/cc.pids")" -ge 2 ] && [ -n "$(find "$LEAP_CACHE/v1/tmp" -type f)" ]'
 	ls -d "$TMPDIR"/leap-compile.* # the work directory exists while it runs
 	kill -TERM "$pid"
 	local rc=0
@@ -131,9 +145,10 @@ EOF
 	exec 7>&-
 	assert_equal "$rc" 143
 	sleep 0.3
-	run alive $(cat "$T/cc.pids")
-	assert_output ""
+	wait_for 10 '[ -z "$(alive $(cat "$T/cc.pids"))" ]'
 	run ls "$TMPDIR"
+	assert_output ""
+	run find "$LEAP_CACHE/v1/tmp" -type f
 	assert_output ""
 	whole_lines "$T/out.jsonl"
 }
@@ -253,42 +268,126 @@ EOF
 	done
 }
 
-@test "verify: SIGTERM mid-run leaves whole lines and no sandbox process behind" {
+# sandbox_procs: the processes (not zombies) whose environment names a sandbox temp dir under
+# $TMPDIR: every sandbox of this test, wherever it was reparented to.
+sandbox_procs() {
+	local p
+	for p in /proc/[0-9]*; do
+		grep -qsaF "TMPDIR=$TMPDIR/leap-sandbox." "$p/environ" 2>/dev/null || continue
+		[[ $(awk '{print $3}' "$p/stat" 2>/dev/null) == Z ]] || echo "${p#/proc/}"
+	done
+}
+
+# signal_records: $T/fast.jsonl (one correct vector_add candidate, verified: status pass) and
+# $T/slow.jsonl (a candidate that sleeps 1000 s, marked pass so that leap-bench times it too).
+signal_records() {
 	va_variants 1 >"$T/in.jsonl"
-	leap-compile --no-progress "$T/in.jsonl" >"$T/fast.jsonl"
-	leap-compile --no-progress --backend cpu --task vector_add "$F/sleep.c" >"$T/slow.jsonl"
+	leap-compile --no-progress "$T/in.jsonl" | leap-verify --no-progress --seed 1 --trials 1 >"$T/fast.jsonl"
+	leap-compile --no-progress --backend cpu --task vector_add "$F/sleep.c" | jq -c '.status = "pass"' >"$T/slow.jsonl"
+}
+
+# midrun SIG NSANDBOX PROG...: runs PROG (SIG at its default action, as in a terminal) on a FIFO:
+# the fast record, then two slow ones; once NSANDBOX sandboxes run the slow code, sends SIG
+# and checks the end: status 128 + SIG, the fast record alone in the output as a whole line,
+# no process of the run (workers, sandboxes, the candidate) and no temporary directory left.
+midrun() {
+	local sig=$1 nsb=$2
+	shift 2
+	rm -f "$T/fifo"
 	mkfifo "$T/fifo"
-	leap-verify --no-progress --seed 1 --trials 1 --timeout 120 <"$T/fifo" >"$T/out.jsonl" 2>"$T/err" &
-	local pid=$! i
+	# MIDRUN_GROUP=1: in a process group of its own, signalled as a whole (a terminal's ^C
+	# reaches the program and its workers at once)
+	${MIDRUN_GROUP:+setsid} env --default-signal=INT,TERM "$@" <"$T/fifo" >"$T/out.jsonl" 2>"$T/err" &
+	local pid=$!
 	exec 7>"$T/fifo"
 	cat "$T/fast.jsonl" >&7
-	for ((i = 0; i < 200; i++)); do
-		[ -s "$T/out.jsonl" ] && break
-		sleep 0.1
-	done
-	cat "$T/slow.jsonl" >&7
-	local kids=
-	for ((i = 0; i < 100; i++)); do
-		kids=$(descendants "$pid")
-		[ "$(wc -w <<<"$kids")" -ge 2 ] && break
-		sleep 0.1
-	done
-	[ -n "$kids" ]
-	kill -TERM "$pid"
+	wait_for 120 '[ -s "$T/out.jsonl" ]'
+	cat "$T/slow.jsonl" "$T/slow.jsonl" >&7
+	wait_for 120 '[ "$(ls -d "$TMPDIR"/leap-sandbox.* 2>/dev/null | wc -l)" -ge "$nsb" ] && [ "$(sandbox_procs | wc -l)" -ge "$nsb" ]'
+	local kids
+	kids=$(descendants "$pid")
+	if [ -n "${MIDRUN_GROUP:-}" ]; then
+		[ "$(ps -o pgid= -p "$pid" | tr -d ' ')" = "$pid" ]
+		kill -"$sig" -- -"$pid"
+	else
+		kill -"$sig" "$pid"
+	fi
+	local rc=0
+	wait "$pid" || rc=$?
 	exec 7>&-
-	wait "$pid" || true
-	# the record finished before the signal came out whole; nothing half-written after it
-	whole_lines "$T/out.jsonl"
-	run jq -r .status "$T/out.jsonl"
-	assert_output pass
-	sleep 0.5
-	local left
-	left=$(alive $kids)
-	if [ -n "$left" ]; then
+	cat "$T/err"
+	assert_equal "$rc" "$((128 + $(kill -l "$sig")))"
+	# nothing of the run outlives it (checked with a deadline: the kernel may lag a little)
+	if ! wait_for 10 '[ -z "$(alive $kids)" ] && [ -z "$(sandbox_procs)" ]'; then
+		local left="$(alive $kids) $(sandbox_procs)"
 		kill -KILL $left 2>/dev/null || true
-		echo "sandbox processes $left outlived leap-verify after SIGTERM"
+		echo "processes $left outlived $1 after SIG$sig"
 		return 1
 	fi
+	run ls -A "$TMPDIR"
+	assert_output ""
+	# the record finished before the signal came out whole, and nothing after it
+	whole_lines "$T/out.jsonl"
+	[ "$(wc -l <"$T/out.jsonl")" -eq 1 ]
+	[[ $(cat "$T/err") != *"write error"* ]]
+}
+
+@test "verify: SIGTERM mid-run: status 143, whole lines, no sandbox process and no temp dir behind" {
+	signal_records
+	midrun TERM 1 leap-verify --no-progress --seed 1 --trials 1 --timeout 120
+	run jq -r .status "$T/out.jsonl"
+	assert_output pass
+}
+
+@test "verify: SIGINT mid-run with --jobs 2: status 130, the workers and both sandboxes end, no temp dir" {
+	signal_records
+	midrun INT 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --jobs 2
+	run jq -r .status "$T/out.jsonl"
+	assert_output pass
+}
+
+@test "verify: SIGTERM mid-run with --devices 0,1 (cpu slots): status 143, nothing left" {
+	signal_records
+	midrun TERM 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --devices 0,1
+	run jq -r '[.status, .verify.device_index] | @tsv' "$T/out.jsonl"
+	assert_output "$(printf 'pass\t0')"
+}
+
+@test "verify: SIGINT to the whole process group (a terminal's ^C) with --jobs 2: status 130, nothing left" {
+	signal_records
+	MIDRUN_GROUP=1 midrun INT 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --jobs 2
+	run jq -r .status "$T/out.jsonl"
+	assert_output pass
+}
+
+@test "bench: SIGINT mid-run: status 130, whole lines, no sandbox process and no temp dir behind" {
+	signal_records
+	midrun INT 1 leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 --timeout 120
+	run jq -r .bench.status "$T/out.jsonl"
+	assert_output ok
+}
+
+@test "bench: SIGTERM mid-run with --devices 0,1: status 143, the worker and its sandbox end, no temp dir" {
+	signal_records
+	midrun TERM 1 leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 --timeout 120 --devices 0,1
+	run jq -r .bench.status "$T/out.jsonl"
+	assert_output ok
+}
+
+@test "verify: SIGINT ignored on entry (nohup, a script's background job) stays ignored" {
+	signal_records
+	(trap '' INT; exec leap-verify --no-progress --seed 1 --trials 1 --timeout 120 "$T/fast.jsonl" "$T/slow.jsonl" >"$T/out.jsonl" 2>"$T/err") &
+	local pid=$!
+	wait_for 120 '[ -n "$(sandbox_procs)" ]'
+	kill -INT "$pid"
+	sleep 0.3
+	[ -d "/proc/$pid" ] # still verifying
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
+	wait_for 10 '[ -z "$(sandbox_procs)" ]'
+	[ "$(wc -l <"$T/out.jsonl")" -eq 1 ]
 }
 
 # fd_watch PID OUT: appends the open descriptor count of PID to OUT every 0.05 s while it runs.
@@ -325,4 +424,53 @@ fd_watch() {
 		# 0-2, a few pipes, the shared-memory and artifact descriptors of the candidate running
 		[ "$max" -le 16 ]
 	done
+}
+
+@test "verify --jobs 2 and bench --devices from a file: a finished record is written at once while a later one runs" {
+	signal_records
+	cat "$T/fast.jsonl" "$T/slow.jsonl" >"$T/in.jsonl"
+	for prog in "leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --jobs 2" \
+		"leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 --timeout 120 --devices 0,1"; do
+		: >"$T/out.jsonl"
+		$prog "$T/in.jsonl" >"$T/out.jsonl" 2>"$T/err" &
+		local pid=$!
+		wait_for 120 '[ -s "$T/out.jsonl" ]'
+		# the slow candidate runs (1000 s): the first record did not wait for it
+		wait_for 60 '[ -n "$(sandbox_procs)" ]'
+		whole_lines "$T/out.jsonl"
+		kill -TERM "$pid"
+		local rc=0
+		wait "$pid" || rc=$?
+		assert_equal "$rc" 143
+		[ "$(wc -l <"$T/out.jsonl")" -eq 1 ]
+		wait_for 10 '[ -z "$(sandbox_procs)" ]'
+	done
+}
+
+@test "the default cache directory is the same for leap-compile, leap-verify and leap-bench: XDG_CACHE_HOME, then HOME" {
+	unset LEAP_CACHE
+	va_variants 1 >"$T/in.jsonl"
+	for where in xdg home; do
+		local dir
+		if [ "$where" = xdg ]; then
+			export XDG_CACHE_HOME="$T/xdg" HOME="$T/h1"
+			dir="$T/xdg/leap"
+		else
+			unset XDG_CACHE_HOME
+			export HOME="$T/h2"
+			dir="$T/h2/.cache/leap"
+		fi
+		leap-compile --no-progress "$T/in.jsonl" >"$T/c.jsonl"
+		[[ $(jq -r .compile.artifact "$T/c.jsonl") == "$dir/"* ]]
+		leap-verify --no-progress --seed 1 --trials 1 "$T/c.jsonl" >"$T/v.jsonl"
+		leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 "$T/v.jsonl" >"$T/b.jsonl"
+		[ "$(jq -r .bench.status "$T/b.jsonl")" = ok ]
+		# the reference build (leap-verify) and the baseline (leap-bench) went to the same cache
+		[ -n "$(find "$dir/artifacts" -name '*.so')" ]
+		[ ! -e "$T/h1/.cache" ] # XDG_CACHE_HOME wins over HOME
+	done
+	# a relative HOME or XDG_CACHE_HOME is not used (the next one in line is)
+	export HOME="$T/h3" XDG_CACHE_HOME=relative
+	leap-compile --no-progress "$T/in.jsonl" >"$T/c.jsonl"
+	[[ $(jq -r .compile.artifact "$T/c.jsonl") == "$T/h3/.cache/leap/"* ]]
 }

@@ -111,6 +111,34 @@ verdict() {
 	assert_output --partial "runtime_error: Your code exited with status 0 during the call"
 }
 
+@test "exit(127) inside the kernel is still a runtime error (127 is also the status of a failed sandbox set-up)" {
+	compiled_record vector_add "$ART/exit127.so" '{"name":"x"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr leap-verify --no-progress --seed 1 --trials 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_equal "$status" 0
+	run -0 jq -r '"\(.status) \(has("error")): \(.verify.message)"' <<<"$output"
+	assert_output --partial "runtime_error false: Your code exited with status 127 during the call"
+}
+
+@test "a sandbox that cannot start the runner is an error record, not a verdict on the candidate (status 1)" {
+	# an executable runner whose interpreter does not exist: execve fails in the sandbox
+	mkdir -p "$BATS_TEST_TMPDIR/libexec"
+	printf '#!/nonexistent/interpreter\n' >"$BATS_TEST_TMPDIR/libexec/leap-run-cpu"
+	chmod 755 "$BATS_TEST_TMPDIR/libexec/leap-run-cpu"
+	compiled_record vector_add "$ART/correct.so" '{"name":"c"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	jq -c '.status = "pass"' "$BATS_TEST_TMPDIR/in.jsonl" >"$BATS_TEST_TMPDIR/pass.jsonl"
+	for prog in "leap-verify --trials 1" "leap-verify --trials 1 --jobs 2" "leap-bench --max-time 0.05 --min-runs 2"; do
+		local in="$BATS_TEST_TMPDIR/in.jsonl"
+		[[ $prog == leap-bench* ]] && in="$BATS_TEST_TMPDIR/pass.jsonl"
+		LEAP_LIBEXEC="$BATS_TEST_TMPDIR/libexec" run --separate-stderr $prog --no-progress --seed 1 "$in"
+		echo "$prog: $output"
+		assert_equal "$status" 1
+		run -0 jq -r '[has("verify"), has("bench"), (.status // "-"), .error.program, .error.message] | @tsv' <<<"$output"
+		[[ $output == "false"$'\t'"false"$'\t'* ]]
+		assert_output --partial "the sandbox could not start the runner: cannot start the runner: "
+		[[ $stderr == *"in.jsonl:1: the sandbox could not start the runner"* || $stderr == *"pass.jsonl:1: the sandbox could not start the runner"* ]]
+	done
+}
+
 @test "an endless loop, a long sleep and a fork bomb are timeouts" {
 	for n in spin sleep forkbomb; do
 		run -0 verdict $n
@@ -121,10 +149,10 @@ verdict() {
 }
 
 @test "the fork bomb leaves no process behind" {
-	[ "$(id -u)" = 0 ] || skip "the sandbox user is only known when running as root"
-	# Other leap runs on this machine may have sandboxes of their own: look for processes of
-	# the sandbox user whose working directory lies under this file's temp dirs.
-	for p in $(ps -u 65534 -o pid=); do
+	# Other leap runs on this machine may have sandboxes of their own: look for processes
+	# whose working directory lies under this file's temp dirs.
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
 		cwd=$(readlink "/proc/$p/cwd" 2>/dev/null) || continue
 		[[ "$cwd" != "$BATS_FILE_TMPDIR"* ]] || { echo "left behind: $p in $cwd"; return 1; }
 	done
