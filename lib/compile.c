@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 
 #include "compile.h"
 #include "diag.h"
+#include "build.h"
 #include "extract.h"
 #include "jsonl.h"
 #include "shim.h"
@@ -30,6 +33,7 @@
 static const char *const cand_name[2] = {"kernel.cu", "kernel.c"};
 static const char *const shim_name[2] = {"leap_shim.cu", "leap_shim.c"};
 static const char *const prelude_name = "leap_prelude.h";
+static const char *const deps_name = "leap_deps.d"; /* the -MMD list of files the compiler read */
 
 /* ---- running a program ---- */
 
@@ -314,6 +318,150 @@ static void remove_tree(const char *path)
 
 /* ---- toolchains ---- */
 
+/* ---- the include guard: a candidate may read only system and toolkit headers ---- */
+
+/* Adds the canonical path of directory `d` to the tool's allowed roots, if it exists. */
+static void add_root(struct leap_tool *t, const char *d)
+{
+	char *real = realpath(d, NULL);
+	if (!real)
+		return;
+	t->roots = xrealloc(t->roots, (t->nroots + 1) * sizeof(*t->roots));
+	t->roots[t->nroots++] = real;
+}
+
+/* Computes the directories whose files a candidate may include with backend b's compiler: the
+ * system include directories, the compiler's own headers, the toolkit's include directories
+ * (nvcc: <toolkit>/include and <toolkit>/targets) and every directory the user's own compiler
+ * flags name with -I, -isystem, -idirafter or -iquote. Never fails: a directory that does not
+ * exist is left out. */
+static void resolve_roots(struct leap_compiler *c, enum leap_backend b)
+{
+	struct leap_tool *t = &c->tools[b];
+	static const char *const sys[] = {"/usr/include", "/usr/local/include", "/usr/lib/gcc", "/usr/lib/clang",
+					  "/usr/lib/nvidia-cuda-toolkit"};
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+		add_root(t, sys[i]);
+	glob_t g;
+	if (glob("/usr/lib/llvm-*/lib/clang", GLOB_NOSORT, NULL, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			add_root(t, g.gl_pathv[i]);
+	globfree(&g);
+	if (b == LEAP_BACKEND_CUDA) {
+		/* <toolkit>/bin/nvcc: the toolkit's headers, not the whole prefix (nvcc in /usr/bin
+		 * must not make all of /usr readable) */
+		char *real = realpath(t->path, NULL);
+		char *bin = real ? strrchr(real, '/') : NULL;
+		if (bin) {
+			*bin = '\0';
+			char *top = strrchr(real, '/');
+			if (top) {
+				*top = '\0';
+				char *inc = xasprintf("%s/include", *real ? real : "");
+				char *tg = xasprintf("%s/targets", *real ? real : "");
+				add_root(t, inc);
+				add_root(t, tg);
+				free(inc);
+				free(tg);
+			}
+		}
+		free(real);
+	}
+	size_t nf = b == LEAP_BACKEND_CUDA ? c->o.n_nvcc_flags : c->o.n_cc_flags;
+	char **fl = b == LEAP_BACKEND_CUDA ? c->o.nvcc_flags : c->o.cc_flags;
+	static const char *const inc[] = {"-I", "-isystem", "-idirafter", "-iquote"};
+	for (size_t i = 0; i < nf; i++)
+		for (size_t k = 0; k < sizeof(inc) / sizeof(inc[0]); k++) {
+			size_t l = strlen(inc[k]);
+			if (strncmp(fl[i], inc[k], l))
+				continue;
+			if (fl[i][l])
+				add_root(t, fl[i] + l);
+			else if (i + 1 < nf)
+				add_root(t, fl[i + 1]);
+			break;
+		}
+}
+
+/* 1 if the canonical path p lies in directory `root` (canonical) or is it. */
+static int under(const char *p, const char *root)
+{
+	size_t l = strlen(root);
+	if (l == 1 && root[0] == '/')
+		return 1;
+	return !strncmp(p, root, l) && (p[l] == '/' || p[l] == '\0');
+}
+
+/* Reads one word of a make dependency list from *s into `out` (reset first): backslash-newline
+ * is a blank, a backslash quotes the next character, $$ is $. Returns 0 at the end of the
+ * list, 1 with out->s the word (NUL-terminated). */
+static int deps_word(const char **s, struct leap_buf *out)
+{
+	const char *p = *s;
+	out->len = 0;
+	for (;;) { /* skip blanks, newlines and line continuations (a backslash before a newline or the end) */
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		else if (p[0] == '\\' && (p[1] == '\n' || p[1] == '\r' || p[1] == '\0'))
+			p += p[1] ? 2 : 1;
+		else
+			break;
+	}
+	while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+		if (p[0] == '\\' && (p[1] == '\n' || p[1] == '\r' || p[1] == '\0'))
+			break;
+		if (p[0] == '$' && p[1] == '$')
+			p++; /* $$ */
+		else if (p[0] == '\\')
+			p++; /* \x */
+		leap_buf_add(out, p, 1);
+		p++;
+	}
+	*s = p;
+	return out->len > 0;
+}
+
+/* Checks the dependency list the compiler wrote in job directory `dir`: every file it read
+ * must be in the job directory or under one of backend b's allowed roots. Returns 0 when all
+ * are, 1 with *bad set to the first other file (newly allocated), and -1 when no list was
+ * written or it cannot be read. */
+static int deps_check(const struct leap_compiler *c, enum leap_backend b, const char *dir, char **bad)
+{
+	const struct leap_tool *t = &c->tools[b];
+	char *path = xasprintf("%s/%s", dir, deps_name), *err = NULL;
+	size_t len;
+	char *text = leap_read_file(path, &len, &err);
+	free(path);
+	free(err);
+	if (!text)
+		return -1;
+	char *jd = realpath(dir, NULL);
+	struct leap_buf w = {0};
+	const char *s = text;
+	int target = 1; /* the first words name the target: "out.so:" or "out.so :" */
+	while (!*bad && deps_word(&s, &w)) {
+		if (target) {
+			if (!strcmp(w.s, ":") || w.s[w.len - 1] == ':')
+				target = 0;
+			continue;
+		}
+		char *full = w.s[0] == '/' ? xstrdup(w.s) : xasprintf("%s/%s", dir, w.s);
+		char *real = realpath(full, NULL);
+		const char *p = real ? real : full;
+		int ok = jd && under(p, jd);
+		for (size_t i = 0; i < t->nroots && !ok; i++)
+			ok = under(p, t->roots[i]);
+		if (!ok)
+			*bad = xstrdup(w.s);
+		free(real);
+		free(full);
+	}
+	free(jd);
+	leap_buf_free(&w);
+	free(text);
+	return *bad ? 1 : 0;
+}
+
 static void resolve_tool(struct leap_compiler *c, enum leap_backend b)
 {
 	struct leap_tool *t = &c->tools[b];
@@ -395,6 +543,7 @@ static void resolve_tool(struct leap_compiler *c, enum leap_backend b)
 		}
 	}
 	t->ident = leap_buf_detach(&id);
+	resolve_roots(c, b);
 }
 
 /* The limit `want` (bytes; 0: none) as a child can really get it: no more than the hard limit
@@ -457,6 +606,9 @@ void leap_compiler_free(struct leap_compiler *c)
 		free(c->tools[b].ident);
 		free(c->tools[b].arch);
 		free(c->tools[b].err);
+		for (size_t i = 0; i < c->tools[b].nroots; i++)
+			free(c->tools[b].roots[i]);
+		free(c->tools[b].roots);
 	}
 	for (size_t i = 0; i < c->nvariants; i++) {
 		struct leap_variant *v = c->variants[i];
@@ -527,6 +679,7 @@ static void hash_toolchain(const struct leap_compiler *c, enum leap_backend b, s
 	leap_hash_str(h, leap_backend_name(b));
 	leap_hash_str(h, c->tools[b].ident);
 	leap_hash_str(h, c->tools[b].arch);
+	leap_hash_str(h, "include guard 1"); /* results from before the guard are not reused */
 	char **v = NULL;
 	size_t n = 0, cap = 0;
 	base_flags(c, b, 1, &v, &n, &cap);
@@ -967,10 +1120,10 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 		internal(r, err);
 		goto done;
 	}
-	const char *tail_cuda[] = {"-include", prelude_name, cand_name[b], shim_obj, "-o", out, "-Xlinker", "-z,defs",
-				   NULL};
-	const char *tail_cpu[] = {"-include", prelude_name, cand_name[b], shim_obj, "-o", out, "-Wl,-z,defs", "-lm",
-				  NULL};
+	const char *tail_cuda[] = {"-MMD", "-MF", deps_name, "-include", prelude_name, cand_name[b], shim_obj, "-o",
+				   out, "-Xlinker", "-z,defs", NULL};
+	const char *tail_cpu[] = {"-MMD", "-MF", deps_name, "-include", prelude_name, cand_name[b], shim_obj, "-o",
+				  out, "-Wl,-z,defs", "-lm", NULL};
 	char **argv = make_argv(c, b, 1, b == LEAP_BACKEND_CUDA ? tail_cuda : tail_cpu);
 	struct run run;
 	int started = run_program(c, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &run, &err);
@@ -996,7 +1149,28 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 	r->diagnostics = leap_diags_json(&d);
 	struct stat st;
 	int built = WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0 && stat(out, &st) == 0 && st.st_size > 0;
-	if (run.timed_out) {
+	char *bad = NULL;
+	int deps = run.timed_out ? -1 : deps_check(c, b, dir, &bad);
+	if (deps == 1) {
+		/* the candidate read a file outside the system headers (a task's reference.c, a
+		 * secret): no artifact, and no compiler output, which may quote that file */
+		r->status = LEAP_C_ERROR;
+		r->reason = xstrdup("forbidden_include");
+		r->message = xasprintf("the candidate includes '%s', which is not a system or CUDA header: only "
+				       "those may be included",
+				       bad);
+		json_decref(r->diagnostics);
+		r->diagnostics = json_array();
+		free(log);
+		log = xasprintf("[leap: the compiler's output is withheld: the candidate included '%s']\n", bad);
+		free(bad);
+	} else if (built && deps < 0) {
+		r->status = LEAP_C_INTERNAL;
+		r->reason = xstrdup("internal");
+		r->message = xasprintf("the compiler wrote no dependency list (-MMD -MF %s): the include guard "
+				       "cannot check the candidate",
+				       deps_name);
+	} else if (run.timed_out) {
 		r->status = LEAP_C_TIMEOUT;
 		r->reason = xstrdup("timeout");
 		r->message = xasprintf("the compiler ran longer than %g s and was stopped (a template, "
@@ -1230,7 +1404,7 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 			break;
 		}
 		free(text);
-		const char *tail[] = {"-include", prelude_name, "batch.cu", "-o", obj, NULL};
+		const char *tail[] = {"-MMD", "-MF", deps_name, "-include", prelude_name, "batch.cu", "-o", obj, NULL};
 		char **argv = make_argv(c, b, 0, tail);
 		char *log = NULL;
 		double ms = 0;
@@ -1261,6 +1435,12 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 			continue;
 		}
 		free(log);
+		/* a file outside the system headers: everyone alone, where the guard names the culprit */
+		char *bad = NULL;
+		if (deps_check(c, b, dir, &bad)) {
+			free(bad);
+			break;
+		}
 		/* a dynamic initializer of one candidate would run in every artifact: not batched */
 		char *const nmv[] = {nm, (char *)"-P", obj, NULL};
 		struct run nr;

@@ -35,6 +35,8 @@ struct leap_tool {
 	char *ident;  /* its version output (and the host compiler's, for nvcc): part of every key */
 	char *arch;   /* cuda: the -arch value */
 	char *err;    /* why the backend cannot be used, or NULL */
+	char **roots; /* canonical directories a candidate may include files from (the include guard) */
+	size_t nroots;
 };
 
 /* One (task, backend) pair: the generated sources and the prebuilt shim object. */

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build.h"
 #include "runproto.h"
 #include "sandbox.h"
 #include "sig.h"
@@ -140,6 +141,23 @@ static noreturn void child(const struct child_plan *p)
 				child_fail(p, "hiding a harness directory");
 		}
 		if (p->env->root) {
+			/* The host's world-writable directories become empty tmpfs of their own, so
+			 * that nothing the candidate writes there outlives it or reaches other
+			 * processes; the private temp dir's path is made again inside them. */
+			static const char *const shared_tmp[] = {"/tmp", "/var/tmp", "/dev/shm"};
+			for (size_t i = 0; i < sizeof(shared_tmp) / sizeof(shared_tmp[0]); i++) {
+				struct stat st;
+				if (stat(shared_tmp[i], &st) || !S_ISDIR(st.st_mode))
+					continue;
+				char opts[96];
+				snprintf(opts, sizeof opts, "size=%llu,mode=1777",
+					 (unsigned long long)(o->fsize_bytes ? o->fsize_bytes : (64 << 20)));
+				if (mount("leap-shared-tmp", shared_tmp[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts))
+					child_fail(p, "mounting an empty /tmp, /var/tmp or /dev/shm");
+				if (!strncmp(p->tmpdir, shared_tmp[i], strlen(shared_tmp[i])) &&
+				    p->tmpdir[strlen(shared_tmp[i])] == '/' && leap_mkdirs(p->tmpdir))
+					child_fail(p, "making the private temp dir again");
+			}
 			/* The private temp dir becomes a small tmpfs of its own: bounded in total, gone
 			 * with the namespace. (Not in a user namespace, where the sandbox's unmapped
 			 * user could not own files on it.) */

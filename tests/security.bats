@@ -1,4 +1,4 @@
-# security.bats - the limits SECURITY.md documents (what the sandbox does NOT stop), shown; a fix turns a test red: update SECURITY.md with it.
+# security.bats - the claims of SECURITY.md: the include guard of the compile step, and the limits it documents (what the sandbox does NOT stop), shown; a fix turns a limit's test red: update SECURITY.md with it.
 load helpers
 
 F="$FIXTURES/security"
@@ -9,7 +9,8 @@ setup() {
 }
 
 teardown() {
-	rm -f "/tmp/leap-security-probe.$BATS_ROOT_PID" "/dev/shm/leap-security-probe.$BATS_ROOT_PID"
+	rm -f "/tmp/leap-security-probe.$BATS_ROOT_PID" "/var/tmp/leap-security-probe.$BATS_ROOT_PID" \
+		"/dev/shm/leap-security-probe.$BATS_ROOT_PID"
 }
 
 # rec_file TASK BACKEND FILE: a record whose code is the text of FILE.
@@ -17,25 +18,57 @@ rec_file() {
 	jq -nc --arg t "$1" --arg b "$2" --rawfile c "$3" '{task:$t,backend:$b,code:$c}'
 }
 
-@test "compile: an #include of a file outside the candidate quotes that file in the diagnostics and the log" {
+@test "compile: an #include of a file outside the system headers is refused, and the file is not quoted" {
 	printf '#include "%s"\nvoid vector_add(const float *a, const float *b, float *c, int n) { }\n' \
 		"$F/secret.txt" >"$T/k.c"
 	rec_file vector_add cpu "$T/k.c" >"$T/in.jsonl"
 	run -0 --separate-stderr leap-compile "$T/in.jsonl"
 	echo "$output" >"$T/out.json"
-	jq -e '.status == "compile_error"' "$T/out.json"
-	# the compiler ran with our file access and quoted the file: its words reach the verdict
-	jq -e '[.compile.diagnostics[] | select(.where == "secret.txt")] | length > 0' "$T/out.json"
-	jq -e '.compile.log | contains("LEAP-SECRET-7f3a")' "$T/out.json"
-	jq -e '[.compile.diagnostics[].message] | any(contains("LEAP") or contains("first"))' "$T/out.json"
+	jq -e '.status == "compile_error" and .compile.reason == "forbidden_include"' "$T/out.json"
+	jq -e --arg f "$F/secret.txt" '.compile.message | contains($f)' "$T/out.json"
+	# the compiler quoted the file, but its output is withheld: no word of it reaches the record
+	run -1 grep -c 'LEAP-SECRET\|second line' "$T/out.json"
+	jq -e '.compile.diagnostics == []' "$T/out.json"
 }
 
-@test "compile: a candidate that #includes the task's reference.c by its path passes (the compile step does not hide the suite)" {
+@test "compile: a candidate that #includes the task's reference.c is refused (path built by a macro too)" {
 	printf '#include "%s/softmax/reference.c"\n' "$LEAP_TASKS" >"$T/cheat.c"
-	rec_file softmax cpu "$T/cheat.c" >"$T/in.jsonl"
+	printf '#define STR(x) #x\n#define PATH(d) STR(d/softmax/reference.c)\n#include PATH(%s)\n' \
+		"$(cd "$LEAP_TASKS" && pwd)" >"$T/cheat2.c"
+	{ rec_file softmax cpu "$T/cheat.c"; rec_file softmax cpu "$T/cheat2.c"; } >"$T/in.jsonl"
 	leap-compile "$T/in.jsonl" >"$T/c.jsonl"
+	[ "$(jq -r .compile.reason "$T/c.jsonl" | sort -u)" = forbidden_include ]
 	run -0 --separate-stderr leap-verify "$T/c.jsonl"
-	[ "$(jq -r .status <<<"$output")" = pass ]
+	[ "$(jq -r .status <<<"$output" | sort -u)" = compile_error ]
+}
+
+@test "compile: a cuda candidate that #includes the task's baseline.cu is refused" {
+	skip_unless_nvcc
+	printf '#include "%s/vector_add/baseline.cu"\n' "$(cd "$LEAP_TASKS" && pwd)" >"$T/cheat.cu"
+	rec_file vector_add cuda "$T/cheat.cu" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	jq -e '.status == "compile_error" and .compile.reason == "forbidden_include"' <<<"$output"
+}
+
+@test "compile: system headers, also named by absolute path, and the user's own -I directories may be included" {
+	mkdir -p "$T/inc"
+	printf 'static inline float twice(float x) { return 2 * x; }\n' >"$T/inc/mine.h"
+	cat >"$T/k.c" <<'EOF'
+#include <math.h>
+#include "/usr/include/string.h"
+#include "mine.h"
+void vector_add(const float *a, const float *b, float *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		c[i] = twice(a[i] + b[i]) / 2 + 0 * fabsf(0);
+}
+EOF
+	rec_file vector_add cpu "$T/k.c" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile --cc-flag "-I$T/inc" "$T/in.jsonl"
+	jq -e '.compile.status == "ok"' <<<"$output"
+	# without the -I directory the header is not found: a compile error, nothing else
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	jq -e '.status == "compile_error"' <<<"$output"
 }
 
 @test "verify: data the compiler embedded (.incbin) reaches verify.output" {
@@ -48,15 +81,17 @@ rec_file() {
 	jq -e '.verify.output | contains("LEAP-SECRET-7f3a")' "$T/out.json"
 }
 
-@test "verify: a candidate can leave files in world-writable host directories (/tmp, /dev/shm) that outlive it" {
-	for p in "/tmp/leap-security-probe.$BATS_ROOT_PID" "/dev/shm/leap-security-probe.$BATS_ROOT_PID"; do
+@test "verify: files a candidate writes in /tmp, /var/tmp or /dev/shm do not reach the host (root)" {
+	[ "$(id -u)" = 0 ] || skip "not root: the sandbox cannot mount over /tmp, which stays shared (SECURITY.md)"
+	for p in "/tmp/leap-security-probe.$BATS_ROOT_PID" "/var/tmp/leap-security-probe.$BATS_ROOT_PID" \
+		"/dev/shm/leap-security-probe.$BATS_ROOT_PID"; do
 		[ -d "${p%/*}" ] || continue
 		sed "s|@PATH@|$p|" "$F/leave_file.c.in" >"$T/leave.c"
 		rec_file vector_add cpu "$T/leave.c" >"$T/in.jsonl"
 		leap-compile "$T/in.jsonl" >"$T/c.jsonl"
 		run -0 --separate-stderr leap-verify "$T/c.jsonl"
+		# the write succeeded (in the sandbox's own tmpfs) and the kernel is correct
 		[ "$(jq -r .status <<<"$output")" = pass ]
-		[ "$(cat "$p")" = left ]
-		rm -f "$p"
+		[ ! -e "$p" ]
 	done
 }
