@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # compile.sh - leap-compile against bare nvcc: cold cache, warm cache rate, duplicate collapse, nvcc phases.
-# Usage: bench/compile.sh   (env: NVCC, ARCH=sm_90, WARM=10000 records). Prints a markdown report.
+# Usage: bench/compile.sh   (env: NVCC, ARCH=sm_90, WARM=10000 records, CANDIDATES=20 (4 to 20: a
+# spread of the 20 variants), REPS=3). Prints a markdown report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/bin:$PATH" LEAP_TASKS="$PWD/tasks" LC_ALL=C
@@ -31,6 +32,12 @@ variant softmax-online BLOCK 256
 for v in 8 16; do variant matmul-naive BLOCK $v; done
 for v in 16 32; do variant matmul-tiled BLOCK $v; done
 variant matmul-regblock BLOCK 64
+# fewer candidates (make bench: the 10-minute budget): keep a spread over the templates
+CANDIDATES="${CANDIDATES:-20}"
+if [ "$CANDIDATES" -lt 4 ] || [ "$CANDIDATES" -gt 20 ]; then echo "compile.sh: CANDIDATES must be 4 to 20" >&2; exit 2; fi
+# the first file of each of CANDIDATES equal slices of the 20 stays
+printf '%s\n' "$W"/src/*.cu | awk -v k="$CANDIDATES" '{ f[NR - 1] = $0 } END {
+	for (i = 1; i < NR; i++) if (int(i * k / NR) == int((i - 1) * k / NR)) print f[i] }' | xargs -r rm -f
 n=$(ls "$W/src" | wc -l)
 [ "$(cat "$W"/src/*.cu | sha256sum | cut -c1-8)" ] && [ "$(for f in "$W"/src/*.cu; do sha256sum <"$f"; done | sort -u | wc -l)" -eq "$n" ]
 
@@ -39,8 +46,8 @@ for f in "$W"/src/*.cu; do
 	jq -nc --arg t "$t" --rawfile c "$f" --arg f "$(basename "$f")" '{task:$t,backend:"cuda",file:$f,code:$c}'
 done >"$W/in.jsonl"
 
-echo "# leap-compile benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $("$NVCC" --version | tail -n1), arch $ARCH)"
-echo
+. bench/lib.sh
+bench_header "leap-compile against bare nvcc ($("$NVCC" --version | tail -n1), arch $ARCH)" "CANDIDATES=$CANDIDATES REPS=${REPS:-3} WARM=$WARM bench/compile.sh"
 
 # 1+2. bare nvcc vs leap-compile on the same source, interleaved (load on the machine drifts),
 # REPS times each (order alternating); per candidate the median of each.

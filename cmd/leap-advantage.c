@@ -10,6 +10,7 @@
 #include "hmap.h"
 #include "jsonl.h"
 #include "record.h"
+#include "twopass.h"
 #include "util.h"
 #include "banned.h"
 
@@ -168,21 +169,25 @@ struct aentry {
 };
 
 struct agroup {
+	const char *key; /* the group key (owned by the table of groups) */
+	uint32_t tag;    /* its index in struct twopass.list */
 	struct aentry *e;
 	size_t n, cap;
 };
 
-struct compute {
+/* The two-pass mode's state. */
+struct twopass {
 	struct ctx *c;
-	double *adv; /* by record number */
+	struct leap_hmap groups; /* group key -> struct agroup */
+	struct agroup **list;    /* the groups by tag */
+	size_t nlist, caplist;
+	double *adv;             /* the advantage of each record, by number */
 };
 
 /* Computes a two-pass group into adv[] with the same estimator code as the streaming mode. */
-static void compute_agroup(const char *key, void *data, void *arg)
+static void compute_agroup(struct twopass *tp, struct agroup *g)
 {
-	(void)key;
-	struct compute *k = arg;
-	struct agroup *g = data;
+	struct ctx *c = tp->c;
 	struct leap_group grp = {0};
 	grp.m = xcalloc(g->n ? g->n : 1, sizeof(*grp.m));
 	grp.n = g->n;
@@ -192,109 +197,137 @@ static void compute_agroup(const char *key, void *data, void *arg)
 		grp.m[i].value = g->e[i].value;
 		grp.m[i].has_value = 1;
 	}
-	int batch = k->c->scale == LEAP_SCALE_BATCH;
-	leap_advantage_group(k->c->est, k->c->scale, k->c->gamma, &grp, batch ? &k->c->vals : NULL, &k->c->nvals,
-			     &k->c->capvals);
+	int batch = c->scale == LEAP_SCALE_BATCH;
+	leap_advantage_group(c->est, c->scale, c->gamma, &grp, batch ? &c->vals : NULL, &c->nvals, &c->capvals);
 	for (size_t i = 0; i < g->n; i++)
-		k->adv[g->e[i].seq] = grp.m[i].out;
+		tp->adv[g->e[i].seq] = grp.m[i].out;
 	free(grp.m);
 }
 
-/* Frees a two-pass group. */
-static void free_agroup(const char *key, void *data, void *arg)
+/* First pass: keeps the reward of a record that takes part; the tag names its group. */
+static uint32_t tp_summarise(void *arg, const struct leap_member *m, const struct leap_buf *key)
 {
-	(void)key;
-	(void)arg;
-	struct agroup *g = data;
-	free(g->e);
-	free(g);
+	struct twopass *tp = arg;
+	double value;
+	const char *why;
+	if (leap_reward_of(tp->c->reward, m, &value, &why))
+		return LEAP_TWOPASS_NONE;
+	int added;
+	void **slot = leap_hmap_put(&tp->groups, key->s, key->len, &added);
+	if (!*slot) {
+		if (tp->nlist >= LEAP_TWOPASS_NONE)
+			leap_die("more than %u groups", (unsigned)LEAP_TWOPASS_NONE);
+		struct agroup *g = xcalloc(1, sizeof(*g));
+		g->tag = (uint32_t)tp->nlist;
+		*slot = g;
+		xgrow((void **)&tp->list, &tp->caplist, tp->nlist + 1, sizeof(*tp->list));
+		tp->list[tp->nlist++] = g;
+	}
+	struct agroup *g = *slot;
+	xgrow((void **)&g->e, &g->cap, g->n + 1, sizeof(*g->e));
+	g->e[g->n++] = (struct aentry){m->seq, m->sample, m->turn, value};
+	return g->tag;
 }
 
-/* The two-pass mode of the scalar estimators: first collect every group's rewards (a few
- * dozen bytes per record) and compute, then write every record in input order. */
-static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
+/* Between the passes: computes every group (and a batch scale). */
+static void tp_between(void *arg, long records)
 {
-	struct leap_hmap groups = {0};
-	struct leap_buf key = {0};
-	struct leap_member m;
-	json_t *bad;
-	int has_group;
-	struct leap_in in;
-	leap_in_init(&in, nfiles, files, stdout);
-	long seq = 0;
-	while (leap_member_peek(&in, seq, &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
-		if (bad) {
-			json_decref(bad);
-		} else {
-			double value;
-			const char *why;
-			if (has_group && !leap_reward_of(c->reward, &m, &value, &why)) {
-				void **slot = leap_hmap_put(&groups, key.s, key.len, NULL);
-				if (!*slot)
-					*slot = xcalloc(1, sizeof(struct agroup));
-				struct agroup *g = *slot;
-				xgrow((void **)&g->e, &g->cap, g->n + 1, sizeof(*g->e));
-				g->e[g->n++] = (struct aentry){seq, m.sample, m.turn, value};
-			}
-			leap_member_clear(&m);
+	struct twopass *tp = arg;
+	struct ctx *c = tp->c;
+	tp->adv = xcalloc(records ? (size_t)records : 1, sizeof(double));
+	for (size_t i = 0; i < tp->groups.cap; i++)
+		if (tp->groups.slots[i].key) {
+			struct agroup *g = tp->groups.slots[i].val;
+			g->key = tp->groups.slots[i].key;
+			compute_agroup(tp, g);
+			free(g->e);
+			g->e = NULL;
 		}
-		seq++;
-	}
-	leap_in_close(&in);
-	struct compute k = {c, xcalloc(seq ? (size_t)seq : 1, sizeof(double))};
-	for (size_t i = 0; i < groups.cap; i++)
-		if (groups.slots[i].key) {
-			compute_agroup(groups.slots[i].key, groups.slots[i].val, &k);
-			free_agroup(groups.slots[i].key, groups.slots[i].val, NULL);
-		}
-	leap_hmap_free(&groups);
 	if (c->scale == LEAP_SCALE_BATCH) {
 		double sd = leap_std(c->vals, c->nvals);
-		for (long i = 0; i < seq; i++)
-			k.adv[i] /= sd + LEAP_ADV_EPS;
+		for (long i = 0; i < records; i++)
+			tp->adv[i] /= sd + LEAP_ADV_EPS;
 		free(c->vals);
 		c->vals = NULL;
 		c->nvals = c->capvals = 0;
 	}
-	leap_inputs_rewind(nfiles, files, off);
-	leap_in_init(&in, nfiles, files, stdout);
-	long n = seq;
-	seq = 0;
-	enum leap_read r;
-	while ((r = leap_member_next(&in, seq, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
-		c->records++;
-		if (r == LEAP_READ_BAD) {
-			leap_out_write(&c->out, bad);
-			json_decref(bad);
-			c->errors++;
-		} else {
-			double value;
-			const char *why = NULL;
-			if (!has_group)
-				why = "the record has neither 'group' nor 'task'";
-			else if (leap_reward_of(c->reward, &m, &value, &why))
-				;
-			else if (seq >= n)
-				why = "the input changed between the two passes";
-			else if (!isfinite(k.adv[seq]))
-				why = "the advantage is not finite (rewards too large)";
-			if (why) {
-				leap_warn("%s:%ld: %s", m.file, m.line, why);
-				m.skip = why;
-				put_skipped(c, &m);
-			} else {
-				put_advantage(c, m.raw, m.len, m.has_key, k.adv[seq]);
-				note_stats(c, key.s, k.adv[seq]);
-			}
-			leap_member_clear(&m);
-		}
-		seq++;
-		leap_progress_update(&c->progress, c->records, c->errors);
+}
+
+/* Writes a record that does not take part: raw[0..len) with `error` = why. */
+static void put_error(struct ctx *c, const char *raw, size_t len, const char *file, long line, const char *why)
+{
+	struct leap_member m = {.raw = (char *)raw, .len = len, .file = file, .line = line, .skip = why};
+	leap_warn("%s:%ld: %s", file, line, why);
+	put_skipped(c, &m);
+}
+
+/* Writes record `seq` of group `tag` with its advantage (an error when not finite). */
+static void put_seq(struct twopass *tp, long seq, uint32_t tag, const char *raw, size_t len, int has_key,
+		    const char *file, long line)
+{
+	double a = tp->adv[seq];
+	if (!isfinite(a)) {
+		put_error(tp->c, raw, len, file, line, "the advantage is not finite (rewards too large)");
+		return;
 	}
-	*open_failed = in.open_failed;
-	leap_in_close(&in);
-	leap_buf_free(&key);
-	free(k.adv);
+	put_advantage(tp->c, raw, len, has_key, a);
+	note_stats(tp->c, tp->list[tag]->key, a);
+}
+
+/* Second pass, an unchanged record that takes part. */
+static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t len, int has_key, const char *file,
+		   long line)
+{
+	struct twopass *tp = arg;
+	tp->c->records++;
+	put_seq(tp, seq, tag, raw, len, has_key, file, line);
+	leap_progress_update(&tp->c->progress, tp->c->records, tp->c->errors);
+}
+
+/* Second pass, any other record: an error record, or the record with its advantage. */
+static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_read r, struct leap_member *m,
+		     const struct leap_buf *key, int has_group, json_t *bad)
+{
+	(void)key;
+	struct twopass *tp = arg;
+	struct ctx *c = tp->c;
+	c->records++;
+	if (r == LEAP_READ_BAD) {
+		leap_out_write(&c->out, bad);
+		json_decref(bad);
+		c->errors++;
+	} else {
+		double value;
+		const char *why = NULL;
+		if (!has_group)
+			why = "the record has neither 'group' nor 'task'";
+		else if (leap_reward_of(c->reward, m, &value, &why))
+			;
+		else if (changed || tag == LEAP_TWOPASS_NONE)
+			why = "the input changed between the two passes";
+		if (why)
+			put_error(c, m->raw, m->len, m->file, m->line, why);
+		else
+			put_seq(tp, seq, tag, m->raw, m->len, m->has_key, m->file, m->line);
+		leap_member_clear(m);
+	}
+	leap_progress_update(&c->progress, c->records, c->errors);
+}
+
+/* The two-pass mode of the scalar estimators (lib/twopass.h): first collect every group's
+ * rewards (a few dozen bytes per record) and compute, then write every record in input order. */
+static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
+{
+	static const struct leap_twopass_ops ops = {tp_summarise, tp_between, tp_put, tp_other};
+	struct twopass tp = {.c = c};
+	leap_twopass(nfiles, files, off, "advantage", &ops, &tp, open_failed);
+	for (size_t i = 0; i < tp.nlist; i++) {
+		free(tp.list[i]->e);
+		free(tp.list[i]);
+	}
+	free(tp.list);
+	leap_hmap_free(&tp.groups);
+	free(tp.adv);
 }
 
 int main(int argc, char **argv)

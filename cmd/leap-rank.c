@@ -9,6 +9,7 @@
 #include "jsonl.h"
 #include "rank.h"
 #include "record.h"
+#include "twopass.h"
 #include "util.h"
 #include "banned.h"
 
@@ -49,131 +50,156 @@ struct ctx {
 struct tgroup {
 	struct leap_traj *t;
 	long *id;      /* the trajectory's sample, or -1 - seq for a record without one */
+	uint32_t *tag; /* the trajectory's tag: its index in struct twopass.refs */
 	size_t n, cap;
 	int complete;
 };
 
-/* The trajectory `id` of group g, added when absent. */
-static struct leap_traj *traj_of(struct tgroup *g, long id, int create)
+/* The two-pass mode's state: the groups, and for each trajectory tag its group and index. */
+struct twopass {
+	struct ctx *c;
+	struct leap_hmap groups;
+	struct { struct tgroup *g; size_t j; } *refs;
+	size_t nrefs, caprefs;
+};
+
+/* The trajectory `id` of group g, added when absent (its tag taken from tp->refs). */
+static size_t traj_of(struct twopass *tp, struct tgroup *g, long id)
 {
 	for (size_t j = g->n; j-- > 0;)
 		if (g->id[j] == id)
-			return &g->t[j];
-	if (!create)
-		return NULL;
+			return j;
 	if (g->n == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 16;
 		g->t = xrealloc(g->t, g->cap * sizeof(*g->t));
 		g->id = xrealloc(g->id, g->cap * sizeof(*g->id));
+		g->tag = xrealloc(g->tag, g->cap * sizeof(*g->tag));
 	}
+	if (tp->nrefs >= LEAP_TWOPASS_NONE)
+		leap_die("more than %u trajectories", (unsigned)LEAP_TWOPASS_NONE);
+	xgrow((void **)&tp->refs, &tp->caprefs, tp->nrefs + 1, sizeof(*tp->refs));
+	tp->refs[tp->nrefs].g = g;
+	tp->refs[tp->nrefs].j = g->n;
 	g->id[g->n] = id;
+	g->tag[g->n] = (uint32_t)tp->nrefs++;
 	leap_rank_traj_init(&g->t[g->n]);
-	return &g->t[g->n++];
+	return g->n++;
 }
 
-/* Plays a two-pass group's tournament once all its records were seen. */
-static void rank_tgroup(const char *key, void *data, void *arg)
+/* First pass: adds a record to its trajectory's summary; the tag names the trajectory. */
+static uint32_t tp_summarise(void *arg, const struct leap_member *m, const struct leap_buf *key)
 {
-	struct ctx *c = arg;
-	struct tgroup *g = data;
-	leap_rank_tournament(&c->opts, g->t, g->n);
-	long unended = 0;
-	for (size_t j = 0; j < g->n; j++)
-		unended += !g->t[j].final;
-	g->complete = !unended;
-	if (unended)
-		leap_warn("group '%s': %ld trajector%s not ended (no record with prune.decision final); ranked "
-			  "with what arrived", key, unended, unended == 1 ? "y has" : "ies have");
+	struct twopass *tp = arg;
+	void **slot = leap_hmap_put(&tp->groups, key->s, key->len, NULL);
+	if (!*slot)
+		*slot = xcalloc(1, sizeof(struct tgroup));
+	struct tgroup *g = *slot;
+	size_t j = traj_of(tp, g, m->sample >= 0 ? m->sample : -1 - m->seq);
+	leap_rank_traj_add(&g->t[j], m);
+	return g->tag[j];
 }
 
-/* Frees a two-pass group. */
-static void free_tgroup(const char *key, void *data, void *arg)
+/* Between the passes: plays every group's tournament. */
+static void tp_between(void *arg, long records)
 {
+	(void)records;
+	struct twopass *tp = arg;
+	for (size_t i = 0; i < tp->groups.cap; i++) {
+		if (!tp->groups.slots[i].key)
+			continue;
+		struct tgroup *g = tp->groups.slots[i].val;
+		leap_rank_tournament(&tp->c->opts, g->t, g->n);
+		long unended = 0;
+		for (size_t j = 0; j < g->n; j++)
+			unended += !g->t[j].final;
+		g->complete = !unended;
+		if (unended)
+			leap_warn("group '%s': %ld trajector%s not ended (no record with prune.decision final); "
+				  "ranked with what arrived", tp->groups.slots[i].key, unended,
+				  unended == 1 ? "y has" : "ies have");
+	}
+}
+
+/* Writes raw[0..len) with the rank of trajectory `tag`. */
+static void put_rank(struct twopass *tp, uint32_t tag, const char *raw, size_t len, int has_key)
+{
+	struct ctx *c = tp->c;
+	const struct tgroup *g = tp->refs[tag].g;
+	const struct leap_traj *x = &g->t[tp->refs[tag].j];
+	json_t *add = json_pack("{s:{s:I,s:I,s:I,s:f,s:I,s:I,s:b}}", "rank", "wins", (json_int_t)x->wins, "losses",
+				(json_int_t)x->losses, "ties", (json_int_t)x->ties, "score", x->score, "group_size",
+				(json_int_t)g->n, "turns", (json_int_t)x->turns, "complete", g->complete);
+	if (!add)
+		leap_die("out of memory");
+	leap_buf_reset(&c->line);
+	if (leap_splice_line_known(&c->line, raw, len, NULL, add, has_key))
+		leap_die("internal error: a scanned record is not an object");
+	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+	json_decref(add);
+}
+
+/* Second pass, an unchanged record: written with its trajectory's rank. */
+static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t len, int has_key, const char *file,
+		   long line)
+{
+	(void)seq;
+	(void)file;
+	(void)line;
+	struct twopass *tp = arg;
+	tp->c->records++;
+	put_rank(tp, tag, raw, len, has_key);
+	leap_progress_update(&tp->c->progress, tp->c->records, tp->c->errors);
+}
+
+/* Second pass, any other record: an error record, or the record with its rank. */
+static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_read r, struct leap_member *m,
+		     const struct leap_buf *key, int has_group, json_t *bad)
+{
+	(void)seq;
 	(void)key;
-	(void)arg;
-	struct tgroup *g = data;
-	free(g->t);
-	free(g->id);
-	free(g);
+	struct twopass *tp = arg;
+	struct ctx *c = tp->c;
+	c->records++;
+	if (r == LEAP_READ_BAD) {
+		leap_out_write(&c->out, bad);
+		json_decref(bad);
+		c->errors++;
+	} else if (tag == LEAP_TWOPASS_NONE || !has_group) {
+		const char *why = !has_group ? "the record has neither 'group' nor 'task'"
+			: changed ? "the input changed between the two passes"
+				  : "the record has no trajectory (the input changed between the two passes)";
+		leap_warn("%s:%ld: %s", m->file, m->line, why);
+		leap_buf_reset(&c->line);
+		if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
+			leap_die("internal error: a scanned record is not an object");
+		leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+		c->errors++;
+	} else {
+		put_rank(tp, tag, m->raw, m->len, m->has_key);
+	}
+	if (r == LEAP_READ_RECORD)
+		leap_member_clear(m);
+	leap_progress_update(&c->progress, c->records, c->errors);
 }
 
-/* The two-pass mode: summarise every trajectory, rank, then write every record in input
- * order. Memory: the trajectories' summaries, not the records. */
+/* The two-pass mode (lib/twopass.h): summarise every trajectory, rank, then write every
+ * record in input order. Memory: the trajectories' summaries and 8 bytes per record. */
 static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
 {
-	struct leap_hmap groups = {0};
-	struct leap_buf key = {0};
-	struct leap_member m;
-	json_t *bad;
-	int has_group;
-	struct leap_in in;
-	leap_in_init(&in, nfiles, files, stdout);
-	long seq = 0;
-	while (leap_member_peek(&in, seq, &m, &key, &has_group, &bad) != LEAP_READ_EOF) {
-		if (bad) {
-			json_decref(bad);
-		} else if (has_group) {
-			void **slot = leap_hmap_put(&groups, key.s, key.len, NULL);
-			if (!*slot)
-				*slot = xcalloc(1, sizeof(struct tgroup));
-			leap_rank_traj_add(traj_of(*slot, m.sample >= 0 ? m.sample : -1 - seq, 1), &m);
-			leap_member_clear(&m);
-		} else {
-			leap_member_clear(&m);
-		}
-		seq++;
+	static const struct leap_twopass_ops ops = {tp_summarise, tp_between, tp_put, tp_other};
+	struct twopass tp = {.c = c};
+	leap_twopass(nfiles, files, off, "rank", &ops, &tp, open_failed);
+	for (size_t i = 0; i < tp.groups.cap; i++) {
+		if (!tp.groups.slots[i].key)
+			continue;
+		struct tgroup *g = tp.groups.slots[i].val;
+		free(g->t);
+		free(g->id);
+		free(g->tag);
+		free(g);
 	}
-	leap_in_close(&in);
-	for (size_t i = 0; i < groups.cap; i++)
-		if (groups.slots[i].key)
-			rank_tgroup(groups.slots[i].key, groups.slots[i].val, c);
-	/* the second pass */
-	leap_inputs_rewind(nfiles, files, off);
-	leap_in_init(&in, nfiles, files, stdout);
-	seq = 0;
-	enum leap_read r;
-	while ((r = leap_member_next(&in, seq, "rank", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
-		c->records++;
-		struct tgroup *g = r == LEAP_READ_RECORD && has_group ? leap_hmap_get(&groups, key.s, key.len) : NULL;
-		struct leap_traj *x = g ? traj_of(g, m.sample >= 0 ? m.sample : -1 - seq, 0) : NULL;
-		if (r == LEAP_READ_BAD) {
-			leap_out_write(&c->out, bad);
-			json_decref(bad);
-			c->errors++;
-		} else if (!x) {
-			const char *why = has_group ? "the input changed between the two passes"
-				: "the record has neither 'group' nor 'task'";
-			leap_warn("%s:%ld: %s", m.file, m.line, why);
-			leap_buf_reset(&c->line);
-			if (leap_splice_error(&c->line, m.raw, m.len, m.file, m.line, why))
-				leap_die("internal error: a scanned record is not an object");
-			leap_out_raw(&c->out, c->line.s, c->line.len - 1);
-			c->errors++;
-		} else {
-			json_t *add = json_pack("{s:{s:I,s:I,s:I,s:f,s:I,s:I,s:b}}", "rank", "wins", (json_int_t)x->wins,
-						"losses", (json_int_t)x->losses, "ties", (json_int_t)x->ties, "score",
-						x->score, "group_size", (json_int_t)g->n, "turns", (json_int_t)x->turns,
-						"complete", g->complete);
-			if (!add)
-				leap_die("out of memory");
-			leap_buf_reset(&c->line);
-			if (leap_splice_line_known(&c->line, m.raw, m.len, NULL, add, m.has_key))
-				leap_die("internal error: a scanned record is not an object");
-			leap_out_raw(&c->out, c->line.s, c->line.len - 1);
-			json_decref(add);
-		}
-		if (r == LEAP_READ_RECORD)
-			leap_member_clear(&m);
-		seq++;
-		leap_progress_update(&c->progress, c->records, c->errors);
-	}
-	*open_failed = in.open_failed;
-	leap_in_close(&in);
-	leap_buf_free(&key);
-	for (size_t i = 0; i < groups.cap; i++)
-		if (groups.slots[i].key)
-			free_tgroup(groups.slots[i].key, groups.slots[i].val, NULL);
-	leap_hmap_free(&groups);
+	leap_hmap_free(&tp.groups);
+	free(tp.refs);
 }
 
 /* Ranks one group and writes its records in arrival order. */

@@ -14,6 +14,8 @@ static void add(struct leap_diags *d, size_t max, int line, int col, const char 
 {
 	if (d->n >= max)
 		return;
+	if (line <= 0)
+		line = col = 0; /* "f:0:6:" names no line; a column alone would mean nothing */
 	while (msglen && isspace((unsigned char)msg[msglen - 1]))
 		msglen--;
 	if (msglen > MAX_MESSAGE) {
@@ -65,7 +67,7 @@ static const char *severity(const char *s, size_t n)
 	static const struct {
 		const char *word, *name;
 	} map[] = {
-		{"fatal error", "error"}, {"error", "error"}, {"catastrophic error", "error"},
+		{"fatal error", "error"}, {"fatal", "error"}, {"error", "error"}, {"catastrophic error", "error"},
 		{"warning", "warning"}, {"note", "note"}, {"remark", "note"},
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
@@ -192,7 +194,8 @@ static int parse_nvcc(const char *s, size_t n, const char *next, size_t nn, cons
 }
 
 /* Linker and tool lines: "... undefined reference to `x'", "multiple definition of", "ld:
- * cannot find", "ptxas error : ...", "cc1: out of memory ...". */
+ * cannot find", "ptxas error : ...", "ptxas FILE, line N; error : ...", "ptxas fatal : ...",
+ * "nvlink error : ...", "cc1: out of memory ...". */
 static int parse_tool(const char *s, size_t n, struct leap_diags *d, size_t max)
 {
 	static const char *const link_keys[] = {"undefined reference to", "multiple definition of",
@@ -229,6 +232,13 @@ static int parse_tool(const char *s, size_t n, struct leap_diags *d, size_t max)
 				sev = "error";
 			}
 		} else {
+			/* "ptxas FILE, line N; error   : ..." (N is a line of the generated PTX) */
+			const char *semi = memchr(s + i, ';', n - i);
+			if (semi && memmem(s + i, (size_t)(semi - (s + i)), ", line ", 7)) {
+				i = (size_t)(semi - s) + 1;
+				while (i < n && s[i] == ' ')
+					i++;
+			}
 			sev = severity(s + i, n - i); /* "ptxas error   : ..." */
 			if (!sev)
 				return 0;
@@ -351,7 +361,10 @@ char *leap_log_scrub(const char *log, size_t len, const char *const *dirs, const
 				continue;
 			}
 		}
-		leap_buf_add(&b, log + i, 1);
+		if (!log[i])
+			leap_buf_adds(&b, "\xef\xbf\xbd"); /* a NUL would end the C string and hide the rest */
+		else
+			leap_buf_add(&b, log + i, 1);
 		i++;
 	}
 	struct leap_buf clean = {0};

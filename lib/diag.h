@@ -44,7 +44,8 @@ json_t *leap_diags_json(const struct leap_diags *d);
 /* Returns log[0..len) with the paths of this machine removed: each `dirs[i]` prefix (a
  * directory) is replaced by `repl[i]` ("" removes it with its slash), nvcc's temporary file
  * prefixes (tmpxft_..._NN-M_) are dropped, and any other absolute path outside /dev and
- * /proc is cut to its last component. Invalid UTF-8 becomes U+FFFD. Newly allocated. */
+ * /proc is cut to its last component. Invalid UTF-8 and NUL bytes become U+FFFD (the result is
+ * a C string that holds all of the log). Newly allocated. */
 char *leap_log_scrub(const char *log, size_t len, const char *const *dirs, const char *const *repl, size_t ndirs);
 
 /* Returns log cut to at most `max` bytes (plus a one-line "[leap: N bytes cut]" marker),

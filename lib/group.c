@@ -205,15 +205,17 @@ int leap_member_scan(struct leap_member *m, const struct leap_in *in, long seq, 
 	return scan_in(m, in, seq, own, key, has_group, 1);
 }
 
-/* leap_member_next, the line copied only when `copy`. */
-static enum leap_read member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,
-				  struct leap_buf *key, int *has_group, json_t **bad, int copy)
+enum leap_read leap_member_line(struct leap_in *in, long seq, const char *own, struct leap_member *m,
+				struct leap_buf *key, int *has_group, json_t **bad, int copy, int *as_read)
 {
 	*bad = NULL;
-	if (leap_in_next_line(in) == LEAP_READ_EOF)
-		return LEAP_READ_EOF;
-	if (!scan_in(m, in, seq, own, key, has_group, copy))
+	if (as_read)
+		*as_read = 0;
+	if (!scan_in(m, in, seq, own, key, has_group, copy)) {
+		if (as_read)
+			*as_read = m->len == in->len; /* no byte-order mark was dropped */
 		return LEAP_READ_RECORD;
+	}
 	json_t *rec;
 	if (leap_in_parse(in, &rec) == LEAP_READ_BAD) {
 		*bad = rec;
@@ -229,6 +231,16 @@ static enum leap_read member_next(struct leap_in *in, long seq, const char *own,
 		leap_die("internal error: %s:%ld: a record jansson wrote does not scan", in->name, in->line);
 	leap_buf_free(&text);
 	return LEAP_READ_RECORD;
+}
+
+/* leap_member_next, the line copied only when `copy`. */
+static enum leap_read member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,
+				  struct leap_buf *key, int *has_group, json_t **bad, int copy)
+{
+	*bad = NULL;
+	if (leap_in_next_line(in) == LEAP_READ_EOF)
+		return LEAP_READ_EOF;
+	return leap_member_line(in, seq, own, m, key, has_group, bad, copy, NULL);
 }
 
 enum leap_read leap_member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,

@@ -103,6 +103,13 @@ int leap_member_scan_text(struct leap_member *m, const char *text, size_t len, c
 enum leap_read leap_member_next(struct leap_in *in, long seq, const char *own, struct leap_member *m,
 				struct leap_buf *key, int *has_group, json_t **bad);
 
+/* leap_member_next for the line leap_in_next_line has just read (in->buf); the line is
+ * copied into m->raw only when `copy`. *as_read (when not NULL) is set to 1 when the record
+ * was taken from the line exactly as read (the scanner accepted it and no byte-order mark was
+ * dropped), 0 otherwise (re-serialised by jansson, or bad). */
+enum leap_read leap_member_line(struct leap_in *in, long seq, const char *own, struct leap_member *m,
+				struct leap_buf *key, int *has_group, json_t **bad, int copy, int *as_read);
+
 /* Like leap_member_next without keeping the line (m->raw is NULL, has_key 0): for a first
  * pass that only summarises. */
 enum leap_read leap_member_peek(struct leap_in *in, long seq, struct leap_member *m, struct leap_buf *key,

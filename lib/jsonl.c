@@ -1,5 +1,8 @@
 /* jsonl.c - JSON Lines record streams: tolerant reading, error records, checked compact writing. */
 #include <errno.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +16,14 @@
 void leap_in_init(struct leap_in *in, int nfiles, char *const *files, FILE *flush)
 {
 	memset(in, 0, sizeof(*in));
+#if defined(__GLIBC__)
+	/* Readers allocate and free a few KiB per record; by default glibc gives the top of
+	 * the heap back to the kernel and takes it again over and over (page faults: 10% of a
+	 * filter's time, bench/README.md). Keep up to 32 MiB of free heap, grow it 16 MiB at
+	 * a time; pages never touched stay out of the resident set. */
+	mallopt(M_TOP_PAD, 16 << 20);
+	mallopt(M_TRIM_THRESHOLD, 32 << 20);
+#endif
 	in->files = files;
 	in->nfiles = nfiles;
 	in->flush = flush;

@@ -48,4 +48,4 @@ check-gpu-verify: all
 .PHONY: bench-verify
 bench: bench-verify
 bench-verify: all
-	bash bench/verify-overhead.sh 300
+	PEER_RUNS=20 bash bench/verify-overhead.sh 300

@@ -1,7 +1,10 @@
 #!/bin/sh
 # deps.sh - install what building and testing leap needs, only what is missing (Debian/Ubuntu).
 set -eu
-pkgs="gcc make libjansson-dev libssl-dev jq python3 man-db groff-base bats bats-assert bats-support parallel"
+# clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes, only "recommended" by
+# clang on Debian) build the fuzz targets of `make fuzz`.
+pkgs="gcc make libjansson-dev libssl-dev jq python3 man-db groff-base bats bats-assert bats-support parallel
+	clang libclang-rt-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

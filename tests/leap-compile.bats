@@ -486,3 +486,54 @@ extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }'
 	wait
 	[ "$(wc -l <"$T/out.jsonl")" -eq 2 ]
 }
+
+# replay_cc: writes $T/cc, a C compiler that, for the candidate, prints the file named on the
+# candidate's first line ("/* PATH */") as its output and fails; other builds (the shim) are real.
+replay_cc() {
+	cat >"$T/cc" <<'EOF2'
+#!/bin/sh
+case " $* " in
+*" kernel.c "*)
+	f=$(sed -n '1s|^/\* \(.*\) \*/$|\1|p' kernel.c)
+	cat "$f" >&2
+	exit 1 ;;
+esac
+exec cc "$@"
+EOF2
+	chmod +x "$T/cc"
+}
+
+@test "diagnostics: every compiler output of the fuzz corpus (real nvcc, gcc, ld, ptxas logs and fuzz finds) becomes a verdict" {
+	replay_cc
+	n=0
+	for f in "$ROOT"/tests/fuzz/corpus/diag/*; do
+		code_rec vector_add cpu "/* $f */
+$VA_OK" "$n"
+		n=$((n + 1))
+	done >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile --no-cache --cc "$T/cc" "$T/in.jsonl"
+	echo "$output" >"$T/out.jsonl"
+	[ "$(wc -l <"$T/out.jsonl")" -eq "$n" ]
+	[ "$(jq -s '[.[] | select(.status == "compile_error")] | length' "$T/out.jsonl")" -eq "$n" ]
+	jq -e -s 'map(.compile.diagnostics[]) | all(.message | type == "string")' "$T/out.jsonl"
+	jq -e -s 'map(.compile.message) | all(type == "string" and length > 0)' "$T/out.jsonl"
+	# found by fuzzing: "kernel.c:0:6: error" gave a column without a line
+	jq -e -s 'map(.compile.diagnostics[]) | all((has("col") | not) or has("line"))' "$T/out.jsonl"
+	# the file names and lines of real logs are read
+	jq -e -s '[.[].compile.diagnostics[] | select(.where == "ptxas")] | length >= 2' "$T/out.jsonl"
+	# ptxas on inline PTX names the .ptx file and its line: "ptxas F.ptx, line 44; error   : ..."
+	jq -e -s --arg m "ptxas: Unknown modifier '.bogus'" 'map(select(.compile.log | contains(".bogus"))) |
+		length == 1 and .[0].compile.message == $m' "$T/out.jsonl"
+	jq -e -s '[.[].compile.diagnostics[] | select(.where == "link")] | length >= 2' "$T/out.jsonl"
+}
+
+@test "diagnostics: a NUL byte in the compiler output does not cut the log or hide the errors after it" {
+	printf 'kernel.c:1:1: warning: first\0 after the NUL\nkernel.c:2:3: error: second\n' >"$T/nul.txt"
+	replay_cc
+	code_rec vector_add cpu "/* $T/nul.txt */
+$VA_OK" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile --no-cache --cc "$T/cc" "$T/in.jsonl"
+	echo "$output" >"$T/out.json"
+	jq -e '.compile.diagnostics[1] | .line == 2 and .col == 3 and .message == "second"' "$T/out.json"
+	jq -e '.compile.log | contains("after the NUL")' "$T/out.json"
+}

@@ -1,0 +1,70 @@
+/* twopass.c - read regular-file inputs twice: summarise every record, then write each in input order. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "twopass.h"
+#include "banned.h"
+
+/* What the first pass keeps of a record: 8 bytes. */
+struct seen {
+	uint32_t len; /* the line's length, bit 31 set when it holds `own`; 0: no fast path */
+	uint32_t tag;
+};
+
+#define HAS_KEY 0x80000000u
+#define LEN_MASK 0x7fffffffu
+
+long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, const struct leap_twopass_ops *ops,
+		  void *arg, int *open_failed)
+{
+	struct seen *seen = NULL;
+	size_t cap = 0;
+	long n = 0;
+	struct leap_buf key = {0};
+	struct leap_member m;
+	json_t *bad;
+	int has_group, as_read;
+	struct leap_in in;
+	leap_in_init(&in, nfiles, files, stdout);
+	while (leap_in_next_line(&in) != LEAP_READ_EOF) {
+		struct seen s = {0, LEAP_TWOPASS_NONE};
+		enum leap_read r = leap_member_line(&in, n, own, &m, &key, &has_group, &bad, 0, &as_read);
+		if (r == LEAP_READ_BAD) {
+			json_decref(bad);
+		} else {
+			if (has_group)
+				s.tag = ops->summarise(arg, &m, &key);
+			if (as_read && s.tag != LEAP_TWOPASS_NONE && in.len > 0 && in.len <= LEN_MASK)
+				s.len = (uint32_t)in.len | (m.has_key ? HAS_KEY : 0);
+			leap_member_clear(&m);
+		}
+		xgrow((void **)&seen, &cap, (size_t)n + 1, sizeof(*seen));
+		seen[n++] = s;
+	}
+	leap_in_close(&in);
+	ops->between(arg, n);
+
+	leap_inputs_rewind(nfiles, files, off);
+	leap_in_init(&in, nfiles, files, stdout);
+	long seq = 0;
+	while (leap_in_next_line(&in) != LEAP_READ_EOF) {
+		const struct seen *s = seq < n ? &seen[seq] : NULL;
+		if (s && s->len && (s->len & LEN_MASK) == in.len) {
+			ops->put(arg, seq, s->tag, in.buf, in.len, !!(s->len & HAS_KEY), in.name, in.line);
+		} else {
+			/* scanned again: a record the first pass could not take as read, one that takes
+			 * no part, or one that changed */
+			int changed = !s || (s->len && (s->len & LEN_MASK) != in.len);
+			enum leap_read r = leap_member_line(&in, seq, own, &m, &key, &has_group, &bad, 1, NULL);
+			ops->other(arg, seq, s && !changed ? s->tag : LEAP_TWOPASS_NONE, changed, r, &m, &key, has_group,
+				   bad);
+		}
+		seq++;
+	}
+	*open_failed = in.open_failed;
+	leap_in_close(&in);
+	leap_buf_free(&key);
+	free(seen);
+	return seq;
+}

@@ -1,0 +1,50 @@
+/* twopass.h - read regular-file inputs twice: summarise every record, then write each in input order. */
+#ifndef LEAP_TWOPASS_H
+#define LEAP_TWOPASS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "group.h"
+#include "jsonl.h"
+
+/* The tag of a record that takes no part (or whose first-pass summary does not hold). */
+#define LEAP_TWOPASS_NONE UINT32_MAX
+
+/* What a program does in each pass. `arg` is passed back to every callback. */
+struct leap_twopass_ops {
+	/* First pass, a valid record with a group key (*key; m->raw is NULL). Returns the
+	 * program's tag for the record (below LEAP_TWOPASS_NONE), or LEAP_TWOPASS_NONE when the
+	 * record takes no part. */
+	uint32_t (*summarise)(void *arg, const struct leap_member *m, const struct leap_buf *key);
+	/* Between the passes: `records` records were read. */
+	void (*between)(void *arg, long records);
+	/* Second pass, the fast path: record `seq` has the same length as in the first pass,
+	 * where it scanned as read and got `tag` (not NONE); it is not scanned again. raw[0..len)
+	 * is its text, has_key whether it holds the member the program appends, file:line its
+	 * position for messages. */
+	void (*put)(void *arg, long seq, uint32_t tag, const char *raw, size_t len, int has_key, const char *file,
+		    long line);
+	/* Second pass, every other record, read by leap_member_line: r is LEAP_READ_BAD (*bad
+	 * is an error record the callback writes and frees) or LEAP_READ_RECORD (*m scanned,
+	 * m->raw owned by the callback, which clears it; *key and has_group as
+	 * leap_member_next). tag is the first pass's tag, LEAP_TWOPASS_NONE when the record took
+	 * no part; `changed` is 1 when the record is not the one the first pass read (the input
+	 * grew, or the line's length changed). */
+	void (*other)(void *arg, long seq, uint32_t tag, int changed, enum leap_read r, struct leap_member *m,
+		      const struct leap_buf *key, int has_group, json_t *bad);
+};
+
+/* Reads the inputs (files[0..nfiles), standard input when nfiles is 0; inputs that
+ * leap_inputs_seekable accepted, `off` its offset) twice, with leap_in (output flushed to
+ * stdout before blocking reads). The first pass scans every record (validating it) and keeps
+ * 8 bytes per record: its length and the program's tag. The second pass re-reads each line
+ * and hands a record that is unchanged to ops->put without scanning it again; the rest go
+ * through ops->other. `own` is the member the program appends. Returns the number of records
+ * of the second pass; *open_failed receives the number of inputs that could not be opened
+ * (reported). Dies with a message when standard input cannot be rewound. */
+long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, const struct leap_twopass_ops *ops,
+		  void *arg, int *open_failed);
+
+#endif
