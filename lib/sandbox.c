@@ -114,6 +114,11 @@ static noreturn void child(const struct child_plan *p)
 	moved.setupfd = 7;
 	if (close_range(8, ~0U, 0))
 		child_fail(p, "close_range");
+	/* The runner is opened now and executed through its descriptor: the mounts below may
+	 * cover the directory it lives in (a build under /tmp). */
+	int runner_fd = open(p->runner, O_RDONLY | O_CLOEXEC);
+	if (runner_fd < 0)
+		child_fail(p, "cannot start the runner");
 	const struct leap_sandbox_opts *o = p->o;
 	/* CPU time counts every thread: a parallel kernel may use all CPUs for the whole time. */
 	uint64_t cpu = (uint64_t)(o->timeout * (double)p->ncpus) + 1;
@@ -200,7 +205,7 @@ static noreturn void child(const struct child_plan *p)
 		}
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	}
-	execve(p->runner, p->argv, p->envp);
+	fexecve(runner_fd, p->argv, p->envp);
 	child_fail(p, "cannot start the runner");
 }
 

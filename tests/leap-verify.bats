@@ -139,6 +139,19 @@ verdict() {
 	done
 }
 
+@test "a runner under /tmp (a build in /tmp) still starts: the sandbox covers /tmp only after opening it" {
+	local d
+	d=$(mktemp -d /tmp/leap-runner.XXXXXX)
+	chmod 755 "$d"
+	cp "$BATS_TEST_DIRNAME/../libexec/leap-run-cpu" "$d/"
+	compiled_record vector_add "$ART/correct.so" '{"name":"c"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	LEAP_LIBEXEC="$d" run --separate-stderr leap-verify --no-progress --seed 1 --trials 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	rm -rf "$d"
+	assert_equal "$status" 0
+	run -0 jq -r '.status' <<<"$output"
+	assert_output pass
+}
+
 @test "an endless loop, a long sleep and a fork bomb are timeouts" {
 	for n in spin sleep forkbomb; do
 		run -0 verdict $n
