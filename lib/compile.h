@@ -85,7 +85,7 @@ enum leap_cstatus {
 
 struct leap_cresult {
 	enum leap_cstatus status;
-	char *reason;       /* error kind: compile, missing_entry, wrong_signature, link, timeout,
+	char *reason;       /* error kind: compile, missing_entry, wrong_signature, link, forbidden_include, timeout,
 			       memory_limit, cpu_limit, output_limit, compiler_crash; NULL when ok */
 	char *message;      /* one line a model can act on; NULL when ok */
 	double ms;          /* wall time spent on this record now (lookup time when cached) */
