@@ -108,8 +108,10 @@ static const char setup_mark[] = "leap-compile: compiler set-up: ";
  * in a mount namespace of its own, mode 1 with unshare(CLONE_NEWNS) (root), mode 2 with a user
  * namespace too (an unprivileged user; the compiler keeps the caller's file access outside),
  * makes every mount private and mounts an empty read-only tmpfs over each directory of
- * hide[0..n) that exists. Returns 0, or -1 with errno set (the mounts may be half done: the
- * caller must not run the compiler then).
+ * hide[0..n) that exists and over /proc (whose /proc/PID/root links lead into the mount
+ * namespaces of other processes, where nothing is hidden; the compilers do not need it).
+ * Returns 0, or -1 with errno set (the mounts may be half done: the caller must not run the
+ * compiler then).
  */
 static int hide_dirs(int mode, char *const *hide, size_t n)
 {
@@ -125,6 +127,8 @@ static int hide_dirs(int mode, char *const *hide, size_t n)
 			  "size=4k,mode=0555"))
 			return -1;
 	}
+	if (mount("leap-hidden", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555"))
+		return -1;
 	return 0;
 }
 
@@ -133,13 +137,14 @@ static int hide_dirs(int mode, char *const *hide, size_t n)
  * process group, stdin from /dev/null, stdout and stderr captured together, and limits:
  * address space `mem`, file size `fsize`, CPU time and `timeout` seconds of wall time, after
  * which the whole group is killed. The group is registered in c (leap_compiler_abort kills
- * it) from the fork until it is reaped. When c->ns is set the program runs in a mount
- * namespace of its own where c->hide is hidden (hide_dirs). Returns 0 with *r filled, or -1
+ * it) from the fork until it is reaped. With `isolate` (every run that reads a candidate's
+ * code) and c->ns set, the program runs in a mount namespace of its own where c->hide is
+ * hidden (hide_dirs). Returns 0 with *r filled, or -1
  * with a new message in *err when the program could not be started at all (the namespace
  * could not be made, or the compiler is being aborted).
  */
-static int run_program(struct leap_compiler *c, char *const argv[], const char *dir, double timeout, int64_t mem,
-		       int64_t fsize, struct run *r, char **err)
+static int run_program(struct leap_compiler *c, int isolate, char *const argv[], const char *dir, double timeout,
+		       int64_t mem, int64_t fsize, struct run *r, char **err)
 {
 	memset(r, 0, sizeof(*r));
 	leap_buf_add(&r->out, "", 0);
@@ -181,7 +186,7 @@ static int run_program(struct leap_compiler *c, char *const argv[], const char *
 		int nul = open("/dev/null", O_RDONLY);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(pfd[1], 2) < 0 || chdir(dir))
 			_exit(127);
-		if (c->ns && c->nhide && hide_dirs(c->ns, c->hide, c->nhide)) {
+		if (isolate && c->ns && hide_dirs(c->ns, c->hide, c->nhide)) {
 			/* never run the compiler where the suite is visible once hiding was promised */
 			static const char ns_fail[] = "cannot hide the task suites from the compiler (mount namespace)\n";
 			if (write(2, setup_mark, sizeof(setup_mark) - 1) < 0 || write(2, ns_fail, sizeof(ns_fail) - 1) < 0)
@@ -274,7 +279,8 @@ static char *query(struct leap_compiler *c, char *const argv[], const char *dir)
 {
 	struct run r;
 	char *err = NULL;
-	if (run_program(c, argv, dir, 30.0, 0, 0, &r, &err)) {
+	/* not isolated: nvidia-smi needs /proc, and no candidate is involved */
+	if (run_program(c, 0, argv, dir, 30.0, 0, 0, &r, &err)) {
 		free(err);
 		return NULL;
 	}
@@ -813,7 +819,7 @@ static void hash_toolchain(const struct leap_compiler *c, enum leap_backend b, s
 	leap_hash_str(h, c->tools[b].arch);
 	leap_hash_str(h, "include guard 1"); /* results from before the guard are not reused */
 	/* nor results from compilers that could read the suite, where these cannot */
-	leap_hash_str(h, c->ns && c->nhide ? "suite hidden 1" : "suite visible");
+	leap_hash_str(h, c->ns && c->nhide ? "suite and /proc hidden 2" : "suite visible");
 	char **v = NULL;
 	size_t n = 0, cap = 0;
 	base_flags(c, b, 1, &v, &n, &cap);
@@ -1065,7 +1071,7 @@ static const char *ensure_shim(struct leap_compiler *c, struct leap_variant *v, 
 				const char *tail[] = {"-include", prelude_name, shim_name[b], "-o", obj, NULL};
 				char **argv = make_argv(c, b, 0, tail);
 				struct run r;
-				if (!run_program(c, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &fail)) {
+				if (!run_program(c, 1, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &fail)) {
 					if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
 						char *log = scrub(c, dir, &r.out);
 						int sig = WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0;
@@ -1229,16 +1235,17 @@ static void publish(struct leap_compiler *c, const char *key, const char *tmp_ar
 	json_decref(m);
 }
 
-/* The first path in a compiler's raw output that lies in a directory hidden from it (the
- * compiler failed to read it: "No such file", "file not found"), newly allocated, or NULL.
- * The path ends at a blank, quote, colon or control character. */
+/* The first path in a compiler's raw output that lies in a directory hidden from it (c->hide
+ * or /proc: the compiler failed to read it, "No such file", "file not found"), newly
+ * allocated, or NULL. The path ends at a blank, quote, colon or control character. */
 static char *hidden_named(const struct leap_compiler *c, const struct leap_buf *out)
 {
 	if (!c->ns || !out->s)
 		return NULL;
-	for (size_t i = 0; i < c->nhide; i++) {
-		size_t l = strlen(c->hide[i]);
-		for (const char *p = out->s; (p = strstr(p, c->hide[i])); p += l)
+	for (size_t i = 0; i <= c->nhide; i++) {
+		const char *h = i < c->nhide ? c->hide[i] : "/proc";
+		size_t l = strlen(h);
+		for (const char *p = out->s; (p = strstr(p, h)); p += l)
 			if ((p == out->s || strchr(" \t\r\n'\":`", p[-1])) &&
 			    (p[l] == '/' || p[l] == '\0' || strchr(" \t\r\n'\":`", p[l]))) {
 				size_t n = strcspn(p, " \t\r\n'\":`");
@@ -1279,7 +1286,7 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 				  out, "-Wl,-z,defs", "-lm", NULL};
 	char **argv = make_argv(c, b, 1, b == LEAP_BACKEND_CUDA ? tail_cuda : tail_cpu);
 	struct run run;
-	int started = run_program(c, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &run, &err);
+	int started = run_program(c, 1, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &run, &err);
 	free_strv(argv);
 	if (started) {
 		internal(r, err);
@@ -1522,7 +1529,7 @@ static int run_ok(struct leap_compiler *c, char **argv, const char *dir, char **
 {
 	struct run r;
 	char *err = NULL;
-	if (run_program(c, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &err)) {
+	if (run_program(c, 1, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &err)) {
 		free(err);
 		return 0;
 	}
@@ -1613,7 +1620,7 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 		struct run nr;
 		char *nerr = NULL;
 		int clean = 0;
-		if (!run_program(c, nmv, dir, 60, 0, 0, &nr, &nerr)) {
+		if (!run_program(c, 1, nmv, dir, 60, 0, 0, &nr, &nerr)) {
 			clean = !nr.timed_out && WIFEXITED(nr.status) && WEXITSTATUS(nr.status) == 0 &&
 				!strstr(nr.out.s, "_GLOBAL__sub_I") && !strstr(nr.out.s, ".init_array");
 			leap_buf_free(&nr.out);

@@ -90,6 +90,19 @@ incbin_rec() {
 	run -0 --separate-stderr leap-verify --task softmax "$LEAP_TASKS/softmax/reference.c"
 }
 
+@test "compile: .incbin through /proc/PID/root (another process's view of the files) is refused" {
+	# a process outside the compilers' namespace, where nothing is hidden (/proc/1 on a host)
+	sleep 60 3>&- &
+	pid=$!
+	[ -r "/proc/$pid/root$(cd "$LEAP_TASKS" && pwd)/softmax/reference.c" ]
+	incbin_rec "/proc/$pid/root$(cd "$LEAP_TASKS" && pwd)/softmax/reference.c" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	kill "$pid"
+	echo "$output" >"$T/out.json"
+	jq -e '.status == "compile_error" and .compile.reason == "forbidden_include"' "$T/out.json"
+	run -1 grep -c 'numerically stable' "$T/out.json"
+}
+
 @test "compile: .incbin of a reference build in the cache is refused" {
 	# leap-verify builds the reference into the cache (CACHE/artifacts/HASH.so)...
 	printf 'void vector_add(const float *a, const float *b, float *c, int n)\n{ for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n' >"$T/ok.c"
