@@ -146,6 +146,22 @@ incbin_rec() {
 	[ "$(jq -r .compile.status <<<"$output" | sort -u)" = ok ]
 }
 
+@test "compile: __has_include tells a candidate whether a file outside the suite exists (one bit; a documented limit)" {
+	for f in "$F/secret.txt" "$F/no-such-file"; do
+		printf '#if __has_include("%s")\n#error exists\n#endif\nvoid vector_add(const float *a, const float *b, float *c, int n) { for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n' \
+			"$f" >"$T/k.c"
+		rec_file vector_add cpu "$T/k.c"
+	done >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	[ "$(jq -r '.compile.status' <<<"$output" | tr '\n' ' ')" = "error ok " ]
+	# inside the suite the answer is always "no": it is hidden
+	printf '#if __has_include("%s/softmax/reference.c")\n#error exists\n#endif\nvoid vector_add(const float *a, const float *b, float *c, int n) { for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n' \
+		"$(cd "$LEAP_TASKS" && pwd)" >"$T/k.c"
+	rec_file vector_add cpu "$T/k.c" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	jq -e '.compile.status == "ok"' <<<"$output"
+}
+
 @test "verify: data the compiler embedded (.incbin) from a file outside the suite reaches verify.output" {
 	incbin_rec "$F/secret.txt" >"$T/in.jsonl"
 	leap-compile "$T/in.jsonl" >"$T/c.jsonl"
