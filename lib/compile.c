@@ -139,9 +139,9 @@ static int hide_dirs(int mode, char *const *hide, size_t n)
  * which the whole group is killed. The group is registered in c (leap_compiler_abort kills
  * it) from the fork until it is reaped. With `isolate` (every run that reads a candidate's
  * code) and c->ns set, the program runs in a mount namespace of its own where c->hide is
- * hidden (hide_dirs). Returns 0 with *r filled, or -1
- * with a new message in *err when the program could not be started at all (the namespace
- * could not be made, or the compiler is being aborted).
+ * hidden (hide_dirs). Returns 0 with *r filled, or -1 with a new message in *err when the
+ * program could not be started at all (the namespace could not be made, or the compiler is
+ * being aborted).
  */
 static int run_program(struct leap_compiler *c, int isolate, char *const argv[], const char *dir, double timeout,
 		       int64_t mem, int64_t fsize, struct run *r, char **err)
@@ -612,15 +612,15 @@ static int64_t effective_limit(int res, int64_t want)
 	return want;
 }
 
-/* 1 if a compiler child can make a mount namespace the way `mode` says (hide_dirs with
- * nothing to hide): tried in a child of its own, so this process is left as it is. */
-static int ns_works(int mode)
+/* 1 if a compiler child can make a mount namespace the way `mode` says and hide c->hide in
+ * it (hide_dirs): tried in a child of its own, so this process is left as it is. */
+static int ns_works(const struct leap_compiler *c, int mode)
 {
 	pid_t pid = fork();
 	if (pid < 0)
 		return 0;
 	if (pid == 0)
-		_exit(hide_dirs(mode, NULL, 0) ? 1 : 0);
+		_exit(hide_dirs(mode, c->hide, c->nhide) ? 1 : 0);
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
@@ -681,9 +681,9 @@ static void setup_hiding(struct leap_compiler *c, const struct leap_compile_opts
 	}
 	if (!c->nhide)
 		return;
-	if (geteuid() == 0 && ns_works(1))
+	if (geteuid() == 0 && ns_works(c, 1))
 		c->ns = 1;
-	else if (ns_works(2))
+	else if (ns_works(c, 2))
 		c->ns = 2;
 	else
 		leap_warn("no mount namespace for the compilers (the system refuses unshare(CLONE_NEWNS) and "
@@ -1235,9 +1235,28 @@ static void publish(struct leap_compiler *c, const char *key, const char *tmp_ar
 	json_decref(m);
 }
 
+/* 1 if the output line around p says a file could not be read (the C locale's messages of
+ * gcc, gas, ld and nvcc's front end). */
+static int unreadable_line(const char *start, const char *p)
+{
+	static const char *const says[] = {"No such file", "file not found", "cannot open", "Is a directory",
+					   "Permission denied", "can't open"};
+	const char *b = p;
+	while (b > start && b[-1] != '\n')
+		b--;
+	size_t n = strcspn(b, "\n");
+	for (size_t i = 0; i < sizeof(says) / sizeof(says[0]); i++) {
+		size_t l = strlen(says[i]);
+		for (const char *q = b; q + l <= b + n; q++)
+			if (!memcmp(q, says[i], l))
+				return 1;
+	}
+	return 0;
+}
+
 /* The first path in a compiler's raw output that lies in a directory hidden from it (c->hide
- * or /proc: the compiler failed to read it, "No such file", "file not found"), newly
- * allocated, or NULL. The path ends at a blank, quote, colon or control character. */
+ * or /proc) on a line saying it could not be read ("No such file", "file not found"...),
+ * newly allocated, or NULL. The path ends at a blank, quote, colon or control character. */
 static char *hidden_named(const struct leap_compiler *c, const struct leap_buf *out)
 {
 	if (!c->ns || !out->s)
@@ -1247,7 +1266,8 @@ static char *hidden_named(const struct leap_compiler *c, const struct leap_buf *
 		size_t l = strlen(h);
 		for (const char *p = out->s; (p = strstr(p, h)); p += l)
 			if ((p == out->s || strchr(" \t\r\n'\":`", p[-1])) &&
-			    (p[l] == '/' || p[l] == '\0' || strchr(" \t\r\n'\":`", p[l]))) {
+			    (p[l] == '/' || p[l] == '\0' || strchr(" \t\r\n'\":`", p[l])) &&
+			    unreadable_line(out->s, p)) {
 				size_t n = strcspn(p, " \t\r\n'\":`");
 				return xasprintf("%.*s", (int)n, p);
 			}

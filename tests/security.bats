@@ -103,6 +103,13 @@ incbin_rec() {
 	run -1 grep -c 'numerically stable' "$T/out.json"
 }
 
+@test "compile: an ordinary error on a line that names /proc keeps its diagnostics (only unreadable paths are forbidden)" {
+	printf 'void vector_add(const float *a, const float *b, float *c, int n) { const char *p = "/proc/cpuinfo"; no_such_fn(p); }\n' >"$T/k.c"
+	rec_file vector_add cpu "$T/k.c" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	jq -e '.compile.reason == "compile" and (.compile.diagnostics | length > 0)' <<<"$output"
+}
+
 @test "compile: .incbin of a reference build in the cache is refused" {
 	# leap-verify builds the reference into the cache (CACHE/artifacts/HASH.so)...
 	printf 'void vector_add(const float *a, const float *b, float *c, int n)\n{ for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n' >"$T/ok.c"
