@@ -1027,7 +1027,8 @@ static char *scrub(const struct leap_compiler *c, const char *dir, const struct 
 }
 
 /* Makes sure v's shim object is built (once per process, shared through the cache). Returns
- * its private path (owned by v), or NULL with *err set. */
+ * its private path (owned by v), or NULL with *err set. A failure is remembered for the rest
+ * of the run, except one caused by a full disk, which the next call tries again. */
 static const char *ensure_shim(struct leap_compiler *c, struct leap_variant *v, char **err)
 {
 	pthread_mutex_lock(&c->lock);
@@ -1046,6 +1047,7 @@ static const char *ensure_shim(struct leap_compiler *c, struct leap_variant *v, 
 	enum leap_backend b = v->backend;
 	char *priv = xasprintf("%s/shim-%s.o", c->workdir, v->shim_key);
 	char *fail = NULL;
+	int transient = 0; /* the failure is the machine's (a full disk): not remembered */
 	/* the shim is leap's own generated code: its object is reused even under --no-cache */
 	json_t *m = leap_cache_get(c->cache, v->shim_key, "o");
 	if (m && !strcmp(leap_get_str(m, "status", ""), "ok")) {
@@ -1085,7 +1087,13 @@ static const char *ensure_shim(struct leap_compiler *c, struct leap_variant *v, 
 						else if (sig)
 							fail = xasprintf("the compiler died of signal %d (%s) on the generated "
 									 "shim of task '%s'", sig, strsignal(sig), v->task->id);
-						else
+						else if (strstr(log, "No space left on device") ||
+							 strstr(log, "Disk quota exceeded")) {
+							fail = xasprintf("the compiler could not write the shim of task '%s': "
+									 "no space left on the device (is the cache "
+									 "directory full?)", v->task->id);
+							transient = 1;
+						} else
 							fail = xasprintf("the generated shim of task '%s' does not compile with "
 									 "these %s flags: %s",
 									 v->task->id, leap_backend_name(b), log);
@@ -1116,7 +1124,11 @@ static const char *ensure_shim(struct leap_compiler *c, struct leap_variant *v, 
 	}
 	json_decref(m);
 	pthread_mutex_lock(&c->lock);
-	if (fail) {
+	if (fail && transient) {
+		v->shim_state = 0; /* the next record tries again: space may have been freed */
+		*err = fail;
+		free(priv);
+	} else if (fail) {
 		v->shim_state = 3;
 		v->shim_err = fail;
 		*err = xstrdup(fail);
