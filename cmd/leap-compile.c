@@ -19,6 +19,10 @@
 #include "util.h"
 #include "banned.h"
 
+#ifndef LEAP_TASKS_DIR
+#define LEAP_TASKS_DIR "/usr/local/share/leap/tasks"
+#endif
+
 static const char usage[] =
 	"usage: leap-compile [OPTION]... [FILE]...\n"
 	"   or: leap-compile [OPTION]... --task TASK SOURCE...\n"
@@ -651,6 +655,21 @@ static void *on_signal(void *arg)
 	_exit(128 + sig);
 }
 
+/* Directories to hide from the compilers. */
+struct hide_list {
+	char **v;
+	size_t n;
+};
+
+/* Appends `d` (taken over; may be NULL) to the list. */
+static void hide_add(struct hide_list *l, char *d)
+{
+	if (!d)
+		return;
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = d;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -782,10 +801,40 @@ int main(int argc, char **argv)
 	}
 	if (leap_cache_open(&c->cache, cdir, cache_size, &err))
 		leap_die("%s", err);
+	char *tdir = leap_tasks_dir(c->common.tasks);
+	/* What the compilers must not read (SECURITY.md): the suite in use and every other place
+	 * a suite is looked for, and the reference builds (the artifacts of lib/build.c) of this
+	 * cache and of the default one. The reference-build directory is made now, so that one
+	 * made later by leap-verify is hidden too. */
+	struct hide_list hl = {0};
+	char *arts = xasprintf("%s/artifacts", cdir);
+	if (leap_mkdirs(arts))
+		leap_warn_errno("cannot create %s", arts);
+	hide_add(&hl, arts);
+	char *def_cache = leap_cache_dir();
+	if (def_cache)
+		hide_add(&hl, xasprintf("%s/artifacts", def_cache));
+	free(def_cache);
+	hide_add(&hl, xstrdup(tdir));
+	hide_add(&hl, leap_tasks_dir(NULL));
+	const char *env_tasks = getenv("LEAP_TASKS");
+	if (env_tasks && *env_tasks)
+		hide_add(&hl, xstrdup(env_tasks));
+	char *exe = leap_exe_dir();
+	if (exe) {
+		hide_add(&hl, xasprintf("%s/../share/leap/tasks", exe));
+		hide_add(&hl, xasprintf("%s/../tasks", exe));
+	}
+	free(exe);
+	hide_add(&hl, xstrdup(LEAP_TASKS_DIR));
+	o.hide = (const char *const *)hl.v;
+	o.nhide = hl.n;
 	free(cdir);
 	if (leap_compiler_init(&c->comp, &o, &c->cache, &err))
 		leap_die("%s", err);
-	char *tdir = leap_tasks_dir(c->common.tasks);
+	for (size_t i = 0; i < hl.n; i++)
+		free(hl.v[i]);
+	free(hl.v);
 	leap_suite_init(&c->suite, tdir);
 	free(tdir);
 	if (c->file_mode) {

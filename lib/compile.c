@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -97,16 +99,52 @@ static void free_strv(char **v)
 	free(v);
 }
 
+/* Written first by a compiler child whose set-up failed (exit 127): a fault of the machine,
+ * not of the candidate, which run_program turns into an error of its own. */
+static const char setup_mark[] = "leap-compile: compiler set-up: ";
+
+/*
+ * Puts the calling process (a compiler child: single-threaded, async-signal-safe calls only)
+ * in a mount namespace of its own, mode 1 with unshare(CLONE_NEWNS) (root), mode 2 with a user
+ * namespace too (an unprivileged user; the compiler keeps the caller's file access outside),
+ * makes every mount private and mounts an empty read-only tmpfs over each directory of
+ * hide[0..n) that exists and over /proc (whose /proc/PID/root links lead into the mount
+ * namespaces of other processes, where nothing is hidden; the compilers do not need it).
+ * Returns 0, or -1 with errno set (the mounts may be half done: the caller must not run the
+ * compiler then).
+ */
+static int hide_dirs(int mode, char *const *hide, size_t n)
+{
+	if (unshare(mode == 1 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS))
+		return -1;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(hide[i], &st) || !S_ISDIR(st.st_mode))
+			continue;
+		if (mount("leap-hidden", hide[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=4k,mode=0555"))
+			return -1;
+	}
+	if (mount("leap-hidden", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555"))
+		return -1;
+	return 0;
+}
+
 /*
  * Runs argv[0] (an absolute path) in directory `dir` with a clean environment, its own
  * process group, stdin from /dev/null, stdout and stderr captured together, and limits:
  * address space `mem`, file size `fsize`, CPU time and `timeout` seconds of wall time, after
  * which the whole group is killed. The group is registered in c (leap_compiler_abort kills
- * it) from the fork until it is reaped. Returns 0 with *r filled, or -1 with a new message in
- * *err when the program could not be started at all (or the compiler is being aborted).
+ * it) from the fork until it is reaped. With `isolate` (every run that reads a candidate's
+ * code) and c->ns set, the program runs in a mount namespace of its own where c->hide is
+ * hidden (hide_dirs). Returns 0 with *r filled, or -1 with a new message in *err when the
+ * program could not be started at all (the namespace could not be made, or the compiler is
+ * being aborted).
  */
-static int run_program(struct leap_compiler *c, char *const argv[], const char *dir, double timeout, int64_t mem,
-		       int64_t fsize, struct run *r, char **err)
+static int run_program(struct leap_compiler *c, int isolate, char *const argv[], const char *dir, double timeout,
+		       int64_t mem, int64_t fsize, struct run *r, char **err)
 {
 	memset(r, 0, sizeof(*r));
 	leap_buf_add(&r->out, "", 0);
@@ -148,6 +186,13 @@ static int run_program(struct leap_compiler *c, char *const argv[], const char *
 		int nul = open("/dev/null", O_RDONLY);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(pfd[1], 2) < 0 || chdir(dir))
 			_exit(127);
+		if (isolate && c->ns && hide_dirs(c->ns, c->hide, c->nhide)) {
+			/* never run the compiler where the suite is visible once hiding was promised */
+			static const char ns_fail[] = "cannot hide the task suites from the compiler (mount namespace)\n";
+			if (write(2, setup_mark, sizeof(setup_mark) - 1) < 0 || write(2, ns_fail, sizeof(ns_fail) - 1) < 0)
+				_exit(127);
+			_exit(127);
+		}
 		if ((mem > 0 && setrlimit(RLIMIT_AS, &as)) || (fsize > 0 && setrlimit(RLIMIT_FSIZE, &fs)) ||
 		    setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_CORE, &core)) {
 			static const char lim[] = "leap-compile: cannot set the compiler's resource limits\n";
@@ -219,6 +264,13 @@ static int run_program(struct leap_compiler *c, char *const argv[], const char *
 	close(pfd[0]);
 	r->status = st;
 	r->ms = (leap_now() - t0) * 1000.0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && r->out.len >= sizeof(setup_mark) - 1 &&
+	    !memcmp(r->out.s, setup_mark, sizeof(setup_mark) - 1)) {
+		size_t n = strcspn(r->out.s, "\n");
+		*err = xasprintf("%.*s", (int)n, r->out.s);
+		leap_buf_free(&r->out);
+		return -1;
+	}
 	return 0;
 }
 
@@ -227,7 +279,8 @@ static char *query(struct leap_compiler *c, char *const argv[], const char *dir)
 {
 	struct run r;
 	char *err = NULL;
-	if (run_program(c, argv, dir, 30.0, 0, 0, &r, &err)) {
+	/* not isolated: nvidia-smi needs /proc, and no candidate is involved */
+	if (run_program(c, 0, argv, dir, 30.0, 0, 0, &r, &err)) {
 		free(err);
 		return NULL;
 	}
@@ -559,6 +612,85 @@ static int64_t effective_limit(int res, int64_t want)
 	return want;
 }
 
+/* 1 if a compiler child can make a mount namespace the way `mode` says and hide c->hide in
+ * it (hide_dirs): tried in a child of its own, so this process is left as it is. */
+static int ns_works(const struct leap_compiler *c, int mode)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0)
+		_exit(hide_dirs(mode, c->hide, c->nhide) ? 1 : 0);
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* 1 if hiding the canonical directory `d` would hide `p` (made canonical first; a path that
+ * does not exist is never hidden). */
+static int would_hide(const char *d, const char *p)
+{
+	char *real = p ? realpath(p, NULL) : NULL;
+	int r = real && under(real, d);
+	free(real);
+	return r;
+}
+
+/* Fills c->hide with the canonical, existing directories of o->hide that can be hidden without
+ * breaking the compilers, and c->ns with the kind of namespace this system allows. Never
+ * fails: a directory left visible, or no namespace at all, is a warning. */
+static void setup_hiding(struct leap_compiler *c, const struct leap_compile_opts *o)
+{
+	/* what the compilers need: their work, the cache, their headers, programs and libraries */
+	const char *cuda = getenv("CUDA_HOME");
+	const char *need[] = {c->workdir, c->cache->dir, cuda && *cuda ? cuda : NULL, "/usr/local/cuda",
+			      "/usr/bin", "/usr/lib", "/usr/include", "/usr/local/bin", "/usr/local/include",
+			      "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev"};
+	for (size_t i = 0; i < o->nhide; i++) {
+		char *d = o->hide[i] ? realpath(o->hide[i], NULL) : NULL;
+		int keep = d && strcmp(d, "/");
+		for (size_t k = 0; keep && k < c->nhide; k++)
+			keep = strcmp(c->hide[k], d) != 0;
+		const char *why = NULL;
+		for (size_t k = 0; keep && !why && k < sizeof(need) / sizeof(need[0]); k++)
+			if (would_hide(d, need[k]))
+				why = need[k];
+		for (int b = 0; keep && !why && b < 2; b++) {
+			size_t nf = b == LEAP_BACKEND_CUDA ? o->n_nvcc_flags : o->n_cc_flags;
+			char **fl = b == LEAP_BACKEND_CUDA ? o->nvcc_flags : o->cc_flags;
+			for (size_t k = 0; !why && k < nf; k++) {
+				const char *f = fl[k];
+				if (!strncmp(f, "-I", 2) && f[2])
+					f += 2;
+				if (would_hide(d, f))
+					why = fl[k];
+			}
+		}
+		if (keep && why) {
+			leap_warn("%s stays visible to the compilers: it holds %s, which they need", d, why);
+			keep = 0;
+		}
+		if (keep) {
+			c->hide = xrealloc(c->hide, (c->nhide + 1) * sizeof(*c->hide));
+			c->hide[c->nhide++] = d;
+		} else {
+			free(d);
+		}
+	}
+	if (!c->nhide)
+		return;
+	if (geteuid() == 0 && ns_works(c, 1))
+		c->ns = 1;
+	else if (ns_works(c, 2))
+		c->ns = 2;
+	else
+		leap_warn("no mount namespace for the compilers (the system refuses unshare(CLONE_NEWNS) and "
+			  "user namespaces): candidates can read the task suite with .incbin; run leap-compile "
+			  "as a user that cannot read it (SECURITY.md)");
+}
+
 int leap_compiler_init(struct leap_compiler *c, const struct leap_compile_opts *o, struct leap_cache *cache,
 		       char **err)
 {
@@ -577,6 +709,9 @@ int leap_compiler_init(struct leap_compiler *c, const struct leap_compile_opts *
 		return -1;
 	}
 	c->workdir = templ;
+	c->o.hide = NULL; /* the caller's; c->hide is our own copy */
+	c->o.nhide = 0;
+	setup_hiding(c, o);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->run_lock, NULL);
 	pthread_cond_init(&c->cv, NULL);
@@ -620,6 +755,9 @@ void leap_compiler_free(struct leap_compiler *c)
 		free(v);
 	}
 	free(c->variants);
+	for (size_t i = 0; i < c->nhide; i++)
+		free(c->hide[i]);
+	free(c->hide);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->run_lock);
 	free(c->groups);
@@ -680,6 +818,8 @@ static void hash_toolchain(const struct leap_compiler *c, enum leap_backend b, s
 	leap_hash_str(h, c->tools[b].ident);
 	leap_hash_str(h, c->tools[b].arch);
 	leap_hash_str(h, "include guard 1"); /* results from before the guard are not reused */
+	/* nor results from compilers that could read the suite, where these cannot */
+	leap_hash_str(h, c->ns && c->nhide ? "suite and /proc hidden 2" : "suite visible");
 	char **v = NULL;
 	size_t n = 0, cap = 0;
 	base_flags(c, b, 1, &v, &n, &cap);
@@ -933,7 +1073,7 @@ static const char *ensure_shim(struct leap_compiler *c, struct leap_variant *v, 
 				const char *tail[] = {"-include", prelude_name, shim_name[b], "-o", obj, NULL};
 				char **argv = make_argv(c, b, 0, tail);
 				struct run r;
-				if (!run_program(c, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &fail)) {
+				if (!run_program(c, 1, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &fail)) {
 					if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
 						char *log = scrub(c, dir, &r.out);
 						int sig = WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0;
@@ -1107,6 +1247,46 @@ static void publish(struct leap_compiler *c, const char *key, const char *tmp_ar
 	json_decref(m);
 }
 
+/* 1 if the output line around p says a file could not be read (the C locale's messages of
+ * gcc, gas, ld and nvcc's front end). */
+static int unreadable_line(const char *start, const char *p)
+{
+	static const char *const says[] = {"No such file", "file not found", "cannot open", "Is a directory",
+					   "Permission denied", "can't open"};
+	const char *b = p;
+	while (b > start && b[-1] != '\n')
+		b--;
+	size_t n = strcspn(b, "\n");
+	for (size_t i = 0; i < sizeof(says) / sizeof(says[0]); i++) {
+		size_t l = strlen(says[i]);
+		for (const char *q = b; q + l <= b + n; q++)
+			if (!memcmp(q, says[i], l))
+				return 1;
+	}
+	return 0;
+}
+
+/* The first path in a compiler's raw output that lies in a directory hidden from it (c->hide
+ * or /proc) on a line saying it could not be read ("No such file", "file not found"...),
+ * newly allocated, or NULL. The path ends at a blank, quote, colon or control character. */
+static char *hidden_named(const struct leap_compiler *c, const struct leap_buf *out)
+{
+	if (!c->ns || !out->s)
+		return NULL;
+	for (size_t i = 0; i <= c->nhide; i++) {
+		const char *h = i < c->nhide ? c->hide[i] : "/proc";
+		size_t l = strlen(h);
+		for (const char *p = out->s; (p = strstr(p, h)); p += l)
+			if ((p == out->s || strchr(" \t\r\n'\":`", p[-1])) &&
+			    (p[l] == '/' || p[l] == '\0' || strchr(" \t\r\n'\":`", p[l])) &&
+			    unreadable_line(out->s, p)) {
+				size_t n = strcspn(p, " \t\r\n'\":`");
+				return xasprintf("%.*s", (int)n, p);
+			}
+	}
+	return NULL;
+}
+
 void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const char *code, const char *key,
 		      struct leap_cresult *r)
 {
@@ -1138,7 +1318,7 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 				  out, "-Wl,-z,defs", "-lm", NULL};
 	char **argv = make_argv(c, b, 1, b == LEAP_BACKEND_CUDA ? tail_cuda : tail_cpu);
 	struct run run;
-	int started = run_program(c, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &run, &err);
+	int started = run_program(c, 1, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &run, &err);
 	free_strv(argv);
 	if (started) {
 		internal(r, err);
@@ -1148,6 +1328,7 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 	c->runs++;
 	pthread_mutex_unlock(&c->lock);
 	r->ms = round_ms(run.ms);
+	char *hidden = hidden_named(c, &run.out);
 	char *log = scrub(c, dir, &run.out);
 	if (run.dropped) {
 		char *more = xasprintf("%s\n[leap: %zu more bytes of compiler output dropped]\n", log, run.dropped);
@@ -1176,6 +1357,18 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 		free(log);
 		log = xasprintf("[leap: the compiler's output is withheld: the candidate included '%s']\n", bad);
 		free(bad);
+	} else if (!built && !run.timed_out && hidden) {
+		/* it tried to read (#include, .incbin) a file the compiler cannot see: the same
+		 * verdict as the include guard's, and the output is withheld likewise */
+		r->status = LEAP_C_ERROR;
+		r->reason = xstrdup("forbidden_include");
+		r->message = xasprintf("the candidate reads '%s', which is hidden from the compiler (a task suite "
+				       "or the reference builds): only system and CUDA headers may be included",
+				       hidden);
+		json_decref(r->diagnostics);
+		r->diagnostics = json_array();
+		free(log);
+		log = xasprintf("[leap: the compiler's output is withheld: the candidate read '%s']\n", hidden);
 	} else if (built && deps < 0) {
 		r->status = LEAP_C_INTERNAL;
 		r->reason = xstrdup("internal");
@@ -1208,6 +1401,7 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 		classify(v, code, &d, log, c->o.out_limit, r);
 	}
 	leap_diags_free(&d);
+	free(hidden);
 	r->log = log;
 	if (r->status != LEAP_C_INTERNAL) /* a machine fault is not the candidate's verdict */
 		publish(c, key, r->status == LEAP_C_OK ? out : NULL, r, log);
@@ -1367,7 +1561,7 @@ static int run_ok(struct leap_compiler *c, char **argv, const char *dir, char **
 {
 	struct run r;
 	char *err = NULL;
-	if (run_program(c, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &err)) {
+	if (run_program(c, 1, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &err)) {
 		free(err);
 		return 0;
 	}
@@ -1458,7 +1652,7 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 		struct run nr;
 		char *nerr = NULL;
 		int clean = 0;
-		if (!run_program(c, nmv, dir, 60, 0, 0, &nr, &nerr)) {
+		if (!run_program(c, 1, nmv, dir, 60, 0, 0, &nr, &nerr)) {
 			clean = !nr.timed_out && WIFEXITED(nr.status) && WEXITSTATUS(nr.status) == 0 &&
 				!strstr(nr.out.s, "_GLOBAL__sub_I") && !strstr(nr.out.s, ".init_array");
 			leap_buf_free(&nr.out);

@@ -26,6 +26,10 @@ struct leap_compile_opts {
 	size_t max_diags;      /* diagnostics kept per result */
 	int reuse;             /* 1: reuse cached results; 0 (--no-cache): always run the compiler
 				  for candidates (the per-task shim objects are still reused) */
+	const char *const *hide; /* directories the compilers must not read (the task suites, the
+				    reference builds): empty read-only tmpfs over each, in a mount
+				    namespace of the compilers' own, when the system allows one */
+	size_t nhide;
 };
 
 /* The toolchain of one backend, resolved on first use. */
@@ -65,6 +69,10 @@ struct leap_compiler {
 	pid_t *groups;              /* process groups of the compilers running now */
 	size_t ngroups, groups_cap;
 	int aborting;               /* leap_compiler_abort was called: no new compiler starts */
+	char **hide;                /* canonical directories hidden from the compilers (see opts) */
+	size_t nhide;
+	int ns;                     /* how they are hidden: 0 not at all (no namespace could be made:
+				       warned), 1 unshare(CLONE_NEWNS) (root), 2 a user namespace too */
 };
 
 /* Outcome of one compile. */
@@ -77,7 +85,7 @@ enum leap_cstatus {
 
 struct leap_cresult {
 	enum leap_cstatus status;
-	char *reason;       /* error kind: compile, missing_entry, wrong_signature, link, timeout,
+	char *reason;       /* error kind: compile, missing_entry, wrong_signature, link, forbidden_include, timeout,
 			       memory_limit, cpu_limit, output_limit, compiler_crash; NULL when ok */
 	char *message;      /* one line a model can act on; NULL when ok */
 	double ms;          /* wall time spent on this record now (lookup time when cached) */
@@ -92,7 +100,11 @@ struct leap_cresult {
 };
 
 /* Prepares a compiler using `cache` (required: artifacts live there) and a private work
- * directory under $TMPDIR. Returns 0, or -1 with a new message in *err. */
+ * directory under $TMPDIR. The directories of o->hide that exist are hidden from every
+ * compiler run; one that contains the work directory, the cache, a -I directory of the flags
+ * or a system directory is left visible with a warning, and when no mount namespace can be
+ * made (checked once here) the compilers run without one, with a warning. Returns 0, or -1
+ * with a new message in *err. */
 int leap_compiler_init(struct leap_compiler *c, const struct leap_compile_opts *o, struct leap_cache *cache,
 		       char **err);
 

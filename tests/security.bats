@@ -71,9 +71,106 @@ EOF
 	jq -e '.status == "compile_error"' <<<"$output"
 }
 
-@test "verify: data the compiler embedded (.incbin) reaches verify.output" {
-	sed "s|@FILE@|$F/secret.txt|" "$F/incbin.c.in" >"$T/incbin.c"
-	rec_file vector_add cpu "$T/incbin.c" >"$T/in.jsonl"
+# incbin_rec FILE: a vector_add record (cpu) whose code embeds FILE with .incbin and prints it.
+incbin_rec() {
+	sed "s|@FILE@|$1|" "$F/incbin.c.in" >"$T/incbin.c"
+	rec_file vector_add cpu "$T/incbin.c"
+}
+
+@test "compile: .incbin of a task's reference.c is refused (the compilers do not see the suite)" {
+	incbin_rec "$(cd "$LEAP_TASKS" && pwd)/softmax/reference.c" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	echo "$output" >"$T/out.json"
+	jq -e '.status == "compile_error" and .compile.reason == "forbidden_include"' "$T/out.json"
+	jq -e '.compile.diagnostics == [] and (.compile | has("artifact") | not)' "$T/out.json"
+	run -1 grep -c 'numerically stable' "$T/out.json"
+	run -0 --separate-stderr leap-verify "$T/out.json"
+	[ "$(jq -r .status <<<"$output")" = compile_error ]
+	# the same source compiled by leap-compile's own shim and reference builds still work
+	run -0 --separate-stderr leap-verify --task softmax "$LEAP_TASKS/softmax/reference.c"
+}
+
+@test "compile: .incbin through /proc/PID/root (another process's view of the files) is refused" {
+	# a process outside the compilers' namespace, where nothing is hidden (/proc/1 on a host)
+	sleep 60 3>&- &
+	pid=$!
+	[ -r "/proc/$pid/root$(cd "$LEAP_TASKS" && pwd)/softmax/reference.c" ]
+	incbin_rec "/proc/$pid/root$(cd "$LEAP_TASKS" && pwd)/softmax/reference.c" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	kill "$pid"
+	echo "$output" >"$T/out.json"
+	jq -e '.status == "compile_error" and .compile.reason == "forbidden_include"' "$T/out.json"
+	run -1 grep -c 'numerically stable' "$T/out.json"
+}
+
+@test "compile: an ordinary error on a line that names /proc keeps its diagnostics (only unreadable paths are forbidden)" {
+	printf 'void vector_add(const float *a, const float *b, float *c, int n) { const char *p = "/proc/cpuinfo"; no_such_fn(p); }\n' >"$T/k.c"
+	rec_file vector_add cpu "$T/k.c" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	jq -e '.compile.reason == "compile" and (.compile.diagnostics | length > 0)' <<<"$output"
+}
+
+@test "compile: .incbin of a reference build in the cache is refused" {
+	# leap-verify builds the reference into the cache (CACHE/artifacts/HASH.so)...
+	printf 'void vector_add(const float *a, const float *b, float *c, int n)\n{ for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n' >"$T/ok.c"
+	rec_file vector_add cpu "$T/ok.c" | leap-compile >"$T/ok.jsonl"
+	run -0 --separate-stderr leap-verify "$T/ok.jsonl"
+	jq -e '.status == "pass"' <<<"$output"
+	so="$(ls "$LEAP_CACHE"/artifacts/*.so)"
+	[ -s "$so" ]
+	# ...and a candidate that embeds it (to dlopen it from a memfd at run time) does not compile
+	incbin_rec "$so" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	jq -e '.status == "compile_error" and .compile.reason == "forbidden_include"' <<<"$output"
+}
+
+@test "compile: without root the compilers hide the suite in a user namespace" {
+	[ "$(id -u)" = 0 ] || skip "runs the compiler as nobody, which needs root to switch to"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	d="$(mktemp -d /tmp/leap-security-nobody.XXXXXX)"
+	chown 65534:65534 "$d"
+	ref="$(cd "$LEAP_TASKS" && pwd)/softmax/reference.c"
+	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$d" TMPDIR="$d" LEAP_CACHE="$d/cache" "$@"; }
+	as_nobody test -r "$ref" || { rm -rf "$d"; skip "nobody cannot read the suite here"; }
+	as_nobody unshare -U true || { rm -rf "$d"; skip "no unprivileged user namespaces here"; }
+	incbin_rec "$ref" >"$d/in.jsonl"
+	chmod 644 "$d/in.jsonl"
+	chown 65534:65534 "$d/in.jsonl"
+	run -0 --separate-stderr as_nobody "$BATS_TEST_DIRNAME/../bin/leap-compile" "$d/in.jsonl"
+	rm -rf "$d"
+	jq -e '.status == "compile_error" and .compile.reason == "forbidden_include"' <<<"$output"
+	[ -z "$stderr" ]
+}
+
+@test "compile: with no mount namespace at all, one warning, and .incbin of the suite is the documented limit" {
+	[ "$(id -u)" = 0 ] || skip "needs root to make a namespace without the rights to make more"
+	unshare -r true 2>/dev/null || skip "no user namespaces here"
+	incbin_rec "$(cd "$LEAP_TASKS" && pwd)/softmax/reference.c" >"$T/in.jsonl"
+	# root of a user namespace that may make no more of them, without capabilities: both ways fail
+	run -0 --separate-stderr unshare -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces &&
+		exec setpriv --bounding-set=-all --inh-caps=-all leap-compile "$1" "$1"' sh "$T/in.jsonl"
+	[ "$(grep -c 'no mount namespace for the compilers' <<<"$stderr")" = 1 ]
+	[ "$(jq -r .compile.status <<<"$output" | sort -u)" = ok ]
+}
+
+@test "compile: __has_include tells a candidate whether a file outside the suite exists (one bit; a documented limit)" {
+	for f in "$F/secret.txt" "$F/no-such-file"; do
+		printf '#if __has_include("%s")\n#error exists\n#endif\nvoid vector_add(const float *a, const float *b, float *c, int n) { for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n' \
+			"$f" >"$T/k.c"
+		rec_file vector_add cpu "$T/k.c"
+	done >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	[ "$(jq -r '.compile.status' <<<"$output" | tr '\n' ' ')" = "error ok " ]
+	# inside the suite the answer is always "no": it is hidden
+	printf '#if __has_include("%s/softmax/reference.c")\n#error exists\n#endif\nvoid vector_add(const float *a, const float *b, float *c, int n) { for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n' \
+		"$(cd "$LEAP_TASKS" && pwd)" >"$T/k.c"
+	rec_file vector_add cpu "$T/k.c" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	jq -e '.compile.status == "ok"' <<<"$output"
+}
+
+@test "verify: data the compiler embedded (.incbin) from a file outside the suite reaches verify.output" {
+	incbin_rec "$F/secret.txt" >"$T/in.jsonl"
 	leap-compile "$T/in.jsonl" >"$T/c.jsonl"
 	run -0 --separate-stderr leap-verify "$T/c.jsonl"
 	echo "$output" >"$T/out.json"
