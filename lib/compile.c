@@ -1287,6 +1287,20 @@ static char *hidden_named(const struct leap_compiler *c, const struct leap_buf *
 	return NULL;
 }
 
+/* Makes r the verdict on a candidate that read a file it may not (`message`, taken over):
+ * compile_error forbidden_include, no diagnostics, and *log replaced by a note naming `path`
+ * (the compiler's output may quote the file). Never fails. */
+static void forbid(struct leap_cresult *r, char **log, char *message, const char *verb, const char *path)
+{
+	r->status = LEAP_C_ERROR;
+	r->reason = xstrdup("forbidden_include");
+	r->message = message;
+	json_decref(r->diagnostics);
+	r->diagnostics = json_array();
+	free(*log);
+	*log = xasprintf("[leap: the compiler's output is withheld: the candidate %s '%s']\n", verb, path);
+}
+
 void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const char *code, const char *key,
 		      struct leap_cresult *r)
 {
@@ -1347,28 +1361,20 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 	if (deps == 1) {
 		/* the candidate read a file outside the system headers (a task's reference.c, a
 		 * secret): no artifact, and no compiler output, which may quote that file */
-		r->status = LEAP_C_ERROR;
-		r->reason = xstrdup("forbidden_include");
-		r->message = xasprintf("the candidate includes '%s', which is not a system or CUDA header: only "
-				       "those may be included",
-				       bad);
-		json_decref(r->diagnostics);
-		r->diagnostics = json_array();
-		free(log);
-		log = xasprintf("[leap: the compiler's output is withheld: the candidate included '%s']\n", bad);
+		forbid(r, &log,
+		       xasprintf("the candidate includes '%s', which is not a system or CUDA header: only those "
+				 "may be included",
+				 bad),
+		       "included", bad);
 		free(bad);
 	} else if (!built && !run.timed_out && hidden) {
 		/* it tried to read (#include, .incbin) a file the compiler cannot see: the same
 		 * verdict as the include guard's, and the output is withheld likewise */
-		r->status = LEAP_C_ERROR;
-		r->reason = xstrdup("forbidden_include");
-		r->message = xasprintf("the candidate reads '%s', which is hidden from the compiler (a task suite "
-				       "or the reference builds): only system and CUDA headers may be included",
-				       hidden);
-		json_decref(r->diagnostics);
-		r->diagnostics = json_array();
-		free(log);
-		log = xasprintf("[leap: the compiler's output is withheld: the candidate read '%s']\n", hidden);
+		forbid(r, &log,
+		       xasprintf("the candidate reads '%s', which is hidden from the compiler (a task suite or "
+				 "the reference builds): only system and CUDA headers may be included",
+				 hidden),
+		       "read", hidden);
 	} else if (built && deps < 0) {
 		r->status = LEAP_C_INTERNAL;
 		r->reason = xstrdup("internal");

@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "build.h"
 #include "runproto.h"
 #include "sandbox.h"
 #include "sig.h"
@@ -51,7 +50,8 @@ void leap_sandbox_env_init(struct leap_sandbox_env *env)
 struct child_plan {
 	const struct leap_sandbox_opts *o;
 	const struct leap_sandbox_env *env;
-	const char *runner, *tmpdir;
+	const char *runner;
+	char *tmpdir; /* the child's copy may be written (mkdirs_here) */
 	char *const *argv, *const *envp;
 	int fds[7]; /* source descriptor for 0..6 */
 	int errfd;  /* where to report a set-up failure (the log) */
@@ -82,6 +82,23 @@ static void limit(const struct child_plan *p, int res, uint64_t soft, uint64_t h
 	struct rlimit rl = {(rlim_t)soft, (rlim_t)hard};
 	if (setrlimit(res, &rl))
 		child_fail(p, "setrlimit");
+}
+
+/* Creates directory `path` and its parents (mode 0755) in place, allocating nothing: the
+ * child runs under its memory limit, where a sanitizer's allocator may fail. Returns 0, or -1
+ * with errno set; `path` is unchanged either way. */
+static int mkdirs_here(char *path)
+{
+	for (char *s = path + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		int r = mkdir(path, 0755);
+		*s = '/';
+		if (r && errno != EEXIST)
+			return -1;
+	}
+	return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
 }
 
 /* The child side: descriptors, limits, user, directory, exec. Never returns. */
@@ -160,7 +177,7 @@ static noreturn void child(const struct child_plan *p)
 				if (mount("leap-shared-tmp", shared_tmp[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts))
 					child_fail(p, "mounting an empty /tmp, /var/tmp or /dev/shm");
 				if (!strncmp(p->tmpdir, shared_tmp[i], strlen(shared_tmp[i])) &&
-				    p->tmpdir[strlen(shared_tmp[i])] == '/' && leap_mkdirs(p->tmpdir))
+				    p->tmpdir[strlen(shared_tmp[i])] == '/' && mkdirs_here(p->tmpdir))
 					child_fail(p, "making the private temp dir again");
 			}
 			/* The private temp dir becomes a small tmpfs of its own: bounded in total, gone
