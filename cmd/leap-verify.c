@@ -337,30 +337,11 @@ int main(int argc, char **argv)
 		c.jobs = c.devs.n;
 	if (task && optind >= argc)
 		leap_usage_error(&c.common, "--task needs at least one source file");
-	if (!o.sb.nproc) { /* room for a thread per CPU (OpenMP) and then some */
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		o.sb.nproc = n > 64 ? 4 * n : 256;
-	}
-	o.libexec = leap_libexec_dir();
-	if (!o.libexec)
-		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");
-	o.cache = cache ? xstrdup(cache) : leap_cache_dir();
-	if (!o.cache)
-		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
 	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
-	/* The candidate must not find the references: hide the suite and the build cache. */
-	leap_mkdirs(o.cache); /* so that it exists, and can be hidden, from the start */
-	char *tasks_real = realpath(dir, NULL), *cache_real = realpath(o.cache, NULL);
-	const char *hide[2];
-	size_t nhide = 0;
-	if (tasks_real)
-		hide[nhide++] = tasks_real;
-	if (cache_real)
-		hide[nhide++] = cache_real;
-	o.sb.hide = hide;
-	o.sb.nhide = nhide;
+	struct leap_hidden hidden;
+	leap_verify_setup(&o, cache, dir, &hidden);
 	free(dir);
 	/* From here a signal ends the run in order: sandboxes killed, temp dirs removed, whole
 	 * lines written (sig.h). */
@@ -400,7 +381,6 @@ int main(int argc, char **argv)
 	leap_devices_free(&c.devs);
 	free(o.libexec);
 	free(o.cache);
-	free(tasks_real);
-	free(cache_real);
+	leap_hidden_free(&hidden);
 	return rc;
 }

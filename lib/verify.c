@@ -472,3 +472,35 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	leap_buf_free(&output);
 	return result;
 }
+
+void leap_verify_setup(struct leap_verify_opts *o, const char *cache, const char *tasks_dir,
+			 struct leap_hidden *h)
+{
+	if (!o->sb.nproc) { /* room for a thread per CPU (OpenMP) and then some */
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		o->sb.nproc = n > 64 ? 4 * n : 256;
+	}
+	o->libexec = leap_libexec_dir();
+	if (!o->libexec)
+		leap_die("cannot find the runner leap-run-cpu (set LEAP_LIBEXEC to its directory)");
+	o->cache = cache ? xstrdup(cache) : leap_cache_dir();
+	if (!o->cache)
+		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
+	/* The candidate must not find the references: hide the suite and the build cache. */
+	leap_mkdirs(o->cache); /* so that it exists, and can be hidden, from the start */
+	memset(h, 0, sizeof(*h));
+	h->paths[0] = realpath(tasks_dir, NULL);
+	h->paths[1] = realpath(o->cache, NULL);
+	size_t n = 0;
+	for (int i = 0; i < 2; i++)
+		if (h->paths[i])
+			h->list[n++] = h->paths[i];
+	o->sb.hide = h->list;
+	o->sb.nhide = n;
+}
+
+void leap_hidden_free(struct leap_hidden *h)
+{
+	free(h->paths[0]);
+	free(h->paths[1]);
+}
