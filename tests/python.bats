@@ -19,3 +19,15 @@ unittest() {
 	unittest python3 tests/python/test_leap.py
 }
 
+@test "python: the TRL reward and feedback tool, called as GRPOTrainer calls them" {
+	unittest python3 tests/python/test_trl.py
+}
+
+@test "python: the TRL reward inside the real GRPOTrainer (one step, tiny random model)" {
+	# pip install trl pulls torch with its CUDA libraries (5.9 GB, 2 min 21 s on this machine):
+	# beyond what make check downloads. Point LEAP_TRL_PYTHON at a python that has trl.
+	py=${LEAP_TRL_PYTHON:-python3}
+	"$py" -c 'import trl, datasets, tokenizers' 2>/dev/null ||
+		skip "trl is not installed for $py (pip install trl pulls torch, 5.9 GB; set LEAP_TRL_PYTHON=/path/to/python with trl)"
+	HF_HUB_OFFLINE=1 unittest "$py" tests/python/test_trl_trainer.py
+}
