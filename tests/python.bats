@@ -31,3 +31,17 @@ unittest() {
 		skip "trl is not installed for $py (pip install trl pulls torch, 5.9 GB; set LEAP_TRL_PYTHON=/path/to/python with trl)"
 	HF_HUB_OFFLINE=1 unittest "$py" tests/python/test_trl_trainer.py
 }
+
+@test "python: the verl reward functions and interaction, called as verl 0.6.1 calls them" {
+	# verl's own BaseInteraction when its wheel can be had (1.7 MB, no dependencies: verl's
+	# package __init__ imports torch and ray, so only verl/interactions/base.py is loaded)
+	if python3 -m pip download -q --no-deps verl==0.6.1 -d "$BATS_TEST_TMPDIR/verl" >/dev/null 2>&1; then
+		python3 -c 'import zipfile, glob, sys
+z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/verl-*.whl")[0])
+open(sys.argv[1] + "/base.py", "wb").write(z.read("verl/interactions/base.py"))' "$BATS_TEST_TMPDIR/verl"
+		export LEAP_VERL_BASE="$BATS_TEST_TMPDIR/verl/base.py"
+	else
+		echo "# the verl 0.6.1 wheel could not be downloaded: LeapInteraction runs without verl's base class" >&3
+	fi
+	unittest python3 tests/python/test_verl.py
+}
