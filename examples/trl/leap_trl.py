@@ -21,7 +21,7 @@ Why it is shaped this way (checked against trl 1.16's grpo_trainer.py):
   (`--catastrophic ''` so a failed sample always gets another try up to --max-turns); the
   reward function then ranks each rollout's whole trajectory (solved at turn 1 beats turn 2...).
 
-Use (see train_grpo.py beside this file):
+Use (examples/trl/README.md has the whole script):
 
     from leap_trl import LeapRankReward, leap_dataset
     rows = leap_dataset(lp, ["softmax", "gelu"])          # prompt, task, group, backend
