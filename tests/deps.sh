@@ -1,9 +1,10 @@
 #!/bin/sh
 # deps.sh - install what building and testing leap needs, only what is missing (Debian/Ubuntu).
 set -eu
-# clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes, only "recommended" by
+# python3-venv, python3-setuptools and python3-wheel let tests/python.bats pip-install python/
+# offline. clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes, only "recommended" by
 # clang on Debian) build the fuzz targets of `make fuzz`.
-pkgs="gcc make libjansson-dev libssl-dev jq python3 man-db groff-base bats bats-assert bats-support parallel
+pkgs="gcc make libjansson-dev libssl-dev jq python3 python3-venv python3-setuptools python3-wheel man-db groff-base bats bats-assert bats-support parallel
 	clang libclang-rt-dev"
 missing=""
 for p in $pkgs; do
