@@ -410,6 +410,14 @@ static void print_human(struct ctx *c, const struct slot *s, const struct leap_c
 			else if (l)
 				leap_buf_addf(&b, "%s:%ld: ", s->label && c->file_mode ? s->label : "code", l);
 			leap_buf_addf(&b, "%s: %s\n", leap_get_str(d, "severity", "error"), leap_get_str(d, "message", ""));
+			const char *x = leap_get_str(d, "excerpt", NULL);
+			for (const char *p = x; p && *p;) { /* the quoted line and caret, indented */
+				size_t k = strcspn(p, "\n");
+				leap_buf_adds(&b, "  ");
+				leap_buf_add(&b, p, k);
+				leap_buf_add(&b, "\n", 1);
+				p += k + (p[k] == '\n');
+			}
 		}
 	}
 	leap_out_raw(&c->out, b.s, b.len ? b.len - 1 : 0);

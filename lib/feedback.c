@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "feedback.h"
 #include "jsonl.h"
 #include "prune.h"
 #include "record.h"
@@ -33,35 +34,183 @@ static size_t utf8_prefix(const char *s, size_t n, size_t max)
 	return k;
 }
 
-/* Collects the details for a compile failure: the error diagnostics first (all of them when
- * none is an error), one per line as "line L:C: SEVERITY: MESSAGE"; else the log; else the
- * message. */
-static void compile_details(struct leap_buf *d, const json_t *compile)
+/* 1 for the severities that stop a build. */
+static int is_error(const char *sev)
+{
+	return !strcmp(sev, "error") || !strcmp(sev, "fatal error") || !strcmp(sev, "fatal");
+}
+
+/* Appends line `line` (1-based) of `code` as the compilers print it, "  L | text", with a
+ * caret under byte column `col` (the prefix's tabs kept, so it lines up at any tab width).
+ * Long lines are cut to a window around the column. Nothing when there is no such line. */
+void leap_feedback_quote(struct leap_buf *b, const char *code, long line, long col)
+{
+	if (!code || line < 1)
+		return;
+	const char *p = code;
+	for (long l = 1; l < line && p; l++) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!p || !*p)
+		return;
+	size_t n = strcspn(p, "\r\n"), from = 0;
+	size_t c = col > 0 ? (size_t)col - 1 : 0;
+	if (c > n)
+		c = n;
+	if (n > 160) { /* a window of 160 bytes around the column */
+		from = c > 80 ? c - 80 : 0;
+		while (from > 0 && ((unsigned char)p[from] & 0xC0) == 0x80)
+			from--;
+		n = utf8_prefix(p + from, n - from, 160) + from;
+	}
+	int w = snprintf(NULL, 0, "%ld", line);
+	leap_buf_addf(b, "\n %ld | %s", line, from ? "..." : "");
+	leap_buf_add(b, p + from, n - from);
+	if (col < 1)
+		return;
+	leap_buf_addf(b, "\n %*s | %s", w, "", from ? "   " : "");
+	for (size_t k = from; k < c && k < n; k++)
+		if (p[k] == '\t')
+			leap_buf_add(b, "\t", 1);
+		else if (((unsigned char)p[k] & 0xC0) != 0x80)
+			leap_buf_add(b, " ", 1);
+	leap_buf_add(b, "^", 1);
+}
+
+/* Appends the headline of one diagnostic: "line L:C: SEVERITY: MESSAGE", the place named by
+ * `where` instead when it is not the candidate's code. */
+static void diag_head(struct leap_buf *b, const json_t *dg)
+{
+	json_int_t line = leap_get_int(dg, "line", 0), col = leap_get_int(dg, "col", 0);
+	const char *where = leap_get_str(dg, "where", NULL);
+	if (where && !strcmp(where, "prelude"))
+		leap_buf_adds(b, "in the required prototype: ");
+	else if (where)
+		leap_buf_addf(b, "%s: ", where);
+	else if (line > 0 && col > 0)
+		leap_buf_addf(b, "line %lld:%lld: ", (long long)line, (long long)col);
+	else if (line > 0)
+		leap_buf_addf(b, "line %lld: ", (long long)line);
+	leap_buf_addf(b, "%s: %s", leap_get_str(dg, "severity", "error"), leap_get_str(dg, "message", ""));
+}
+
+/* Appends what the compiler printed under a diagnostic (the quoted line with its caret, a
+ * fix-it), or, for the candidate's own line with nothing printed, that line quoted from
+ * `code`; starts with a newline when not empty. */
+static void diag_excerpt(struct leap_buf *b, const json_t *dg, const char *code)
+{
+	const char *excerpt = leap_get_str(dg, "excerpt", NULL);
+	if (excerpt && *excerpt) {
+		leap_buf_add(b, "\n", 1);
+		leap_buf_adds(b, excerpt);
+	} else if (!json_object_get(dg, "where")) {
+		leap_feedback_quote(b, code, (long)leap_get_int(dg, "line", 0), (long)leap_get_int(dg, "col", 0));
+	}
+}
+
+/* Appends `piece` to `b` when b stays within `limit` bytes; returns 1 when it did. */
+static int add_within(struct leap_buf *b, const struct leap_buf *piece, size_t limit)
+{
+	if (b->len + piece->len > limit)
+		return 0;
+	leap_buf_add(b, piece->s, piece->len);
+	return 1;
+}
+
+/* Appends to `blk` the block of the message at diags[i]: its headline, then its excerpt and
+ * each note that follows it (with the note's excerpt), each piece only while the block stays
+ * within `limit`. A note whose message is already in `shown` (the compiler repeats them) is
+ * left out; the others are added to it. */
+static void diag_block(struct leap_buf *blk, const json_t *diags, size_t i, const char *code, json_t *shown,
+		       size_t limit)
+{
+	struct leap_buf piece = {0};
+	const json_t *dg = json_array_get(diags, i);
+	diag_head(blk, dg);
+	diag_excerpt(&piece, dg, code);
+	add_within(blk, &piece, limit);
+	for (size_t k = i + 1; k < json_array_size(diags); k++) {
+		const json_t *note = json_array_get(diags, k);
+		if (strcmp(leap_get_str(note, "severity", ""), "note"))
+			break;
+		const char *m = leap_get_str(note, "message", "");
+		size_t j;
+		const json_t *seen;
+		int dup = 0;
+		json_array_foreach(shown, j, seen)
+			dup |= !strcmp(json_string_value(seen), m);
+		if (dup)
+			continue;
+		piece.len = 0;
+		leap_buf_add(&piece, "\n", 1);
+		diag_head(&piece, note);
+		size_t head_len = piece.len;
+		diag_excerpt(&piece, note, code);
+		if (!add_within(blk, &piece, limit)) {
+			piece.len = head_len; /* the note without its excerpt, if that fits */
+			if (!add_within(blk, &piece, limit))
+				continue;
+		}
+		json_array_append_new(shown, json_string(m));
+	}
+	leap_buf_free(&piece);
+}
+
+/* Collects the details for a compile failure in at most `room` bytes: each error with its
+ * excerpt and the notes that follow it, as whole blocks while they fit (the first one piece
+ * by piece), then how many errors were left out; warnings only when nothing is an error.
+ * Without diagnostics: the log, else the message. The first headline alone may be longer
+ * than `room` (the caller cuts it). */
+static void compile_details(struct leap_buf *d, const json_t *compile, const char *code, size_t room)
 {
 	const json_t *diags = json_object_get(compile, "diagnostics");
-	size_t nerr = 0, i;
+	size_t nerr = 0, i, nblocks = 0, left = 0, total = 0;
 	const json_t *dg;
-	json_array_foreach(diags, i, dg) {
-		const char *sev = leap_get_str(dg, "severity", "");
-		if (!strcmp(sev, "error") || !strcmp(sev, "fatal error") || !strcmp(sev, "fatal"))
-			nerr++;
+	json_array_foreach(diags, i, dg)
+		nerr += is_error(leap_get_str(dg, "severity", "")) != 0;
+	json_array_foreach(diags, i, dg) { /* the messages shown as blocks */
+		const char *sev = leap_get_str(dg, "severity", "error");
+		total += strcmp(sev, "note") && (!nerr || is_error(sev));
 	}
-	for (int pass = 0; pass < 2; pass++) {
-		json_array_foreach(diags, i, dg) {
-			const char *sev = leap_get_str(dg, "severity", "error");
-			int is_err = !strcmp(sev, "error") || !strcmp(sev, "fatal error") || !strcmp(sev, "fatal");
-			/* pass 0: errors; pass 1: the rest, only when there was no error */
-			if (pass == 0 ? !is_err : (nerr > 0 || is_err))
-				continue;
-			if (d->len)
-				leap_buf_add(d, "\n", 1);
-			json_int_t line = leap_get_int(dg, "line", 0), col = leap_get_int(dg, "col", 0);
-			if (line > 0 && col > 0)
-				leap_buf_addf(d, "line %lld:%lld: ", (long long)line, (long long)col);
-			else if (line > 0)
-				leap_buf_addf(d, "line %lld: ", (long long)line);
-			leap_buf_addf(d, "%s: %s", sev, leap_get_str(dg, "message", ""));
+	struct leap_buf blk = {0};
+	json_t *shown = json_array(); /* messages of the notes shown so far */
+	json_array_foreach(diags, i, dg) {
+		const char *sev = leap_get_str(dg, "severity", "error");
+		if (!strcmp(sev, "note") || (nerr && !is_error(sev)))
+			continue; /* notes go with their message; warnings only when nothing failed */
+		if (left) {
+			left++;
+			continue;
 		}
+		/* room for the count of those that would be left out after this one */
+		size_t after = total - nblocks - 1;
+		size_t reserve = after ? (size_t)snprintf(NULL, 0, "\n(%zu more errors not shown)", after) : 0;
+		size_t limit = room > reserve + d->len + 1 ? room - reserve - d->len - 1 : 0;
+		blk.len = 0;
+		json_t *trial = json_deep_copy(shown);
+		diag_block(&blk, diags, i, code, trial, nblocks ? (size_t)-1 : limit);
+		if (nblocks && blk.len > limit) {
+			json_decref(trial);
+			left = 1;
+			continue;
+		}
+		json_decref(shown);
+		shown = trial;
+		if (d->len)
+			leap_buf_add(d, "\n", 1);
+		leap_buf_add(d, blk.s, blk.len);
+		nblocks++;
+	}
+	json_decref(shown);
+	leap_buf_free(&blk);
+	if (left) {
+		char more[64];
+		int k = snprintf(more, sizeof more, "\n(%zu more %s not shown)", left,
+				 nerr ? (left == 1 ? "error" : "errors") : (left == 1 ? "message" : "messages"));
+		if (d->len + (size_t)k <= room)
+			leap_buf_add(d, more, (size_t)k);
 	}
 	if (d->len)
 		return;
@@ -91,11 +240,19 @@ static void mismatch_details(struct leap_buf *d, const json_t *mm)
 	}
 }
 
+/* The bytes left for the details beside the headline and the instruction. */
+static size_t room(const struct leap_prune_opts *o, const char *head, const char *tail)
+{
+	size_t fixed = strlen(head) + strlen(tail) + 2;
+	return o->feedback_bytes > fixed ? o->feedback_bytes - fixed : 0;
+}
+
 char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts *o)
 {
 	const json_t *compile = json_object_get(rec, "compile");
 	const json_t *verify = json_object_get(rec, "verify");
 	const json_t *bench = json_object_get(rec, "bench");
+	const char *code = leap_get_str(rec, "code", NULL);
 	const char *head, *tail = "Reply with the complete corrected code in one fenced code block.";
 	struct leap_buf d = {0};
 	const char *vmsg = leap_get_str(verify, "message", NULL);
@@ -103,11 +260,11 @@ char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts 
 	case LEAP_ST_NO_CODE:
 		head = "No code was found in your answer.";
 		tail = "Reply with the complete code in one fenced code block.";
-		compile_details(&d, compile);
+		compile_details(&d, compile, code, room(o, head, tail));
 		break;
 	case LEAP_ST_COMPILE_ERROR:
 		head = "Your code does not compile.";
-		compile_details(&d, compile);
+		compile_details(&d, compile, code, room(o, head, tail));
 		break;
 	case LEAP_ST_RUNTIME_ERROR:
 		head = "Your kernel failed at run time.";

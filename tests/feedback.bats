@@ -1,0 +1,75 @@
+#!/usr/bin/env bats
+# feedback.bats - what the model reads after a turn: real compiler output, crashes, mismatches
+# and slow passes turned into feedback it can act on (leap-compile | leap-verify | leap-prune).
+load helpers
+
+setup_file() {
+	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
+}
+
+setup() {
+	F="$FIXTURES/feedback"
+	T="$BATS_TEST_TMPDIR"
+}
+
+# turn TASK BACKEND FILE [leap-verify options...]: one turn of a one-sample group answering
+# with FILE, through the real pipeline; prints the next turn's record.
+turn() {
+	local task=$1 backend=$2 file=$3
+	shift 3
+	leap-prompt --backend "$backend" "$task" |
+		jq -c --rawfile c "$file" --arg l "$([ "$backend" = cpu ] && echo c || echo cuda)" \
+			'.completion = "```\($l)\n\($c)```"' |
+		leap-compile | leap-verify --seed 1 "$@" |
+		leap-prune --catastrophic '' --done "$T/done.jsonl"
+}
+
+@test "gcc: a missing include keeps the compiler's hint and quotes the line with its caret" {
+	turn softmax cpu "$F/missing_include.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your code does not compile."
+	assert_line --index 1 "line 3:2: error: unknown type name 'size_t'"
+	assert_line --index 2 "    3 |         size_t n = (size_t)rows * cols;"
+	assert_line --index 3 "      |         ^~~~~~"
+	# the note with its fix-it, right under the error it explains
+	assert_line --index 4 "line 1:1: note: 'size_t' is defined in header '<stddef.h>'; did you forget to '#include <stddef.h>'?"
+	assert_line --index 5 "  +++ |+#include <stddef.h>"
+	[ "$(jq -r '.feedback | utf8bytelength' "$T/next")" -le 1024 ]
+	# the same note is not repeated for the next error
+	[ "$(grep -c "did you forget" <<<"$output")" -eq 1 ]
+	# the excerpt is in the record too
+	run -0 jq -r '.compile.diagnostics[0].excerpt' "$T/done.jsonl"
+	assert_output "$(printf '    3 |         size_t n = (size_t)rows * cols;\n      |         ^~~~~~')"
+}
+
+@test "gcc: with a small --feedback-bytes whole errors are kept and the rest counted" {
+	leap-prompt --backend cpu softmax |
+		jq -c --rawfile c "$F/missing_include.c" '.completion = "```c\n\($c)```"' |
+		leap-compile | leap-prune --catastrophic '' --feedback-bytes 200 --done "$T/done.jsonl" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	[ "$(jq -r '.feedback | utf8bytelength' "$T/next")" -le 200 ]
+	assert_line --index 1 "line 3:2: error: unknown type name 'size_t'"
+	assert_line --regexp '^\([0-9]+ more errors not shown\)$'
+}
+
+@test "nvcc: an undefined identifier is quoted with nvcc's caret" {
+	skip_unless_nvcc
+	turn softmax cuda "$F/undefined.cu" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 'line 5:17: error: identifier "scale" is undefined'
+	assert_line --index 2 --regexp '^ +y\[i\] = x\[i\] \* scale;$'
+	assert_line --index 3 --regexp '^ +\^$'
+	# the caret stands under the identifier
+	src=$(sed -n 3p <<<"$output") caret=$(sed -n 4p <<<"$output")
+	[ "${#caret}" -eq $((${#src} - 5)) ]
+}
+
+@test "a diagnostic without the compiler's excerpt quotes the candidate's line from the code" {
+	printf '%s\n' '{"group":"g","sample":0,"turn":1,"messages":[],"completion":"x","code":"void f(void)\n{\n\tint y = zz + 1;\n}\n","status":"compile_error","compile":{"status":"error","diagnostics":[{"line":3,"col":10,"severity":"error","message":"'"'"'zz'"'"' undeclared"}]}}' |
+		leap-prune --catastrophic '' --done "$T/done.jsonl" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 "line 3:10: error: 'zz' undeclared"
+	assert_line --index 2 "$(printf ' 3 | \tint y = zz + 1;')"
+	# the tab before the caret is kept, so it lines up at any tab width
+	assert_line --index 3 "$(printf '   | \t        ^')"
+}
