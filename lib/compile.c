@@ -789,7 +789,9 @@ static void base_flags(const struct leap_compiler *c, enum leap_backend b, int s
 		for (size_t i = 0; i < c->o.n_nvcc_flags; i++)
 			push(v, n, cap, c->o.nvcc_flags[i]);
 	} else {
-		static const char *const fixed[] = {"-std=gnu11", "-O2", "-fPIC", "-fopenmp", "-fmax-errors=20", "-Werror=implicit-function-declaration",
+		/* -g1: line tables, so that a crash names the candidate's line (crash.h); the code
+		 * is the same as without it */
+		static const char *const fixed[] = {"-std=gnu11", "-O2", "-g1", "-fPIC", "-fopenmp", "-fmax-errors=20", "-Werror=implicit-function-declaration",
 						    "-fdiagnostics-color=never", "-fdiagnostics-column-unit=byte"};
 		push(v, n, cap, shared ? "-shared" : "-c");
 		for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
@@ -870,6 +872,11 @@ void leap_compile_key(const struct leap_compiler *c, const struct leap_variant *
 }
 
 /* ---- results ---- */
+
+const char *leap_compile_source_name(enum leap_backend b)
+{
+	return cand_name[b];
+}
 
 const char *leap_cstatus_name(enum leap_cstatus s)
 {

@@ -157,6 +157,10 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 /* The record's `compile` object for *r, with the log cut to max_log bytes. New reference. */
 json_t *leap_cresult_json(const struct leap_cresult *r, size_t max_log);
 
+/* The file name the compilers see the candidate's code under ("kernel.c", "kernel.cu"): the
+ * name in its diagnostics and in its artifact's line table. */
+const char *leap_compile_source_name(enum leap_backend b);
+
 /* The compile.status name of s ("ok", "error", "timeout", "internal"). */
 const char *leap_cstatus_name(enum leap_cstatus s);
 

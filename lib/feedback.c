@@ -188,7 +188,7 @@ static void compile_details(struct leap_buf *d, const json_t *compile, const cha
 		size_t after = total - nblocks - 1;
 		size_t reserve = after ? (size_t)snprintf(NULL, 0, "\n(%zu more errors not shown)", after) : 0;
 		size_t limit = room > reserve + d->len + 1 ? room - reserve - d->len - 1 : 0;
-		blk.len = 0;
+		leap_buf_reset(&blk);
 		json_t *trial = json_deep_copy(shown);
 		diag_block(&blk, diags, i, code, trial, nblocks ? (size_t)-1 : limit);
 		if (nblocks && blk.len > limit) {
@@ -270,6 +270,8 @@ char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts 
 		head = "Your kernel failed at run time.";
 		if (vmsg)
 			leap_buf_adds(&d, vmsg);
+		/* the line the crash report names (verify.crash), quoted */
+		leap_feedback_quote(&d, code, (long)leap_get_int(json_object_get(verify, "crash"), "line", 0), 0);
 		break;
 	case LEAP_ST_TIMEOUT:
 		head = "Your kernel did not finish within the time limit.";

@@ -16,6 +16,7 @@
 
 #include "build.h"
 #include "cli.h"
+#include "feedback.h"
 #include "hand.h"
 #include "jsonl.h"
 #include "sig.h"
@@ -284,6 +285,11 @@ static int check_one(struct leap_verifier *v, struct leap_hand *h, const struct 
 	if (!timer) {
 		printf("%s: %s (task %s, %s, seed %lld, %.1f ms)\n  %s\n", file, status, t->id, leap_backend_name(b),
 		       (long long)leap_get_int(vj, "seed", -1), leap_get_num(vj, "ms", 0), leap_get_str(vj, "message", ""));
+		struct leap_buf q = {0}; /* the line a crash report names */
+		leap_feedback_quote(&q, code, (long)leap_get_int(json_object_get(vj, "crash"), "line", 0), 0);
+		if (q.len)
+			printf(" %s\n", q.s + 1);
+		leap_buf_free(&q);
 		const char *output = leap_get_str(vj, "output", NULL);
 		if (output)
 			printf("  output of the code:\n%s\n", output);

@@ -2,8 +2,9 @@
 # deps.sh - install what building and testing leap needs, only what is missing (Debian/Ubuntu).
 set -eu
 # clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes, only "recommended" by
-# clang on Debian) build the fuzz targets of `make fuzz`.
-pkgs="gcc make libjansson-dev libssl-dev jq python3 man-db groff-base bats bats-assert bats-support parallel
+# clang on Debian) build the fuzz targets of `make fuzz`. libdw-dev (elfutils) maps a crash to
+# the candidate's source line through the artifact's DWARF line table (lib/crash.c).
+pkgs="gcc make libjansson-dev libssl-dev libdw-dev jq python3 man-db groff-base bats bats-assert bats-support parallel
 	clang libclang-rt-dev"
 missing=""
 for p in $pkgs; do

@@ -73,3 +73,67 @@ turn() {
 	# the tab before the caret is kept, so it lines up at any tab width
 	assert_line --index 3 "$(printf '   | \t        ^')"
 }
+
+@test "cpu: a segfault names the candidate's line, in the verdict and in the feedback" {
+	turn vector_add cpu "$F/segv_line.c" >"$T/next"
+	run -0 jq -c '.verify.crash' "$T/done.jsonl"
+	assert_output '{"line":7,"called":false,"function":"vector_add"}'
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your kernel failed at run time."
+	assert_line --index 1 --partial "crashed with SIGSEGV (invalid memory access"
+	assert_line --index 1 --partial ") at line 7 of your code (in vector_add) in case 1 (n=1), trial 1."
+	assert_line --index 2 "$(printf ' 7 | \t\tc[i] = x + far[i];')"
+	# by hand, the same message and the line
+	run -1 leap-verify --seed 1 --task vector_add "$F/segv_line.c"
+	assert_line --index 1 --partial "at line 7 of your code (in vector_add)"
+	assert_line --index 2 "$(printf '  7 | \t\tc[i] = x + far[i];')"
+}
+
+@test "cpu: a fault inside a library function names the candidate's call" {
+	run -1 leap-verify --seed 1 --task vector_add "$F/segv_call.c"
+	assert_line --index 1 --partial "crashed with SIGSEGV"
+	assert_line --index 1 --partial "in a library function called at line 6 of your code (in vector_add)"
+}
+
+@test "cpu: a forged crash report from a runner that did not crash names no line" {
+	run -1 leap-verify --seed 1 --task vector_add "$F/forged_crash.c"
+	assert_line --index 0 --partial "runtime_error"
+	assert_line --index 1 --partial "exited with status 0 during the call"
+	refute_output --partial "of your code"
+	leap-compile --task vector_add "$F/forged_crash.c" | leap-verify --seed 1 >"$T/rec"
+	jq -e '.status == "runtime_error" and (.verify | has("crash") | not)' "$T/rec"
+}
+
+@test "cuda: the kernels of a real nvcc artifact are found (the names a device error gives)" {
+	skip_unless_nvcc
+	run -0 leap-compile --task vector_add "$F/two_kernels.cu"
+	art=$(jq -r .compile.artifact <<<"$output")
+	cat >"$T/k.c" <<-'C'
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include "crash.h"
+	int main(int argc, char **argv)
+	{
+		int n = 0;
+		char *k = leap_artifact_kernels(argv[1], &n);
+		printf("%d %s\n", n, k ? k : "-");
+		free(k);
+		return argc != 2;
+	}
+	C
+	cc -I"$ROOT/lib" -o "$T/k" "$T/k.c" "$ROOT/lib/libleap.a" -ljansson -lcrypto -ldw -lelf -lm -ldl
+	run -0 "$T/k" "$art"
+	assert_output "2 detail::fill<...>, add_kernel"
+	# a cpu artifact has none
+	run -0 leap-compile --task vector_add "$FIXTURES/leap-verify/correct.c"
+	run -0 "$T/k" "$(jq -r .compile.artifact <<<"$output")"
+	assert_output "0 -"
+}
+
+@test "cuda: an illegal address names the CUDA error and the kernel" {
+	skip_unless_gpu
+	run -1 leap-verify --seed 1 --task vector_add "$F/illegal.cu"
+	assert_line --index 0 --partial "runtime_error (task vector_add, cuda"
+	assert_line --index 1 --partial "cudaErrorIllegalAddress"
+	assert_line --index 1 --partial "in your kernel scatter_kernel"
+}
