@@ -137,3 +137,18 @@ turn() {
 	assert_line --index 1 --partial "cudaErrorIllegalAddress"
 	assert_line --index 1 --partial "in your kernel scatter_kernel"
 }
+
+@test "a small mismatch shows the inputs that reproduce it" {
+	turn vector_add cpu "$FIXTURES/leap-verify/wrong.c" >"$T/next"
+	jq -e '.verify.mismatch.case == 0 and (.verify.mismatch.inputs | keys) == ["a", "b"]' "$T/done.jsonl"
+	# the inputs are those the candidate got: it computed a - b
+	jq -e '.verify.mismatch | (.inputs.a[0] - .inputs.b[0] - .got | fabs) < 1e-6' "$T/done.jsonl"
+	a=$(jq -r '.verify.mismatch.inputs.a[0]' "$T/done.jsonl")
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 --regexp '^Wrong output in case 1 \(n=1\): c\[0\] = .* 1 of 1 elements are wrong\. Inputs: a = \[[-0-9.e]+\], b = \[[-0-9.e]+\]\.$'
+	[[ "${lines[1]}" == *"a = [$(printf '%.9g' "$a")]"* ]]
+	# a large case shows none: they would not fit, and the model could not use them
+	run -1 leap-verify --seed 1 --task vector_add "$F/wrong_large.c"
+	assert_line --index 1 --partial "Wrong output in case"
+	refute_output --partial "Inputs:"
+}
