@@ -163,7 +163,7 @@ int leap_next_turn_line(struct leap_buf *b, const char *raw, size_t len, int sta
 	static const char *const drop[] = {"completion", "code",      "compile", "verify",   "bench",
 					   "status",     "tokens",    "reward",  "rank",     "advantage",
 					   "error",      "prune",     "feedback", "group_size"};
-	static const char *const results[] = {"compile", "verify", "bench", "code"}; /* what leap_feedback reads */
+	static const char *const results[] = {"compile", "verify", "bench", "code", "backend"}; /* what leap_feedback reads */
 	struct members ms = {0};
 	if (leap_scan_members(raw, len, collect, &ms)) {
 		free(ms.name);
@@ -178,7 +178,7 @@ int leap_next_turn_line(struct leap_buf *b, const char *raw, size_t len, int sta
 			completion = ms.value[i];
 		else if (leap_span_str_eq(ms.name[i], "messages"))
 			messages = ms.value[i];
-		else if (name_in(ms.name[i], results, 4)) {
+		else if (name_in(ms.name[i], results, 5)) {
 			struct leap_buf key = {0};
 			leap_span_str(ms.name[i], &key);
 			json_t *v = json_loadb(ms.value[i].p, ms.value[i].n, JSON_ALLOW_NUL | JSON_DECODE_ANY, NULL);

@@ -152,3 +152,22 @@ turn() {
 	assert_line --index 1 --partial "Wrong output in case"
 	refute_output --partial "Inputs:"
 }
+
+@test "a slow pass is told the machine, the benchmark case and what the baseline is" {
+	leap-prompt --backend cpu softmax |
+		jq -c --rawfile c "$FIXTURES/leap-bench/slow2x.c" '.completion = "```c\n\($c)```"' |
+		leap-compile | leap-verify --seed 1 | leap-bench --seed 1 --max-time 0.5 >"$T/timed"
+	jq -e '.status == "pass" and .bench.status == "ok"' "$T/timed"
+	device=$(jq -r .bench.device "$T/timed")
+	leap-prune --expand-slow=100 --easy-below 0 --done "$T/done.jsonl" "$T/timed" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	# whatever this machine's speedup, the headline says where it stands against the goal
+	assert_line --index 0 --regexp '^Your kernel is correct (but slower than the baseline\.|and .*x as fast as the baseline, short of the 100x asked for\.)$'
+	assert_line --index 1 --regexp "^Timed on one core of .* at rows=1024, cols=1024: median [0-9.e+-]+ ms, against [0-9.e+-]+ ms for the baseline, the task's C reference compiled with cc -O2 \(speedup [0-9.e+-]+x\)\.$"
+	[[ "${lines[1]}" == "Timed on one core of $device at"* ]]
+	# on cuda the baseline is a kernel unless leap-bench names a vendor library
+	jq -c '.backend = "cuda" | .bench.device = "NVIDIA H200" | .bench.baseline_kind = "vendor"' "$T/timed" |
+		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done.jsonl" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 --regexp '^Timed on NVIDIA H200 at rows=1024, cols=1024: .* for the baseline, a vendor library \(cuBLAS or cuDNN\) \(speedup'
+}
