@@ -916,6 +916,9 @@ int leap_compile_toolchain(enum leap_backend b, const struct leap_compile_opts *
 	free(t->ident);
 	free(t->arch);
 	free(t->err);
+	for (size_t i = 0; i < t->nroots; i++)
+		free(t->roots[i]);
+	free(t->roots);
 	pthread_mutex_destroy(&c.run_lock);
 	free(c.groups);
 	return rc;
