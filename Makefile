@@ -13,7 +13,7 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CPPFLAGS  += -Ilib -D_GNU_SOURCE -DLEAP_VERSION='"$(VERSION)"' -DLEAP_TASKS_DIR='"$(DATADIR)/tasks"'
-LDLIBS    += -ljansson -lcrypto -lm -ldl
+LDLIBS    += -ljansson -lcrypto -ldw -lelf -lm -ldl
 VERSION   := 0.1.0
 
 ifeq ($(SANITIZE),1)

@@ -10,6 +10,7 @@
 #include "build.h"
 #include "cache.h"
 #include "devices.h"
+#include "hand.h"
 #include "jsonl.h"
 #include "pool.h"
 #include "record.h"
@@ -29,8 +30,8 @@ static const char usage[] =
 	"add `bench` {status, median_ms, min_ms, mean_ms, stdev_ms, n, rel_ci, host_median_ms,\n"
 	"baseline_ms, speedup, roofline, device, message}. Other records get bench.status skipped.\n"
 	"Outputs are re-checked on the timing inputs, which change between calls. With --task,\n"
-	"build, verify and time each SOURCE and print a table. With --stats, summarise the numbers\n"
-	"read (one sample each) as the timing loop does.\n"
+	"build each SOURCE exactly as leap-compile does, verify and time it, and print a table.\n"
+	"With --stats, summarise the numbers read (one sample each) as the timing loop does.\n"
 	"\n"
 	"      --target-ci F      stop when the 95% CI half-width of the median is below F times\n"
 	"                         the median (default 0.01)\n"
@@ -51,7 +52,8 @@ static const char usage[] =
 	"                         names it (cpu records: one timing at a time, the list as slots)\n"
 	"      --no-namespaces    no network, PID and mount isolation\n"
 	"      --task TASK        ad-hoc mode: the arguments are source files for TASK\n"
-	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension)\n"
+	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension;\n"
+	"                         needed for '-')\n"
 	"      --stats            summarise samples read from the files or stdin\n"
 	"      --cache DIR        build, baseline and lock directory (default: $LEAP_CACHE, else\n"
 	"                         ~/.cache/leap)\n"
@@ -258,72 +260,34 @@ static int stats(struct ctx *c, int n, char **files, const struct leap_bench_opt
 	return leap_out_close(&c->out);
 }
 
-/* Ad-hoc mode: builds, verifies and times each source, printing a table. */
-static int adhoc(struct ctx *c, const char *task, const char *backend, int n, char **files)
+/* Ad-hoc mode (leap_hand_check builds and verifies as the pipeline does): times one source
+ * that passed, printing a table. Returns 1 when it did not time cleanly. */
+static int adhoc_time(void *arg, const char *file, const struct leap_task *t, enum leap_backend b, const char *so,
+		      uint64_t seed)
 {
+	struct ctx *c = arg;
 	char *err = NULL;
-	const struct leap_task *t = leap_suite_get(&c->suite, task, &err);
-	if (!t)
-		leap_die("%s", err);
-	int bad = 0;
-	for (int i = 0; i < n; i++) {
-		enum leap_backend b = LEAP_BACKEND_CPU;
-		const char *dot = strrchr(files[i], '.');
-		if (backend ? leap_backend_parse(backend, &b) : (dot && !strcmp(dot, ".cu") ? (b = LEAP_BACKEND_CUDA, 0) : 0))
-			leap_die("unknown backend '%s'", backend);
-		size_t len;
-		char *src = leap_read_file(files[i], &len, &err);
-		if (!src)
-			leap_die("%s", err);
-		char *so = leap_build_artifact(t, b, src, len, c->v.o.cache, &err);
-		free(src);
-		if (!so) {
-			printf("%s: compile_error\n%s\n", files[i], err);
-			free(err);
-			bad = 1;
-			continue;
-		}
-		enum leap_status st;
-		json_t *v = leap_verify_artifact(&c->v, t, b, so, c->seed, &st, &err);
-		if (leap_signal_caught()) /* the verdict may be the interruption's */
-			leap_signal_exit(leap_signal_caught());
-		if (!v)
-			leap_die("%s: %s", files[i], err);
-		if (st != LEAP_ST_PASS) {
-			printf("%s: %s, not timed\n  %s\n", files[i], leap_get_str(v, "status", "?"),
-			       leap_get_str(v, "message", ""));
-			json_decref(v);
-			free(so);
-			bad = 1;
-			continue;
-		}
-		json_decref(v);
-		json_t *r = leap_bench_artifact(&c->bench, t, b, so, c->seed, &err);
-		free(so);
-		if (leap_signal_caught())
-			leap_signal_exit(leap_signal_caught());
-		if (!r)
-			leap_die("%s: %s", files[i], err);
-		const char *bst = leap_get_str(r, "status", "?");
-		printf("%s: %s (task %s, %s on %s)\n", files[i], bst, t->id, leap_backend_name(b),
-		       leap_get_str(r, "device", "?"));
-		if (json_object_get(r, "median_ms")) {
-			printf("  %-10s %12s %12s %8s %7s\n", "", "median ms", "min ms", "+-CI", "n");
-			double ci = leap_get_num(r, "rel_ci", -1), bci = leap_get_num(r, "baseline_rel_ci", -1);
-			printf("  %-10s %12.4f %12.4f %7.2f%% %7lld\n", "candidate", leap_get_num(r, "median_ms", 0),
-			       leap_get_num(r, "min_ms", 0), ci < 0 ? NAN : 100 * ci, (long long)leap_get_int(r, "n", 0));
-			printf("  %-10s %12.4f %12s %7.2f%% %7lld%s\n", "baseline", leap_get_num(r, "baseline_ms", 0), "",
-			       bci < 0 ? NAN : 100 * bci, (long long)leap_get_int(r, "baseline_n", 0),
-			       json_is_true(json_object_get(r, "baseline_cached")) ? " (cached)" : "");
-			printf("  %-10s %11.3fx\n", "speedup", leap_get_num(r, "speedup", 0));
-		}
-		printf("  %s\n", leap_get_str(r, "message", ""));
-		bad |= strcmp(bst, "ok") != 0;
-		json_decref(r);
+	json_t *r = leap_bench_artifact(&c->bench, t, b, so, seed, &err);
+	if (leap_signal_caught())
+		return 1; /* leap_hand_check ends the run */
+	if (!r)
+		leap_die("%s: %s", file, err);
+	const char *bst = leap_get_str(r, "status", "?");
+	printf("%s: %s (task %s, %s on %s)\n", file, bst, t->id, leap_backend_name(b), leap_get_str(r, "device", "?"));
+	if (json_object_get(r, "median_ms")) {
+		printf("  %-10s %12s %12s %8s %7s\n", "", "median ms", "min ms", "+-CI", "n");
+		double ci = leap_get_num(r, "rel_ci", -1), bci = leap_get_num(r, "baseline_rel_ci", -1);
+		printf("  %-10s %12.4f %12.4f %7.2f%% %7lld\n", "candidate", leap_get_num(r, "median_ms", 0),
+		       leap_get_num(r, "min_ms", 0), ci < 0 ? NAN : 100 * ci, (long long)leap_get_int(r, "n", 0));
+		printf("  %-10s %12.4f %12s %7.2f%% %7lld%s\n", "baseline", leap_get_num(r, "baseline_ms", 0), "",
+		       bci < 0 ? NAN : 100 * bci, (long long)leap_get_int(r, "baseline_n", 0),
+		       json_is_true(json_object_get(r, "baseline_cached")) ? " (cached)" : "");
+		printf("  %-10s %11.3fx\n", "speedup", leap_get_num(r, "speedup", 0));
 	}
-	if (fflush(stdout) || ferror(stdout))
-		leap_die_errno("write error");
-	return bad ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+	printf("  %s\n", leap_get_str(r, "message", ""));
+	int bad = strcmp(bst, "ok") != 0;
+	json_decref(r);
+	return bad;
 }
 
 int main(int argc, char **argv)
@@ -478,7 +442,7 @@ int main(int argc, char **argv)
 	leap_bencher_init(&c.bench, &c.v, &bo);
 	int rc;
 	if (task) {
-		rc = adhoc(&c, task, backend, argc - optind, argv + optind);
+		rc = leap_hand_check(&c.v, &c.suite, task, backend, c.seed, argc - optind, argv + optind, adhoc_time, &c);
 	} else {
 		leap_out_init(&c.out, stdout);
 		leap_progress_init(&c.progress, c.common.progress);

@@ -14,14 +14,11 @@
 #include "cli.h"
 #include "compile.h"
 #include "extract.h"
+#include "hand.h"
 #include "jsonl.h"
 #include "task.h"
 #include "util.h"
 #include "banned.h"
-
-#ifndef LEAP_TASKS_DIR
-#define LEAP_TASKS_DIR "/usr/local/share/leap/tasks"
-#endif
 
 static const char usage[] =
 	"usage: leap-compile [OPTION]... [FILE]...\n"
@@ -32,9 +29,11 @@ static const char usage[] =
 	"`backend` and `compile` = {status, reason, message, ms, cached, hash, artifact,\n"
 	"diagnostics, log}. A record without code gets status no_code, one that does not compile\n"
 	"compile_error. Results are cached by a SHA-256 of everything that affects the build.\n"
-	"With --task, compile the SOURCE files as candidates of TASK.\n"
+	"With --task, compile the SOURCE files ('-': standard input) as candidates of TASK.\n"
 	"\n"
-	"  -b, --backend NAME     backend of records that name none: cuda (default) or cpu\n"
+	"  -b, --backend NAME     backend of records that name none: cuda (default) or cpu;\n"
+	"                         with --task, of every SOURCE (default: from its extension,\n"
+	"                         .c cpu, .cu cuda)\n"
 	"  -j, --jobs N           compilers running at once (default: the number of CPUs)\n"
 	"  -t, --task TASK        the arguments are source files of TASK, not record files\n"
 	"  -H, --human            print a readable verdict per record instead of JSON Lines\n"
@@ -116,6 +115,7 @@ struct ctx {
 	struct leap_compiler comp;
 	int ending; /* under lock: main is freeing the compiler; a late signal does nothing */
 	enum leap_backend backend;
+	const char *backend_opt; /* --backend as given */
 	int jobs, human, file_mode;
 	int batch;        /* --batch K */
 	size_t max_log;
@@ -385,32 +385,8 @@ static void print_human(struct ctx *c, const struct slot *s, const struct leap_c
 	} else if (s->no_code) {
 		leap_buf_addf(&b, "%s: no code: %s\n", label, s->msg);
 	} else {
-		const char *task = leap_get_str(s->rec, "task", "?");
-		if (r->status == LEAP_C_OK)
-			leap_buf_addf(&b, "%s: %s (%s%s%s): ok, %.0f ms%s\n  artifact: %s\n", label, task,
-				      leap_backend_name(s->backend), r->arch ? " " : "", r->arch ? r->arch : "",
-				      r->cached ? r->compiled_ms : r->ms, r->cached ? ", cached" : "", r->artifact);
-		else
-			leap_buf_addf(&b, "%s: %s (%s%s%s): %s (%s): %s\n", label, task, leap_backend_name(s->backend),
-				      r->arch ? " " : "", r->arch ? r->arch : "",
-				      r->status == LEAP_C_TIMEOUT ? "timeout" : "compile error", r->reason ? r->reason : "",
-				      r->message ? r->message : "");
-		size_t i;
-		json_t *d;
-		json_array_foreach(r->diagnostics, i, d) {
-			if (i >= 20)
-				break;
-			const char *w = leap_get_str(d, "where", NULL);
-			long l = (long)leap_get_int(d, "line", 0), col = (long)leap_get_int(d, "col", 0);
-			leap_buf_adds(&b, "  ");
-			if (w)
-				leap_buf_addf(&b, "%s: ", w);
-			else if (l && col)
-				leap_buf_addf(&b, "%s:%ld:%ld: ", s->label && c->file_mode ? s->label : "code", l, col);
-			else if (l)
-				leap_buf_addf(&b, "%s:%ld: ", s->label && c->file_mode ? s->label : "code", l);
-			leap_buf_addf(&b, "%s: %s\n", leap_get_str(d, "severity", "error"), leap_get_str(d, "message", ""));
-		}
+		leap_cresult_human(&b, label, s->label && c->file_mode ? s->label : NULL,
+				   leap_get_str(s->rec, "task", "?"), s->backend, r);
 	}
 	leap_out_raw(&c->out, b.s, b.len ? b.len - 1 : 0);
 	leap_buf_free(&b);
@@ -544,41 +520,30 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-/* Reads SOURCE files as candidates of --task. */
+/* Reads SOURCE files as candidates of --task ('-': standard input); the backend is
+ * --backend, else the file's extension. */
 static void read_sources(struct ctx *c, int n, char **files)
 {
 	for (int i = 0; i < n; i++) {
 		struct slot *s = xcalloc(1, sizeof(*s));
 		s->label = xstrdup(files[i]);
-		FILE *fp = strcmp(files[i], "-") ? fopen(files[i], "re") : stdin;
-		struct leap_buf b = {0};
-		leap_buf_add(&b, "", 0);
-		int bad = !fp;
-		if (fp) {
-			char chunk[65536];
-			size_t k;
-			while ((k = fread(chunk, 1, sizeof(chunk), fp)) > 0)
-				leap_buf_add(&b, chunk, k);
-			bad = ferror(fp);
-			if (fp != stdin)
-				fclose(fp);
-		}
 		s->rec = json_object();
 		json_object_set_new(s->rec, "task", json_string(c->task));
-		if (bad) {
-			char *msg = xasprintf("cannot read %s: %s", files[i], strerror(errno));
-			leap_warn("%s", msg);
-			leap_record_set_error(s->rec, files[i], 0, "%s", msg);
-			free(msg);
+		char *err = NULL, *code = NULL;
+		enum leap_backend b;
+		if (!leap_source_backend(files[i], c->backend_opt, &b, &err))
+			code = leap_source_read(files[i], &err);
+		if (!code) {
+			leap_warn("%s", err);
+			leap_record_set_error(s->rec, files[i], 0, "%s", err);
+			free(err);
 			s->error = 1;
 		} else {
-			struct leap_buf clean = {0};
-			leap_utf8_sanitize(&clean, b.s, b.len);
-			json_object_set_new(s->rec, "code", json_stringn(clean.s ? clean.s : "", clean.len));
-			leap_buf_free(&clean);
+			json_object_set_new(s->rec, "backend", json_string(leap_backend_name(b)));
+			json_object_set_new(s->rec, "code", json_string(code));
+			free(code);
 			prepare(c, s, files[i], 0);
 		}
-		leap_buf_free(&b);
 		enqueue(c, s);
 	}
 }
@@ -655,21 +620,6 @@ static void *on_signal(void *arg)
 	_exit(128 + sig);
 }
 
-/* Directories to hide from the compilers. */
-struct hide_list {
-	char **v;
-	size_t n;
-};
-
-/* Appends `d` (taken over; may be NULL) to the list. */
-static void hide_add(struct hide_list *l, char *d)
-{
-	if (!d)
-		return;
-	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
-	l->v[l->n++] = d;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -695,12 +645,8 @@ int main(int argc, char **argv)
 	};
 	struct ctx *c = xcalloc(1, sizeof(*c));
 	leap_common_init(&c->common, usage);
-	struct leap_compile_opts o = {0};
-	o.timeout = 120;
-	o.mem_limit = 8LL << 30;
-	o.out_limit = 1LL << 30;
-	o.max_diags = 50;
-	o.reuse = 1;
+	struct leap_compile_opts o;
+	leap_compile_defaults(&o);
 	c->backend = LEAP_BACKEND_CUDA;
 	c->jobs = cpu_count();
 	c->max_log = 4096;
@@ -716,6 +662,7 @@ int main(int argc, char **argv)
 		case 'b':
 			if (leap_backend_parse(optarg, &c->backend))
 				leap_usage_error(&c->common, "--backend: '%s' is not cuda or cpu", optarg);
+			c->backend_opt = optarg;
 			break;
 		case 'j':
 			if (leap_parse_int(optarg, 1, 1024, &c->jobs))
@@ -802,39 +749,18 @@ int main(int argc, char **argv)
 	if (leap_cache_open(&c->cache, cdir, cache_size, &err))
 		leap_die("%s", err);
 	char *tdir = leap_tasks_dir(c->common.tasks);
-	/* What the compilers must not read (SECURITY.md): the suite in use and every other place
-	 * a suite is looked for, and the reference builds (the artifacts of lib/build.c) of this
-	 * cache and of the default one. The reference-build directory is made now, so that one
-	 * made later by leap-verify is hidden too. */
-	struct hide_list hl = {0};
-	char *arts = xasprintf("%s/artifacts", cdir);
-	if (leap_mkdirs(arts))
-		leap_warn_errno("cannot create %s", arts);
-	hide_add(&hl, arts);
-	char *def_cache = leap_cache_dir();
-	if (def_cache)
-		hide_add(&hl, xasprintf("%s/artifacts", def_cache));
-	free(def_cache);
-	hide_add(&hl, xstrdup(tdir));
-	hide_add(&hl, leap_tasks_dir(NULL));
-	const char *env_tasks = getenv("LEAP_TASKS");
-	if (env_tasks && *env_tasks)
-		hide_add(&hl, xstrdup(env_tasks));
-	char *exe = leap_exe_dir();
-	if (exe) {
-		hide_add(&hl, xasprintf("%s/../share/leap/tasks", exe));
-		hide_add(&hl, xasprintf("%s/../tasks", exe));
-	}
-	free(exe);
-	hide_add(&hl, xstrdup(LEAP_TASKS_DIR));
-	o.hide = (const char *const *)hl.v;
-	o.nhide = hl.n;
+	/* What the compilers must not read (SECURITY.md): one list for every program that builds
+	 * candidates (lib/hand.c). */
+	size_t nhide = 0;
+	char **hide = leap_compile_hidden(cdir, tdir, &nhide);
+	o.hide = (const char *const *)hide;
+	o.nhide = nhide;
 	free(cdir);
 	if (leap_compiler_init(&c->comp, &o, &c->cache, &err))
 		leap_die("%s", err);
-	for (size_t i = 0; i < hl.n; i++)
-		free(hl.v[i]);
-	free(hl.v);
+	for (size_t i = 0; i < nhide; i++)
+		free(hide[i]);
+	free(hide);
 	leap_suite_init(&c->suite, tdir);
 	free(tdir);
 	if (c->file_mode) {

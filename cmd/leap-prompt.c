@@ -18,8 +18,9 @@ static const char usage[] =
 	"   or: leap-prompt [OPTION]... --file FILE\n"
 	"\n"
 	"Write one turn-1 record per task and sample: task, group, sample, turn, backend and the\n"
-	"chat messages (system + user) that state the task, the exact prototype, the backend's\n"
-	"memory model and the answer format.\n"
+	"chat messages (system + user) that state the task, the exact prototype, the inputs and\n"
+	"sizes, the tolerance, the machine (cores or GPU), the compiler and flags leap-compile\n"
+	"uses, how speed is measured and the answer format.\n"
 	"\n"
 	"  -g, --group-size G     samples per task, the GRPO group size (default 1)\n"
 	"  -a, --all              every task of the suite, sorted by id\n"
@@ -27,6 +28,10 @@ static const char usage[] =
 	"  -b, --backend NAME     cuda (default) or cpu\n"
 	"      --group-prefix P   group key is P followed by the task id (e.g. 'step7/')\n"
 	"      --system FILE      use the text of FILE as the system message\n"
+	"      --device-info FILE the machine the candidates run on, as a JSON object: cores,\n"
+	"                         cpu_model, cpu_flags; for cuda the GPU's name, sm_count,\n"
+	"                         compute_capability, arch, memory_bytes, l2_bytes (default:\n"
+	"                         this machine's CPUs; the GPU is then not named)\n"
 	"      --level N          with --all: only tasks of level N\n"
 	"      --skip-from STATE  skip tasks that leap-prune --adaptive STATE found easy or\n"
 	"                         hopeless in --skip-after consecutive steps, except with\n"
@@ -42,7 +47,8 @@ static const char usage[] =
 	"Exit status: 0 all records written, 1 some task could not be loaded (an error record was\n"
 	"written for it), 2 usage or fatal error.\n";
 
-enum { OPT_GROUP_PREFIX = LEAP_OPT_PRIVATE, OPT_SYSTEM, OPT_LEVEL, OPT_SKIP_FROM, OPT_SKIP_AFTER, OPT_REVISIT, OPT_SEED };
+enum { OPT_GROUP_PREFIX = LEAP_OPT_PRIVATE, OPT_SYSTEM, OPT_LEVEL, OPT_SKIP_FROM, OPT_SKIP_AFTER, OPT_REVISIT, OPT_SEED,
+       OPT_DEVICE_INFO };
 
 struct ctx {
 	struct leap_common common;
@@ -53,6 +59,7 @@ struct ctx {
 	long group_size;
 	const char *prefix;
 	char *system;
+	struct leap_prompt_machine machine; /* the facts every prompt states */
 	int level;
 	long done, errors;
 	/* --skip-from */
@@ -84,7 +91,7 @@ static void emit_task(struct ctx *c, const char *id, const char *where, long lin
 		c->skipped++;
 		return;
 	}
-	char *user = leap_prompt_user(t, c->backend);
+	char *user = leap_prompt_user(t, c->backend, &c->machine);
 	char *group = xasprintf("%s%s", c->prefix ? c->prefix : "", t->id);
 	const char *system = c->system ? c->system : leap_prompt_system(c->backend);
 	for (long s = 0; s < c->group_size; s++) {
@@ -176,6 +183,7 @@ int main(int argc, char **argv)
 		{"skip-after", required_argument, NULL, OPT_SKIP_AFTER},
 		{"revisit", required_argument, NULL, OPT_REVISIT},
 		{"seed", required_argument, NULL, OPT_SEED},
+		{"device-info", required_argument, NULL, OPT_DEVICE_INFO},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx c = {.group_size = 1, .backend = LEAP_BACKEND_CUDA, .skip_after = 3, .revisit = 0.1};
@@ -183,7 +191,7 @@ int main(int argc, char **argv)
 	int seed_given = 0;
 	leap_common_init(&c.common, usage);
 	int all = 0, opt;
-	const char *file = NULL, *system_file = NULL;
+	const char *file = NULL, *system_file = NULL, *device_file = NULL;
 	while ((opt = getopt_long(argc, argv, "g:af:b:hV", longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
@@ -226,6 +234,9 @@ int main(int argc, char **argv)
 			if (leap_parse_double(optarg, 0, 1, &c.revisit))
 				leap_usage_error(&c.common, "--revisit: '%s' is not a probability", optarg);
 			break;
+		case OPT_DEVICE_INFO:
+			device_file = optarg;
+			break;
 		case OPT_SEED:
 			if (leap_parse_i64(optarg, 0, INT64_MAX, &v))
 				leap_usage_error(&c.common, "--seed: '%s' is not an integer >= 0", optarg);
@@ -245,6 +256,14 @@ int main(int argc, char **argv)
 		leap_usage_error(&c.common, "--level applies to --all");
 	if (system_file)
 		c.system = read_text(system_file);
+	char *merr = NULL;
+	if (leap_prompt_machine_probe(&c.machine, c.backend, device_file, &merr))
+		leap_die("--device-info: %s", merr);
+	if (!c.machine.have_tc)
+		leap_warn("the %s compiler was not found: the prompts name no compiler or flags",
+			  leap_backend_name(c.backend));
+	if (c.backend == LEAP_BACKEND_CUDA && !leap_get_str(c.machine.gpu, "name", NULL))
+		leap_warn("the prompts name no GPU (model, SMs, memory): give --device-info FILE");
 	struct leap_adaptive state;
 	if (skip_from) {
 		char *err = NULL;
@@ -292,6 +311,7 @@ int main(int argc, char **argv)
 	}
 	int rc = leap_out_close(&c.out);
 	leap_suite_free(&c.suite);
+	leap_prompt_machine_free(&c.machine);
 	free(c.system);
 	if (rc)
 		return rc;

@@ -8,6 +8,7 @@
 #include "cache.h"
 #include "cli.h"
 #include "devices.h"
+#include "hand.h"
 #include "jsonl.h"
 #include "pool.h"
 #include "record.h"
@@ -27,7 +28,8 @@ static const char usage[] =
 	"outside the sandbox, and add `verify` {status, seed, cases, trials, max_abs_err,\n"
 	"max_rel_err, mismatch, ms, message, output}; the record's `status` becomes pass, mismatch,\n"
 	"runtime_error or timeout. Records that did not compile get verify.status \"skipped\".\n"
-	"With --task, build each SOURCE (.c: cpu, .cu: cuda) and print a readable verdict.\n"
+	"With --task, build each SOURCE (.c: cpu, .cu: cuda; '-': standard input) exactly as\n"
+	"leap-compile does, through its cache, and print a readable verdict.\n"
 	"\n"
 	"  -n, --trials N         fresh input sets per case (default 3)\n"
 	"  -s, --seed N           seed of the inputs (default: random per run; written to verify.seed)\n"
@@ -45,7 +47,8 @@ static const char usage[] =
 	"                         records use the list as worker slots\n"
 	"      --no-namespaces    no network, PID and mount isolation (when the kernel forbids it)\n"
 	"      --task TASK        ad-hoc mode: the arguments are source files for TASK\n"
-	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension)\n"
+	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension;\n"
+	"                         needed for '-')\n"
 	"      --cache DIR        build cache (default: $LEAP_CACHE, else ~/.cache/leap)\n"
 	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
 	"      --progress, --no-progress  force the progress line on stderr on or off\n"
@@ -180,52 +183,6 @@ static void finish(void *arg, struct leap_pool *p, struct leap_pool_entry *e, js
 	}
 }
 
-/* Ad-hoc mode: builds and verifies each source file, printing a readable verdict. */
-static int adhoc(struct ctx *c, const char *task, const char *backend, int n, char **files)
-{
-	char *err = NULL;
-	const struct leap_task *t = leap_suite_get(&c->suite, task, &err);
-	if (!t)
-		leap_die("%s", err);
-	int bad = 0;
-	for (int i = 0; i < n; i++) {
-		enum leap_backend b = LEAP_BACKEND_CPU;
-		const char *dot = strrchr(files[i], '.');
-		if (backend ? leap_backend_parse(backend, &b) : (dot && !strcmp(dot, ".cu") ? (b = LEAP_BACKEND_CUDA, 0) : 0))
-			leap_die("unknown backend '%s'", backend);
-		size_t len;
-		char *src = leap_read_file(files[i], &len, &err);
-		if (!src)
-			leap_die("%s", err);
-		char *so = leap_build_artifact(t, b, src, len, c->v.o.cache, &err);
-		free(src);
-		if (!so) {
-			printf("%s: compile_error\n%s\n", files[i], err);
-			free(err);
-			bad = 1;
-			continue;
-		}
-		enum leap_status st;
-		json_t *v = leap_verify_artifact(&c->v, t, b, so, c->seed, &st, &err);
-		free(so);
-		if (leap_signal_caught()) /* the verdict may be the interruption's */
-			leap_signal_exit(leap_signal_caught());
-		if (!v)
-			leap_die("%s: %s", files[i], err);
-		const char *status = leap_get_str(v, "status", "?");
-		printf("%s: %s (task %s, %s, seed %lld, %.1f ms)\n  %s\n", files[i], status, t->id, leap_backend_name(b),
-		       (long long)leap_get_int(v, "seed", -1), leap_get_num(v, "ms", 0), leap_get_str(v, "message", ""));
-		const char *output = leap_get_str(v, "output", NULL);
-		if (output)
-			printf("  output of the code:\n%s\n", output);
-		bad |= strcmp(status, "pass") != 0;
-		json_decref(v);
-	}
-	if (fflush(stdout) || ferror(stdout))
-		leap_die_errno("write error");
-	return bad ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -352,7 +309,7 @@ int main(int argc, char **argv)
 		leap_sandbox_probe(&c.v.env, &o.sb); /* once here, not once per worker */
 	int rc;
 	if (task) {
-		rc = adhoc(&c, task, backend, argc - optind, argv + optind);
+		rc = leap_hand_check(&c.v, &c.suite, task, backend, c.seed, argc - optind, argv + optind, NULL, NULL);
 	} else {
 		leap_out_init(&c.out, stdout);
 		leap_progress_init(&c.progress, c.common.progress);

@@ -1,4 +1,5 @@
-/* build.c - build a task's source (reference.c, or an ad-hoc kernel) into a cached artifact. */
+/* build.c - build a task's trusted sources (reference.c, baseline.cu) into cached artifacts.
+ * Candidates, by hand too, are built by compile.c (see hand.h). */
 #include <errno.h>
 #include <pwd.h>
 #include <fcntl.h>

@@ -1,4 +1,5 @@
-/* build.h - build a task's source (reference.c, or an ad-hoc kernel) into a cached artifact. */
+/* build.h - build a task's trusted sources (reference.c, baseline.cu) into cached artifacts.
+ * Candidates, by hand too, are built by compile.c (see hand.h). */
 #ifndef LEAP_BUILD_H
 #define LEAP_BUILD_H
 

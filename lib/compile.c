@@ -789,7 +789,9 @@ static void base_flags(const struct leap_compiler *c, enum leap_backend b, int s
 		for (size_t i = 0; i < c->o.n_nvcc_flags; i++)
 			push(v, n, cap, c->o.nvcc_flags[i]);
 	} else {
-		static const char *const fixed[] = {"-std=gnu11", "-O2", "-fPIC", "-fopenmp", "-fmax-errors=20", "-Werror=implicit-function-declaration",
+		/* -g1: line tables, so that a crash names the candidate's line (crash.h); the code
+		 * is the same as without it */
+		static const char *const fixed[] = {"-std=gnu11", "-O2", "-g1", "-fPIC", "-fopenmp", "-fmax-errors=20", "-Werror=implicit-function-declaration",
 						    "-fdiagnostics-color=never", "-fdiagnostics-column-unit=byte"};
 		push(v, n, cap, shared ? "-shared" : "-c");
 		for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
@@ -870,6 +872,70 @@ void leap_compile_key(const struct leap_compiler *c, const struct leap_variant *
 }
 
 /* ---- results ---- */
+
+int leap_compile_toolchain(enum leap_backend b, const struct leap_compile_opts *o, struct leap_toolchain *tc,
+			   char **err)
+{
+	memset(tc, 0, sizeof(*tc));
+	struct leap_compiler c;
+	memset(&c, 0, sizeof(c));
+	c.o = *o;
+	c.workdir = (char *)"/"; /* the queries read no file of ours */
+	pthread_mutex_init(&c.run_lock, NULL);
+	resolve_tool(&c, b);
+	struct leap_tool *t = &c.tools[b];
+	int rc = 0;
+	if (t->err) {
+		*err = t->err;
+		t->err = NULL;
+		rc = -1;
+	} else {
+		/* the version line: after the path, the first line (gcc) or nvcc's "release" line */
+		const char *v = strchr(t->ident, '\n');
+		v = v ? v + 1 : t->ident;
+		const char *rel = b == LEAP_BACKEND_CUDA ? strstr(v, "release") : NULL;
+		if (rel)
+			while (rel > v && rel[-1] != '\n')
+				rel--;
+		tc->version = xstrndup(rel ? rel : v, strcspn(rel ? rel : v, "\n"));
+		tc->arch = t->arch ? xstrdup(t->arch) : NULL;
+		char **fl = NULL;
+		size_t n = 0, cap = 0;
+		base_flags(&c, b, 1, &fl, &n, &cap);
+		struct leap_buf f = {0};
+		leap_buf_add(&f, "", 0);
+		for (size_t i = 0; i < n; i++) {
+			if (!strcmp(fl[i], "-shared") || !strncmp(fl[i], "-fdiagnostics", 13) || !strncmp(fl[i], "-fmax-errors", 12))
+				continue;
+			leap_buf_addf(&f, "%s%s", f.len ? " " : "", fl[i]);
+		}
+		free_strv(fl);
+		tc->flags = leap_buf_detach(&f);
+	}
+	free(t->path);
+	free(t->ident);
+	free(t->arch);
+	free(t->err);
+	for (size_t i = 0; i < t->nroots; i++)
+		free(t->roots[i]);
+	free(t->roots);
+	pthread_mutex_destroy(&c.run_lock);
+	free(c.groups);
+	return rc;
+}
+
+void leap_toolchain_free(struct leap_toolchain *tc)
+{
+	free(tc->version);
+	free(tc->arch);
+	free(tc->flags);
+	memset(tc, 0, sizeof(*tc));
+}
+
+const char *leap_compile_source_name(enum leap_backend b)
+{
+	return cand_name[b];
+}
 
 const char *leap_cstatus_name(enum leap_cstatus s)
 {

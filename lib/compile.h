@@ -157,6 +157,27 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 /* The record's `compile` object for *r, with the log cut to max_log bytes. New reference. */
 json_t *leap_cresult_json(const struct leap_cresult *r, size_t max_log);
 
+/* The toolchain leap-compile uses for a backend, as a model should be told about it. */
+struct leap_toolchain {
+	char *version; /* "gcc (Debian 12.2.0-14) 12.2.0", "Cuda compilation tools, release 13.0, V13.0.88" */
+	char *arch;    /* cuda: the -arch value (from --arch, else the visible GPU's); else NULL */
+	char *flags;   /* the options that shape the code, e.g. "-std=gnu11 -O2 -g1 -fPIC -fopenmp
+			* -Werror=implicit-function-declaration" (not -shared/-c, not the diagnostics'
+			* format) */
+};
+
+/* Resolves the compiler of backend `b` as leap-compile does with options `o` (the same
+ * lookup, --version query and, on cuda, architecture), without a cache or a work directory.
+ * Returns 0 with *tc filled (free with leap_toolchain_free), or -1 with a new message in *err
+ * when the compiler is missing or does not run. */
+int leap_compile_toolchain(enum leap_backend b, const struct leap_compile_opts *o, struct leap_toolchain *tc,
+			   char **err);
+void leap_toolchain_free(struct leap_toolchain *tc);
+
+/* The file name the compilers see the candidate's code under ("kernel.c", "kernel.cu"): the
+ * name in its diagnostics and in its artifact's line table. */
+const char *leap_compile_source_name(enum leap_backend b);
+
 /* The compile.status name of s ("ok", "error", "timeout", "internal"). */
 const char *leap_cstatus_name(enum leap_cstatus s);
 

@@ -8,6 +8,8 @@
 #include "banned.h"
 
 #define MAX_MESSAGE 1024
+#define MAX_EXCERPT 1024
+#define MAX_EXCERPT_LINES 12
 
 static void add(struct leap_diags *d, size_t max, int line, int col, const char *sev, const char *msg,
 		size_t msglen, const char *where)
@@ -30,6 +32,7 @@ static void add(struct leap_diags *d, size_t max, int line, int col, const char 
 	g->severity = sev;
 	g->message = xstrndup(msg, msglen);
 	g->where = where ? xstrdup(where) : NULL;
+	g->excerpt = NULL;
 }
 
 void leap_diags_free(struct leap_diags *d)
@@ -37,6 +40,7 @@ void leap_diags_free(struct leap_diags *d)
 	for (size_t i = 0; i < d->n; i++) {
 		free(d->v[i].message);
 		free(d->v[i].where);
+		free(d->v[i].excerpt);
 	}
 	free(d->v);
 	memset(d, 0, sizeof(*d));
@@ -56,6 +60,8 @@ json_t *leap_diags_json(const struct leap_diags *d)
 		json_object_set_new(o, "message", json_string(g->message));
 		if (g->where)
 			json_object_set_new(o, "where", json_string(g->where));
+		if (g->excerpt)
+			json_object_set_new(o, "excerpt", json_string(g->excerpt));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -283,12 +289,29 @@ void leap_diag_parse(const char *log, size_t len, const struct leap_diag_files *
 		size_t n = lines[i].n;
 		if (!n || s[0] == ' ' || s[0] == '\t' || (n > 17 && !memcmp(s, "In file included", 16)))
 			continue;
-		if (parse_nvcc(s, n, i + 1 < nl ? lines[i + 1].s : NULL, i + 1 < nl ? lines[i + 1].n : 0,
-			       i + 2 < nl ? lines[i + 2].s : NULL, i + 2 < nl ? lines[i + 2].n : 0, f, d, max))
+		size_t before = d->n;
+		if (!parse_nvcc(s, n, i + 1 < nl ? lines[i + 1].s : NULL, i + 1 < nl ? lines[i + 1].n : 0,
+				i + 2 < nl ? lines[i + 2].s : NULL, i + 2 < nl ? lines[i + 2].n : 0, f, d, max) &&
+		    !parse_tool(s, n, d, max))
+			parse_gcc(s, n, f, d, max);
+		if (d->n == before)
 			continue;
-		if (parse_tool(s, n, d, max))
-			continue;
-		parse_gcc(s, n, f, d, max);
+		/* the indented lines under the message are its excerpt */
+		struct leap_buf x = {0};
+		size_t k = i + 1, taken = 0;
+		for (; k < nl && lines[k].n && (lines[k].s[0] == ' ' || lines[k].s[0] == '\t'); k++) {
+			if (taken >= MAX_EXCERPT_LINES || x.len + lines[k].n + 1 > MAX_EXCERPT) {
+				taken = MAX_EXCERPT_LINES; /* too long: the rest is dropped (not parsed either) */
+				continue;
+			}
+			if (x.len)
+				leap_buf_add(&x, "\n", 1);
+			leap_buf_add(&x, lines[k].s, lines[k].n);
+			taken++;
+		}
+		if (x.len)
+			d->v[d->n - 1].excerpt = leap_buf_detach(&x);
+		i = k - 1;
 	}
 	free(lines);
 }

@@ -14,6 +14,9 @@ struct leap_diag {
 	const char *severity; /* "error", "warning", "note" (static) */
 	char *message;
 	char *where;
+	char *excerpt; /* the lines the compiler printed under the message (the quoted source line
+			* with its caret, a fix-it such as "+++ |+#include <stddef.h>", nvcc's
+			* "detected during" context), or NULL */
 };
 
 struct leap_diags {
@@ -30,15 +33,17 @@ struct leap_diag_files {
 
 /* Parses scrubbed compiler output log[0..len) and appends at most `max` diagnostics to `d`
  * (gcc "f:l:c: error: m", nvcc "f(l): error: m" with the column from its caret line, ld
- * "undefined reference to", "multiple definition of", ptxas and driver messages). Messages
- * longer than 1 KiB are cut. Never fails. */
+ * "undefined reference to", "multiple definition of", ptxas and driver messages). The
+ * indented lines under a message become its excerpt. Notes stay in the order the compiler
+ * gave them, right after the error they explain. Messages and excerpts longer than 1 KiB are
+ * cut. Never fails. */
 void leap_diag_parse(const char *log, size_t len, const struct leap_diag_files *f, struct leap_diags *d, size_t max);
 
 /* Frees the diagnostics; `d` is empty and reusable afterwards. */
 void leap_diags_free(struct leap_diags *d);
 
-/* The diagnostics as a JSON array [{line, col, severity, message[, where]}] (line and col
- * omitted when 0). New reference. */
+/* The diagnostics as a JSON array [{line, col, severity, message[, where][, excerpt]}] (line
+ * and col omitted when 0). New reference. */
 json_t *leap_diags_json(const struct leap_diags *d);
 
 /* Returns log[0..len) with the paths of this machine removed: each `dirs[i]` prefix (a

@@ -1,17 +1,36 @@
-/* prompt.c - the turn-1 chat messages that state a task to the model. */
+/* prompt.c - the turn-1 chat messages that state a task to the model.
+ *
+ * The prompt is all a model knows when it writes its first kernel, so it states every fact
+ * that decides whether the kernel is correct and fast (the inputs it will see, the tolerance
+ * in words, how the reference computes, the machine, the exact compiler and flags, the
+ * libraries, how speed is measured and against what) and nothing else: each sentence is
+ * generated from task.json and from the machine as leap-compile and the runners see it, and
+ * a sentence that does not apply to the task is left out rather than hedged. The facts of
+ * the machine come from leap_prompt_machine_probe: the compiler resolved the way leap-compile
+ * resolves it (one lookup, compile.h), the CPUs this process may run on (the runners inherit
+ * them), /proc/cpuinfo, and for the GPU the --device-info file (until the device module can
+ * be asked directly). */
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "build.h"
+#include "jsonl.h"
 #include "prompt.h"
 #include "util.h"
 #include "banned.h"
 
+/* leap-bench pins a cpu runner to one CPU while it times (LEAP_RUN_F_PIN in lib/bench.c):
+ * the speed a cpu candidate gets is that of one core. */
+#define CPU_TIMING_CORES 1
+
 const char *leap_prompt_system(enum leap_backend b)
 {
 	if (b == LEAP_BACKEND_CPU)
-		return "You are an expert in high-performance C. You write correct, fast C11 kernels "
-		       "for a CPU (OpenMP and compiler vector extensions are allowed). Reply with one "
-		       "fenced code block holding the complete source file and nothing after it.";
+		return "You are an expert in high-performance C. You write correct, fast C kernels for a CPU. "
+		       "Reply with one fenced code block holding the complete source file and nothing after it.";
 	return "You are an expert CUDA kernel engineer. You write correct, fast CUDA C++ for NVIDIA "
 	       "GPUs. Reply with one fenced code block holding the complete .cu source file and "
 	       "nothing after it.";
@@ -22,6 +41,124 @@ const char *leap_prompt_lang(enum leap_backend b)
 	return b == LEAP_BACKEND_CPU ? "c" : "cuda";
 }
 
+/* ---- the machine ---- */
+
+/* The CPUs this process may run on: the runners it starts inherit the same set. */
+static int affinity_cores(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	return 0;
+}
+
+/* The SIMD extensions worth naming to a kernel writer, as /proc/cpuinfo spells them. */
+static const char *const simd_flags[] = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
+					 "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile",
+					 "asimd", "sve", "sve2"};
+
+/* Reads the CPU's model and SIMD flags from /proc/cpuinfo (the first processor). */
+static void read_cpuinfo(struct leap_prompt_machine *m)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	if (!f)
+		return;
+	char *line = NULL;
+	size_t cap = 0;
+	int have_flags = 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		char *v = colon + 1 + strspn(colon + 1, " \t");
+		v[strcspn(v, "\n")] = 0;
+		if (!m->cpu_model && !strncmp(line, "model name", 10) && *v)
+			m->cpu_model = xstrdup(v);
+		if (have_flags || (strncmp(line, "flags", 5) && strncmp(line, "Features", 8)))
+			continue;
+		have_flags = 1;
+		for (size_t i = 0; i < sizeof simd_flags / sizeof simd_flags[0]; i++) {
+			size_t n = strlen(simd_flags[i]);
+			for (const char *p = v; (p = strstr(p, simd_flags[i])); p += n)
+				if ((p == v || p[-1] == ' ') && (p[n] == ' ' || !p[n])) {
+					m->cpu_flags = xrealloc(m->cpu_flags, (m->ncpu_flags + 1) * sizeof(char *));
+					m->cpu_flags[m->ncpu_flags++] = xstrdup(simd_flags[i]);
+					break;
+				}
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* Takes the facts of a --device-info object over those probed. */
+static int device_info(struct leap_prompt_machine *m, enum leap_backend b, const char *path, char **err)
+{
+	json_error_t je;
+	json_t *j = json_load_file(path, 0, &je);
+	if (!j || !json_is_object(j)) {
+		*err = j ? xasprintf("%s: not a JSON object", path) : xasprintf("%s:%d: %s", path, je.line, je.text);
+		json_decref(j);
+		return -1;
+	}
+	json_int_t cores = leap_get_int(j, "cores", 0);
+	if (cores > 0)
+		m->cores = (int)cores;
+	const char *model = leap_get_str(j, "cpu_model", NULL);
+	if (model) {
+		free(m->cpu_model);
+		m->cpu_model = xstrdup(model);
+	}
+	const json_t *fl = json_object_get(j, "cpu_flags");
+	if (json_is_array(fl)) {
+		for (size_t i = 0; i < m->ncpu_flags; i++)
+			free(m->cpu_flags[i]);
+		m->ncpu_flags = 0;
+		size_t i;
+		const json_t *f;
+		json_array_foreach(fl, i, f)
+			if (json_is_string(f)) {
+				m->cpu_flags = xrealloc(m->cpu_flags, (m->ncpu_flags + 1) * sizeof(char *));
+				m->cpu_flags[m->ncpu_flags++] = xstrdup(json_string_value(f));
+			}
+	}
+	if (b == LEAP_BACKEND_CUDA)
+		m->gpu = json_incref(j);
+	json_decref(j);
+	return 0;
+}
+
+int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b, const char *device_info_path,
+			      char **err)
+{
+	memset(m, 0, sizeof(*m));
+	m->cores = affinity_cores();
+	read_cpuinfo(m);
+	struct leap_compile_opts o;
+	memset(&o, 0, sizeof o);
+	char *terr = NULL;
+	m->have_tc = leap_compile_toolchain(b, &o, &m->tc, &terr) == 0;
+	free(terr);
+	if (device_info_path && device_info(m, b, device_info_path, err))
+		return -1;
+	return 0;
+}
+
+void leap_prompt_machine_free(struct leap_prompt_machine *m)
+{
+	free(m->cpu_model);
+	for (size_t i = 0; i < m->ncpu_flags; i++)
+		free(m->cpu_flags[i]);
+	free(m->cpu_flags);
+	if (m->have_tc)
+		leap_toolchain_free(&m->tc);
+	json_decref(m->gpu);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- the parts of the user message ---- */
+
+/* "rows=7, cols=33" into s. */
 static void add_case(struct leap_buf *s, const struct leap_task *t, const struct leap_case *c)
 {
 	int first = 1;
@@ -39,7 +176,326 @@ static void add_case(struct leap_buf *s, const struct leap_task *t, const struct
 		leap_buf_adds(s, "(no scalars)");
 }
 
-char *leap_prompt_user(const struct leap_task *t, enum leap_backend b)
+/* 1 when some buffer of t has type ty; `outputs`: only out and inout buffers. */
+static int has_type(const struct leap_task *t, int (*pred)(enum leap_type), int outputs)
+{
+	for (size_t i = 0; i < t->nparams; i++) {
+		const struct leap_param *p = &t->params[i];
+		if (p->role != LEAP_ROLE_SCALAR && (!outputs || p->role != LEAP_ROLE_IN) && pred(p->type))
+			return 1;
+	}
+	return 0;
+}
+
+static int is_float_type(enum leap_type ty)
+{
+	return leap_type_is_float(ty);
+}
+
+static int is_int_type(enum leap_type ty)
+{
+	return !leap_type_is_float(ty);
+}
+
+static int is_half_type(enum leap_type ty)
+{
+	return ty == LEAP_T_HALF || ty == LEAP_T_BF16;
+}
+
+static void add_params(struct leap_buf *s, const struct leap_task *t)
+{
+	leap_buf_adds(s, "## Parameters\n\n");
+	for (size_t i = 0; i < t->nparams; i++) {
+		const struct leap_param *p = &t->params[i];
+		if (p->role == LEAP_ROLE_SCALAR)
+			leap_buf_addf(s, "- `%s`: %s scalar", p->name, leap_type_name(p->type));
+		else
+			leap_buf_addf(s, "- `%s`: %s buffer of `%s` elements, %s", p->name, leap_type_name(p->type),
+				      leap_expr_source(p->size),
+				      p->role == LEAP_ROLE_IN    ? "input (read only: it must be left unchanged)"
+				      : p->role == LEAP_ROLE_OUT ? "output (write every element)"
+								 : "input and output (updated in place)");
+		const char *doc = leap_get_str(json_array_get(json_object_get(t->json, "params"), i), "doc", NULL);
+		if (doc)
+			leap_buf_addf(s, ": %s", doc);
+		leap_buf_adds(s, "\n");
+	}
+}
+
+/* The words for one input pattern (task.h). */
+static const char *dist_words(unsigned bit)
+{
+	switch (bit) {
+	case LEAP_DIST_NORMAL: return "normal N(0, 1)";
+	case LEAP_DIST_UNIFORM: return "uniform on [-1, 1]";
+	case LEAP_DIST_SMALL: return "N(0, 1) scaled by 1e-3";
+	case LEAP_DIST_LARGE: return "N(0, 1) scaled by 1e3";
+	case LEAP_DIST_SPARSE: return "90% zeros, the rest N(0, 1)";
+	case LEAP_DIST_POSITIVE: return "uniform on [0.1, 10]";
+	default: return "?";
+	}
+}
+
+/* One bound of a task.json range: an integer, or an expression as written. */
+static void add_bound(struct leap_buf *s, const json_t *b)
+{
+	if (json_is_integer(b))
+		leap_buf_addf(s, "%lld", (long long)json_integer_value(b));
+	else if (json_is_string(b))
+		leap_buf_addf(s, "%s", json_string_value(b));
+	else
+		leap_buf_adds(s, "?");
+}
+
+/* The sizes the integer scalars take: task.json's "ranges" when it has them (1 is returned:
+ * other sizes within them are checked too), else the least and greatest listed value. */
+static int add_ranges(struct leap_buf *s, const struct leap_task *t)
+{
+	const json_t *ranges = json_object_get(t->json, "ranges");
+	int first = 1;
+	for (size_t i = 0; i < t->nparams; i++) {
+		const struct leap_param *p = &t->params[i];
+		if (p->role != LEAP_ROLE_SCALAR || leap_type_is_float(p->type))
+			continue;
+		const json_t *r = json_object_get(ranges, p->name);
+		const json_t *span = json_is_object(r) ? json_object_get(r, "range") : r;
+		leap_buf_addf(s, "%s`%s` ", first ? "" : ", ", p->name);
+		first = 0;
+		if (json_is_array(span) && json_array_size(span) == 2) {
+			leap_buf_adds(s, "from ");
+			add_bound(s, json_array_get(span, 0));
+			leap_buf_adds(s, " to ");
+			add_bound(s, json_array_get(span, 1));
+			const json_t *mult = json_is_object(r) ? json_object_get(r, "multiple_of") : NULL;
+			if (mult) {
+				leap_buf_adds(s, ", a multiple of ");
+				add_bound(s, mult);
+			}
+			continue;
+		}
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		for (size_t c = 0; c < t->ncases; c++) {
+			int64_t v = t->cases[c].vals[i].i;
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+		if (lo == hi)
+			leap_buf_addf(s, "= %lld", (long long)lo);
+		else
+			leap_buf_addf(s, "from %lld to %lld", (long long)lo, (long long)hi);
+	}
+	return json_is_object(ranges) && json_object_size(ranges) > 0;
+}
+
+static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_backend b)
+{
+	leap_buf_adds(s, "\n## Inputs\n\nEvery check fills the inputs with fresh random values; each draw takes "
+			 "one of a buffer's patterns, in turn:\n");
+	for (size_t i = 0; i < t->nparams; i++) {
+		const struct leap_param *p = &t->params[i];
+		if (p->role == LEAP_ROLE_SCALAR || p->role == LEAP_ROLE_OUT)
+			continue;
+		leap_buf_addf(s, "- `%s`: ", p->name);
+		if (!leap_type_is_float(p->type)) {
+			leap_buf_addf(s, "integers from %lld to %lld\n", (long long)p->lo, (long long)p->hi);
+			continue;
+		}
+		int n = 0, k = 0;
+		for (unsigned bit = 1; bit <= LEAP_DIST_POSITIVE; bit <<= 1)
+			n += (p->dists & bit) != 0;
+		for (unsigned bit = 1; bit <= LEAP_DIST_POSITIVE; bit <<= 1)
+			if (p->dists & bit)
+				leap_buf_addf(s, "%s%s", k++ ? (k == n ? " or " : ", ") : "", dist_words(bit));
+		leap_buf_adds(s, "\n");
+	}
+	leap_buf_adds(s, "\nSizes: ");
+	int drawn = add_ranges(s, t);
+	leap_buf_addf(s, ".\nCorrectness is checked on %s: ", drawn ? "these cases and on sizes drawn within those ranges"
+								  : "these cases");
+	for (size_t i = 0; i < t->ncases; i++) {
+		leap_buf_adds(s, i ? "; " : "");
+		add_case(s, t, &t->cases[i]);
+	}
+	leap_buf_adds(s, ". Speed is measured on ");
+	add_case(s, t, leap_task_bench_case(t, b));
+	leap_buf_adds(s, ".\n");
+}
+
+/* "4" for 1e-4: the significant digits a relative tolerance keeps. */
+static int digits(double rtol)
+{
+	return (int)floor(-log10(rtol) + 0.5);
+}
+
+static void add_correctness(struct leap_buf *s, const struct leap_task *t, enum leap_backend b)
+{
+	leap_buf_adds(s, "\n## Correctness\n\n");
+	if (has_type(t, is_float_type, 1) && t->atol == 0 && t->rtol == 0) {
+		leap_buf_adds(s, "Every floating-point output element must equal the reference's value exactly. ");
+	} else if (has_type(t, is_float_type, 1)) {
+		leap_buf_addf(s, "Every floating-point output element must satisfy |out - ref| <= %g + %g * |ref|, "
+				 "where ref is the reference's value: ", t->atol, t->rtol);
+		if (t->rtol > 0)
+			leap_buf_addf(s, "a relative error up to %g (about %d significant digits), and an absolute "
+					 "error up to %g near zero. ", t->rtol, digits(t->rtol), t->atol);
+		else
+			leap_buf_addf(s, "an absolute error up to %g. ", t->atol);
+	}
+	if (has_type(t, is_int_type, 1))
+		leap_buf_adds(s, "Integer outputs must be exact. ");
+	const char *prec = leap_get_str(t->json, "reference_precision", NULL);
+	if (prec && !strcmp(prec, "double"))
+		leap_buf_adds(s, "The reference is plain C run on the CPU; it computes in double precision (its sums "
+				 "included) and rounds to the output type only when it stores each result. ");
+	else
+		leap_buf_adds(s, "The reference is plain C run on the CPU. ");
+	if (b == LEAP_BACKEND_CUDA && has_type(t, is_float_type, 1) && t->rtol > 0) {
+		/* what the tolerance means for the arithmetic a GPU offers (unit roundoffs) */
+		if (t->rtol < 4.9e-4)
+			leap_buf_adds(s, "That is tighter than TF32 or half precision rounds (4.9e-4 relative): "
+					 "compute in float. ");
+		else
+			leap_buf_adds(s, "For scale: TF32 and half precision round at 4.9e-4 relative, bf16 at 3.9e-3, "
+					 "and rounding errors grow with the length of a sum. ");
+	}
+	int fo = has_type(t, is_float_type, 1), io = has_type(t, is_int_type, 1);
+	leap_buf_addf(s, "Outputs are filled with %s before every call, so every element must be written; inputs "
+			 "must be left as they were.\n",
+		      fo && io ? "NaN (integers: a poison value)" : fo ? "NaN" : "a poison value");
+}
+
+/* The GPU as the device facts describe it: "an NVIDIA H200: 132 SMs, compute capability 9.0,
+ * 139 GiB of memory, 60 MiB of L2 cache". Nothing when the name is unknown. */
+static void add_gpu(struct leap_buf *s, const json_t *gpu)
+{
+	const char *name = leap_get_str(gpu, "name", NULL);
+	if (!name)
+		return;
+	leap_buf_addf(s, "Your code runs on one %s", name);
+	const char *sep = ": ";
+	json_int_t sms = leap_get_int(gpu, "sm_count", 0);
+	if (sms > 0) {
+		leap_buf_addf(s, "%s%lld SMs", sep, (long long)sms);
+		sep = ", ";
+	}
+	const char *cc = leap_get_str(gpu, "compute_capability", NULL);
+	if (cc) {
+		leap_buf_addf(s, "%scompute capability %s", sep, cc);
+		sep = ", ";
+	}
+	double mem = leap_get_num(gpu, "memory_bytes", 0), l2 = leap_get_num(gpu, "l2_bytes", 0);
+	if (mem > 0) {
+		leap_buf_addf(s, "%s%.0f GiB of memory", sep, mem / (1024.0 * 1024 * 1024));
+		sep = ", ";
+	}
+	if (l2 > 0)
+		leap_buf_addf(s, "%s%.0f MiB of L2 cache", sep, l2 / (1024.0 * 1024));
+	leap_buf_adds(s, ". ");
+}
+
+/* The compile sentence: "It is compiled as one translation unit with VERSION: `CMD FLAGS`". */
+static void add_build(struct leap_buf *s, const struct leap_prompt_machine *m, enum leap_backend b, const char *arch)
+{
+	if (!m || !m->have_tc)
+		return;
+	const char *cmd = b == LEAP_BACKEND_CUDA ? "nvcc" : "cc";
+	leap_buf_addf(s, "It is compiled as one translation unit with %s: `%s ", m->tc.version, cmd);
+	/* the flags, with the architecture the device facts name when they name one */
+	const char *f = m->tc.flags, *a = m->tc.arch ? strstr(f, m->tc.arch) : NULL;
+	if (a && arch && strcmp(arch, m->tc.arch)) {
+		leap_buf_add(s, f, (size_t)(a - f));
+		leap_buf_adds(s, arch);
+		leap_buf_adds(s, a + strlen(m->tc.arch));
+	} else {
+		leap_buf_adds(s, f);
+	}
+	leap_buf_adds(s, "`, with the prototype above ");
+	leap_buf_adds(s, b == LEAP_BACKEND_CUDA ? "included before your code. "
+						: "and <stdint.h> included before your code. ");
+}
+
+static void add_machine_cpu(struct leap_buf *s, const struct leap_task *t, const struct leap_prompt_machine *m)
+{
+	leap_buf_adds(s, "\n## Machine and build\n\n");
+	if (m && (m->cpu_model || m->cores)) {
+		leap_buf_adds(s, "Your code runs on the CPU");
+		if (m->cpu_model)
+			leap_buf_addf(s, " (%s)", m->cpu_model);
+		if (m->cores)
+			leap_buf_addf(s, ": %d core%s while it is checked, %d while it is timed, where the process "
+					 "is pinned to one CPU (threads share it)", m->cores, m->cores == 1 ? "" : "s",
+				      CPU_TIMING_CORES);
+		leap_buf_adds(s, ". ");
+	}
+	add_build(s, m, LEAP_BACKEND_CPU, NULL);
+	if (m && m->ncpu_flags) {
+		leap_buf_adds(s, "The CPU supports ");
+		for (size_t i = 0; i < m->ncpu_flags; i++)
+			leap_buf_addf(s, "%s%s", i ? ", " : "", m->cpu_flags[i]);
+		leap_buf_adds(s, "; the build sets no -march, so code that uses them needs "
+				 "`__attribute__((target(\"...\")))`. ");
+	}
+	leap_buf_adds(s, "Linked: the C library, libm and OpenMP; nothing else.\n\n");
+	leap_buf_adds(s, "The function is called from C. Every pointer argument is host memory, already allocated "
+			 "and filled by the harness; do not allocate or free the arguments. Buffers are contiguous "
+			 "and row-major, aligned to 64 bytes.");
+	if (has_type(t, is_half_type, 0))
+		leap_buf_adds(s, " `half` and `bf16` values are passed as their IEEE bit patterns in `uint16_t`.");
+	leap_buf_adds(s, "\n");
+}
+
+/* The libraries a cuda candidate may use: task.json's "libraries" (default none). */
+static void add_libraries(struct leap_buf *s, const struct leap_task *t)
+{
+	const json_t *libs = json_object_get(t->json, "libraries");
+	if (!json_is_array(libs) || !json_array_size(libs)) {
+		leap_buf_adds(s, "Libraries: the CUDA runtime only; no other library (cuBLAS, cuDNN...) is available "
+				 "for this task. ");
+		return;
+	}
+	leap_buf_adds(s, "Libraries: the CUDA runtime and ");
+	size_t i;
+	const json_t *l;
+	json_array_foreach(libs, i, l)
+		leap_buf_addf(s, "%s%s", i ? (i + 1 == json_array_size(libs) ? " and " : ", ") : "",
+			      json_is_string(l) ? json_string_value(l) : "?");
+	leap_buf_adds(s, "; no other. ");
+}
+
+static void add_machine_cuda(struct leap_buf *s, const struct leap_task *t, const struct leap_prompt_machine *m)
+{
+	leap_buf_adds(s, "\n## Machine and build\n\n");
+	const char *arch = m ? leap_get_str(m->gpu, "arch", NULL) : NULL;
+	if (m)
+		add_gpu(s, m->gpu);
+	add_build(s, m, LEAP_BACKEND_CUDA, arch);
+	add_libraries(s, t);
+	leap_buf_adds(s, "\n\nThe function is called from host code. Every pointer argument is **device** memory, "
+			 "already allocated and filled by the harness; do not allocate, free or copy the arguments "
+			 "to the host. Launch your kernels on the default stream; the harness synchronises after "
+			 "the call and checks for launch errors. Buffers are contiguous and row-major, aligned to 256 "
+			 "bytes.");
+	if (has_type(t, is_half_type, 0))
+		leap_buf_adds(s, " `half` is `__half` (cuda_fp16.h) and `bf16` is `__nv_bfloat16` (cuda_bf16.h).");
+	leap_buf_adds(s, "\n");
+}
+
+static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_backend b)
+{
+	leap_buf_adds(s, "\n## Speed\n\nYour function is timed on ");
+	add_case(s, t, leap_task_bench_case(t, b));
+	if (b == LEAP_BACKEND_CPU) {
+		leap_buf_addf(s, " with the process pinned to %d CPU core, against the task's reference (the C code "
+				 "described above) compiled with `cc -O2`.\n", CPU_TIMING_CORES);
+		return;
+	}
+	const char *kind = leap_get_str(t->json, "baseline_kind", "kernel");
+	leap_buf_addf(s, " with CUDA events, the L2 cache flushed before every call, against %s.\n",
+		      !strcmp(kind, "vendor") ? "a vendor library (cuBLAS or cuDNN), called as a framework would call it"
+					     : "a straightforward hand-written CUDA kernel");
+}
+
+char *leap_prompt_user(const struct leap_task *t, enum leap_backend b, const struct leap_prompt_machine *m)
 {
 	struct leap_buf s = {0};
 	const char *lang = leap_prompt_lang(b);
@@ -49,46 +505,14 @@ char *leap_prompt_user(const struct leap_task *t, enum leap_backend b)
 	char *proto = leap_task_prototype(t, b);
 	leap_buf_addf(&s, "\n## Implement exactly this function\n\n```%s\n%s\n```\n\n", lang, proto);
 	free(proto);
-	leap_buf_adds(&s, "## Parameters\n\n");
-	for (size_t i = 0; i < t->nparams; i++) {
-		const struct leap_param *p = &t->params[i];
-		if (p->role == LEAP_ROLE_SCALAR)
-			leap_buf_addf(&s, "- `%s`: %s scalar\n", p->name, leap_type_name(p->type));
-		else
-			leap_buf_addf(&s, "- `%s`: %s buffer of `%s` elements, %s\n", p->name,
-				      leap_type_name(p->type), leap_expr_source(p->size),
-				      p->role == LEAP_ROLE_IN    ? "input (read only: it must be left unchanged)"
-				      : p->role == LEAP_ROLE_OUT ? "output (write every element)"
-								 : "input and output (updated in place)");
-	}
-	leap_buf_adds(&s, "\n## Memory model\n\n");
-	if (b == LEAP_BACKEND_CUDA) {
-		leap_buf_adds(&s,
-			      "The function is called from host code. Every pointer argument is **device** "
-			      "memory, already allocated and filled by the harness; do not allocate, free or "
-			      "copy the arguments to the host. Launch your kernels on the default stream; the "
-			      "harness synchronises after the call and checks for launch errors. Buffers are "
-			      "contiguous and row-major, aligned to 256 bytes. `half` is `__half` "
-			      "(cuda_fp16.h) and `bf16` is `__nv_bfloat16` (cuda_bf16.h). Compiled with "
-			      "`nvcc -O3` as one translation unit.\n");
-	} else {
-		leap_buf_adds(&s,
-			      "The function is called from C. Every pointer argument is host memory, already "
-			      "allocated and filled by the harness; do not allocate or free the arguments. "
-			      "Buffers are contiguous and row-major, aligned to 64 bytes. `half` and `bf16` "
-			      "values are passed as their IEEE bit patterns in `uint16_t`. Compiled as C11 "
-			      "with `cc -O2 -fopenmp` as one translation unit; <stdint.h> is included.\n");
-	}
-	leap_buf_adds(&s, "\n## Checking\n\nCorrectness is checked against a reference on fresh random "
-			  "inputs for each of these cases: ");
-	for (size_t i = 0; i < t->ncases; i++) {
-		leap_buf_adds(&s, i ? "; " : "");
-		add_case(&s, t, &t->cases[i]);
-	}
-	leap_buf_addf(&s, ". Tolerance: |out - ref| <= %g + %g * |ref| for every element. Speed is "
-			  "measured on ", t->atol, t->rtol);
-	add_case(&s, t, leap_task_bench_case(t, b));
-	leap_buf_adds(&s, " against a straightforward baseline.\n");
+	add_params(&s, t);
+	add_inputs(&s, t, b);
+	add_correctness(&s, t, b);
+	if (b == LEAP_BACKEND_CUDA)
+		add_machine_cuda(&s, t, m);
+	else
+		add_machine_cpu(&s, t, m);
+	add_speed(&s, t, b);
 	leap_buf_addf(&s, "\n## Answer format\n\nOne fenced ```%s block with the complete source: "
 			  "includes, helpers and kernels, and the function above with exactly that "
 			  "signature. No main(), no test code.\n", lang);

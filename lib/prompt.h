@@ -4,15 +4,42 @@
 
 #include <jansson.h>
 
+#include "compile.h"
 #include "task.h"
+
+/* The facts of the machine a prompt states: where the candidate runs and how it is built. */
+struct leap_prompt_machine {
+	int cores;                /* CPUs the candidate's process may use (0: unknown) */
+	char *cpu_model;          /* NULL: unknown */
+	char **cpu_flags;         /* SIMD extensions of the CPU (avx2, fma, avx512f...) */
+	size_t ncpu_flags;
+	int have_tc;              /* tc holds the compiler leap-compile uses */
+	struct leap_toolchain tc;
+	json_t *gpu;              /* {name, sm_count, compute_capability, arch, memory_bytes,
+				   * l2_bytes}, any of them may be missing; NULL: unknown */
+};
+
+/* Fills `m` for backend `b`: the compiler as leap-compile resolves it (compile.h), the CPUs
+ * this process may run on and the CPU's model and SIMD flags (/proc/cpuinfo), then what the
+ * JSON object in `device_info` (a file; may be NULL) says, which wins: "cores", "cpu_model",
+ * "cpu_flags" and, for cuda, the GPU's "name", "sm_count", "compute_capability", "arch",
+ * "memory_bytes", "l2_bytes". Returns 0, or -1 with a new message in *err (the file cannot
+ * be read or is not such an object). A missing compiler only leaves have_tc 0. */
+int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b, const char *device_info,
+			      char **err);
+void leap_prompt_machine_free(struct leap_prompt_machine *m);
 
 /* The default system message for backend `b` (static text). */
 const char *leap_prompt_system(enum leap_backend b);
 
-/* The user message for task `t` on backend `b`: the task text, the exact prototype, the
- * memory model, the parameters with their sizes, the cases and the expected answer format.
- * Newly allocated. */
-char *leap_prompt_user(const struct leap_task *t, enum leap_backend b);
+/* The user message for task `t` on backend `b`, every fact generated from task.json and `m`
+ * (NULL: none known): the task text and exact prototype; the parameters; the inputs (their
+ * patterns and ranges, the sizes and the checked cases); correctness (the tolerance in
+ * words, how the reference computes, NaN-poisoned outputs); the machine and the build
+ * (cores and pinning or the GPU, compiler and flags, libraries, memory model); how speed is
+ * measured and against what baseline; the answer format. Sentences that do not apply to the
+ * task (half and bf16 types, integer or float outputs) are left out. Newly allocated. */
+char *leap_prompt_user(const struct leap_task *t, enum leap_backend b, const struct leap_prompt_machine *m);
 
 /* The fence language tag of answers for `b` ("cuda" or "c"). */
 const char *leap_prompt_lang(enum leap_backend b);

@@ -66,6 +66,10 @@ enum leap_run_status {
 	LEAP_RUN_OVERRUN = 6,   /* a write past the end of a buffer (guard canary damaged) */
 	LEAP_RUN_PROTO = 7,     /* a malformed command (a bug, or a scribbled descriptor) */
 	LEAP_RUN_NOMEM = 8,     /* the runner could not allocate the buffers */
+	LEAP_RUN_CRASH = 9,     /* the runner's last word before a fault kills it (runner/crash.c):
+				 * code = the signal, msg = "0x..." the offset into the artifact,
+				 * param = 0 the faulting instruction, 1 the candidate's call into the
+				 * function that faulted, 2 not found. Feedback only: forgeable. */
 };
 
 /* Kind of a buffer parameter as the runner sees it. */

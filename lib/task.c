@@ -378,7 +378,8 @@ struct leap_task *leap_task_from_json(json_t *j, const char *dir, const char *wh
 		goto fail;
 	}
 	static const char *const known[] = {"id", "level", "title", "prompt", "entry", "params", "cases",
-					    "bench", "bench_cpu", "atol", "rtol", "bytes", "flops", "tags", "notes"};
+					    "bench", "bench_cpu", "atol", "rtol", "bytes", "flops", "tags", "notes",
+					    "reference_precision"};
 	const char *k;
 	json_t *v;
 	json_object_foreach(j, k, v) {
@@ -413,6 +414,11 @@ struct leap_task *leap_task_from_json(json_t *j, const char *dir, const char *wh
 		goto fail;
 	}
 	t->title = xstrdup(title ? json_string_value(title) : t->id);
+	json_t *rp = json_object_get(j, "reference_precision"); /* stated in the prompt (prompt.c) */
+	if (rp && (!json_is_string(rp) || (strcmp(json_string_value(rp), "double") && strcmp(json_string_value(rp), "float")))) {
+		bad(&l, "reference_precision", "must be \"double\" or \"float\"");
+		goto fail;
+	}
 	if (!(s = req_str(&l, j, "entry")))
 		goto fail;
 	if (!c_ident(s)) {

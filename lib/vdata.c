@@ -498,6 +498,48 @@ static void where(struct leap_buf *b, const struct leap_case_data *d, size_t p, 
 	}
 }
 
+/* When the inputs of the case are few (every input buffer at most 16 elements, 32 in all),
+ * appends all of them to the message (" Inputs: x = [0.5, -1.25]."), exactly as the
+ * candidate received them, and adds them to the mismatch object as "inputs": {name: [...]},
+ * so that the model can run the failing case by hand. Nothing for a larger case. */
+static void add_inputs(struct leap_buf *b, const struct leap_case_data *d, uint32_t set, json_t *m)
+{
+	const struct leap_task *t = d->t;
+	size_t np = t->nparams, total = 0;
+	for (size_t p = 0; p < np; p++) {
+		enum leap_run_kind k = d->rp[p].kind;
+		if (k != LEAP_RUN_K_IN && k != LEAP_RUN_K_INOUT)
+			continue;
+		if (d->sizes[p] > 16)
+			return;
+		total += (size_t)d->sizes[p];
+	}
+	if (!total || total > 32)
+		return;
+	json_t *in = json_object();
+	leap_buf_adds(b, " Inputs:");
+	int first = 1;
+	for (size_t p = 0; p < np; p++) {
+		enum leap_run_kind k = d->rp[p].kind;
+		if (k != LEAP_RUN_K_IN && k != LEAP_RUN_K_INOUT)
+			continue;
+		const struct leap_param *par = &t->params[p];
+		const unsigned char *v = d->inputs[(size_t)set * np + p];
+		json_t *a = json_array();
+		leap_buf_addf(b, "%s %s = [", first ? "" : ",", par->name);
+		first = 0;
+		for (int64_t i = 0; i < d->sizes[p]; i++) {
+			double x = get(par->type, v, (size_t)i);
+			leap_buf_addf(b, leap_type_is_float(par->type) ? "%s%.9g" : "%s%.0f", i ? ", " : "", x);
+			json_array_append_new(a, num_json(x));
+		}
+		leap_buf_adds(b, "]");
+		json_object_set_new(in, par->name, a);
+	}
+	leap_buf_adds(b, ".");
+	json_object_set_new(m, "inputs", in);
+}
+
 /* The common case made fast: 1 when every float of got is written, finite and within
  * tolerance of want (updating *es), 0 when the careful loop must look. */
 static int float_ok(const unsigned char *got, const unsigned char *want, size_t n, const uint8_t *poison, double atol,
@@ -630,6 +672,7 @@ json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t s
 				leap_buf_addf(&b, " = %.0f but expected %.0f; %zu of %zu elements are wrong.", gv, wv, bad, n);
 			}
 		}
+		add_inputs(&b, d, set, m);
 		*msg = leap_buf_detach(&b);
 		return m;
 	}

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "compile.h"
+#include "crash.h"
 #include "jsonl.h"
 #include "util.h"
 #include "verify.h"
@@ -135,6 +137,20 @@ static int read_reply(struct leap_session *s)
 		return LEAP_SESS_DIED;
 	}
 	s->last.msg[sizeof s->last.msg - 1] = 0;
+	if (s->last.status == LEAP_RUN_CRASH) { /* its last word before dying (runner/crash.c) */
+		s->crash = s->last;
+		s->dead = 1;
+		/* Wait (up to 2 s) for the death itself, the reply pipe closing, so that the wait
+		 * status and not this report says how the runner ended. */
+		double deadline = s->sb.deadline, soon = leap_now() + 2;
+		if (soon < deadline)
+			s->sb.deadline = soon;
+		char c;
+		if (leap_sandbox_read(&s->sb, &c, 1) == -2 && soon < deadline)
+			s->sb.timed_out = 0; /* this wait's end, not the candidate's deadline */
+		s->sb.deadline = deadline;
+		return LEAP_SESS_DIED;
+	}
 	return s->last.status == LEAP_RUN_OK ? LEAP_SESS_OK : LEAP_SESS_REPLY;
 }
 
@@ -263,6 +279,7 @@ void leap_session_end(struct leap_session *s, char **why, int *timeout, struct l
 	int was_dead = s->dead;
 	if (s->sb.pid > 0 || s->sb.log_fd >= 0)
 		leap_sandbox_end(&s->sb, was_dead && !timed_out, &status, &killed, log, maxlog);
+	s->status = status;
 	if (why)
 		*why = NULL;
 	if (timeout)
@@ -291,6 +308,50 @@ void leap_session_end(struct leap_session *s, char **why, int *timeout, struct l
 	if (s->shm_fd >= 0)
 		close(s->shm_fd);
 	s->shm_fd = -1;
+}
+
+/* For a runner that died of a signal after reporting where (runner/crash.c): appends where
+ * to `msg` (" at line L of your code (in F)") and returns the verify.crash object {line,
+ * function, called}; NULL (msg unchanged) when there was no report, the runner did not die
+ * of the signal it reported, or the place is not a line of the candidate's code. The
+ * report is the candidate's to forge: it names a line and decides nothing. */
+static json_t *crash_place(const struct leap_session *s, enum leap_backend b, const char *artifact,
+			   struct leap_buf *msg)
+{
+	const struct leap_run_reply *c = &s->crash;
+	if (c->magic != LEAP_RUN_MAGIC || !WIFSIGNALED(s->status) || WTERMSIG(s->status) != c->code ||
+	    c->param > 1 || strncmp(c->msg, "0x", 2))
+		return NULL;
+	char *end;
+	uint64_t off = strtoull(c->msg, &end, 16);
+	if (*end)
+		return NULL;
+	char *func = NULL;
+	long line = leap_crash_line(artifact, off, leap_compile_source_name(b), &func);
+	if (line < 1)
+		return NULL;
+	leap_buf_addf(msg, c->param ? " in a library function called at line %ld of your code" : " at line %ld of your code",
+		      line);
+	if (func)
+		leap_buf_addf(msg, " (in %s)", func);
+	json_t *o = json_pack("{s:I,s:b}", "line", (json_int_t)line, "called", (int)c->param);
+	if (func)
+		json_object_set_new(o, "function", json_string(func));
+	free(func);
+	return o;
+}
+
+/* Appends which kernels the CUDA error may come from: the error names none, and the
+ * artifact's kernels are what is known (usually one). */
+static void kernels_named(struct leap_buf *msg, const char *artifact)
+{
+	int n = 0;
+	char *k = leap_artifact_kernels(artifact, &n);
+	if (n == 1)
+		leap_buf_addf(msg, ", in your kernel %s", k);
+	else if (n > 1)
+		leap_buf_addf(msg, ", in one of your kernels (%s)", k);
+	free(k);
 }
 
 /* Builds the verify object of a failed or finished verification. */
@@ -378,7 +439,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	struct leap_errstats es = {0, 0};
 	size_t passed = 0;
 	const char *status = "pass";
-	json_t *mismatch = NULL;
+	json_t *mismatch = NULL, *crash = NULL;
 	struct leap_buf msg = {0};
 	int phase_case = -1, phase_trial = -1;
 	double run_ms = 0; /* the candidate's own time in its calls */
@@ -447,7 +508,10 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		case LEAP_RUN_CALL:
 		case LEAP_RUN_DEVICE:
 			status = "runtime_error";
-			leap_buf_addf(&msg, "Runtime error%s: %s.", where, last.msg);
+			leap_buf_addf(&msg, "Runtime error%s: %s", where, last.msg);
+			if (b == LEAP_BACKEND_CUDA)
+				kernels_named(&msg, artifact);
+			leap_buf_adds(&msg, ".");
 			break;
 		default:
 			status = "runtime_error";
@@ -456,17 +520,22 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		}
 	} else if (r == LEAP_SESS_DIED || r == LEAP_SESS_TIMEOUT) {
 		status = timeout ? "timeout" : "runtime_error";
-		if (timeout)
+		if (timeout) {
 			leap_buf_addf(&msg, "Your code %s%s: the limit is %g s.", why ? why : "timed out", where,
 				      v->o.sb.timeout);
-		else
-			leap_buf_addf(&msg, "Your code %s%s.", why ? why : "died", where);
+		} else {
+			leap_buf_addf(&msg, "Your code %s", why ? why : "died");
+			crash = crash_place(&s, b, artifact, &msg);
+			leap_buf_addf(&msg, "%s.", where);
+		}
 	} else if (!mismatch) {
 		leap_buf_addf(&msg, "All %zu cases passed (%d trials each).", passed, trials);
 	}
 	free(why);
 	json_t *result = verdict(status, seed, passed, trials, &es, mismatch, t0, msg.s ? msg.s : "", &output);
 	json_object_set_new(result, "run_ms", json_real(run_ms));
+	if (crash)
+		json_object_set_new(result, "crash", crash);
 	*st = record_status(status);
 	leap_buf_free(&msg);
 	leap_buf_free(&output);

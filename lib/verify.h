@@ -83,6 +83,9 @@ struct leap_session {
 	uint64_t arena_len;
 	int dead;                 /* the child died or timed out: no more calls */
 	struct leap_run_reply last; /* the last reply (status, message) */
+	struct leap_run_reply crash; /* the LEAP_RUN_CRASH report, when the runner sent one
+				      * (forgeable: for the message only) */
+	int status;               /* after leap_session_end: the child's wait status */
 };
 
 /* Outcome of starting a session or making a call. */

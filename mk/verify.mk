@@ -12,7 +12,7 @@ endif
 
 all: $(RUNNERS)
 
-build/runner/%.o: runner/%.c runner/backend.h lib/runproto.h lib/abi.h build/flags
+build/runner/%.o: runner/%.c runner/backend.h runner/crash.h lib/runproto.h lib/abi.h build/flags
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
@@ -20,7 +20,7 @@ build/runner/runproto.o: lib/runproto.c lib/runproto.h
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
-libexec/leap-run-cpu: build/runner/run.o build/runner/cpu.o build/runner/runproto.o
+libexec/leap-run-cpu: build/runner/run.o build/runner/cpu.o build/runner/crash.o build/runner/runproto.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ -ldl
 
@@ -28,7 +28,7 @@ build/runner/cuda.o: runner/cuda.cu runner/backend.h lib/runproto.h lib/abi.h
 	@mkdir -p $(@D)
 	$(NVCC) -O3 $(NVCC_ARCH) -Ilib -Irunner -Xcompiler -Wall -c -o $@ $<
 
-libexec/leap-run-cuda: build/runner/run.o build/runner/cuda.o build/runner/runproto.o
+libexec/leap-run-cuda: build/runner/run.o build/runner/cuda.o build/runner/crash.o build/runner/runproto.o
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCC_ARCH) -o $@ $^ -ldl
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "crash.h"
 #include "runproto.h"
 #include "banned.h"
 
@@ -95,6 +96,7 @@ static int load(struct runner *r)
 		reply(LEAP_RUN_ABI, v, 0, 0, "artifact ABI version %d, expected %d", v, LEAP_ABI_VERSION);
 		return LEAP_RUN_ABI;
 	}
+	crash_report_init(h); /* where a fault happens, for the feedback (runner/crash.c) */
 	return LEAP_RUN_OK;
 }
 

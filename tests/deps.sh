@@ -3,8 +3,9 @@
 set -eu
 # python3-venv, python3-setuptools and python3-wheel let tests/python.bats pip-install python/
 # offline. clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes, only "recommended" by
-# clang on Debian) build the fuzz targets of `make fuzz`.
-pkgs="gcc make libjansson-dev libssl-dev jq python3 python3-venv python3-setuptools python3-wheel man-db groff-base bats bats-assert bats-support parallel
+# clang on Debian) build the fuzz targets of `make fuzz`. libdw-dev (elfutils) maps a crash to
+# the candidate's source line through the artifact's DWARF line table (lib/crash.c).
+pkgs="gcc make libjansson-dev libssl-dev libdw-dev jq python3 python3-venv python3-setuptools python3-wheel man-db groff-base bats bats-assert bats-support parallel
 	clang libclang-rt-dev"
 missing=""
 for p in $pkgs; do

@@ -3,7 +3,7 @@
 load helpers
 
 @test "G=4 over three tasks gives 12 well-formed records in order" {
-	run -0 leap-prompt --group-size 4 vector_add softmax matmul
+	run -0 --separate-stderr leap-prompt --group-size 4 vector_add softmax matmul
 	assert_equal "$(wc -l <<<"$output")" 12
 	assert_equal "$(jq -c '[.task, .group, .sample, .turn, .backend]' <<<"$output" | head -n 5 | tr '\n' ' ')" \
 		'["vector_add","vector_add",0,1,"cuda"] ["vector_add","vector_add",1,1,"cuda"] ["vector_add","vector_add",2,1,"cuda"] ["vector_add","vector_add",3,1,"cuda"] ["softmax","softmax",0,1,"cuda"] '
@@ -13,7 +13,7 @@ load helpers
 }
 
 @test "the user message states the exact prototype, the memory model and the answer format" {
-	run -0 leap-prompt softmax
+	run -0 --separate-stderr leap-prompt softmax
 	user="$(jq -r '.messages[1].content' <<<"$output")"
 	[[ "$user" == *'extern "C" void softmax(const float *x, float *y, int rows, int cols);'* ]]
 	[[ "$user" == *"**device** memory"* ]]
@@ -23,7 +23,7 @@ load helpers
 }
 
 @test "the cpu backend: C prototype, host memory, c fence, cpu benchmark case" {
-	run -0 leap-prompt --backend cpu matmul
+	run -0 --separate-stderr leap-prompt --backend cpu matmul
 	assert_equal "$(jq -r .backend <<<"$output")" cpu
 	user="$(jq -r '.messages[1].content' <<<"$output")"
 	[[ "$user" == *$'```c\nvoid matmul(const float *A, const float *B, float *C, int n);\n```'* ]]
@@ -33,14 +33,14 @@ load helpers
 }
 
 @test "--group-prefix namespaces the group key, not the task" {
-	run -0 leap-prompt -g 2 --group-prefix step7/ vector_add
+	run -0 --separate-stderr leap-prompt -g 2 --group-prefix step7/ vector_add
 	assert_equal "$(jq -c '[.task, .group]' <<<"$output" | sort -u)" '["vector_add","step7/vector_add"]'
 }
 
 @test "--all takes the whole suite sorted; --level filters it" {
-	run -0 leap-prompt --all
+	run -0 --separate-stderr leap-prompt --all
 	assert_equal "$(jq -r .task <<<"$output")" "$(leap-task --list --all)"
-	run -0 leap-prompt --all --level 9
+	run -0 --separate-stderr leap-prompt --all --level 9
 	assert_output ""
 }
 
@@ -50,26 +50,26 @@ load helpers
 	assert_equal "$(jq -r '.task' <<<"$output" | tr '\n' ' ')" "softmax softmax matmul matmul nope "
 	assert_equal "$(jq -r 'select(.error) | "\(.error.line) \(.error.message)"' <<<"$output")" \
 		"5 task 'nope' not found in $LEAP_TASKS"
-	[[ "$stderr" == "leap-prompt: $BATS_TEST_TMPDIR/ids:5: task 'nope' not found in"* ]]
+	[[ "$stderr" == *"leap-prompt: $BATS_TEST_TMPDIR/ids:5: task 'nope' not found in"* ]]
 }
 
 @test "--file - reads ids from stdin" {
-	run -0 leap-prompt --file - <<<"vector_add"
+	run -0 --separate-stderr leap-prompt --file - <<<"vector_add"
 	assert_equal "$(jq -r .task <<<"$output")" vector_add
 }
 
 @test "--system replaces the system message" {
 	printf 'Be brief.\n' >"$BATS_TEST_TMPDIR/sys"
-	run -0 leap-prompt --system "$BATS_TEST_TMPDIR/sys" vector_add
+	run -0 --separate-stderr leap-prompt --system "$BATS_TEST_TMPDIR/sys" vector_add
 	assert_equal "$(jq -r '.messages[0].content' <<<"$output")" "Be brief."
 }
 
 @test "--tasks and LEAP_TASKS choose the suite" {
 	mkdir -p "$BATS_TEST_TMPDIR/suite"
 	cp -R "$LEAP_TASKS/vector_add" "$BATS_TEST_TMPDIR/suite/"
-	run -0 leap-prompt --tasks "$BATS_TEST_TMPDIR/suite" --all
+	run -0 --separate-stderr leap-prompt --tasks "$BATS_TEST_TMPDIR/suite" --all
 	assert_equal "$(jq -r .task <<<"$output")" vector_add
-	LEAP_TASKS="$BATS_TEST_TMPDIR/suite" run -0 leap-prompt --all
+	LEAP_TASKS="$BATS_TEST_TMPDIR/suite" run -0 --separate-stderr leap-prompt --all
 	assert_equal "$(jq -r .task <<<"$output")" vector_add
 }
 
@@ -84,4 +84,77 @@ load helpers
 	run --separate-stderr -2 leap-prompt --bogus softmax
 	[[ "$stderr" == *"unrecognized option '--bogus'"* ]]
 	assert_output ""
+}
+
+# sizes_fact TASK: the sizes sentence the prompt must hold, from task.json: each integer
+# scalar's "ranges" entry when there is one, else its least and greatest listed value.
+sizes_fact() {
+	jq -r '. as $t | [.params[] | select((.role // "scalar") == "scalar" and (.type == "int" or .type == "int64")) | .name] |
+		map(. as $n | ($t.ranges[$n] // null) as $r |
+			if $r != null then
+				(if ($r | type) == "object" then $r.range else $r end) as $s |
+				"`\($n)` from \($s[0]) to \($s[1])" + (if ($r | type) == "object" and $r.multiple_of then ", a multiple of \($r.multiple_of)" else "" end)
+			else
+				([$t.cases[][$n]] | min) as $lo | ([$t.cases[][$n]] | max) as $hi |
+				if $lo == $hi then "`\($n)` = \($lo)" else "`\($n)` from \($lo) to \($hi)" end
+			end) | "Sizes: " + join(", ") + "."' "$LEAP_TASKS/$1/task.json"
+}
+
+@test "every task's prompt states the facts listed for it (tests/fixtures/leap-prompt/facts), on both backends" {
+	local dev="$FIXTURES/leap-prompt/h200.json" failed="" nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
+	for d in "$LEAP_TASKS"/*/; do
+		t=$(basename "$d")
+		f="$FIXTURES/leap-prompt/facts/$t"
+		[ -f "$f" ] || { failed+="$t: no facts file"$'\n'; continue; }
+		for b in cpu cuda; do
+			p=$(leap-prompt --backend "$b" --device-info "$dev" "$t" 2>/dev/null | jq -r '.messages[1].content')
+			want=$(sizes_fact "$t")
+			[[ "$p" == *"$want"* ]] || failed+="$t/$b: missing: $want"$'\n'
+			while IFS=$'\t' read -r kind fact; do
+				case "$kind" in
+				both | "$b") [[ "$p" == *"$fact"* ]] || failed+="$t/$b: missing: $fact"$'\n' ;;
+				cudatc) [ "$b" != cuda ] || [ ! -x "$nvcc" ] || [[ "$p" == *"$fact"* ]] ||
+					failed+="$t/$b: missing: $fact"$'\n' ;;
+				not | "not$b") [[ "$p" != *"$fact"* ]] || failed+="$t/$b: must not say: $fact"$'\n' ;;
+				esac
+			done <"$f"
+		done
+	done
+	[ -z "$failed" ] || { printf '%s' "$failed"; false; }
+}
+
+@test "the cpu prompt states this machine's cores, CPU and compiler when no --device-info is given" {
+	run -0 --separate-stderr leap-prompt --backend cpu vector_add
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"Your code runs on the CPU ("*"): $(nproc) core"* ]]
+	v=$(cc --version | head -1)
+	[[ "$p" == *"It is compiled as one translation unit with "*"${v#* }: \`cc -std=gnu11 -O2"* ]]
+	[ -z "$stderr" ]
+}
+
+@test "cuda without --device-info: the prompt names no GPU and says so once on stderr" {
+	run -0 --separate-stderr leap-prompt -g 3 vector_add
+	[ "$(grep -c 'no GPU' <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == *"give --device-info FILE"* ]]
+	[[ "$(jq -r '.messages[1].content' <<<"$output" | head -50)" != *"Your code runs on"* ]]
+	# a bad --device-info is a usage error
+	echo '[1]' >"$BATS_TEST_TMPDIR/bad.json"
+	run -2 --separate-stderr leap-prompt --device-info "$BATS_TEST_TMPDIR/bad.json" vector_add
+	[[ "$stderr" == *"bad.json: not a JSON object"* ]]
+}
+
+@test "a task's own fields change the sentences: libraries, baseline kind, reference precision, ranges" {
+	mkdir -p "$BATS_TEST_TMPDIR/suite"
+	cp -R "$LEAP_TASKS/matmul" "$BATS_TEST_TMPDIR/suite/"
+	run -0 --separate-stderr leap-prompt --tasks "$BATS_TEST_TMPDIR/suite" --device-info "$FIXTURES/leap-prompt/h200.json" matmul
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"no other library (cuBLAS, cuDNN...) is available for this task"* ]]
+	[[ "$p" == *"against a straightforward hand-written CUDA kernel."* ]]
+	# a task.json without reference_precision says nothing of how the reference computes
+	jq 'del(.reference_precision)' "$LEAP_TASKS/matmul/task.json" >"$BATS_TEST_TMPDIR/suite/matmul/task.json"
+	run -0 --separate-stderr leap-prompt --tasks "$BATS_TEST_TMPDIR/suite" --backend cpu matmul
+	[[ "$(jq -r '.messages[1].content' <<<"$output")" != *"double"* ]]
+	jq '.reference_precision = "quad"' "$LEAP_TASKS/matmul/task.json" >"$BATS_TEST_TMPDIR/suite/matmul/task.json"
+	run -1 --separate-stderr leap-prompt --tasks "$BATS_TEST_TMPDIR/suite" --backend cpu matmul
+	[[ "$stderr" == *'reference_precision: must be "double" or "float"'* ]]
 }

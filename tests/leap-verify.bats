@@ -345,7 +345,7 @@ verdict() {
 	assert_line --index 1 --partial "Wrong output in case 1 (n=1): c[0] ="
 	echo 'void vector_add(int x) {}' >"$BATS_TEST_TMPDIR/bad.c"
 	run -1 leap-verify --task vector_add "$BATS_TEST_TMPDIR/bad.c"
-	assert_line --index 0 --partial "bad.c: compile_error"
+	assert_line --index 0 --partial "bad.c: vector_add (cpu): compile error"
 }
 
 @test "without namespaces the verdicts are the same" {

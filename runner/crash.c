@@ -1,0 +1,147 @@
+/* crash.c - the runner's crash report: where the candidate's code faulted, for the feedback.
+ *
+ * A fault in the candidate kills the runner, and the parent reads the verdict from the wait
+ * status, as before. Just before, a handler on its own stack (a stack overflow leaves no room
+ * on the usual one) sends one more reply: LEAP_RUN_CRASH, the signal in `code`, in `msg`
+ * the address as an offset into the artifact ("0x1f2a"), and in `param` 0 when that is the
+ * faulting instruction itself, 1 when the fault lies in a function the candidate's code
+ * called (memcpy, abort from assert) and the offset is that call's, 2 when neither was found.
+ * The parent maps the offset to a source line (lib/crash.c).
+ *
+ * The candidate shares this process and may forge the reply or replace the handlers: the
+ * parent believes it only when the runner then died of that very signal, and even then uses
+ * it for nothing but naming a line in the message, never for a verdict. Everything here runs
+ * before the candidate's first call or inside the handler, where only async-signal-safe
+ * calls are made (backtrace() is warmed up before, so that it does not load libgcc_s then).
+ */
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "crash.h"
+#include "runproto.h"
+#include "banned.h"
+
+#define ALT_STACK (256 << 10)
+
+/* The artifact's mapping: its load base and the addresses its segments span. */
+static uintptr_t art_base, art_lo, art_hi;
+
+/* dl_iterate_phdr callback: the span of the object loaded at art_base. */
+static int find_span(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	if (info->dlpi_addr != art_base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = art_base + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (!art_lo || lo < art_lo)
+			art_lo = lo;
+		if (hi > art_hi)
+			art_hi = hi;
+	}
+	return 1;
+}
+
+/* The pc of the interrupted context, or 0. */
+static uintptr_t context_pc(const void *ctx)
+{
+	const ucontext_t *uc = ctx;
+#if defined(__x86_64__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return (uintptr_t)uc->uc_mcontext.pc;
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
+static int in_artifact(uintptr_t a)
+{
+	return a >= art_lo && a < art_hi;
+}
+
+/* Writes "0x" and v in hex into out (at least 19 bytes), NUL-terminated. */
+static void hex(char *out, uint64_t v)
+{
+	char tmp[16];
+	int n = 0;
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	*out++ = '0';
+	*out++ = 'x';
+	while (n)
+		*out++ = tmp[--n];
+	*out = 0;
+}
+
+static void on_crash(int sig, siginfo_t *si, void *ctx)
+{
+	(void)si;
+	struct leap_run_reply r;
+	memset(&r, 0, sizeof r);
+	r.magic = LEAP_RUN_MAGIC;
+	r.status = LEAP_RUN_CRASH;
+	r.code = sig;
+	r.param = 2;
+	uintptr_t pc = context_pc(ctx);
+	if (pc && in_artifact(pc)) {
+		r.param = 0;
+		hex(r.msg, pc - art_base);
+	} else {
+		/* a library function the candidate called: the first return address in the
+		 * artifact, minus one so that it names the call, not the next line */
+		void *frames[64];
+		int n = backtrace(frames, 64);
+		for (int i = 0; i < n; i++) {
+			uintptr_t a = (uintptr_t)frames[i];
+			if (a != pc && in_artifact(a)) {
+				r.param = 1;
+				hex(r.msg, a - 1 - art_base);
+				break;
+			}
+		}
+	}
+	ssize_t w = write(LEAP_RUN_FD_REPLY, &r, sizeof r);
+	(void)w; /* nothing to do about it: the wait status still tells the parent */
+	raise(sig); /* the handler was reset: this ends the runner as the fault would have */
+}
+
+void crash_report_init(void *handle)
+{
+	struct link_map *lm = NULL;
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm)
+		return;
+	art_base = lm->l_addr;
+	dl_iterate_phdr(find_span, NULL);
+	if (!art_lo)
+		return;
+	void *warm[2];
+	backtrace(warm, 2); /* loads the unwinder now, not in the handler */
+	void *stack = mmap(NULL, ALT_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stack != MAP_FAILED) {
+		stack_t ss = {.ss_sp = stack, .ss_size = ALT_STACK, .ss_flags = 0};
+		sigaltstack(&ss, NULL);
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_crash;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaction(sigs[i], &sa, NULL);
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/env bats
+# feedback.bats - what the model reads after a turn: real compiler output, crashes, mismatches
+# and slow passes turned into feedback it can act on (leap-compile | leap-verify | leap-prune).
+load helpers
+
+setup_file() {
+	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
+}
+
+setup() {
+	F="$FIXTURES/feedback"
+	T="$BATS_TEST_TMPDIR"
+}
+
+# turn TASK BACKEND FILE [leap-verify options...]: one turn of a one-sample group answering
+# with FILE, through the real pipeline; prints the next turn's record.
+turn() {
+	local task=$1 backend=$2 file=$3
+	shift 3
+	leap-prompt --backend "$backend" "$task" |
+		jq -c --rawfile c "$file" --arg l "$([ "$backend" = cpu ] && echo c || echo cuda)" \
+			'.completion = "```\($l)\n\($c)```"' |
+		leap-compile | leap-verify --seed 1 "$@" |
+		leap-prune --catastrophic '' --done "$T/done.jsonl"
+}
+
+@test "gcc: a missing include keeps the compiler's hint and quotes the line with its caret" {
+	turn softmax cpu "$F/missing_include.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your code does not compile."
+	assert_line --index 1 "line 3:2: error: unknown type name 'size_t'"
+	assert_line --index 2 "    3 |         size_t n = (size_t)rows * cols;"
+	assert_line --index 3 "      |         ^~~~~~"
+	# the note with its fix-it, right under the error it explains
+	assert_line --index 4 "line 1:1: note: 'size_t' is defined in header '<stddef.h>'; did you forget to '#include <stddef.h>'?"
+	assert_line --index 5 "  +++ |+#include <stddef.h>"
+	[ "$(jq -r '.feedback | utf8bytelength' "$T/next")" -le 1024 ]
+	# the same note is not repeated for the next error
+	[ "$(grep -c "did you forget" <<<"$output")" -eq 1 ]
+	# the excerpt is in the record too
+	run -0 jq -r '.compile.diagnostics[0].excerpt' "$T/done.jsonl"
+	assert_output "$(printf '    3 |         size_t n = (size_t)rows * cols;\n      |         ^~~~~~')"
+}
+
+@test "gcc: with a small --feedback-bytes whole errors are kept and the rest counted" {
+	leap-prompt --backend cpu softmax |
+		jq -c --rawfile c "$F/missing_include.c" '.completion = "```c\n\($c)```"' |
+		leap-compile | leap-prune --catastrophic '' --feedback-bytes 200 --done "$T/done.jsonl" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	[ "$(jq -r '.feedback | utf8bytelength' "$T/next")" -le 200 ]
+	assert_line --index 1 "line 3:2: error: unknown type name 'size_t'"
+	assert_line --regexp '^\([0-9]+ more errors not shown\)$'
+}
+
+@test "nvcc: an undefined identifier is quoted with nvcc's caret" {
+	skip_unless_nvcc
+	turn softmax cuda "$F/undefined.cu" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 'line 5:17: error: identifier "scale" is undefined'
+	assert_line --index 2 --regexp '^ +y\[i\] = x\[i\] \* scale;$'
+	assert_line --index 3 --regexp '^ +\^$'
+	# the caret stands under the identifier
+	src=$(sed -n 3p <<<"$output") caret=$(sed -n 4p <<<"$output")
+	[ "${#caret}" -eq $((${#src} - 5)) ]
+}
+
+@test "a diagnostic without the compiler's excerpt quotes the candidate's line from the code" {
+	printf '%s\n' '{"group":"g","sample":0,"turn":1,"messages":[],"completion":"x","code":"void f(void)\n{\n\tint y = zz + 1;\n}\n","status":"compile_error","compile":{"status":"error","diagnostics":[{"line":3,"col":10,"severity":"error","message":"'"'"'zz'"'"' undeclared"}]}}' |
+		leap-prune --catastrophic '' --done "$T/done.jsonl" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 "line 3:10: error: 'zz' undeclared"
+	assert_line --index 2 "$(printf ' 3 | \tint y = zz + 1;')"
+	# the tab before the caret is kept, so it lines up at any tab width
+	assert_line --index 3 "$(printf '   | \t        ^')"
+}
+
+@test "cpu: a segfault names the candidate's line, in the verdict and in the feedback" {
+	turn vector_add cpu "$F/segv_line.c" >"$T/next"
+	run -0 jq -c '.verify.crash' "$T/done.jsonl"
+	assert_output '{"line":7,"called":false,"function":"vector_add"}'
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your kernel failed at run time."
+	assert_line --index 1 --partial "crashed with SIGSEGV (invalid memory access"
+	assert_line --index 1 --partial ") at line 7 of your code (in vector_add) in case 1 (n=1), trial 1."
+	assert_line --index 2 "$(printf ' 7 | \t\tc[i] = x + far[i];')"
+	# by hand, the same message and the line
+	run -1 leap-verify --seed 1 --task vector_add "$F/segv_line.c"
+	assert_line --index 1 --partial "at line 7 of your code (in vector_add)"
+	assert_line --index 2 "$(printf '  7 | \t\tc[i] = x + far[i];')"
+}
+
+@test "cpu: a fault inside a library function names the candidate's call" {
+	run -1 leap-verify --seed 1 --task vector_add "$F/segv_call.c"
+	assert_line --index 1 --partial "crashed with SIGSEGV"
+	assert_line --index 1 --partial "in a library function called at line 6 of your code (in vector_add)"
+}
+
+@test "cpu: a forged crash report from a runner that did not crash names no line" {
+	run -1 leap-verify --seed 1 --task vector_add "$F/forged_crash.c"
+	assert_line --index 0 --partial "runtime_error"
+	assert_line --index 1 --partial "exited with status 0 during the call"
+	refute_output --partial "of your code"
+	leap-compile --task vector_add "$F/forged_crash.c" | leap-verify --seed 1 >"$T/rec"
+	jq -e '.status == "runtime_error" and (.verify | has("crash") | not)' "$T/rec"
+}
+
+@test "cuda: the kernels of a real nvcc artifact are found (the names a device error gives)" {
+	skip_unless_nvcc
+	run -0 leap-compile --task vector_add "$F/two_kernels.cu"
+	art=$(jq -r .compile.artifact <<<"$output")
+	cat >"$T/k.c" <<-'C'
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include "crash.h"
+	int main(int argc, char **argv)
+	{
+		int n = 0;
+		char *k = leap_artifact_kernels(argv[1], &n);
+		printf("%d %s\n", n, k ? k : "-");
+		free(k);
+		return argc != 2;
+	}
+	C
+	local san=""
+	nm "$ROOT/lib/libleap.a" 2>/dev/null | grep -q __asan_ && san="-fsanitize=address,undefined" # make SANITIZE=1
+	cc $san -I"$ROOT/lib" -o "$T/k" "$T/k.c" "$ROOT/lib/libleap.a" -ljansson -lcrypto -ldw -lelf -lm -ldl
+	run -0 "$T/k" "$art"
+	assert_output "2 detail::fill<...>, add_kernel"
+	# a cpu artifact has none
+	run -0 leap-compile --task vector_add "$FIXTURES/leap-verify/correct.c"
+	run -0 "$T/k" "$(jq -r .compile.artifact <<<"$output")"
+	assert_output "0 -"
+}
+
+@test "cuda: an illegal address names the CUDA error and the kernel" {
+	skip_unless_gpu
+	run -1 leap-verify --seed 1 --task vector_add "$F/illegal.cu"
+	assert_line --index 0 --partial "runtime_error (task vector_add, cuda"
+	assert_line --index 1 --partial "cudaErrorIllegalAddress"
+	assert_line --index 1 --partial "in your kernel scatter_kernel"
+}
+
+@test "a small mismatch shows the inputs that reproduce it" {
+	turn vector_add cpu "$FIXTURES/leap-verify/wrong.c" >"$T/next"
+	jq -e '.verify.mismatch.case == 0 and (.verify.mismatch.inputs | keys) == ["a", "b"]' "$T/done.jsonl"
+	# the inputs are those the candidate got: it computed a - b
+	jq -e '.verify.mismatch | (.inputs.a[0] - .inputs.b[0] - .got | fabs) < 1e-6' "$T/done.jsonl"
+	a=$(jq -r '.verify.mismatch.inputs.a[0]' "$T/done.jsonl")
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 --regexp '^Wrong output in case 1 \(n=1\): c\[0\] = .* 1 of 1 elements are wrong\. Inputs: a = \[[-0-9.e]+\], b = \[[-0-9.e]+\]\.$'
+	[[ "${lines[1]}" == *"a = [$(printf '%.9g' "$a")]"* ]]
+	# a large case shows none: they would not fit, and the model could not use them
+	run -1 leap-verify --seed 1 --task vector_add "$F/wrong_large.c"
+	assert_line --index 1 --partial "Wrong output in case"
+	refute_output --partial "Inputs:"
+}
+
+@test "a slow pass is told the machine, the benchmark case and what the baseline is" {
+	leap-prompt --backend cpu softmax |
+		jq -c --rawfile c "$FIXTURES/leap-bench/slow2x.c" '.completion = "```c\n\($c)```"' |
+		leap-compile | leap-verify --seed 1 | leap-bench --seed 1 --max-time 0.5 >"$T/timed"
+	jq -e '.status == "pass" and .bench.status == "ok"' "$T/timed"
+	device=$(jq -r .bench.device "$T/timed")
+	leap-prune --expand-slow=100 --easy-below 0 --done "$T/done.jsonl" "$T/timed" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	# whatever this machine's speedup, the headline says where it stands against the goal
+	assert_line --index 0 --regexp '^Your kernel is correct (but slower than the baseline\.|and .*x as fast as the baseline, short of the 100x asked for\.)$'
+	assert_line --index 1 --regexp "^Timed on one core of .* at rows=1024, cols=1024: median [0-9.e+-]+ ms, against [0-9.e+-]+ ms for the baseline, the task's C reference compiled with cc -O2 \(speedup [0-9.e+-]+x\)\.$"
+	[[ "${lines[1]}" == "Timed on one core of $device at"* ]]
+	# on cuda the baseline is a kernel unless leap-bench names a vendor library
+	jq -c '.backend = "cuda" | .bench.device = "NVIDIA H200" | .bench.baseline_kind = "vendor"' "$T/timed" |
+		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done.jsonl" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 --regexp '^Timed on NVIDIA H200 at rows=1024, cols=1024: .* for the baseline, a vendor library \(cuBLAS or cuDNN\) \(speedup'
+}
