@@ -27,12 +27,13 @@ setup() {
 	done
 }
 
-@test "tasks: each has reference.c, baseline.cu, bytes, flops, a cpu benchmark case, 3-4 cases and a fixture solution" {
+@test "tasks: each has reference.c, baseline.cu, bytes, flops, a cpu benchmark case, 3-4 cases, ranges and a fixture solution" {
 	bad=""
 	for d in tasks/*/; do
 		id=$(basename "$d")
 		[ -s "$d/reference.c" ] && [ -s "$d/baseline.cu" ] || bad="$bad $id:files"
-		jq -e '.bytes and .flops and .bench_cpu and (.cases | length >= 3 and length <= 4)' "$d/task.json" >/dev/null ||
+		jq -e '.bytes and .flops and .bench_cpu and (.ranges | length > 0) and (.cases | length >= 3 and length <= 4)' \
+			"$d/task.json" >/dev/null ||
 			bad="$bad $id:fields"
 		[ -s "$FIXTURES/tasks/$id/solution.c" ] || bad="$bad $id:solution"
 		! cmp -s "$d/reference.c" "$FIXTURES/tasks/$id/solution.c" || bad="$bad $id:solution-is-the-reference"
