@@ -14,8 +14,10 @@
  *    cost of verification stays what the task's author chose. A draw over budget, or whose
  *    buffers are invalid (len < k), is drawn again with shrinking upper bounds; the smallest
  *    case is checked at load to be valid and within budget, so drawing always ends.
- *  - Values are uniform or log-uniform, a coin decides: large sizes find blocking and
- *    chunking bugs, small ones edge cases. They avoid the values listed cases already use.
+ *  - Values are log-uniform: every octave is as likely, as thresholds in kernels (tiles,
+ *    blocks, chunks) are powers of two, and the largest octave, which the listed cases
+ *    already reach, does not dominate the cost (uniform draws cost twice as much). They
+ *    avoid the values listed cases already use.
  *  - The k-th drawn case of a run takes, for each scalar, a value k more than the 0-th's
  *    modulo 32 (or the largest power of 2 the range has room for): K drawn cases are K
  *    distinct remainders modulo any power of 2 M >= K up to 32, so a kernel right at fewer
@@ -177,9 +179,9 @@ int leap_task_smallest_case(const struct leap_task *t, size_t base, struct leap_
 	return rc;
 }
 
-/* One value of range number ri in [qlo, qhi] * m, over a span shrunk to the power `f`:
- * uniform or log-uniform (a coin decides), moved to the residue `target`, redrawn (a few
- * times) while a listed case uses it. */
+/* One value of range number ri in [qlo, qhi] * m: log-uniform over a span shrunk to the
+ * power `f`, moved to the residue `target`, redrawn (a few times) while a listed case uses
+ * it. */
 static int64_t draw_value(const struct leap_task *t, size_t ri, int64_t qlo, int64_t qhi, int64_t m, double f,
 			  int64_t target, uint64_t *rng)
 {
@@ -188,16 +190,9 @@ static int64_t draw_value(const struct leap_task *t, size_t ri, int64_t qlo, int
 	while (mod > 1 && span < (uint64_t)mod - 1)
 		mod >>= 1; /* a narrow range still steps through the residues of a smaller power of 2 */
 	target %= mod;
-	double top = exp(f * log1p((double)span)) - 1; /* the span shrunk */
-	uint64_t lim = top >= (double)span ? span : top > 0 ? (uint64_t)top : 0;
 	for (int a = 0; a < AVOID_TRIES; a++) {
-		uint64_t x;
-		if (next(rng) & 1) { /* uniform: large sizes */
-			x = lim == UINT64_MAX ? next(rng) : next(rng) % (lim + 1);
-		} else { /* log-uniform: small sizes as often as large ones */
-			double d = exp(unit(rng) * log1p((double)lim)) - 1;
-			x = d >= (double)lim ? lim : d > 0 ? (uint64_t)d : 0;
-		}
+		double d = exp(unit(rng) * f * log1p((double)span)) - 1;
+		uint64_t x = d >= (double)span ? span : d > 0 ? (uint64_t)d : 0;
 		int64_t q = (int64_t)((uint64_t)qlo + x), moved;
 		/* the largest value <= q of the residue, else the next one up (arithmetic modulo
 		 * 2^64 keeps residues modulo a power of 2) */
