@@ -259,27 +259,26 @@ static int lookup(const char *name, size_t n, void *arg)
 static struct leap_expr *bound(struct leap_task *t, size_t p, json_t *v, const char *what, const char *where, char **err)
 {
 	const char *name = t->params[p].name;
+	char *src = NULL, *e2 = NULL;
 	if (json_is_integer(v)) {
 		json_int_t x = json_integer_value(v);
 		if (t->params[p].type == LEAP_T_INT && (x < INT32_MIN || x > INT32_MAX)) {
 			*err = xasprintf("%s: ranges: %s: %s %lld does not fit an int", where, name, what, (long long)x);
 			return NULL;
 		}
-		char *src = xasprintf("%lld", (long long)x);
-		struct leap_expr *e = leap_expr_compile(src, lookup, t, err);
-		free(src);
-		return e; /* a decimal integer always compiles */
-	}
-	if (!json_is_string(v)) {
+		src = xasprintf("%lld", (long long)x); /* INT64_MIN does not compile: "bad number" */
+	} else if (json_is_string(v)) {
+		src = xstrdup(json_string_value(v));
+	} else {
 		*err = xasprintf("%s: ranges: %s: %s must be an integer or an expression string", where, name, what);
 		return NULL;
 	}
-	char *e2 = NULL;
-	struct leap_expr *e = leap_expr_compile(json_string_value(v), lookup, t, &e2);
+	struct leap_expr *e = leap_expr_compile(src, lookup, t, &e2);
 	if (!e) {
 		*err = xasprintf("%s: ranges: %s: %s: %s", where, name, what, e2);
 		free(e2);
 	}
+	free(src);
 	return e;
 }
 

@@ -122,6 +122,8 @@ matmul ok"
 	check_error ranges_not_scalar "task.json: ranges: 'y' is not an int or int64 scalar parameter"
 	check_error ranges_bad_form 'task.json: ranges: len: must be [lo, hi] or {"range": [lo, hi], "multiple_of": m}'
 	check_error ranges_int "task.json: ranges: len: hi 3000000000 does not fit an int"
+	# the least int64 is no decimal literal of an expression: still an error naming the file
+	check_error ranges_int64_min "task.json: ranges: len: lo: bad number '9223372036854775808'"
 }
 
 @test "ranges: declared (expressions, multiple_of) in drawing order, derived from the listed cases, or none" {
