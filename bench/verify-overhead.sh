@@ -40,7 +40,8 @@ if [ "$(jq -r .status "$work/out.jsonl" | sort -u)" != pass ]; then
 	jq -c '[.status, .verify.message]' "$work/out.jsonl" | sort | uniq -c >&2
 	exit 1
 fi
-row "leap-verify (3 cases x 3 trials, sandboxed child)" "$n" "$T_EL" "$T_CPU" "$(jq -s 'map(.verify.run_ms) | add' "$work/out.jsonl")"
+cases=$(head -1 "$work/out.jsonl" | jq -r '.verify | "\(.cases - (.drawn | length)) + \(.drawn | length) drawn cases x \(.trials) trials"')
+row "leap-verify ($cases, sandboxed)" "$n" "$T_EL" "$T_CPU" "$(jq -s 'map(.verify.run_ms) | add' "$work/out.jsonl")"
 # the peer: one python3 process per candidate, full checks, then the floor (start, load, one call)
 for mode in full floor; do
 	extra=()

@@ -17,18 +17,23 @@ static const char usage[] =
 	"\n"
 	"Describe tasks of the suite as JSON Lines: id, level, title, folder, entry point, the C\n"
 	"and CUDA prototypes, parameters, cases and the benchmark case with buffer sizes and the\n"
-	"bytes/flops of one call. With --check, validate task folders given as paths and write\n"
-	"one record per folder; an invalid task gets an error record naming file, field and problem.\n"
+	"bytes/flops of one call, and the ranges of drawn cases. With --check, validate task\n"
+	"folders given as paths and write one record per folder; an invalid task gets an error\n"
+	"record naming file, field and problem.\n"
 	"\n"
 	"  -a, --all              every task of the suite, sorted by id\n"
 	"  -c, --check            the arguments are task folders to validate\n"
 	"  -l, --list             print only the ids, one per line (plain text)\n"
 	"  -s, --shim BACKEND     print the generated prelude and shim sources of one task (text)\n"
+	"      --draw N           add `drawn`: the first N cases leap-verify draws with --seed\n"
+	"      --seed N           the seed of --draw (default 0)\n"
 	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"Exit status: 0 every task valid, 1 some task invalid or not found, 2 usage or fatal error.\n";
+
+enum { OPT_DRAW = LEAP_OPT_PRIVATE, OPT_SEED };
 
 static json_t *case_with_sizes(const struct leap_task *t, const struct leap_case *c)
 {
@@ -53,7 +58,7 @@ static json_t *case_with_sizes(const struct leap_task *t, const struct leap_case
 	return o;
 }
 
-static json_t *describe(const struct leap_task *t)
+static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 {
 	json_t *params = json_array();
 	for (size_t i = 0; i < t->nparams; i++) {
@@ -87,6 +92,19 @@ static json_t *describe(const struct leap_task *t)
 	free(pg);
 	if (!o)
 		leap_die("cannot describe task '%s'", t->id);
+	json_object_set_new(o, "ranges", leap_task_ranges_json(t));
+	json_object_set_new(o, "ranges_derived", json_boolean(t->ranges_derived));
+	if (draw) {
+		json_t *d = json_array();
+		for (int k = 0; k < draw; k++) {
+			struct leap_case c;
+			if (leap_task_draw_case(t, seed, (size_t)k, &c))
+				break;
+			json_array_append_new(d, case_with_sizes(t, &c));
+			free(c.vals);
+		}
+		json_object_set_new(o, "drawn", d);
+	}
 	return o;
 }
 
@@ -99,11 +117,14 @@ int main(int argc, char **argv)
 		{"check", no_argument, NULL, 'c'},
 		{"list", no_argument, NULL, 'l'},
 		{"shim", required_argument, NULL, 's'},
+		{"draw", required_argument, NULL, OPT_DRAW},
+		{"seed", required_argument, NULL, OPT_SEED},
 		{NULL, 0, NULL, 0},
 	};
 	struct leap_common common;
 	leap_common_init(&common, usage);
-	int all = 0, check = 0, list = 0, opt;
+	int all = 0, check = 0, list = 0, draw = 0, opt;
+	int64_t seed = 0;
 	const char *shim = NULL;
 	while ((opt = getopt_long(argc, argv, "acls:hV", longopts, NULL)) != -1) {
 		if (leap_common_option(&common, opt, optarg))
@@ -120,6 +141,14 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			shim = optarg;
+			break;
+		case OPT_DRAW:
+			if (leap_parse_int(optarg, 0, 1000, &draw))
+				leap_usage_error(&common, "--draw: '%s' is not an integer in [0, 1000]", optarg);
+			break;
+		case OPT_SEED:
+			if (leap_parse_i64(optarg, 0, ((int64_t)1 << 53) - 1, &seed))
+				leap_usage_error(&common, "--seed: '%s' is not an integer in [0, 2^53)", optarg);
 			break;
 		default:
 			leap_usage_error(&common, "unhandled option");
@@ -182,7 +211,7 @@ int main(int argc, char **argv)
 		} else if (list) {
 			leap_out_raw(&out, t->id, strlen(t->id));
 		} else {
-			json_t *rec = describe(t);
+			json_t *rec = describe(t, draw, (uint64_t)seed);
 			leap_out_write(&out, rec);
 			json_decref(rec);
 		}

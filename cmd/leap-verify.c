@@ -24,14 +24,17 @@ static const char usage[] =
 	"   or: leap-verify [OPTION]... --task TASK SOURCE...\n"
 	"\n"
 	"Run each compiled candidate (compile.artifact) in a sandboxed child on every verification\n"
-	"case of its task with fresh random inputs, compare with the task's reference computed\n"
-	"outside the sandbox, and add `verify` {status, seed, cases, trials, max_abs_err,\n"
-	"max_rel_err, mismatch, ms, message, output}; the record's `status` becomes pass, mismatch,\n"
-	"runtime_error or timeout. Records that did not compile get verify.status \"skipped\".\n"
+	"case of its task, and on cases of sizes drawn from the seed within the task's ranges, with\n"
+	"fresh random inputs; compare with the task's reference computed outside the sandbox, and\n"
+	"add `verify` {status, seed, cases, trials, max_abs_err, max_rel_err, mismatch, ms,\n"
+	"message, output, drawn}; the record's `status` becomes pass, mismatch, runtime_error or\n"
+	"timeout. Records that did not compile get verify.status \"skipped\".\n"
 	"With --task, build each SOURCE (.c: cpu, .cu: cuda; '-': standard input) exactly as\n"
 	"leap-compile does, through its cache, and print a readable verdict.\n"
 	"\n"
 	"  -n, --trials N         fresh input sets per case (default 3)\n"
+	"      --drawn-cases N    cases of random sizes within the task's ranges, besides the\n"
+	"                         listed ones (default 3; 0: the listed cases only)\n"
 	"  -s, --seed N           seed of the inputs (default: random per run; written to verify.seed)\n"
 	"  -t, --timeout SECS     wall-clock limit per candidate (default 30); CPU time is limited\n"
 	"                         to that times the number of CPUs\n"
@@ -59,7 +62,7 @@ static const char usage[] =
 	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n"
 	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
-enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU, OPT_DEVICES };
+enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU, OPT_DEVICES, OPT_DRAWN };
 
 struct ctx {
 	struct leap_common common;
@@ -202,6 +205,7 @@ int main(int argc, char **argv)
 		{"jobs", required_argument, NULL, 'j'},
 		{"share-gpu", no_argument, NULL, OPT_SHARE_GPU},
 		{"devices", required_argument, NULL, OPT_DEVICES},
+		{"drawn-cases", required_argument, NULL, OPT_DRAWN},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx c;
@@ -210,6 +214,7 @@ int main(int argc, char **argv)
 	c.jobs = 1;
 	struct leap_verify_opts o = {
 		.trials = 3,
+		.drawn = 3,
 		.sb = {.timeout = 30, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
 		.device = "0",
 	};
@@ -224,6 +229,10 @@ int main(int argc, char **argv)
 		case 'n':
 			if (leap_parse_int(optarg, 1, 1000, &o.trials))
 				leap_usage_error(&c.common, "--trials: '%s' is not an integer in [1, 1000]", optarg);
+			break;
+		case OPT_DRAWN:
+			if (leap_parse_int(optarg, 0, 1000, &o.drawn))
+				leap_usage_error(&c.common, "--drawn-cases: '%s' is not an integer in [0, 1000]", optarg);
 			break;
 		case 's':
 			if (leap_parse_i64(optarg, 0, LEAP_SEED_MAX, &v64))

@@ -152,9 +152,8 @@ static const char *req_str(struct ld *l, json_t *j, const char *key)
 	return json_string_value(v);
 }
 
-static int find_param(const char *name, size_t n, void *arg)
+int leap_task_scalar_index(const struct leap_task *t, const char *name, size_t n)
 {
-	const struct leap_task *t = arg;
 	for (size_t i = 0; i < t->nparams; i++)
 		if (t->params[i].name && strlen(t->params[i].name) == n && !memcmp(t->params[i].name, name, n))
 			return t->params[i].role == LEAP_ROLE_SCALAR &&
@@ -162,6 +161,11 @@ static int find_param(const char *name, size_t n, void *arg)
 				       ? (int)i
 				       : -1;
 	return -1;
+}
+
+static int find_param(const char *name, size_t n, void *arg)
+{
+	return leap_task_scalar_index(arg, name, n);
 }
 
 static int parse_param(struct ld *l, json_t *pj, size_t i)
@@ -378,7 +382,7 @@ struct leap_task *leap_task_from_json(json_t *j, const char *dir, const char *wh
 		goto fail;
 	}
 	static const char *const known[] = {"id", "level", "title", "prompt", "entry", "params", "cases",
-					    "bench", "bench_cpu", "atol", "rtol", "bytes", "flops", "tags", "notes",
+					    "bench", "bench_cpu", "ranges", "atol", "rtol", "bytes", "flops", "tags", "notes",
 					    "reference_precision"};
 	const char *k;
 	json_t *v;
@@ -484,6 +488,8 @@ struct leap_task *leap_task_from_json(json_t *j, const char *dir, const char *wh
 		goto fail;
 	if (parse_expr_opt(&l, j, "bytes", &t->bytes) || parse_expr_opt(&l, j, "flops", &t->flops))
 		goto fail;
+	if (leap_task_load_ranges(t, j, where, &l.err))
+		goto fail;
 	return t;
 fail:
 	*err = l.err ? l.err : xasprintf("%s: invalid task", where);
@@ -546,6 +552,12 @@ void leap_task_free(struct leap_task *t)
 	free(t->bench_cpu.vals);
 	leap_expr_free(t->bytes);
 	leap_expr_free(t->flops);
+	for (size_t i = 0; i < t->nranges; i++) {
+		leap_expr_free(t->ranges[i].lo);
+		leap_expr_free(t->ranges[i].hi);
+		leap_expr_free(t->ranges[i].multiple_of);
+	}
+	free(t->ranges);
 	json_decref(t->json);
 	free(t->id);
 	free(t->dir);

@@ -61,6 +61,15 @@ struct leap_case {
 	union leap_scalar *vals;
 };
 
+/* The values one integer scalar takes in drawn cases (task.json "ranges"): lo <= v <= hi and,
+ * with multiple_of, v a multiple of it. Bounds are expressions over the other integer scalars
+ * (a constant is an expression too). */
+struct leap_range {
+	size_t param;                  /* index into leap_task.params */
+	struct leap_expr *lo, *hi;
+	struct leap_expr *multiple_of; /* NULL: any integer */
+};
+
 struct leap_task {
 	char *id, *dir;
 	int level;
@@ -74,6 +83,12 @@ struct leap_task {
 	double atol, rtol;
 	struct leap_expr *bytes, *flops; /* optional: minimal traffic and work of one call */
 	json_t *json;                    /* task.json as loaded */
+	/* Drawn cases: sizes the prompt does not list (lib/ranges.c). */
+	struct leap_range *ranges;       /* in drawing order: bounds name only scalars drawn before */
+	size_t nranges;
+	int ranges_derived;              /* 1: no "ranges" in task.json; [min, max] of the listed cases */
+	int64_t draw_max_bytes;          /* the most buffer bytes of a listed case: a drawn case's budget */
+	int64_t draw_max_flops;          /* likewise for `flops` (-1: no flops budget) */
 };
 
 /* 1 if `id` is a valid task id: [A-Za-z0-9_.-]+, not starting with '.', at most 128 bytes.
@@ -112,6 +127,42 @@ const struct leap_case *leap_task_bench_case(const struct leap_task *t, enum lea
 
 /* Case values as a JSON object {"n": 1024, ...} (new reference). */
 json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c);
+
+/* ---- drawn cases (lib/ranges.c) ----
+ * Besides its listed cases, a task is verified on cases whose sizes are drawn from the run's
+ * seed within its ranges, so that a kernel right only at the listed sizes fails. */
+
+/* The index of the int or int64 scalar parameter named by n bytes at name, or -1. */
+int leap_task_scalar_index(const struct leap_task *t, const char *name, size_t n);
+
+/* Reads j's "ranges" into t (or derives them from the listed cases when absent) and checks
+ * them: names, bounds, order, the listed cases inside them, and the smallest case valid
+ * within the budget. Called by leap_task_from_json once cases, bytes and flops are read.
+ * Returns 0, or -1 with a new message in *err naming `where` and the field. */
+int leap_task_load_ranges(struct leap_task *t, json_t *j, const char *where, char **err);
+
+/* Drawn case number k (0, 1, ...) of task t for `seed`: every scalar with a range drawn
+ * within it (log-uniform, avoiding the values listed cases use; the k-th case's value is
+ * k more than the 0-th's modulo 32 where the range allows, so a few cases cover every
+ * remainder an unrolled loop can get wrong), the other scalars copied from a listed case
+ * picked at random; its buffers fit in the budget (the most bytes and flops of a listed case).
+ * The same (t, seed, k) always gives the same case, whatever else was drawn. Fills
+ * out->vals (new, t->nparams entries) and returns 0; -1 when t has no ranges. */
+int leap_task_draw_case(const struct leap_task *t, uint64_t seed, size_t k, struct leap_case *out);
+
+/* The smallest case on top of listed case `base`: every scalar with a range at its lowest
+ * value (in drawing order), the others as in the listed case. Fills out->vals (new) and
+ * returns 0; -1 when t has no ranges or `base` is out of bounds. The loader checked that it is
+ * valid and within the budget. */
+int leap_task_smallest_case(const struct leap_task *t, size_t base, struct leap_case *out);
+
+/* The ranges as plain text for a prompt, e.g. "rows from 1 to 64, cols from 1 to 4097",
+ * "len from k to 200", "dim from 8 to 128 (a multiple of heads)"; "" when t has none. New. */
+char *leap_task_ranges_text(const struct leap_task *t);
+
+/* The ranges as a task.json "ranges" object: {"rows": [1, 64], "len": ["k", 200],
+ * "dim": {"range": [8, 128], "multiple_of": "heads"}} (new reference). */
+json_t *leap_task_ranges_json(const struct leap_task *t);
 
 /* A set of tasks loaded on demand from one suite directory. */
 struct leap_suite {

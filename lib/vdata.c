@@ -319,6 +319,14 @@ void leap_case_free(struct leap_case_data *d)
 	memset(d, 0, sizeof *d);
 }
 
+void leap_case_mark_drawn(struct leap_case_data *d)
+{
+	d->drawn = 1;
+	char *desc = xasprintf("%s; random sizes, not a listed case", d->desc);
+	free(d->desc);
+	d->desc = desc;
+}
+
 /* The k-th (mod count) pattern bit allowed by `dists`. */
 static unsigned pick_dist(unsigned dists, unsigned k)
 {
@@ -596,6 +604,8 @@ json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t s
 					      "output", par->name, "index", (json_int_t)first, "got",
 					      num_json(get(par->type, after, first)), "want", num_json(get(par->type, orig, first)),
 					      "count", (json_int_t)count);
+			if (d->drawn)
+				json_object_set_new(m, "drawn", json_true());
 			struct leap_buf b = {0};
 			leap_buf_addf(&b, "The input %s was modified (case %zu, %s): ", par->name, d->index + 1, d->desc);
 			where(&b, d, p, first, m);
@@ -652,6 +662,8 @@ json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t s
 				      "index", (json_int_t)first, "got",
 				      strcmp(kind, "unwritten") ? num_json(gv) : json_string("unwritten"), "want", num_json(wv),
 				      "count", (json_int_t)bad);
+		if (d->drawn)
+			json_object_set_new(m, "drawn", json_true());
 		struct leap_buf b = {0};
 		leap_buf_addf(&b, "Wrong output in case %zu (%s): ", d->index + 1, d->desc);
 		if (!strcmp(kind, "unwritten")) {

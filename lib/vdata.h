@@ -16,6 +16,7 @@ struct leap_case_data {
 	const struct leap_task *t;
 	const struct leap_case *c;
 	size_t index;                /* the case's index in the task (for messages) */
+	int drawn;                   /* a drawn case (sizes not listed in the task) */
 	uint32_t nsets;              /* input sets drawn */
 	uint32_t arena_sets;         /* input sets the arena holds at once (<= nsets) */
 	int64_t *sizes;              /* elements per parameter */
@@ -24,15 +25,20 @@ struct leap_case_data {
 	uint64_t arena_bytes;
 	unsigned char **inputs;      /* [set * nparams + p]: inputs of in/inout parameters */
 	unsigned char **want;        /* [set * nparams + p]: reference results of out/inout */
-	char *desc;                  /* "n=1000" or "rows=7, cols=33" */
+	char *desc;                  /* "n=1000" or "rows=7, cols=33"; a drawn case adds
+				      * "; random sizes, not a listed case" */
 };
 
 /* Prepares case `c` (index `index`) of `t` for `nsets` input sets, of which the arena
  * holds `arena_sets` at once in slots 0..arena_sets-1 (0: all). Returns 0, or -1 with a new
- * message in *err (a size expression fails). */
+ * message in *err (a size expression fails). Set d->drawn with leap_case_mark_drawn. */
 int leap_case_prepare(struct leap_case_data *d, const struct leap_task *t, const struct leap_case *c, size_t index,
 		      uint32_t nsets, uint32_t arena_sets, char **err);
 void leap_case_free(struct leap_case_data *d);
+
+/* Marks a prepared case as drawn from the task's ranges: its messages say so (the model
+ * learns that its code must handle sizes it was not shown) and its mismatch has "drawn": true. */
+void leap_case_mark_drawn(struct leap_case_data *d);
 
 /* Draws fresh inputs of set `set` from `seed` (mixed with case index, set and parameter),
  * using input pattern number `pattern` (rotating over the patterns each buffer allows), and
@@ -58,7 +64,7 @@ struct leap_errstats {
 /* Compares arena slot `slot`, which ran on input set `set`, with the reference: every output element written (not
  * the poison), finite and within atol + rtol*|want|; every in-parameter unchanged (when
  * `check_inputs`). Returns NULL when all is well, otherwise a new `mismatch` object
- * {case, values, trial, output, index, coords?, got, want, kind, count, ...} and a new
+ * {case, values, trial, output, index, coords?, got, want, kind, count, drawn?, ...} and a new
  * message for the model in *msg. Updates *es with the errors of compared elements. */
 json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t slot, const unsigned char *arena,
 			int check_inputs, struct leap_errstats *es, char **msg);

@@ -74,6 +74,9 @@ void leap_verifier_free(struct leap_verifier *v)
 		for (size_t j = 0; j < v->cache[i].ncases; j++)
 			leap_case_free(&v->cache[i].cd[j]);
 		free(v->cache[i].cd);
+		for (size_t k = 0; k < v->cache[i].ndrawn; k++)
+			free(v->cache[i].drawn[k].vals);
+		free(v->cache[i].drawn);
 	}
 	free(v->cache);
 	v->cache = NULL;
@@ -378,7 +381,8 @@ static enum leap_status record_status(const char *s)
 }
 
 /* The cases of task t for `seed` with their inputs and reference results, computed once
- * per run (the seed is per run, so every candidate of the task sees the same inputs).
+ * per run (the seed is per run, so every candidate of the task sees the same inputs): the
+ * listed cases, then v->o.drawn cases of sizes drawn from the seed within the task's ranges.
  * Returns NULL with a new message in *err when the reference fails. */
 static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err)
 {
@@ -389,33 +393,52 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 	if (!ref)
 		return NULL;
 	int trials = v->o.trials;
-	struct leap_case_data *cd = xcalloc(t->ncases ? t->ncases : 1, sizeof *cd);
+	size_t ndrawn = t->nranges && v->o.drawn > 0 ? (size_t)v->o.drawn : 0, n = t->ncases + ndrawn;
+	struct leap_case *drawn = xcalloc(ndrawn ? ndrawn : 1, sizeof *drawn);
+	for (size_t k = 0; k < ndrawn; k++)
+		leap_task_draw_case(t, seed, k, &drawn[k]);
+	struct leap_case_data *cd = xcalloc(n ? n : 1, sizeof *cd);
 	uint64_t arena = 64;
 	size_t ci = 0;
-	for (; ci < t->ncases; ci++) {
+	for (; ci < n; ci++) {
 		struct leap_case_data *d = &cd[ci];
-		if (leap_case_prepare(d, t, &t->cases[ci], ci, (uint32_t)trials, 1, err))
+		const struct leap_case *c = ci < t->ncases ? &t->cases[ci] : &drawn[ci - t->ncases];
+		if (leap_case_prepare(d, t, c, ci, (uint32_t)trials, 1, err))
 			goto fail;
+		if (ci >= t->ncases)
+			leap_case_mark_drawn(d);
 		if (d->arena_bytes > arena)
 			arena = d->arena_bytes;
 		for (int k = 0; k < trials; k++) {
 			leap_case_inputs(d, (uint32_t)k, seed, (unsigned)(ci * (size_t)trials + (size_t)k), NULL);
 			int rc = leap_case_reference(d, (uint32_t)k, ref);
 			if (rc) {
-				*err = xasprintf("the reference of task '%s' returned %d", t->id, rc);
+				*err = xasprintf("the reference of task '%s' returned %d on %s", t->id, rc, d->desc);
 				ci++;
 				goto fail;
 			}
 		}
 	}
 	xgrow((void **)&v->cache, &v->ccap, v->ncache + 1, sizeof *v->cache);
-	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, t->ncases, arena};
+	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, n, drawn, ndrawn, arena};
 	return &v->cache[v->ncache++];
 fail:
 	for (size_t i = 0; i < ci; i++)
 		leap_case_free(&cd[i]);
 	free(cd);
+	for (size_t k = 0; k < ndrawn; k++)
+		free(drawn[k].vals);
+	free(drawn);
 	return NULL;
+}
+
+/* verify.drawn: the values of the drawn cases, so that a verdict can be read and replayed. */
+static json_t *drawn_json(const struct leap_vcache *vc)
+{
+	json_t *a = json_array();
+	for (size_t k = 0; k < vc->ndrawn; k++)
+		json_array_append_new(a, leap_case_json(vc->task, &vc->drawn[k]));
+	return a;
 }
 
 int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err)
@@ -444,7 +467,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	int phase_case = -1, phase_trial = -1;
 	double run_ms = 0; /* the candidate's own time in its calls */
 	if (r == LEAP_SESS_OK) {
-		for (size_t ci = 0; ci < t->ncases && r == LEAP_SESS_OK && !mismatch; ci++) {
+		for (size_t ci = 0; ci < vc->ncases && r == LEAP_SESS_OK && !mismatch; ci++) {
 			struct leap_case_data *d = &cd[ci];
 			for (int k = 0; k < trials && r == LEAP_SESS_OK && !mismatch; k++) {
 				phase_case = (int)ci;
@@ -529,13 +552,19 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 			leap_buf_addf(&msg, "%s.", where);
 		}
 	} else if (!mismatch) {
-		leap_buf_addf(&msg, "All %zu cases passed (%d trials each).", passed, trials);
+		if (vc->ndrawn)
+			leap_buf_addf(&msg, "All %zu cases passed (%zu listed, %zu of random sizes; %d trials each).", passed,
+				      t->ncases, vc->ndrawn, trials);
+		else
+			leap_buf_addf(&msg, "All %zu cases passed (%d trials each).", passed, trials);
 	}
 	free(why);
 	json_t *result = verdict(status, seed, passed, trials, &es, mismatch, t0, msg.s ? msg.s : "", &output);
 	json_object_set_new(result, "run_ms", json_real(run_ms));
 	if (crash)
 		json_object_set_new(result, "crash", crash);
+	if (vc->ndrawn)
+		json_object_set_new(result, "drawn", drawn_json(vc));
 	*st = record_status(status);
 	leap_buf_free(&msg);
 	leap_buf_free(&output);

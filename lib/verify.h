@@ -14,6 +14,7 @@
 /* Settings shared by leap-verify and leap-bench. */
 struct leap_verify_opts {
 	int trials;                   /* fresh input sets per case (>= 1) */
+	int drawn;                    /* cases of sizes drawn from the task's ranges, besides the listed */
 	struct leap_sandbox_opts sb;  /* limits of the runner child */
 	const char *device;           /* cuda device index ("0") */
 	char *libexec;                /* directory of leap-run-cpu / leap-run-cuda */
@@ -29,12 +30,15 @@ struct leap_ref {
 	char *path;
 };
 
-/* The verification cases of one task for one seed: inputs and reference results. */
+/* The verification cases of one task for one seed: inputs and reference results of the
+ * listed cases, then of the o.drawn cases drawn from the seed (leap_task_draw_case). */
 struct leap_vcache {
 	const struct leap_task *task;
 	uint64_t seed;
 	struct leap_case_data *cd;
-	size_t ncases;
+	size_t ncases;                /* listed + drawn */
+	struct leap_case *drawn;      /* the drawn cases' values (cd[task->ncases + k].c) */
+	size_t ndrawn;
 	uint64_t arena; /* the largest arena a case needs */
 };
 

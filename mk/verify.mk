@@ -49,3 +49,9 @@ check-gpu-verify: all
 bench: bench-verify
 bench-verify: all
 	PEER_RUNS=20 bash bench/verify-overhead.sh 300
+
+# What the drawn cases of issue 14 add to verification per candidate, on real tasks.
+.PHONY: bench-verify-drawn
+bench: bench-verify-drawn
+bench-verify-drawn: all
+	ROUNDS=3 bash bench/verify-drawn.sh 50

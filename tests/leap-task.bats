@@ -115,9 +115,68 @@ matmul ok"
 	done
 }
 
+@test "ranges: a cycle, a listed case outside, an unusable smallest case, a buffer, a bad form and an int overflow are named" {
+	check_error ranges_cycle "task.json: ranges: len: its bounds depend on its own value (directly or through other ranges)"
+	check_error ranges_outside "task.json: ranges: len: cases[1] has len=40, outside [k, 39]"
+	check_error ranges_smallest "task.json: ranges: the smallest case {\"len\":1,\"k\":3} cannot be used: size of 'y' (len-k+1) is -1"
+	check_error ranges_not_scalar "task.json: ranges: 'y' is not an int or int64 scalar parameter"
+	check_error ranges_bad_form 'task.json: ranges: len: must be [lo, hi] or {"range": [lo, hi], "multiple_of": m}'
+	check_error ranges_int "task.json: ranges: len: hi 3000000000 does not fit an int"
+	# the least int64 is no decimal literal of an expression: still an error naming the file
+	check_error ranges_int64_min "task.json: ranges: len: lo: bad number '9223372036854775808'"
+}
+
+@test "ranges: declared (expressions, multiple_of) in drawing order, derived from the listed cases, or none" {
+	run -0 leap-task --tasks "$F" --draw 4 --seed 3 ranges_ok ranges_derived ranges_empty
+	assert_equal "$(jq -c '[.id, .ranges, .ranges_derived]' <<<"$output" | tr '\n' ' ')" \
+		'["ranges_ok",{"k":{"range":[1,7],"multiple_of":1},"len":["k",40]},false] ["ranges_derived",{"len":[5,40],"k":[3,7]},true] ["ranges_empty",{},false] '
+	# every drawn case within its ranges (len >= k), none drawn without ranges
+	run -0 jq -c '[.id, (.drawn | length), ([.drawn[].values | .k >= 1 and .k <= 7 and .len >= .k and .len <= 40] | all)]' <<<"$output"
+	assert_output '["ranges_ok",4,true]
+["ranges_derived",4,true]
+["ranges_empty",0,true]'
+}
+
+@test "drawing: the same seed draws the same cases, more cases keep the first ones, another seed others" {
+	a=$(leap-task --draw 3 --seed 11 softmax conv2d | jq -c '[.drawn[].values]')
+	b=$(leap-task --draw 6 --seed 11 softmax conv2d | jq -c '[.drawn[:3][].values]')
+	c=$(leap-task --draw 3 --seed 12 softmax conv2d | jq -c '[.drawn[].values]')
+	assert_equal "$a" "$b"
+	[ "$a" != "$c" ]
+}
+
+@test "drawing, over the bundled suite and 20 seeds: within ranges and budget, no listed value, remainders step by one" {
+	for seed in $(seq 1 20); do leap-task --all --draw 8 --seed "$seed"; done >"$BATS_TEST_TMPDIR/all.jsonl"
+	# every constant range holds, no drawn case costs more bytes or flops than the dearest listed one
+	run -0 jq -c '. as $t | [.drawn[] | .values as $v | ($t.ranges | to_entries[] | .key as $k |
+			(.value | if type == "object" then .range else . end) as $r |
+			select(($r[0] | type) == "number" and ($r[1] | type) == "number") |
+			select($v[$k] < $r[0] or $v[$k] > $r[1]) | "\($t.id): \($k)=\($v[$k]) outside \($r)")] +
+		[.drawn[] | select(.bytes > ([$t.cases[].bytes] | max) or .flops > ([$t.cases[].flops] | max)) |
+			"\($t.id): \(.values) over budget"] | .[]' "$BATS_TEST_TMPDIR/all.jsonl"
+	assert_output ""
+	# a scalar whose range has room for 32 values takes k more than drawn case 0 modulo 32 in
+	# case k (except a fallback to the smallest case, never seen here), and values a listed
+	# case uses are avoided where the range has others: they stay rare
+	run -0 jq -r '. as $t | .ranges | to_entries[] | .key as $k | (.value | if type == "object" then .range else . end) as $r |
+			select(($r[0] | type) == "number" and ($r[1] | type) == "number" and $r[1] - $r[0] >= 31) |
+			[$t.drawn[].values[$k]] as $d | range(1; $d | length) as $i |
+			select((($d[$i] - $d[0]) % 32 + 32) % 32 != $i % 32) | "\($t.id) \($k): \($d)"' "$BATS_TEST_TMPDIR/all.jsonl"
+	assert_output ""
+	run -0 jq -s '[.[] | . as $t | .ranges | keys[] as $k | select(($t.ranges[$k] | type) == "array" and
+			($t.ranges[$k][1] | type) == "number" and $t.ranges[$k][1] - ($t.ranges[$k][0] | numbers) > 64) |
+			$t.drawn[].values[$k] as $v | [$t.cases[].values[$k]] | index([$v]) != null] |
+		(map(select(.)) | length) / length' "$BATS_TEST_TMPDIR/all.jsonl"
+	awk -v f="$output" 'BEGIN { exit !(f < 0.01) }' || fail "listed values drawn too often: $output"
+}
+
 @test "bad options: usage on stderr and exit 2" {
 	run --separate-stderr -2 leap-task --all --check x
 	[[ "$stderr" == *"usage: leap-task"* ]]
 	run --separate-stderr -2 leap-task --shim gpu softmax
 	[[ "$stderr" == *"--shim: 'gpu' is not cuda or cpu"* ]]
+	run --separate-stderr -2 leap-task --draw -1 softmax
+	[[ "$stderr" == *"--draw: '-1' is not an integer in [0, 1000]"* ]]
+	run --separate-stderr -2 leap-task --draw 2 --seed 9007199254740992 softmax
+	[[ "$stderr" == *"--seed: '9007199254740992' is not an integer in [0, 2^53)"* ]]
 }

@@ -260,6 +260,58 @@ verdict() {
 	refute_output 42
 }
 
+@test "a kernel right only at the listed sizes passes them and fails a drawn case, on every seed (issue 14, class 8)" {
+	# unroll8: right only when n % 8 <= 1 (every listed n); listed_only: exact only at the
+	# listed (rows, cols). Both pass today's listed cases; three drawn cases catch both, by
+	# design rather than luck: drawn sizes step through consecutive remainders.
+	for f in vector_add:vector_add_unroll8 softmax:softmax_listed_only; do
+		build_artifact "${f%%:*}" "$FIXTURES/tasks/wrong/${f#*:}.c" "$BATS_TEST_TMPDIR/${f#*:}.so"
+		compiled_record "${f%%:*}" "$BATS_TEST_TMPDIR/${f#*:}.so" >>"$BATS_TEST_TMPDIR/in.jsonl"
+	done
+	run -0 leap-verify --seed 1 --drawn-cases 0 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r .status <<<"$output"
+	assert_output $'pass\npass'
+	for seed in 1 2 3 4 5 6 7 8; do
+		run -0 leap-verify --seed "$seed" "$BATS_TEST_TMPDIR/in.jsonl"
+		run -0 jq -r '"\(.status) \(.verify.mismatch.drawn) \(.verify.mismatch.case >= (if .task == "softmax" then 4 else 3 end))"' <<<"$output"
+		assert_output $'mismatch true true\nmismatch true true'
+	done
+}
+
+@test "a drawn case's message names its sizes and says they were not listed" {
+	build_artifact vector_add "$FIXTURES/tasks/wrong/vector_add_unroll8.c" "$BATS_TEST_TMPDIR/u.so"
+	compiled_record vector_add "$BATS_TEST_TMPDIR/u.so" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify --seed 2 "$BATS_TEST_TMPDIR/in.jsonl"
+	rec=$output
+	n=$(jq -r '.verify.mismatch.values.n' <<<"$rec")
+	run -0 jq -r .verify.message <<<"$rec"
+	assert_output --regexp "^Wrong output in case [4-6] \(n=$n; random sizes, not a listed case\): c\[[0-9]+\] was never written"
+	# the drawn case is one of verify.drawn
+	run -0 jq -r --argjson n "$n" '[.verify.drawn[].n] | index($n) != null' <<<"$rec"
+	assert_output true
+}
+
+@test "verify.drawn lists the drawn sizes, verify.cases counts them, and --seed replays them" {
+	compiled_record vector_add "$ART/correct.so" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
+	a=$output
+	run -0 jq -c '.verify | [.status, .cases, (.drawn | length), .message]' <<<"$a"
+	assert_output '["pass",6,3,"All 6 cases passed (3 listed, 3 of random sizes; 3 trials each)."]'
+	run -0 leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -c .verify.drawn <<<"$a")" = "$(jq -c .verify.drawn <<<"$output")" ]
+	# the drawn cases are those leap-task shows for the seed, and more keep the first ones
+	[ "$(jq -c .verify.drawn <<<"$a")" = "$(leap-task --draw 3 --seed 5 vector_add | jq -c '[.drawn[].values]')" ]
+	run -0 leap-verify --seed 5 --drawn-cases 5 "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -c .verify.drawn <<<"$a")" = "$(jq -c '.verify.drawn[:3]' <<<"$output")" ]
+	assert_equal "$(jq -c '.verify.cases' <<<"$output")" 8
+	run -0 leap-verify --seed 6 "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -c .verify.drawn <<<"$a")" != "$(jq -c .verify.drawn <<<"$output")" ]
+	run -0 leap-verify --seed 5 --drawn-cases 0 "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_equal "$(jq -c '.verify | [has("drawn"), .cases, .message]' <<<"$output")" '[false,3,"All 3 cases passed (3 trials each)."]'
+	run -2 --separate-stderr leap-verify --drawn-cases -1 "$BATS_TEST_TMPDIR/in.jsonl"
+	[[ "$stderr" == *"--drawn-cases: '-1' is not an integer in [0, 1000]"* ]]
+}
+
 @test "the mismatch names the case, trial, output, index, got and want" {
 	run -0 jq -c 'select(.name == "wrong") | .verify.mismatch | [.case, .trial, .output, .index, (.got|type), (.want|type), .values.n]' "$OUT"
 	assert_output '[0,0,"c",0,"number","number",1]'

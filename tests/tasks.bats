@@ -27,12 +27,13 @@ setup() {
 	done
 }
 
-@test "tasks: each has reference.c, baseline.cu, bytes, flops, a cpu benchmark case, 3-4 cases and a fixture solution" {
+@test "tasks: each has reference.c, baseline.cu, bytes, flops, a cpu benchmark case, 3-4 cases, ranges and a fixture solution" {
 	bad=""
 	for d in tasks/*/; do
 		id=$(basename "$d")
 		[ -s "$d/reference.c" ] && [ -s "$d/baseline.cu" ] || bad="$bad $id:files"
-		jq -e '.bytes and .flops and .bench_cpu and (.cases | length >= 3 and length <= 4)' "$d/task.json" >/dev/null ||
+		jq -e '.bytes and .flops and .bench_cpu and (.ranges | length > 0) and (.cases | length >= 3 and length <= 4)' \
+			"$d/task.json" >/dev/null ||
 			bad="$bad $id:fields"
 		[ -s "$FIXTURES/tasks/$id/solution.c" ] || bad="$bad $id:solution"
 		! cmp -s "$d/reference.c" "$FIXTURES/tasks/$id/solution.c" || bad="$bad $id:solution-is-the-reference"
@@ -47,7 +48,7 @@ setup() {
 	assert_output ""
 }
 
-@test "tasks: every task is fair: the fixture solution passes, zeros, constants and another seed's output fail" {
+@test "tasks: every task is fair, at its listed sizes and at sizes drawn from its ranges: the fixture solution passes, zeros, constants and another seed's output fail" {
 	failed=""
 	for d in tasks/*/; do
 		id=$(basename "$d")
@@ -74,6 +75,27 @@ setup() {
 	run -1 "$CHECK" --solution "$FIXTURES/tasks/wrong/matmul_transposed.c" matmul "$WORK"
 	assert_output --partial "FAIL: matmul case 1 trial 0: the solution is outside the tolerance"
 	refute_output --partial "FAIL: matmul case 0 "
+}
+
+@test "tasks: the checker rejects an unrolled loop right only at the listed sizes (n % 8 <= 1)" {
+	# passes every listed case (n = 1, 1000, 65537) and fails at drawn sizes
+	run -1 "$CHECK" --solution "$FIXTURES/tasks/wrong/vector_add_unroll8.c" vector_add "$WORK"
+	assert_output --regexp "FAIL: vector_add drawn case [0-9]+ \{\"n\":[0-9]+\} trial 0: the solution is outside the tolerance"
+	refute_output --regexp "FAIL: vector_add case [0-9]"
+	run -0 "$CHECK" --drawn 0 --solution "$FIXTURES/tasks/wrong/vector_add_unroll8.c" vector_add "$WORK"
+}
+
+@test "tasks: the checker rejects a kernel exact only at the listed sizes" {
+	run -1 "$CHECK" --solution "$FIXTURES/tasks/wrong/softmax_listed_only.c" softmax "$WORK"
+	assert_output --regexp "FAIL: softmax drawn case [0-9]+ \{\"rows\":[0-9]+,\"cols\":[0-9]+\} trial 0: the solution is outside the tolerance"
+	refute_output --regexp "FAIL: softmax case [0-9]"
+}
+
+@test "tasks: the checker flags ranges that reach a size where a constant passes" {
+	export LEAP_TASKS="$FIXTURES/tasks/unfair"
+	run -1 "$CHECK" --solution "$LEAP_TASKS/softmax_cols1/reference.c" softmax_cols1 "$WORK"
+	assert_output --partial 'FAIL: softmax_cols1 smallest case {"rows":1,"cols":1} trial 0: a candidate writing 1 passes'
+	refute_output --regexp "FAIL: softmax_cols1 case [0-9]"
 }
 
 @test "tasks: the checker flags a task whose output does not depend on its input" {

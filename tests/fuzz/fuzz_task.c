@@ -1,4 +1,5 @@
-/* fuzz_task.c - libFuzzer target: the task loader on arbitrary task.json text, prototypes and shims. */
+/* fuzz_task.c - libFuzzer target: the task loader on arbitrary task.json text, prototypes, shims
+ * and drawn cases. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -28,6 +29,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		leap_task_eval(t, t->bytes, &t->bench, &v);
 	}
 	free(e2);
+	/* drawn cases: every one must have valid sizes */
+	for (size_t k = 0; k < 3; k++) {
+		struct leap_case c;
+		if (leap_task_draw_case(t, (uint64_t)size * 7919u, k, &c))
+			break;
+		e2 = NULL;
+		if (sizes && leap_task_sizes(t, &c, sizes, &e2))
+			abort();
+		free(c.vals);
+	}
+	struct leap_case s;
+	if (leap_task_smallest_case(t, 0, &s) == 0)
+		free(s.vals);
+	free(leap_task_ranges_text(t));
+	json_decref(leap_task_ranges_json(t));
 	free(sizes);
 	leap_task_free(t);
 	return 0;
