@@ -27,7 +27,7 @@ static const char usage[] =
 	"                         G of its trajectories have ended (default: regular files are\n"
 	"                         read twice and records keep their order; a pipe is held)\n"
 	"  -k, --key LIST         outcome key, components in order: turn, status, speed, tokens\n"
-	"                         (default turn,speed,tokens)\n"
+	"                         (default turn)\n"
 	"  -m, --speed-tie M      relative tie margin for speed (default 0.02: within 2% is a tie)\n"
 	"      --progress, --no-progress  force the progress line on stderr on or off\n"
 	"  -h, --help             show this help and exit\n"

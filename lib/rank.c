@@ -11,9 +11,7 @@ void leap_rank_defaults(struct leap_rank_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->key[0] = LEAP_KEY_TURN;
-	o->key[1] = LEAP_KEY_SPEED;
-	o->key[2] = LEAP_KEY_TOKENS;
-	o->nkey = 3;
+	o->nkey = 1;
 	o->speed_tie = 0.02;
 }
 

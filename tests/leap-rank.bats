@@ -23,20 +23,25 @@ scores() {
 }
 
 @test "leap-rank: gold and silver: a turn-2 success is +1 where most failed, -1 where most passed" {
-	# Group A: s0 solved at turn 2; s1, s2, s3 never solved. s0 beats all three: 3 wins, score
-	# 3/3 = 1. The others lose to s0 and tie each other: (0 - 1)/3 = -1/3.
-	# Group B: s0 solved at turn 2, s1 (speedup 1.0), s2 (2.0), s3 (1.01) at turn 1.
-	# s0 loses to all: -1. s2 beats all: +1. s1 vs s3: 1.01 < 1.02 * 1.0, a tie: each beats
-	# s0, loses to s2, ties the other: (1 - 1)/3 = 0.
+	# The default key is turn alone (the paper's first-turn success > second-turn success >
+	# failure). Group A: s0 solved at turn 2; s1, s2, s3 never solved. s0 beats all three: 3
+	# wins, score 3/3 = 1. The others lose to s0 and tie each other: (0 - 1)/3 = -1/3.
+	# Group B: s0 solved at turn 2, s1, s2, s3 at turn 1. s0 loses to all: -1. s1, s2, s3 each
+	# beat s0 and tie the other two, whatever their speed: (1 - 0)/3 = 1/3.
 	leap-rank "$F/story.jsonl" >"$T/out"
 	run -0 scores "$T/out"
 	assert_output "$(printf '%s\n' "A 0 1" "A 1 -0.3333333333333333" "A 2 -0.3333333333333333" \
-		"A 3 -0.3333333333333333" "B 0 -1" "B 1 0" "B 2 1" "B 3 0")"
+		"A 3 -0.3333333333333333" "B 0 -1" "B 1 0.3333333333333333" "B 2 0.3333333333333333" "B 3 0.3333333333333333")"
 	run -0 jq -c 'select(.group == "B" and .sample == 1 and .turn == 1) | .rank' "$T/out"
-	assert_output '{"wins":1,"losses":1,"ties":1,"score":0,"group_size":4,"turns":1,"complete":true}'
+	assert_output '{"wins":1,"losses":0,"ties":2,"score":0.3333333333333333,"group_size":4,"turns":1,"complete":true}'
 	# every record of a trajectory carries the same rank; turns is its last turn
 	run -0 jq -c 'select(.group == "A" and .sample == 1) | [.turn, .rank.score, .rank.turns]' "$T/out"
 	assert_output "$(printf '[1,-0.3333333333333333,3]\n[2,-0.3333333333333333,3]\n[3,-0.3333333333333333,3]')"
+	# with speed in the key (the old default turn,speed,tokens): B s2 (2.0) beats s1 (1.0) and
+	# s3 (1.01); s1 vs s3: 1.01 < 1.02 * 1.0, a tie: s1 and s3 (1 - 1)/3 = 0, s2 +1
+	leap-rank --key turn,speed,tokens "$F/story.jsonl" >"$T/out2"
+	run -0 jq -r 'select(.group == "B" and .turn == 1) | "\(.sample) \(.rank.score)"' "$T/out2"
+	assert_output "$(printf '0 -1\n1 0\n2 1\n3 0')"
 }
 
 @test "leap-rank: scores sum to zero in every group and lie in [-1, 1]" {
@@ -73,7 +78,7 @@ scores() {
 @test "leap-rank: the speed tie margin" {
 	# B s1 (1.0) and s3 (1.01): a tie within 2%; with --speed-tie 0, s3 is faster.
 	# s1 then beats s0, loses to s2 and s3: (1 - 2)/3 = -1/3; s3 beats s0, s1: (2 - 1)/3 = 1/3.
-	leap-rank --speed-tie 0 "$F/story.jsonl" >"$T/out"
+	leap-rank --key turn,speed --speed-tie 0 "$F/story.jsonl" >"$T/out"
 	run -0 jq -r 'select(.group == "B" and .turn == 1) | "\(.sample) \(.rank.score)"' "$T/out"
 	assert_output "$(printf '0 -1\n1 -0.3333333333333333\n2 1\n3 0.3333333333333333')"
 	# --key turn alone: s1, s2, s3 all solved at turn 1 tie: each beats s0 only: 1/3
@@ -88,15 +93,15 @@ scores() {
 	# s1 has fewer tokens in total: s1 +1, s0 -1. Without tokens in the key: a tie.
 	printf '%s\n' '{"group":"k","sample":0,"turn":1,"status":"mismatch","tokens":100,"prune":{"decision":"expand"}}' \
 		'{"group":"k","sample":1,"turn":1,"status":"mismatch","tokens":150,"prune":{"decision":"expand"}}' \
-		'{"group":"k","sample":0,"turn":2,"status":"pass","tokens":100,"bench":{"speedup":1.5},"prune":{"decision":"final"}}' \
-		'{"group":"k","sample":1,"turn":2,"status":"pass","tokens":20,"bench":{"speedup":1.5},"prune":{"decision":"final"}}' >"$T/in"
-	run -0 jq -r '"\(.sample) \(.turn) \(.rank.score)"' <(leap-rank "$T/in")
+		'{"group":"k","sample":0,"turn":2,"status":"pass","tokens":100,"bench":{"status":"ok","speedup":1.5},"prune":{"decision":"final"}}' \
+		'{"group":"k","sample":1,"turn":2,"status":"pass","tokens":20,"bench":{"status":"ok","speedup":1.5},"prune":{"decision":"final"}}' >"$T/in"
+	run -0 jq -r '"\(.sample) \(.turn) \(.rank.score)"' <(leap-rank --key turn,speed,tokens "$T/in")
 	assert_output "$(printf '0 1 -1\n1 1 1\n0 2 -1\n1 2 1')"
 	run -0 jq -r '.rank.score' <(leap-rank --key turn,speed "$T/in")
 	assert_output "$(printf '0\n0\n0\n0')"
 	# a record without tokens makes the trajectory's count unknown: a tie again
 	sed '1s/"tokens":100,//' "$T/in" >"$T/in2"
-	run -0 jq -r '.rank.score' <(leap-rank "$T/in2")
+	run -0 jq -r '.rank.score' <(leap-rank --key turn,speed,tokens "$T/in2")
 	assert_output "$(printf '0\n0\n0\n0')"
 }
 
@@ -220,4 +225,19 @@ EOF
 	diff <(jq -c '[.group, .sample, .turn, .rank, .error.line]' "$T/file" | sort) <(jq -c '[.group, .sample, .turn, .rank, .error.line]' "$T/pipe" | sort)
 	run -0 jq -c 'select(.sample == 9) | .rank | [.score > 0, has("wins")]' "$T/file"
 	assert_output '[true,true]'
+}
+
+# Issue 15 -------------------------------------------------------------------------------
+
+@test "leap-rank: the default key is turn: gold > silver > time-out, speed and tokens ignored" {
+	# s0 solved at turn 1 (speedup 1.0, 900 tokens), s1 at turn 1 (speedup 3.0, 10 tokens),
+	# s2 at turn 2, s3 never. s0 and s1 tie (same turn); each beats s2 and s3: (2 - 0)/3 = 2/3.
+	# s2 beats s3, loses to s0, s1: (1 - 2)/3 = -1/3. s3 loses to all: -1.
+	printf '%s\n' '{"group":"g","sample":0,"turn":1,"status":"pass","tokens":900,"bench":{"status":"ok","speedup":1.0}}' \
+		'{"group":"g","sample":1,"turn":1,"status":"pass","tokens":10,"bench":{"status":"ok","speedup":3.0}}' \
+		'{"group":"g","sample":2,"turn":1,"status":"mismatch","tokens":5,"prune":{"decision":"expand"}}' \
+		'{"group":"g","sample":2,"turn":2,"status":"pass","tokens":5,"bench":{"status":"ok","speedup":9.0}}' \
+		'{"group":"g","sample":3,"turn":1,"status":"timeout","tokens":1}' >"$T/in"
+	run -0 jq -r 'select(.turn == 1) | "\(.sample) \(.rank.wins) \(.rank.losses) \(.rank.ties) \(.rank.score)"' <(leap-rank "$T/in")
+	assert_output "$(printf '%s\n' "0 2 0 1 0.6666666666666666" "1 2 0 1 0.6666666666666666" "2 1 2 0 -0.3333333333333333" "3 0 3 0 -1")"
 }
