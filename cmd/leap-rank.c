@@ -44,7 +44,24 @@ struct ctx {
 	struct leap_buf line;
 	long group_size;
 	long records, errors;
+	long unusable; /* passing records whose timing is not used (bench.status not "ok") */
 };
+
+/* Counts a passing record whose speedup cannot be used (lib/group.c: bench.status not ok). */
+static void note_speed(struct ctx *c, const struct leap_member *m)
+{
+	if (m->status == LEAP_ST_PASS && m->speed_unusable)
+		c->unusable++;
+}
+
+/* 1 when the outcome key compares speeds. */
+static int key_has_speed(const struct leap_rank_opts *o)
+{
+	for (int k = 0; k < o->nkey; k++)
+		if (o->key[k] == LEAP_KEY_SPEED)
+			return 1;
+	return 0;
+}
 
 /* A group in the two-pass mode: the summaries of its trajectories. */
 struct tgroup {
@@ -95,6 +112,7 @@ static uint32_t tp_summarise(void *arg, const struct leap_member *m, const struc
 		*slot = xcalloc(1, sizeof(struct tgroup));
 	struct tgroup *g = *slot;
 	size_t j = traj_of(tp, g, m->sample >= 0 ? m->sample : -1 - m->seq);
+	note_speed(tp->c, m);
 	leap_rank_traj_add(&g->t[j], m);
 	return g->tag[j];
 }
@@ -202,6 +220,15 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	free(tp.refs);
 }
 
+/* Says on stderr how many passing records' timings the speed key could not use. */
+static void report_speed(const struct ctx *c)
+{
+	if (c->unusable && key_has_speed(&c->opts))
+		leap_warn("%ld passing record%s a timing whose bench.status is not \"ok\" (noisy, suspicious or "
+			  "missing): speed counts %s as unknown", c->unusable, c->unusable == 1 ? " has" : "s have",
+			  c->unusable == 1 ? "it" : "them");
+}
+
 /* Ranks one group and writes its records in arrival order. */
 static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 {
@@ -283,6 +310,7 @@ int main(int argc, char **argv)
 		int open_failed = 0;
 		two_pass(&c, argc - optind, argv + optind, off, &open_failed);
 		leap_progress_end(&c.progress);
+		report_speed(&c);
 		leap_buf_free(&c.line);
 		int rc = leap_out_close(&c.out);
 		if (rc)
@@ -316,6 +344,7 @@ int main(int argc, char **argv)
 			leap_member_clear(&m);
 			c.errors++;
 		} else {
+			note_speed(&c, &m);
 			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, m.final, c.group_size);
 			if (grp) {
 				rank_group(&c, grp, 0);
@@ -334,6 +363,7 @@ int main(int argc, char **argv)
 	int open_failed = in.open_failed;
 	leap_in_close(&in);
 	leap_progress_end(&c.progress);
+	report_speed(&c);
 	leap_buf_free(&c.line);
 	int rc = leap_out_close(&c.out);
 	if (rc)

@@ -241,3 +241,28 @@ EOF
 	run -0 jq -r 'select(.turn == 1) | "\(.sample) \(.rank.wins) \(.rank.losses) \(.rank.ties) \(.rank.score)"' <(leap-rank "$T/in")
 	assert_output "$(printf '%s\n' "0 2 0 1 0.6666666666666666" "1 2 0 1 0.6666666666666666" "2 1 2 0 -0.3333333333333333" "3 0 3 0 -1")"
 }
+
+@test "leap-rank: speed ignores timings whose bench.status is not ok, and says how many" {
+	# s0 and s1 both solved at turn 1. s0's 2.0 is 'noisy', s2's 3.0 'suspicious', s3's 5.0
+	# has no status: only s1's 1.0 is a speed leap trusts. Under --key turn,speed every pair of
+	# solved trajectories ties on speed (one side unknown): all four tie, score 0. Three
+	# passing records have an unusable timing.
+	printf '%s\n' '{"group":"g","sample":0,"status":"pass","bench":{"status":"noisy","speedup":2.0}}' \
+		'{"group":"g","sample":1,"status":"pass","bench":{"status":"ok","speedup":1.0}}' \
+		'{"group":"g","sample":2,"status":"pass","bench":{"status":"suspicious","speedup":3.0}}' \
+		'{"group":"g","sample":3,"status":"pass","bench":{"speedup":5.0}}' >"$T/in"
+	run -0 --separate-stderr leap-rank --key turn,speed "$T/in"
+	[ "$(echo "$output" | jq -r .rank.score | tr '\n' ' ')" = "0 0 0 0 " ]
+	[[ "$stderr" == *"3 passing records have a timing whose bench.status is not \"ok\" (noisy, suspicious or missing): speed counts them as unknown"* ]]
+	# the same from a pipe (groups held) and with --group-size (streamed)
+	run -0 --separate-stderr bash -c 'cat "$1" | leap-rank --key turn,speed' _ "$T/in"
+	[[ "$stderr" == *"3 passing records have a timing"* ]]
+	# with s0's timing ok, s0 (2.0) beats s1 (1.0): 2.0 > 1.02 * 1.0 -> +1/3 and -1/3
+	sed 's/"noisy"/"ok"/' "$T/in" >"$T/in2"
+	run -0 --separate-stderr leap-rank --key turn,speed -g 4 "$T/in2"
+	[ "$(echo "$output" | jq -r .rank.score | tr '\n' ' ')" = "0.3333333333333333 -0.3333333333333333 0 0 " ]
+	[[ "$stderr" == *"2 passing records have a timing"* ]]
+	# without speed in the key nothing is said
+	run -0 --separate-stderr leap-rank "$T/in"
+	[ -z "$stderr" ]
+}
