@@ -194,9 +194,14 @@ EOF
 	diff "$T/file" "$T/redirect"
 	[ "$(jq -r .group "$T/pipe" | uniq | tr '\n' ' ')" = "A B " ]
 	diff <(jq -c '[.group, .sample, .turn, .rank]' "$T/file" | sort) <(jq -c '[.group, .sample, .turn, .rank]' "$T/pipe" | sort)
-	# two files, the second repeating the first: the same trajectories, still 4 per group
-	run -0 jq -s -c 'map(.rank.group_size) | unique' <(leap-rank "$F/story.jsonl" "$F/story.jsonl")
+	# two files, the second repeating the first (a turn appended twice): the second copy's 14
+	# records are duplicates, each naming its first; the groups still have 4 trajectories
+	run -1 --separate-stderr leap-rank "$F/story.jsonl" "$F/story.jsonl"
+	echo "$output" >"$T/twice"
+	run -0 jq -s -c 'map(select(.rank) | .rank.group_size) | unique' "$T/twice"
 	assert_output '[4]'
+	[ "$(jq -r 'select(.error) | .error.line' "$T/twice" | tr '\n' ' ')" = "$(seq 1 14 | tr '\n' ' ')" ]
+	diff <(jq -c 'select(.rank) | .rank' "$T/twice") <(jq -c .rank "$T/file")
 }
 
 @test "leap-rank: file (two passes), pipe (held) and --group-size (streamed) agree on generated rollouts" {
@@ -265,4 +270,39 @@ EOF
 	# without speed in the key nothing is said
 	run -0 --separate-stderr leap-rank "$T/in"
 	[ -z "$stderr" ]
+}
+
+@test "leap-rank: a second record of a (group, sample, turn) is an error record naming the first" {
+	# group g: s0 fails at turn 1 and passes at turn 2; s1 passes at turn 1; line 4 repeats
+	# s0's turn 2 (a re-run appended to the done file). Counted once: s1 (turn 1) beats s0
+	# (turn 2): +1 and -1.
+	printf '%s\n' '{"group":"g","sample":0,"turn":1,"status":"mismatch","prune":{"decision":"expand"}}' \
+		'{"group":"g","sample":1,"turn":1,"status":"pass","prune":{"decision":"final"}}' \
+		'{"group":"g","sample":0,"turn":2,"status":"pass","prune":{"decision":"final"}}' \
+		'{"group":"g","sample":0,"turn":2,"status":"pass","prune":{"decision":"final"}}' >"$T/in"
+	want="$(printf '%s\n' '[0,1,-1,null]' '[1,1,1,null]' '[0,2,-1,null]' '[0,2,null,4]')"
+	# from a file (two passes): input order
+	run -1 --separate-stderr leap-rank "$T/in"
+	[[ "$stderr" == *"$T/in:4: a second record of group 'g', sample 0, turn 2 (the first is $T/in:3); it takes no part"* ]]
+	[ "$(echo "$output" | jq -c '[.sample, .turn, .rank.score, .error.line]')" = "$want" ]
+	# from a pipe (held): the duplicate is written at once, the group at the end
+	run -1 --separate-stderr bash -c 'cat "$1" | leap-rank' _ "$T/in"
+	[[ "$stderr" == *"<stdin>:4: a second record of group 'g', sample 0, turn 2 (the first is <stdin>:3)"* ]]
+	[ "$(echo "$output" | jq -c '[.sample, .turn, .rank.score, .error.line]' | sort)" = "$(echo "$want" | sort)" ]
+	# streamed (-g 2): found while the group is open (here a repeated turn 1 before it ends)
+	sed -n '1p;1p;2,3p' "$T/in" >"$T/in2"
+	run -1 --separate-stderr leap-rank -g 2 "$T/in2"
+	[[ "$stderr" == *"$T/in2:2: a second record of group 'g', sample 0, turn 1 (the first is $T/in2:1)"* ]]
+	run -0 jq -c '[.sample, .turn, .rank.score, .error.line]' <(echo "$output")
+	assert_output "$(printf '%s\n' '[0,1,null,2]' '[0,1,-1,null]' '[1,1,1,null]' '[0,2,-1,null]')"
+}
+
+@test "leap-rank: a record leap-prune already marked a duplicate is a duplicate here too" {
+	# leap-prune wrote an error record for a duplicate; leap-rank names it again (it is the
+	# second record of its (group, sample, turn)) and ranks the first
+	printf '%s\n' '{"group":"g","sample":0,"turn":1,"status":"pass"}' '{"group":"g","sample":1,"turn":1,"status":"mismatch"}' \
+		'{"group":"g","sample":1,"turn":1,"status":"mismatch","error":{"program":"leap-prune","message":"dup"}}' >"$T/in"
+	run -1 --separate-stderr leap-rank "$T/in"
+	run -0 jq -c '[.sample, .rank.score, .error.line]' <(leap-rank "$T/in" 2>/dev/null)
+	assert_output "$(printf '[0,1,null]\n[1,-1,null]\n[1,null,3]')"
 }
