@@ -11,6 +11,7 @@
 #include "jsonl.h"
 #include "prune.h"
 #include "record.h"
+#include "rerun.h"
 #include "scan.h"
 #include "util.h"
 #include "banned.h"
@@ -26,7 +27,9 @@ static const char usage[] =
 	"turn with lean feedback, passed ones end. Next-turn records carry the verdict (`dcp`), so\n"
 	"an expanded group's failures keep their turns until they pass or reach --max-turns.\n"
 	"Every input record is appended to the done file with its 'prune' decision; each record\n"
-	"that gets another turn also yields its next-turn record on stdout.\n"
+	"that gets another turn also yields its next-turn record on stdout. A record the done file\n"
+	"already held when leap-prune started (a re-run turn) keeps that decision and is not\n"
+	"written again; a second record of a (group, sample, turn) becomes an error record.\n"
 	"\n"
 	"  -p, --preset NAME        leap (default), debug-all, debug-below-half or single-turn: the\n"
 	"                           paper's method and its ablations; the flags below override\n"
@@ -81,6 +84,8 @@ struct ctx {
 	json_t *verdicts; /* task -> verdict of all its turn-1 groups ("expand" when mixed) */
 	struct leap_buf task;
 	long records, errors, groups[3], final, expanded, incomplete;
+	struct leap_rerun rerun;  /* the done file's earlier decisions */
+	long kept, dups;          /* records decided by an earlier run; duplicates in the input */
 	struct leap_buf dcp;      /* a next-turn record with its `dcp` */
 };
 
@@ -119,6 +124,65 @@ static void note_turn1(struct ctx *c, const struct leap_group *grp, enum leap_ve
 	if (old && strcmp(old, name))
 		name = "expand";
 	json_object_set_new(c->verdicts, c->task.s, json_string(name));
+}
+
+/* Writes member m (taking its memory) as an error record naming the first record of its
+ * (group, sample, turn), read at file:line. */
+static void put_dup(struct ctx *c, const char *group, struct leap_member *m, const char *file, long line)
+{
+	char *why = leap_dup_message(group, m->sample, m->turn, file, line);
+	leap_warn("%s:%ld: %s", m->file, m->line, why);
+	leap_buf_reset(&c->line);
+	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
+		leap_die("internal error: a scanned record is not an object");
+	put_decided(c);
+	free(why);
+	leap_member_clear(m);
+	c->errors++;
+	c->dups++;
+}
+
+/* Replaces the members an earlier run decided by the done file's records of them (marked
+ * in_done), and writes members this run already decided as duplicates (lib/rerun.h). */
+static void take_rerun(struct ctx *c, struct leap_group *grp)
+{
+	if (!c->use_done || !c->rerun.usable)
+		return;
+	struct leap_buf key = {0};
+	size_t k = 0;
+	long kept = 0;
+	const struct leap_rerun_entry *first = NULL;
+	for (size_t i = 0; i < grp->n; i++) {
+		struct leap_member *m = &grp->m[i];
+		const struct leap_rerun_entry *e = leap_rerun_find(&c->rerun, grp->key, m->sample, m->turn);
+		if (e && e->this_run) {
+			put_dup(c, grp->key, m, e->file, e->line);
+			continue;
+		}
+		if (e) {
+			char *text = leap_rerun_line(&c->rerun, e);
+			struct leap_member d;
+			int has_group;
+			if (!leap_member_scan_text(&d, text, e->len, e->file, e->line, m->seq, "prune", &key, &has_group)) {
+				d.in_done = 1;
+				leap_member_clear(m);
+				*m = d;
+				kept++;
+				first = first ? first : e;
+			}
+			free(text);
+		}
+		grp->m[k++] = *m;
+	}
+	grp->n = k;
+	leap_buf_free(&key);
+	if (kept) {
+		leap_warn("group '%s', turn %ld: %ld record%s decided by an earlier run (%s:%ld%s); %s decision%s "
+			  "stand%s and %s not written again", grp->key, grp->m[0].turn, kept, kept == 1 ? " was" : "s were",
+			  first->file, first->line, kept == 1 ? "" : " and on", kept == 1 ? "its" : "their",
+			  kept == 1 ? "" : "s", kept == 1 ? "s" : "", kept == 1 ? "is" : "are");
+		c->kept += kept;
+	}
 }
 
 /* The gate that governs a group: the verdict and the turn, failures and size it was taken on. */
@@ -189,6 +253,9 @@ static void put_prune(struct ctx *c, const struct leap_member *m, int expand, co
  * the end of input. */
 static void decide(struct ctx *c, struct leap_group *grp, int complete)
 {
+	take_rerun(c, grp);
+	if (!grp->n)
+		return;
 	long n = (long)grp->n, n_fail;
 	struct gate g = gate_of(c, grp, &n_fail);
 	c->groups[g.v]++;
@@ -204,12 +271,19 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 	long n_expand = 0;
 	for (size_t i = 0; i < grp->n; i++) {
 		struct leap_member *m = &grp->m[i];
-		reason[i] = leap_prune_reason(&c->opts, g.v, m->status, m->turn, m->speedup, &expand[i]);
+		if (m->in_done)
+			expand[i] = !m->final; /* the earlier run's decision */
+		else
+			reason[i] = leap_prune_reason(&c->opts, g.v, m->status, m->turn, m->speedup, &expand[i]);
 		n_expand += expand[i];
 	}
 	for (size_t i = 0; i < grp->n; i++) {
 		struct leap_member *m = &grp->m[i];
-		put_prune(c, m, expand[i], reason[i], &g, n_fail, n, complete);
+		if (!m->in_done) {
+			put_prune(c, m, expand[i], reason[i], &g, n_fail, n, complete);
+			if (c->use_done)
+				leap_rerun_note(&c->rerun, grp->key, m->sample, m->turn, m->file, m->line);
+		}
 		if (expand[i] && c->use_done)
 			put_next(c, m, n_expand, &g);
 		if (expand[i])
@@ -223,6 +297,18 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 	 * sees half a group held back in a buffer. */
 	if (c->use_done)
 		leap_lines_flush(&c->done);
+}
+
+/* Writes m as an error record at once (and returns 1) when its open group already holds a
+ * record of the same sample and turn; else 0. */
+static int put_if_dup(struct ctx *c, const struct leap_grouper *groups, const char *group, struct leap_member *m)
+{
+	const struct leap_group *grp = leap_grouper_get(groups, group);
+	long i = grp ? leap_group_find_dup(grp, m) : -1;
+	if (i < 0)
+		return 0;
+	put_dup(c, group, m, grp->m[i].file, grp->m[i].line);
+	return 1;
 }
 
 /* 1 when descriptor fd is the same file as one of the inputs (standard input when there are
@@ -403,6 +489,7 @@ int main(int argc, char **argv)
 		if (done_is_input(c.done.fd, argc - optind, argv + optind))
 			leap_die("%s: the done file is also an input: its records would be read again", done);
 		c.use_done = 1;
+		leap_rerun_init(&c.rerun, done, c.done.fd);
 	}
 	leap_progress_init(&c.progress, c.common.progress);
 
@@ -429,7 +516,7 @@ int main(int argc, char **argv)
 			put_decided(&c);
 			c.errors++;
 			leap_member_clear(&m);
-		} else {
+		} else if (!put_if_dup(&c, &groups, key.s, &m)) {
 			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, 1, m.want > 0 ? m.want : c.group_size);
 			if (grp) {
 				decide(&c, grp, 1);
@@ -451,12 +538,14 @@ int main(int argc, char **argv)
 	if (c.stats)
 		fprintf(stderr,
 			"%s: %ld records, %ld groups (%ld easy, %ld hopeless, %ld expand, %ld incomplete); "
-			"%ld records end, %ld get another turn, %ld errors\n",
+			"%ld records end, %ld get another turn, %ld errors (%ld duplicates); %ld kept from an earlier "
+			"run\n",
 			leap_prog(), c.records, c.groups[0] + c.groups[1] + c.groups[2], c.groups[LEAP_VERDICT_EASY],
 			c.groups[LEAP_VERDICT_HOPELESS], c.groups[LEAP_VERDICT_EXPAND], c.incomplete, c.final,
-			c.expanded, c.errors);
+			c.expanded, c.errors, c.dups, c.kept);
 	leap_buf_free(&c.line);
 	leap_buf_free(&c.dcp);
+	leap_rerun_free(&c.rerun);
 	int rc = LEAP_EXIT_OK;
 	if (c.adaptive && c.t1_decided) {
 		struct leap_adaptive st;

@@ -501,6 +501,57 @@ Reply with the complete corrected code in one fenced code block."
 	[[ "$stderr" == *"--preset: 'paper' is not leap, debug-all, debug-below-half or single-turn"* ]]
 }
 
+@test "leap-prune: a second record of a (group, sample, turn) is an error record naming the first" {
+	# group a: sample 1 twice (lines 2 and 3). With --group-size 3 the group completes with
+	# lines 1, 2, 4 (the duplicate does not count): n = 3, n_fail = 2 -> expand.
+	{ group a 1 pass mismatch; group a 1 pass mismatch | sed -n 2p; group a 1 pass mismatch timeout | sed -n 3p; } >"$T/in"
+	run -1 --separate-stderr leap-prune --group-size 3 --done "$T/done" "$T/in"
+	[[ "$stderr" == *"$T/in:3: a second record of group 'a', sample 1, turn 1 (the first is $T/in:2)"* ]]
+	[ "$(wc -l <"$T/done")" -eq 4 ]
+	run -0 jq -c 'select(.error) | [.sample, .error.line]' "$T/done"
+	assert_output '[1,3]'
+	run -0 jq -c 'select(.prune) | [.sample, .prune.n_fail, .prune.group_size]' "$T/done"
+	assert_output "$(printf '[0,2,3]\n[1,2,3]\n[2,2,3]')"
+	# the same turn twice in one input: the second copy's records are duplicates of the first's
+	cat "$F/turn1.jsonl" "$F/turn1.jsonl" >"$T/twice"
+	run -1 --separate-stderr leap-prune --group-size 4 --done "$T/d2" "$T/twice"
+	[ "$(jq -r 'select(.error) | .error.line' "$T/d2" | wc -l)" -eq 8 ]
+	[ "$(jq -r 'select(.prune) | .sample' "$T/d2" | wc -l)" -eq 8 ]
+	[ "$(echo "$output" | wc -l)" -eq 3 ]
+}
+
+@test "leap-prune: re-running a turn is safe: the done file's decisions stand, next turns are made again" {
+	leap-prune --done "$T/done" "$F/turn1.jsonl" >"$T/next1"
+	cp "$T/done" "$T/done.once"
+	# the same turn again (a second `make`, a retry): nothing is written twice, and the
+	# next-turn records are the same bytes
+	run -0 --separate-stderr leap-prune --done "$T/done" "$F/turn1.jsonl"
+	echo "$output" >"$T/next2"
+	diff "$T/done.once" "$T/done"
+	diff "$T/next1" "$T/next2"
+	[[ "$stderr" == *"group 'softmax', turn 1: 4 records were decided by an earlier run ($T/done:1 and on)"* ]]
+	# resampled: every answer differs (sample 1 now passes); the done file's records win, so the
+	# next turn continues what the done file holds (sample 1 still gets turn 2, with its
+	# original completion in its history)
+	jq -c '.completion = "other" | .status = (if .sample == 1 then "pass" else .status end)' "$F/turn1.jsonl" >"$T/resampled"
+	leap-prune --done "$T/done" "$T/resampled" >"$T/next3" 2>/dev/null
+	diff "$T/done.once" "$T/done"
+	diff "$T/next1" "$T/next3"
+	# a run killed after its first group: the re-run adds the missing groups only
+	jq -c 'select(.group == "vector_add")' "$F/turn1.jsonl" >"$T/first"
+	leap-prune --done "$T/done4" "$T/first" >/dev/null
+	leap-prune --done "$T/done4" "$F/turn1.jsonl" >"$T/next4" 2>/dev/null
+	[ "$(wc -l <"$T/done4")" -eq 8 ]
+	diff <(jq -c '[.group, .sample, .prune]' "$T/done.once" | sort) <(jq -c '[.group, .sample, .prune]' "$T/done4" | sort)
+	diff "$T/next1" "$T/next4"
+	# an error record in the done file is no decision: the record is decided when it comes good
+	printf '%s\n' '{"group":"e","sample":0,"turn":1,"error":{"program":"leap-prune","message":"no status"}}' >"$T/done5"
+	group e 1 pass mismatch >"$T/good"
+	leap-prune --done "$T/done5" "$T/good" >/dev/null
+	run -0 jq -c 'select(.prune) | [.sample, .prune.reason]' "$T/done5"
+	assert_output "$(printf '[0,"solved"]\n[1,"failed"]')"
+}
+
 @test "leap-prune: --expand-slow and the speed of a timing whose bench.status is not ok" {
 	# sample 0 passes 2x slower than the baseline but its timing is noisy: its speed is not
 	# known, so it is not 'slow'; sample 1 (status ok, 0.5) is.
