@@ -416,9 +416,10 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	leap_twopass_dup_free(&tp.dups);
 }
 
-/* Writes m as an error record at once (and returns 1) when its open group already holds a
- * record of the same sample and turn; else 0. */
-static int put_if_dup(struct ctx *c, const struct leap_grouper *groups, const char *group, struct leap_member *m)
+/* Marks m a duplicate (m->skip: its message) and returns 1 when its open group already holds
+ * a record of the same sample and turn; else 0. A duplicate stays in its group, so that it is
+ * written in its place, but takes no part and does not count toward the group's size. */
+static int mark_dup(const struct leap_grouper *groups, const char *group, struct leap_member *m)
 {
 	const struct leap_group *grp = leap_grouper_get(groups, group);
 	long i = grp ? leap_group_find_dup(grp, m) : -1;
@@ -427,8 +428,6 @@ static int put_if_dup(struct ctx *c, const struct leap_grouper *groups, const ch
 	m->note = leap_dup_message(group, m->sample, m->turn, grp->m[i].file, grp->m[i].line);
 	m->skip = m->note;
 	leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
-	put_skipped(c, m);
-	leap_member_clear(m);
 	return 1;
 }
 
@@ -462,11 +461,14 @@ static int stream(struct ctx *c, int nfiles, char *const *files)
 			m.skip = UPSTREAM_ERROR;
 			put_skipped(c, &m);
 			leap_member_clear(&m);
-		} else if (!put_if_dup(c, &groups, key.s, &m)) {
-			m.skip = why_not(c, &m);
-			if (m.skip && m.skip != UPSTREAM_ERROR)
-				leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
-			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, m.final, c->group_size);
+		} else {
+			int dup = mark_dup(&groups, key.s, &m);
+			if (!dup) {
+				m.skip = why_not(c, &m);
+				if (m.skip && m.skip != UPSTREAM_ERROR)
+					leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
+			}
+			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, !dup && m.final, c->group_size);
 			if (grp)
 				finish_group(c, grp, 0);
 		}

@@ -262,23 +262,18 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	leap_twopass_dup_free(&tp.dups);
 }
 
-/* Writes m as an error record at once (and returns 1) when its open group already holds a
- * record of the same sample and turn; else 0. */
-static int put_if_dup(struct ctx *c, const struct leap_grouper *groups, const char *group, struct leap_member *m)
+/* Marks m a duplicate (m->skip: its message) and returns 1 when its open group already holds
+ * a record of the same sample and turn; else 0. A duplicate stays in its group, so that it is
+ * written in its place, but takes no part and does not count toward the group's size. */
+static int mark_dup(const struct leap_grouper *groups, const char *group, struct leap_member *m)
 {
 	const struct leap_group *grp = leap_grouper_get(groups, group);
 	long i = grp ? leap_group_find_dup(grp, m) : -1;
 	if (i < 0)
 		return 0;
-	char *why = leap_dup_message(group, m->sample, m->turn, grp->m[i].file, grp->m[i].line);
-	leap_warn("%s:%ld: %s", m->file, m->line, why);
-	leap_buf_reset(&c->line);
-	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
-		leap_die("internal error: a scanned record is not an object");
-	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
-	free(why);
-	leap_member_clear(m);
-	c->errors++;
+	m->note = leap_dup_message(group, m->sample, m->turn, grp->m[i].file, grp->m[i].line);
+	m->skip = m->note;
+	leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
 	return 1;
 }
 
@@ -311,6 +306,15 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 			  "with what arrived", grp->key, unended, unended == 1 ? "y has" : "ies have");
 	}
 	for (size_t i = 0; i < grp->n; i++) {
+		if (grp->m[i].skip) {
+			leap_buf_reset(&c->line);
+			if (leap_splice_error(&c->line, grp->m[i].raw, grp->m[i].len, grp->m[i].file, grp->m[i].line,
+					      grp->m[i].skip))
+				leap_die("internal error: a held record is not an object");
+			leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+			c->errors++;
+			continue;
+		}
 		const struct leap_traj *x = &t[traj[i]];
 		json_t *add = json_pack("{s:{s:I,s:I,s:I,s:f,s:I,s:I,s:b}}", "rank", "wins", (json_int_t)x->wins,
 					"losses", (json_int_t)x->losses, "ties", (json_int_t)x->ties, "score", x->score,
@@ -405,9 +409,11 @@ int main(int argc, char **argv)
 			leap_out_raw(&c.out, c.line.s, c.line.len - 1);
 			leap_member_clear(&m);
 			c.errors++;
-		} else if (!put_if_dup(&c, &groups, key.s, &m)) {
-			note_speed(&c, &m);
-			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, m.final, c.group_size);
+		} else {
+			int dup = mark_dup(&groups, key.s, &m);
+			if (!dup)
+				note_speed(&c, &m);
+			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, !dup && m.final, c.group_size);
 			if (grp) {
 				rank_group(&c, grp, 0);
 				leap_group_free(grp);

@@ -73,7 +73,8 @@ size_t leap_rank_summarise(const struct leap_group *grp, size_t *traj, struct le
 	for (size_t j = 0; j < nt; j++)
 		leap_rank_traj_init(&t[j]);
 	for (size_t i = 0; i < grp->n; i++)
-		leap_rank_traj_add(&t[traj[i]], &grp->m[i]);
+		if (!grp->m[i].skip)
+			leap_rank_traj_add(&t[traj[i]], &grp->m[i]);
 	*out = t;
 	return nt;
 }

@@ -49,7 +49,8 @@ void leap_rank_traj_init(struct leap_traj *t);
 void leap_rank_traj_add(struct leap_traj *t, const struct leap_member *m);
 
 /* Summarises the trajectories of `grp` (numbered by leap_group_trajectories into traj[],
- * which must hold grp->n entries) into *out (a new array of the returned length). */
+ * which must hold grp->n entries) into *out (a new array of the returned length). Members
+ * with a `skip` (duplicates) take no part. */
 size_t leap_rank_summarise(const struct leap_group *grp, size_t *traj, struct leap_traj **out);
 
 /* Compares two trajectories by the key: 1 when a beats b, -1 when b beats a, 0 for a tie.

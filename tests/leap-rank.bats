@@ -285,16 +285,17 @@ EOF
 	run -1 --separate-stderr leap-rank "$T/in"
 	[[ "$stderr" == *"$T/in:4: a second record of group 'g', sample 0, turn 2 (the first is $T/in:3); it takes no part"* ]]
 	[ "$(echo "$output" | jq -c '[.sample, .turn, .rank.score, .error.line]')" = "$want" ]
-	# from a pipe (held): the duplicate is written at once, the group at the end
+	# from a pipe (held): group by group, the duplicate in its place (here: the same order)
 	run -1 --separate-stderr bash -c 'cat "$1" | leap-rank' _ "$T/in"
 	[[ "$stderr" == *"<stdin>:4: a second record of group 'g', sample 0, turn 2 (the first is <stdin>:3)"* ]]
 	[ "$(echo "$output" | jq -c '[.sample, .turn, .rank.score, .error.line]' | sort)" = "$(echo "$want" | sort)" ]
-	# streamed (-g 2): found while the group is open (here a repeated turn 1 before it ends)
+	# streamed (-g 2): found while the group is open (here a repeated turn 1 before it ends);
+	# it does not count toward the 2 ended trajectories and is written in its place
 	sed -n '1p;1p;2,3p' "$T/in" >"$T/in2"
 	run -1 --separate-stderr leap-rank -g 2 "$T/in2"
 	[[ "$stderr" == *"$T/in2:2: a second record of group 'g', sample 0, turn 1 (the first is $T/in2:1)"* ]]
 	run -0 jq -c '[.sample, .turn, .rank.score, .error.line]' <(echo "$output")
-	assert_output "$(printf '%s\n' '[0,1,null,2]' '[0,1,-1,null]' '[1,1,1,null]' '[0,2,-1,null]')"
+	assert_output "$(printf '%s\n' '[0,1,-1,null]' '[0,1,null,2]' '[1,1,1,null]' '[0,2,-1,null]')"
 }
 
 @test "leap-rank: a record leap-prune already marked a duplicate is a duplicate here too" {
