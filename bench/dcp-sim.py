@@ -11,8 +11,9 @@ differs only in which samples it runs.
 
 Per setting and step: the turn-1 records (real leap records: status, compile, verify, bench,
 tokens, reward) go through bin/leap-prune --group-size G --done DONE with the setting's
-thresholds; the next-turn records it writes get their outcome and go through leap-prune again,
-up to --turns turns. Counted: compiler runs (every record with code), verify runs (every record
+options (the paper's method, its ablations as leap-prune presets, and leap's variants); the
+next-turn records it writes (carrying the turn-1 verdict in `dcp`) get their outcome and go
+through leap-prune again, up to --turns turns. Counted: compiler runs (every record with code), verify runs (every record
 that compiled). At the end bin/leap-rank ranks the done file and bin/leap-advantage --stats
 counts the groups whose advantages are all zero (no learning signal), for LEAP's rank estimator
 and for GRPO with a binary reward.
@@ -32,16 +33,18 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "bin")
 
-# (name, leap-prune options, uses --adaptive)
+# (name, leap-prune options, uses --adaptive). The first row is the baseline the others are
+# measured against: no pruning, every failure debugs until it passes or runs out of turns.
 SETTINGS = [
-    ("no pruning (every group expanded)", ["--easy-below", "0", "--hopeless-above", "100%", "--catastrophic", ""], False),
-    ("DCP easy < 25%", ["--easy-below", "25%"], False),
-    ("DCP easy < 50% (leap's default)", [], False),
-    ("DCP easy < 75%", ["--easy-below", "75%"], False),
-    ("DCP easy < 50%, hopeless > 75%", ["--hopeless-above", "75%"], False),
-    ("DCP easy < 50%, no catastrophic rule", ["--catastrophic", ""], False),
-    ("DCP adaptive (target 0.5)", [], True),
-    ("one turn only (no multi-turn)", ["--max-turns", "1"], False),
+    ("debug-all (no pruning)", ["--preset", "debug-all"], False),
+    ("LEAP (the default)", [], False),
+    ("debug-below-half (easy rule only)", ["--preset", "debug-below-half"], False),
+    ("single-turn (no feedback turn)", ["--preset", "single-turn"], False),
+    ("LEAP, easy < 75%", ["--easy-below", "75%"], False),
+    ("LEAP, gate re-taken every turn", ["--regate"], False),
+    ("before issue 15 (re-gated, failure type)", ["--regate", "--hopeless-above", "100%", "--catastrophic",
+                                                  "no_code,compile_error"], False),
+    ("LEAP, adaptive easy (target 0.5)", [], True),
 ]
 
 FAILS = ["runtime_error", "timeout", "mismatch"]
@@ -117,8 +120,10 @@ def simulate(a, tasks, plan, opts, adaptive, work):
                     compiles += st != "no_code"
                     verifies += st not in ("no_code", "compile_error")
                     f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+            # the turn budget, unless the setting is the single-turn ablation (its preset's one turn)
+            turns = [] if "single-turn" in opts else ["--max-turns", str(a.turns)]
             cmd = [os.path.join(BIN, "leap-prune"), "--no-progress", "--group-size", str(a.group_size),
-                   "--max-turns", str(a.turns), "--done", done] + opts
+                   "--done", done] + turns + opts
             if adaptive:
                 cmd += ["--adaptive", state]
             out, _ = run(cmd + [path])
@@ -136,7 +141,15 @@ def simulate(a, tasks, plan, opts, adaptive, work):
         if not m:
             sys.exit("dcp-sim: no --stats line from leap-advantage: " + err)
         signal[name] = (int(m.group(1)), int(m.group(1)) - int(m.group(2)))
-    return {"records": records, "compiles": compiles, "verifies": verifies, "signal": signal}
+    # recovered: trajectories that failed at turn 1 and passed after feedback (the debugging
+    # examples multi-turn training is for)
+    recovered = 0
+    with open(done) as f:
+        for line in f:
+            r = json.loads(line)
+            recovered += r.get("turn", 1) > 1 and r.get("status") == "pass"
+    return {"records": records, "compiles": compiles, "verifies": verifies, "signal": signal,
+            "recovered": recovered}
 
 
 def header(command):
@@ -186,16 +199,16 @@ def main():
           "fix rate per turn U(0.05, 0.5), compile-error share of failures U(0, 1); seed %d"
           % (a.steps, a.groups, a.group_size, a.turns, a.tasks, a.seed))
     print()
-    hdr = ("setting", "compiles", "verifies", "signal (rank)", "signal (grpo)", "compiles/signal", "work saved",
-           "signal kept")
-    print("    %-38s %9s %9s %14s %14s %16s %11s %11s" % hdr)
+    hdr = ("setting", "compiles", "verifies", "signal (rank)", "signal (grpo)", "recovered", "compiles/signal",
+           "work saved", "signal kept")
+    print("    %-42s %9s %9s %14s %14s %9s %16s %11s %11s" % hdr)
     for name, r in rows:
         sr = r["signal"]["rank"][1]
         sg = r["signal"]["grpo"][1]
         per = r["compiles"] / sr if sr else float("inf")
         base_per = base["compiles"] / base["signal"]["rank"][1]
-        print("    %-38s %9d %9d %8d %4.0f%% %8d %4.0f%% %16.1f %10.0f%% %10.0f%%" % (
-            name, r["compiles"], r["verifies"], sr, 100.0 * sr / ngroups, sg, 100.0 * sg / ngroups, per,
+        print("    %-42s %9d %9d %8d %4.0f%% %8d %4.0f%% %9d %16.1f %10.0f%% %10.0f%%" % (
+            name, r["compiles"], r["verifies"], sr, 100.0 * sr / ngroups, sg, 100.0 * sg / ngroups, r["recovered"], per,
             100.0 * (1 - per / base_per), 100.0 * sr / base["signal"]["rank"][1]))
     print()
     print("compiles, verifies: compiler and verify runs over all steps and turns. signal: groups (of %d)"
@@ -203,7 +216,8 @@ def main():
     print("whose advantages are not all zero after leap-rank + leap-advantage (rank: LEAP's estimator;")
     print("grpo: binary reward). work saved: compiler runs per signal-carrying group, against no pruning")
     print("(equal signal: what it costs to get the same number of useful groups). signal kept: useful groups")
-    print("against no pruning.")
+    print("against no pruning (debug-all). recovered: trajectories that failed at turn 1 and passed at a")
+    print("later turn, the debugging examples multi-turn training learns from.")
 
 
 if __name__ == "__main__":

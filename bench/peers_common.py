@@ -46,8 +46,11 @@ def sample_of(r):
 
 
 def speedup_of(r):
+    """bench.speedup when it is a number > 0 and bench.status is "ok" (leap trusts no other timing)."""
     b = r.get("bench")
-    s = b.get("speedup") if isinstance(b, dict) else None
+    if not isinstance(b, dict) or b.get("status") != "ok":
+        return 0.0
+    s = b.get("speedup")
     return float(s) if isinstance(s, (int, float)) and not isinstance(s, bool) and s > 0 else 0.0
 
 

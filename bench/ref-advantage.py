@@ -12,7 +12,7 @@ import sys
 
 from peers_common import is_final, group_key, sample_of, speedup_of, splice, stream_groups, turn_of
 
-EPS = 1e-6
+EPS = 1e-6  # verl's epsilon for a group's std
 
 
 def reward(kind, r):
@@ -21,13 +21,16 @@ def reward(kind, r):
     p = 1.0 if r.get("status") == "pass" else 0.0
     if kind == "binary":
         return p
-    return 0.3 * p + p * speedup_of(r)  # kevin
+    return 0.3 * p + p * speedup_of(r)  # kevin (a speedup counts only when bench.status is ok)
 
 
 def centre(x, scale):
-    """leap_centre (mean baseline) and, for scale, division by std (n - 1) + 1e-6."""
+    """leap_centre (mean baseline; a single value has none) and, for scale, division by
+    std (n - 1) + 1e-6 (the std of a single value taken as 1, as verl)."""
     n = len(x)
-    if n < 2 or all(v == x[0] for v in x):
+    if n == 1:
+        return [x[0] / (1 + EPS)] if scale else [x[0]]
+    if all(v == x[0] for v in x):
         return [0.0] * n
     s = sum(x)
     y = [v - s / n for v in x]
@@ -57,7 +60,7 @@ def group_adv(est, gamma, members):
         for i in range(n):
             out[i] = y[traj[i]]
         return out
-    # kevin: discounted returns along each trajectory, mean baseline per turn
+    # kevin: discounted returns along each trajectory, normalised over all of them
     G = {}
     j = len(order)
     nxt = 0.0
@@ -68,13 +71,9 @@ def group_adv(est, gamma, members):
             nxt = 0.0
         G[i] = members[i][2] + gamma * nxt
         nxt = G[i]
-    byturn = {}
-    for i in sorted(range(n), key=lambda i: (members[i][1], i)):
-        byturn.setdefault(members[i][1], []).append(i)
-    for idx in byturn.values():
-        y = centre([G[i] for i in idx], False)
-        for i, v in zip(idx, y):
-            out[i] = v
+    y = centre([G[i] for i in order], True)
+    for i, v in zip(order, y):
+        out[i] = v
     return out
 
 
@@ -91,7 +90,7 @@ def main():
     ap.add_argument("-g", "--group-size", type=int, default=0)
     ap.add_argument("file", nargs="?")
     a = ap.parse_args()
-    gamma = a.gamma if a.gamma is not None else (0.4 if a.estimator == "kevin" else 1.0)
+    gamma = a.gamma if a.gamma is not None else 0.4
     w = sys.stdout.write
     src = open(a.file, encoding="utf-8") if a.file else sys.stdin
     if a.estimator == "rank":

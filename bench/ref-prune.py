@@ -1,13 +1,26 @@
 #!/usr/bin/env python3
 """ref-prune.py - leap-prune --annotate (DCP with the default thresholds) in plain Python (stdlib only), for comparison.
 
+The paper's gate: easy when n_fail < 50% of the group, hopeless when n_fail > G - 1, taken once:
+a record carrying `dcp` (leap-prune's next-turn records) follows that verdict.
+
 usage: ref-prune.py -g G [FILE]   every record written with its prune decision, group by group."""
 import argparse
 import sys
 
 from peers_common import splice, stream_groups, turn_of
 
-CATASTROPHIC = ("no_code", "compile_error")
+VERDICTS = ("easy", "hopeless", "expand")
+
+
+def carried(recs):
+    """The dcp gate of the first record carrying one: (verdict, turn), or None."""
+    for _, r in recs:
+        d = r.get("dcp")
+        if isinstance(d, dict) and d.get("verdict") in VERDICTS:
+            t = d.get("turn")
+            return d["verdict"], t if isinstance(t, int) and not isinstance(t, bool) and t >= 1 else 0
+    return None
 
 
 def main():
@@ -23,13 +36,17 @@ def main():
     for recs, complete in stream_groups(src, lambda r: 1, want, a.group_size):
         n = len(recs)
         n_fail = sum(1 for _, r in recs if r.get("status") != "pass")
-        n_cat = sum(1 for _, r in recs if r.get("status") in CATASTROPHIC)
-        if n_fail < a.easy_below * n:
-            verdict = "easy"
-        elif n_fail > n or (n > 0 and n_cat == n):
-            verdict = "hopeless"
+        gate = carried(recs)
+        if gate:
+            verdict, gate_turn = gate
         else:
-            verdict = "expand"
+            gate_turn = turn_of(recs[0][1])
+            if n_fail < a.easy_below * n:
+                verdict = "easy"
+            elif n_fail > n - 1:
+                verdict = "hopeless"
+            else:
+                verdict = "expand"
         for line, r in recs:
             t = turn_of(r)
             if verdict != "expand":
@@ -41,7 +58,7 @@ def main():
             else:
                 reason, decision = "failed", "expand"
             w(splice(line, "prune", {"decision": decision, "reason": reason, "verdict": verdict, "n_fail": n_fail,
-                                     "group_size": n, "turn": t, "complete": complete}))
+                                     "group_size": n, "turn": t, "complete": complete, "gate_turn": gate_turn}))
             w("\n")
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ref-rank.py - leap-rank's default key (turn, speed 2%, tokens) in plain Python (stdlib only), for comparison.
+"""ref-rank.py - leap-rank's default key (turn: gold > silver > time-out) in plain Python (stdlib only), for comparison.
 
 usage: ref-rank.py -g G [FILE]   group by group, as soon as G trajectories of a group have ended
        ref-rank.py FILE          two passes over the file: summaries first, then every record in
@@ -39,21 +39,14 @@ class Traj:
         self.final = self.final or is_final(r)
 
 
-def cmp(a, b, m=0.02):
+def cmp(a, b):
+    """The default key, turn: solved earlier beats solved later beats unsolved."""
     if a.solved != b.solved:
         if not a.solved:
             return -1
         if not b.solved:
             return 1
         return 1 if a.solved < b.solved else -1
-    if a.solved:
-        if a.sp > 0 and b.sp > 0:
-            if a.sp > (1 + m) * b.sp:
-                return 1
-            if b.sp > (1 + m) * a.sp:
-                return -1
-        if a.tok is not None and b.tok is not None and a.tok != b.tok:
-            return 1 if a.tok < b.tok else -1
     return 0
 
 

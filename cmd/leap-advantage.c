@@ -21,16 +21,22 @@ static const char usage[] =
 	"leap-rank, s * gamma^(turns - turn) when s > 0, s on every turn when s <= 0. The scalar\n"
 	"estimators work on a reward per record (the `reward` field, or a preset) inside each\n"
 	"group: grpo (R - mean) / (std + 1e-6), dr-grpo R - mean, rloo R - mean of the others\n"
-	"(R: a trajectory's last-turn reward), kevin and trloo on per-turn discounted returns\n"
-	"G_t = r_t + gamma G_{t+1} against the mean (kevin) or the leave-one-out mean (trloo) of\n"
-	"the returns of the same group and turn.\n"
+	"(R: a trajectory's last-turn reward); on per-turn discounted returns G_t = r_t + gamma\n"
+	"G_{t+1}: kevin (G - mean) / (std + 1e-6) over all the group's returns, trloo G - the\n"
+	"leave-one-out mean, turn-mean G - the mean of the returns of the same group and turn.\n"
+	"A group (or turn) of one keeps its value: R / (1 + 1e-6) under a group scale, R without.\n"
+	"A second record of the same (group, sample, turn) becomes an error record naming the first.\n"
 	"\n"
-	"  -e, --estimator NAME   rank (default), grpo, dr-grpo, rloo, kevin, trloo\n"
-	"  -r, --reward NAME      field (default: the record's `reward`), binary, kevin, kernelgym\n"
-	"      --gamma G          discount (default 1 for rank and trloo, 0.4 for kevin)\n"
+	"  -p, --preset NAME      a method's settings: leap (rank, gamma 0.4), grpo-mt (grpo, binary),\n"
+	"                         kevin (kevin, kevin reward, gamma 0.4), drkernel (trloo,\n"
+	"                         kernelgym-speedup, gamma 1); --reward, --gamma, --scale override\n"
+	"  -e, --estimator NAME   rank (default), grpo, dr-grpo, rloo, kevin, trloo, turn-mean\n"
+	"  -r, --reward NAME      field (default: the record's `reward`), binary, kevin, kernelgym,\n"
+	"                         kernelgym-speedup (speedups count only when bench.status is ok)\n"
+	"      --gamma G          discount (default 1 for trloo, 0.4 for the others)\n"
 	"  -s, --scale S          group, batch or none: divide by std + 1e-6 of the group's values,\n"
-	"                         of all values in the input, or not at all (default group for grpo,\n"
-	"                         none for the others; batch holds the whole input)\n"
+	"                         by std + 1e-4 of all values in the input, or not at all (default\n"
+	"                         group for grpo and kevin, none for the others; batch holds the input)\n"
 	"  -g, --group-size G     trajectories per group: a group is computed and written as soon\n"
 	"                         as G of its trajectories have ended (default: regular files are\n"
 	"                         read twice and records keep their order; a pipe is held)\n"
@@ -45,6 +51,10 @@ static const char usage[] =
 
 enum { OPT_GAMMA = LEAP_OPT_PRIVATE, OPT_STATS };
 
+/* The `skip` of a record that carries an error from an upstream program (it is written
+ * unchanged and takes no part); compared by address. */
+static const char UPSTREAM_ERROR[] = "the record carries an error";
+
 struct ctx {
 	struct leap_common common;
 	enum leap_estimator est;
@@ -57,6 +67,7 @@ struct ctx {
 	struct leap_progress progress;
 	struct leap_buf line;
 	long records, errors;
+	long unusable; /* passing records whose timing the reward could not use */
 	/* statistics: Welford over the advantages written, zero-signal flags per group */
 	long n;
 	double mean, m2;
@@ -99,14 +110,39 @@ static void put_advantage(struct ctx *c, const char *raw, size_t len, int clash,
 	json_decref(add);
 }
 
-/* Writes a held member that does not take part, with `error` set. */
+/* Writes a held member that does not take part, with `error` set (a record that carried an
+ * error already is written unchanged). */
 static void put_skipped(struct ctx *c, const struct leap_member *m)
 {
+	c->errors++;
+	if (m->skip == UPSTREAM_ERROR) {
+		leap_out_raw(&c->out, m->raw, m->len);
+		return;
+	}
 	leap_buf_reset(&c->line);
 	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, m->skip))
 		leap_die("internal error: a held record is not an object");
 	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
-	c->errors++;
+}
+
+/* Counts a passing record whose timing the reward cannot use (lib/group.c). */
+static void note_speed(struct ctx *c, const struct leap_member *m)
+{
+	if (leap_reward_uses_speed(c->reward) && m->status == LEAP_ST_PASS && m->speed_unusable)
+		c->unusable++;
+}
+
+/* The reason record m takes no part, or NULL: an upstream error, or the reward it lacks. */
+static const char *why_not(struct ctx *c, struct leap_member *m)
+{
+	const char *why = NULL;
+	if (m->has_error)
+		return UPSTREAM_ERROR;
+	if (leap_reward_of(c->reward, m, &m->value, &why))
+		return why;
+	m->has_value = 1;
+	note_speed(c, m);
+	return NULL;
 }
 
 /* Writes a computed group's records in arrival order. */
@@ -148,7 +184,10 @@ static void finish_group(struct ctx *c, struct leap_group *grp, int at_eof)
 /* The rank estimator: one record at a time. Takes over the member's memory. */
 static void rank_record(struct ctx *c, struct leap_member *m, const char *group)
 {
-	if (!m->has_score) {
+	if (!m->has_score && m->has_error) {
+		m->skip = UPSTREAM_ERROR;
+		put_skipped(c, m);
+	} else if (!m->has_score) {
 		m->skip = "the record has no rank.score (run leap-rank first)";
 		leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
 		put_skipped(c, m);
@@ -166,6 +205,8 @@ struct aentry {
 	long sample; /* -1 when absent */
 	long turn;
 	double value;
+	const char *file; /* where it was read (for naming it when a second one comes) */
+	long line;
 };
 
 struct agroup {
@@ -182,7 +223,37 @@ struct twopass {
 	struct agroup **list;    /* the groups by tag */
 	size_t nlist, caplist;
 	double *adv;             /* the advantage of each record, by number */
+	struct leap_twopass_dups dups;
 };
+
+/* qsort order of a group's entries: by sample, turn, then input order. */
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct aentry *x = a, *y = b;
+	if (x->sample != y->sample)
+		return x->sample < y->sample ? -1 : 1;
+	if (x->turn != y->turn)
+		return x->turn < y->turn ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Removes from g the second and later entries of a (sample >= 0, turn), noting them in
+ * tp->dups with the first one's position. Entries end up ordered by (sample, turn, seq). */
+static void drop_dups(struct twopass *tp, struct agroup *g)
+{
+	qsort(g->e, g->n, sizeof(*g->e), cmp_entry);
+	size_t k = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct aentry *e = &g->e[i], *first = k ? &g->e[k - 1] : NULL;
+		if (first && e->sample >= 0 && e->sample == first->sample && e->turn == first->turn) {
+			leap_twopass_dup_add(&tp->dups, e->seq, leap_dup_message(g->key, e->sample, e->turn, first->file,
+										  first->line));
+			continue;
+		}
+		g->e[k++] = *e;
+	}
+	g->n = k;
+}
 
 /* Computes a two-pass group into adv[] with the same estimator code as the streaming mode. */
 static void compute_agroup(struct twopass *tp, struct agroup *g)
@@ -210,8 +281,9 @@ static uint32_t tp_summarise(void *arg, const struct leap_member *m, const struc
 	struct twopass *tp = arg;
 	double value;
 	const char *why;
-	if (leap_reward_of(tp->c->reward, m, &value, &why))
+	if (m->has_error || leap_reward_of(tp->c->reward, m, &value, &why))
 		return LEAP_TWOPASS_NONE;
+	note_speed(tp->c, m);
 	int added;
 	void **slot = leap_hmap_put(&tp->groups, key->s, key->len, &added);
 	if (!*slot) {
@@ -225,7 +297,7 @@ static uint32_t tp_summarise(void *arg, const struct leap_member *m, const struc
 	}
 	struct agroup *g = *slot;
 	xgrow((void **)&g->e, &g->cap, g->n + 1, sizeof(*g->e));
-	g->e[g->n++] = (struct aentry){m->seq, m->sample, m->turn, value};
+	g->e[g->n++] = (struct aentry){m->seq, m->sample, m->turn, value, m->file, m->line};
 	return g->tag;
 }
 
@@ -239,14 +311,16 @@ static void tp_between(void *arg, long records)
 		if (tp->groups.slots[i].key) {
 			struct agroup *g = tp->groups.slots[i].val;
 			g->key = tp->groups.slots[i].key;
+			drop_dups(tp, g);
 			compute_agroup(tp, g);
 			free(g->e);
 			g->e = NULL;
 		}
+	leap_twopass_dup_sort(&tp->dups);
 	if (c->scale == LEAP_SCALE_BATCH) {
 		double sd = leap_std(c->vals, c->nvals);
 		for (long i = 0; i < records; i++)
-			tp->adv[i] /= sd + LEAP_ADV_EPS;
+			tp->adv[i] /= sd + LEAP_ADV_EPS_BATCH;
 		free(c->vals);
 		c->vals = NULL;
 		c->nvals = c->capvals = 0;
@@ -261,10 +335,16 @@ static void put_error(struct ctx *c, const char *raw, size_t len, const char *fi
 	put_skipped(c, &m);
 }
 
-/* Writes record `seq` of group `tag` with its advantage (an error when not finite). */
+/* Writes record `seq` of group `tag` with its advantage (an error when not finite, or when it
+ * is a duplicate). */
 static void put_seq(struct twopass *tp, long seq, uint32_t tag, const char *raw, size_t len, int has_key,
 		    const char *file, long line)
 {
+	const char *dup = leap_twopass_dup_get(&tp->dups, seq);
+	if (dup) {
+		put_error(tp->c, raw, len, file, line, dup);
+		return;
+	}
 	double a = tp->adv[seq];
 	if (!isfinite(a)) {
 		put_error(tp->c, raw, len, file, line, "the advantage is not finite (rewards too large)");
@@ -299,15 +379,20 @@ static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_r
 	} else {
 		double value;
 		const char *why = NULL;
-		if (!has_group)
+		if (m->has_error)
+			why = UPSTREAM_ERROR;
+		else if (!has_group)
 			why = "the record has neither 'group' nor 'task'";
 		else if (leap_reward_of(c->reward, m, &value, &why))
 			;
 		else if (changed || tag == LEAP_TWOPASS_NONE)
 			why = "the input changed between the two passes";
-		if (why)
+		if (why == UPSTREAM_ERROR) {
+			m->skip = why;
+			put_skipped(c, m);
+		} else if (why) {
 			put_error(c, m->raw, m->len, m->file, m->line, why);
-		else
+		} else
 			put_seq(tp, seq, tag, m->raw, m->len, m->has_key, m->file, m->line);
 		leap_member_clear(m);
 	}
@@ -328,12 +413,95 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	free(tp.list);
 	leap_hmap_free(&tp.groups);
 	free(tp.adv);
+	leap_twopass_dup_free(&tp.dups);
 }
 
-int main(int argc, char **argv)
+/* Marks m a duplicate (m->skip: its message) and returns 1 when its open group already holds
+ * a record of the same sample and turn; else 0. A duplicate stays in its group, so that it is
+ * written in its place, but takes no part and does not count toward the group's size. */
+static int mark_dup(const struct leap_grouper *groups, const char *group, struct leap_member *m)
+{
+	const struct leap_group *grp = leap_grouper_get(groups, group);
+	long i = grp ? leap_group_find_dup(grp, m) : -1;
+	if (i < 0)
+		return 0;
+	m->note = leap_dup_message(group, m->sample, m->turn, grp->m[i].file, grp->m[i].line);
+	m->skip = m->note;
+	leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
+	return 1;
+}
+
+/* Reads the records one at a time (rank) or group by group (the scalar estimators, from a
+ * pipe or with --group-size) and writes them. */
+static int stream(struct ctx *c, int nfiles, char *const *files)
+{
+	struct leap_in in;
+	leap_in_init(&in, nfiles, files, stdout);
+	struct leap_grouper groups;
+	leap_grouper_init(&groups);
+	struct leap_buf key = {0};
+	struct leap_member m;
+	json_t *bad;
+	int has_group;
+	enum leap_read r;
+	while ((r = leap_member_next(&in, c->records, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
+		c->records++;
+		if (r == LEAP_READ_BAD) {
+			leap_out_write(&c->out, bad);
+			json_decref(bad);
+			c->errors++;
+		} else if (c->est == LEAP_EST_RANK) {
+			rank_record(c, &m, has_group ? key.s : "");
+		} else if (!has_group && !m.has_error) {
+			m.skip = "the record has neither 'group' nor 'task'";
+			leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
+			put_skipped(c, &m);
+			leap_member_clear(&m);
+		} else if (!has_group) {
+			m.skip = UPSTREAM_ERROR;
+			put_skipped(c, &m);
+			leap_member_clear(&m);
+		} else {
+			int dup = mark_dup(&groups, key.s, &m);
+			if (!dup) {
+				m.skip = why_not(c, &m);
+				if (m.skip && m.skip != UPSTREAM_ERROR)
+					leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
+			}
+			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, !dup && m.final, c->group_size);
+			if (grp)
+				finish_group(c, grp, 0);
+		}
+		leap_progress_update(&c->progress, c->records, c->errors);
+	}
+	leap_buf_free(&key);
+	struct leap_group *grp;
+	while ((grp = leap_grouper_pop(&groups)))
+		finish_group(c, grp, 1);
+	leap_grouper_free(&groups);
+	if (c->scale == LEAP_SCALE_BATCH) {
+		double sd = leap_std(c->vals, c->nvals);
+		for (size_t g = 0; g < c->nheld; g++) {
+			struct leap_group *h = c->held[g];
+			for (size_t i = 0; i < h->n; i++)
+				h->m[i].out /= sd + LEAP_ADV_EPS_BATCH;
+			put_group(c, h);
+			leap_group_free(h);
+		}
+		free(c->held);
+		free(c->vals);
+	}
+	int open_failed = in.open_failed;
+	leap_in_close(&in);
+	return open_failed;
+}
+
+/* Parses the options into *c; a preset's settings fill what the flags did not set. */
+static void parse_args(struct ctx *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		LEAP_COMMON_LONGOPTS,
+		{"preset", required_argument, NULL, 'p'},
 		{"estimator", required_argument, NULL, 'e'},
 		{"reward", required_argument, NULL, 'r'},
 		{"gamma", required_argument, NULL, OPT_GAMMA},
@@ -342,120 +510,92 @@ int main(int argc, char **argv)
 		{"stats", no_argument, NULL, OPT_STATS},
 		{NULL, 0, NULL, 0},
 	};
-	struct ctx c = {.est = LEAP_EST_RANK, .reward = LEAP_REWARD_FIELD, .gamma = NAN};
-	leap_common_init(&c.common, usage);
-	int opt, reward_given = 0;
+	const struct leap_adv_preset *preset = NULL;
+	int opt, est_given = 0, reward_given = 0;
 	int64_t v;
-	while ((opt = getopt_long(argc, argv, "e:r:s:g:hV", longopts, NULL)) != -1) {
-		if (leap_common_option(&c.common, opt, optarg))
+	while ((opt = getopt_long(argc, argv, "p:e:r:s:g:hV", longopts, NULL)) != -1) {
+		if (leap_common_option(&c->common, opt, optarg))
 			continue;
 		switch (opt) {
+		case 'p':
+			if (!(preset = leap_adv_preset(optarg)))
+				leap_usage_error(&c->common, "--preset: '%s' is not leap, grpo-mt, kevin or drkernel", optarg);
+			break;
 		case 'e':
-			if (leap_estimator_parse(optarg, &c.est))
-				leap_usage_error(&c.common, "--estimator: '%s' is not rank, grpo, dr-grpo, rloo, kevin "
-							    "or trloo", optarg);
+			if (leap_estimator_parse(optarg, &c->est))
+				leap_usage_error(&c->common, "--estimator: '%s' is not rank, grpo, dr-grpo, rloo, kevin, "
+							     "trloo or turn-mean", optarg);
+			est_given = 1;
 			break;
 		case 'r':
-			if (leap_reward_parse(optarg, &c.reward))
-				leap_usage_error(&c.common, "--reward: '%s' is not field, binary, kevin or kernelgym",
-						 optarg);
+			if (leap_reward_parse(optarg, &c->reward))
+				leap_usage_error(&c->common, "--reward: '%s' is not field, binary, kevin, kernelgym or "
+							     "kernelgym-speedup", optarg);
 			reward_given = 1;
 			break;
 		case OPT_GAMMA:
-			if (leap_parse_double(optarg, 0, 1, &c.gamma))
-				leap_usage_error(&c.common, "--gamma: '%s' is not a number from 0 to 1", optarg);
+			if (leap_parse_double(optarg, 0, 1, &c->gamma))
+				leap_usage_error(&c->common, "--gamma: '%s' is not a number from 0 to 1", optarg);
 			break;
 		case 's':
-			if (leap_scale_parse(optarg, &c.scale))
-				leap_usage_error(&c.common, "--scale: '%s' is not group, batch or none", optarg);
+			if (leap_scale_parse(optarg, &c->scale))
+				leap_usage_error(&c->common, "--scale: '%s' is not group, batch or none", optarg);
 			break;
 		case 'g':
 			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
-				leap_usage_error(&c.common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
+				leap_usage_error(&c->common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
 						 1 << 20);
-			c.group_size = (long)v;
+			c->group_size = (long)v;
 			break;
 		case OPT_STATS:
-			c.stats = 1;
+			c->stats = 1;
 			break;
 		default:
-			leap_usage_error(&c.common, "unhandled option");
+			leap_usage_error(&c->common, "unhandled option");
 		}
 	}
-	if (c.est == LEAP_EST_RANK) {
-		if (c.scale == LEAP_SCALE_GROUP || c.scale == LEAP_SCALE_BATCH)
-			leap_usage_error(&c.common, "--scale: rank scores are scale-free; use it with a scalar estimator");
-		if (reward_given)
-			leap_usage_error(&c.common, "--reward applies to the scalar estimators, not to rank");
+	if (preset && !est_given) {
+		c->est = preset->est;
+		if (preset->has_reward && !reward_given)
+			c->reward = preset->reward;
+		if (isnan(c->gamma) && !isnan(preset->gamma))
+			c->gamma = preset->gamma;
+		if (c->scale == LEAP_SCALE_DEFAULT)
+			c->scale = preset->scale;
+	} else if (preset) {
+		leap_usage_error(&c->common, "--preset and --estimator exclude each other: the preset names its "
+					     "estimator");
 	}
-	if (c.scale == LEAP_SCALE_DEFAULT)
-		c.scale = c.est == LEAP_EST_GRPO ? LEAP_SCALE_GROUP : LEAP_SCALE_NONE;
-	if (isnan(c.gamma))
-		c.gamma = c.est == LEAP_EST_KEVIN ? 0.4 : 1.0;
+	if (c->est == LEAP_EST_RANK) {
+		if (c->scale == LEAP_SCALE_GROUP || c->scale == LEAP_SCALE_BATCH)
+			leap_usage_error(&c->common, "--scale: rank scores are scale-free; use it with a scalar estimator");
+		if (reward_given)
+			leap_usage_error(&c->common, "--reward applies to the scalar estimators, not to rank");
+	}
+	if (c->scale == LEAP_SCALE_DEFAULT)
+		c->scale = c->est == LEAP_EST_GRPO || c->est == LEAP_EST_KEVIN ? LEAP_SCALE_GROUP : LEAP_SCALE_NONE;
+	if (isnan(c->gamma))
+		c->gamma = leap_estimator_gamma(c->est);
+}
 
+int main(int argc, char **argv)
+{
+	struct ctx c = {.est = LEAP_EST_RANK, .reward = LEAP_REWARD_FIELD, .gamma = NAN};
+	leap_common_init(&c.common, usage);
+	parse_args(&c, argc, argv);
 	leap_out_init(&c.out, stdout);
 	leap_progress_init(&c.progress, c.common.progress);
 	off_t off = 0;
-	int two = c.est != LEAP_EST_RANK && !c.group_size && leap_inputs_seekable(argc - optind, argv + optind, &off);
-	struct leap_in in;
-	leap_in_init(&in, argc - optind, argv + optind, stdout);
-	struct leap_grouper groups;
-	leap_grouper_init(&groups);
-	int two_open_failed = 0;
-	if (two)
-		two_pass(&c, argc - optind, argv + optind, off, &two_open_failed);
-	struct leap_buf key = {0};
-	struct leap_member m;
-	json_t *bad;
-	int has_group;
-	enum leap_read r;
-	while (!two && (r = leap_member_next(&in, c.records, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
-		c.records++;
-		if (r == LEAP_READ_BAD) {
-			leap_out_write(&c.out, bad);
-			json_decref(bad);
-			c.errors++;
-		} else if (c.est == LEAP_EST_RANK) {
-			rank_record(&c, &m, has_group ? key.s : "");
-		} else if (!has_group) {
-			m.skip = "the record has neither 'group' nor 'task'";
-			leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
-			put_skipped(&c, &m);
-			leap_member_clear(&m);
-		} else {
-			const char *why = NULL;
-			if (leap_reward_of(c.reward, &m, &m.value, &why)) {
-				leap_warn("%s:%ld: %s", m.file, m.line, why);
-				m.skip = why;
-			} else {
-				m.has_value = 1;
-			}
-			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, m.final, c.group_size);
-			if (grp)
-				finish_group(&c, grp, 0);
-		}
-		leap_progress_update(&c.progress, c.records, c.errors);
-	}
-	leap_buf_free(&key);
-	struct leap_group *grp;
-	while ((grp = leap_grouper_pop(&groups)))
-		finish_group(&c, grp, 1);
-	leap_grouper_free(&groups);
-	if (c.scale == LEAP_SCALE_BATCH) {
-		double sd = leap_std(c.vals, c.nvals);
-		for (size_t g = 0; g < c.nheld; g++) {
-			struct leap_group *h = c.held[g];
-			for (size_t i = 0; i < h->n; i++)
-				h->m[i].out /= sd + LEAP_ADV_EPS;
-			put_group(&c, h);
-			leap_group_free(h);
-		}
-		free(c.held);
-		free(c.vals);
-	}
-	int open_failed = in.open_failed + two_open_failed;
-	leap_in_close(&in);
+	int open_failed = 0;
+	if (c.est != LEAP_EST_RANK && !c.group_size && leap_inputs_seekable(argc - optind, argv + optind, &off))
+		two_pass(&c, argc - optind, argv + optind, off, &open_failed);
+	else
+		open_failed = stream(&c, argc - optind, argv + optind);
 	leap_progress_end(&c.progress);
+	if (c.unusable)
+		leap_warn("%ld passing record%s a timing whose bench.status is not \"ok\" (noisy, suspicious or "
+			  "missing): the reward counts %s speedup as 0", c.unusable, c.unusable == 1 ? " has" : "s have",
+			  c.unusable == 1 ? "its" : "their");
 	if (c.stats) {
 		long zero = 0, ngroups = (long)c.groups.n;
 		for (size_t i = 0; i < c.groups.cap; i++)

@@ -11,6 +11,7 @@
 #include "jsonl.h"
 #include "prune.h"
 #include "record.h"
+#include "rerun.h"
 #include "scan.h"
 #include "util.h"
 #include "banned.h"
@@ -19,24 +20,33 @@ static const char usage[] =
 	"usage: leap-prune [OPTION]... --done FILE [FILE]...\n"
 	"   or: leap-prune [OPTION]... --annotate [FILE]...\n"
 	"\n"
-	"Decide each GRPO group after a turn (Difficulty-Conditioned Pruning). With n records in\n"
-	"the group and n_fail of them not passing: easy when n_fail < --easy-below, hopeless when\n"
-	"n_fail > --hopeless-above or every record failed with a --catastrophic status, otherwise\n"
-	"expand: failed records get another turn with lean feedback, passed ones end.\n"
+	"Decide each GRPO group after a turn (Difficulty-Conditioned Pruning, as the LEAP paper:\n"
+	"once, from the group's first turn). With n records in the group and n_fail of them not\n"
+	"passing: easy when n_fail < --easy-below, hopeless when n_fail > --hopeless-above (or every\n"
+	"record failed with a --catastrophic status), otherwise expand: failed records get another\n"
+	"turn with lean feedback, passed ones end. Next-turn records carry the verdict (`dcp`), so\n"
+	"an expanded group's failures keep their turns until they pass or reach --max-turns.\n"
 	"Every input record is appended to the done file with its 'prune' decision; each record\n"
-	"that gets another turn also yields its next-turn record on stdout.\n"
+	"that gets another turn also yields its next-turn record on stdout. A record the done file\n"
+	"already held when leap-prune started (a re-run turn) keeps that decision and is not\n"
+	"written again; a second record of a (group, sample, turn) becomes an error record.\n"
 	"\n"
+	"  -p, --preset NAME        leap (default), debug-all, debug-below-half or single-turn: the\n"
+	"                           paper's method and its ablations; the flags below override\n"
 	"  -d, --done FILE          append every decided record to FILE (whole lines)\n"
 	"      --annotate           write every record with its 'prune' decision on stdout instead\n"
 	"  -g, --group-size G       records per group at turn 1: decide a group as soon as G have\n"
 	"                           arrived (next-turn records carry their own count); default: at\n"
 	"                           end of input\n"
-	"  -e, --easy-below T       easy when n_fail < T (count, or fraction: 0.5, 50%; default 50%)\n"
-	"  -H, --hopeless-above T   hopeless when n_fail > T (default 100%: never by count)\n"
+	"  -e, --easy-below T       easy when n_fail < T (count 8, fraction 0.5 or 50%, or G-K: the\n"
+	"                           group's size less K; default 50%)\n"
+	"  -H, --hopeless-above T   hopeless when n_fail > T (default G-1: every sample failed)\n"
 	"  -c, --catastrophic LIST  statuses no feedback fixes: a group where every record failed\n"
-	"                           with one of them is hopeless (default no_code,compile_error;\n"
-	"                           '' for none)\n"
+	"                           with one of them is hopeless (default '': the rule is off; the\n"
+	"                           old default was no_code,compile_error)\n"
 	"  -t, --max-turns N        records of turn N or later end (default 3)\n"
+	"      --regate             decide every turn again from that turn's records (the verdict\n"
+	"                           carried from turn 1 is ignored)\n"
 	"      --expand-slow[=S]    in expanded groups, passing records with speedup < S (default 1)\n"
 	"                           get another turn too\n"
 	"  -b, --feedback-bytes N   feedback text at most N bytes (default 1024, at least 64)\n"
@@ -54,7 +64,8 @@ static const char usage[] =
 	"Exit status: 0 all records decided, 1 some records carried an error (they were written\n"
 	"to the done file, or stdout with --annotate), 2 usage or fatal error.\n";
 
-enum { OPT_ANNOTATE = LEAP_OPT_PRIVATE, OPT_EXPAND_SLOW, OPT_STATS, OPT_ADAPTIVE, OPT_TARGET, OPT_ADAPT_STEP };
+enum { OPT_ANNOTATE = LEAP_OPT_PRIVATE, OPT_EXPAND_SLOW, OPT_STATS, OPT_ADAPTIVE, OPT_TARGET, OPT_ADAPT_STEP,
+       OPT_REGATE };
 
 struct ctx {
 	struct leap_common common;
@@ -73,6 +84,9 @@ struct ctx {
 	json_t *verdicts; /* task -> verdict of all its turn-1 groups ("expand" when mixed) */
 	struct leap_buf task;
 	long records, errors, groups[3], final, expanded, incomplete;
+	struct leap_rerun rerun;  /* the done file's earlier decisions */
+	long kept, dups;          /* records decided by an earlier run; duplicates in the input */
+	struct leap_buf dcp;      /* a next-turn record with its `dcp` */
 };
 
 /* Writes a decided record (its line in c->line, newline included) where decided records go. */
@@ -112,23 +126,141 @@ static void note_turn1(struct ctx *c, const struct leap_group *grp, enum leap_ve
 	json_object_set_new(c->verdicts, c->task.s, json_string(name));
 }
 
+/* Writes member m (taking its memory) as an error record naming the first record of its
+ * (group, sample, turn), read at file:line. */
+static void put_dup(struct ctx *c, const char *group, struct leap_member *m, const char *file, long line)
+{
+	char *why = leap_dup_message(group, m->sample, m->turn, file, line);
+	leap_warn("%s:%ld: %s", m->file, m->line, why);
+	leap_buf_reset(&c->line);
+	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
+		leap_die("internal error: a scanned record is not an object");
+	put_decided(c);
+	free(why);
+	leap_member_clear(m);
+	c->errors++;
+	c->dups++;
+}
+
+/* Replaces the members an earlier run decided by the done file's records of them (marked
+ * in_done), and writes members this run already decided as duplicates (lib/rerun.h). */
+static void take_rerun(struct ctx *c, struct leap_group *grp)
+{
+	if (!c->use_done || !c->rerun.usable)
+		return;
+	struct leap_buf key = {0};
+	size_t k = 0;
+	long kept = 0;
+	const struct leap_rerun_entry *first = NULL;
+	for (size_t i = 0; i < grp->n; i++) {
+		struct leap_member *m = &grp->m[i];
+		const struct leap_rerun_entry *e = leap_rerun_find(&c->rerun, grp->key, m->sample, m->turn);
+		if (e && e->this_run) {
+			put_dup(c, grp->key, m, e->file, e->line);
+			continue;
+		}
+		if (e) {
+			char *text = leap_rerun_line(&c->rerun, e);
+			struct leap_member d;
+			int has_group;
+			if (!leap_member_scan_text(&d, text, e->len, e->file, e->line, m->seq, "prune", &key, &has_group)) {
+				d.in_done = 1;
+				leap_member_clear(m);
+				*m = d;
+				kept++;
+				first = first ? first : e;
+			}
+			free(text);
+		}
+		grp->m[k++] = *m;
+	}
+	grp->n = k;
+	leap_buf_free(&key);
+	if (kept) {
+		leap_warn("group '%s', turn %ld: %ld record%s decided by an earlier run (%s:%ld%s); %s decision%s "
+			  "stand%s and %s not written again", grp->key, grp->m[0].turn, kept, kept == 1 ? " was" : "s were",
+			  first->file, first->line, kept == 1 ? "" : " and on", kept == 1 ? "its" : "their",
+			  kept == 1 ? "" : "s", kept == 1 ? "s" : "", kept == 1 ? "is" : "are");
+		c->kept += kept;
+	}
+}
+
+/* The gate that governs a group: the verdict and the turn, failures and size it was taken on. */
+struct gate {
+	enum leap_verdict v;
+	long turn, n_fail, n;
+};
+
+/* Decides the gate of grp from its members (lib/prune.h: carried from the first turn unless
+ * --regate) and counts n_fail. */
+static struct gate gate_of(const struct ctx *c, const struct leap_group *grp, long *n_fail)
+{
+	long n = (long)grp->n, n_cat = 0;
+	const struct leap_member *carrier = NULL;
+	*n_fail = 0;
+	for (size_t i = 0; i < grp->n; i++) {
+		int st = grp->m[i].status;
+		if (st != LEAP_ST_PASS) {
+			(*n_fail)++;
+			if (c->opts.catastrophic & (1u << st))
+				n_cat++;
+		}
+		if (!carrier && grp->m[i].gate >= 0)
+			carrier = &grp->m[i];
+	}
+	enum leap_verdict v = leap_prune_gate(&c->opts, n, *n_fail, n_cat, carrier ? carrier->gate : -1);
+	if (carrier && !c->opts.regate)
+		return (struct gate){v, carrier->gate_turn, carrier->gate_fail, carrier->gate_n};
+	return (struct gate){v, grp->m[0].turn, *n_fail, n};
+}
+
+/* Writes the next-turn record of member m with the gate carried in `dcp`. */
+static void put_next(struct ctx *c, const struct leap_member *m, long n_expand, const struct gate *g)
+{
+	leap_buf_reset(&c->line);
+	if (leap_next_turn_line(&c->line, m->raw, m->len, m->status, m->turn, n_expand, &c->opts))
+		leap_die("internal error: a held record is not an object");
+	json_t *add = json_pack("{s:{s:s,s:I,s:I,s:I}}", "dcp", "verdict", leap_verdict_name(g->v), "turn",
+				(json_int_t)g->turn, "n_fail", (json_int_t)g->n_fail, "group_size", (json_int_t)g->n);
+	if (!add)
+		leap_die("out of memory");
+	leap_buf_reset(&c->dcp);
+	if (leap_splice_line_known(&c->dcp, c->line.s, c->line.len, NULL, add, 0))
+		leap_die("internal error: a next-turn record is not an object");
+	json_decref(add);
+	leap_out_raw(&c->out, c->dcp.s, c->dcp.len - 1);
+}
+
+/* Writes member m with its decision where decided records go. */
+static void put_prune(struct ctx *c, const struct leap_member *m, int expand, const char *reason,
+		      const struct gate *g, long n_fail, long n, int complete)
+{
+	json_t *prune = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:I}", "decision", expand ? "expand" : "final",
+				  "reason", reason, "verdict", leap_verdict_name(g->v), "n_fail", (json_int_t)n_fail,
+				  "group_size", (json_int_t)n, "turn", (json_int_t)m->turn, "complete", complete,
+				  "gate_turn", (json_int_t)g->turn);
+	json_t *add = json_pack("{s:o}", "prune", prune);
+	if (!prune || !add)
+		leap_die("out of memory");
+	leap_buf_reset(&c->line);
+	if (leap_splice_line_known(&c->line, m->raw, m->len, NULL, add, m->has_key))
+		leap_die("internal error: a held record is not an object");
+	put_decided(c);
+	json_decref(add);
+}
+
 /* Decides one group and writes its records. `complete` is 0 when the group was cut short by
  * the end of input. */
 static void decide(struct ctx *c, struct leap_group *grp, int complete)
 {
-	long n = (long)grp->n, n_fail = 0, n_cat = 0;
-	for (size_t i = 0; i < grp->n; i++) {
-		int st = grp->m[i].status;
-		if (st != LEAP_ST_PASS) {
-			n_fail++;
-			if (c->opts.catastrophic & (1u << st))
-				n_cat++;
-		}
-	}
-	enum leap_verdict v = leap_prune_verdict(&c->opts, n, n_fail, n_cat);
-	c->groups[v]++;
+	take_rerun(c, grp);
+	if (!grp->n)
+		return;
+	long n = (long)grp->n, n_fail;
+	struct gate g = gate_of(c, grp, &n_fail);
+	c->groups[g.v]++;
 	if (c->adaptive && grp->m[0].turn == 1)
-		note_turn1(c, grp, v);
+		note_turn1(c, grp, g.v);
 	if (!complete) {
 		c->incomplete++;
 		leap_warn("group '%s': end of input after %ld of %ld records; decided with those", grp->key, n,
@@ -139,29 +271,21 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 	long n_expand = 0;
 	for (size_t i = 0; i < grp->n; i++) {
 		struct leap_member *m = &grp->m[i];
-		reason[i] = leap_prune_reason(&c->opts, v, m->status, m->turn, m->speedup, &expand[i]);
+		if (m->in_done)
+			expand[i] = !m->final; /* the earlier run's decision */
+		else
+			reason[i] = leap_prune_reason(&c->opts, g.v, m->status, m->turn, m->speedup, &expand[i]);
 		n_expand += expand[i];
 	}
 	for (size_t i = 0; i < grp->n; i++) {
 		struct leap_member *m = &grp->m[i];
-		json_t *prune = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:b}", "decision", expand[i] ? "expand" : "final",
-					  "reason", reason[i], "verdict", leap_verdict_name(v), "n_fail",
-					  (json_int_t)n_fail, "group_size", (json_int_t)n, "turn", (json_int_t)m->turn,
-					  "complete", complete);
-		json_t *add = json_pack("{s:o}", "prune", prune);
-		if (!prune || !add)
-			leap_die("out of memory");
-		leap_buf_reset(&c->line);
-		if (leap_splice_line_known(&c->line, m->raw, m->len, NULL, add, m->has_key))
-			leap_die("internal error: a held record is not an object");
-		put_decided(c);
-		json_decref(add);
-		if (expand[i] && c->use_done) {
-			leap_buf_reset(&c->line);
-			if (leap_next_turn_line(&c->line, m->raw, m->len, m->status, m->turn, n_expand, &c->opts))
-				leap_die("internal error: a held record is not an object");
-			leap_out_raw(&c->out, c->line.s, c->line.len);
+		if (!m->in_done) {
+			put_prune(c, m, expand[i], reason[i], &g, n_fail, n, complete);
+			if (c->use_done)
+				leap_rerun_note(&c->rerun, grp->key, m->sample, m->turn, m->file, m->line);
 		}
+		if (expand[i] && c->use_done)
+			put_next(c, m, n_expand, &g);
 		if (expand[i])
 			c->expanded++;
 		else
@@ -173,6 +297,18 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 	 * sees half a group held back in a buffer. */
 	if (c->use_done)
 		leap_lines_flush(&c->done);
+}
+
+/* Writes m as an error record at once (and returns 1) when its open group already holds a
+ * record of the same sample and turn; else 0. */
+static int put_if_dup(struct ctx *c, const struct leap_grouper *groups, const char *group, struct leap_member *m)
+{
+	const struct leap_group *grp = leap_grouper_get(groups, group);
+	long i = grp ? leap_group_find_dup(grp, m) : -1;
+	if (i < 0)
+		return 0;
+	put_dup(c, group, m, grp->m[i].file, grp->m[i].line);
+	return 1;
 }
 
 /* 1 when descriptor fd is the same file as one of the inputs (standard input when there are
@@ -199,17 +335,23 @@ static void parse_threshold(struct ctx *c, const char *name, const char *arg, st
 		leap_usage_error(&c->common, "%s: '%s' is not a count (8) or a fraction (0.5, 50%%)", name, arg);
 }
 
-int main(int argc, char **argv)
+/* What the flags set explicitly: a preset fills only the rest. */
+enum { GIVEN_EASY = 1, GIVEN_HOPELESS = 2, GIVEN_CAT = 4, GIVEN_TURNS = 8, GIVEN_REGATE = 16 };
+
+/* Parses the options into *c and returns the done file (NULL with --annotate). */
+static const char *parse_args(struct ctx *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		LEAP_COMMON_LONGOPTS,
 		{"done", required_argument, NULL, 'd'},
 		{"annotate", no_argument, NULL, OPT_ANNOTATE},
+		{"preset", required_argument, NULL, 'p'},
 		{"group-size", required_argument, NULL, 'g'},
 		{"easy-below", required_argument, NULL, 'e'},
 		{"hopeless-above", required_argument, NULL, 'H'},
 		{"catastrophic", required_argument, NULL, 'c'},
 		{"max-turns", required_argument, NULL, 't'},
+		{"regate", no_argument, NULL, OPT_REGATE},
 		{"expand-slow", optional_argument, NULL, OPT_EXPAND_SLOW},
 		{"feedback-bytes", required_argument, NULL, 'b'},
 		{"stats", no_argument, NULL, OPT_STATS},
@@ -218,14 +360,12 @@ int main(int argc, char **argv)
 		{"adapt-step", required_argument, NULL, OPT_ADAPT_STEP},
 		{NULL, 0, NULL, 0},
 	};
-	struct ctx c = {.target = 0.5, .adapt_step = 0.05};
-	leap_common_init(&c.common, usage);
-	leap_prune_defaults(&c.opts);
-	const char *done = NULL;
+	const char *done = NULL, *preset = NULL;
 	int annotate = 0, opt;
+	unsigned given = 0;
 	int64_t v;
-	while ((opt = getopt_long(argc, argv, "d:g:e:H:c:t:b:hV", longopts, NULL)) != -1) {
-		if (leap_common_option(&c.common, opt, optarg))
+	while ((opt = getopt_long(argc, argv, "d:p:g:e:H:c:t:b:hV", longopts, NULL)) != -1) {
+		if (leap_common_option(&c->common, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'd':
@@ -234,64 +374,104 @@ int main(int argc, char **argv)
 		case OPT_ANNOTATE:
 			annotate = 1;
 			break;
+		case 'p': {
+			struct leap_prune_opts probe;
+			if (leap_prune_preset(optarg, &probe))
+				leap_usage_error(&c->common, "--preset: '%s' is not leap, debug-all, debug-below-half or "
+							     "single-turn", optarg);
+			preset = optarg;
+			break;
+		}
 		case 'g':
 			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
-				leap_usage_error(&c.common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
+				leap_usage_error(&c->common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
 						 1 << 20);
-			c.group_size = (long)v;
+			c->group_size = (long)v;
 			break;
 		case 'e':
-			parse_threshold(&c, "--easy-below", optarg, &c.opts.easy_below);
+			parse_threshold(c, "--easy-below", optarg, &c->opts.easy_below);
+			given |= GIVEN_EASY;
 			break;
 		case 'H':
-			parse_threshold(&c, "--hopeless-above", optarg, &c.opts.hopeless_above);
+			parse_threshold(c, "--hopeless-above", optarg, &c->opts.hopeless_above);
+			given |= GIVEN_HOPELESS;
 			break;
 		case 'c':
-			if (leap_status_set_parse(optarg, &c.opts.catastrophic))
-				leap_usage_error(&c.common, "--catastrophic: '%s' is not a list of statuses (no_code, "
-							    "compile_error, runtime_error, timeout, mismatch)", optarg);
-			if (c.opts.catastrophic & (1u << LEAP_ST_PASS))
-				leap_usage_error(&c.common, "--catastrophic: 'pass' is not a failure");
+			if (leap_status_set_parse(optarg, &c->opts.catastrophic))
+				leap_usage_error(&c->common, "--catastrophic: '%s' is not a list of statuses (no_code, "
+							     "compile_error, runtime_error, timeout, mismatch)", optarg);
+			if (c->opts.catastrophic & (1u << LEAP_ST_PASS))
+				leap_usage_error(&c->common, "--catastrophic: 'pass' is not a failure");
+			given |= GIVEN_CAT;
 			break;
 		case 't':
 			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
-				leap_usage_error(&c.common, "--max-turns: '%s' is not an integer from 1 to %d", optarg,
+				leap_usage_error(&c->common, "--max-turns: '%s' is not an integer from 1 to %d", optarg,
 						 1 << 20);
-			c.opts.max_turns = (long)v;
+			c->opts.max_turns = (long)v;
+			given |= GIVEN_TURNS;
+			break;
+		case OPT_REGATE:
+			c->opts.regate = 1;
+			given |= GIVEN_REGATE;
 			break;
 		case OPT_EXPAND_SLOW:
-			c.opts.expand_slow = 1;
-			if (optarg && leap_parse_double(optarg, 0, 1e9, &c.opts.slow_below))
-				leap_usage_error(&c.common, "--expand-slow: '%s' is not a speedup >= 0", optarg);
+			c->opts.expand_slow = 1;
+			if (optarg && leap_parse_double(optarg, 0, 1e9, &c->opts.slow_below))
+				leap_usage_error(&c->common, "--expand-slow: '%s' is not a speedup >= 0", optarg);
 			break;
 		case 'b':
 			if (leap_parse_i64(optarg, 64, 1 << 24, &v))
-				leap_usage_error(&c.common, "--feedback-bytes: '%s' is not an integer from 64 to %d",
+				leap_usage_error(&c->common, "--feedback-bytes: '%s' is not an integer from 64 to %d",
 						 optarg, 1 << 24);
-			c.opts.feedback_bytes = (size_t)v;
+			c->opts.feedback_bytes = (size_t)v;
 			break;
 		case OPT_STATS:
-			c.stats = 1;
+			c->stats = 1;
 			break;
 		case OPT_ADAPTIVE:
-			c.adaptive = optarg;
+			c->adaptive = optarg;
 			break;
 		case OPT_TARGET:
-			if (leap_parse_double(optarg, 0, 1, &c.target))
-				leap_usage_error(&c.common, "--target: '%s' is not a share from 0 to 1", optarg);
+			if (leap_parse_double(optarg, 0, 1, &c->target))
+				leap_usage_error(&c->common, "--target: '%s' is not a share from 0 to 1", optarg);
 			break;
 		case OPT_ADAPT_STEP:
-			if (leap_parse_double(optarg, 1e-6, 1, &c.adapt_step))
-				leap_usage_error(&c.common, "--adapt-step: '%s' is not a number in (0, 1]", optarg);
+			if (leap_parse_double(optarg, 1e-6, 1, &c->adapt_step))
+				leap_usage_error(&c->common, "--adapt-step: '%s' is not a number in (0, 1]", optarg);
 			break;
 		default:
-			leap_usage_error(&c.common, "unhandled option");
+			leap_usage_error(&c->common, "unhandled option");
 		}
 	}
+	if (preset) {
+		struct leap_prune_opts p = c->opts;
+		if (leap_prune_preset(preset, &p))
+			leap_die("internal error: preset '%s'", preset);
+		if (!(given & GIVEN_EASY))
+			c->opts.easy_below = p.easy_below;
+		if (!(given & GIVEN_HOPELESS))
+			c->opts.hopeless_above = p.hopeless_above;
+		if (!(given & GIVEN_CAT))
+			c->opts.catastrophic = p.catastrophic;
+		if (!(given & GIVEN_TURNS))
+			c->opts.max_turns = p.max_turns;
+		if (!(given & GIVEN_REGATE))
+			c->opts.regate = p.regate;
+	}
 	if (!done && !annotate)
-		leap_usage_error(&c.common, "say where decided records go: --done FILE, or --annotate");
+		leap_usage_error(&c->common, "say where decided records go: --done FILE, or --annotate");
 	if (done && annotate)
-		leap_usage_error(&c.common, "--done and --annotate exclude each other");
+		leap_usage_error(&c->common, "--done and --annotate exclude each other");
+	return done;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx c = {.target = 0.5, .adapt_step = 0.05};
+	leap_common_init(&c.common, usage);
+	leap_prune_defaults(&c.opts);
+	const char *done = parse_args(&c, argc, argv);
 	if (c.adaptive) {
 		if (!c.opts.easy_below.frac)
 			leap_usage_error(&c.common, "--adaptive tunes a fraction: give --easy-below as one (0.5, 50%%)");
@@ -299,7 +479,7 @@ int main(int argc, char **argv)
 		char *err = NULL;
 		if (leap_adaptive_load(c.adaptive, c.target, c.adapt_step, c.opts.easy_below.v, &st, &err))
 			leap_die("%s", err);
-		c.opts.easy_below = (struct leap_threshold){st.easy_below, 1};
+		c.opts.easy_below = (struct leap_threshold){st.easy_below, 1, 0};
 		leap_adaptive_free(&st);
 		c.verdicts = json_object();
 	}
@@ -309,6 +489,7 @@ int main(int argc, char **argv)
 		if (done_is_input(c.done.fd, argc - optind, argv + optind))
 			leap_die("%s: the done file is also an input: its records would be read again", done);
 		c.use_done = 1;
+		leap_rerun_init(&c.rerun, done, c.done.fd);
 	}
 	leap_progress_init(&c.progress, c.common.progress);
 
@@ -335,7 +516,7 @@ int main(int argc, char **argv)
 			put_decided(&c);
 			c.errors++;
 			leap_member_clear(&m);
-		} else {
+		} else if (!put_if_dup(&c, &groups, key.s, &m)) {
 			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, 1, m.want > 0 ? m.want : c.group_size);
 			if (grp) {
 				decide(&c, grp, 1);
@@ -357,11 +538,14 @@ int main(int argc, char **argv)
 	if (c.stats)
 		fprintf(stderr,
 			"%s: %ld records, %ld groups (%ld easy, %ld hopeless, %ld expand, %ld incomplete); "
-			"%ld records end, %ld get another turn, %ld errors\n",
+			"%ld records end, %ld get another turn, %ld errors (%ld duplicates); %ld kept from an earlier "
+			"run\n",
 			leap_prog(), c.records, c.groups[0] + c.groups[1] + c.groups[2], c.groups[LEAP_VERDICT_EASY],
 			c.groups[LEAP_VERDICT_HOPELESS], c.groups[LEAP_VERDICT_EXPAND], c.incomplete, c.final,
-			c.expanded, c.errors);
+			c.expanded, c.errors, c.dups, c.kept);
 	leap_buf_free(&c.line);
+	leap_buf_free(&c.dcp);
+	leap_rerun_free(&c.rerun);
 	int rc = LEAP_EXIT_OK;
 	if (c.adaptive && c.t1_decided) {
 		struct leap_adaptive st;

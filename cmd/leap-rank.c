@@ -18,16 +18,18 @@ static const char usage[] =
 	"\n"
 	"Rank the finished trajectories of each GRPO group by a pairwise tournament. A trajectory\n"
 	"is the records of one (group, sample), all turns. Each pair plays once on the outcome key\n"
-	"(default turn,speed,tokens): solved at an earlier turn beats solved later beats never\n"
-	"solved; between solved ones, a speedup greater by more than the tie margin wins; then\n"
-	"fewer total tokens wins. Every record gets rank = {wins, losses, ties, score, group_size,\n"
-	"turns, complete} with score = (wins - losses) / (group_size - 1).\n"
+	"(default turn, the LEAP paper's gold > silver > time-out): solved at an earlier turn beats\n"
+	"solved later beats never solved. With speed in the key, a speedup greater by more than the\n"
+	"tie margin wins (only timings whose bench.status is \"ok\" count); with tokens, fewer total\n"
+	"tokens wins. Every record gets rank = {wins, losses, ties, score, group_size, turns,\n"
+	"complete} with score = (wins - losses) / (group_size - 1). A second record of the same\n"
+	"(group, sample, turn) becomes an error record naming the first.\n"
 	"\n"
 	"  -g, --group-size G     trajectories per group: a group is ranked and written as soon as\n"
 	"                         G of its trajectories have ended (default: regular files are\n"
 	"                         read twice and records keep their order; a pipe is held)\n"
 	"  -k, --key LIST         outcome key, components in order: turn, status, speed, tokens\n"
-	"                         (default turn,speed,tokens)\n"
+	"                         (default turn)\n"
 	"  -m, --speed-tie M      relative tie margin for speed (default 0.02: within 2% is a tie)\n"
 	"      --progress, --no-progress  force the progress line on stderr on or off\n"
 	"  -h, --help             show this help and exit\n"
@@ -44,13 +46,32 @@ struct ctx {
 	struct leap_buf line;
 	long group_size;
 	long records, errors;
+	long unusable; /* passing records whose timing is not used (bench.status not "ok") */
 };
+
+/* Counts a passing record whose speedup cannot be used (lib/group.c: bench.status not ok). */
+static void note_speed(struct ctx *c, const struct leap_member *m)
+{
+	if (m->status == LEAP_ST_PASS && m->speed_unusable)
+		c->unusable++;
+}
+
+/* 1 when the outcome key compares speeds. */
+static int key_has_speed(const struct leap_rank_opts *o)
+{
+	for (int k = 0; k < o->nkey; k++)
+		if (o->key[k] == LEAP_KEY_SPEED)
+			return 1;
+	return 0;
+}
 
 /* A group in the two-pass mode: the summaries of its trajectories. */
 struct tgroup {
 	struct leap_traj *t;
 	long *id;      /* the trajectory's sample, or -1 - seq for a record without one */
 	uint32_t *tag; /* the trajectory's tag: its index in struct twopass.refs */
+	struct tseen **seen; /* per trajectory: its records' turns and positions */
+	size_t *nseen;
 	size_t n, cap;
 	int complete;
 };
@@ -61,6 +82,7 @@ struct twopass {
 	struct leap_hmap groups;
 	struct { struct tgroup *g; size_t j; } *refs;
 	size_t nrefs, caprefs;
+	struct leap_twopass_dups dups;
 };
 
 /* The trajectory `id` of group g, added when absent (its tag taken from tp->refs). */
@@ -74,6 +96,8 @@ static size_t traj_of(struct twopass *tp, struct tgroup *g, long id)
 		g->t = xrealloc(g->t, g->cap * sizeof(*g->t));
 		g->id = xrealloc(g->id, g->cap * sizeof(*g->id));
 		g->tag = xrealloc(g->tag, g->cap * sizeof(*g->tag));
+		g->seen = xrealloc(g->seen, g->cap * sizeof(*g->seen));
+		g->nseen = xrealloc(g->nseen, g->cap * sizeof(*g->nseen));
 	}
 	if (tp->nrefs >= LEAP_TWOPASS_NONE)
 		leap_die("more than %u trajectories", (unsigned)LEAP_TWOPASS_NONE);
@@ -82,8 +106,34 @@ static size_t traj_of(struct twopass *tp, struct tgroup *g, long id)
 	tp->refs[tp->nrefs].j = g->n;
 	g->id[g->n] = id;
 	g->tag[g->n] = (uint32_t)tp->nrefs++;
+	g->seen[g->n] = NULL;
+	g->nseen[g->n] = 0;
 	leap_rank_traj_init(&g->t[g->n]);
 	return g->n++;
+}
+
+/* Where a trajectory's record of one turn was read, for naming it when a second one comes. */
+struct tseen {
+	long turn, line;
+	const char *file;
+};
+
+/* 1 (a duplicate, noted in tp->dups) when trajectory j of g already has a record of m's turn;
+ * else notes where this one was read and returns 0. */
+static int seen_before(struct twopass *tp, struct tgroup *g, size_t j, const struct leap_member *m,
+		       const char *group)
+{
+	if (m->sample < 0)
+		return 0;
+	for (size_t k = 0; k < g->nseen[j]; k++)
+		if (g->seen[j][k].turn == m->turn) {
+			leap_twopass_dup_add(&tp->dups, m->seq, leap_dup_message(group, m->sample, m->turn,
+								      g->seen[j][k].file, g->seen[j][k].line));
+			return 1;
+		}
+	g->seen[j] = xrealloc(g->seen[j], (g->nseen[j] + 1) * sizeof(**g->seen));
+	g->seen[j][g->nseen[j]++] = (struct tseen){m->turn, m->line, m->file};
+	return 0;
 }
 
 /* First pass: adds a record to its trajectory's summary; the tag names the trajectory. */
@@ -95,6 +145,9 @@ static uint32_t tp_summarise(void *arg, const struct leap_member *m, const struc
 		*slot = xcalloc(1, sizeof(struct tgroup));
 	struct tgroup *g = *slot;
 	size_t j = traj_of(tp, g, m->sample >= 0 ? m->sample : -1 - m->seq);
+	if (seen_before(tp, g, j, m, key->s))
+		return LEAP_TWOPASS_NONE;
+	note_speed(tp->c, m);
 	leap_rank_traj_add(&g->t[j], m);
 	return g->tag[j];
 }
@@ -155,7 +208,6 @@ static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t le
 static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_read r, struct leap_member *m,
 		     const struct leap_buf *key, int has_group, json_t *bad)
 {
-	(void)seq;
 	(void)key;
 	struct twopass *tp = arg;
 	struct ctx *c = tp->c;
@@ -165,8 +217,10 @@ static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_r
 		json_decref(bad);
 		c->errors++;
 	} else if (tag == LEAP_TWOPASS_NONE || !has_group) {
+		const char *dup = changed ? NULL : leap_twopass_dup_get(&tp->dups, seq);
 		const char *why = !has_group ? "the record has neither 'group' nor 'task'"
 			: changed ? "the input changed between the two passes"
+			: dup	  ? dup
 				  : "the record has no trajectory (the input changed between the two passes)";
 		leap_warn("%s:%ld: %s", m->file, m->line, why);
 		leap_buf_reset(&c->line);
@@ -183,7 +237,8 @@ static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_r
 }
 
 /* The two-pass mode (lib/twopass.h): summarise every trajectory, rank, then write every
- * record in input order. Memory: the trajectories' summaries and 8 bytes per record. */
+ * record in input order. Memory: the trajectories' summaries, 8 bytes per record, and 24 per
+ * record for where each turn's record was read (to name a duplicate's first). */
 static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
 {
 	static const struct leap_twopass_ops ops = {tp_summarise, tp_between, tp_put, tp_other};
@@ -193,6 +248,10 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 		if (!tp.groups.slots[i].key)
 			continue;
 		struct tgroup *g = tp.groups.slots[i].val;
+		for (size_t j = 0; j < g->n; j++)
+			free(g->seen[j]);
+		free(g->seen);
+		free(g->nseen);
 		free(g->t);
 		free(g->id);
 		free(g->tag);
@@ -200,6 +259,31 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	}
 	leap_hmap_free(&tp.groups);
 	free(tp.refs);
+	leap_twopass_dup_free(&tp.dups);
+}
+
+/* Marks m a duplicate (m->skip: its message) and returns 1 when its open group already holds
+ * a record of the same sample and turn; else 0. A duplicate stays in its group, so that it is
+ * written in its place, but takes no part and does not count toward the group's size. */
+static int mark_dup(const struct leap_grouper *groups, const char *group, struct leap_member *m)
+{
+	const struct leap_group *grp = leap_grouper_get(groups, group);
+	long i = grp ? leap_group_find_dup(grp, m) : -1;
+	if (i < 0)
+		return 0;
+	m->note = leap_dup_message(group, m->sample, m->turn, grp->m[i].file, grp->m[i].line);
+	m->skip = m->note;
+	leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
+	return 1;
+}
+
+/* Says on stderr how many passing records' timings the speed key could not use. */
+static void report_speed(const struct ctx *c)
+{
+	if (c->unusable && key_has_speed(&c->opts))
+		leap_warn("%ld passing record%s a timing whose bench.status is not \"ok\" (noisy, suspicious or "
+			  "missing): speed counts %s as unknown", c->unusable, c->unusable == 1 ? " has" : "s have",
+			  c->unusable == 1 ? "it" : "them");
 }
 
 /* Ranks one group and writes its records in arrival order. */
@@ -222,6 +306,15 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 			  "with what arrived", grp->key, unended, unended == 1 ? "y has" : "ies have");
 	}
 	for (size_t i = 0; i < grp->n; i++) {
+		if (grp->m[i].skip) {
+			leap_buf_reset(&c->line);
+			if (leap_splice_error(&c->line, grp->m[i].raw, grp->m[i].len, grp->m[i].file, grp->m[i].line,
+					      grp->m[i].skip))
+				leap_die("internal error: a held record is not an object");
+			leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+			c->errors++;
+			continue;
+		}
 		const struct leap_traj *x = &t[traj[i]];
 		json_t *add = json_pack("{s:{s:I,s:I,s:I,s:f,s:I,s:I,s:b}}", "rank", "wins", (json_int_t)x->wins,
 					"losses", (json_int_t)x->losses, "ties", (json_int_t)x->ties, "score", x->score,
@@ -283,6 +376,7 @@ int main(int argc, char **argv)
 		int open_failed = 0;
 		two_pass(&c, argc - optind, argv + optind, off, &open_failed);
 		leap_progress_end(&c.progress);
+		report_speed(&c);
 		leap_buf_free(&c.line);
 		int rc = leap_out_close(&c.out);
 		if (rc)
@@ -316,7 +410,10 @@ int main(int argc, char **argv)
 			leap_member_clear(&m);
 			c.errors++;
 		} else {
-			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, m.final, c.group_size);
+			int dup = mark_dup(&groups, key.s, &m);
+			if (!dup)
+				note_speed(&c, &m);
+			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, !dup && m.final, c.group_size);
 			if (grp) {
 				rank_group(&c, grp, 0);
 				leap_group_free(grp);
@@ -334,6 +431,7 @@ int main(int argc, char **argv)
 	int open_failed = in.open_failed;
 	leap_in_close(&in);
 	leap_progress_end(&c.progress);
+	report_speed(&c);
 	leap_buf_free(&c.line);
 	int rc = leap_out_close(&c.out);
 	if (rc)

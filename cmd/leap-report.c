@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 		if (k == LEAP_READ_BAD)
 			leap_warn("%s:%ld: %s", in.name, in.line,
 				  json_string_value(json_object_get(json_object_get(rec, "error"), "message")));
-		leap_report_add(&r, rec);
+		leap_report_add_at(&r, rec, in.name, in.line);
 		json_decref(rec);
 		leap_progress_update(&progress, in.records + in.bad, (long)r.errors);
 	}

@@ -9,7 +9,34 @@
 #include "util.h"
 #include "banned.h"
 
-static const char *const estimator_names[] = {"rank", "grpo", "dr-grpo", "rloo", "kevin", "trloo"};
+static const char *const estimator_names[] = {"rank", "grpo", "dr-grpo", "rloo", "kevin", "trloo", "turn-mean"};
+
+/* The published methods, one flag away (man/leap-advantage.1 cites each value's source).
+ * NAN gamma: the estimator's default. */
+static const struct leap_adv_preset presets[] = {
+	{"leap", LEAP_EST_RANK, 0, LEAP_REWARD_FIELD, 0.4, LEAP_SCALE_DEFAULT},
+	{"grpo-mt", LEAP_EST_GRPO, 1, LEAP_REWARD_BINARY, NAN, LEAP_SCALE_GROUP},
+	{"kevin", LEAP_EST_KEVIN, 1, LEAP_REWARD_KEVIN, 0.4, LEAP_SCALE_GROUP},
+	{"drkernel", LEAP_EST_TRLOO, 1, LEAP_REWARD_KERNELGYM_SPEEDUP, 1.0, LEAP_SCALE_NONE},
+};
+
+const struct leap_adv_preset *leap_adv_preset(const char *name)
+{
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+		if (!strcmp(name, presets[i].name))
+			return &presets[i];
+	return NULL;
+}
+
+double leap_estimator_gamma(enum leap_estimator e)
+{
+	return e == LEAP_EST_TRLOO ? 1.0 : 0.4;
+}
+
+int leap_reward_uses_speed(enum leap_reward_kind kind)
+{
+	return kind == LEAP_REWARD_KEVIN || kind == LEAP_REWARD_KERNELGYM || kind == LEAP_REWARD_KERNELGYM_SPEEDUP;
+}
 
 /* The index of s in names[0..n), or -1. */
 static int parse_name(const char *s, const char *const *names, size_t n)
@@ -22,7 +49,7 @@ static int parse_name(const char *s, const char *const *names, size_t n)
 
 int leap_estimator_parse(const char *s, enum leap_estimator *out)
 {
-	int i = parse_name(s, estimator_names, 6);
+	int i = parse_name(s, estimator_names, sizeof(estimator_names) / sizeof(estimator_names[0]));
 	if (i < 0)
 		return -1;
 	*out = (enum leap_estimator)i;
@@ -36,8 +63,8 @@ const char *leap_estimator_name(enum leap_estimator e)
 
 int leap_reward_parse(const char *s, enum leap_reward_kind *out)
 {
-	static const char *const names[] = {"field", "binary", "kevin", "kernelgym"};
-	int i = parse_name(s, names, 4);
+	static const char *const names[] = {"field", "binary", "kevin", "kernelgym", "kernelgym-speedup"};
+	int i = parse_name(s, names, 5);
 	if (i < 0)
 		return -1;
 	*out = (enum leap_reward_kind)i;
@@ -69,16 +96,21 @@ int leap_reward_of(enum leap_reward_kind kind, const struct leap_member *m, doub
 		return -1;
 	}
 	double pass = m->status == LEAP_ST_PASS;
-	double sp = m->speedup; /* 0 when unknown */
+	double sp = pass ? m->speedup : 0; /* 0 when unknown or not trusted (bench.status not ok) */
 	switch (kind) {
 	case LEAP_REWARD_BINARY:
 		*r = pass;
 		break;
 	case LEAP_REWARD_KEVIN:
-		*r = 0.3 * pass + pass * sp;
+		*r = 0.3 * pass + sp;
+		break;
+	case LEAP_REWARD_KERNELGYM:
+		*r = LEAP_KERNELGYM_W_CORRECT * pass +
+		     LEAP_KERNELGYM_W_PERF * (sp >= 1 + LEAP_KERNELGYM_SPEEDUP_EPS ? 1.0 : 0.0);
 		break;
 	default:
-		*r = 0.5 * pass + 0.5 * (pass && sp >= 1.01 ? 1.0 : 0.0);
+		*r = LEAP_KERNELGYM_W_CORRECT * pass +
+		     LEAP_KERNELGYM_W_PERF * (sp < LEAP_KERNELGYM_SPEEDUP_BOUND ? sp : LEAP_KERNELGYM_SPEEDUP_BOUND);
 		break;
 	}
 	return 0;
@@ -112,7 +144,11 @@ void leap_centre(const double *x, size_t n, int loo, double *out)
 	for (size_t i = 1; i < n; i++)
 		if (x[i] != x[0])
 			equal = 0;
-	if (n < 2 || equal) {
+	if (n == 1) {
+		out[0] = x[0]; /* no baseline: verl and Dr.Kernel take the mean of one as 0 */
+		return;
+	}
+	if (equal) {
 		/* exactly 0, not the rounding error of a mean */
 		for (size_t i = 0; i < n; i++)
 			out[i] = 0;
@@ -160,15 +196,95 @@ static void push(double **vals, size_t *nvals, size_t *cap, double v)
 	(*vals)[(*nvals)++] = v;
 }
 
-/* Centres (and, for scale group, scales) x[0..n) into out[0..n). */
+/* Centres (and, for scale group, scales) x[0..n) into out[0..n). The std of a single value
+ * is taken as 1, as verl does for a group of one. */
 static void centre_scale(const double *x, size_t n, int loo, enum leap_scale scale, double *out)
 {
 	leap_centre(x, n, loo, out);
 	if (scale == LEAP_SCALE_GROUP) {
-		double sd = leap_std(x, n);
+		double sd = n == 1 ? 1.0 : leap_std(x, n);
 		for (size_t i = 0; i < n; i++)
 			out[i] /= sd + LEAP_ADV_EPS;
 	}
+}
+
+/* The outcome estimators (grpo, dr-grpo, rloo): one reward per trajectory, its last turn's,
+ * given to every record of the trajectory. o[0..np) are the members ordered by (trajectory,
+ * turn, arrival). */
+static void outcome(enum leap_estimator e, enum leap_scale scale, struct leap_group *grp, const struct ord *o,
+		    size_t np, double **vals, size_t *nvals, size_t *cap)
+{
+	double *x = xcalloc(np ? np : 1, sizeof(*x)), *y = xcalloc(np ? np : 1, sizeof(*y));
+	size_t nt = 0;
+	for (size_t j = 0; j < np; j++)
+		if (j + 1 == np || o[j + 1].a != o[j].a)
+			x[nt++] = grp->m[o[j].i].value;
+	centre_scale(x, nt, e == LEAP_EST_RLOO, scale, y);
+	for (size_t k = 0; k < nt; k++)
+		push(vals, nvals, cap, x[k]);
+	size_t k = 0;
+	for (size_t j = 0; j < np; j++) {
+		grp->m[o[j].i].out = y[k];
+		if (j + 1 == np || o[j + 1].a != o[j].a)
+			k++;
+	}
+	free(x);
+	free(y);
+}
+
+/* The per-turn baselines (trloo, turn-mean): the returns G[0..np) (in the order of o) of each
+ * turn against the others of that turn (trloo) or all of that turn (turn-mean). */
+static void per_turn(enum leap_estimator e, enum leap_scale scale, struct leap_group *grp, const struct ord *o,
+		     size_t np, const double *G)
+{
+	/* regroup by (turn, arrival) */
+	struct ord *t = xcalloc(np ? np : 1, sizeof(*t));
+	for (size_t j = 0; j < np; j++)
+		t[j] = (struct ord){(size_t)o[j].b, (long)o[j].i, j};
+	qsort(t, np, sizeof(*t), cmp_ord);
+	double *gx = xcalloc(np ? np : 1, sizeof(*gx)), *gy = xcalloc(np ? np : 1, sizeof(*gy));
+	for (size_t j = 0, start = 0; j < np; j++) {
+		if (j + 1 == np || t[j + 1].a != t[j].a) {
+			size_t m = j + 1 - start;
+			for (size_t q = 0; q < m; q++)
+				gx[q] = G[t[start + q].i];
+			centre_scale(gx, m, e == LEAP_EST_TRLOO, scale, gy);
+			for (size_t q = 0; q < m; q++)
+				grp->m[o[t[start + q].i].i].out = gy[q];
+			start = j + 1;
+		}
+	}
+	free(gx);
+	free(gy);
+	free(t);
+}
+
+/* The return estimators (kevin, trloo, turn-mean): discounted returns along each trajectory,
+ * then Kevin's normalisation over all of the group's returns, or a per-turn baseline. */
+static void returns(enum leap_estimator e, enum leap_scale scale, double gamma, struct leap_group *grp,
+		    const struct ord *o, size_t np, double **vals, size_t *nvals, size_t *cap)
+{
+	double *x = xcalloc(np ? np : 1, sizeof(*x)), *G = xcalloc(np ? np : 1, sizeof(*G));
+	for (size_t j = 0; j < np; j++)
+		x[j] = grp->m[o[j].i].value;
+	for (size_t j = 0, start = 0; j < np; j++) {
+		if (j + 1 == np || o[j + 1].a != o[j].a) {
+			leap_returns(x + start, j + 1 - start, gamma, G + start);
+			start = j + 1;
+		}
+	}
+	for (size_t j = 0; j < np; j++)
+		push(vals, nvals, cap, G[j]);
+	if (e == LEAP_EST_KEVIN) {
+		/* every (trajectory, turn) return of the group against them all */
+		centre_scale(G, np, 0, scale, x);
+		for (size_t j = 0; j < np; j++)
+			grp->m[o[j].i].out = x[j];
+	} else {
+		per_turn(e, scale, grp, o, np, G);
+	}
+	free(x);
+	free(G);
 }
 
 void leap_advantage_group(enum leap_estimator e, enum leap_scale scale, double gamma, struct leap_group *grp,
@@ -184,59 +300,10 @@ void leap_advantage_group(enum leap_estimator e, enum leap_scale scale, double g
 		if (!grp->m[i].skip)
 			o[np++] = (struct ord){traj[i], grp->m[i].turn, i};
 	qsort(o, np, sizeof(*o), cmp_ord);
-	double *x = xcalloc(np ? np : 1, sizeof(*x)), *y = xcalloc(np ? np : 1, sizeof(*y));
-	if (e == LEAP_EST_GRPO || e == LEAP_EST_DRGRPO || e == LEAP_EST_RLOO) {
-		/* one reward per trajectory: its last turn's */
-		size_t nt = 0;
-		for (size_t j = 0; j < np; j++)
-			if (j + 1 == np || o[j + 1].a != o[j].a)
-				x[nt++] = grp->m[o[j].i].value;
-		centre_scale(x, nt, e == LEAP_EST_RLOO, scale, y);
-		for (size_t k = 0; k < nt; k++)
-			push(vals, nvals, cap, x[k]);
-		size_t k = 0;
-		for (size_t j = 0; j < np; j++) {
-			grp->m[o[j].i].out = y[k];
-			if (j + 1 == np || o[j + 1].a != o[j].a)
-				k++;
-		}
-	} else {
-		/* per-turn returns along each trajectory */
-		double *G = xcalloc(np ? np : 1, sizeof(*G));
-		for (size_t j = 0; j < np; j++)
-			x[j] = grp->m[o[j].i].value;
-		for (size_t j = 0, start = 0; j < np; j++) {
-			if (j + 1 == np || o[j + 1].a != o[j].a) {
-				leap_returns(x + start, j + 1 - start, gamma, G + start);
-				start = j + 1;
-			}
-		}
-		/* baseline per turn: regroup by (turn, arrival) */
-		struct ord *t = xcalloc(np ? np : 1, sizeof(*t));
-		for (size_t j = 0; j < np; j++) {
-			t[j] = (struct ord){(size_t)o[j].b, (long)o[j].i, j};
-			push(vals, nvals, cap, G[j]);
-		}
-		qsort(t, np, sizeof(*t), cmp_ord);
-		double *gx = xcalloc(np ? np : 1, sizeof(*gx)), *gy = xcalloc(np ? np : 1, sizeof(*gy));
-		for (size_t j = 0, start = 0; j < np; j++) {
-			if (j + 1 == np || t[j + 1].a != t[j].a) {
-				size_t m = j + 1 - start;
-				for (size_t q = 0; q < m; q++)
-					gx[q] = G[t[start + q].i];
-				centre_scale(gx, m, e == LEAP_EST_TRLOO, scale, gy);
-				for (size_t q = 0; q < m; q++)
-					grp->m[o[t[start + q].i].i].out = gy[q];
-				start = j + 1;
-			}
-		}
-		free(gx);
-		free(gy);
-		free(t);
-		free(G);
-	}
-	free(x);
-	free(y);
+	if (e == LEAP_EST_GRPO || e == LEAP_EST_DRGRPO || e == LEAP_EST_RLOO)
+		outcome(e, scale, grp, o, np, vals, nvals, cap);
+	else
+		returns(e, scale, gamma, grp, o, np, vals, nvals, cap);
 	free(o);
 	free(traj);
 }

@@ -69,13 +69,9 @@ static void unlink_group(struct leap_grouper *g, struct leap_group *grp)
 struct leap_group *leap_grouper_add(struct leap_grouper *g, const char *key, struct leap_member *m, int unit,
 				    long want)
 {
-	size_t h = hash_str(key);
-	struct leap_group *grp = NULL;
-	if (g->nbuckets)
-		for (grp = g->buckets[h & (g->nbuckets - 1)]; grp; grp = grp->hnext)
-			if (grp->hash == h && !strcmp(grp->key, key))
-				break;
+	struct leap_group *grp = leap_grouper_get(g, key);
 	if (!grp) {
+		size_t h = hash_str(key);
 		if (g->count >= g->nbuckets)
 			grow(g);
 		grp = xcalloc(1, sizeof(*grp));
@@ -104,6 +100,33 @@ struct leap_group *leap_grouper_add(struct leap_grouper *g, const char *key, str
 	return NULL;
 }
 
+struct leap_group *leap_grouper_get(const struct leap_grouper *g, const char *key)
+{
+	if (!g->nbuckets)
+		return NULL;
+	size_t h = hash_str(key);
+	for (struct leap_group *grp = g->buckets[h & (g->nbuckets - 1)]; grp; grp = grp->hnext)
+		if (grp->hash == h && !strcmp(grp->key, key))
+			return grp;
+	return NULL;
+}
+
+long leap_group_find_dup(const struct leap_group *grp, const struct leap_member *m)
+{
+	if (m->sample < 0)
+		return -1;
+	for (size_t i = 0; i < grp->n; i++)
+		if (grp->m[i].sample == m->sample && grp->m[i].turn == m->turn)
+			return (long)i;
+	return -1;
+}
+
+char *leap_dup_message(const char *group, long sample, long turn, const char *file, long line)
+{
+	return xasprintf("a second record of group '%s', sample %ld, turn %ld (the first is %s:%ld); it takes no "
+			 "part", group, sample, turn, file, line);
+}
+
 struct leap_group *leap_grouper_pop(struct leap_grouper *g)
 {
 	struct leap_group *grp = g->head;
@@ -113,14 +136,47 @@ struct leap_group *leap_grouper_pop(struct leap_grouper *g)
 }
 
 enum { K_GROUP, K_TASK, K_SAMPLE, K_TURN, K_STATUS, K_TOKENS, K_BENCH, K_PRUNE, K_REWARD, K_RANK, K_GSIZE,
-       K_OWN, K_N };
+       K_DCP, K_ERROR, K_OWN, K_N };
+
+/* Fills the carried DCP gate of m from the `dcp` object (leap-prune's next-turn records). */
+static void scan_gate(struct leap_member *m, struct leap_span dcp)
+{
+	static const char *const verdicts[] = {"easy", "hopeless", "expand"}; /* enum leap_verdict */
+	long long v;
+	m->gate = -1;
+	if (!leap_span_is_object(dcp))
+		return;
+	struct leap_span name = leap_span_member(dcp, "verdict");
+	for (int i = 0; i < 3; i++)
+		if (leap_span_str_eq(name, verdicts[i]))
+			m->gate = i;
+	if (!leap_span_int(leap_span_member(dcp, "turn"), &v) && v >= 1 && v <= 0x7fffffffL)
+		m->gate_turn = (long)v;
+	if (!leap_span_int(leap_span_member(dcp, "n_fail"), &v) && v >= 0 && v <= 0x7fffffffL)
+		m->gate_fail = (long)v;
+	if (!leap_span_int(leap_span_member(dcp, "group_size"), &v) && v >= 0 && v <= 0x7fffffffL)
+		m->gate_n = (long)v;
+}
+
+/* The speedup of a timing leap can trust: bench.speedup when bench.status is "ok" (a noisy or
+ * suspicious timing, or one whose status is missing, carries no usable speed). */
+static void scan_speed(struct leap_member *m, struct leap_span bench)
+{
+	double d;
+	if (leap_span_num(leap_span_member(bench, "speedup"), &d) || !(d > 0))
+		return;
+	if (leap_span_str_eq(leap_span_member(bench, "status"), "ok"))
+		m->speedup = d;
+	else
+		m->speed_unusable = 1;
+}
 
 /* leap_member_scan_text; the line is copied into m->raw only when `copy`. */
 static int scan_text(struct leap_member *m, const char *text, size_t len, const char *file, long line, long seq,
 		     const char *own, struct leap_buf *key, int *has_group, int copy)
 {
-	static const char *const names[K_N - 1] = {"group",  "task",  "sample", "turn",   "status",    "tokens",
-						   "bench",  "prune", "reward", "rank",   "group_size"};
+	static const char *const names[K_N - 1] = {"group", "task",   "sample", "turn",       "status", "tokens", "bench",
+						   "prune", "reward", "rank",   "group_size", "dcp",    "error"};
 	const char *keys[K_N];
 	memcpy(keys, names, sizeof(names));
 	keys[K_OWN] = own ? own : "";
@@ -157,8 +213,9 @@ static int scan_text(struct leap_member *m, const char *text, size_t len, const 
 		m->tokens = (long)v;
 	}
 	double d;
-	if (!leap_span_num(leap_span_member(sp[K_BENCH], "speedup"), &d) && d > 0)
-		m->speedup = d;
+	scan_speed(m, sp[K_BENCH]);
+	scan_gate(m, sp[K_DCP]);
+	m->has_error = sp[K_ERROR].p != NULL;
 	m->final = !leap_span_str_eq(leap_span_member(sp[K_PRUNE], "decision"), "expand");
 	if (!leap_span_num(sp[K_REWARD], &d)) {
 		m->has_reward = 1;
@@ -294,7 +351,9 @@ size_t leap_group_trajectories(const struct leap_group *grp, size_t *traj)
 void leap_member_clear(struct leap_member *m)
 {
 	free(m->raw);
+	free(m->note);
 	m->raw = NULL;
+	m->note = NULL;
 	m->len = 0;
 }
 

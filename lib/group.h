@@ -24,7 +24,15 @@ struct leap_member {
 	int final;          /* 1 when this record ends its trajectory (see the program) */
 	int has_tokens;     /* 1 when `tokens` is an integer >= 0 */
 	long tokens;        /* `tokens` when has_tokens */
-	double speedup;     /* `bench.speedup` when finite and > 0, else 0 */
+	double speedup;     /* `bench.speedup` when finite and > 0 and bench.status is "ok", else 0 */
+	int speed_unusable; /* 1 when bench.speedup is > 0 but bench.status is not "ok" (noisy,
+			     * suspicious, missing): the timing is not used (speedup 0) */
+	int has_error;      /* 1 when the record carries an `error` member */
+	int gate;           /* dcp.verdict carried from the turn that decided the group (0 easy,
+			     * 1 hopeless, 2 expand: enum leap_verdict), -1 when absent */
+	long gate_turn, gate_fail, gate_n; /* dcp.turn, dcp.n_fail, dcp.group_size (0 when absent) */
+	int in_done;        /* leap-prune: the record was taken from the done file (a re-run) */
+	char *note;         /* an owned message (e.g. the duplicate's), freed with the raw text */
 	int has_value;      /* 1 when `value` holds the number the program works on */
 	double value;       /* a reward or a rank score, depending on the program */
 	long turns;         /* rank.turns, or 0 */
@@ -75,6 +83,21 @@ struct leap_group *leap_grouper_add(struct leap_grouper *g, const char *key, str
  * end of input, when the remaining groups are decided with what arrived. */
 struct leap_group *leap_grouper_pop(struct leap_grouper *g);
 
+/* The open group named `key`, or NULL. */
+struct leap_group *leap_grouper_get(const struct leap_grouper *g, const char *key);
+
+/* Duplicates. A record is identified by (group, sample, turn); a second record with the same
+ * identity (the sample a number >= 0) takes no part in any decision, tournament or advantage:
+ * the programs write it as an error record naming the first one's position. One policy for
+ * every program: this message, and the rule that the first record wins. */
+
+/* The index of the first member of grp with the same sample (>= 0) and turn as m, or -1. */
+long leap_group_find_dup(const struct leap_group *grp, const struct leap_member *m);
+
+/* A new string: the message for a second record of (group, sample, turn) whose first is at
+ * file:line. */
+char *leap_dup_message(const char *group, long sample, long turn, const char *file, long line);
+
 /* Frees a group handed out by leap_grouper_add/pop and its members. */
 void leap_group_free(struct leap_group *grp);
 
@@ -83,8 +106,9 @@ void leap_grouper_free(struct leap_grouper *g);
 
 /* Fills *m from the line just read by leap_in_next_line without building a json_t: the
  * line (without a byte-order mark) is validated by leap_scan_object and copied; file, line,
- * sample, turn, status, tokens, bench.speedup, final (prune.decision is not "expand"),
- * reward, rank.score, rank.turns and group_size are extracted, has_key tells whether the
+ * sample, turn, status, tokens, bench.speedup (only when bench.status is "ok"), final
+ * (prune.decision is not "expand"), reward, rank.score, rank.turns, group_size, the carried
+ * dcp gate and whether it has an `error` are extracted, has_key tells whether the
  * record has a member named `own`, and *key receives the group key (`group`, else `task`;
  * *has_group 0 when there is neither). Returns 0, or -1 (m zeroed) when the line is not
  * valid JSON object text: the caller then parses it with leap_in_parse. */
@@ -121,7 +145,7 @@ enum leap_read leap_member_peek(struct leap_in *in, long seq, struct leap_member
  * the number of trajectories. */
 size_t leap_group_trajectories(const struct leap_group *grp, size_t *traj);
 
-/* Releases one member's raw text. */
+/* Releases one member's raw text and note. */
 void leap_member_clear(struct leap_member *m);
 
 /* 1 when every input (files, or standard input when nfiles is 0 or a file is "-") can be

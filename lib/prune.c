@@ -15,6 +15,13 @@ int leap_threshold_parse(const char *s, struct leap_threshold *t)
 	if (!s || !*s)
 		return -1;
 	size_t n = strlen(s);
+	if (s[0] == 'G') {
+		int64_t k = 0;
+		if (s[1] && (s[1] != '-' || leap_parse_i64(s + 2, 0, 1 << 30, &k)))
+			return -1;
+		*t = (struct leap_threshold){(double)k, 0, 1};
+		return 0;
+	}
 	if (s[n - 1] == '%') {
 		char *num = xstrndup(s, n - 1);
 		double v;
@@ -22,38 +29,65 @@ int leap_threshold_parse(const char *s, struct leap_threshold *t)
 		free(num);
 		if (bad)
 			return -1;
-		t->v = v / 100.0;
-		t->frac = 1;
+		*t = (struct leap_threshold){v / 100.0, 1, 0};
 		return 0;
 	}
 	if (strchr(s, '.') || strchr(s, 'e') || strchr(s, 'E')) {
 		double v;
 		if (leap_parse_double(s, 0, 1, &v))
 			return -1;
-		t->v = v;
-		t->frac = 1;
+		*t = (struct leap_threshold){v, 1, 0};
 		return 0;
 	}
 	int64_t c;
 	if (leap_parse_i64(s, 0, 1 << 30, &c))
 		return -1;
-	t->v = (double)c;
-	t->frac = 0;
+	*t = (struct leap_threshold){(double)c, 0, 0};
 	return 0;
 }
 
 double leap_threshold_count(const struct leap_threshold *t, long n)
 {
+	if (t->rel)
+		return (double)n - t->v;
 	return t->frac ? t->v * (double)n : t->v;
+}
+
+/* The DCP settings of the presets. The paper's method (arXiv 2608.01804, from its abstract and
+ * secondary summaries; the full text was not found): easy when fewer than half of the group
+ * failed at turn 1, hopeless when every sample failed (N_fail > T_max with T_max = G - 1, the
+ * value leap reads from "such groups are skipped"), a decision taken once. The ablations
+ * switch one rule off each. */
+static const struct {
+	const char *name;
+	struct leap_threshold easy_below, hopeless_above;
+	long max_turns; /* 0: unchanged */
+} presets[] = {
+	{"leap", {0.5, 1, 0}, {1, 0, 1}, 3},
+	{"debug-all", {0, 0, 0}, {1.0, 1, 0}, 3},        /* no easy, no hopeless: every failure debugs */
+	{"debug-below-half", {0.5, 1, 0}, {1.0, 1, 0}, 3}, /* the easy rule alone */
+	{"single-turn", {0.5, 1, 0}, {1, 0, 1}, 1},       /* no feedback turn */
+};
+
+int leap_prune_preset(const char *name, struct leap_prune_opts *o)
+{
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+		if (!strcmp(name, presets[i].name)) {
+			o->easy_below = presets[i].easy_below;
+			o->hopeless_above = presets[i].hopeless_above;
+			o->catastrophic = 0;
+			o->regate = 0;
+			o->max_turns = presets[i].max_turns;
+			return 0;
+		}
+	return -1;
 }
 
 void leap_prune_defaults(struct leap_prune_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->easy_below = (struct leap_threshold){0.5, 1};
-	o->hopeless_above = (struct leap_threshold){1.0, 1};
-	o->catastrophic = 1u << LEAP_ST_NO_CODE | 1u << LEAP_ST_COMPILE_ERROR;
-	o->max_turns = 3;
+	if (leap_prune_preset("leap", o))
+		leap_die("internal error: no preset 'leap'");
 	o->slow_below = 1.0;
 	o->feedback_bytes = 1024;
 }
@@ -96,6 +130,13 @@ enum leap_verdict leap_prune_verdict(const struct leap_prune_opts *o, long n, lo
 	if (o->catastrophic && n > 0 && n_cat == n)
 		return LEAP_VERDICT_HOPELESS;
 	return LEAP_VERDICT_EXPAND;
+}
+
+enum leap_verdict leap_prune_gate(const struct leap_prune_opts *o, long n, long n_fail, long n_cat, int carried)
+{
+	if (!o->regate && carried >= LEAP_VERDICT_EASY && carried <= LEAP_VERDICT_EXPAND)
+		return (enum leap_verdict)carried;
+	return leap_prune_verdict(o, n, n_fail, n_cat);
 }
 
 const char *leap_prune_reason(const struct leap_prune_opts *o, enum leap_verdict v, int status, long turn,
@@ -162,7 +203,7 @@ int leap_next_turn_line(struct leap_buf *b, const char *raw, size_t len, int sta
 {
 	static const char *const drop[] = {"completion", "code",      "compile", "verify",   "bench",
 					   "status",     "tokens",    "reward",  "rank",     "advantage",
-					   "error",      "prune",     "feedback", "group_size"};
+					   "error",      "prune",     "feedback", "group_size", "dcp"};
 	static const char *const results[] = {"compile", "verify", "bench", "code", "backend"}; /* what leap_feedback reads */
 	struct members ms = {0};
 	if (leap_scan_members(raw, len, collect, &ms)) {

@@ -11,9 +11,7 @@ void leap_rank_defaults(struct leap_rank_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->key[0] = LEAP_KEY_TURN;
-	o->key[1] = LEAP_KEY_SPEED;
-	o->key[2] = LEAP_KEY_TOKENS;
-	o->nkey = 3;
+	o->nkey = 1;
 	o->speed_tie = 0.02;
 }
 
@@ -75,7 +73,8 @@ size_t leap_rank_summarise(const struct leap_group *grp, size_t *traj, struct le
 	for (size_t j = 0; j < nt; j++)
 		leap_rank_traj_init(&t[j]);
 	for (size_t i = 0; i < grp->n; i++)
-		leap_rank_traj_add(&t[traj[i]], &grp->m[i]);
+		if (!grp->m[i].skip)
+			leap_rank_traj_add(&t[traj[i]], &grp->m[i]);
 	*out = t;
 	return nt;
 }

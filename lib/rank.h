@@ -20,7 +20,8 @@ struct leap_rank_opts {
 	double speed_tie; /* relative margin: a is faster than b when s_a > (1 + margin) * s_b */
 };
 
-/* Sets the default key turn,speed,tokens and a 2% speed margin. */
+/* Sets the default key, turn (the LEAP paper's gold > silver > time-out: first-turn success
+ * over second-turn success over failure), and a 2% speed margin for a key that holds speed. */
 void leap_rank_defaults(struct leap_rank_opts *o);
 
 /* Parses a comma-separated key ("turn,speed,tokens"; components turn, status, speed,
@@ -31,7 +32,8 @@ int leap_rank_key_parse(const char *s, struct leap_rank_opts *o);
 struct leap_traj {
 	long solved_turn; /* the first turn whose status is pass; 0 when never solved */
 	int best_status;  /* the best status over its records (enum leap_status) */
-	double speedup;   /* bench.speedup of the solving record; 0 when unknown */
+	double speedup;   /* bench.speedup of the solving record; 0 when unknown or not trusted
+			   * (bench.status not "ok": lib/group.c) */
 	int has_tokens;   /* every record of it has `tokens` */
 	long tokens;      /* their sum */
 	long turns;       /* the largest turn among its records */
@@ -47,7 +49,8 @@ void leap_rank_traj_init(struct leap_traj *t);
 void leap_rank_traj_add(struct leap_traj *t, const struct leap_member *m);
 
 /* Summarises the trajectories of `grp` (numbered by leap_group_trajectories into traj[],
- * which must hold grp->n entries) into *out (a new array of the returned length). */
+ * which must hold grp->n entries) into *out (a new array of the returned length). Members
+ * with a `skip` (duplicates) take no part. */
 size_t leap_rank_summarise(const struct leap_group *grp, size_t *traj, struct leap_traj **out);
 
 /* Compares two trajectories by the key: 1 when a beats b, -1 when b beats a, 0 for a tie.

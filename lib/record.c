@@ -44,6 +44,7 @@ static const struct {
 	{"status", K_STATUS, "one of no_code, compile_error, runtime_error, timeout, mismatch, pass"},
 	{"prune", K_OBJECT, "an object"},
 	{"feedback", K_STRING, "a string"},
+	{"dcp", K_OBJECT, "an object"},
 	{"rank", K_OBJECT, "an object"},
 	{"reward", K_NUMBER, "a number"},
 	{"advantage", K_NUMBER, "a number"},

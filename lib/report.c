@@ -1,10 +1,12 @@
 /* report.c - run summaries: pass rates by turn, recovery, fast_p, speedups, the DCP ledger, advantages. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "group.h"
 #include "jsonl.h"
 #include "report.h"
 #include "svg.h"
@@ -21,6 +23,9 @@ struct traj {
 	double speedup;  /* best speedup of a passing record; < 0 unknown */
 	double roofline; /* best roofline of a passing record; < 0 unknown */
 	int pruned_early; /* ended unsolved by an easy/hopeless decision before the budget */
+	/* where each turn's record was read (line 0: none yet), to name it when a second comes */
+	uint32_t line[LEAP_REPORT_MAX_TURNS + 1];
+	uint16_t file[LEAP_REPORT_MAX_TURNS + 1]; /* index into leap_report.files */
 };
 
 enum { G_EXPAND = 1, G_EASY = 2, G_HOPELESS = 4, G_MAX_TURNS = 8, G_OTHER = 16 };
@@ -43,7 +48,41 @@ static double ms_field(const json_t *rec, const char *obj, const char *key)
 	return isfinite(v) && v > 0 ? v : 0;
 }
 
+/* The trajectory of (group, sample), created for `task` when new. */
+static struct traj *traj_of(struct leap_report *r, const char *task, const char *group, json_int_t sample)
+{
+	char *key = xasprintf("%s\x1f%lld", group, (long long)sample);
+	int added;
+	struct traj **tp = (struct traj **)leap_hmap_put(&r->trajs, key, strlen(key), &added);
+	free(key);
+	if (added) {
+		*tp = xcalloc(1, sizeof(struct traj));
+		(*tp)->task = xstrdup(task);
+		memset((*tp)->st, -1, sizeof((*tp)->st));
+		(*tp)->speedup = (*tp)->roofline = -1;
+	}
+	return *tp;
+}
+
+/* The index of input name `file` in r->files (added when new). */
+static uint16_t file_id(struct leap_report *r, const char *file)
+{
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (r->files[i] == file || !strcmp(r->files[i], file))
+			return (uint16_t)i;
+	if (r->nfiles == UINT16_MAX)
+		return UINT16_MAX - 1; /* more inputs than that: the last ones share a name */
+	xgrow((void **)&r->files, &r->capfiles, r->nfiles + 1, sizeof(*r->files));
+	r->files[r->nfiles] = file;
+	return (uint16_t)r->nfiles++;
+}
+
 void leap_report_add(struct leap_report *r, const json_t *rec)
+{
+	leap_report_add_at(r, rec, NULL, 0);
+}
+
+void leap_report_add_at(struct leap_report *r, const json_t *rec, const char *file, long line)
 {
 	r->records++;
 	if (json_object_get(rec, "error")) {
@@ -54,6 +93,22 @@ void leap_report_add(struct leap_report *r, const json_t *rec)
 	const char *group = leap_get_str(rec, "group", task);
 	json_int_t sample = leap_get_int(rec, "sample", -1);
 	json_int_t turn = leap_get_int(rec, "turn", 1);
+	/* a second record of a (group, sample, turn) is not counted (lib/group.h) */
+	if (file && task && group && sample >= 0 && turn >= 1 && turn <= LEAP_REPORT_MAX_TURNS && line > 0 &&
+	    line <= (long)UINT32_MAX) {
+		struct traj *t = traj_of(r, task, group, sample);
+		if (t->line[turn]) {
+			char *why = leap_dup_message(group, (long)sample, (long)turn, r->files[t->file[turn]],
+						     (long)t->line[turn]);
+			leap_warn("%s:%ld: %s", file, line, why);
+			free(why);
+			r->errors++;
+			r->duplicates++;
+			return;
+		}
+		t->line[turn] = (uint32_t)line;
+		t->file[turn] = file_id(r, file);
+	}
 	enum leap_status st = leap_status_parse(leap_get_str(rec, "status", NULL));
 	if (st != LEAP_ST_NONE)
 		r->status[st]++;
@@ -91,17 +146,7 @@ void leap_report_add(struct leap_report *r, const json_t *rec)
 	if (turn > r->max_turn)
 		r->max_turn = (int)turn;
 
-	char *key = xasprintf("%s\x1f%lld", group, (long long)sample);
-	int added;
-	struct traj **tp = (struct traj **)leap_hmap_put(&r->trajs, key, strlen(key), &added);
-	free(key);
-	if (added) {
-		*tp = xcalloc(1, sizeof(struct traj));
-		(*tp)->task = xstrdup(task);
-		memset((*tp)->st, -1, sizeof((*tp)->st));
-		(*tp)->speedup = (*tp)->roofline = -1;
-	}
-	struct traj *t = *tp;
+	struct traj *t = traj_of(r, task, group, sample);
 	const json_t *prune = json_object_get(rec, "prune");
 	t->st[turn] = (signed char)st;
 	if (turn >= t->last_turn) {
@@ -324,8 +369,8 @@ json_t *leap_report_json(struct leap_report *r)
 	json_t *outcomes = json_object();
 	for (int k = 0; k <= LEAP_ST_PASS; k++)
 		json_object_set_new(outcomes, leap_status_name((enum leap_status)k), ratio(r->status[k], with_status));
-	json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "records", (int)r->records, "errors",
-			      (int)r->errors, "ignored", (int)r->ignored, "trajectories", (int)n, "turns", r->max_turn,
+	json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "records", (int)r->records, "errors",
+			      (int)r->errors, "duplicates", (int)r->duplicates, "ignored", (int)r->ignored, "trajectories", (int)n, "turns", r->max_turn,
 			      "tasks", tasks, "all", stats(v, n, r->max_turn), "outcomes", outcomes, "dcp",
 			      dcp_json(r, n, v), "advantage", adv_json(r));
 	free(v);
@@ -342,6 +387,7 @@ void leap_report_free(struct leap_report *r)
 		}
 	}
 	leap_hmap_free(&r->trajs);
+	free(r->files);
 	for (size_t i = 0; i < r->advgroups.cap; i++)
 		if (r->advgroups.slots[i].key)
 			free(r->advgroups.slots[i].val);

@@ -21,6 +21,9 @@ struct leap_report {
 	struct leap_hmap advgroups; /* group -> advantage count/min/max */
 	struct leap_hmap groups;  /* "group\x1fturn" -> struct leap_group_turn */
 	long records, errors, ignored; /* ignored: records without task/group/sample/turn */
+	long duplicates;          /* second records of a (group, sample, turn): counted in errors */
+	const char **files;       /* input names seen (not owned), for naming a duplicate's first */
+	size_t nfiles, capfiles;
 	long status[LEAP_ST_PASS + 1];
 	double compile_s, run_s;  /* compile.ms (not cached) and verify.ms + bench.ms, in seconds */
 	long cost_records;        /* records that carried a cost */
@@ -35,6 +38,11 @@ void leap_report_init(struct leap_report *r, int max_turns);
 
 /* Adds one record. Records with an `error` are counted and otherwise ignored. */
 void leap_report_add(struct leap_report *r, const json_t *rec);
+
+/* leap_report_add for the record read at file:line (a name that lives as long as the report):
+ * a second record of the same (group, sample, turn) is reported on stderr naming the first,
+ * counted in errors and duplicates, and not summarised. */
+void leap_report_add_at(struct leap_report *r, const json_t *rec, const char *file, long line);
 
 /* The summary as one JSON object (new reference):
  * {records, errors, trajectories, tasks:[{task, ...stats}], all:{...stats}, outcomes:{...},

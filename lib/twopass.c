@@ -15,6 +15,43 @@ struct seen {
 #define HAS_KEY 0x80000000u
 #define LEN_MASK 0x7fffffffu
 
+void leap_twopass_dup_add(struct leap_twopass_dups *d, long seq, char *msg)
+{
+	xgrow((void **)&d->v, &d->cap, d->n + 1, sizeof(*d->v));
+	d->v[d->n].seq = seq;
+	d->v[d->n].msg = msg;
+	d->n++;
+}
+
+/* qsort order of duplicate notes: by record number. */
+static int cmp_dup(const void *a, const void *b)
+{
+	const struct leap_twopass_dup *x = a, *y = b;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+void leap_twopass_dup_sort(struct leap_twopass_dups *d)
+{
+	if (d->n > 1)
+		qsort(d->v, d->n, sizeof(*d->v), cmp_dup);
+	d->next = 0;
+}
+
+const char *leap_twopass_dup_get(struct leap_twopass_dups *d, long seq)
+{
+	while (d->next < d->n && d->v[d->next].seq < seq)
+		d->next++;
+	return d->next < d->n && d->v[d->next].seq == seq ? d->v[d->next].msg : NULL;
+}
+
+void leap_twopass_dup_free(struct leap_twopass_dups *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->v[i].msg);
+	free(d->v);
+	memset(d, 0, sizeof(*d));
+}
+
 long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, const struct leap_twopass_ops *ops,
 		  void *arg, int *open_failed)
 {

@@ -36,6 +36,28 @@ struct leap_twopass_ops {
 		      const struct leap_buf *key, int has_group, json_t *bad);
 };
 
+/* Duplicates met by a program's first pass (lib/group.h): the record numbers and their error
+ * messages, handed back in the second pass, which asks in increasing record order. */
+struct leap_twopass_dups {
+	struct leap_twopass_dup {
+		long seq;
+		char *msg;
+	} *v;
+	size_t n, cap, next;
+};
+
+/* Notes that record `seq` is a duplicate; takes over msg (from leap_dup_message). */
+void leap_twopass_dup_add(struct leap_twopass_dups *d, long seq, char *msg);
+
+/* Orders the notes by record number (needed only when they were not added in order). */
+void leap_twopass_dup_sort(struct leap_twopass_dups *d);
+
+/* The message of record `seq` when it is a duplicate, else NULL. Records are asked about in
+ * increasing order. */
+const char *leap_twopass_dup_get(struct leap_twopass_dups *d, long seq);
+
+void leap_twopass_dup_free(struct leap_twopass_dups *d);
+
 /* Reads the inputs (files[0..nfiles), standard input when nfiles is 0; inputs that
  * leap_inputs_seekable accepted, `off` its offset) twice, with leap_in (output flushed to
  * stdout before blocking reads). The first pass scans every record (validating it) and keeps

@@ -21,7 +21,7 @@ turn() {
 		jq -c --rawfile c "$file" --arg l "$([ "$backend" = cpu ] && echo c || echo cuda)" \
 			'.completion = "```\($l)\n\($c)```"' |
 		leap-compile | leap-verify --seed 1 "$@" |
-		leap-prune --catastrophic '' --done "$T/done.jsonl"
+		leap-prune --preset debug-all --done "$T/done.jsonl"
 }
 
 @test "gcc: a missing include keeps the compiler's hint and quotes the line with its caret" {
@@ -45,7 +45,7 @@ turn() {
 @test "gcc: with a small --feedback-bytes whole errors are kept and the rest counted" {
 	leap-prompt --backend cpu softmax |
 		jq -c --rawfile c "$F/missing_include.c" '.completion = "```c\n\($c)```"' |
-		leap-compile | leap-prune --catastrophic '' --feedback-bytes 200 --done "$T/done.jsonl" >"$T/next"
+		leap-compile | leap-prune --preset debug-all --feedback-bytes 200 --done "$T/done.jsonl" >"$T/next"
 	run -0 jq -r .feedback "$T/next"
 	[ "$(jq -r '.feedback | utf8bytelength' "$T/next")" -le 200 ]
 	assert_line --index 1 "line 3:2: error: unknown type name 'size_t'"
@@ -66,7 +66,7 @@ turn() {
 
 @test "a diagnostic without the compiler's excerpt quotes the candidate's line from the code" {
 	printf '%s\n' '{"group":"g","sample":0,"turn":1,"messages":[],"completion":"x","code":"void f(void)\n{\n\tint y = zz + 1;\n}\n","status":"compile_error","compile":{"status":"error","diagnostics":[{"line":3,"col":10,"severity":"error","message":"'"'"'zz'"'"' undeclared"}]}}' |
-		leap-prune --catastrophic '' --done "$T/done.jsonl" >"$T/next"
+		leap-prune --preset debug-all --done "$T/done.jsonl" >"$T/next"
 	run -0 jq -r .feedback "$T/next"
 	assert_line --index 1 "line 3:10: error: 'zz' undeclared"
 	assert_line --index 2 "$(printf ' 3 | \tint y = zz + 1;')"
@@ -169,7 +169,7 @@ turn() {
 	[[ "${lines[1]}" == "Timed on one core of $device at"* ]]
 	# on cuda the baseline is a kernel unless leap-bench names a vendor library
 	jq -c '.backend = "cuda" | .bench.device = "NVIDIA H200" | .bench.baseline_kind = "vendor"' "$T/timed" |
-		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done.jsonl" >"$T/next"
+		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done2.jsonl" >"$T/next"
 	run -0 jq -r .feedback "$T/next"
 	assert_line --index 1 --regexp '^Timed on NVIDIA H200 at rows=1024, cols=1024: .* for the baseline, a vendor library \(cuBLAS or cuDNN\) \(speedup'
 }

@@ -64,9 +64,11 @@ verdicts() {
 	# stdout: exactly the records decided expand, at turn 2
 	diff <(jq -c 'select(.prune.decision == "expand") | [.group, .sample, .turn + 1]' "$T/done") \
 		<(jq -c '[.group, .sample, .turn]' "$T/next")
-	# the done file is appended to, never truncated
-	leap-prune --done "$T/done" "$F/turn1.jsonl" >/dev/null
+	# the done file is appended to, never truncated: another turn's records join the 8
+	jq -c '.turn = 2 | .dcp = {verdict: "expand", turn: 1, n_fail: 3, group_size: 4}' "$F/turn1.jsonl" >"$T/turn2"
+	leap-prune --done "$T/done" "$T/turn2" >/dev/null
 	[ "$(wc -l <"$T/done")" -eq 16 ]
+	[ "$(jq -r .turn "$T/done" | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' ')" = "8x1 8x2 " ]
 }
 
 @test "leap-prune: decided records keep their raw text byte for byte, prune appended" {
@@ -198,18 +200,31 @@ EOF
 	[ "$(verdicts "$T/o4")" = "expand " ]
 }
 
-@test "leap-prune: the catastrophic rule: all failed without compiling, and how to change it" {
-	group c 1 compile_error no_code compile_error >"$T/in"
+@test "leap-prune: the catastrophic rule (off by default): all failed without compiling" {
+	# 4 records, 1 pass, 3 compile errors or no code. Default: n_fail 3 > T_max = G-1 = 3 is
+	# false and 3 < 2 (easy) is false -> expand: the paper's rule counts failures, not their kind.
+	group c 1 pass compile_error no_code compile_error >"$T/in"
 	leap-prune --annotate "$T/in" >"$T/o1"
-	[ "$(verdicts "$T/o1")" = "hopeless " ]
-	leap-prune --annotate --catastrophic '' "$T/in" >"$T/o2"
+	[ "$(verdicts "$T/o1")" = "expand " ]
+	# the failure-type rule needs every record to fail with a listed status: one passed -> expand
+	leap-prune --annotate --catastrophic no_code,compile_error "$T/in" >"$T/o2"
 	[ "$(verdicts "$T/o2")" = "expand " ]
-	leap-prune --annotate --catastrophic no_code "$T/in" >"$T/o3"
-	[ "$(verdicts "$T/o3")" = "expand " ]
-	# one sample that compiled but was wrong: feedback can help -> expand
-	group c 1 compile_error mismatch compile_error >"$T/in2"
-	leap-prune --annotate "$T/in2" >"$T/o4"
-	[ "$(verdicts "$T/o4")" = "expand " ]
+	# 3 records, all compile_error or no_code: hopeless by count (3 > G-1 = 2) either way
+	group c 1 compile_error no_code compile_error >"$T/in2"
+	leap-prune --annotate "$T/in2" >"$T/o3"
+	[ "$(verdicts "$T/o3")" = "hopeless " ]
+	# with the count rule off (--hopeless-above 100%: 3 > 3 never), the type rule alone decides:
+	# every failure is a listed status -> hopeless; only no_code listed -> expand
+	leap-prune --annotate --hopeless-above 100% --catastrophic no_code,compile_error "$T/in2" >"$T/o4"
+	[ "$(verdicts "$T/o4")" = "hopeless " ]
+	leap-prune --annotate --hopeless-above 100% --catastrophic no_code "$T/in2" >"$T/o5"
+	[ "$(verdicts "$T/o5")" = "expand " ]
+	leap-prune --annotate --hopeless-above 100% "$T/in2" >"$T/o6"
+	[ "$(verdicts "$T/o6")" = "expand " ]
+	# one sample compiled but was wrong: the type rule does not fire (count rule off) -> expand
+	group c 1 compile_error mismatch compile_error >"$T/in3"
+	leap-prune --annotate --hopeless-above 100% --catastrophic no_code,compile_error "$T/in3" >"$T/o7"
+	[ "$(verdicts "$T/o7")" = "expand " ]
 }
 
 @test "leap-prune: --max-turns ends every trajectory" {
@@ -223,8 +238,8 @@ EOF
 }
 
 @test "leap-prune: --expand-slow gives a slow pass another turn with its timing" {
-	{ printf '%s\n' '{"group":"s","sample":0,"turn":1,"completion":"a","status":"pass","bench":{"median_ms":2,"baseline_ms":1,"speedup":0.5}}' \
-		'{"group":"s","sample":1,"turn":1,"completion":"b","status":"pass","bench":{"median_ms":0.5,"baseline_ms":1,"speedup":2}}'
+	{ printf '%s\n' '{"group":"s","sample":0,"turn":1,"completion":"a","status":"pass","bench":{"status":"ok","median_ms":2,"baseline_ms":1,"speedup":0.5}}' \
+		'{"group":"s","sample":1,"turn":1,"completion":"b","status":"pass","bench":{"status":"ok","median_ms":0.5,"baseline_ms":1,"speedup":2}}'
 		group s 1 x x | sed 's/"sample":0/"sample":2/; s/"sample":1,/"sample":3,/; s/"status":"x"/"status":"mismatch"/'; } >"$T/in"
 	leap-prune --done "$T/d1" "$T/in" >"$T/n1"
 	[ "$(jq -r .sample "$T/n1" | tr '\n' ' ')" = "2 3 " ]
@@ -381,7 +396,7 @@ EOF
 		| .turn += 1
 		| .messages += [{role: "assistant", content: $src[] | select(.group == $n.group and .sample == $n.sample) | .completion},
 		                {role: "user", content: $n.feedback}]
-		| .feedback = $n.feedback | .group_size = $n.group_size' "$T/next" >"$T/want"
+		| .feedback = $n.feedback | .group_size = $n.group_size | .dcp = $n.dcp' "$T/next" >"$T/want"
 	diff <(jq -c . "$T/next") "$T/want"
 }
 
@@ -404,4 +419,153 @@ EOF
 	# every line parses and carries its decision
 	run -0 jq -r 'has("prune")' "$T/done"
 	[ "$(echo "$output" | sort -u)" = true ]
+}
+
+# Issue 15 -------------------------------------------------------------------------------
+
+@test "leap-prune: DCP decides once, at turn 1; the verdict travels in 'dcp'; --regate decides again" {
+	# Turn 1, a group of 8: 2 pass, 6 fail. n_fail 6 < T_easy = 0.5 * 8 = 4? no. 6 > T_max =
+	# G-1 = 7? no -> expand: the 6 failures get turn 2, carrying dcp {expand, turn 1, 6, 8}.
+	group g 1 pass pass mismatch mismatch mismatch mismatch mismatch mismatch >"$T/t1"
+	leap-prune --done "$T/done" "$T/t1" >"$T/t2"
+	[ "$(wc -l <"$T/t2")" -eq 6 ]
+	run -0 jq -c '.dcp' "$T/t2"
+	[ "$(echo "$output" | sort -u)" = '{"verdict":"expand","turn":1,"n_fail":6,"group_size":8}' ]
+	# Turn 2: 4 of the 6 pass, 2 fail. Re-gating would say n_fail 2 < 0.5 * 6 = 3 -> easy and
+	# end the 2 failures; the paper's gate was taken at turn 1: they get turn 3.
+	jq -c '.completion = "c" | .status = (if .sample < 6 then "pass" else "mismatch" end)' "$T/t2" >"$T/t2v"
+	leap-prune --done "$T/done" "$T/t2v" >"$T/t3"
+	[ "$(jq -r .sample "$T/t3" | tr '\n' ' ')" = "6 7 " ]
+	run -0 jq -c 'select(.turn == 2) | [.sample, .prune.decision, .prune.reason, .prune.verdict, .prune.n_fail, .prune.group_size, .prune.gate_turn]' "$T/done"
+	assert_output "$(printf '%s\n' '[2,"final","solved","expand",2,6,1]' '[3,"final","solved","expand",2,6,1]' \
+		'[4,"final","solved","expand",2,6,1]' '[5,"final","solved","expand",2,6,1]' \
+		'[6,"expand","failed","expand",2,6,1]' '[7,"expand","failed","expand",2,6,1]')"
+	# the turn-3 records still carry the turn-1 gate
+	[ "$(jq -c .dcp "$T/t3" | sort -u)" = '{"verdict":"expand","turn":1,"n_fail":6,"group_size":8}' ]
+	# --regate: the same turn 2 is easy (2 < 3): nothing goes on
+	run -0 --separate-stderr leap-prune --regate --done "$T/done2" "$T/t2v"
+	assert_output ""
+	[ "$(jq -r '.prune | "\(.verdict) \(.reason) \(.gate_turn)"' "$T/done2" | sort -u | tr '\n' '|')" = "easy easy 2|" ]
+	# Turn 3 ends everything (--max-turns 3): the failure ends with max_turns, the pass solved
+	jq -c '.completion = "c" | .status = (if .sample == 6 then "pass" else "timeout" end)' "$T/t3" >"$T/t3v"
+	run -0 --separate-stderr leap-prune --done "$T/done" "$T/t3v"
+	assert_output ""
+	run -0 jq -c 'select(.turn == 3) | [.sample, .prune.reason]' "$T/done"
+	assert_output "$(printf '[6,"solved"]\n[7,"max_turns"]')"
+}
+
+@test "leap-prune: hopeless is a count, n_fail > T_max = G-1; thresholds G and G-K" {
+	# 4 records, all compile errors (say, a missing #include): 4 > G-1 = 3 -> hopeless.
+	group h 1 compile_error compile_error compile_error compile_error >"$T/all"
+	leap-prune --annotate "$T/all" >"$T/o1"
+	[ "$(verdicts "$T/o1")" = "hopeless " ]
+	# 3 compile errors and a pass: 3 > 3 is false, 3 < 2 is false -> expand (the old type rule
+	# needed every record to fail; the count rule agrees here)
+	group h 1 pass compile_error compile_error compile_error >"$T/three"
+	leap-prune --annotate "$T/three" >"$T/o2"
+	[ "$(verdicts "$T/o2")" = "expand " ]
+	# G-2 = 2: 3 > 2 -> hopeless.  G = 4: 4 > 4 never -> the all-failed group expands.
+	leap-prune --annotate --hopeless-above G-2 "$T/three" >"$T/o3"
+	[ "$(verdicts "$T/o3")" = "hopeless " ]
+	leap-prune --annotate --hopeless-above G "$T/all" >"$T/o4"
+	[ "$(verdicts "$T/o4")" = "expand " ]
+	# G-K works for the easy threshold too: G-1 = 3 for 4 records: n_fail 2 < 3 -> easy
+	group h 1 pass pass mismatch mismatch >"$T/two"
+	leap-prune --annotate --easy-below G-1 "$T/two" >"$T/o5"
+	[ "$(verdicts "$T/o5")" = "easy " ]
+	for bad in G1 G-x G-1.5 g-1 G-; do
+		run -2 --separate-stderr leap-prune --annotate --hopeless-above "$bad" </dev/null
+		[[ "$stderr" == *"--hopeless-above: '$bad'"* ]]
+	done
+}
+
+@test "leap-prune: --preset leap, debug-all, debug-below-half, single-turn; flags override a preset" {
+	# A: 4 pass (n_fail 0 < 2: easy). B: 1 pass, 3 fail (3 < 2 no, 3 > 3 no: expand).
+	# C: 4 fail (4 > G-1 = 3: hopeless). D: 3 pass, 1 fail (1 < 2: easy).
+	{ group A 1 pass pass pass pass; group B 1 pass mismatch timeout mismatch
+	  group C 1 mismatch mismatch mismatch mismatch; group D 1 pass pass pass mismatch; } >"$T/in"
+	# next-turn records per preset: leap (the default): B's 3 failures
+	leap-prune --done /dev/null "$T/in" >"$T/default"
+	leap-prune --preset leap --done /dev/null "$T/in" >"$T/leap"
+	diff "$T/default" "$T/leap"
+	[ "$(jq -r .group "$T/leap" | uniq -c | awk '{print $2 $1}' | tr '\n' ' ')" = "B3 " ]
+	# debug-all: no easy, no hopeless: every failure debugs: B3 + C4 + D1 = 8
+	leap-prune --preset debug-all --done /dev/null "$T/in" >"$T/all"
+	[ "$(jq -r .group "$T/all" | uniq -c | awk '{print $2 $1}' | tr '\n' ' ')" = "B3 C4 D1 " ]
+	# debug-below-half: the easy rule alone: B3 + C4 = 7 (A and D easy)
+	leap-prune --preset debug-below-half --done /dev/null "$T/in" >"$T/half"
+	[ "$(jq -r .group "$T/half" | uniq -c | awk '{print $2 $1}' | tr '\n' ' ')" = "B3 C4 " ]
+	# single-turn: every record ends at turn 1; B's failures end with max_turns
+	run -0 --separate-stderr leap-prune --preset single-turn --done "$T/d1" "$T/in"
+	assert_output ""
+	[ "$(jq -r 'select(.group == "B") | .prune.reason' "$T/d1" | tr '\n' ' ')" = "solved max_turns max_turns max_turns " ]
+	# a flag overrides the preset, before or after it: debug-all with easy < 50% is debug-below-half
+	leap-prune --preset debug-all --easy-below 50% --done /dev/null "$T/in" >"$T/o1"
+	leap-prune --easy-below 50% --preset debug-all --done /dev/null "$T/in" >"$T/o2"
+	diff "$T/o1" "$T/half"
+	diff "$T/o2" "$T/half"
+	run -2 --separate-stderr leap-prune --preset paper --done /dev/null </dev/null
+	[[ "$stderr" == *"--preset: 'paper' is not leap, debug-all, debug-below-half or single-turn"* ]]
+}
+
+@test "leap-prune: a second record of a (group, sample, turn) is an error record naming the first" {
+	# group a: sample 1 twice (lines 2 and 3). With --group-size 3 the group completes with
+	# lines 1, 2, 4 (the duplicate does not count): n = 3, n_fail = 2 -> expand.
+	{ group a 1 pass mismatch; group a 1 pass mismatch | sed -n 2p; group a 1 pass mismatch timeout | sed -n 3p; } >"$T/in"
+	run -1 --separate-stderr leap-prune --group-size 3 --done "$T/done" "$T/in"
+	[[ "$stderr" == *"$T/in:3: a second record of group 'a', sample 1, turn 1 (the first is $T/in:2)"* ]]
+	[ "$(wc -l <"$T/done")" -eq 4 ]
+	run -0 jq -c 'select(.error) | [.sample, .error.line]' "$T/done"
+	assert_output '[1,3]'
+	run -0 jq -c 'select(.prune) | [.sample, .prune.n_fail, .prune.group_size]' "$T/done"
+	assert_output "$(printf '[0,2,3]\n[1,2,3]\n[2,2,3]')"
+	# the same turn twice in one input: the second copy's records are duplicates of the first's
+	cat "$F/turn1.jsonl" "$F/turn1.jsonl" >"$T/twice"
+	run -1 --separate-stderr leap-prune --group-size 4 --done "$T/d2" "$T/twice"
+	[ "$(jq -r 'select(.error) | .error.line' "$T/d2" | wc -l)" -eq 8 ]
+	[ "$(jq -r 'select(.prune) | .sample' "$T/d2" | wc -l)" -eq 8 ]
+	[ "$(echo "$output" | wc -l)" -eq 3 ]
+}
+
+@test "leap-prune: re-running a turn is safe: the done file's decisions stand, next turns are made again" {
+	leap-prune --done "$T/done" "$F/turn1.jsonl" >"$T/next1"
+	cp "$T/done" "$T/done.once"
+	# the same turn again (a second `make`, a retry): nothing is written twice, and the
+	# next-turn records are the same bytes
+	run -0 --separate-stderr leap-prune --done "$T/done" "$F/turn1.jsonl"
+	echo "$output" >"$T/next2"
+	diff "$T/done.once" "$T/done"
+	diff "$T/next1" "$T/next2"
+	[[ "$stderr" == *"group 'softmax', turn 1: 4 records were decided by an earlier run ($T/done:1 and on)"* ]]
+	# resampled: every answer differs (sample 1 now passes); the done file's records win, so the
+	# next turn continues what the done file holds (sample 1 still gets turn 2, with its
+	# original completion in its history)
+	jq -c '.completion = "other" | .status = (if .sample == 1 then "pass" else .status end)' "$F/turn1.jsonl" >"$T/resampled"
+	leap-prune --done "$T/done" "$T/resampled" >"$T/next3" 2>/dev/null
+	diff "$T/done.once" "$T/done"
+	diff "$T/next1" "$T/next3"
+	# a run killed after its first group: the re-run adds the missing groups only
+	jq -c 'select(.group == "vector_add")' "$F/turn1.jsonl" >"$T/first"
+	leap-prune --done "$T/done4" "$T/first" >/dev/null
+	leap-prune --done "$T/done4" "$F/turn1.jsonl" >"$T/next4" 2>/dev/null
+	[ "$(wc -l <"$T/done4")" -eq 8 ]
+	diff <(jq -c '[.group, .sample, .prune]' "$T/done.once" | sort) <(jq -c '[.group, .sample, .prune]' "$T/done4" | sort)
+	diff "$T/next1" "$T/next4"
+	# an error record in the done file is no decision: the record is decided when it comes good
+	printf '%s\n' '{"group":"e","sample":0,"turn":1,"error":{"program":"leap-prune","message":"no status"}}' >"$T/done5"
+	group e 1 pass mismatch >"$T/good"
+	leap-prune --done "$T/done5" "$T/good" >/dev/null
+	run -0 jq -c 'select(.prune) | [.sample, .prune.reason]' "$T/done5"
+	assert_output "$(printf '[0,"solved"]\n[1,"failed"]')"
+}
+
+@test "leap-prune: --expand-slow and the speed of a timing whose bench.status is not ok" {
+	# sample 0 passes 2x slower than the baseline but its timing is noisy: its speed is not
+	# known, so it is not 'slow'; sample 1 (status ok, 0.5) is.
+	printf '%s\n' '{"group":"s","sample":0,"turn":1,"completion":"a","status":"pass","bench":{"status":"noisy","speedup":0.5}}' \
+		'{"group":"s","sample":1,"turn":1,"completion":"b","status":"pass","bench":{"status":"ok","speedup":0.5}}' \
+		'{"group":"s","sample":2,"turn":1,"completion":"c","status":"mismatch"}' \
+		'{"group":"s","sample":3,"turn":1,"completion":"d","status":"mismatch"}' >"$T/in"
+	leap-prune --done "$T/d" --expand-slow "$T/in" >"$T/n"
+	[ "$(jq -r .sample "$T/n" | tr '\n' ' ')" = "1 2 3 " ]
 }

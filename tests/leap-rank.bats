@@ -23,20 +23,25 @@ scores() {
 }
 
 @test "leap-rank: gold and silver: a turn-2 success is +1 where most failed, -1 where most passed" {
-	# Group A: s0 solved at turn 2; s1, s2, s3 never solved. s0 beats all three: 3 wins, score
-	# 3/3 = 1. The others lose to s0 and tie each other: (0 - 1)/3 = -1/3.
-	# Group B: s0 solved at turn 2, s1 (speedup 1.0), s2 (2.0), s3 (1.01) at turn 1.
-	# s0 loses to all: -1. s2 beats all: +1. s1 vs s3: 1.01 < 1.02 * 1.0, a tie: each beats
-	# s0, loses to s2, ties the other: (1 - 1)/3 = 0.
+	# The default key is turn alone (the paper's first-turn success > second-turn success >
+	# failure). Group A: s0 solved at turn 2; s1, s2, s3 never solved. s0 beats all three: 3
+	# wins, score 3/3 = 1. The others lose to s0 and tie each other: (0 - 1)/3 = -1/3.
+	# Group B: s0 solved at turn 2, s1, s2, s3 at turn 1. s0 loses to all: -1. s1, s2, s3 each
+	# beat s0 and tie the other two, whatever their speed: (1 - 0)/3 = 1/3.
 	leap-rank "$F/story.jsonl" >"$T/out"
 	run -0 scores "$T/out"
 	assert_output "$(printf '%s\n' "A 0 1" "A 1 -0.3333333333333333" "A 2 -0.3333333333333333" \
-		"A 3 -0.3333333333333333" "B 0 -1" "B 1 0" "B 2 1" "B 3 0")"
+		"A 3 -0.3333333333333333" "B 0 -1" "B 1 0.3333333333333333" "B 2 0.3333333333333333" "B 3 0.3333333333333333")"
 	run -0 jq -c 'select(.group == "B" and .sample == 1 and .turn == 1) | .rank' "$T/out"
-	assert_output '{"wins":1,"losses":1,"ties":1,"score":0,"group_size":4,"turns":1,"complete":true}'
+	assert_output '{"wins":1,"losses":0,"ties":2,"score":0.3333333333333333,"group_size":4,"turns":1,"complete":true}'
 	# every record of a trajectory carries the same rank; turns is its last turn
 	run -0 jq -c 'select(.group == "A" and .sample == 1) | [.turn, .rank.score, .rank.turns]' "$T/out"
 	assert_output "$(printf '[1,-0.3333333333333333,3]\n[2,-0.3333333333333333,3]\n[3,-0.3333333333333333,3]')"
+	# with speed in the key (the old default turn,speed,tokens): B s2 (2.0) beats s1 (1.0) and
+	# s3 (1.01); s1 vs s3: 1.01 < 1.02 * 1.0, a tie: s1 and s3 (1 - 1)/3 = 0, s2 +1
+	leap-rank --key turn,speed,tokens "$F/story.jsonl" >"$T/out2"
+	run -0 jq -r 'select(.group == "B" and .turn == 1) | "\(.sample) \(.rank.score)"' "$T/out2"
+	assert_output "$(printf '0 -1\n1 0\n2 1\n3 0')"
 }
 
 @test "leap-rank: scores sum to zero in every group and lie in [-1, 1]" {
@@ -73,7 +78,7 @@ scores() {
 @test "leap-rank: the speed tie margin" {
 	# B s1 (1.0) and s3 (1.01): a tie within 2%; with --speed-tie 0, s3 is faster.
 	# s1 then beats s0, loses to s2 and s3: (1 - 2)/3 = -1/3; s3 beats s0, s1: (2 - 1)/3 = 1/3.
-	leap-rank --speed-tie 0 "$F/story.jsonl" >"$T/out"
+	leap-rank --key turn,speed --speed-tie 0 "$F/story.jsonl" >"$T/out"
 	run -0 jq -r 'select(.group == "B" and .turn == 1) | "\(.sample) \(.rank.score)"' "$T/out"
 	assert_output "$(printf '0 -1\n1 -0.3333333333333333\n2 1\n3 0.3333333333333333')"
 	# --key turn alone: s1, s2, s3 all solved at turn 1 tie: each beats s0 only: 1/3
@@ -88,15 +93,15 @@ scores() {
 	# s1 has fewer tokens in total: s1 +1, s0 -1. Without tokens in the key: a tie.
 	printf '%s\n' '{"group":"k","sample":0,"turn":1,"status":"mismatch","tokens":100,"prune":{"decision":"expand"}}' \
 		'{"group":"k","sample":1,"turn":1,"status":"mismatch","tokens":150,"prune":{"decision":"expand"}}' \
-		'{"group":"k","sample":0,"turn":2,"status":"pass","tokens":100,"bench":{"speedup":1.5},"prune":{"decision":"final"}}' \
-		'{"group":"k","sample":1,"turn":2,"status":"pass","tokens":20,"bench":{"speedup":1.5},"prune":{"decision":"final"}}' >"$T/in"
-	run -0 jq -r '"\(.sample) \(.turn) \(.rank.score)"' <(leap-rank "$T/in")
+		'{"group":"k","sample":0,"turn":2,"status":"pass","tokens":100,"bench":{"status":"ok","speedup":1.5},"prune":{"decision":"final"}}' \
+		'{"group":"k","sample":1,"turn":2,"status":"pass","tokens":20,"bench":{"status":"ok","speedup":1.5},"prune":{"decision":"final"}}' >"$T/in"
+	run -0 jq -r '"\(.sample) \(.turn) \(.rank.score)"' <(leap-rank --key turn,speed,tokens "$T/in")
 	assert_output "$(printf '0 1 -1\n1 1 1\n0 2 -1\n1 2 1')"
 	run -0 jq -r '.rank.score' <(leap-rank --key turn,speed "$T/in")
 	assert_output "$(printf '0\n0\n0\n0')"
 	# a record without tokens makes the trajectory's count unknown: a tie again
 	sed '1s/"tokens":100,//' "$T/in" >"$T/in2"
-	run -0 jq -r '.rank.score' <(leap-rank "$T/in2")
+	run -0 jq -r '.rank.score' <(leap-rank --key turn,speed,tokens "$T/in2")
 	assert_output "$(printf '0\n0\n0\n0')"
 }
 
@@ -189,9 +194,14 @@ EOF
 	diff "$T/file" "$T/redirect"
 	[ "$(jq -r .group "$T/pipe" | uniq | tr '\n' ' ')" = "A B " ]
 	diff <(jq -c '[.group, .sample, .turn, .rank]' "$T/file" | sort) <(jq -c '[.group, .sample, .turn, .rank]' "$T/pipe" | sort)
-	# two files, the second repeating the first: the same trajectories, still 4 per group
-	run -0 jq -s -c 'map(.rank.group_size) | unique' <(leap-rank "$F/story.jsonl" "$F/story.jsonl")
+	# two files, the second repeating the first (a turn appended twice): the second copy's 14
+	# records are duplicates, each naming its first; the groups still have 4 trajectories
+	run -1 --separate-stderr leap-rank "$F/story.jsonl" "$F/story.jsonl"
+	echo "$output" >"$T/twice"
+	run -0 jq -s -c 'map(select(.rank) | .rank.group_size) | unique' "$T/twice"
 	assert_output '[4]'
+	[ "$(jq -r 'select(.error) | .error.line' "$T/twice" | tr '\n' ' ')" = "$(seq 1 14 | tr '\n' ' ')" ]
+	diff <(jq -c 'select(.rank) | .rank' "$T/twice") <(jq -c .rank "$T/file")
 }
 
 @test "leap-rank: file (two passes), pipe (held) and --group-size (streamed) agree on generated rollouts" {
@@ -220,4 +230,80 @@ EOF
 	diff <(jq -c '[.group, .sample, .turn, .rank, .error.line]' "$T/file" | sort) <(jq -c '[.group, .sample, .turn, .rank, .error.line]' "$T/pipe" | sort)
 	run -0 jq -c 'select(.sample == 9) | .rank | [.score > 0, has("wins")]' "$T/file"
 	assert_output '[true,true]'
+}
+
+# Issue 15 -------------------------------------------------------------------------------
+
+@test "leap-rank: the default key is turn: gold > silver > time-out, speed and tokens ignored" {
+	# s0 solved at turn 1 (speedup 1.0, 900 tokens), s1 at turn 1 (speedup 3.0, 10 tokens),
+	# s2 at turn 2, s3 never. s0 and s1 tie (same turn); each beats s2 and s3: (2 - 0)/3 = 2/3.
+	# s2 beats s3, loses to s0, s1: (1 - 2)/3 = -1/3. s3 loses to all: -1.
+	printf '%s\n' '{"group":"g","sample":0,"turn":1,"status":"pass","tokens":900,"bench":{"status":"ok","speedup":1.0}}' \
+		'{"group":"g","sample":1,"turn":1,"status":"pass","tokens":10,"bench":{"status":"ok","speedup":3.0}}' \
+		'{"group":"g","sample":2,"turn":1,"status":"mismatch","tokens":5,"prune":{"decision":"expand"}}' \
+		'{"group":"g","sample":2,"turn":2,"status":"pass","tokens":5,"bench":{"status":"ok","speedup":9.0}}' \
+		'{"group":"g","sample":3,"turn":1,"status":"timeout","tokens":1}' >"$T/in"
+	run -0 jq -r 'select(.turn == 1) | "\(.sample) \(.rank.wins) \(.rank.losses) \(.rank.ties) \(.rank.score)"' <(leap-rank "$T/in")
+	assert_output "$(printf '%s\n' "0 2 0 1 0.6666666666666666" "1 2 0 1 0.6666666666666666" "2 1 2 0 -0.3333333333333333" "3 0 3 0 -1")"
+}
+
+@test "leap-rank: speed ignores timings whose bench.status is not ok, and says how many" {
+	# s0 and s1 both solved at turn 1. s0's 2.0 is 'noisy', s2's 3.0 'suspicious', s3's 5.0
+	# has no status: only s1's 1.0 is a speed leap trusts. Under --key turn,speed every pair of
+	# solved trajectories ties on speed (one side unknown): all four tie, score 0. Three
+	# passing records have an unusable timing.
+	printf '%s\n' '{"group":"g","sample":0,"status":"pass","bench":{"status":"noisy","speedup":2.0}}' \
+		'{"group":"g","sample":1,"status":"pass","bench":{"status":"ok","speedup":1.0}}' \
+		'{"group":"g","sample":2,"status":"pass","bench":{"status":"suspicious","speedup":3.0}}' \
+		'{"group":"g","sample":3,"status":"pass","bench":{"speedup":5.0}}' >"$T/in"
+	run -0 --separate-stderr leap-rank --key turn,speed "$T/in"
+	[ "$(echo "$output" | jq -r .rank.score | tr '\n' ' ')" = "0 0 0 0 " ]
+	[[ "$stderr" == *"3 passing records have a timing whose bench.status is not \"ok\" (noisy, suspicious or missing): speed counts them as unknown"* ]]
+	# the same from a pipe (groups held) and with --group-size (streamed)
+	run -0 --separate-stderr bash -c 'cat "$1" | leap-rank --key turn,speed' _ "$T/in"
+	[[ "$stderr" == *"3 passing records have a timing"* ]]
+	# with s0's timing ok, s0 (2.0) beats s1 (1.0): 2.0 > 1.02 * 1.0 -> +1/3 and -1/3
+	sed 's/"noisy"/"ok"/' "$T/in" >"$T/in2"
+	run -0 --separate-stderr leap-rank --key turn,speed -g 4 "$T/in2"
+	[ "$(echo "$output" | jq -r .rank.score | tr '\n' ' ')" = "0.3333333333333333 -0.3333333333333333 0 0 " ]
+	[[ "$stderr" == *"2 passing records have a timing"* ]]
+	# without speed in the key nothing is said
+	run -0 --separate-stderr leap-rank "$T/in"
+	[ -z "$stderr" ]
+}
+
+@test "leap-rank: a second record of a (group, sample, turn) is an error record naming the first" {
+	# group g: s0 fails at turn 1 and passes at turn 2; s1 passes at turn 1; line 4 repeats
+	# s0's turn 2 (a re-run appended to the done file). Counted once: s1 (turn 1) beats s0
+	# (turn 2): +1 and -1.
+	printf '%s\n' '{"group":"g","sample":0,"turn":1,"status":"mismatch","prune":{"decision":"expand"}}' \
+		'{"group":"g","sample":1,"turn":1,"status":"pass","prune":{"decision":"final"}}' \
+		'{"group":"g","sample":0,"turn":2,"status":"pass","prune":{"decision":"final"}}' \
+		'{"group":"g","sample":0,"turn":2,"status":"pass","prune":{"decision":"final"}}' >"$T/in"
+	want="$(printf '%s\n' '[0,1,-1,null]' '[1,1,1,null]' '[0,2,-1,null]' '[0,2,null,4]')"
+	# from a file (two passes): input order
+	run -1 --separate-stderr leap-rank "$T/in"
+	[[ "$stderr" == *"$T/in:4: a second record of group 'g', sample 0, turn 2 (the first is $T/in:3); it takes no part"* ]]
+	[ "$(echo "$output" | jq -c '[.sample, .turn, .rank.score, .error.line]')" = "$want" ]
+	# from a pipe (held): group by group, the duplicate in its place (here: the same order)
+	run -1 --separate-stderr bash -c 'cat "$1" | leap-rank' _ "$T/in"
+	[[ "$stderr" == *"<stdin>:4: a second record of group 'g', sample 0, turn 2 (the first is <stdin>:3)"* ]]
+	[ "$(echo "$output" | jq -c '[.sample, .turn, .rank.score, .error.line]' | sort)" = "$(echo "$want" | sort)" ]
+	# streamed (-g 2): found while the group is open (here a repeated turn 1 before it ends);
+	# it does not count toward the 2 ended trajectories and is written in its place
+	sed -n '1p;1p;2,3p' "$T/in" >"$T/in2"
+	run -1 --separate-stderr leap-rank -g 2 "$T/in2"
+	[[ "$stderr" == *"$T/in2:2: a second record of group 'g', sample 0, turn 1 (the first is $T/in2:1)"* ]]
+	run -0 jq -c '[.sample, .turn, .rank.score, .error.line]' <(echo "$output")
+	assert_output "$(printf '%s\n' '[0,1,-1,null]' '[0,1,null,2]' '[1,1,1,null]' '[0,2,-1,null]')"
+}
+
+@test "leap-rank: a record leap-prune already marked a duplicate is a duplicate here too" {
+	# leap-prune wrote an error record for a duplicate; leap-rank names it again (it is the
+	# second record of its (group, sample, turn)) and ranks the first
+	printf '%s\n' '{"group":"g","sample":0,"turn":1,"status":"pass"}' '{"group":"g","sample":1,"turn":1,"status":"mismatch"}' \
+		'{"group":"g","sample":1,"turn":1,"status":"mismatch","error":{"program":"leap-prune","message":"dup"}}' >"$T/in"
+	run -1 --separate-stderr leap-rank "$T/in"
+	run -0 jq -c '[.sample, .rank.score, .error.line]' <(leap-rank "$T/in" 2>/dev/null)
+	assert_output "$(printf '[0,1,null]\n[1,-1,null]\n[1,null,3]')"
 }

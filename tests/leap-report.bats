@@ -71,3 +71,16 @@ DONE="$FIXTURES/leap-report/done.jsonl"
 	[[ "$stderr" == *"--format: 'xml' is not text, markdown, json or csv"* ]]
 	run --separate-stderr -2 leap-report --max-turns 0
 }
+
+@test "leap-report: a second record of a (group, sample, turn) is named, counted as an error and not summarised" {
+	# g: s0 passes (advantage 1), s1 fails (-1); line 3 repeats s1's turn 1 as a pass with
+	# advantage 5 (a turn re-run into the same done file). Counted once: pass rate 1/2, the
+	# advantages {1, -1}: mean 0, max 1.
+	printf '%s\n' '{"task":"t","group":"g","sample":0,"turn":1,"status":"pass","advantage":1}' \
+		'{"task":"t","group":"g","sample":1,"turn":1,"status":"mismatch","advantage":-1}' \
+		'{"task":"t","group":"g","sample":1,"turn":1,"status":"pass","advantage":5}' >"$BATS_TEST_TMPDIR/in"
+	run -1 --separate-stderr leap-report --format json "$BATS_TEST_TMPDIR/in"
+	[[ "$stderr" == *"in:3: a second record of group 'g', sample 1, turn 1 (the first is $BATS_TEST_TMPDIR/in:2)"* ]]
+	run -0 jq -c '[.records, .errors, .duplicates, .all.pass_at_turn, .advantage.n, .advantage.mean, .advantage.max]' <(echo "$output")
+	assert_output '[3,1,1,[0.5],2,0,1]'
+}

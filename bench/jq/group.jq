@@ -20,10 +20,11 @@ def groups(unit; want):
     .out // empty | .[]);
 
 # The turn of a record (1 when absent or not a positive integer), the sample (null unless an
-# integer >= 0), whether it ends its trajectory, its bench.speedup (0 unless a number > 0).
+# integer >= 0), whether it ends its trajectory, its bench.speedup (0 unless a number > 0 with
+# bench.status "ok").
 def turn_of: .turn | if type == "number" and . >= 1 and . == floor then . else 1 end;
 def sample_of: .sample | if type == "number" and . >= 0 and . == floor then . else null end;
 def is_final: (.prune | if type == "object" then .decision else null end) != "expand";
-def speedup_of: (.bench | if type == "object" then .speedup else null end) | if type == "number" and . > 0 then . else 0 end;
+def speedup_of: (.bench | if type == "object" and .status == "ok" then .speedup else null end) | if type == "number" and . > 0 then . else 0 end;
 # The trajectory id of record i of a group: its sample, or one of its own.
 def traj_id($i): sample_of | if . == null then "u\($i)" else "s\(.)" end;

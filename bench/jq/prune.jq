@@ -1,16 +1,22 @@
-# prune.jq - leap-prune --annotate with the default DCP thresholds in jq (bench/peers.sh).
+# prune.jq - leap-prune --annotate with the default DCP thresholds in jq (bench/peers.sh):
+# easy when n_fail < 50%, hopeless when n_fail > G - 1, a verdict carried in `dcp` followed.
 # usage: jq -n -c -L bench/jq --argjson g 16 -f bench/jq/prune.jq FILE
 include "group";
 def decide($complete):
   . as $rs | length as $n
   | (map(select(.status != "pass")) | length) as $nf
-  | (map(select(.status == "no_code" or .status == "compile_error")) | length) as $nc
-  | (if $nf < 0.5 * $n then "easy" elif $nf > $n or ($n > 0 and $nc == $n) then "hopeless" else "expand" end) as $v
+  | (map(select(.dcp | type == "object" and (.verdict == "easy" or .verdict == "hopeless" or .verdict == "expand")))
+     | first // null) as $carrier
+  | (if $carrier then $carrier.dcp.verdict
+     elif $nf < 0.5 * $n then "easy" elif $nf > $n - 1 then "hopeless" else "expand" end) as $v
+  | (if $carrier then ($carrier.dcp.turn | if type == "number" and . >= 1 and . == floor then . else 0 end)
+     else ($rs[0] | turn_of) end) as $gt
   | $rs[]
   | turn_of as $t
   | (if $v != "expand" then [$v, "final"]
      elif .status == "pass" then ["solved", "final"]
      elif $t >= 3 then ["max_turns", "final"]
      else ["failed", "expand"] end) as [$reason, $d]
-  | .prune = {decision: $d, reason: $reason, verdict: $v, n_fail: $nf, group_size: $n, turn: $t, complete: $complete};
+  | .prune = {decision: $d, reason: $reason, verdict: $v, n_fail: $nf, group_size: $n, turn: $t, complete: $complete,
+             gate_turn: $gt};
 groups(1; .group_size | if type == "number" and . > 0 then . else 0 end) | .complete as $c | .recs | decide($c)

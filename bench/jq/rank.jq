@@ -1,15 +1,10 @@
-# rank.jq - leap-rank -g G with the default key (turn, speed 2%, tokens) in jq (bench/peers.sh).
+# rank.jq - leap-rank -g G with the default key (turn: gold > silver > time-out) in jq (bench/peers.sh).
 # usage: jq -n -c -L bench/jq --argjson g 16 -f bench/jq/rank.jq FILE
 include "group";
 # 1 when trajectory a beats b, -1 when b beats a, 0 on a tie.
 def cmp($a; $b):
   if $a.solved != $b.solved then
     (if $a.solved == 0 then -1 elif $b.solved == 0 then 1 elif $a.solved < $b.solved then 1 else -1 end)
-  elif $a.solved > 0 then
-    (if $a.sp > 0 and $b.sp > 0 and $a.sp > 1.02 * $b.sp then 1
-     elif $a.sp > 0 and $b.sp > 0 and $b.sp > 1.02 * $a.sp then -1
-     elif $a.tok != null and $b.tok != null and $a.tok != $b.tok then (if $a.tok < $b.tok then 1 else -1 end)
-     else 0 end)
   else 0 end;
 def rank($complete):
   . as $rs
