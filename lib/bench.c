@@ -166,7 +166,7 @@ static int device_probe(struct leap_bencher *B, enum leap_backend b, const char 
 			json_t *o = json_pack("{s:s,s:s,s:f,s:f}", "device", device, "backend", leap_backend_name(b), "copy_gbs",
 					      *gbs, "fp32_gflops", *gflops);
 			char *tmp = xasprintf("%s.%d", path, (int)getpid());
-			if (o && json_dump_file(o, tmp, 0) == 0)
+			if (o && leap_json_write_file(o, tmp) == 0)
 				rename(tmp, path);
 			unlink(tmp);
 			free(tmp);
@@ -240,7 +240,7 @@ static void baseline_put(struct leap_bencher *B, const char *key, const struct l
 	char *tmp = xasprintf("%s.%d", path, (int)getpid());
 	json_t *o = stats_json(st);
 	json_object_set_new(o, "of", json_string(what));
-	if (leap_mkdirs(dir) == 0 && json_dump_file(o, tmp, 0) == 0)
+	if (leap_mkdirs(dir) == 0 && leap_json_write_file(o, tmp) == 0)
 		rename(tmp, path);
 	unlink(tmp);
 	json_decref(o);

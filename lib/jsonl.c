@@ -248,15 +248,118 @@ void leap_out_init(struct leap_out *out, FILE *fp)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static int dump_cb(const char *data, size_t size, void *arg)
+/* JSON text of a string: jansson's escapes (two-character forms, \u00XX for the other
+ * control characters, everything else as it is: the text stays UTF-8). */
+static void append_string(struct leap_buf *b, const char *s, size_t n)
 {
-	leap_buf_add(arg, data, size);
+	leap_buf_add(b, "\"", 1);
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		leap_buf_add(b, s + start, i - start);
+		start = i + 1;
+		char esc[8];
+		switch (c) {
+		case '"': leap_buf_add(b, "\\\"", 2); break;
+		case '\\': leap_buf_add(b, "\\\\", 2); break;
+		case '\b': leap_buf_add(b, "\\b", 2); break;
+		case '\f': leap_buf_add(b, "\\f", 2); break;
+		case '\n': leap_buf_add(b, "\\n", 2); break;
+		case '\r': leap_buf_add(b, "\\r", 2); break;
+		case '\t': leap_buf_add(b, "\\t", 2); break;
+		default:
+			snprintf(esc, sizeof esc, "\\u%04X", c);
+			leap_buf_adds(b, esc);
+		}
+	}
+	leap_buf_add(b, s + start, n - start);
+	leap_buf_add(b, "\"", 1);
+}
+
+int leap_json_append_real(struct leap_buf *b, double v)
+{
+	if (!isfinite(v))
+		return -1;
+	char num[LEAP_DOUBLE_BUF];
+	leap_fmt_double(num, v);
+	leap_buf_adds(b, num);
+	if (!strpbrk(num, ".e")) /* "2" would read back as an integer */
+		leap_buf_add(b, ".0", 2);
 	return 0;
 }
 
+/* Our own compact writer rather than json_dump_callback: jansson writes reals with %.17g
+ * (58.439999999999998), and leap writes the shortest text that reads back to the same
+ * double (leap_fmt_double), in every record, cache entry and report. Object members keep
+ * their insertion order, as jansson's dump does. */
 int leap_json_append(struct leap_buf *b, const json_t *json)
 {
-	return json_dump_callback(json, dump_cb, b, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+	const char *key;
+	json_t *v;
+	size_t i, klen;
+	int first = 1;
+	char num[32];
+	switch (json_typeof(json)) {
+	case JSON_OBJECT:
+		leap_buf_add(b, "{", 1);
+		json_object_keylen_foreach((json_t *)json, key, klen, v) {
+			if (!first)
+				leap_buf_add(b, ",", 1);
+			first = 0;
+			append_string(b, key, klen);
+			leap_buf_add(b, ":", 1);
+			if (leap_json_append(b, v))
+				return -1;
+		}
+		leap_buf_add(b, "}", 1);
+		return 0;
+	case JSON_ARRAY:
+		leap_buf_add(b, "[", 1);
+		json_array_foreach(json, i, v) {
+			if (i)
+				leap_buf_add(b, ",", 1);
+			if (leap_json_append(b, v))
+				return -1;
+		}
+		leap_buf_add(b, "]", 1);
+		return 0;
+	case JSON_STRING:
+		append_string(b, json_string_value(json), json_string_length(json));
+		return 0;
+	case JSON_INTEGER:
+		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(json));
+		leap_buf_adds(b, num);
+		return 0;
+	case JSON_REAL:
+		return leap_json_append_real(b, json_real_value(json));
+	case JSON_TRUE:
+		leap_buf_add(b, "true", 4);
+		return 0;
+	case JSON_FALSE:
+		leap_buf_add(b, "false", 5);
+		return 0;
+	case JSON_NULL:
+		leap_buf_add(b, "null", 4);
+		return 0;
+	}
+	return -1;
+}
+
+int leap_json_write_file(const json_t *json, const char *path)
+{
+	struct leap_buf b = {0};
+	int rc = leap_json_append(&b, json);
+	if (!rc) {
+		leap_buf_add(&b, "\n", 1);
+		FILE *fp = fopen(path, "w");
+		rc = !fp || fwrite(b.s, 1, b.len, fp) != b.len;
+		if (fp && fclose(fp))
+			rc = 1;
+	}
+	leap_buf_free(&b);
+	return rc ? -1 : 0;
 }
 
 /* The output's reader has gone: end quietly (see leap_out.on_epipe). */

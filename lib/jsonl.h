@@ -102,8 +102,18 @@ void leap_out_flush(struct leap_out *out);
  * otherwise LEAP_EXIT_OK. */
 int leap_out_close(struct leap_out *out);
 
-/* Serialises `json` compactly into `b` (appending). Returns 0, or -1 on failure. */
+/* Serialises `json` compactly into `b` (appending), reals in their shortest round-trip form
+ * (leap_fmt_double; "2.0" for an integral real). Returns 0, or -1 on failure (a non-finite
+ * real; `b` then holds a partial text). */
 int leap_json_append(struct leap_buf *b, const json_t *json);
+
+/* Appends the JSON text of the finite double v (as leap_json_append writes reals); -1 when
+ * v is not finite (nothing appended). */
+int leap_json_append_real(struct leap_buf *b, double v);
+
+/* Writes `json` and a newline to `path` (created or truncated) as leap_json_append writes it.
+ * Returns 0, or -1 with errno set. */
+int leap_json_write_file(const json_t *json, const char *path);
 
 /* Record field accessors: return the value, or `dflt` when the field is absent or of the
  * wrong type. */

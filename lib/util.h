@@ -74,6 +74,15 @@ int leap_parse_seconds(const char *s, double *out);
  * trailing B): "4G", "512M", "4096". Returns 0 and sets *out, or -1 (nothing changed). */
 int leap_parse_size(const char *s, int64_t *out);
 
+/* Longest text leap_fmt_double writes, with its NUL. */
+#define LEAP_DOUBLE_BUF 32
+
+/* Writes the finite double v into buf as the shortest decimal that reads back (strtod) to
+ * exactly v, in C's %g style ("58.44", "1e-06", "3"); returns buf. The one formatting of
+ * reals in leap's output: 58.44 is written as 58.44, not as %.17g's 58.439999999999998.
+ * Non-finite values are written as "nan", "inf" or "-inf" (not JSON: callers keep them out). */
+char *leap_fmt_double(char buf[LEAP_DOUBLE_BUF], double v);
+
 /* Monotonic clock in seconds. */
 double leap_now(void);
 

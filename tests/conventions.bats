@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# conventions.bats - what leap(7) promises of every program, checked program by program: exit 2
+# for a missing or unreadable input (a directory included), a malformed line reported on stderr
+# as "program: file:line: message", reals written in their shortest round-trip form.
+load helpers
+
+setup() {
+	export LEAP_CACHE="$BATS_TEST_TMPDIR/cache"
+	mkdir -p "$BATS_TEST_TMPDIR/adir"
+}
+
+# shortest_reals: fails, naming them, when a real in the JSON Lines on stdin has more digits
+# than the shortest text that reads back to the same double (Python's repr is that text).
+shortest_reals() {
+	python3 -c '
+import json, re, sys
+bad = []
+def walk(v):
+    if isinstance(v, dict):
+        for x in v.values(): walk(x)
+    elif isinstance(v, list):
+        for x in v: walk(x)
+def real(text):
+    f = float(text)
+    digits = lambda s: len(re.sub(r"^0+", "", re.sub(r"[eE].*$", "", s).replace("-", "").replace(".", "")).rstrip("0") or "0")
+    if digits(text) > digits(repr(f)):
+        bad.append(text)
+    return f
+n = 0
+for line in sys.stdin:
+    json.loads(line, parse_float=real)
+    n += 1
+print(n, "lines", len(bad), "long reals", " ".join(bad[:5]))
+sys.exit(1 if bad or n == 0 else 0)
+'
+}
+
+@test "reals are written in their shortest round-trip form: leap-task" {
+	run -0 leap-task vector_add softmax layernorm
+	shortest_reals <<<"$output"
+	assert_output --partial '"atol":1e-06'
+}
+
+@test "reals are written in their shortest round-trip form: a cpu pipeline through every filter" {
+	leap-prompt --backend cpu -g 3 vector_add softmax | "$ROOT/examples/sampler-replay" |
+		leap-compile --no-progress | leap-verify --seed 1 --no-progress >"$BATS_TEST_TMPDIR/v.jsonl"
+	leap-bench --seed 1 --no-progress --max-time 0.05 --min-runs 2 --max-runs 3 --target-ci 0.5 \
+		<"$BATS_TEST_TMPDIR/v.jsonl" >"$BATS_TEST_TMPDIR/b.jsonl"
+	leap-prune --group-size 3 --max-turns 1 --done "$BATS_TEST_TMPDIR/done.jsonl" --no-progress <"$BATS_TEST_TMPDIR/b.jsonl" >/dev/null
+	leap-rank <"$BATS_TEST_TMPDIR/done.jsonl" | leap-advantage --estimator grpo --reward binary >"$BATS_TEST_TMPDIR/train.jsonl"
+	for f in v b done train; do
+		shortest_reals <"$BATS_TEST_TMPDIR/$f.jsonl"
+	done
+	leap-report --format json "$BATS_TEST_TMPDIR/train.jsonl" | shortest_reals
+	# the numbers a run computes, not only those read from task.json: milliseconds and scores
+	run -0 jq -r '.compile.ms, .verify.ms' "$BATS_TEST_TMPDIR/v.jsonl"
+	[ -n "$output" ]
+}
+
+@test "reals are written in their shortest round-trip form: leap_fmt_double on 300 000 doubles" {
+	# linked like the programs (sanitized when the build is: make check SANITIZE=1)
+	san=$(grep -o -- '-fsanitize=[a-z,]*' "$ROOT/build/flags" | head -n 1 || true)
+	cc -std=c11 -D_GNU_SOURCE $san -I"$ROOT/lib" -o "$BATS_TEST_TMPDIR/fmt" "$FIXTURES/conventions/fmt_double.c" \
+		"$ROOT/lib/libleap.a" -ljansson -lcrypto -lm -ldl
+	# random bit patterns, powers of two (where the doubles around are unevenly spaced),
+	# subnormals, short decimals, large integers; each must read back to the same bits, in
+	# no more digits than Python's repr (the shortest), in %g's style
+	run -0 python3 -c '
+import random, re, struct, subprocess, sys
+r = random.Random(7)
+vals = [0.0, -0.0, 5e-324, 1.7976931348623157e308, 58.44, 1e-6, 2.0**-24, 1e15, 1e16, 0.1, 100.0]
+while len(vals) < 300000:
+    k = r.random()
+    if k < 0.3:
+        v = struct.unpack("d", struct.pack("Q", r.getrandbits(64)))[0]
+        if v != v or abs(v) == float("inf"): continue
+    elif k < 0.5: v = 2.0 ** r.randint(-1074, 1023) * r.choice((1, -1))
+    elif k < 0.7: v = round(r.uniform(-1e6, 1e6), r.randint(0, 8))
+    elif k < 0.8: v = float(r.randint(-10**17, 10**17))
+    else: v = r.random() * 10.0 ** r.randint(-300, 300)
+    vals.append(v)
+out = subprocess.run([sys.argv[1]], input="".join(repr(v) + "\n" for v in vals),
+                     capture_output=True, text=True, check=True).stdout.split("\n")
+digits = lambda s: len(re.sub(r"[eE].*$", "", s).replace("-", "").replace(".", "").strip("0") or "0")
+bad = [(repr(v), o) for v, o in zip(vals, out)
+       if float(o).hex() != v.hex() or digits(o) > digits(repr(v))
+       or not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?(e[+-][0-9]{2,3})?", o)]
+print(len(vals), "doubles,", len(bad), "wrong:", bad[:5])
+sys.exit(1 if bad else 0)
+' "$BATS_TEST_TMPDIR/fmt"
+	assert_output "300000 doubles, 0 wrong: []"
+}
