@@ -232,8 +232,8 @@ static int stats(struct ctx *c, int n, char **files, const struct leap_bench_opt
 	size_t len = 0, cap = 0;
 	for (int i = 0; i < (n ? n : 1); i++) {
 		FILE *fp = n && strcmp(files[i], "-") ? fopen(files[i], "r") : stdin;
-		if (!fp)
-			leap_die_errno("%s", files[i]);
+		if (!fp || leap_fp_is_dir(fp))
+			leap_die_errno("%s", n ? files[i] : "<stdin>");
 		char word[128];
 		while (fscanf(fp, "%127s", word) == 1) {
 			double v;

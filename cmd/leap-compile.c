@@ -553,16 +553,18 @@ static void read_sources(struct ctx *c, int n, char **files)
 		FILE *fp = strcmp(files[i], "-") ? fopen(files[i], "re") : stdin;
 		struct leap_buf b = {0};
 		leap_buf_add(&b, "", 0);
-		int bad = !fp;
-		if (fp) {
+		int bad = !fp || leap_fp_is_dir(fp);
+		if (!bad) {
 			char chunk[65536];
 			size_t k;
 			while ((k = fread(chunk, 1, sizeof(chunk), fp)) > 0)
 				leap_buf_add(&b, chunk, k);
 			bad = ferror(fp);
-			if (fp != stdin)
-				fclose(fp);
 		}
+		int e = errno;
+		if (fp && fp != stdin)
+			fclose(fp);
+		errno = e;
 		s->rec = json_object();
 		json_object_set_new(s->rec, "task", json_string(c->task));
 		if (bad) {
@@ -571,6 +573,7 @@ static void read_sources(struct ctx *c, int n, char **files)
 			leap_record_set_error(s->rec, files[i], 0, "%s", msg);
 			free(msg);
 			s->error = 1;
+			c->open_failed++; /* an unreadable input: exit 2 */
 		} else {
 			struct leap_buf clean = {0};
 			leap_utf8_sanitize(&clean, b.s, b.len);
@@ -881,7 +884,6 @@ int main(int argc, char **argv)
 	pthread_join(wr, NULL);
 	free(workers);
 
-	c->errors += c->open_failed;
 	leap_progress_end(&c->progress);
 	if (c->progress.on)
 		leap_warn("%ld records: %ld compiled, %ld cached, %ld compile errors, %ld without code, %ld errors",
@@ -900,6 +902,7 @@ int main(int argc, char **argv)
 	free(o.nvcc_flags);
 	free(o.cc_flags);
 	int status = rc ? rc
+		     : c->open_failed ? LEAP_EXIT_FATAL
 		     : c->errors ? LEAP_EXIT_RECORDS
 		     : (c->file_mode && (c->failed || c->no_code)) ? LEAP_EXIT_RECORDS
 								    : LEAP_EXIT_OK;

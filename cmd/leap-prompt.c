@@ -105,11 +105,8 @@ static void emit_file(struct ctx *c, const char *path)
 {
 	FILE *fp = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	const char *name = strcmp(path, "-") ? path : "<stdin>";
-	if (!fp) {
-		leap_warn_errno("%s", path);
-		c->errors++;
-		return;
-	}
+	if (!fp || leap_fp_is_dir(fp))
+		leap_die_errno("%s", path);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -126,10 +123,8 @@ static void emit_file(struct ctx *c, const char *path)
 			continue;
 		emit_task(c, p, name, lineno);
 	}
-	if (ferror(fp)) {
-		leap_warn_errno("%s: read error", name);
-		c->errors++;
-	}
+	if (ferror(fp))
+		leap_die_errno("%s: read error", name);
 	free(line);
 	if (fp != stdin)
 		fclose(fp);

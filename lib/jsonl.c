@@ -57,6 +57,13 @@ static size_t buffered(FILE *fp, int *has_newline)
 #endif
 }
 
+static void close_current(struct leap_in *in)
+{
+	if (in->fp && in->fp != stdin)
+		fclose(in->fp);
+	in->fp = NULL;
+}
+
 /* Opens the next input; returns 0 when there is none left. */
 static int open_next(struct leap_in *in)
 {
@@ -76,9 +83,10 @@ static int open_next(struct leap_in *in)
 			} else {
 				in->fp = fopen(path, "r");
 				in->name = path;
-				if (!in->fp) {
+				if (!in->fp || leap_fp_is_dir(in->fp)) {
 					leap_warn_errno("%s", path);
 					in->open_failed++;
+					close_current(in);
 					continue;
 				}
 			}
@@ -86,13 +94,6 @@ static int open_next(struct leap_in *in)
 		in->line = 0;
 		return 1;
 	}
-}
-
-static void close_current(struct leap_in *in)
-{
-	if (in->fp && in->fp != stdin)
-		fclose(in->fp);
-	in->fp = NULL;
 }
 
 enum leap_read leap_in_next_line(struct leap_in *in)
@@ -119,8 +120,10 @@ enum leap_read leap_in_next_line(struct leap_in *in)
 		errno = 0;
 		ssize_t n = getline(&in->buf, &in->cap, in->fp);
 		if (n < 0) {
-			if (ferror(in->fp))
+			if (ferror(in->fp)) {
 				leap_warn_errno("%s: read error", in->name);
+				in->open_failed++; /* an input not read to its end: as fatal as a missing one */
+			}
 			close_current(in);
 			continue;
 		}

@@ -21,7 +21,8 @@ struct leap_in {
 	FILE *flush;        /* flushed before any read that could block (the output) */
 	long records;       /* records returned so far */
 	long bad;           /* error records returned so far */
-	int open_failed;    /* number of named files that could not be opened (reported) */
+	int open_failed;    /* number of named files that could not be opened or read to their
+			     * end, a directory included (each reported): a fatal error (exit 2) */
 	int on_signal;      /* 1: a read that would block ends the input (LEAP_READ_EOF) when an
 			     * ending signal is caught (sig.h); the caller checks leap_signal_caught */
 };
@@ -37,7 +38,8 @@ enum leap_read {
 void leap_in_init(struct leap_in *in, int nfiles, char *const *files, FILE *flush);
 
 /* Reads the next record. *rec receives a new reference the caller must json_decref.
- * Files that cannot be opened are reported on stderr, counted in open_failed and skipped.
+ * Files that cannot be opened (or are directories) are reported on stderr, counted in
+ * open_failed and skipped.
  * A read error on an open file is reported and ends that file. */
 enum leap_read leap_in_next(struct leap_in *in, json_t **rec);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -420,6 +421,16 @@ void leap_utf8_sanitize(struct leap_buf *b, const char *s, size_t n)
 		start = i;
 	}
 	leap_buf_add(b, s + start, n - start);
+}
+
+int leap_fp_is_dir(FILE *fp)
+{
+	struct stat st;
+	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return 1;
+	}
+	return 0;
 }
 
 char *leap_exe_dir(void)

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdnoreturn.h>
 
@@ -89,6 +90,11 @@ double leap_now(void);
 /* Copies `s` (n bytes) into `b`, replacing each byte sequence that is not valid UTF-8 with
  * U+FFFD, so that the result can be stored as a JSON string. */
 void leap_utf8_sanitize(struct leap_buf *b, const char *s, size_t n);
+
+/* 1 when the open stream `fp` is a directory (errno set to EISDIR), else 0. A directory
+ * opens for reading like a file and fails only at the first read: every program that takes
+ * an input file checks with this, so that a directory is refused like a missing file. */
+int leap_fp_is_dir(FILE *fp);
 
 /* Directory of the running executable (from /proc/self/exe), newly allocated, or NULL. */
 char *leap_exe_dir(void);

@@ -9,6 +9,46 @@ setup() {
 	mkdir -p "$BATS_TEST_TMPDIR/adir"
 }
 
+# bad_inputs PROG [ARG]...: PROG ARG... DIR and PROG ARG... MISSING both exit 2, write no record
+# and name the path on stderr.
+bad_inputs() {
+	local dir="$BATS_TEST_TMPDIR/adir" missing="$BATS_TEST_TMPDIR/missing.jsonl"
+	run --separate-stderr "$@" "$dir" </dev/null
+	[ "$status" -eq 2 ] || fail "$* DIR: exit $status, not 2 (stderr: $stderr)"
+	[[ "$stderr" == *"$1: $dir: Is a directory"* ]] || fail "$* DIR: stderr: $stderr"
+	run --separate-stderr "$@" "$missing" </dev/null
+	[ "$status" -eq 2 ] || fail "$* MISSING: exit $status, not 2 (stderr: $stderr)"
+	[[ "$stderr" == *"$missing: No such file or directory"* ]] || fail "$* MISSING: stderr: $stderr"
+}
+
+@test "exit 2 for a directory or a missing input: leap-compile" { bad_inputs leap-compile --no-progress; }
+@test "exit 2 for a directory or a missing input: leap-verify" { bad_inputs leap-verify --no-progress; }
+@test "exit 2 for a directory or a missing input: leap-bench" { bad_inputs leap-bench --no-progress; }
+@test "exit 2 for a directory or a missing input: leap-prune" { bad_inputs leap-prune --annotate; }
+@test "exit 2 for a directory or a missing input: leap-rank" { bad_inputs leap-rank; }
+@test "exit 2 for a directory or a missing input: leap-advantage" { bad_inputs leap-advantage; }
+@test "exit 2 for a directory or a missing input: leap-report" { bad_inputs leap-report; }
+@test "exit 2 for a directory or a missing input: leap-record" { bad_inputs leap-record; }
+@test "exit 2 for a directory or a missing input: leap-prompt --file" { bad_inputs leap-prompt --file; }
+
+@test "exit 2 for a directory or a missing input: a directory as standard input" {
+	for p in leap-compile leap-verify leap-bench leap-rank leap-advantage leap-report leap-record; do
+		run --separate-stderr "$p" <"$BATS_TEST_TMPDIR/adir"
+		[ "$status" -eq 2 ] || fail "$p < DIR: exit $status"
+	done
+}
+
+@test "exit 2 for a directory or a missing input: the source files of --task" {
+	for p in leap-compile leap-verify leap-bench; do
+		run --separate-stderr "$p" --task vector_add "$BATS_TEST_TMPDIR/adir"
+		[ "$status" -eq 2 ] || fail "$p --task vector_add DIR: exit $status ($stderr)"
+		run --separate-stderr "$p" --task vector_add "$BATS_TEST_TMPDIR/missing.c"
+		[ "$status" -eq 2 ] || fail "$p --task vector_add MISSING: exit $status ($stderr)"
+	done
+	run --separate-stderr leap-bench --stats "$BATS_TEST_TMPDIR/adir"
+	[ "$status" -eq 2 ] || fail "leap-bench --stats DIR: exit $status"
+}
+
 # shortest_reals: fails, naming them, when a real in the JSON Lines on stdin has more digits
 # than the shortest text that reads back to the same double (Python's repr is that text).
 shortest_reals() {
