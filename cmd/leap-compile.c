@@ -599,8 +599,6 @@ static void read_records(struct ctx *c, int n, char **files)
 		if (r == LEAP_READ_BAD) {
 			s->bad = 1;
 			s->error = 1;
-			leap_warn("%s:%ld: %s", in.name, in.line,
-				  leap_get_str(json_object_get(rec, "error"), "message", "bad record"));
 		} else {
 			s->raw = xstrndup(in.buf, in.len);
 			s->rawlen = in.len;

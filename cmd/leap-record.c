@@ -104,8 +104,6 @@ int main(int argc, char **argv)
 	enum leap_read r;
 	while ((r = leap_in_next(&c.in, &rec)) != LEAP_READ_EOF) {
 		if (r == LEAP_READ_BAD) {
-			leap_warn("%s:%ld: %s", c.in.name, c.in.line,
-				  json_string_value(json_object_get(json_object_get(rec, "error"), "message")));
 			leap_out_write(&c.out, rec);
 			c.errors++;
 		} else {

@@ -84,7 +84,8 @@ static int open_next(struct leap_in *in)
 				in->fp = fopen(path, "r");
 				in->name = path;
 				if (!in->fp || leap_fp_is_dir(in->fp)) {
-					leap_warn_errno("%s", path);
+					if (!in->quiet)
+						leap_warn_errno("%s", path);
 					in->open_failed++;
 					close_current(in);
 					continue;
@@ -121,7 +122,8 @@ enum leap_read leap_in_next_line(struct leap_in *in)
 		ssize_t n = getline(&in->buf, &in->cap, in->fp);
 		if (n < 0) {
 			if (ferror(in->fp)) {
-				leap_warn_errno("%s: read error", in->name);
+				if (!in->quiet)
+					leap_warn_errno("%s: read error", in->name);
 				in->open_failed++; /* an input not read to its end: as fatal as a missing one */
 			}
 			close_current(in);
@@ -154,16 +156,14 @@ enum leap_read leap_in_parse(struct leap_in *in, json_t **rec)
 		p += 3, plen -= 3; /* a byte-order mark */
 	json_error_t jerr;
 	json_t *j = json_loadb(p, plen, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
-	if (!j) {
-		*rec = leap_error_record(in->name, in->line, in->buf, in->len,
-					 "invalid JSON at column %d: %s", jerr.column, jerr.text);
-		in->bad++;
-		return LEAP_READ_BAD;
-	}
-	if (!json_is_object(j)) {
+	if (!j || !json_is_object(j)) {
+		char *msg = j ? xstrdup("a record must be a JSON object")
+			      : xasprintf("invalid JSON at column %d: %s", jerr.column, jerr.text);
 		json_decref(j);
-		*rec = leap_error_record(in->name, in->line, in->buf, in->len,
-					 "a record must be a JSON object");
+		if (!in->quiet)
+			leap_warn("%s:%ld: %s", in->name, in->line, msg);
+		*rec = leap_error_record(in->name, in->line, in->buf, in->len, "%s", msg);
+		free(msg);
 		in->bad++;
 		return LEAP_READ_BAD;
 	}

@@ -9,7 +9,8 @@
 
 /* Reads records from named files in order (or stdin when there are none; "-" names stdin).
  * Lines of any length; CRLF and a missing final newline are accepted; blank lines skipped.
- * A line that is not a JSON object yields an error record instead of a record. */
+ * A line that is not a JSON object yields an error record instead of a record, and the line
+ * "PROG: FILE:LINE: MESSAGE" on stderr (unless `quiet`): every program reports it the same way. */
 struct leap_in {
 	char *const *files;
 	int nfiles, next;
@@ -23,6 +24,8 @@ struct leap_in {
 	long bad;           /* error records returned so far */
 	int open_failed;    /* number of named files that could not be opened or read to their
 			     * end, a directory included (each reported): a fatal error (exit 2) */
+	int quiet;          /* 1: nothing is reported on stderr (a first pass over an input that
+			     * is read again, and reported then) */
 	int on_signal;      /* 1: a read that would block ends the input (LEAP_READ_EOF) when an
 			     * ending signal is caught (sig.h); the caller checks leap_signal_caught */
 };

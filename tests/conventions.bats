@@ -49,6 +49,26 @@ bad_inputs() {
 	[ "$status" -eq 2 ] || fail "leap-bench --stats DIR: exit $status"
 }
 
+# bad_line PROG [ARG]...: a malformed second line becomes an error record in its place and one
+# line "PROG: FILE:2: invalid JSON ..." on stderr.
+bad_line() {
+	local in="$BATS_TEST_TMPDIR/in.jsonl"
+	printf '{"task":"vector_add","group":"g","sample":0,"turn":1,"status":"pass"}\n{"task":\n' >"$in"
+	run --separate-stderr "$@" "$in"
+	[ "$status" -eq 1 ] || fail "$*: exit $status, not 1 (stderr: $stderr)"
+	[ "$(grep -c "^$1: $in:2: invalid JSON at column" <<<"$stderr")" -eq 1 ] ||
+		fail "$*: stderr does not report line 2 exactly once: $stderr"
+}
+
+@test "a malformed line is reported on stderr: leap-compile" { bad_line leap-compile --no-progress; }
+@test "a malformed line is reported on stderr: leap-verify" { bad_line leap-verify --no-progress; }
+@test "a malformed line is reported on stderr: leap-bench" { bad_line leap-bench --no-progress; }
+@test "a malformed line is reported on stderr: leap-prune" { bad_line leap-prune --annotate; }
+@test "a malformed line is reported on stderr: leap-rank (a file, read twice)" { bad_line leap-rank; }
+@test "a malformed line is reported on stderr: leap-advantage (a file, read twice)" { bad_line leap-advantage; }
+@test "a malformed line is reported on stderr: leap-report" { bad_line leap-report; }
+@test "a malformed line is reported on stderr: leap-record" { bad_line leap-record; }
+
 # shortest_reals: fails, naming them, when a real in the JSON Lines on stdin has more digits
 # than the shortest text that reads back to the same double (Python's repr is that text).
 shortest_reals() {
