@@ -395,6 +395,7 @@ int main(int argc, char **argv)
 
 	leap_out_init(&c.out, stdout);
 	leap_progress_init(&c.progress, c.common.progress);
+	leap_progress_input(&c.progress, argc - optind, argv + optind);
 	off_t off = 0;
 	int two = c.est != LEAP_EST_RANK && !c.group_size && leap_inputs_seekable(argc - optind, argv + optind, &off);
 	struct leap_in in;

@@ -101,6 +101,7 @@ static enum what classify(struct ctx *c, json_t *rec, json_t **add, char **err, 
 	if (!st || strcmp(st, "pass")) {
 		*add = json_pack("{s:{s:s,s:s}}", "bench", "status", "skipped", "message",
 				 st ? "not timed: the candidate did not pass" : "not timed: no status");
+		leap_progress_count(&c->progress, "skipped");
 		return ADD_READY;
 	}
 	*artifact = leap_get_str(json_object_get(rec, "compile"), "artifact", NULL);
@@ -152,6 +153,7 @@ static void one(struct ctx *c, struct leap_in *in, json_t *rec)
 		c->errors++;
 		return;
 	}
+	leap_progress_count(&c->progress, leap_get_str(bench, "status", "?"));
 	if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
 		c->errors++;
 	add = json_object();
@@ -178,6 +180,7 @@ static void finish(void *arg, struct leap_pool *p, struct leap_pool_entry *e, js
 	(void)p;
 	json_t *bench = json_object_get(res, "bench");
 	if (bench) {
+		leap_progress_count(&c->progress, leap_get_str(bench, "status", "?"));
 		if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
 			c->errors++;
 		e->add = json_pack("{s:O}", "bench", bench);
@@ -482,6 +485,7 @@ int main(int argc, char **argv)
 	} else {
 		leap_out_init(&c.out, stdout);
 		leap_progress_init(&c.progress, c.common.progress);
+		leap_progress_input(&c.progress, argc - optind, argv + optind);
 		struct leap_in in;
 		leap_in_init(&in, argc - optind, argv + optind, stdout);
 		in.on_signal = 1;

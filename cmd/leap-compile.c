@@ -485,8 +485,11 @@ static void emit(struct ctx *c, struct slot *s)
 	json_decref(add);
 	leap_cresult_free(&local);
 	c->done++;
-	leap_progress_aux(&c->progress, "cached", c->cached);
-	leap_progress_update(&c->progress, c->done, c->errors + c->failed + c->no_code);
+	leap_progress_set(&c->progress, "compiled", c->compiled);
+	leap_progress_set(&c->progress, "cached", c->cached);
+	leap_progress_set(&c->progress, "compile errors", c->failed);
+	leap_progress_set(&c->progress, "without code", c->no_code);
+	leap_progress_update(&c->progress, c->done, c->errors);
 }
 
 static void free_slot(struct slot *s)
@@ -847,6 +850,10 @@ int main(int argc, char **argv)
 	c->out.on_epipe = reader_gone;
 	c->out.epipe_arg = c;
 	leap_progress_init(&c->progress, c->common.progress);
+	if (c->file_mode)
+		leap_progress_total(&c->progress, argc - optind);
+	else
+		leap_progress_input(&c->progress, argc - optind, argv + optind);
 	c->max_window = (size_t)c->jobs * 8 < 64 ? 64 : (size_t)c->jobs * 8;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->work_cv, NULL);
@@ -882,10 +889,7 @@ int main(int argc, char **argv)
 	pthread_join(wr, NULL);
 	free(workers);
 
-	leap_progress_end(&c->progress);
-	if (c->progress.on)
-		leap_warn("%ld records: %ld compiled, %ld cached, %ld compile errors, %ld without code, %ld errors",
-			  c->done, c->compiled, c->cached, c->failed, c->no_code, c->errors);
+	leap_progress_end(&c->progress); /* the summary: the same counts as the line */
 	int rc = leap_out_close(&c->out);
 	pthread_mutex_lock(&c->lock);
 	c->ending = 1;

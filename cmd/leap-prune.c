@@ -311,6 +311,7 @@ int main(int argc, char **argv)
 		c.use_done = 1;
 	}
 	leap_progress_init(&c.progress, c.common.progress);
+	leap_progress_input(&c.progress, argc - optind, argv + optind);
 
 	struct leap_in in;
 	leap_in_init(&in, argc - optind, argv + optind, stdout);

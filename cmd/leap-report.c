@@ -77,6 +77,7 @@ int main(int argc, char **argv)
 	leap_in_init(&in, argc - optind, argv + optind, NULL);
 	struct leap_progress progress;
 	leap_progress_init(&progress, common.progress);
+	leap_progress_input(&progress, argc - optind, argv + optind);
 	json_t *rec;
 	enum leap_read k;
 	while ((k = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {

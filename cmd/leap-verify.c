@@ -90,6 +90,7 @@ static json_t *fields(struct ctx *c, json_t *verify, enum leap_status st)
 {
 	json_t *add = json_object();
 	json_object_set_new(add, "verify", verify);
+	leap_progress_count(&c->progress, st != LEAP_ST_NONE ? leap_status_name(st) : "no_device");
 	if (st != LEAP_ST_NONE)
 		json_object_set_new(add, "status", json_string(leap_status_name(st)));
 	else
@@ -114,6 +115,7 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 	if (!cst || strcmp(cst, "ok") || !artifact) {
 		e->add = json_pack("{s:{s:s,s:s}}", "verify", "status", "skipped", "message",
 				   !compile ? "not compiled (no compile result)" : "did not compile");
+		leap_progress_count(&c->progress, "skipped");
 		e->ready = 1;
 		return;
 	}
@@ -356,6 +358,7 @@ int main(int argc, char **argv)
 	} else {
 		leap_out_init(&c.out, stdout);
 		leap_progress_init(&c.progress, c.common.progress);
+		leap_progress_input(&c.progress, argc - optind, argv + optind);
 		struct leap_in in;
 		leap_in_init(&in, argc - optind, argv + optind, stdout);
 		in.on_signal = 1;

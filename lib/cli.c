@@ -72,51 +72,6 @@ int leap_common_option(struct leap_common *c, int opt, const char *arg)
 	}
 }
 
-void leap_progress_init(struct leap_progress *p, int mode)
-{
-	memset(p, 0, sizeof(*p));
-	p->on = mode < 0 ? isatty(STDERR_FILENO) : mode;
-	p->t0 = p->last = leap_now();
-}
-
-static void draw(struct leap_progress *p, double now)
-{
-	double dt = now - p->t0;
-	double rate = dt > 0 ? (double)p->done / dt : 0.0;
-	fprintf(stderr, "\r%s: %ld records, %.1f/s", leap_prog(), p->done, rate);
-	if (p->aux_name)
-		fprintf(stderr, ", %ld %s", p->aux, p->aux_name);
-	fprintf(stderr, ", %ld error%s\033[K", p->errors, p->errors == 1 ? "" : "s");
-	fflush(stderr);
-}
-
-void leap_progress_aux(struct leap_progress *p, const char *name, long n)
-{
-	p->aux_name = name;
-	p->aux = n;
-}
-
-void leap_progress_update(struct leap_progress *p, long done, long errors)
-{
-	p->done = done;
-	p->errors = errors;
-	if (!p->on)
-		return;
-	double now = leap_now();
-	if (now - p->last < 0.2)
-		return;
-	p->last = now;
-	draw(p, now);
-}
-
-void leap_progress_end(struct leap_progress *p)
-{
-	if (!p->on)
-		return;
-	draw(p, leap_now());
-	fputc('\n', stderr);
-}
-
 static int is_dir(const char *path)
 {
 	struct stat st;

@@ -150,3 +150,66 @@ sys.exit(1 if bad else 0)
 ' "$BATS_TEST_TMPDIR/fmt"
 	assert_output "300000 doubles, 0 wrong: []"
 }
+
+# compiled_records N: N cpu records of four tasks, compiled (some pass, some fail, some do not
+# compile), in $BATS_TEST_TMPDIR/c.jsonl.
+compiled_records() {
+	leap-prompt --backend cpu -g "$1" vector_add softmax gelu layernorm | "$ROOT/examples/sampler-replay" |
+		leap-compile --no-progress >"$BATS_TEST_TMPDIR/c.jsonl"
+}
+
+@test "progress: done/total, percentage, ETA and the outcomes when the input is a file" {
+	compiled_records 4
+	run -0 --separate-stderr leap-verify --progress --seed 1 "$BATS_TEST_TMPDIR/c.jsonl"
+	# the final line: every record, the time taken, the verdicts counted
+	final=$(tr '\r' '\n' <<<"$stderr" | grep -a 'in [0-9]' | tail -n 1)
+	[[ "$final" =~ ^leap-verify:\ 16/16\ records\ \(100%\)\ in\ [0-9]+s,\ [0-9.]+/s\;\ .*[0-9]+\ pass ]] ||
+		fail "final line: $final"
+	[[ "$final" == *" mismatch"* && "$final" == *" skipped"* && "$final" == *"; 0 errors"* ]] || fail "final line: $final"
+	# lines before the end say how far and how long still
+	tr '\r' '\n' <<<"$stderr" | grep -aq '^leap-verify: [0-9]*/16 records ([0-9]*%), [0-9.]*/s, ETA [0-9]*s' ||
+		fail "no line with done/total and ETA: $stderr"
+	# from a pipe the total is unknown: counts and outcomes only
+	run -0 --separate-stderr bash -c 'cat "$1" | leap-verify --progress --seed 1' _ "$BATS_TEST_TMPDIR/c.jsonl"
+	[[ "$stderr" == *"leap-verify: 16 records in "* ]] || fail "$stderr"
+}
+
+@test "progress: leap-compile's line counts what its summary counts" {
+	compiled_records 2
+	run -0 --separate-stderr leap-compile --progress "$BATS_TEST_TMPDIR/c.jsonl"
+	final=$(tr '\r' '\n' <<<"$stderr" | grep -a 'in [0-9]' | tail -n 1)
+	[[ "$final" =~ ^leap-compile:\ 8/8\ records\ \(100%\)\ in\ [0-9]+s,\ [0-9.]+/s\;\ 0\ compiled,\ 8\ cached,\ [0-9]+\ compile\ errors,\ 0\ without\ code\;\ 0\ errors ]] ||
+		fail "final line: $final"
+}
+
+@test "progress: in a pipeline on one terminal only the bottleneck stage redraws its line" {
+	command -v script >/dev/null || skip "script(1) (util-linux) is needed for a terminal"
+	compiled_records 12
+	# a fast stage reading a file | the slow stage (sandboxed runs) | a starved stage, all on
+	# one pseudo-terminal
+	cd "$BATS_TEST_TMPDIR"
+	script -qec "leap-record --progress c.jsonl | leap-verify --progress --seed 1 | leap-record --progress >/dev/null" \
+		/dev/null >tty.log </dev/null
+	# split the transcript into drawn lines: one followed by a newline is a stage's final line,
+	# the others were redrawn in place
+	python3 - tty.log <<'PY'
+import re, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+parts = text.split("\r")
+redrawn, final = [], []
+for i, seg in enumerate(parts):
+    if "\x1b[K" not in seg:
+        continue
+    line = seg.split("\x1b[K")[0]
+    nxt = parts[i + 1] if i + 1 < len(parts) else ""
+    (final if nxt.startswith("\n") or seg.endswith("\n") else redrawn).append(line)
+print("redrawn:", redrawn)
+print("final:", final)
+# once the slow stage has the line, no other stage draws over it
+first = next((i for i, l in enumerate(redrawn) if l.startswith("leap-verify:")), None)
+assert first is not None, "the slow stage never drew its line"
+assert first <= 1 and all(l.startswith("leap-verify:") for l in redrawn[first:]), f"redrawn: {redrawn}"
+assert sorted(l.split(":")[0] for l in final) == ["leap-record", "leap-record", "leap-verify"], final
+assert any(l.startswith("leap-record: 48/48 records (100%)") for l in final), final
+PY
+}
