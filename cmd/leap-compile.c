@@ -34,7 +34,8 @@ static const char usage[] =
 	"compile_error. Results are cached by a SHA-256 of everything that affects the build.\n"
 	"With --task, compile the SOURCE files as candidates of TASK.\n"
 	"\n"
-	"  -b, --backend NAME     backend of records that name none: cuda (default) or cpu\n"
+	"  -b, --backend NAME     backend of records that name none: cuda or cpu (default: cuda\n"
+	"                         where a CUDA device is usable, else cpu; said on stderr)\n"
 	"  -j, --jobs N           compilers running at once (default: the number of CPUs)\n"
 	"  -t, --task TASK        the arguments are source files of TASK, not record files\n"
 	"  -H, --human            print a readable verdict per record instead of JSON Lines\n"
@@ -116,6 +117,7 @@ struct ctx {
 	struct leap_compiler comp;
 	int ending; /* under lock: main is freeing the compiler; a late signal does nothing */
 	enum leap_backend backend;
+	char backend_said[256]; /* how the default backend was chosen; "" once said */
 	int jobs, human, file_mode;
 	int batch;        /* --batch K */
 	size_t max_log;
@@ -189,6 +191,10 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 		return;
 	}
 	s->set_backend = bj == NULL;
+	if (!bj && c->backend_said[0]) {
+		leap_warn("%s", c->backend_said);
+		c->backend_said[0] = '\0';
+	}
 	json_t *comp = json_object_get(rec, "completion"), *code = json_object_get(rec, "code");
 	char *src = NULL;
 	if (json_is_string(comp)) {
@@ -705,7 +711,7 @@ int main(int argc, char **argv)
 	o.out_limit = 1LL << 30;
 	o.max_diags = 50;
 	o.reuse = 1;
-	c->backend = LEAP_BACKEND_CUDA;
+	c->backend = -1;
 	c->jobs = cpu_count();
 	c->max_log = 4096;
 	int64_t cache_size = 5LL << 30;
@@ -789,6 +795,8 @@ int main(int argc, char **argv)
 	c->file_mode = c->task != NULL;
 	if (c->file_mode && optind >= argc)
 		leap_usage_error(&c->common, "--task needs source files");
+	if ((int)c->backend < 0) /* probed now, before any thread; said when a record uses it */
+		c->backend = leap_backend_default(c->backend_said, sizeof c->backend_said);
 
 	char *cdir = cache_opt && *cache_opt ? xstrdup(cache_opt) : leap_cache_dir();
 	if (!cdir)

@@ -24,7 +24,8 @@ static const char usage[] =
 	"  -g, --group-size G     samples per task, the GRPO group size (default 1)\n"
 	"  -a, --all              every task of the suite, sorted by id\n"
 	"  -f, --file FILE        read task ids from FILE, one per line ('-': stdin; # comments)\n"
-	"  -b, --backend NAME     cuda (default) or cpu\n"
+	"  -b, --backend NAME     cuda or cpu (default: cuda where a CUDA device is usable, else\n"
+	"                         cpu; the choice is said on stderr)\n"
 	"      --group-prefix P   group key is P followed by the task id (e.g. 'step7/')\n"
 	"      --system FILE      use the text of FILE as the system message\n"
 	"      --level N          with --all: only tasks of level N\n"
@@ -173,7 +174,7 @@ int main(int argc, char **argv)
 		{"seed", required_argument, NULL, OPT_SEED},
 		{NULL, 0, NULL, 0},
 	};
-	struct ctx c = {.group_size = 1, .backend = LEAP_BACKEND_CUDA, .skip_after = 3, .revisit = 0.1};
+	struct ctx c = {.group_size = 1, .backend = -1, .skip_after = 3, .revisit = 0.1};
 	const char *skip_from = NULL;
 	int seed_given = 0;
 	leap_common_init(&c.common, usage);
@@ -238,6 +239,11 @@ int main(int argc, char **argv)
 		leap_usage_error(&c.common, "give task ids, --all or --file, not several of them");
 	if (c.level && !all)
 		leap_usage_error(&c.common, "--level applies to --all");
+	if ((int)c.backend < 0) {
+		char said[256];
+		c.backend = leap_backend_default(said, sizeof said);
+		leap_warn("%s", said);
+	}
 	if (system_file)
 		c.system = read_text(system_file);
 	struct leap_adaptive state;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "progress.h"
+#include "task.h"
 
 /* Option codes of the common long options (above any short option character). */
 enum {
@@ -42,6 +43,11 @@ int leap_common_option(struct leap_common *c, int opt, const char *arg);
 /* Prints "PROG: MSG" and the synopsis on stderr and exits with LEAP_EXIT_FATAL. */
 void leap_usage_error(const struct leap_common *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+
+/* The backend when none is given: cuda where a CUDA device is usable (leap_cuda_usable in
+ * devices.h), else cpu. Writes into said[0..n) the line to show on stderr, once, when the
+ * choice is used: "no --backend given: using cpu (no /dev/nvidia* device)". */
+enum leap_backend leap_backend_default(char *said, size_t n);
 
 /* Resolves the task suite directory: `opt` (--tasks), else $LEAP_TASKS, else the suite next
  * to the executable (../share/leap/tasks when installed, ../tasks in the build tree), else
