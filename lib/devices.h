@@ -30,4 +30,7 @@ void leap_devices_free(struct leap_devices *d);
  * the backend when none is given (leap_backend_default in cli.h). */
 int leap_cuda_usable(char *why, size_t n);
 
+/* What to do about a cuda record that found no device (leap-verify's error message ends so). */
+#define LEAP_NO_DEVICE_HINT "Run it where a CUDA device is usable, or prompt with --backend cpu."
+
 #endif

@@ -46,3 +46,27 @@ gpu_usable() {
 	run -0 --separate-stderr leap-compile --no-progress named.jsonl
 	refute [ -n "$(grep 'no --backend' <<<"$stderr")" ]
 }
+
+@test "no device: a cuda record leap-verify could not run carries an error, and leap-prune says so" {
+	skip_unless_nvcc
+	gpu_usable && skip "a GPU is present: cuda records are verified"
+	[ -x "$ROOT/libexec/leap-run-cuda" ] || skip "the cuda runner is not built"
+	leap-prompt --backend cuda -g 2 vector_add | "$ROOT/examples/sampler-replay" | leap-compile --no-progress >c.jsonl
+	run -1 --separate-stderr leap-verify --no-progress c.jsonl
+	printf '%s\n' "$output" >v.jsonl
+	# the verdict is no_device, the record's status is left alone, and an error says why and
+	# what to do: once on stderr with its place, and a count at the end
+	run -0 jq -r '"\(.verify.status) \(.status // "none") \(.error.program)"' v.jsonl
+	assert_output $'no_device none leap-verify\nno_device none leap-verify'
+	jq -e -s 'all(.[]; .error.message | endswith("Run it where a CUDA device is usable, or prompt with --backend cpu."))' v.jsonl
+	[[ "$stderr" == "leap-verify: c.jsonl:1: Not verified: "*"--backend cpu."$'\n'"leap-verify: 2 records not verified: no usable CUDA device" ]] ||
+		fail "stderr: $stderr"
+	# downstream: leap-bench passes them on, leap-prune does not advise running leap-verify
+	# again: it names the error the record carries and keeps it
+	run -1 --separate-stderr bash -c 'leap-bench --no-progress v.jsonl | leap-prune --group-size 2 --done done.jsonl --no-progress'
+	refute [ -n "$(grep 'run leap-compile, leap-verify' <<<"$stderr")" ]
+	[[ "$stderr" == *"leap-prune: <stdin>:1: not decided: the record carries an error (leap-verify: Not verified: "* ]] ||
+		fail "stderr: $stderr"
+	run -0 jq -r '.error.program' done.jsonl
+	assert_output $'leap-verify\nleap-verify'
+}
