@@ -70,3 +70,29 @@ gpu_usable() {
 	run -0 jq -r '.error.program' done.jsonl
 	assert_output $'leap-verify\nleap-verify'
 }
+
+@test "README: the rollout step runs as printed, leap-prune given the group size of the prompts" {
+	# the snippet as README.md prints it
+	sed -n '/^## One rollout step/,/^## /p' "$ROOT/README.md" | sed -n 's/^    //p' >step.sh
+	grep -q '^leap-prompt --group-size 16 --all' step.sh || fail "README snippet: $(cat step.sh)"
+	grep -q 'leap-prune --group-size 16 ' step.sh || fail "leap-prune has no --group-size in README: $(cat step.sh)"
+	# leap.7 prints the same rollout
+	diff <(sed -n '/^\.SH A ROLLOUT/,/^\.SH /p' "$ROOT/man/leap.7" | sed -n '/^\.EX/,/^\.EE/p' | sed '1d;$d' |
+		sed -e 's/\\-/-/g' -e 's/\\e/\\/g') step.sh
+	# run it without a GPU and without naming a backend: a small suite, the replay sampler
+	gpu_usable && skip "a GPU is present: the rollout would run on cuda"
+	mkdir -p suite && cp -R "$ROOT/tasks/vector_add" "$ROOT/tasks/softmax" suite/
+	sampler() { "$ROOT/examples/sampler-replay"; }
+	export -f sampler
+	export ROOT LEAP_TASKS="$BATS_TEST_TMPDIR/suite"
+	sed -i -e 's/--group-size 16/--group-size 4/g' -e 's/leap-bench/leap-bench --max-time 0.05 --min-runs 2 --max-runs 3 --target-ci 0.5/' step.sh
+	run --separate-stderr bash -e step.sh
+	[ "$status" -le 1 ] || fail "exit $status: $stderr"
+	# every sample of every task ended in done.jsonl with a decision, none carries an error
+	run -0 jq -s '[.[] | select(.prune.decision == "final")] | length' done.jsonl
+	assert_output 8
+	run -0 jq -s '[.[] | select(.error)] | length' done.jsonl
+	assert_output 0
+	jq -e -s 'all(.[]; .backend == "cpu" and (.prune.complete // true))' done.jsonl
+	[ -s train.jsonl ]
+}
