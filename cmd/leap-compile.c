@@ -238,7 +238,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 	leap_compile_key(&c->comp, v, src, key);
 
 	pthread_mutex_lock(&c->lock);
-	for (size_t i = 0; i < c->ninflight; i++) {
+	for (size_t i = 0; c->comp.o.reuse && i < c->ninflight; i++) { /* --no-cache: a compiler each */
 		if (!strcmp(c->inflight[i]->key, key)) {
 			s->job = c->inflight[i];
 			s->job->refs++;

@@ -209,6 +209,21 @@ void vector_add(const float *a, const float *b, float *c, int n) { for (int i = 
 	assert_output "$(seq 0 7)"
 }
 
+@test "--no-cache: identical sources inside one input each run the compiler, in flight or not" {
+	counting_cc "$T/cc.log"
+	for s in 0 1 2 3 4 5; do
+		code_rec vector_add cpu "$VA_OK /* variant $((s % 2)) */" "$s"
+	done >"$T/in.jsonl"
+	# warm the cache first: --no-cache must not answer from it either
+	run -0 leap-compile --cc "$T/cc" "$T/in.jsonl"
+	[ "$(grep -c 'kernel\.c' "$T/cc.log")" -eq 2 ]
+	for j in 1 4; do
+		run -0 leap-compile -j "$j" --no-cache --cc "$T/cc" "$T/in.jsonl"
+		[ "$(jq -r .compile.cached <<<"$output" | sort -u)" = false ] || fail "-j $j: a record was answered from the cache"
+	done
+	[ "$(grep -c 'kernel\.c' "$T/cc.log")" -eq 14 ]
+}
+
 @test "cache: concurrent processes share one cache safely" {
 	for s in $(seq 0 5); do
 		code_rec vector_add cpu "$VA_OK /* $s */" "$s"
