@@ -180,17 +180,6 @@ static json_t *stats(struct traj **v, size_t n, int max_turn)
 	}
 	json_object_set_new(o, "pass_at_turn", pass);
 	json_object_set_new(o, "recovery", rec);
-	json_t *fast = json_object();
-	for (int j = 0; j < LEAP_REPORT_NFASTP; j++) {
-		double p = leap_report_fastp[j];
-		long c = 0;
-		for (size_t i = 0; i < n; i++)
-			c += v[i]->first_pass > 0 && (p == 0 || v[i]->speedup > p);
-		char name[16];
-		snprintf(name, sizeof(name), "%g", p);
-		json_object_set_new(fast, name, ratio(c, (long)n));
-	}
-	json_object_set_new(o, "fast_p", fast);
 	double logsum = 0, roof = 0;
 	long ns = 0, nr = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -199,6 +188,19 @@ static json_t *stats(struct traj **v, size_t n, int max_turn)
 		if (v[i]->first_pass && v[i]->roofline >= 0)
 			roof += v[i]->roofline, nr++;
 	}
+	/* fast_p for p > 0 needs speedups: with correct samples but no timing data it is
+	 * unknown (null, "-"), not 0 */
+	json_t *fast = json_object();
+	for (int j = 0; j < LEAP_REPORT_NFASTP; j++) {
+		double p = leap_report_fastp[j];
+		long c = 0;
+		for (size_t i = 0; i < n; i++)
+			c += v[i]->first_pass > 0 && (p == 0 || v[i]->speedup > p);
+		char name[16];
+		snprintf(name, sizeof(name), "%g", p);
+		json_object_set_new(fast, name, p > 0 && solved && !ns ? json_null() : ratio(c, (long)n));
+	}
+	json_object_set_new(o, "fast_p", fast);
 	json_object_set_new(o, "geomean_speedup", ns ? num(exp(logsum / (double)ns)) : json_null());
 	json_object_set_new(o, "timed", json_integer(ns));
 	json_object_set_new(o, "roofline", nr ? num(roof / (double)nr) : json_null());
@@ -475,6 +477,11 @@ static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt
 	table_free(&t);
 	if (fmt == LEAP_FMT_CSV || rc)
 		return rc;
+	const json_t *all = json_object_get(sum, "all");
+	int untimed = leap_get_int(all, "solved", 0) > 0 && leap_get_int(all, "timed", 0) == 0;
+	if (untimed)
+		fprintf(fp, "%sno timing data: fast_p for p > 0 and speedups need leap-bench's times\n",
+			fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ");
 
 	struct table o = {.ncols = 2};
 	row_add(&o, (char *[]){xstrdup("status"), xstrdup("share of records")});
@@ -489,7 +496,8 @@ static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt
 	row_add(&f, (char *[]){xstrdup("p"), xstrdup("fast_p")});
 	json_object_foreach((json_t *)json_object_get(json_object_get(sum, "all"), "fast_p"), k, v)
 		row_add(&f, (char *[]){xstrdup(k), fmt_num(v, "%.3f")});
-	rc |= table_print(fp, &f, fmt, "fast_p: correct and speedup > p, over all trajectories");
+	rc |= table_print(fp, &f, fmt, untimed ? "fast_p: correct and speedup > p, over all trajectories (no timing data)"
+					       : "fast_p: correct and speedup > p, over all trajectories");
 	table_free(&f);
 
 	const json_t *dcp = json_object_get(sum, "dcp");

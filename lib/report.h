@@ -38,7 +38,8 @@ void leap_report_add(struct leap_report *r, const json_t *rec);
 
 /* The summary as one JSON object (new reference):
  * {records, errors, trajectories, tasks:[{task, ...stats}], all:{...stats}, outcomes:{...},
- *  dcp:{...}, advantage:{...}}. Non-finite numbers are written as null. */
+ *  dcp:{...}, advantage:{...}}. Non-finite numbers are written as null, and so is fast_p for
+ * p > 0 where correct samples have no timing data. */
 json_t *leap_report_json(struct leap_report *r);
 
 enum leap_report_format { LEAP_FMT_TEXT, LEAP_FMT_MARKDOWN, LEAP_FMT_JSON, LEAP_FMT_CSV };

@@ -61,6 +61,19 @@ DONE="$FIXTURES/leap-report/done.jsonl"
 	assert_equal "$(grep -o '<title>trajectories: [0-9]*' "$BATS_TEST_TMPDIR/plots/speedup.svg" | cut -d' ' -f2 | tr '\n' ' ')" "0 0 1 0 2 0 1 1 "
 }
 
+@test "without timing data fast_p for p > 0 is unknown, not 0: null, '-' and 'no timing data'" {
+	jq -rR '(fromjson | del(.bench) | tojson)? // .' "$DONE" >"$BATS_TEST_TMPDIR/untimed.jsonl"
+	run --separate-stderr -1 leap-report --format json "$BATS_TEST_TMPDIR/untimed.jsonl"
+	assert_equal "$(jq -c '.all.fast_p' <<<"$output")" '{"0":0.5,"0.5":null,"0.8":null,"1":null,"1.5":null,"2":null}'
+	assert_equal "$(jq -c '[.tasks[].fast_p."1"]' <<<"$output")" '[null,0,null]'
+	run --separate-stderr -1 leap-report "$BATS_TEST_TMPDIR/untimed.jsonl"
+	assert_line --regexp '^  all +10 +0\.300 +0\.400 +0\.500 +0\.333 +0\.500 +- +- +-$'
+	assert_line "  no timing data: fast_p for p > 0 and speedups need leap-bench's times"
+	assert_line "fast_p: correct and speedup > p, over all trajectories (no timing data)"
+	assert_line --regexp '^  0\.5 +-$'
+	assert_line --regexp '^  0 +0\.500$'
+}
+
 @test "an empty input gives an empty report, exit 0" {
 	run -0 leap-report --format json </dev/null
 	assert_equal "$(jq -c '[.records, .trajectories, .all.fast_p."1"]' <<<"$output")" '[0,0,null]'
