@@ -109,9 +109,9 @@ static struct leap_case_data *bench_case(struct leap_bencher *B, const struct le
 	return &B->bc[B->nbc++].d;
 }
 
-/* Takes the exclusive lock of `device` under the cache (waiting, and saying so once).
- * Returns the descriptor, or -1 with *err. */
-static int lock_device(const char *cache, const char *device, char **err)
+/* Takes the exclusive lock of `device` under the cache, waiting for it and saying so the first
+ * time this process waits (*said), not once per record. Returns the descriptor, or -1 with *err. */
+static int lock_device(const char *cache, const char *device, int *said, char **err)
 {
 	char *dir = xasprintf("%s/locks", cache);
 	char *path = xasprintf("%s/%s.lock", dir, device);
@@ -119,7 +119,8 @@ static int lock_device(const char *cache, const char *device, char **err)
 	if (leap_mkdirs(dir) || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
 		*err = xasprintf("cannot open the device lock %s: %s", path, strerror(errno));
 	} else if (flock(fd, LOCK_EX | LOCK_NB)) {
-		leap_warn("waiting for the lock on device %s (another leap-bench is timing on it)", device);
+		if (!(*said)++)
+			leap_warn("waiting for the lock on device %s (another leap-bench is timing on it)", device);
 		while (flock(fd, LOCK_EX))
 			if (errno != EINTR) {
 				*err = xasprintf("cannot lock %s: %s", path, strerror(errno));
@@ -315,7 +316,7 @@ json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, e
 		return NULL;
 	char lockname[32];
 	snprintf(lockname, sizeof lockname, "%s%s", cuda ? "cuda" : "cpu", cuda ? v->o.device : "");
-	int lock = lock_device(v->o.cache, lockname, err);
+	int lock = lock_device(v->o.cache, lockname, &B->lock_said, err);
 	if (lock < 0) {
 		free(base_art);
 		return NULL;
