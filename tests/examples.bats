@@ -70,6 +70,36 @@ setup() {
 	fi
 }
 
+@test "examples: rollout.mk at -j4 with timing: one leap-bench per turn, no queue for the device lock" {
+	[ -n "$BENCH" ] || skip "leap-bench is not built"
+	run -0 --separate-stderr make -s -f examples/rollout.mk -j4 SHARDS=4 GROUP=4 TURNS=2 \
+		TASKS="softmax vector_add gelu layernorm" BENCH_FLAGS="$BENCH_FLAGS" OUT="$BATS_TEST_TMPDIR/r"
+	[ "$(grep -c 'waiting for the lock' <<<"$stderr")" -eq 0 ] || fail "$(grep 'waiting' <<<"$stderr" | head -3)"
+	run -0 jq -s '[.[] | select(.status == "pass" and .bench.status != "ok")] | length' "$BATS_TEST_TMPDIR/r/train.jsonl"
+	assert_output 0
+}
+
+@test "examples: rollout.mk: the settings are in the dependency graph" {
+	args=(-f examples/rollout.mk TASKS="softmax vector_add" BENCH= OUT="$BATS_TEST_TMPDIR/r")
+	run -0 make -s "${args[@]}" GROUP=2 TURNS=2
+	run -0 make "${args[@]}" GROUP=2 TURNS=2
+	assert_output --partial "Nothing to be done"
+	# another group size on the same OUT: from the prompts on, and the report is the new run's
+	run -0 make "${args[@]}" GROUP=3 TURNS=2
+	assert_output --partial "leap-prompt"
+	assert_output --partial "6 trajectories, 2 tasks"
+	# another turn budget
+	run -0 make "${args[@]}" GROUP=3 TURNS=1
+	assert_output --partial "leap-prompt"
+	assert_output --partial "up to 1 turns"
+	run -0 jq -s 'map(.turn) | max' "$BATS_TEST_TMPDIR/r/train.jsonl"
+	assert_output 1
+	# another number of shards: the same prompts, split again
+	run -0 make "${args[@]}" GROUP=3 TURNS=1 SHARDS=3
+	refute_output --partial "leap-prompt"
+	assert_output --partial "t1/in.002.jsonl"
+}
+
 @test "examples: nightly-eval stores a baseline, holds it, fails on a drop and never overlaps" {
 	export BENCH=
 	base="$BATS_TEST_TMPDIR/nightly"
