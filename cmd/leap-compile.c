@@ -96,6 +96,7 @@ struct slot {
 	size_t rawlen;
 	int error;              /* the record carries `error` */
 	int bad;                /* rec is an error record from the reader: write as it is */
+	int carried;            /* the record came with an earlier stage's `error`: passed on as it is */
 	int no_code;            /* extraction found nothing: message in `msg` */
 	char *msg;
 	char *code;             /* extracted code to add (NULL when given) */
@@ -173,6 +174,10 @@ static void slot_error(struct slot *s, const char *where, long line, char *msg)
 static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 {
 	json_t *rec = s->rec;
+	if (json_object_get(rec, "error")) { /* e.g. the sampler's: its cause stays in front */
+		s->carried = 1;
+		return;
+	}
 	const char *id = leap_get_str(rec, "task", NULL);
 	if (!id) {
 		slot_error(s, where, line, xstrdup("the record has no 'task' string"));
@@ -385,7 +390,7 @@ static void print_human(struct ctx *c, const struct slot *s, const struct leap_c
 {
 	struct leap_buf b = {0};
 	const char *label = s->label ? s->label : "record";
-	if (s->bad || s->error) {
+	if (s->bad || s->error || s->carried) {
 		const char *m = leap_get_str(json_object_get(s->rec, "error"), "message", "error");
 		leap_buf_addf(&b, "%s: error: %s\n", label, m);
 	} else if (s->no_code) {
@@ -441,7 +446,9 @@ static void emit(struct ctx *c, struct slot *s)
 	}
 	json_t *add = json_object();
 	int remove_status = 0;
-	if (s->bad) {
+	if (s->carried) {
+		/* counted by the stage that set it */
+	} else if (s->bad) {
 		c->errors++;
 	} else if (s->error) {
 		c->errors++;
@@ -478,6 +485,8 @@ static void emit(struct ctx *c, struct slot *s)
 	}
 	if (c->human) {
 		print_human(c, s, r ? r : &local);
+	} else if (s->carried) {
+		leap_out_raw(&c->out, s->raw, s->rawlen);
 	} else if (s->bad) {
 		leap_out_write(&c->out, s->rec);
 	} else if (remove_status || s->error || !s->raw) {

@@ -551,3 +551,11 @@ $VA_OK" >"$T/in.jsonl"
 	jq -e '.compile.diagnostics[1] | .line == 2 and .col == 3 and .message == "second"' "$T/out.json"
 	jq -e '.compile.log | contains("after the NUL")' "$T/out.json"
 }
+
+@test "a record that carries an earlier stage's error passes on byte for byte: its cause stays in front" {
+	printf '%s\n' '{"task":"vector_add","backend":"cpu","z":1.50,"error":{"program":"sampler-openai","message":"connection refused"}}' >"$T/in.jsonl"
+	code_rec vector_add cpu "$VA_OK" 1 >>"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	assert_equal "$(sed -n 1p <<<"$output")" "$(sed -n 1p "$T/in.jsonl")"
+	assert_equal "$(sed -n 2p <<<"$output" | jq -r .compile.status)" ok
+}
