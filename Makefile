@@ -31,7 +31,7 @@ MAN_PAGES := $(sort $(wildcard man/*.[1-9]))
 
 ALL_CFLAGS = -std=c11 $(WARN) $(CPPFLAGS) $(CFLAGS)
 
-.PHONY: all check check-gpu demo bench install uninstall clean deps lint-tasks
+.PHONY: all check check-gpu demo bench install uninstall clean deps deps-demo lint-tasks
 .DEFAULT_GOAL := all
 
 all: $(PROGS) lib/libleap.a
@@ -62,10 +62,16 @@ $(PROGS): bin/%: build/cmd/%.o lib/libleap.a
 -include $(LIB_OBJ:.o=.d) $(CMD_SRC:cmd/%.c=build/cmd/%.d)
 -include mk/*.mk
 
+# The dependency step comes first, then the build (a sub-make: with -j, prerequisites would
+# be built alongside it): on a fresh machine the build needs what the step installs.
 deps:
-	@sh tests/deps.sh
+	@sh tests/deps.sh check
+deps-demo:
+	@sh tests/deps.sh demo
 
-check: deps all
+check:
+	@sh tests/deps.sh check
+	@$(MAKE) --no-print-directory all
 	@bash tests/run
 
 lint-tasks: all
