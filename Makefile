@@ -12,7 +12,9 @@ CC        ?= cc
 
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
-CPPFLAGS  += -Ilib -D_GNU_SOURCE -DLEAP_VERSION='"$(VERSION)"' -DLEAP_TASKS_DIR='"$(DATADIR)/tasks"'
+# No install directory is compiled in: installed programs find the suite and the runners
+# relative to their own executable, so `make install PREFIX=...` rebuilds nothing.
+CPPFLAGS  += -Ilib -D_GNU_SOURCE -DLEAP_VERSION='"$(VERSION)"'
 LDLIBS    += -ljansson -lcrypto -lm -ldl
 VERSION   := 0.1.0
 
@@ -81,11 +83,16 @@ install: all
 	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(DATADIR)/tasks' '$(DESTDIR)$(MANDIR)/man1' \
 		'$(DESTDIR)$(MANDIR)/man5' '$(DESTDIR)$(MANDIR)/man7'
 	install -m 755 $(PROGS) '$(DESTDIR)$(BINDIR)'
+	install -m 755 examples/sampler-openai '$(DESTDIR)$(BINDIR)/leap-sampler-openai'
+	install -m 755 examples/sampler-replay '$(DESTDIR)$(BINDIR)/leap-sampler-replay'
+	install -d '$(DESTDIR)$(DATADIR)/replay'
+	install -m 644 examples/replay/*.jsonl '$(DESTDIR)$(DATADIR)/replay/'
 	for p in $(MAN_PAGES); do s=$${p##*.}; install -m 644 $$p '$(DESTDIR)$(MANDIR)'/man$$s/; done
 	cp -R tasks/. '$(DESTDIR)$(DATADIR)/tasks/'
 
 uninstall:
-	rm -f $(PROGS:bin/%='$(DESTDIR)$(BINDIR)'/%)
+	rm -f $(PROGS:bin/%='$(DESTDIR)$(BINDIR)'/%) '$(DESTDIR)$(BINDIR)'/leap-sampler-openai \
+		'$(DESTDIR)$(BINDIR)'/leap-sampler-replay
 	for p in $(MAN_PAGES); do s=$${p##*.}; rm -f '$(DESTDIR)$(MANDIR)'/man$$s/$${p#man/}; done
 	rm -rf '$(DESTDIR)$(DATADIR)'
 

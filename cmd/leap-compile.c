@@ -19,10 +19,6 @@
 #include "util.h"
 #include "banned.h"
 
-#ifndef LEAP_TASKS_DIR
-#define LEAP_TASKS_DIR "/usr/local/share/leap/tasks"
-#endif
-
 static const char usage[] =
 	"usage: leap-compile [OPTION]... [FILE]...\n"
 	"   or: leap-compile [OPTION]... --task TASK SOURCE...\n"
@@ -847,7 +843,6 @@ int main(int argc, char **argv)
 		hide_add(&hl, xasprintf("%s/../tasks", exe));
 	}
 	free(exe);
-	hide_add(&hl, xstrdup(LEAP_TASKS_DIR));
 	o.hide = (const char *const *)hl.v;
 	o.nhide = hl.n;
 	free(cdir);

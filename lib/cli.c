@@ -10,10 +10,6 @@
 #include "util.h"
 #include "banned.h"
 
-#ifndef LEAP_TASKS_DIR
-#define LEAP_TASKS_DIR "/usr/local/share/leap/tasks"
-#endif
-
 void leap_common_init(struct leap_common *c, const char *usage)
 {
 	memset(c, 0, sizeof(*c));
@@ -113,7 +109,9 @@ char *leap_tasks_dir(const char *opt)
 			}
 			free(p);
 		}
+		char *installed = xasprintf("%s/../share/leap/tasks", exe); /* named in messages */
 		free(exe);
+		return installed;
 	}
-	return xstrdup(LEAP_TASKS_DIR);
+	return xstrdup("tasks");
 }

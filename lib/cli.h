@@ -50,8 +50,8 @@ void leap_usage_error(const struct leap_common *c, const char *fmt, ...)
 enum leap_backend leap_backend_default(char *said, size_t n);
 
 /* Resolves the task suite directory: `opt` (--tasks), else $LEAP_TASKS, else the suite next
- * to the executable (../share/leap/tasks when installed, ../tasks in the build tree), else
- * the compiled-in LEAP_TASKS_DIR. Returns a new string (never NULL). */
+ * to the executable (../share/leap/tasks when installed, ../tasks in the build tree); when
+ * none is found, the installed place (for messages). Returns a new string (never NULL). */
 char *leap_tasks_dir(const char *opt);
 
 #endif

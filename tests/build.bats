@@ -23,6 +23,25 @@ load helpers
 	[ ! -e "$BATS_TEST_TMPDIR/moved/share/leap" ]
 }
 
+@test "make install rebuilds nothing, neither does the build after it; the samplers are installed" {
+	cd "$ROOT"
+	make -s all
+	touch "$BATS_TEST_TMPDIR/stamp"
+	sleep 1
+	run -0 make -s install PREFIX="$BATS_TEST_TMPDIR/prefix"
+	run -0 make -s all
+	run -0 find build bin libexec lib/libleap.a -newer "$BATS_TEST_TMPDIR/stamp" -type f
+	assert_output ""
+	# the samplers, the replay one with its recordings, work from the installed tree
+	export PATH="$BATS_TEST_TMPDIR/prefix/bin:$PATH"
+	unset LEAP_TASKS
+	run -0 leap-sampler-openai --help
+	run -0 bash -c 'leap-prompt --backend cpu -g 2 vector_add | leap-sampler-replay | jq -r ".completion | length > 0"'
+	assert_output $'true\ntrue'
+	run -0 make -s uninstall PREFIX="$BATS_TEST_TMPDIR/prefix"
+	[ ! -e "$BATS_TEST_TMPDIR/prefix/bin/leap-sampler-replay" ]
+}
+
 @test "make demo and make check take the dependency step first, the demo only what it needs" {
 	cd "$ROOT"
 	# the step comes before any compiler runs (the build is a sub-make after it); run as a
