@@ -239,11 +239,6 @@ int main(int argc, char **argv)
 		leap_usage_error(&c.common, "give task ids, --all or --file, not several of them");
 	if (c.level && !all)
 		leap_usage_error(&c.common, "--level applies to --all");
-	if ((int)c.backend < 0) {
-		char said[256];
-		c.backend = leap_backend_default(said, sizeof said);
-		leap_warn("%s", said);
-	}
 	if (system_file)
 		c.system = read_text(system_file);
 	struct leap_adaptive state;
@@ -259,6 +254,11 @@ int main(int argc, char **argv)
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
 	free(dir);
+	if ((int)c.backend < 0) {
+		char said[256];
+		c.backend = leap_backend_default(said, sizeof said);
+		leap_warn("%s", said);
+	}
 	leap_out_init(&c.out, stdout);
 	leap_progress_init(&c.progress, c.common.progress);
 

@@ -1,4 +1,5 @@
 /* cli.c - the command line every leap program shares: --help, --version, progress, task path. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,13 +87,25 @@ static int is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A suite named by --tasks or LEAP_TASKS must be a directory: a wrong one is the user's error,
+ * said as such, not "task 'softmax' not found in /wrong". */
+static char *named_suite(const char *dir, const char *how)
+{
+	struct stat st;
+	if (stat(dir, &st))
+		leap_die("%s%s: %s (the task suite)", how, dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		leap_die("%s%s: not a directory (the task suite)", how, dir);
+	return xstrdup(dir);
+}
+
 char *leap_tasks_dir(const char *opt)
 {
 	if (opt && *opt)
-		return xstrdup(opt);
+		return named_suite(opt, "--tasks ");
 	const char *env = getenv("LEAP_TASKS");
 	if (env && *env)
-		return xstrdup(env);
+		return named_suite(env, "LEAP_TASKS=");
 	char *exe = leap_exe_dir();
 	if (exe) {
 		static const char *const rel[] = {"/../share/leap/tasks", "/../tasks"};

@@ -51,7 +51,8 @@ enum leap_backend leap_backend_default(char *said, size_t n);
 
 /* Resolves the task suite directory: `opt` (--tasks), else $LEAP_TASKS, else the suite next
  * to the executable (../share/leap/tasks when installed, ../tasks in the build tree); when
- * none is found, the installed place (for messages). Returns a new string (never NULL). */
+ * none is found, the installed place (for messages). A suite named by --tasks or LEAP_TASKS
+ * that is not a directory is a fatal error (exit 2) naming it. Returns a new string. */
 char *leap_tasks_dir(const char *opt);
 
 #endif

@@ -96,3 +96,15 @@ gpu_usable() {
 	jq -e -s 'all(.[]; .backend == "cpu" and (.prune.complete // true))' done.jsonl
 	[ -s train.jsonl ]
 }
+
+@test "a task suite that is not there is named, not the task: --tasks and LEAP_TASKS" {
+	for p in leap-prompt leap-task; do
+		run -2 --separate-stderr "$p" --tasks "$BATS_TEST_TMPDIR/nope" softmax
+		assert_equal "$stderr" "$p: --tasks $BATS_TEST_TMPDIR/nope: No such file or directory (the task suite)"
+		assert_equal "$output" ""
+		run -2 --separate-stderr env LEAP_TASKS="$ROOT/README.md" "$p" softmax
+		assert_equal "$stderr" "$p: LEAP_TASKS=$ROOT/README.md: not a directory (the task suite)"
+	done
+	run -2 --separate-stderr leap-compile --tasks "$BATS_TEST_TMPDIR/nope" </dev/null
+	[[ "$stderr" == *"--tasks $BATS_TEST_TMPDIR/nope: No such file or directory (the task suite)"* ]]
+}
