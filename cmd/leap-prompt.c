@@ -269,15 +269,27 @@ int main(int argc, char **argv)
 			leap_die("%s", err);
 		if (n == 0)
 			leap_die("%s: no tasks found", c.suite.dir);
+		unsigned levels = 0; /* bit L: a task of level L exists */
+		long matched = 0;
 		for (long i = 0; i < n; i++) {
 			char *e2 = NULL;
 			const struct leap_task *t = c.level ? leap_suite_get(&c.suite, ids[i], &e2) : NULL;
 			free(e2);
+			if (t && t->level >= 0 && t->level < 32)
+				levels |= 1u << t->level;
 			if (!c.level || !t || t->level == c.level)
-				emit_task(&c, ids[i], NULL, 0);
+				emit_task(&c, ids[i], NULL, 0), matched++;
 			free(ids[i]);
 		}
 		free(ids);
+		if (!matched) {
+			struct leap_buf have = {0};
+			for (int l = 0; l < 32; l++)
+				if (levels & (1u << l))
+					leap_buf_addf(&have, "%s%d", have.len ? ", " : "", l);
+			leap_die("--level %d: no task of that level in %s (its levels: %s)", c.level, c.suite.dir,
+				 have.len ? have.s : "none");
+		}
 	} else if (file) {
 		emit_file(&c, file);
 	} else {

@@ -108,3 +108,12 @@ gpu_usable() {
 	run -2 --separate-stderr leap-compile --tasks "$BATS_TEST_TMPDIR/nope" </dev/null
 	[[ "$stderr" == *"--tasks $BATS_TEST_TMPDIR/nope: No such file or directory (the task suite)"* ]]
 }
+
+@test "small ones: leap-prompt --level with no task of that level says so (exit 2), naming the levels there are" {
+	run -2 --separate-stderr leap-prompt --backend cpu --level 9 --all
+	assert_equal "$output" ""
+	assert_equal "$stderr" "leap-prompt: --level 9: no task of that level in $ROOT/tasks (its levels: 1, 2, 3)"
+	run -0 leap-prompt --backend cpu --level 3 --all
+	[ -n "$output" ]
+}
+

@@ -40,7 +40,9 @@ load helpers
 @test "--all takes the whole suite sorted; --level filters it" {
 	run -0 --separate-stderr leap-prompt --all
 	assert_equal "$(jq -r .task <<<"$output")" "$(leap-task --list --all)"
-	run -0 --separate-stderr leap-prompt --all --level 9
+	run -0 --separate-stderr leap-prompt --all --level 3
+	assert_equal "$(jq -r .task <<<"$output")" "$(leap-task --all | jq -r 'select(.level == 3) | .id')"
+	run -2 --separate-stderr leap-prompt --all --level 9
 	assert_output ""
 }
 
