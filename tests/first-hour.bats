@@ -117,3 +117,22 @@ gpu_usable() {
 	[ -n "$output" ]
 }
 
+@test "small ones: leap-task --list alone lists the suite; a folder is a task, as README says" {
+	run -0 leap-task --list
+	assert_output "$(leap-task --all --list)"
+	[ "${#lines[@]}" -eq "$(ls -d "$ROOT"/tasks/*/ | wc -l)" ]
+	# folders: relative with a '/', '.', absolute, outside the suite
+	mkdir mine && cp -R "$ROOT/tasks/softmax" mine/
+	run -0 leap-task mine/softmax "$ROOT/tasks/gelu"
+	assert_equal "$(jq -r '"\(.id) \(.dir)"' <<<"$output")" $'softmax mine/softmax\ngelu '"$ROOT/tasks/gelu"
+	run -0 bash -c 'cd mine/softmax && leap-task . | jq -r .id'
+	assert_output softmax
+	run -0 leap-task --shim cpu ./mine/softmax
+	assert_line --index 0 "/* ---- prelude ---- */"
+	# a bare id is still an id of the suite, and a folder that is not there is a missing input
+	run -0 leap-task softmax
+	assert_equal "$(jq -r .dir <<<"$output")" "$ROOT/tasks/softmax"
+	run -2 --separate-stderr leap-task ./nope
+	assert_equal "$stderr" "leap-task: ./nope: No such file or directory"
+}
+
