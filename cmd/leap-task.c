@@ -27,6 +27,8 @@ static const char usage[] =
 	"  -l, --list             print only the ids, one per line (plain text); alone: the suite's\n"
 	"  -s, --shim BACKEND     print the generated prelude and shim sources of one task (text)\n"
 	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
+	"      --progress, --no-progress  accepted as by every leap program (leap-task is quick\n"
+	"                         and draws no progress line)\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
