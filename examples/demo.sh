@@ -51,7 +51,7 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 start=$(date +%s)
-echo "demo: backend $BACKEND, $(leap-task --list --all | wc -l) tasks, group size $group, up to $turns turns -> $out"
+echo "demo: backend $BACKEND, $(leap-task --list --all | wc -l) tasks, group size $group, up to $turns turn$([ "$turns" -eq 1 ] || echo s) -> $out"
 leap-prompt --backend "$BACKEND" --group-size "$group" --all >"$out/turn1.jsonl"
 t=1
 while [ "$t" -le "$turns" ] && [ -s "$out/turn$t.jsonl" ]; do
@@ -69,9 +69,15 @@ while [ "$t" -le "$turns" ] && [ -s "$out/turn$t.jsonl" ]; do
 	for c in "${codes[@]}"; do
 		[ "$c" -le 1 ] || { echo "demo: turn $t: a stage failed (exit statuses ${codes[*]})" >&2; exit 1; }
 	done
-	echo "demo: turn $t: $(wc -l <"$out/turn$t.jsonl") records in, $(wc -l <"$out/turn$((t + 1)).jsonl") go on to turn $((t + 1))"
+	if [ "$t" -lt "$turns" ]; then
+		echo "demo: turn $t: $(wc -l <"$out/turn$t.jsonl") records in, $(wc -l <"$out/turn$((t + 1)).jsonl") go on to turn $((t + 1))"
+	else
+		echo "demo: turn $t: $(wc -l <"$out/turn$t.jsonl") records in, the last turn: every trajectory ends"
+	fi
 	t=$((t + 1))
 done
+# the turn after the last one (or after every group ended) has no records: no file for it
+[ -s "$out/turn$t.jsonl" ] || rm -f "$out/turn$t.jsonl"
 set +e
 leap-rank --no-progress <"$out/done.jsonl" | leap-advantage --no-progress >"$out/train.jsonl"
 codes=("${PIPESTATUS[@]}")

@@ -562,10 +562,12 @@ int leap_report_print(FILE *fp, const json_t *sum, enum leap_report_format fmt)
 	if (fmt != LEAP_FMT_CSV) {
 		if (fmt == LEAP_FMT_MARKDOWN)
 			fputs("## leap report\n\n", fp);
-		fprintf(fp, "%lld records (%lld errors, %lld without task/sample/turn), %lld trajectories, %zu tasks, up to %lld turns\n",
-			(long long)leap_get_int(sum, "records", 0), (long long)leap_get_int(sum, "errors", 0),
-			(long long)leap_get_int(sum, "ignored", 0), (long long)leap_get_int(sum, "trajectories", 0),
-			json_array_size(json_object_get(sum, "tasks")), (long long)leap_get_int(sum, "turns", 0));
+		long long rec = leap_get_int(sum, "records", 0), err = leap_get_int(sum, "errors", 0),
+			  trj = leap_get_int(sum, "trajectories", 0), turns = leap_get_int(sum, "turns", 0);
+		size_t ntasks = json_array_size(json_object_get(sum, "tasks"));
+		fprintf(fp, "%lld record%s (%lld error%s, %lld without task/sample/turn), %lld trajector%s, %zu task%s, up to %lld turn%s\n",
+			rec, rec == 1 ? "" : "s", err, err == 1 ? "" : "s", (long long)leap_get_int(sum, "ignored", 0), trj,
+			trj == 1 ? "y" : "ies", ntasks, ntasks == 1 ? "" : "s", turns, turns == 1 ? "" : "s");
 	}
 	return print_tables(fp, sum, fmt);
 }

@@ -91,7 +91,8 @@ setup() {
 	# another turn budget
 	run -0 make "${args[@]}" GROUP=3 TURNS=1
 	assert_output --partial "leap-prompt"
-	assert_output --partial "up to 1 turns"
+	assert_output --partial "up to 1 turn"
+	refute_output --partial "up to 1 turns"
 	run -0 jq -s 'map(.turn) | max' "$BATS_TEST_TMPDIR/r/train.jsonl"
 	assert_output 1
 	# another number of shards: the same prompts, split again

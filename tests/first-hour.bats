@@ -136,3 +136,16 @@ gpu_usable() {
 	assert_equal "$stderr" "leap-task: ./nope: No such file or directory"
 }
 
+@test "small ones: one turn is 'up to 1 turn'; the demo leaves no empty turn file after the last" {
+	leap-prompt --backend cpu -g 2 vector_add | "$ROOT/examples/sampler-replay" | leap-compile --no-progress |
+		leap-verify --no-progress --seed 1 | leap-prune --group-size 2 --max-turns 1 --done done.jsonl --no-progress >/dev/null
+	run -0 leap-report done.jsonl
+	assert_line --index 0 "2 records (0 errors, 0 without task/sample/turn), 2 trajectories, 1 task, up to 1 turn"
+	run -0 env BENCH= GROUP=2 TURNS=1 "$ROOT/examples/demo.sh" "$BATS_TEST_TMPDIR/demo"
+	assert_output --partial "group size 2, up to 1 turn -> "
+	assert_output --partial "demo: turn 1: $((2 * $(ls -d "$ROOT"/tasks/*/ | wc -l))) records in, the last turn: every trajectory ends"
+	refute_output --partial "turns ->"
+	run -0 ls "$BATS_TEST_TMPDIR/demo"
+	refute_output --partial "turn2.jsonl"
+	for f in "$BATS_TEST_TMPDIR"/demo/turn*.jsonl; do [ -s "$f" ] || fail "$f is empty"; done
+}
