@@ -12,7 +12,9 @@ CC        ?= cc
 
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
-CPPFLAGS  += -Ilib -D_GNU_SOURCE -DLEAP_VERSION='"$(VERSION)"' -DLEAP_TASKS_DIR='"$(DATADIR)/tasks"'
+# No install directory is compiled in: installed programs find the suite and the runners
+# relative to their own executable, so `make install PREFIX=...` rebuilds nothing.
+CPPFLAGS  += -Ilib -D_GNU_SOURCE -DLEAP_VERSION='"$(VERSION)"'
 LDLIBS    += -ljansson -lcrypto -ldw -lelf -lm -ldl
 VERSION   := 0.1.0
 
@@ -31,7 +33,7 @@ MAN_PAGES := $(sort $(wildcard man/*.[1-9]))
 
 ALL_CFLAGS = -std=c11 $(WARN) $(CPPFLAGS) $(CFLAGS)
 
-.PHONY: all check check-gpu demo bench install uninstall clean deps lint-tasks
+.PHONY: all check check-gpu demo bench install uninstall clean deps deps-demo lint-tasks
 .DEFAULT_GOAL := all
 
 all: $(PROGS) lib/libleap.a
@@ -62,10 +64,16 @@ $(PROGS): bin/%: build/cmd/%.o lib/libleap.a
 -include $(LIB_OBJ:.o=.d) $(CMD_SRC:cmd/%.c=build/cmd/%.d)
 -include mk/*.mk
 
+# The dependency step comes first, then the build (a sub-make: with -j, prerequisites would
+# be built alongside it): on a fresh machine the build needs what the step installs.
 deps:
-	@sh tests/deps.sh
+	@sh tests/deps.sh check
+deps-demo:
+	@sh tests/deps.sh demo
 
-check: deps all
+check:
+	@sh tests/deps.sh check
+	@$(MAKE) --no-print-directory all
 	@bash tests/run
 
 lint-tasks: all
@@ -75,11 +83,16 @@ install: all
 	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(DATADIR)/tasks' '$(DESTDIR)$(MANDIR)/man1' \
 		'$(DESTDIR)$(MANDIR)/man5' '$(DESTDIR)$(MANDIR)/man7'
 	install -m 755 $(PROGS) '$(DESTDIR)$(BINDIR)'
+	install -m 755 examples/sampler-openai '$(DESTDIR)$(BINDIR)/leap-sampler-openai'
+	install -m 755 examples/sampler-replay '$(DESTDIR)$(BINDIR)/leap-sampler-replay'
+	install -d '$(DESTDIR)$(DATADIR)/replay'
+	install -m 644 examples/replay/*.jsonl '$(DESTDIR)$(DATADIR)/replay/'
 	for p in $(MAN_PAGES); do s=$${p##*.}; install -m 644 $$p '$(DESTDIR)$(MANDIR)'/man$$s/; done
 	cp -R tasks/. '$(DESTDIR)$(DATADIR)/tasks/'
 
 uninstall:
-	rm -f $(PROGS:bin/%='$(DESTDIR)$(BINDIR)'/%)
+	rm -f $(PROGS:bin/%='$(DESTDIR)$(BINDIR)'/%) '$(DESTDIR)$(BINDIR)'/leap-sampler-openai \
+		'$(DESTDIR)$(BINDIR)'/leap-sampler-replay
 	for p in $(MAN_PAGES); do s=$${p##*.}; rm -f '$(DESTDIR)$(MANDIR)'/man$$s/$${p#man/}; done
 	rm -rf '$(DESTDIR)$(DATADIR)'
 

@@ -585,6 +585,7 @@ int main(int argc, char **argv)
 	parse_args(&c, argc, argv);
 	leap_out_init(&c.out, stdout);
 	leap_progress_init(&c.progress, c.common.progress);
+	leap_progress_input(&c.progress, argc - optind, argv + optind);
 	off_t off = 0;
 	int open_failed = 0;
 	if (c.est != LEAP_EST_RANK && !c.group_size && leap_inputs_seekable(argc - optind, argv + optind, &off))

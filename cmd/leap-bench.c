@@ -43,6 +43,8 @@ static const char usage[] =
 	"      --no-baseline-cache  time the baseline with every record\n"
 	"      --baseline-tolerance F  reuse a cached baseline while a check block agrees within\n"
 	"                         F (relative, default 0.05) plus twice its CI\n"
+	"      --block-ms MS      aim of one block of calls, candidate and baseline alternating\n"
+	"                         (default 20)\n"
 	"  -s, --seed N           seed of the inputs (default: random per run)\n"
 	"  -t, --timeout SECS     wall-clock limit of a sandboxed child (default: max-time + 30)\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G)\n"
@@ -56,7 +58,7 @@ static const char usage[] =
 	"                         needed for '-')\n"
 	"      --stats            summarise samples read from the files or stdin\n"
 	"      --cache DIR        build, baseline and lock directory (default: $LEAP_CACHE, else\n"
-	"                         ~/.cache/leap)\n"
+	"                         $XDG_CACHE_HOME/leap, else ~/.cache/leap)\n"
 	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
 	"      --progress, --no-progress  force the progress line on stderr on or off\n"
 	"  -h, --help             show this help and exit\n"
@@ -103,6 +105,7 @@ static enum what classify(struct ctx *c, json_t *rec, json_t **add, char **err, 
 	if (!st || strcmp(st, "pass")) {
 		*add = json_pack("{s:{s:s,s:s}}", "bench", "status", "skipped", "message",
 				 st ? "not timed: the candidate did not pass" : "not timed: no status");
+		leap_progress_count(&c->progress, "skipped");
 		return ADD_READY;
 	}
 	*artifact = leap_get_str(json_object_get(rec, "compile"), "artifact", NULL);
@@ -154,6 +157,7 @@ static void one(struct ctx *c, struct leap_in *in, json_t *rec)
 		c->errors++;
 		return;
 	}
+	leap_progress_count(&c->progress, leap_get_str(bench, "status", "?"));
 	if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
 		c->errors++;
 	add = json_object();
@@ -180,6 +184,7 @@ static void finish(void *arg, struct leap_pool *p, struct leap_pool_entry *e, js
 	(void)p;
 	json_t *bench = json_object_get(res, "bench");
 	if (bench) {
+		leap_progress_count(&c->progress, leap_get_str(bench, "status", "?"));
 		if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
 			c->errors++;
 		e->add = json_pack("{s:O}", "bench", bench);
@@ -234,8 +239,8 @@ static int stats(struct ctx *c, int n, char **files, const struct leap_bench_opt
 	size_t len = 0, cap = 0;
 	for (int i = 0; i < (n ? n : 1); i++) {
 		FILE *fp = n && strcmp(files[i], "-") ? fopen(files[i], "r") : stdin;
-		if (!fp)
-			leap_die_errno("%s", files[i]);
+		if (!fp || leap_fp_is_dir(fp))
+			leap_die_errno("%s", n ? files[i] : "<stdin>");
 		char word[128];
 		while (fscanf(fp, "%127s", word) == 1) {
 			double v;
@@ -446,6 +451,7 @@ int main(int argc, char **argv)
 	} else {
 		leap_out_init(&c.out, stdout);
 		leap_progress_init(&c.progress, c.common.progress);
+		leap_progress_input(&c.progress, argc - optind, argv + optind);
 		struct leap_in in;
 		leap_in_init(&in, argc - optind, argv + optind, stdout);
 		in.on_signal = 1;

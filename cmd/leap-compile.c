@@ -31,9 +31,10 @@ static const char usage[] =
 	"compile_error. Results are cached by a SHA-256 of everything that affects the build.\n"
 	"With --task, compile the SOURCE files ('-': standard input) as candidates of TASK.\n"
 	"\n"
-	"  -b, --backend NAME     backend of records that name none: cuda (default) or cpu;\n"
-	"                         with --task, of every SOURCE (default: from its extension,\n"
-	"                         .c cpu, .cu cuda)\n"
+	"  -b, --backend NAME     backend of records that name none: cuda or cpu (default: cuda\n"
+	"                         where a CUDA device is usable, else cpu; said on stderr); with\n"
+	"                         --task, of every SOURCE (default: from its extension, .c cpu,\n"
+	"                         .cu cuda)\n"
 	"  -j, --jobs N           compilers running at once (default: the number of CPUs)\n"
 	"  -t, --task TASK        the arguments are source files of TASK, not record files\n"
 	"  -H, --human            print a readable verdict per record instead of JSON Lines\n"
@@ -94,6 +95,7 @@ struct slot {
 	size_t rawlen;
 	int error;              /* the record carries `error` */
 	int bad;                /* rec is an error record from the reader: write as it is */
+	int carried;            /* the record came with an earlier stage's `error`: passed on as it is */
 	int no_code;            /* extraction found nothing: message in `msg` */
 	char *msg;
 	char *code;             /* extracted code to add (NULL when given) */
@@ -116,6 +118,7 @@ struct ctx {
 	int ending; /* under lock: main is freeing the compiler; a late signal does nothing */
 	enum leap_backend backend;
 	const char *backend_opt; /* --backend as given */
+	char backend_said[256]; /* how the default backend was chosen; "" once said */
 	int jobs, human, file_mode;
 	int batch;        /* --batch K */
 	size_t max_log;
@@ -171,6 +174,10 @@ static void slot_error(struct slot *s, const char *where, long line, char *msg)
 static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 {
 	json_t *rec = s->rec;
+	if (json_object_get(rec, "error")) { /* e.g. the sampler's: its cause stays in front */
+		s->carried = 1;
+		return;
+	}
 	const char *id = leap_get_str(rec, "task", NULL);
 	if (!id) {
 		slot_error(s, where, line, xstrdup("the record has no 'task' string"));
@@ -189,6 +196,10 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 		return;
 	}
 	s->set_backend = bj == NULL;
+	if (!bj && c->backend_said[0]) {
+		leap_warn("%s", c->backend_said);
+		c->backend_said[0] = '\0';
+	}
 	json_t *comp = json_object_get(rec, "completion"), *code = json_object_get(rec, "code");
 	char *src = NULL;
 	if (json_is_string(comp)) {
@@ -232,7 +243,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 	leap_compile_key(&c->comp, v, src, key);
 
 	pthread_mutex_lock(&c->lock);
-	for (size_t i = 0; i < c->ninflight; i++) {
+	for (size_t i = 0; c->comp.o.reuse && i < c->ninflight; i++) { /* --no-cache: a compiler each */
 		if (!strcmp(c->inflight[i]->key, key)) {
 			s->job = c->inflight[i];
 			s->job->refs++;
@@ -379,7 +390,7 @@ static void print_human(struct ctx *c, const struct slot *s, const struct leap_c
 {
 	struct leap_buf b = {0};
 	const char *label = s->label ? s->label : "record";
-	if (s->bad || s->error) {
+	if (s->bad || s->error || s->carried) {
 		const char *m = leap_get_str(json_object_get(s->rec, "error"), "message", "error");
 		leap_buf_addf(&b, "%s: error: %s\n", label, m);
 	} else if (s->no_code) {
@@ -411,7 +422,9 @@ static void emit(struct ctx *c, struct slot *s)
 	}
 	json_t *add = json_object();
 	int remove_status = 0;
-	if (s->bad) {
+	if (s->carried) {
+		/* counted by the stage that set it */
+	} else if (s->bad) {
 		c->errors++;
 	} else if (s->error) {
 		c->errors++;
@@ -448,6 +461,8 @@ static void emit(struct ctx *c, struct slot *s)
 	}
 	if (c->human) {
 		print_human(c, s, r ? r : &local);
+	} else if (s->carried) {
+		leap_out_raw(&c->out, s->raw, s->rawlen);
 	} else if (s->bad) {
 		leap_out_write(&c->out, s->rec);
 	} else if (remove_status || s->error || !s->raw) {
@@ -461,8 +476,11 @@ static void emit(struct ctx *c, struct slot *s)
 	json_decref(add);
 	leap_cresult_free(&local);
 	c->done++;
-	leap_progress_aux(&c->progress, "cached", c->cached);
-	leap_progress_update(&c->progress, c->done, c->errors + c->failed + c->no_code);
+	leap_progress_set(&c->progress, "compiled", c->compiled);
+	leap_progress_set(&c->progress, "cached", c->cached);
+	leap_progress_set(&c->progress, "compile errors", c->failed);
+	leap_progress_set(&c->progress, "without code", c->no_code);
+	leap_progress_update(&c->progress, c->done, c->errors);
 }
 
 static void free_slot(struct slot *s)
@@ -531,13 +549,16 @@ static void read_sources(struct ctx *c, int n, char **files)
 		json_object_set_new(s->rec, "task", json_string(c->task));
 		char *err = NULL, *code = NULL;
 		enum leap_backend b;
-		if (!leap_source_backend(files[i], c->backend_opt, &b, &err))
+		int unknown = leap_source_backend(files[i], c->backend_opt, &b, &err) != 0;
+		if (!unknown)
 			code = leap_source_read(files[i], &err);
 		if (!code) {
 			leap_warn("%s", err);
 			leap_record_set_error(s->rec, files[i], 0, "%s", err);
 			free(err);
 			s->error = 1;
+			if (!unknown)
+				c->open_failed++; /* an unreadable input: exit 2 */
 		} else {
 			json_object_set_new(s->rec, "backend", json_string(leap_backend_name(b)));
 			json_object_set_new(s->rec, "code", json_string(code));
@@ -561,8 +582,6 @@ static void read_records(struct ctx *c, int n, char **files)
 		if (r == LEAP_READ_BAD) {
 			s->bad = 1;
 			s->error = 1;
-			leap_warn("%s:%ld: %s", in.name, in.line,
-				  leap_get_str(json_object_get(rec, "error"), "message", "bad record"));
 		} else {
 			s->raw = xstrndup(in.buf, in.len);
 			s->rawlen = in.len;
@@ -647,7 +666,7 @@ int main(int argc, char **argv)
 	leap_common_init(&c->common, usage);
 	struct leap_compile_opts o;
 	leap_compile_defaults(&o);
-	c->backend = LEAP_BACKEND_CUDA;
+	c->backend = -1;
 	c->jobs = cpu_count();
 	c->max_log = 4096;
 	int64_t cache_size = 5LL << 30;
@@ -732,6 +751,8 @@ int main(int argc, char **argv)
 	c->file_mode = c->task != NULL;
 	if (c->file_mode && optind >= argc)
 		leap_usage_error(&c->common, "--task needs source files");
+	if ((int)c->backend < 0) /* probed now, before any thread; said when a record uses it */
+		c->backend = leap_backend_default(c->backend_said, sizeof c->backend_said);
 
 	char *cdir = cache_opt && *cache_opt ? xstrdup(cache_opt) : leap_cache_dir();
 	if (!cdir)
@@ -772,6 +793,10 @@ int main(int argc, char **argv)
 	c->out.on_epipe = reader_gone;
 	c->out.epipe_arg = c;
 	leap_progress_init(&c->progress, c->common.progress);
+	if (c->file_mode)
+		leap_progress_total(&c->progress, argc - optind);
+	else
+		leap_progress_input(&c->progress, argc - optind, argv + optind);
 	c->max_window = (size_t)c->jobs * 8 < 64 ? 64 : (size_t)c->jobs * 8;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->work_cv, NULL);
@@ -807,11 +832,7 @@ int main(int argc, char **argv)
 	pthread_join(wr, NULL);
 	free(workers);
 
-	c->errors += c->open_failed;
-	leap_progress_end(&c->progress);
-	if (c->progress.on)
-		leap_warn("%ld records: %ld compiled, %ld cached, %ld compile errors, %ld without code, %ld errors",
-			  c->done, c->compiled, c->cached, c->failed, c->no_code, c->errors);
+	leap_progress_end(&c->progress); /* the summary: the same counts as the line */
 	int rc = leap_out_close(&c->out);
 	pthread_mutex_lock(&c->lock);
 	c->ending = 1;
@@ -826,6 +847,7 @@ int main(int argc, char **argv)
 	free(o.nvcc_flags);
 	free(o.cc_flags);
 	int status = rc ? rc
+		     : c->open_failed ? LEAP_EXIT_FATAL
 		     : c->errors ? LEAP_EXIT_RECORDS
 		     : (c->file_mode && (c->failed || c->no_code)) ? LEAP_EXIT_RECORDS
 								    : LEAP_EXIT_OK;

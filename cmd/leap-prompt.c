@@ -25,7 +25,8 @@ static const char usage[] =
 	"  -g, --group-size G     samples per task, the GRPO group size (default 1)\n"
 	"  -a, --all              every task of the suite, sorted by id\n"
 	"  -f, --file FILE        read task ids from FILE, one per line ('-': stdin; # comments)\n"
-	"  -b, --backend NAME     cuda (default) or cpu\n"
+	"  -b, --backend NAME     cuda or cpu (default: cuda where a CUDA device is usable, else\n"
+	"                         cpu; the choice is said on stderr)\n"
 	"      --group-prefix P   group key is P followed by the task id (e.g. 'step7/')\n"
 	"      --system FILE      use the text of FILE as the system message\n"
 	"      --device-info FILE the machine the candidates run on, as a JSON object: cores,\n"
@@ -112,11 +113,8 @@ static void emit_file(struct ctx *c, const char *path)
 {
 	FILE *fp = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	const char *name = strcmp(path, "-") ? path : "<stdin>";
-	if (!fp) {
-		leap_warn_errno("%s", path);
-		c->errors++;
-		return;
-	}
+	if (!fp || leap_fp_is_dir(fp))
+		leap_die_errno("%s", path);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -133,10 +131,8 @@ static void emit_file(struct ctx *c, const char *path)
 			continue;
 		emit_task(c, p, name, lineno);
 	}
-	if (ferror(fp)) {
-		leap_warn_errno("%s: read error", name);
-		c->errors++;
-	}
+	if (ferror(fp))
+		leap_die_errno("%s: read error", name);
 	free(line);
 	if (fp != stdin)
 		fclose(fp);
@@ -186,7 +182,7 @@ int main(int argc, char **argv)
 		{"device-info", required_argument, NULL, OPT_DEVICE_INFO},
 		{NULL, 0, NULL, 0},
 	};
-	struct ctx c = {.group_size = 1, .backend = LEAP_BACKEND_CUDA, .skip_after = 3, .revisit = 0.1};
+	struct ctx c = {.group_size = 1, .backend = -1, .skip_after = 3, .revisit = 0.1};
 	const char *skip_from = NULL;
 	int seed_given = 0;
 	leap_common_init(&c.common, usage);
@@ -256,6 +252,14 @@ int main(int argc, char **argv)
 		leap_usage_error(&c.common, "--level applies to --all");
 	if (system_file)
 		c.system = read_text(system_file);
+	char *dir = leap_tasks_dir(c.common.tasks);
+	leap_suite_init(&c.suite, dir);
+	free(dir);
+	if ((int)c.backend < 0) {
+		char said[256];
+		c.backend = leap_backend_default(said, sizeof said);
+		leap_warn("%s", said);
+	}
 	char *merr = NULL;
 	if (leap_prompt_machine_probe(&c.machine, c.backend, device_file, &merr))
 		leap_die("--device-info: %s", merr);
@@ -274,9 +278,6 @@ int main(int argc, char **argv)
 			c.seed = (unsigned long)state.runs;
 	}
 
-	char *dir = leap_tasks_dir(c.common.tasks);
-	leap_suite_init(&c.suite, dir);
-	free(dir);
 	leap_out_init(&c.out, stdout);
 	leap_progress_init(&c.progress, c.common.progress);
 
@@ -287,15 +288,27 @@ int main(int argc, char **argv)
 			leap_die("%s", err);
 		if (n == 0)
 			leap_die("%s: no tasks found", c.suite.dir);
+		unsigned levels = 0; /* bit L: a task of level L exists */
+		long matched = 0;
 		for (long i = 0; i < n; i++) {
 			char *e2 = NULL;
 			const struct leap_task *t = c.level ? leap_suite_get(&c.suite, ids[i], &e2) : NULL;
 			free(e2);
+			if (t && t->level >= 0 && t->level < 32)
+				levels |= 1u << t->level;
 			if (!c.level || !t || t->level == c.level)
-				emit_task(&c, ids[i], NULL, 0);
+				emit_task(&c, ids[i], NULL, 0), matched++;
 			free(ids[i]);
 		}
 		free(ids);
+		if (!matched) {
+			struct leap_buf have = {0};
+			for (int l = 0; l < 32; l++)
+				if (levels & (1u << l))
+					leap_buf_addf(&have, "%s%d", have.len ? ", " : "", l);
+			leap_die("--level %d: no task of that level in %s (its levels: %s)", c.level, c.suite.dir,
+				 have.len ? have.s : "none");
+		}
 	} else if (file) {
 		emit_file(&c, file);
 	} else {

@@ -492,6 +492,7 @@ int main(int argc, char **argv)
 		leap_rerun_init(&c.rerun, done, c.done.fd);
 	}
 	leap_progress_init(&c.progress, c.common.progress);
+	leap_progress_input(&c.progress, argc - optind, argv + optind);
 
 	struct leap_in in;
 	leap_in_init(&in, argc - optind, argv + optind, stdout);
@@ -509,10 +510,17 @@ int main(int argc, char **argv)
 		} else if (!has_group || m.status == LEAP_ST_NONE) {
 			const char *why = !has_group ? "the record has neither 'group' nor 'task'"
 				: "the record has no valid 'status' (run leap-compile, leap-verify and leap-bench first)";
-			leap_warn("%s:%ld: %s", m.file, m.line, why);
+			char *prior = leap_record_error_of(m.raw, m.len); /* an earlier stage's error stays */
+			if (prior)
+				leap_warn("%s:%ld: not decided: the record carries an error (%s)", m.file, m.line, prior);
+			else
+				leap_warn("%s:%ld: %s", m.file, m.line, why);
 			leap_buf_reset(&c.line);
-			if (leap_splice_error(&c.line, m.raw, m.len, m.file, m.line, why))
+			if (prior)
+				leap_buf_add(&c.line, m.raw, m.len), leap_buf_add(&c.line, "\n", 1);
+			else if (leap_splice_error(&c.line, m.raw, m.len, m.file, m.line, why))
 				leap_die("internal error: a scanned record is not an object");
+			free(prior);
 			put_decided(&c);
 			c.errors++;
 			leap_member_clear(&m);

@@ -100,12 +100,11 @@ int main(int argc, char **argv)
 	leap_out_init(&c.out, stdout);
 	leap_in_init(&c.in, argc - optind, argv + optind, stdout);
 	leap_progress_init(&c.progress, c.common.progress);
+	leap_progress_input(&c.progress, argc - optind, argv + optind);
 	json_t *rec;
 	enum leap_read r;
 	while ((r = leap_in_next(&c.in, &rec)) != LEAP_READ_EOF) {
 		if (r == LEAP_READ_BAD) {
-			leap_warn("%s:%ld: %s", c.in.name, c.in.line,
-				  json_string_value(json_object_get(json_object_get(rec, "error"), "message")));
 			leap_out_write(&c.out, rec);
 			c.errors++;
 		} else {

@@ -20,7 +20,8 @@ static const char usage[] =
 	"decisions, compile/run time spent against an unpruned rollout) and advantage statistics.\n"
 	"\n"
 	"  -f, --format FMT       text (default), markdown, json or csv (csv: the per-task table)\n"
-	"  -p, --plot DIR         also write SVG charts into DIR (pass-by-turn, speedup, dcp, advantage)\n"
+	"  -p, --plot DIR         also write SVG charts into DIR (pass-by-turn, tasks, speedup, dcp,\n"
+	"                         advantage)\n"
 	"  -t, --max-turns N      the rollout's turn budget, for the DCP ledger (default 3)\n"
 	"      --progress, --no-progress  force the progress line on stderr on or off\n"
 	"  -h, --help             show this help and exit\n"
@@ -77,12 +78,9 @@ int main(int argc, char **argv)
 	leap_in_init(&in, argc - optind, argv + optind, NULL);
 	struct leap_progress progress;
 	leap_progress_init(&progress, common.progress);
+	leap_progress_input(&progress, argc - optind, argv + optind);
 	json_t *rec;
-	enum leap_read k;
-	while ((k = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
-		if (k == LEAP_READ_BAD)
-			leap_warn("%s:%ld: %s", in.name, in.line,
-				  json_string_value(json_object_get(json_object_get(rec, "error"), "message")));
+	while (leap_in_next(&in, &rec) != LEAP_READ_EOF) {
 		leap_report_add_at(&r, rec, in.name, in.line);
 		json_decref(rec);
 		leap_progress_update(&progress, in.records + in.bad, (long)r.errors);

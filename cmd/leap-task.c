@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "jsonl.h"
@@ -15,23 +16,33 @@ static const char usage[] =
 	"   or: leap-task [OPTION]... --all\n"
 	"   or: leap-task [OPTION]... --check DIR...\n"
 	"\n"
-	"Describe tasks of the suite as JSON Lines: id, level, title, folder, entry point, the C\n"
-	"and CUDA prototypes, parameters, cases and the benchmark case with buffer sizes and the\n"
-	"bytes/flops of one call, and the ranges of drawn cases. With --check, validate task\n"
+	"Describe tasks as JSON Lines: id, level, title, folder, entry point, the C and CUDA\n"
+	"prototypes, parameters, cases and the benchmark case with buffer sizes and the bytes/flops\n"
+	"of one call, and the ranges of drawn cases. A TASK is an id of the suite or a task folder\n"
+	"(a path with a '/', such as ./my_task or tasks/softmax). With --check, validate task\n"
 	"folders given as paths and write one record per folder; an invalid task gets an error\n"
 	"record naming file, field and problem.\n"
 	"\n"
 	"  -a, --all              every task of the suite, sorted by id\n"
 	"  -c, --check            the arguments are task folders to validate\n"
-	"  -l, --list             print only the ids, one per line (plain text)\n"
+	"  -l, --list             print only the ids, one per line (plain text); alone: the suite's\n"
 	"  -s, --shim BACKEND     print the generated prelude and shim sources of one task (text)\n"
 	"      --draw N           add `drawn`: the first N cases leap-verify draws with --seed\n"
 	"      --seed N           the seed of --draw (default 0)\n"
 	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
+	"      --progress, --no-progress  accepted as by every leap program (leap-task is quick\n"
+	"                         and draws no progress line)\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
-	"Exit status: 0 every task valid, 1 some task invalid or not found, 2 usage or fatal error.\n";
+	"Exit status: 0 every task valid, 1 some task invalid or not found, 2 usage or fatal error\n"
+	"(a folder that is not there included).\n";
+
+/* A task argument names a folder when it is a path (has a '/', or is . or ..), else an id. */
+static int is_folder(const char *arg)
+{
+	return strchr(arg, '/') || !strcmp(arg, ".") || !strcmp(arg, "..");
+}
 
 enum { OPT_DRAW = LEAP_OPT_PRIVATE, OPT_SEED };
 
@@ -154,6 +165,8 @@ int main(int argc, char **argv)
 			leap_usage_error(&common, "unhandled option");
 		}
 	}
+	if (list && !all && !check && optind >= argc)
+		all = 1; /* --list alone: the suite */
 	if (all + check > 1 || (all && optind < argc))
 		leap_usage_error(&common, "give task ids, --all or --check DIR..., not several of them");
 	if (!all && optind >= argc)
@@ -169,7 +182,7 @@ int main(int argc, char **argv)
 	free(dir);
 	struct leap_out out;
 	leap_out_init(&out, stdout);
-	long errors = 0;
+	long errors = 0, missing = 0;
 	char **ids = NULL;
 	long n = 0;
 	if (all) {
@@ -183,13 +196,15 @@ int main(int argc, char **argv)
 		if (leap_backend_parse(shim, &b))
 			leap_usage_error(&common, "--shim: '%s' is not cuda or cpu", shim);
 		char *err = NULL;
-		const struct leap_task *t = leap_suite_get(&suite, argv[optind], &err);
+		struct leap_task *owned = is_folder(argv[optind]) ? leap_task_load(argv[optind], &err) : NULL;
+		const struct leap_task *t = owned ? owned : err ? NULL : leap_suite_get(&suite, argv[optind], &err);
 		if (!t)
 			leap_die("%s", err);
 		char *pre = leap_shim_prelude(t, b), *src = leap_shim_source(t, b);
 		printf("/* ---- prelude ---- */\n%s/* ---- shim ---- */\n%s", pre, src);
 		free(pre);
 		free(src);
+		leap_task_free(owned);
 		leap_suite_free(&suite);
 		return leap_out_close(&out);
 	}
@@ -198,7 +213,14 @@ int main(int argc, char **argv)
 		const char *arg = all ? ids[i] : argv[optind + i];
 		char *err = NULL;
 		struct leap_task *owned = NULL;
-		const struct leap_task *t = check ? (owned = leap_task_load(arg, &err)) : leap_suite_get(&suite, arg, &err);
+		int folder = check || (!all && is_folder(arg));
+		struct stat st;
+		if (folder && stat(arg, &st)) { /* a folder that is not there: an unreadable input */
+			leap_warn_errno("%s", arg);
+			missing++;
+			continue;
+		}
+		const struct leap_task *t = folder ? (owned = leap_task_load(arg, &err)) : leap_suite_get(&suite, arg, &err);
 		if (!t) {
 			leap_warn("%s", err);
 			json_t *rec = leap_error_record(NULL, 0, NULL, 0, "%s", err);
@@ -222,5 +244,5 @@ int main(int argc, char **argv)
 	free(ids);
 	leap_suite_free(&suite);
 	int rc = leap_out_close(&out);
-	return rc ? rc : errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+	return rc ? rc : missing ? LEAP_EXIT_FATAL : errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
 }

@@ -52,7 +52,8 @@ static const char usage[] =
 	"      --task TASK        ad-hoc mode: the arguments are source files for TASK\n"
 	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension;\n"
 	"                         needed for '-')\n"
-	"      --cache DIR        build cache (default: $LEAP_CACHE, else ~/.cache/leap)\n"
+	"      --cache DIR        build cache (default: $LEAP_CACHE, else $XDG_CACHE_HOME/leap,\n"
+	"                         else ~/.cache/leap)\n"
 	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
 	"      --progress, --no-progress  force the progress line on stderr on or off\n"
 	"  -h, --help             show this help and exit\n"
@@ -72,7 +73,7 @@ struct ctx {
 	struct leap_verifier v;
 	struct leap_pool pool;
 	uint64_t seed;
-	long errors;
+	long errors, no_device;
 	int jobs, share_gpu;         /* -j, --share-gpu */
 	struct leap_devices devs;    /* --devices: slot i runs on devs.idx[i] (jobs == devs.n) */
 };
@@ -91,15 +92,26 @@ static void entry_error(struct ctx *c, struct leap_pool_entry *e, char *err)
 	c->errors++;
 }
 
-/* Turns a verify object and record status into the fields to add. */
-static json_t *fields(struct ctx *c, json_t *verify, enum leap_status st)
+/* Turns a verify object and record status into the fields to add. A record that could not be
+ * verified (no_device) gets an error, so that no stage after this one takes it for unchecked
+ * work to do again or for the candidate's failure. */
+static json_t *fields(struct ctx *c, const struct leap_pool_entry *e, json_t *verify, enum leap_status st)
 {
 	json_t *add = json_object();
 	json_object_set_new(add, "verify", verify);
-	if (st != LEAP_ST_NONE)
+	leap_progress_count(&c->progress, st != LEAP_ST_NONE ? leap_status_name(st) : "no_device");
+	if (st != LEAP_ST_NONE) {
 		json_object_set_new(add, "status", json_string(leap_status_name(st)));
-	else
-		c->errors++; /* no_device: not verified */
+		return add;
+	}
+	json_t *err = leap_error_record(e->file, e->line, NULL, 0, "%s %s", leap_get_str(verify, "message", "Not verified."),
+					LEAP_NO_DEVICE_HINT);
+	json_object_set(add, "error", json_object_get(err, "error"));
+	json_decref(err);
+	if (!c->no_device++)
+		leap_warn("%s:%ld: %s %s", e->file, e->line, leap_get_str(verify, "message", "Not verified."),
+			  LEAP_NO_DEVICE_HINT);
+	c->errors++;
 	return add;
 }
 
@@ -120,6 +132,7 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 	if (!cst || strcmp(cst, "ok") || !artifact) {
 		e->add = json_pack("{s:{s:s,s:s}}", "verify", "status", "skipped", "message",
 				   !compile ? "not compiled (no compile result)" : "did not compile");
+		leap_progress_count(&c->progress, "skipped");
 		e->ready = 1;
 		return;
 	}
@@ -168,7 +181,7 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 		entry_error(c, e, err);
 		return;
 	}
-	e->add = fields(c, verify, st);
+	e->add = fields(c, e, verify, st);
 	e->ready = 1;
 }
 
@@ -179,7 +192,7 @@ static void finish(void *arg, struct leap_pool *p, struct leap_pool_entry *e, js
 	(void)p;
 	json_t *v = json_object_get(res, "verify");
 	if (v) {
-		e->add = fields(c, json_incref(v), (enum leap_status)leap_get_int(res, "st", LEAP_ST_NONE));
+		e->add = fields(c, e, json_incref(v), (enum leap_status)leap_get_int(res, "st", LEAP_ST_NONE));
 		e->ready = 1;
 	} else {
 		entry_error(c, e, xstrdup(leap_get_str(res, "err", "internal error: a verifier worker died")));
@@ -322,6 +335,7 @@ int main(int argc, char **argv)
 	} else {
 		leap_out_init(&c.out, stdout);
 		leap_progress_init(&c.progress, c.common.progress);
+		leap_progress_input(&c.progress, argc - optind, argv + optind);
 		struct leap_in in;
 		leap_in_init(&in, argc - optind, argv + optind, stdout);
 		in.on_signal = 1;
@@ -336,6 +350,8 @@ int main(int argc, char **argv)
 		}
 		leap_pool_free(&c.pool);
 		leap_progress_end(&c.progress);
+		if (c.no_device > 1)
+			leap_warn("%ld records not verified: no usable CUDA device", c.no_device);
 		int open_failed = in.open_failed;
 		leap_in_close(&in);
 		rc = leap_out_close(&c.out);

@@ -7,9 +7,9 @@
 # sampler -> leap-compile -> leap-verify -> leap-bench -> leap-prune (DCP), then leap-rank,
 # leap-advantage and leap-report (text summary and SVG charts in OUTDIR/plots).
 #
-# Environment: GROUP (default 8), TURNS (3), BACKEND (cuda when nvidia-smi lists a GPU, else
-# cpu), SAMPLER (default: examples/sampler-replay, the recorded completions), SEED (inputs of
-# leap-verify and leap-bench, default 1), JOBS (parallel compile/verify jobs, default: the
+# Environment: GROUP (default 8), TURNS (3), BACKEND (default: leap-prompt's choice, cuda where
+# a CUDA device is usable, else cpu), SAMPLER (default: examples/sampler-replay, the recorded
+# completions), SEED (inputs of leap-verify and leap-bench, default 1), JOBS (parallel compile/verify jobs, default: the
 # number of CPUs), BENCH (the timing stage, default leap-bench; empty: no timing), BENCH_FLAGS
 # (leap-bench's timing budget; the default favours a short demo
 # over tight confidence intervals: "--max-time 0.2 --min-runs 3 --max-runs 20 --target-ci 0.1").
@@ -27,13 +27,6 @@ seed=${SEED:-1}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 # SAMPLER is a command line: split it into words (a sampler with options).
 read -r -a sampler <<<"${SAMPLER:-$root/examples/sampler-replay}"
-if [ -z "${BACKEND:-}" ]; then
-	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
-		BACKEND=cuda
-	else
-		BACKEND=cpu
-	fi
-fi
 
 for p in leap-prompt leap-compile leap-verify leap-prune leap-rank leap-advantage leap-report; do
 	command -v "$p" >/dev/null || { echo "demo: $p not found (run make first)" >&2; exit 1; }
@@ -51,15 +44,16 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 start=$(date +%s)
-echo "demo: backend $BACKEND, $(leap-task --list --all | wc -l) tasks, group size $group, up to $turns turns -> $out"
-leap-prompt --backend "$BACKEND" --group-size "$group" --all >"$out/turn1.jsonl"
+leap-prompt ${BACKEND:+--backend "$BACKEND"} --group-size "$group" --all >"$out/turn1.jsonl"
+BACKEND=$(head -n 1 "$out/turn1.jsonl" | jq -r .backend)
+echo "demo: backend $BACKEND, $(leap-task --list --all | wc -l) tasks, group size $group, up to $turns turn$([ "$turns" -eq 1 ] || echo s) -> $out"
 t=1
 while [ "$t" -le "$turns" ] && [ -s "$out/turn$t.jsonl" ]; do
 	# Every stage keeps going on bad records (exit 1 = some record carries an error); only a
 	# fatal error (2) or a crash stops the demo.
 	set +e
 	"${sampler[@]}" <"$out/turn$t.jsonl" |
-		leap-compile --backend "$BACKEND" --jobs "$jobs" --no-progress |
+		leap-compile --jobs "$jobs" --no-progress |
 		leap-verify --seed "$seed" --jobs "$jobs" --no-progress |
 		"${bench[@]}" |
 		leap-prune --group-size "$group" --max-turns "$turns" --done "$out/done.jsonl" --no-progress \
@@ -69,9 +63,15 @@ while [ "$t" -le "$turns" ] && [ -s "$out/turn$t.jsonl" ]; do
 	for c in "${codes[@]}"; do
 		[ "$c" -le 1 ] || { echo "demo: turn $t: a stage failed (exit statuses ${codes[*]})" >&2; exit 1; }
 	done
-	echo "demo: turn $t: $(wc -l <"$out/turn$t.jsonl") records in, $(wc -l <"$out/turn$((t + 1)).jsonl") go on to turn $((t + 1))"
+	if [ "$t" -lt "$turns" ]; then
+		echo "demo: turn $t: $(wc -l <"$out/turn$t.jsonl") records in, $(wc -l <"$out/turn$((t + 1)).jsonl") go on to turn $((t + 1))"
+	else
+		echo "demo: turn $t: $(wc -l <"$out/turn$t.jsonl") records in, the last turn: every trajectory ends"
+	fi
 	t=$((t + 1))
 done
+# the turn after the last one (or after every group ended) has no records: no file for it
+[ -s "$out/turn$t.jsonl" ] || rm -f "$out/turn$t.jsonl"
 set +e
 leap-rank --no-progress <"$out/done.jsonl" | leap-advantage --no-progress >"$out/train.jsonl"
 codes=("${PIPESTATUS[@]}")

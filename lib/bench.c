@@ -109,9 +109,9 @@ static struct leap_case_data *bench_case(struct leap_bencher *B, const struct le
 	return &B->bc[B->nbc++].d;
 }
 
-/* Takes the exclusive lock of `device` under the cache (waiting, and saying so once).
- * Returns the descriptor, or -1 with *err. */
-static int lock_device(const char *cache, const char *device, char **err)
+/* Takes the exclusive lock of `device` under the cache, waiting for it and saying so the first
+ * time this process waits (*said), not once per record. Returns the descriptor, or -1 with *err. */
+static int lock_device(const char *cache, const char *device, int *said, char **err)
 {
 	char *dir = xasprintf("%s/locks", cache);
 	char *path = xasprintf("%s/%s.lock", dir, device);
@@ -119,7 +119,8 @@ static int lock_device(const char *cache, const char *device, char **err)
 	if (leap_mkdirs(dir) || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
 		*err = xasprintf("cannot open the device lock %s: %s", path, strerror(errno));
 	} else if (flock(fd, LOCK_EX | LOCK_NB)) {
-		leap_warn("waiting for the lock on device %s (another leap-bench is timing on it)", device);
+		if (!(*said)++)
+			leap_warn("waiting for the lock on device %s (another leap-bench is timing on it)", device);
 		while (flock(fd, LOCK_EX))
 			if (errno != EINTR) {
 				*err = xasprintf("cannot lock %s: %s", path, strerror(errno));
@@ -166,7 +167,7 @@ static int device_probe(struct leap_bencher *B, enum leap_backend b, const char 
 			json_t *o = json_pack("{s:s,s:s,s:f,s:f}", "device", device, "backend", leap_backend_name(b), "copy_gbs",
 					      *gbs, "fp32_gflops", *gflops);
 			char *tmp = xasprintf("%s.%d", path, (int)getpid());
-			if (o && json_dump_file(o, tmp, 0) == 0)
+			if (o && leap_json_write_file(o, tmp) == 0)
 				rename(tmp, path);
 			unlink(tmp);
 			free(tmp);
@@ -240,7 +241,7 @@ static void baseline_put(struct leap_bencher *B, const char *key, const struct l
 	char *tmp = xasprintf("%s.%d", path, (int)getpid());
 	json_t *o = stats_json(st);
 	json_object_set_new(o, "of", json_string(what));
-	if (leap_mkdirs(dir) == 0 && json_dump_file(o, tmp, 0) == 0)
+	if (leap_mkdirs(dir) == 0 && leap_json_write_file(o, tmp) == 0)
 		rename(tmp, path);
 	unlink(tmp);
 	json_decref(o);
@@ -315,7 +316,7 @@ json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, e
 		return NULL;
 	char lockname[32];
 	snprintf(lockname, sizeof lockname, "%s%s", cuda ? "cuda" : "cpu", cuda ? v->o.device : "");
-	int lock = lock_device(v->o.cache, lockname, err);
+	int lock = lock_device(v->o.cache, lockname, &B->lock_said, err);
 	if (lock < 0) {
 		free(base_art);
 		return NULL;

@@ -59,6 +59,7 @@ struct leap_bencher {
 	struct leap_bcase *bc;
 	size_t nbc, bccap;
 	double probe_gbs, probe_gflops; /* the last device measured (copy GB/s, FP32 GFLOP/s) */
+	int lock_said;                  /* said that it waits for a device lock */
 	char probe_device[256];
 };
 

@@ -51,10 +51,10 @@ char *leap_read_file(const char *path, size_t *len, char **err)
 	size_t n;
 	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
 		leap_buf_add(&b, chunk, n);
-	int bad = ferror(fp);
+	int bad = ferror(fp) ? errno : 0;
 	fclose(fp);
 	if (bad) {
-		*err = xasprintf("cannot read %s", path);
+		*err = xasprintf("cannot read %s: %s", path, strerror(bad));
 		leap_buf_free(&b);
 		return NULL;
 	}

@@ -213,10 +213,13 @@ int leap_cache_put(struct leap_cache *c, const char *hash, const char *tmp_artif
 	char *dst = leap_cache_path(c, hash, "json");
 	int rc = 0;
 	FILE *fp = fopen(tmp, "wxe");
-	if (!fp || json_dumpf(meta, fp, JSON_COMPACT) || fputc('\n', fp) == EOF || fflush(fp) == EOF) {
+	struct leap_buf text = {0};
+	if (!fp || leap_json_append(&text, meta) || (leap_buf_add(&text, "\n", 1), fwrite(text.s, 1, text.len, fp) != text.len) ||
+	    fflush(fp) == EOF) {
 		*err = xasprintf("cannot write %s: %s", tmp, strerror(errno));
 		rc = -1;
 	}
+	leap_buf_free(&text);
 	if (fp) {
 		bytes += ftell(fp) > 0 ? ftell(fp) : 0;
 		if (fclose(fp) && !rc) {

@@ -1,4 +1,5 @@
 /* cli.c - the command line every leap program shares: --help, --version, progress, task path. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,12 +7,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "devices.h"
 #include "util.h"
 #include "banned.h"
-
-#ifndef LEAP_TASKS_DIR
-#define LEAP_TASKS_DIR "/usr/local/share/leap/tasks"
-#endif
 
 void leap_common_init(struct leap_common *c, const char *usage)
 {
@@ -72,49 +70,15 @@ int leap_common_option(struct leap_common *c, int opt, const char *arg)
 	}
 }
 
-void leap_progress_init(struct leap_progress *p, int mode)
+enum leap_backend leap_backend_default(char *said, size_t n)
 {
-	memset(p, 0, sizeof(*p));
-	p->on = mode < 0 ? isatty(STDERR_FILENO) : mode;
-	p->t0 = p->last = leap_now();
-}
-
-static void draw(struct leap_progress *p, double now)
-{
-	double dt = now - p->t0;
-	double rate = dt > 0 ? (double)p->done / dt : 0.0;
-	fprintf(stderr, "\r%s: %ld records, %.1f/s", leap_prog(), p->done, rate);
-	if (p->aux_name)
-		fprintf(stderr, ", %ld %s", p->aux, p->aux_name);
-	fprintf(stderr, ", %ld error%s\033[K", p->errors, p->errors == 1 ? "" : "s");
-	fflush(stderr);
-}
-
-void leap_progress_aux(struct leap_progress *p, const char *name, long n)
-{
-	p->aux_name = name;
-	p->aux = n;
-}
-
-void leap_progress_update(struct leap_progress *p, long done, long errors)
-{
-	p->done = done;
-	p->errors = errors;
-	if (!p->on)
-		return;
-	double now = leap_now();
-	if (now - p->last < 0.2)
-		return;
-	p->last = now;
-	draw(p, now);
-}
-
-void leap_progress_end(struct leap_progress *p)
-{
-	if (!p->on)
-		return;
-	draw(p, leap_now());
-	fputc('\n', stderr);
+	char why[160];
+	if (leap_cuda_usable(why, sizeof why)) {
+		snprintf(said, n, "no --backend given: using cuda (a CUDA device is usable)");
+		return LEAP_BACKEND_CUDA;
+	}
+	snprintf(said, n, "no --backend given: using cpu (no usable CUDA device: %s)", why);
+	return LEAP_BACKEND_CPU;
 }
 
 static int is_dir(const char *path)
@@ -123,13 +87,25 @@ static int is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A suite named by --tasks or LEAP_TASKS must be a directory: a wrong one is the user's error,
+ * said as such, not "task 'softmax' not found in /wrong". */
+static char *named_suite(const char *dir, const char *how)
+{
+	struct stat st;
+	if (stat(dir, &st))
+		leap_die("%s%s: %s (the task suite)", how, dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		leap_die("%s%s: not a directory (the task suite)", how, dir);
+	return xstrdup(dir);
+}
+
 char *leap_tasks_dir(const char *opt)
 {
 	if (opt && *opt)
-		return xstrdup(opt);
+		return named_suite(opt, "--tasks ");
 	const char *env = getenv("LEAP_TASKS");
 	if (env && *env)
-		return xstrdup(env);
+		return named_suite(env, "LEAP_TASKS=");
 	char *exe = leap_exe_dir();
 	if (exe) {
 		static const char *const rel[] = {"/../share/leap/tasks", "/../tasks"};
@@ -146,7 +122,9 @@ char *leap_tasks_dir(const char *opt)
 			}
 			free(p);
 		}
+		char *installed = xasprintf("%s/../share/leap/tasks", exe); /* named in messages */
 		free(exe);
+		return installed;
 	}
-	return xstrdup(LEAP_TASKS_DIR);
+	return xstrdup("tasks");
 }

@@ -5,6 +5,9 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "progress.h"
+#include "task.h"
+
 /* Option codes of the common long options (above any short option character). */
 enum {
 	LEAP_OPT_PROGRESS = 0x1000,
@@ -41,27 +44,15 @@ int leap_common_option(struct leap_common *c, int opt, const char *arg);
 void leap_usage_error(const struct leap_common *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 
-/* One progress line on stderr, redrawn in place at most five times a second:
- * "leap-verify: 1234 records, 56.7/s, 2 errors". */
-struct leap_progress {
-	int on;
-	double t0, last;
-	long done, errors;
-	const char *aux_name; /* an extra count shown before the errors, e.g. "cached" (or NULL) */
-	long aux;
-};
-
-void leap_progress_init(struct leap_progress *p, int mode);
-/* Records that `done` records were processed so far, `errors` of them with an error. */
-void leap_progress_update(struct leap_progress *p, long done, long errors);
-/* Sets the extra count of the line: ", N NAME" (NAME is kept, not copied). */
-void leap_progress_aux(struct leap_progress *p, const char *name, long n);
-/* Draws the final state and ends the line (if progress is on). */
-void leap_progress_end(struct leap_progress *p);
+/* The backend when none is given: cuda where a CUDA device is usable (leap_cuda_usable in
+ * devices.h), else cpu. Writes into said[0..n) the line to show on stderr, once, when the
+ * choice is used: "no --backend given: using cpu (no /dev/nvidia* device)". */
+enum leap_backend leap_backend_default(char *said, size_t n);
 
 /* Resolves the task suite directory: `opt` (--tasks), else $LEAP_TASKS, else the suite next
- * to the executable (../share/leap/tasks when installed, ../tasks in the build tree), else
- * the compiled-in LEAP_TASKS_DIR. Returns a new string (never NULL). */
+ * to the executable (../share/leap/tasks when installed, ../tasks in the build tree); when
+ * none is found, the installed place (for messages). A suite named by --tasks or LEAP_TASKS
+ * that is not a directory is a fatal error (exit 2) naming it. Returns a new string. */
 char *leap_tasks_dir(const char *opt);
 
 #endif

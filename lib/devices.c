@@ -1,8 +1,14 @@
-/* devices.c - parse a device list (--devices 0-7, 0,2,5) for the per-device worker pools. */
+/* devices.c - device lists (--devices 0-7, 0,2,5) for the worker pools; is a CUDA device usable? */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <glob.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "devices.h"
 #include "util.h"
@@ -78,4 +84,58 @@ void leap_devices_free(struct leap_devices *d)
 	free(d->name);
 	free(d->idx);
 	memset(d, 0, sizeof *d);
+}
+
+/* The probe child: exit 0 with a device, 2 without the driver library, 3 when cuInit fails,
+ * 4 with zero devices. */
+static void probe_child(void)
+{
+	alarm(20);
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		_exit(2);
+	int (*init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
+	int (*count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
+	int k = 0;
+	if (!init || !count || init(0) != 0)
+		_exit(3);
+	_exit(count(&k) == 0 && k > 0 ? 0 : 4);
+}
+
+int leap_cuda_usable(char *why, size_t n)
+{
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	if (vis && (!*vis || !strcmp(vis, "-1"))) {
+		snprintf(why, n, "CUDA_VISIBLE_DEVICES='%s' hides every device", vis);
+		return 0;
+	}
+	glob_t g;
+	int found = glob("/dev/nvidia[0-9]*", 0, NULL, &g) == 0 && g.gl_pathc > 0;
+	globfree(&g);
+	if (!found) {
+		snprintf(why, n, "no /dev/nvidia* device");
+		return 0;
+	}
+	fflush(NULL); /* nothing buffered is written twice */
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(why, n, "cannot start the probe: %s", strerror(errno));
+		return 0;
+	}
+	if (pid == 0)
+		probe_child();
+	int ws;
+	while (waitpid(pid, &ws, 0) < 0)
+		if (errno != EINTR) {
+			snprintf(why, n, "the probe was lost: %s", strerror(errno));
+			return 0;
+		}
+	int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+	static const char *const reason[] = {"", "", "the CUDA driver (libcuda.so.1) is not installed",
+					     "the CUDA driver does not start (cuInit failed)",
+					     "the CUDA driver sees no device"};
+	if (code == 0)
+		return 1;
+	snprintf(why, n, "%s", code >= 2 && code <= 4 ? reason[code] : "the driver probe died (a hang or a crash)");
+	return 0;
 }

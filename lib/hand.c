@@ -22,10 +22,6 @@
 #include "sig.h"
 #include "banned.h"
 
-#ifndef LEAP_TASKS_DIR
-#define LEAP_TASKS_DIR "/usr/local/share/leap/tasks"
-#endif
-
 void leap_compile_defaults(struct leap_compile_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -68,7 +64,6 @@ char **leap_compile_hidden(const char *cache_dir, const char *tasks_dir, size_t 
 		add_dir(&v, n, xasprintf("%s/../tasks", exe));
 	}
 	free(exe);
-	add_dir(&v, n, xstrdup(LEAP_TASKS_DIR));
 	return v;
 }
 

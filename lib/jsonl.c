@@ -57,6 +57,13 @@ static size_t buffered(FILE *fp, int *has_newline)
 #endif
 }
 
+static void close_current(struct leap_in *in)
+{
+	if (in->fp && in->fp != stdin)
+		fclose(in->fp);
+	in->fp = NULL;
+}
+
 /* Opens the next input; returns 0 when there is none left. */
 static int open_next(struct leap_in *in)
 {
@@ -76,9 +83,11 @@ static int open_next(struct leap_in *in)
 			} else {
 				in->fp = fopen(path, "r");
 				in->name = path;
-				if (!in->fp) {
-					leap_warn_errno("%s", path);
+				if (!in->fp || leap_fp_is_dir(in->fp)) {
+					if (!in->quiet)
+						leap_warn_errno("%s", path);
 					in->open_failed++;
+					close_current(in);
 					continue;
 				}
 			}
@@ -86,13 +95,6 @@ static int open_next(struct leap_in *in)
 		in->line = 0;
 		return 1;
 	}
-}
-
-static void close_current(struct leap_in *in)
-{
-	if (in->fp && in->fp != stdin)
-		fclose(in->fp);
-	in->fp = NULL;
 }
 
 enum leap_read leap_in_next_line(struct leap_in *in)
@@ -119,8 +121,11 @@ enum leap_read leap_in_next_line(struct leap_in *in)
 		errno = 0;
 		ssize_t n = getline(&in->buf, &in->cap, in->fp);
 		if (n < 0) {
-			if (ferror(in->fp))
-				leap_warn_errno("%s: read error", in->name);
+			if (ferror(in->fp)) {
+				if (!in->quiet)
+					leap_warn_errno("%s: read error", in->name);
+				in->open_failed++; /* an input not read to its end: as fatal as a missing one */
+			}
 			close_current(in);
 			continue;
 		}
@@ -151,16 +156,14 @@ enum leap_read leap_in_parse(struct leap_in *in, json_t **rec)
 		p += 3, plen -= 3; /* a byte-order mark */
 	json_error_t jerr;
 	json_t *j = json_loadb(p, plen, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
-	if (!j) {
-		*rec = leap_error_record(in->name, in->line, in->buf, in->len,
-					 "invalid JSON at column %d: %s", jerr.column, jerr.text);
-		in->bad++;
-		return LEAP_READ_BAD;
-	}
-	if (!json_is_object(j)) {
+	if (!j || !json_is_object(j)) {
+		char *msg = j ? xstrdup("a record must be a JSON object")
+			      : xasprintf("invalid JSON at column %d: %s", jerr.column, jerr.text);
 		json_decref(j);
-		*rec = leap_error_record(in->name, in->line, in->buf, in->len,
-					 "a record must be a JSON object");
+		if (!in->quiet)
+			leap_warn("%s:%ld: %s", in->name, in->line, msg);
+		*rec = leap_error_record(in->name, in->line, in->buf, in->len, "%s", msg);
+		free(msg);
 		in->bad++;
 		return LEAP_READ_BAD;
 	}
@@ -248,15 +251,118 @@ void leap_out_init(struct leap_out *out, FILE *fp)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static int dump_cb(const char *data, size_t size, void *arg)
+/* JSON text of a string: jansson's escapes (two-character forms, \u00XX for the other
+ * control characters, everything else as it is: the text stays UTF-8). */
+static void append_string(struct leap_buf *b, const char *s, size_t n)
 {
-	leap_buf_add(arg, data, size);
+	leap_buf_add(b, "\"", 1);
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		leap_buf_add(b, s + start, i - start);
+		start = i + 1;
+		char esc[8];
+		switch (c) {
+		case '"': leap_buf_add(b, "\\\"", 2); break;
+		case '\\': leap_buf_add(b, "\\\\", 2); break;
+		case '\b': leap_buf_add(b, "\\b", 2); break;
+		case '\f': leap_buf_add(b, "\\f", 2); break;
+		case '\n': leap_buf_add(b, "\\n", 2); break;
+		case '\r': leap_buf_add(b, "\\r", 2); break;
+		case '\t': leap_buf_add(b, "\\t", 2); break;
+		default:
+			snprintf(esc, sizeof esc, "\\u%04X", c);
+			leap_buf_adds(b, esc);
+		}
+	}
+	leap_buf_add(b, s + start, n - start);
+	leap_buf_add(b, "\"", 1);
+}
+
+int leap_json_append_real(struct leap_buf *b, double v)
+{
+	if (!isfinite(v))
+		return -1;
+	char num[LEAP_DOUBLE_BUF];
+	leap_fmt_double(num, v);
+	leap_buf_adds(b, num);
+	if (!strpbrk(num, ".e")) /* "2" would read back as an integer */
+		leap_buf_add(b, ".0", 2);
 	return 0;
 }
 
+/* Our own compact writer rather than json_dump_callback: jansson writes reals with %.17g
+ * (58.439999999999998), and leap writes the shortest text that reads back to the same
+ * double (leap_fmt_double), in every record, cache entry and report. Object members keep
+ * their insertion order, as jansson's dump does. */
 int leap_json_append(struct leap_buf *b, const json_t *json)
 {
-	return json_dump_callback(json, dump_cb, b, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+	const char *key;
+	json_t *v;
+	size_t i, klen;
+	int first = 1;
+	char num[32];
+	switch (json_typeof(json)) {
+	case JSON_OBJECT:
+		leap_buf_add(b, "{", 1);
+		json_object_keylen_foreach((json_t *)json, key, klen, v) {
+			if (!first)
+				leap_buf_add(b, ",", 1);
+			first = 0;
+			append_string(b, key, klen);
+			leap_buf_add(b, ":", 1);
+			if (leap_json_append(b, v))
+				return -1;
+		}
+		leap_buf_add(b, "}", 1);
+		return 0;
+	case JSON_ARRAY:
+		leap_buf_add(b, "[", 1);
+		json_array_foreach(json, i, v) {
+			if (i)
+				leap_buf_add(b, ",", 1);
+			if (leap_json_append(b, v))
+				return -1;
+		}
+		leap_buf_add(b, "]", 1);
+		return 0;
+	case JSON_STRING:
+		append_string(b, json_string_value(json), json_string_length(json));
+		return 0;
+	case JSON_INTEGER:
+		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(json));
+		leap_buf_adds(b, num);
+		return 0;
+	case JSON_REAL:
+		return leap_json_append_real(b, json_real_value(json));
+	case JSON_TRUE:
+		leap_buf_add(b, "true", 4);
+		return 0;
+	case JSON_FALSE:
+		leap_buf_add(b, "false", 5);
+		return 0;
+	case JSON_NULL:
+		leap_buf_add(b, "null", 4);
+		return 0;
+	}
+	return -1;
+}
+
+int leap_json_write_file(const json_t *json, const char *path)
+{
+	struct leap_buf b = {0};
+	int rc = leap_json_append(&b, json);
+	if (!rc) {
+		leap_buf_add(&b, "\n", 1);
+		FILE *fp = fopen(path, "w");
+		rc = !fp || fwrite(b.s, 1, b.len, fp) != b.len;
+		if (fp && fclose(fp))
+			rc = 1;
+	}
+	leap_buf_free(&b);
+	return rc ? -1 : 0;
 }
 
 /* The output's reader has gone: end quietly (see leap_out.on_epipe). */

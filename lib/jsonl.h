@@ -9,7 +9,8 @@
 
 /* Reads records from named files in order (or stdin when there are none; "-" names stdin).
  * Lines of any length; CRLF and a missing final newline are accepted; blank lines skipped.
- * A line that is not a JSON object yields an error record instead of a record. */
+ * A line that is not a JSON object yields an error record instead of a record, and the line
+ * "PROG: FILE:LINE: MESSAGE" on stderr (unless `quiet`): every program reports it the same way. */
 struct leap_in {
 	char *const *files;
 	int nfiles, next;
@@ -21,7 +22,10 @@ struct leap_in {
 	FILE *flush;        /* flushed before any read that could block (the output) */
 	long records;       /* records returned so far */
 	long bad;           /* error records returned so far */
-	int open_failed;    /* number of named files that could not be opened (reported) */
+	int open_failed;    /* number of named files that could not be opened or read to their
+			     * end, a directory included (each reported): a fatal error (exit 2) */
+	int quiet;          /* 1: nothing is reported on stderr (a first pass over an input that
+			     * is read again, and reported then) */
 	int on_signal;      /* 1: a read that would block ends the input (LEAP_READ_EOF) when an
 			     * ending signal is caught (sig.h); the caller checks leap_signal_caught */
 };
@@ -37,7 +41,8 @@ enum leap_read {
 void leap_in_init(struct leap_in *in, int nfiles, char *const *files, FILE *flush);
 
 /* Reads the next record. *rec receives a new reference the caller must json_decref.
- * Files that cannot be opened are reported on stderr, counted in open_failed and skipped.
+ * Files that cannot be opened (or are directories) are reported on stderr, counted in
+ * open_failed and skipped.
  * A read error on an open file is reported and ends that file. */
 enum leap_read leap_in_next(struct leap_in *in, json_t **rec);
 
@@ -102,8 +107,18 @@ void leap_out_flush(struct leap_out *out);
  * otherwise LEAP_EXIT_OK. */
 int leap_out_close(struct leap_out *out);
 
-/* Serialises `json` compactly into `b` (appending). Returns 0, or -1 on failure. */
+/* Serialises `json` compactly into `b` (appending), reals in their shortest round-trip form
+ * (leap_fmt_double; "2.0" for an integral real). Returns 0, or -1 on failure (a non-finite
+ * real; `b` then holds a partial text). */
 int leap_json_append(struct leap_buf *b, const json_t *json);
+
+/* Appends the JSON text of the finite double v (as leap_json_append writes reals); -1 when
+ * v is not finite (nothing appended). */
+int leap_json_append_real(struct leap_buf *b, double v);
+
+/* Writes `json` and a newline to `path` (created or truncated) as leap_json_append writes it.
+ * Returns 0, or -1 with errno set. */
+int leap_json_write_file(const json_t *json, const char *path);
 
 /* Record field accessors: return the value, or `dflt` when the field is absent or of the
  * wrong type. */

@@ -1,6 +1,7 @@
 /* record.c - the leap record (man/leap-record.5): field names, status values, type checks. */
 #include <string.h>
 
+#include "jsonl.h"
 #include "record.h"
 #include "util.h"
 #include "banned.h"
@@ -94,4 +95,14 @@ char *leap_record_check(const json_t *rec)
 			return xasprintf("field '%s' must be %s", fields[i].name, fields[i].want);
 	}
 	return NULL;
+}
+
+char *leap_record_error_of(const char *raw, size_t len)
+{
+	json_t *rec = json_loadb(raw, len, JSON_ALLOW_NUL, NULL);
+	const json_t *e = json_object_get(rec, "error");
+	char *msg = json_is_object(e) ? xasprintf("%s: %s", leap_get_str(e, "program", "?"), leap_get_str(e, "message", "?"))
+				      : NULL;
+	json_decref(rec);
+	return msg;
 }

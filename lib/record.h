@@ -25,4 +25,9 @@ enum leap_status leap_status_parse(const char *s);
  * "field 'turn' must be an integer >= 1". Unknown fields are never an error. */
 char *leap_record_check(const json_t *rec);
 
+/* The error an earlier stage gave the record whose text is raw[0..len): a new string
+ * "PROGRAM: MESSAGE", or NULL when the record carries no `error` object. For the filters that
+ * scan records rather than parse them, to say why a record cannot take part. */
+char *leap_record_error_of(const char *raw, size_t len);
+
 #endif

@@ -112,6 +112,9 @@ void leap_report_add_at(struct leap_report *r, const json_t *rec, const char *fi
 	enum leap_status st = leap_status_parse(leap_get_str(rec, "status", NULL));
 	if (st != LEAP_ST_NONE)
 		r->status[st]++;
+	enum leap_backend b;
+	if (!leap_backend_parse(leap_get_str(rec, "backend", ""), &b))
+		r->backends |= 1u << b;
 
 	const json_t *compile = json_object_get(rec, "compile");
 	double cs = json_is_true(json_object_get(compile, "cached")) ? 0 : ms_field(rec, "compile", "ms") / 1000;
@@ -225,17 +228,6 @@ static json_t *stats(struct traj **v, size_t n, int max_turn)
 	}
 	json_object_set_new(o, "pass_at_turn", pass);
 	json_object_set_new(o, "recovery", rec);
-	json_t *fast = json_object();
-	for (int j = 0; j < LEAP_REPORT_NFASTP; j++) {
-		double p = leap_report_fastp[j];
-		long c = 0;
-		for (size_t i = 0; i < n; i++)
-			c += v[i]->first_pass > 0 && (p == 0 || v[i]->speedup > p);
-		char name[16];
-		snprintf(name, sizeof(name), "%g", p);
-		json_object_set_new(fast, name, ratio(c, (long)n));
-	}
-	json_object_set_new(o, "fast_p", fast);
 	double logsum = 0, roof = 0;
 	long ns = 0, nr = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -244,6 +236,19 @@ static json_t *stats(struct traj **v, size_t n, int max_turn)
 		if (v[i]->first_pass && v[i]->roofline >= 0)
 			roof += v[i]->roofline, nr++;
 	}
+	/* fast_p for p > 0 needs speedups: with correct samples but no timing data it is
+	 * unknown (null, "-"), not 0 */
+	json_t *fast = json_object();
+	for (int j = 0; j < LEAP_REPORT_NFASTP; j++) {
+		double p = leap_report_fastp[j];
+		long c = 0;
+		for (size_t i = 0; i < n; i++)
+			c += v[i]->first_pass > 0 && (p == 0 || v[i]->speedup > p);
+		char name[16];
+		snprintf(name, sizeof(name), "%g", p);
+		json_object_set_new(fast, name, p > 0 && solved && !ns ? json_null() : ratio(c, (long)n));
+	}
+	json_object_set_new(o, "fast_p", fast);
 	json_object_set_new(o, "geomean_speedup", ns ? num(exp(logsum / (double)ns)) : json_null());
 	json_object_set_new(o, "timed", json_integer(ns));
 	json_object_set_new(o, "roofline", nr ? num(roof / (double)nr) : json_null());
@@ -369,8 +374,13 @@ json_t *leap_report_json(struct leap_report *r)
 	json_t *outcomes = json_object();
 	for (int k = 0; k <= LEAP_ST_PASS; k++)
 		json_object_set_new(outcomes, leap_status_name((enum leap_status)k), ratio(r->status[k], with_status));
-	json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "records", (int)r->records, "errors",
-			      (int)r->errors, "duplicates", (int)r->duplicates, "ignored", (int)r->ignored, "trajectories", (int)n, "turns", r->max_turn,
+	json_t *backends = json_array();
+	for (unsigned b = 0; b < 2; b++)
+		if (r->backends & (1u << b))
+			json_array_append_new(backends, json_string(leap_backend_name((enum leap_backend)b)));
+	json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o}", "records", (int)r->records, "errors",
+			      (int)r->errors, "duplicates", (int)r->duplicates, "ignored", (int)r->ignored, "trajectories",
+			      (int)n, "turns", r->max_turn, "backends", backends,
 			      "tasks", tasks, "all", stats(v, n, r->max_turn), "outcomes", outcomes, "dcp",
 			      dcp_json(r, n, v), "advantage", adv_json(r));
 	free(v);
@@ -427,6 +437,18 @@ static char *fmt_num(const json_t *v, const char *fmt)
 	return xstrdup("-");
 }
 
+/* A table cell: for people, `fmt` ("%.2fx") and "-" for none; in csv a number a program reads
+ * back as it was (the shortest round-trip text) and an empty cell for none. */
+static char *cell(const json_t *v, const char *fmt, int csv)
+{
+	if (!csv)
+		return fmt_num(v, fmt);
+	char num[LEAP_DOUBLE_BUF];
+	if (json_is_real(v))
+		return xstrdup(leap_fmt_double(num, json_real_value(v)));
+	return json_is_integer(v) ? fmt_num(v, fmt) : xstrdup("");
+}
+
 static int csv_cell(FILE *fp, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r"))
@@ -477,20 +499,20 @@ static int table_print(FILE *fp, const struct table *t, enum leap_report_format 
 	return ferror(fp) ? -1 : 0;
 }
 
-static void task_row(struct table *t, const char *name, const json_t *s, int turns)
+static void task_row(struct table *t, const char *name, const json_t *s, int turns, int csv)
 {
 	char **cells = xcalloc(t->ncols, sizeof(char *));
 	size_t c = 0;
 	cells[c++] = xstrdup(name);
-	cells[c++] = fmt_num(json_object_get(s, "trajectories"), "%g");
+	cells[c++] = cell(json_object_get(s, "trajectories"), "%g", csv);
 	for (int k = 0; k < turns; k++)
-		cells[c++] = fmt_num(json_array_get(json_object_get(s, "pass_at_turn"), (size_t)k), "%.3f");
+		cells[c++] = cell(json_array_get(json_object_get(s, "pass_at_turn"), (size_t)k), "%.3f", csv);
 	for (int k = 0; k + 1 < turns; k++)
-		cells[c++] = fmt_num(json_object_get(json_array_get(json_object_get(s, "recovery"), (size_t)k), "rate"),
-				     "%.3f");
-	cells[c++] = fmt_num(json_object_get(json_object_get(s, "fast_p"), "1"), "%.3f");
-	cells[c++] = fmt_num(json_object_get(s, "geomean_speedup"), "%.2fx");
-	cells[c++] = fmt_num(json_object_get(s, "roofline"), "%.2f");
+		cells[c++] = cell(json_object_get(json_array_get(json_object_get(s, "recovery"), (size_t)k), "rate"),
+				  "%.3f", csv);
+	cells[c++] = cell(json_object_get(json_object_get(s, "fast_p"), "1"), "%.3f", csv);
+	cells[c++] = cell(json_object_get(s, "geomean_speedup"), "%.2fx", csv);
+	cells[c++] = cell(json_object_get(s, "roofline"), "%.2f", csv);
 	row_add(t, cells);
 	free(cells);
 }
@@ -514,13 +536,19 @@ static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt
 	free(h);
 	size_t i;
 	const json_t *s;
+	int csv = fmt == LEAP_FMT_CSV;
 	json_array_foreach(json_object_get(sum, "tasks"), i, s)
-		task_row(&t, leap_get_str(s, "task", "?"), s, turns);
-	task_row(&t, "all", json_object_get(sum, "all"), turns);
+		task_row(&t, leap_get_str(s, "task", "?"), s, turns, csv);
+	task_row(&t, "all", json_object_get(sum, "all"), turns, csv);
 	int rc = table_print(fp, &t, fmt, "Pass rate by turn (cumulative), recovery of turn-k failures at k+1, fast_1, geometric-mean speedup of correct samples");
 	table_free(&t);
-	if (fmt == LEAP_FMT_CSV || rc)
+	if (csv || rc)
 		return rc;
+	const json_t *all = json_object_get(sum, "all");
+	int untimed = leap_get_int(all, "solved", 0) > 0 && leap_get_int(all, "timed", 0) == 0;
+	if (untimed)
+		fprintf(fp, "%sno timing data: fast_p for p > 0 and speedups need leap-bench's times\n",
+			fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ");
 
 	struct table o = {.ncols = 2};
 	row_add(&o, (char *[]){xstrdup("status"), xstrdup("share of records")});
@@ -535,7 +563,8 @@ static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt
 	row_add(&f, (char *[]){xstrdup("p"), xstrdup("fast_p")});
 	json_object_foreach((json_t *)json_object_get(json_object_get(sum, "all"), "fast_p"), k, v)
 		row_add(&f, (char *[]){xstrdup(k), fmt_num(v, "%.3f")});
-	rc |= table_print(fp, &f, fmt, "fast_p: correct and speedup > p, over all trajectories");
+	rc |= table_print(fp, &f, fmt, untimed ? "fast_p: correct and speedup > p, over all trajectories (no timing data)"
+					       : "fast_p: correct and speedup > p, over all trajectories");
 	table_free(&f);
 
 	const json_t *dcp = json_object_get(sum, "dcp");
@@ -579,44 +608,102 @@ int leap_report_print(FILE *fp, const json_t *sum, enum leap_report_format fmt)
 	if (fmt != LEAP_FMT_CSV) {
 		if (fmt == LEAP_FMT_MARKDOWN)
 			fputs("## leap report\n\n", fp);
-		fprintf(fp, "%lld records (%lld errors, %lld without task/sample/turn), %lld trajectories, %zu tasks, up to %lld turns\n",
-			(long long)leap_get_int(sum, "records", 0), (long long)leap_get_int(sum, "errors", 0),
-			(long long)leap_get_int(sum, "ignored", 0), (long long)leap_get_int(sum, "trajectories", 0),
-			json_array_size(json_object_get(sum, "tasks")), (long long)leap_get_int(sum, "turns", 0));
+		long long rec = leap_get_int(sum, "records", 0), err = leap_get_int(sum, "errors", 0),
+			  trj = leap_get_int(sum, "trajectories", 0), turns = leap_get_int(sum, "turns", 0);
+		size_t ntasks = json_array_size(json_object_get(sum, "tasks"));
+		fprintf(fp, "%lld record%s (%lld error%s, %lld without task/sample/turn), %lld trajector%s, %zu task%s, up to %lld turn%s\n",
+			rec, rec == 1 ? "" : "s", err, err == 1 ? "" : "s", (long long)leap_get_int(sum, "ignored", 0), trj,
+			trj == 1 ? "y" : "ies", ntasks, ntasks == 1 ? "" : "s", turns, turns == 1 ? "" : "s");
 	}
 	return print_tables(fp, sum, fmt);
 }
 
-int leap_report_plot(struct leap_report *r, const json_t *sum, const char *dir, char **err)
+/* " (264 trajectories, 33 tasks, cpu)": what a chart's title says it is drawn from. */
+static char *about(const json_t *sum)
 {
-	if (mkdir(dir, 0777) && errno != EEXIST) {
-		*err = xasprintf("%s: %s", dir, strerror(errno));
-		return -1;
-	}
-	int rc = 0;
-	char *path;
+	struct leap_buf b = {0};
+	size_t i;
+	const json_t *v;
+	json_array_foreach(json_object_get(sum, "backends"), i, v)
+		leap_buf_addf(&b, "%s%s", i ? "+" : "", json_string_value(v));
+	char *s = xasprintf(" (%lld trajectories, %zu tasks, %s)", (long long)leap_get_int(sum, "trajectories", 0),
+			    json_array_size(json_object_get(sum, "tasks")), b.len ? b.s : "backend unknown");
+	leap_buf_free(&b);
+	return s;
+}
 
-	/* pass rate by turn and recovery */
-	int turns = (int)leap_get_int(sum, "turns", 0);
-	const json_t *all = json_object_get(sum, "all");
-	double pass[LEAP_REPORT_MAX_TURNS], rec[LEAP_REPORT_MAX_TURNS];
-	char *labels[LEAP_REPORT_MAX_TURNS];
-	for (int k = 0; k < turns; k++) {
-		labels[k] = xasprintf("turn %d", k + 1);
-		const json_t *pv = json_array_get(json_object_get(all, "pass_at_turn"), (size_t)k);
-		pass[k] = json_is_number(pv) ? json_number_value(pv) : NAN;
-		const json_t *rv = json_object_get(json_array_get(json_object_get(all, "recovery"), (size_t)(k - 1)), "rate");
-		rec[k] = k > 0 && json_is_number(rv) ? json_number_value(rv) : NAN;
-	}
-	struct leap_svg_series s1[] = {{"solved by turn k", pass}, {"recovered at k (of k-1 failures)", rec}};
-	path = xasprintf("%s/pass-by-turn.svg", dir);
-	rc |= leap_svg_bars(path, "Pass rate by turn", "share of trajectories", (size_t)turns, (const char *const *)labels,
-			    2, s1, 1, err);
+/* Writes DIR/NAME.svg; 0, or -1 with *err. */
+static int chart(const char *dir, const char *name, const struct leap_svg_chart *c, char **err)
+{
+	char *path = xasprintf("%s/%s.svg", dir, name);
+	int rc = leap_svg_bars(path, c, err);
 	free(path);
-	for (int k = 0; k < turns; k++)
-		free(labels[k]);
+	return rc;
+}
 
-	/* speedup distribution of correct trajectories */
+static void free_labels(char **labels, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		free(labels[k]);
+	free(labels);
+}
+
+/* pass-by-turn.svg: cumulative pass rate and recovery by turn, over all trajectories. */
+static int plot_pass(const json_t *sum, const char *dir, const char *what, char **err)
+{
+	size_t turns = (size_t)leap_get_int(sum, "turns", 0);
+	const json_t *all = json_object_get(sum, "all");
+	double *pass = xcalloc(turns + 1, sizeof(double)), *rec = xcalloc(turns + 1, sizeof(double));
+	char **labels = xcalloc(turns + 1, sizeof(char *));
+	for (size_t k = 0; k < turns; k++) {
+		labels[k] = xasprintf("turn %zu", k + 1);
+		const json_t *pv = json_array_get(json_object_get(all, "pass_at_turn"), k);
+		pass[k] = json_is_number(pv) ? json_number_value(pv) : NAN;
+		const json_t *rv = k ? json_object_get(json_array_get(json_object_get(all, "recovery"), k - 1), "rate") : NULL;
+		rec[k] = json_is_number(rv) ? json_number_value(rv) : NAN;
+	}
+	struct leap_svg_series s[] = {{"solved by turn k", pass}, {"recovered at k (of k-1 failures)", rec}};
+	char *title = xasprintf("Pass rate by turn%s", what);
+	struct leap_svg_chart c = {title, "turn", "share of trajectories", turns, (const char *const *)labels, 2, s, 1,
+				   0, turns ? NULL : "no records"};
+	int rc = chart(dir, "pass-by-turn", &c, err);
+	free(title);
+	free_labels(labels, turns);
+	free(pass);
+	free(rec);
+	return rc;
+}
+
+/* tasks.svg: per task, the share solved at turn 1 and by the last turn. */
+static int plot_tasks(const json_t *sum, const char *dir, const char *what, char **err)
+{
+	const json_t *tasks = json_object_get(sum, "tasks");
+	size_t n = json_array_size(tasks), i;
+	double *first = xcalloc(n + 1, sizeof(double)), *last = xcalloc(n + 1, sizeof(double));
+	char **labels = xcalloc(n + 1, sizeof(char *));
+	const json_t *t;
+	json_array_foreach(tasks, i, t) {
+		const json_t *pass = json_object_get(t, "pass_at_turn");
+		labels[i] = xstrdup(leap_get_str(t, "task", "?"));
+		first[i] = json_is_number(json_array_get(pass, 0)) ? json_number_value(json_array_get(pass, 0)) : NAN;
+		const json_t *lv = json_array_get(pass, json_array_size(pass) ? json_array_size(pass) - 1 : 0);
+		last[i] = json_is_number(lv) ? json_number_value(lv) : NAN;
+	}
+	struct leap_svg_series s[] = {{"solved at turn 1", first}, {"solved by the last turn", last}};
+	char *title = xasprintf("Pass rate per task%s", what);
+	struct leap_svg_chart c = {title, "task", "share of the task's trajectories", n, (const char *const *)labels, 2, s,
+				   1, 0, n ? NULL : "no records"};
+	int rc = chart(dir, "tasks", &c, err);
+	free(title);
+	free_labels(labels, n);
+	free(first);
+	free(last);
+	return rc;
+}
+
+/* speedup.svg: the best speedup of each correct trajectory, binned. */
+static int plot_speedup(struct leap_report *r, const json_t *sum, const char *dir, const char *what, char **err)
+{
 	static const double edges[] = {0, 0.25, 0.5, 0.8, 1, 1.5, 2, 4, INFINITY};
 	static const char *const bins[] = {"<0.25x", "0.25-0.5x", "0.5-0.8x", "0.8-1x", "1-1.5x", "1.5-2x", "2-4x", ">=4x"};
 	double hist[8] = {0};
@@ -628,43 +715,48 @@ int leap_report_plot(struct leap_report *r, const json_t *sum, const char *dir, 
 			if (t->speedup >= edges[j] && t->speedup < edges[j + 1])
 				hist[j]++;
 	}
-	struct leap_svg_series s2[] = {{"trajectories", hist}};
-	path = xasprintf("%s/speedup.svg", dir);
-	if (!rc)
-		rc |= leap_svg_bars(path, "Speedup over the baseline (correct trajectories, best turn)", "trajectories", 8, bins,
-				    1, s2, 0, err);
-	free(path);
+	struct leap_svg_series s[] = {{"trajectories", hist}};
+	char *title = xasprintf("Speedup of correct trajectories%s", what);
+	long timed = (long)leap_get_int(json_object_get(sum, "all"), "timed", 0);
+	struct leap_svg_chart c = {title, "speedup over the baseline (best correct turn)", "trajectories", 8, bins, 1, s,
+				   0, 1, timed ? NULL : "no timing data (the records carry no leap-bench speedup)"};
+	int rc = chart(dir, "speedup", &c, err);
+	free(title);
+	return rc;
+}
 
-	/* DCP decisions per turn */
+/* dcp.svg: group decisions per turn. */
+static int plot_dcp(const json_t *sum, const char *dir, const char *what, char **err)
+{
 	const json_t *dturns = json_object_get(json_object_get(sum, "dcp"), "turns");
 	size_t nd = json_array_size(dturns);
-	double *ex = xcalloc(nd + 1, sizeof(double)), *ea = xcalloc(nd + 1, sizeof(double)),
-	       *ho = xcalloc(nd + 1, sizeof(double)), *mt = xcalloc(nd + 1, sizeof(double));
-	char **dl = xcalloc(nd + 1, sizeof(char *));
-	for (size_t k = 0; k < nd; k++) {
-		const json_t *d = json_array_get(dturns, k);
-		dl[k] = xasprintf("turn %lld", (long long)leap_get_int(d, "turn", 0));
-		ex[k] = (double)leap_get_int(d, "expanded", 0);
-		ea[k] = (double)leap_get_int(d, "easy", 0);
-		ho[k] = (double)leap_get_int(d, "hopeless", 0);
-		mt[k] = (double)leap_get_int(d, "max_turns", 0);
+	double *v[4];
+	static const char *const keys[] = {"expanded", "easy", "hopeless", "max_turns"};
+	for (int k = 0; k < 4; k++)
+		v[k] = xcalloc(nd + 1, sizeof(double));
+	char **labels = xcalloc(nd + 1, sizeof(char *));
+	for (size_t i = 0; i < nd; i++) {
+		const json_t *d = json_array_get(dturns, i);
+		labels[i] = xasprintf("turn %lld", (long long)leap_get_int(d, "turn", 0));
+		for (int k = 0; k < 4; k++)
+			v[k][i] = (double)leap_get_int(d, keys[k], 0);
 	}
-	struct leap_svg_series s3[] = {{"expanded", ex}, {"pruned easy", ea}, {"pruned hopeless", ho}, {"max turns", mt}};
-	path = xasprintf("%s/dcp.svg", dir);
-	if (!rc)
-		rc |= leap_svg_bars(path, "DCP decisions per turn (groups)", "groups", nd, (const char *const *)dl, 4, s3, 0, err);
-	free(path);
-	for (size_t k = 0; k < nd; k++)
-		free(dl[k]);
-	free(dl);
-	free(ex);
-	free(ea);
-	free(ho);
-	free(mt);
+	struct leap_svg_series s[] = {{"expanded", v[0]}, {"pruned easy", v[1]}, {"pruned hopeless", v[2]}, {"max turns", v[3]}};
+	char *title = xasprintf("DCP decisions per turn%s", what);
+	struct leap_svg_chart c = {title, "turn", "groups", nd, (const char *const *)labels, 4, s, 0, 1,
+				   nd ? NULL : "no DCP decisions (the records carry no leap-prune decision)"};
+	int rc = chart(dir, "dcp", &c, err);
+	free(title);
+	free_labels(labels, nd);
+	for (int k = 0; k < 4; k++)
+		free(v[k]);
+	return rc;
+}
 
-	/* advantage histogram: 20 bins over [min, max] */
+/* advantage.svg: a 20-bin histogram over [min, max], each bin labelled by its centre. */
+static int plot_advantage(struct leap_report *r, const char *dir, const char *what, char **err)
+{
 	double lo = INFINITY, hi = -INFINITY, ah[20] = {0};
-	char *al[20];
 	for (size_t i = 0; i < r->nadv; i++) {
 		lo = fmin(lo, r->adv[i]);
 		hi = fmax(hi, r->adv[i]);
@@ -675,15 +767,29 @@ int leap_report_plot(struct leap_report *r, const json_t *sum, const char *dir, 
 		int j = (int)((r->adv[i] - lo) / (hi - lo) * 20);
 		ah[j > 19 ? 19 : j < 0 ? 0 : j]++;
 	}
+	char **labels = xcalloc(20, sizeof(char *));
 	for (int j = 0; j < 20; j++)
-		al[j] = r->nadv ? xasprintf("%.2f", lo + (hi - lo) * (j + 0.5) / 20) : xstrdup("");
-	struct leap_svg_series s4[] = {{"records", ah}};
-	path = xasprintf("%s/advantage.svg", dir);
-	if (!rc)
-		rc |= leap_svg_bars(path, "Advantage distribution", "records", r->nadv ? 20 : 0, (const char *const *)al, 1,
-				    s4, 0, err);
-	free(path);
-	for (int j = 0; j < 20; j++)
-		free(al[j]);
+		labels[j] = r->nadv ? xasprintf("%.2f", lo + (hi - lo) * (j + 0.5) / 20) : xstrdup("");
+	struct leap_svg_series s[] = {{"records", ah}};
+	char *title = xasprintf("Advantage distribution%s", what);
+	struct leap_svg_chart c = {title, "advantage (bin centre)", "records", 20, (const char *const *)labels, 1, s, 0, 1,
+				   r->nadv ? NULL : "no advantages (run leap-advantage)"};
+	int rc = chart(dir, "advantage", &c, err);
+	free(title);
+	free_labels(labels, 20);
+	return rc;
+}
+
+int leap_report_plot(struct leap_report *r, const json_t *sum, const char *dir, char **err)
+{
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		*err = xasprintf("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	char *what = about(sum);
+	int rc = plot_pass(sum, dir, what, err) || plot_tasks(sum, dir, what, err) ||
+		 plot_speedup(r, sum, dir, what, err) || plot_dcp(sum, dir, what, err) ||
+		 plot_advantage(r, dir, what, err);
+	free(what);
 	return rc ? -1 : 0;
 }

@@ -7,6 +7,7 @@
 
 #include "hmap.h"
 #include "record.h"
+#include "task.h"
 
 #define LEAP_REPORT_MAX_TURNS 16
 
@@ -31,6 +32,7 @@ struct leap_report {
 	size_t nadv, capadv;
 	int max_turn;
 	int max_turns;            /* the turn budget of the rollout (for the DCP ledger) */
+	unsigned backends;        /* 1 << enum leap_backend of every backend seen */
 };
 
 /* Initialises an empty report; max_turns is the rollout's turn budget (e.g. 3). */
@@ -45,8 +47,9 @@ void leap_report_add(struct leap_report *r, const json_t *rec);
 void leap_report_add_at(struct leap_report *r, const json_t *rec, const char *file, long line);
 
 /* The summary as one JSON object (new reference):
- * {records, errors, trajectories, tasks:[{task, ...stats}], all:{...stats}, outcomes:{...},
- *  dcp:{...}, advantage:{...}}. Non-finite numbers are written as null. */
+ * {records, errors, trajectories, backends:[...], tasks:[{task, ...stats}], all:{...stats},
+ *  outcomes:{...}, dcp:{...}, advantage:{...}}. Non-finite numbers are written as null, and so
+ * is fast_p for p > 0 where correct samples have no timing data. */
 json_t *leap_report_json(struct leap_report *r);
 
 enum leap_report_format { LEAP_FMT_TEXT, LEAP_FMT_MARKDOWN, LEAP_FMT_JSON, LEAP_FMT_CSV };

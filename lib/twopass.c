@@ -64,6 +64,7 @@ long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, co
 	int has_group, as_read;
 	struct leap_in in;
 	leap_in_init(&in, nfiles, files, stdout);
+	in.quiet = 1; /* the second pass reports what is wrong with the input */
 	while (leap_in_next_line(&in) != LEAP_READ_EOF) {
 		struct seen s = {0, LEAP_TWOPASS_NONE};
 		enum leap_read r = leap_member_line(&in, n, own, &m, &key, &has_group, &bad, 0, &as_read);

@@ -1,10 +1,12 @@
 /* util.c - exit codes, diagnostics, checked allocation and number parsing shared by all programs. */
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -269,6 +271,104 @@ int leap_parse_size(const char *s, int64_t *out)
 	return 0;
 }
 
+/* Writes the decimal digits dig[0..n) times 10^(x - n + 1) (one digit before the point) with
+ * its sign in %g's style: fixed notation for exponents from -4 to 15, else d.ddde+XX. */
+static void render_g(char *buf, int neg, const char *dig, int n, int x)
+{
+	while (n > 1 && dig[n - 1] == '0')
+		n--;
+	char *p = buf;
+	if (neg)
+		*p++ = '-';
+	if (x < -4 || x >= 16) {
+		*p++ = dig[0];
+		if (n > 1) {
+			*p++ = '.';
+			memcpy(p, dig + 1, (size_t)n - 1);
+			p += n - 1;
+		}
+		char ex[16];
+		snprintf(ex, sizeof ex, "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+		memcpy(p, ex, strlen(ex) + 1);
+		return;
+	}
+	if (x < 0) {
+		*p++ = '0';
+		*p++ = '.';
+		for (int i = 0; i < -x - 1; i++)
+			*p++ = '0';
+		memcpy(p, dig, (size_t)n);
+		p += n;
+	} else {
+		for (int i = 0; i <= x; i++)
+			*p++ = i < n ? dig[i] : '0';
+		if (n > x + 1) {
+			*p++ = '.';
+			memcpy(p, dig + x + 1, (size_t)(n - x - 1));
+			p += n - x - 1;
+		}
+	}
+	*p = '\0';
+}
+
+/* At a power of two the doubles around v are not evenly spaced, and the 16-digit decimal
+ * nearest v may fall outside v's rounding interval on the narrow side while its neighbour on
+ * the wide side reads back to v (2^-24: 5.960464477539063e-08, where %.16g gives ...062e-08).
+ * Writes that neighbour and returns 1 when it reads back to v. */
+static int neighbour16(char buf[LEAP_DOUBLE_BUF], double v)
+{
+	char e[40], dig[18];
+	snprintf(e, sizeof e, "%.15e", fabs(v));
+	int n = 0;
+	const char *p = e;
+	for (; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9' && n < 16)
+			dig[n++] = *p;
+	if (n != 16 || *p != 'e')
+		return 0;
+	int x = (int)strtol(p + 1, NULL, 10);
+	int up = strtod(e, NULL) < fabs(v);
+	int i = 15;
+	if (up) {
+		while (i >= 0 && dig[i] == '9')
+			dig[i--] = '0';
+		if (i < 0) { /* 9.99...9 + 1 ulp = 10.00...0 */
+			dig[0] = '1';
+			x++;
+		} else {
+			dig[i]++;
+		}
+	} else {
+		while (i >= 0 && dig[i] == '0')
+			dig[i--] = '9';
+		if (i < 0)
+			return 0;
+		dig[i]--;
+		if (dig[0] == '0') { /* 1.00...0 - 1 ulp = 0.99...9: one digit more of 9 */
+			memmove(dig, dig + 1, 15);
+			dig[15] = '9';
+			x--;
+		}
+	}
+	render_g(buf, v < 0, dig, 16, x);
+	return strtod(buf, NULL) == v;
+}
+
+char *leap_fmt_double(char buf[LEAP_DOUBLE_BUF], double v)
+{
+	/* %.15g is exact for every decimal of up to 15 digits (DBL_DIG), and %g drops trailing
+	 * zeros, so the first precision that reads back is the shortest; 17 always does. */
+	int prec = fabs(v) < DBL_MIN ? 1 : 15; /* subnormals carry fewer digits */
+	for (; prec <= 17; prec++) {
+		snprintf(buf, LEAP_DOUBLE_BUF, "%.*g", prec, v);
+		if (prec == 17 || !isfinite(v) || strtod(buf, NULL) == v)
+			break;
+		if (prec == 16 && neighbour16(buf, v))
+			break;
+	}
+	return buf;
+}
+
 double leap_now(void)
 {
 	struct timespec ts;
@@ -321,6 +421,16 @@ void leap_utf8_sanitize(struct leap_buf *b, const char *s, size_t n)
 		start = i;
 	}
 	leap_buf_add(b, s + start, n - start);
+}
+
+int leap_fp_is_dir(FILE *fp)
+{
+	struct stat st;
+	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return 1;
+	}
+	return 0;
 }
 
 char *leap_exe_dir(void)

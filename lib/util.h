@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdnoreturn.h>
 
@@ -74,12 +75,26 @@ int leap_parse_seconds(const char *s, double *out);
  * trailing B): "4G", "512M", "4096". Returns 0 and sets *out, or -1 (nothing changed). */
 int leap_parse_size(const char *s, int64_t *out);
 
+/* Longest text leap_fmt_double writes, with its NUL. */
+#define LEAP_DOUBLE_BUF 32
+
+/* Writes the finite double v into buf as the shortest decimal that reads back (strtod) to
+ * exactly v, in C's %g style ("58.44", "1e-06", "3"); returns buf. The one formatting of
+ * reals in leap's output: 58.44 is written as 58.44, not as %.17g's 58.439999999999998.
+ * Non-finite values are written as "nan", "inf" or "-inf" (not JSON: callers keep them out). */
+char *leap_fmt_double(char buf[LEAP_DOUBLE_BUF], double v);
+
 /* Monotonic clock in seconds. */
 double leap_now(void);
 
 /* Copies `s` (n bytes) into `b`, replacing each byte sequence that is not valid UTF-8 with
  * U+FFFD, so that the result can be stored as a JSON string. */
 void leap_utf8_sanitize(struct leap_buf *b, const char *s, size_t n);
+
+/* 1 when the open stream `fp` is a directory (errno set to EISDIR), else 0. A directory
+ * opens for reading like a file and fails only at the first read: every program that takes
+ * an input file checks with this, so that a directory is refused like a missing file. */
+int leap_fp_is_dir(FILE *fp);
 
 /* Directory of the running executable (from /proc/self/exe), newly allocated, or NULL. */
 char *leap_exe_dir(void);

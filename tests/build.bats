@@ -23,6 +23,43 @@ load helpers
 	[ ! -e "$BATS_TEST_TMPDIR/moved/share/leap" ]
 }
 
+@test "make install rebuilds nothing, neither does the build after it; the samplers are installed" {
+	cd "$ROOT"
+	make -s all
+	touch "$BATS_TEST_TMPDIR/stamp"
+	sleep 1
+	run -0 make -s install PREFIX="$BATS_TEST_TMPDIR/prefix"
+	run -0 make -s all
+	run -0 find build bin libexec lib/libleap.a -newer "$BATS_TEST_TMPDIR/stamp" -type f
+	assert_output ""
+	# the samplers, the replay one with its recordings, work from the installed tree
+	export PATH="$BATS_TEST_TMPDIR/prefix/bin:$PATH"
+	unset LEAP_TASKS
+	run -0 leap-sampler-openai --help
+	run -0 bash -c 'leap-prompt --backend cpu -g 2 vector_add | leap-sampler-replay | jq -r ".completion | length > 0"'
+	assert_output $'true\ntrue'
+	run -0 make -s uninstall PREFIX="$BATS_TEST_TMPDIR/prefix"
+	[ ! -e "$BATS_TEST_TMPDIR/prefix/bin/leap-sampler-replay" ]
+}
+
+@test "make demo and make check take the dependency step first, the demo only what it needs" {
+	cd "$ROOT"
+	# the step comes before any compiler runs (the build is a sub-make after it); run as a
+	# top-level make even under `make check`
+	run -0 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -n demo
+	assert_line --index 0 "sh tests/deps.sh demo"
+	run -0 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -n check
+	assert_line --index 0 "sh tests/deps.sh check"
+	# the demo set: a compiler, make, jansson, libcrypto, jq; no clang, no test tools
+	run -0 sh tests/deps.sh --list demo
+	for p in gcc make libjansson-dev libssl-dev jq; do assert_line "$p"; done
+	for p in clang libclang-rt-dev bats python3; do refute_line "$p"; done
+	# the check set is the demo set and more
+	run -0 sh tests/deps.sh --list check
+	for p in $(sh tests/deps.sh --list demo) clang libclang-rt-dev bats bats-assert python3 man-db; do assert_line "$p"; done
+	run -2 sh tests/deps.sh --list nope
+}
+
 @test "sources include banned.h last and open with a one-line purpose" {
 	cd "$ROOT"
 	for f in lib/*.c cmd/*.c; do

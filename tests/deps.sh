@@ -1,12 +1,42 @@
 #!/bin/sh
 # deps.sh - install what building and testing leap needs, only what is missing (Debian/Ubuntu).
+#
+# usage: sh tests/deps.sh [demo|check]        install the missing packages of the set (as root;
+#                                             otherwise name them and exit 2)
+#        sh tests/deps.sh --list [demo|check] print the packages of the set, one a line
+#
+# `make demo` runs the demo set: what building leap and running examples/demo.sh need (a C
+# compiler, make, jansson, libcrypto, libdw (elfutils: lib/crash.c maps a crash to the
+# candidate's source line through the artifact's DWARF line table), jq for the replay
+# sampler). `make check` runs the check set (the default): the demo set and what the tests
+# need, including python3-venv, -setuptools and -wheel (tests/python.bats pip-installs
+# python/ offline) and clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes, only
+# "recommended" by clang on Debian) for the fuzz targets of `make fuzz`.
 set -eu
-# python3-venv, python3-setuptools and python3-wheel let tests/python.bats pip-install python/
-# offline. clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes, only "recommended" by
-# clang on Debian) build the fuzz targets of `make fuzz`. libdw-dev (elfutils) maps a crash to
-# the candidate's source line through the artifact's DWARF line table (lib/crash.c).
-pkgs="gcc make libjansson-dev libssl-dev libdw-dev jq python3 python3-venv python3-setuptools python3-wheel man-db groff-base bats bats-assert bats-support parallel
-	clang libclang-rt-dev"
+demo="gcc libc6-dev make libjansson-dev libssl-dev libdw-dev jq"
+check="$demo python3 python3-venv python3-setuptools python3-wheel man-db groff-base bats bats-assert bats-support parallel clang libclang-rt-dev"
+
+list=false
+if [ "${1:-}" = --list ]; then
+	list=true
+	shift
+fi
+case ${1:-check} in
+demo) pkgs=$demo ;;
+check) pkgs=$check ;;
+*)
+	echo "usage: sh tests/deps.sh [--list] [demo|check]" >&2
+	exit 2
+	;;
+esac
+if $list; then
+	for p in $pkgs; do echo "$p"; done
+	exit 0
+fi
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "leap: not a Debian/Ubuntu system: make sure these are installed: $pkgs" >&2
+	exit 0
+fi
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -70,6 +70,37 @@ setup() {
 	fi
 }
 
+@test "examples: rollout.mk at -j4 with timing: one leap-bench per turn, no queue for the device lock" {
+	[ -n "$BENCH" ] || skip "leap-bench is not built"
+	run -0 --separate-stderr make -s -f examples/rollout.mk -j4 SHARDS=4 GROUP=4 TURNS=2 \
+		TASKS="softmax vector_add gelu layernorm" BENCH_FLAGS="$BENCH_FLAGS" OUT="$BATS_TEST_TMPDIR/r"
+	[ "$(grep -c 'waiting for the lock' <<<"$stderr")" -eq 0 ] || fail "$(grep 'waiting' <<<"$stderr" | head -3)"
+	run -0 jq -s '[.[] | select(.status == "pass" and .bench.status != "ok")] | length' "$BATS_TEST_TMPDIR/r/train.jsonl"
+	assert_output 0
+}
+
+@test "examples: rollout.mk: the settings are in the dependency graph" {
+	args=(-f examples/rollout.mk TASKS="softmax vector_add" BENCH= OUT="$BATS_TEST_TMPDIR/r")
+	run -0 make -s "${args[@]}" GROUP=2 TURNS=2
+	run -0 make "${args[@]}" GROUP=2 TURNS=2
+	assert_output --partial "Nothing to be done"
+	# another group size on the same OUT: from the prompts on, and the report is the new run's
+	run -0 make "${args[@]}" GROUP=3 TURNS=2
+	assert_output --partial "leap-prompt"
+	assert_output --partial "6 trajectories, 2 tasks"
+	# another turn budget
+	run -0 make "${args[@]}" GROUP=3 TURNS=1
+	assert_output --partial "leap-prompt"
+	assert_output --partial "up to 1 turn"
+	refute_output --partial "up to 1 turns"
+	run -0 jq -s 'map(.turn) | max' "$BATS_TEST_TMPDIR/r/train.jsonl"
+	assert_output 1
+	# another number of shards: the same prompts, split again
+	run -0 make "${args[@]}" GROUP=3 TURNS=1 SHARDS=3
+	refute_output --partial "leap-prompt"
+	assert_output --partial "t1/in.002.jsonl"
+}
+
 @test "examples: nightly-eval stores a baseline, holds it, fails on a drop and never overlaps" {
 	export BENCH=
 	base="$BATS_TEST_TMPDIR/nightly"
@@ -80,7 +111,7 @@ setup() {
 	run -0 examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
 	assert_output --partial "holds"
 	[ "$(ls -d "$base"/20*/ | wc -l)" -eq 2 ]
-	echo '{"pass_rate": 0.99, "run": "a better day"}' >"$base/baseline.json"
+	jq '.pass_rate = 0.99 | .run = "a better day"' "$base/baseline.json" >"$base/b.tmp" && mv "$base/b.tmp" "$base/baseline.json"
 	run -1 --separate-stderr examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
 	assert_equal "$stderr" "nightly-eval: pass rate dropped: $(jq -r .all.pass_at_turn[-1] "$base/latest/report.json") < baseline 0.99 - 0.02 (baseline run a better day)"
 	flock "$base/.lock" sleep 5 &
@@ -89,6 +120,55 @@ setup() {
 	assert_output --partial "another evaluation holds"
 	run -2 examples/nightly-eval.sh -g zero
 	run -2 examples/nightly-eval.sh --dir
+}
+
+@test "examples: nightly-eval: a run that is mostly errors has failed: exit 2, the count named, not latest" {
+	export BENCH=
+	base="$BATS_TEST_TMPDIR/nightly"
+	# the model server is down: the sampler turns every record into an error record
+	printf '#!/bin/sh\nexec jq -c %s\n' "'. + {error: {program: \"sampler-openai\", message: \"connection refused\"}}'" \
+		>"$BATS_TEST_TMPDIR/down"
+	chmod +x "$BATS_TEST_TMPDIR/down"
+	run -2 --separate-stderr env SAMPLER="$BATS_TEST_TMPDIR/down" examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
+	n=$(($(leap-task --all --list | xargs leap-task | jq -s 'map(select(.level == 1)) | length') * 2))
+	[[ "$(sed -n 1p <<<"$stderr")" == "nightly-eval: the run failed: $n of $n records carry an error (more than --max-errors 0.1); "*" is kept, latest and the baseline are unchanged" ]] ||
+		fail "$stderr"
+	assert_equal "$(sed -n 2p <<<"$stderr")" "nightly-eval:   $n records: sampler-openai: connection refused"
+	[ ! -e "$base/latest" ] && [ ! -e "$base/baseline.json" ]
+	# a good run after it becomes latest and the baseline; the broken one stays for a look
+	run -0 examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
+	assert_output --partial "stored as the first baseline"
+	[ "$(ls -d "$base"/20*/ | wc -l)" -eq 2 ]
+	[ "$(readlink "$base/latest")" = "$(jq -r .run "$base/baseline.json")" ]
+	# the next broken run leaves both alone
+	run -2 --separate-stderr env SAMPLER="$BATS_TEST_TMPDIR/down" examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
+	[ "$(readlink "$base/latest")" = "$(jq -r .run "$base/baseline.json")" ]
+}
+
+@test "examples: nightly-eval compares a run only with a baseline of the same settings" {
+	export BENCH=
+	base="$BATS_TEST_TMPDIR/nightly"
+	run -0 examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
+	run -0 jq -c '.settings | [.level, .group_size, .turns, .backend, .timing, (.tasks | length), .leap_version]' "$base/baseline.json"
+	assert_output "[\"1\",2,1,\"cpu\",false,$(leap-task --all --list | xargs leap-task | jq -s 'map(select(.level == 1)) | length'),\"$(leap-prompt --version | cut -d' ' -f3)\"]"
+	# another group size: not compared (exit 3), saying what differs; the baseline stays
+	cp "$base/baseline.json" "$BATS_TEST_TMPDIR/before.json"
+	run -3 --separate-stderr examples/nightly-eval.sh -d "$base" -g 3 -l 1 -j 2
+	[[ "$stderr" == *"not compared with the baseline (run "*"): the settings differ: group_size 2 -> 3;"* ]] || fail "$stderr"
+	cmp "$base/baseline.json" "$BATS_TEST_TMPDIR/before.json"
+	# other tasks and timing on: both named
+	run -3 --separate-stderr env BENCH=leap-bench BENCH_FLAGS="--max-time 0.05 --min-runs 2 --max-runs 3" examples/nightly-eval.sh -d "$base" -g 2 -l 2 -j 2
+	[[ "$stderr" == *"level 1 -> 2"*"timing false -> true"*"tasks: "*" added"*" removed"* ]] || fail "$stderr"
+	# --update-baseline takes the new settings
+	run -0 examples/nightly-eval.sh -d "$base" -g 3 -l 1 -j 2 --update-baseline
+	assert_output --partial "stored as the baseline, replacing run"
+	[ "$(jq .settings.group_size "$base/baseline.json")" = 3 ]
+	run -0 examples/nightly-eval.sh -d "$base" -g 3 -l 1 -j 2
+	assert_output --partial "holds"
+	# a baseline from before settings were recorded
+	jq 'del(.settings)' "$base/baseline.json" >"$base/b.tmp" && mv "$base/b.tmp" "$base/baseline.json"
+	run -3 --separate-stderr examples/nightly-eval.sh -d "$base" -g 3 -l 1 -j 2
+	[[ "$stderr" == *"the baseline records no settings"* ]] || fail "$stderr"
 }
 
 @test "examples: every \$ command of debug-one-kernel.md runs and shows the verdicts it describes" {

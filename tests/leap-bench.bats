@@ -191,3 +191,19 @@ passed() {
 	run -2 --separate-stderr leap-bench --devices 0,1 --stats </dev/null
 	run -0 leap-bench --devices 0-7 </dev/null
 }
+
+@test "two processes timing on one device: each says once that it waits for the lock, not per record" {
+	passed correct correct correct correct correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	for p in a b; do
+		leap-bench --max-time 0.2 --min-runs 3 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl" \
+			>"$BATS_TEST_TMPDIR/$p.out" 2>"$BATS_TEST_TMPDIR/$p.err" &
+	done
+	wait
+	for p in a b; do
+		[ "$(jq -r .bench.status "$BATS_TEST_TMPDIR/$p.out" | sort -u)" = ok ]
+		n=$(grep -c 'waiting for the lock' "$BATS_TEST_TMPDIR/$p.err" || true)
+		[ "$n" -le 1 ] || fail "process $p said $n times that it waits: $(cat "$BATS_TEST_TMPDIR/$p.err")"
+	done
+	# they did take turns: at least one of them waited
+	cat "$BATS_TEST_TMPDIR/a.err" "$BATS_TEST_TMPDIR/b.err" | grep -q 'waiting for the lock on device cpu'
+}

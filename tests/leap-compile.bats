@@ -209,6 +209,21 @@ void vector_add(const float *a, const float *b, float *c, int n) { for (int i = 
 	assert_output "$(seq 0 7)"
 }
 
+@test "--no-cache: identical sources inside one input each run the compiler, in flight or not" {
+	counting_cc "$T/cc.log"
+	for s in 0 1 2 3 4 5; do
+		code_rec vector_add cpu "$VA_OK /* variant $((s % 2)) */" "$s"
+	done >"$T/in.jsonl"
+	# warm the cache first: --no-cache must not answer from it either
+	run -0 leap-compile --cc "$T/cc" "$T/in.jsonl"
+	[ "$(grep -c 'kernel\.c' "$T/cc.log")" -eq 2 ]
+	for j in 1 4; do
+		run -0 leap-compile -j "$j" --no-cache --cc "$T/cc" "$T/in.jsonl"
+		[ "$(jq -r .compile.cached <<<"$output" | sort -u)" = false ] || fail "-j $j: a record was answered from the cache"
+	done
+	[ "$(grep -c 'kernel\.c' "$T/cc.log")" -eq 14 ]
+}
+
 @test "cache: concurrent processes share one cache safely" {
 	for s in $(seq 0 5); do
 		code_rec vector_add cpu "$VA_OK /* $s */" "$s"
@@ -471,8 +486,7 @@ extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }'
 	code_rec vector_add cpu "$VA_OK" >"$T/in.jsonl"
 	code_rec vector_add cpu "$VA_OK" 1 >>"$T/in.jsonl"
 	run -0 --separate-stderr leap-compile --progress "$T/in.jsonl"
-	[[ "$stderr" == *"leap-compile: 2 records, "*"/s, 1 cached, 0 errors"* ]]
-	[[ "$stderr" == *"2 records: 1 compiled, 1 cached, 0 compile errors, 0 without code, 0 errors"* ]]
+	[[ "$stderr" == *"leap-compile: 2/2 records (100%) in "*"/s; 1 compiled, 1 cached, 0 compile errors, 0 without code; 0 errors"* ]]
 }
 
 @test "records stream: the first result is written before the input ends" {
@@ -536,4 +550,12 @@ $VA_OK" >"$T/in.jsonl"
 	echo "$output" >"$T/out.json"
 	jq -e '.compile.diagnostics[1] | .line == 2 and .col == 3 and .message == "second"' "$T/out.json"
 	jq -e '.compile.log | contains("after the NUL")' "$T/out.json"
+}
+
+@test "a record that carries an earlier stage's error passes on byte for byte: its cause stays in front" {
+	printf '%s\n' '{"task":"vector_add","backend":"cpu","z":1.50,"error":{"program":"sampler-openai","message":"connection refused"}}' >"$T/in.jsonl"
+	code_rec vector_add cpu "$VA_OK" 1 >>"$T/in.jsonl"
+	run -0 --separate-stderr leap-compile "$T/in.jsonl"
+	assert_equal "$(sed -n 1p <<<"$output")" "$(sed -n 1p "$T/in.jsonl")"
+	assert_equal "$(sed -n 2p <<<"$output" | jq -r .compile.status)" ok
 }

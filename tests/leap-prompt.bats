@@ -3,7 +3,7 @@
 load helpers
 
 @test "G=4 over three tasks gives 12 well-formed records in order" {
-	run -0 --separate-stderr leap-prompt --group-size 4 vector_add softmax matmul
+	run -0 --separate-stderr leap-prompt --backend cuda --group-size 4 vector_add softmax matmul
 	assert_equal "$(wc -l <<<"$output")" 12
 	assert_equal "$(jq -c '[.task, .group, .sample, .turn, .backend]' <<<"$output" | head -n 5 | tr '\n' ' ')" \
 		'["vector_add","vector_add",0,1,"cuda"] ["vector_add","vector_add",1,1,"cuda"] ["vector_add","vector_add",2,1,"cuda"] ["vector_add","vector_add",3,1,"cuda"] ["softmax","softmax",0,1,"cuda"] '
@@ -13,7 +13,7 @@ load helpers
 }
 
 @test "the user message states the exact prototype, the memory model and the answer format" {
-	run -0 --separate-stderr leap-prompt softmax
+	run -0 --separate-stderr leap-prompt --backend cuda softmax
 	user="$(jq -r '.messages[1].content' <<<"$output")"
 	[[ "$user" == *'extern "C" void softmax(const float *x, float *y, int rows, int cols);'* ]]
 	[[ "$user" == *"**device** memory"* ]]
@@ -40,13 +40,15 @@ load helpers
 @test "--all takes the whole suite sorted; --level filters it" {
 	run -0 --separate-stderr leap-prompt --all
 	assert_equal "$(jq -r .task <<<"$output")" "$(leap-task --list --all)"
-	run -0 --separate-stderr leap-prompt --all --level 9
+	run -0 --separate-stderr leap-prompt --all --level 3
+	assert_equal "$(jq -r .task <<<"$output")" "$(leap-task --all | jq -r 'select(.level == 3) | .id')"
+	run -2 --separate-stderr leap-prompt --all --level 9
 	assert_output ""
 }
 
 @test "--file reads ids, skipping blanks and comments; unknown ids become error records" {
 	printf '# tasks for today\nsoftmax\r\n\n  matmul  \nnope\n' >"$BATS_TEST_TMPDIR/ids"
-	run --separate-stderr -1 leap-prompt -g 2 --file "$BATS_TEST_TMPDIR/ids"
+	run --separate-stderr -1 leap-prompt --backend cpu -g 2 --file "$BATS_TEST_TMPDIR/ids"
 	assert_equal "$(jq -r '.task' <<<"$output" | tr '\n' ' ')" "softmax softmax matmul matmul nope "
 	assert_equal "$(jq -r 'select(.error) | "\(.error.line) \(.error.message)"' <<<"$output")" \
 		"5 task 'nope' not found in $LEAP_TASKS"
@@ -133,7 +135,7 @@ sizes_fact() {
 }
 
 @test "cuda without --device-info: the prompt names no GPU and says so once on stderr" {
-	run -0 --separate-stderr leap-prompt -g 3 vector_add
+	run -0 --separate-stderr leap-prompt --backend cuda -g 3 vector_add
 	[ "$(grep -c 'no GPU' <<<"$stderr")" -eq 1 ]
 	[[ "$stderr" == *"give --device-info FILE"* ]]
 	[[ "$(jq -r '.messages[1].content' <<<"$output" | head -50)" != *"Your code runs on"* ]]
@@ -146,7 +148,7 @@ sizes_fact() {
 @test "a task's own fields change the sentences: libraries, baseline kind, reference precision, ranges" {
 	mkdir -p "$BATS_TEST_TMPDIR/suite"
 	cp -R "$LEAP_TASKS/matmul" "$BATS_TEST_TMPDIR/suite/"
-	run -0 --separate-stderr leap-prompt --tasks "$BATS_TEST_TMPDIR/suite" --device-info "$FIXTURES/leap-prompt/h200.json" matmul
+	run -0 --separate-stderr leap-prompt --backend cuda --tasks "$BATS_TEST_TMPDIR/suite" --device-info "$FIXTURES/leap-prompt/h200.json" matmul
 	p=$(jq -r '.messages[1].content' <<<"$output")
 	[[ "$p" == *"no other library (cuBLAS, cuDNN...) is available for this task"* ]]
 	[[ "$p" == *"against a straightforward hand-written CUDA kernel."* ]]

@@ -51,14 +51,78 @@ DONE="$FIXTURES/leap-report/done.jsonl"
 	assert_equal "$(wc -l <<<"$output")" 5
 }
 
-@test "--plot writes four SVG charts that parse as XML" {
+@test "--plot writes five SVG charts that parse as XML" {
 	run --separate-stderr -1 leap-report --plot "$BATS_TEST_TMPDIR/plots" "$DONE"
-	for f in pass-by-turn speedup dcp advantage; do
+	for f in pass-by-turn tasks speedup dcp advantage; do
 		[ -s "$BATS_TEST_TMPDIR/plots/$f.svg" ]
 		python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$BATS_TEST_TMPDIR/plots/$f.svg"
 	done
 	# speedups 0.5, 1.2, 1.0, 2.0, 4.0 in the bins <0.25 .25-.5 .5-.8 .8-1 1-1.5 1.5-2 2-4 >=4
 	assert_equal "$(grep -o '<title>trajectories: [0-9]*' "$BATS_TEST_TMPDIR/plots/speedup.svg" | cut -d' ' -f2 | tr '\n' ' ')" "0 0 1 0 2 0 1 1 "
+}
+
+@test "without timing data fast_p for p > 0 is unknown, not 0: null, '-' and 'no timing data'" {
+	jq -rR '(fromjson | del(.bench) | tojson)? // .' "$DONE" >"$BATS_TEST_TMPDIR/untimed.jsonl"
+	run --separate-stderr -1 leap-report --format json "$BATS_TEST_TMPDIR/untimed.jsonl"
+	assert_equal "$(jq -c '.all.fast_p' <<<"$output")" '{"0":0.5,"0.5":null,"0.8":null,"1":null,"1.5":null,"2":null}'
+	assert_equal "$(jq -c '[.tasks[].fast_p."1"]' <<<"$output")" '[null,0,null]'
+	run --separate-stderr -1 leap-report --plot "$BATS_TEST_TMPDIR/plots" "$BATS_TEST_TMPDIR/untimed.jsonl"
+	assert_line --regexp '^  all +10 +0\.300 +0\.400 +0\.500 +0\.333 +0\.500 +- +- +-$'
+	assert_line "  no timing data: fast_p for p > 0 and speedups need leap-bench's times"
+	assert_line "fast_p: correct and speedup > p, over all trajectories (no timing data)"
+	assert_line --regexp '^  0\.5 +-$'
+	assert_line --regexp '^  0 +0\.500$'
+	# the speedup chart says so instead of drawing empty bins
+	grep -q '>no timing data' "$BATS_TEST_TMPDIR/plots/speedup.svg"
+	refute [ -n "$(grep '<rect x=[^>]*><title>' "$BATS_TEST_TMPDIR/plots/speedup.svg")" ]
+}
+
+@test "csv: the per-task table as numbers a program reads back, empty cells for none" {
+	run --separate-stderr -1 leap-report --format csv "$DONE"
+	python3 -c '
+import csv, io, json, sys
+rows = list(csv.reader(io.StringIO(sys.argv[1])))
+assert rows[0][:2] == ["task", "n"], rows[0]
+for r in rows[1:]:
+    for c in r[1:]:
+        assert c == "" or float(c) == float(c), r   # every cell a number or empty
+all_ = dict(zip(rows[0], rows[-1]))
+assert all_["task"] == "all" and all_["n"] == "10", all_
+assert abs(float(all_["geomean"]) - 1.36851) < 1e-5, all_    # not "1.37x"
+assert all_["roofline"] == "", all_                           # not "-"
+b = dict(zip(rows[0], rows[2]))
+assert b["task"] == "B" and b["geomean"] == "" and b["rec1>2"] == "", b
+' "$output"
+}
+
+@test "charts: axis titles, n and backend in the title, a y-range close to the data, every bin labelled" {
+	run --separate-stderr -1 leap-report --plot "$BATS_TEST_TMPDIR/plots" "$DONE"
+	python3 - "$BATS_TEST_TMPDIR/plots" <<'PY'
+import re, sys, xml.dom.minidom as md
+want_x = {"pass-by-turn": "turn", "tasks": "task", "speedup": "speedup over the baseline (best correct turn)",
+          "dcp": "turn", "advantage": "advantage (bin centre)"}
+ncat = {"pass-by-turn": 3, "tasks": 3, "speedup": 8, "dcp": 3, "advantage": 20}
+for name, xlabel in want_x.items():
+    doc = md.parse(f"{sys.argv[1]}/{name}.svg")
+    texts = {t.getAttribute("class") or "": t.firstChild.data if t.firstChild else ""
+             for t in doc.getElementsByTagName("text")}
+    title = doc.getElementsByTagName("text")[0].firstChild.data
+    assert title.endswith("(10 trajectories, 3 tasks, cpu)"), (name, title)
+    assert texts.get("xtitle") == xlabel, (name, "x-axis title", texts.get("xtitle"))
+    # every category labelled
+    labels = [t for t in doc.getElementsByTagName("text") if t.getAttribute("class") == "category"]
+    assert len(labels) == ncat[name] and all(l.firstChild for l in labels), (name, len(labels))
+    # the y-axis ends within 30% above the largest bar
+    values = [float(r.getElementsByTagName("title")[0].firstChild.data.rsplit(": ", 1)[1])
+              for r in doc.getElementsByTagName("rect") if r.getElementsByTagName("title")]
+    ticks = [float(t.firstChild.data) for t in doc.getElementsByTagName("text") if t.getAttribute("class") == "tick"]
+    top, vmax = max(ticks), max(values)
+    assert vmax <= top <= 1.3 * vmax, (name, "y-axis up to", top, "for data up to", vmax)
+print("ok")
+PY
+	# the per-task view: turn-1 and last-turn pass rates of A (1 of 4, 3 of 4), B (0), C (2 of 2)
+	assert_equal "$(grep -o '<title>solved at turn 1: [0-9.]*' "$BATS_TEST_TMPDIR/plots/tasks.svg" | cut -d' ' -f5 | tr '\n' ' ')" "0.25 0 1 "
+	assert_equal "$(grep -o '<title>solved by the last turn: [0-9.]*' "$BATS_TEST_TMPDIR/plots/tasks.svg" | cut -d' ' -f6 | tr '\n' ' ')" "0.75 0 1 "
 }
 
 @test "an empty input gives an empty report, exit 0" {

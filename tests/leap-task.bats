@@ -87,9 +87,13 @@ check_error() { # check_error FIXTURE EXPECTED-MESSAGE-PART
 	assert_equal "$(jq -r '.task // .id' <<<"$output" | tr '\n' ' ')" "no_such_task softmax "
 }
 
-@test "a task id cannot be a path" {
-	run --separate-stderr -1 leap-task ../tasks/softmax
-	[[ "$stderr" == *"invalid task id '../tasks/softmax'"* ]]
+@test "a path is a task folder, not an id of the suite; an id cannot reach outside the suite" {
+	run -0 bash -c 'cd "$1/tasks/gelu" && leap-task ../softmax | jq -r .id' _ "$ROOT"
+	assert_output softmax
+	run --separate-stderr -2 leap-task ../tasks/softmax
+	[[ "$stderr" == "leap-task: ../tasks/softmax: No such file or directory" ]]
+	run --separate-stderr -1 leap-task 'soft*max'
+	[[ "$stderr" == *"invalid task id 'soft*max'"* ]]
 }
 
 @test "every reference.c compiles with its shim and computes a known small case" {

@@ -187,7 +187,7 @@ class LeapKernelEnv:
         rec = {"task": self.row.get("task"), "group": str(self.row.get("group", self.row.get("task"))),
                "sample": 0, "turn": turn, "backend": self.row.get("backend") or self.lp.backend or "cuda",
                "code": code}
-        args = ["--group-size", "1", "--catastrophic", "", "--max-turns", str(self.max_turns), *self.prune_args]
+        args = ["--group-size", "1", "--preset", "debug-all", "--max-turns", str(self.max_turns), *self.prune_args]
         result = self.lp.turn([rec], prune_args=args, errors="keep")
         decided = result.done[0]
         self.records.append(decided)

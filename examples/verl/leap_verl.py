@@ -106,6 +106,7 @@ class _Group:
         self.arrived = {}          # turn -> {sample: (record, future)}
         self.decided = set()       # turns decided
         self.records = []          # every decided record (the group's done file)
+        self.next = {}             # sample -> its next-turn record from leap-prune (carries `dcp`)
         self.scores = {}           # sample -> leap-rank score, once the group has ended
         self.ended = None          # asyncio.Event set once ranked
 
@@ -150,8 +151,10 @@ class LeapInteraction(BaseInteraction):
         grp, sample, task, backend = self._instances[instance_id]
         turn = 1 + sum(1 for r in grp.records if r.get("sample") == sample)
         completion = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "assistant"), "")
-        rec = {"task": task, "group": grp.key, "sample": sample, "turn": turn, "backend": backend,
-               "completion": completion}
+        rec = {"task": task, "group": grp.key, "sample": sample, "turn": turn, "backend": backend}
+        if sample in grp.next:  # leap-prune's next-turn record: it carries the group's DCP decision
+            rec = {k: v for k, v in grp.next.pop(sample).items() if k not in ("messages", "feedback")}
+        rec["completion"] = completion
         if turn in grp.decided:  # too late: the group went on without this turn
             await grp.ended.wait()
             return True, "No more turns.", grp.scores.get(sample, 0.0), {"leap_turn": turn}
@@ -184,6 +187,7 @@ class LeapInteraction(BaseInteraction):
             grp.ended.set()
             raise
         feedback = {r["sample"]: r["feedback"] for r in result.next}
+        grp.next = {r["sample"]: r for r in result.next}
         grp.records += result.done
         grp.alive = set(feedback)
         for sample, (_, fut) in arrived.items():
