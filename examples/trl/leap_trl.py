@@ -18,7 +18,7 @@ Why it is shaped this way (checked against trl 1.16's grpo_trainer.py):
 - Feedback turns: TRL runs tools inside its generation loop, one rollout at a time, so leap's
   per-group decision (DCP) cannot be taken between turns there. LeapKernelEnv gives every
   rollout a `submit` tool whose answer is leap-prune's lean feedback for that one record
-  (`--catastrophic ''` so a failed sample always gets another try up to --max-turns); the
+  (`--preset debug-all` so a failed sample always gets another try up to --max-turns); the
   reward function then ranks each rollout's whole trajectory (solved at turn 1 beats turn 2...).
 
 Use (examples/trl/README.md has the whole script):
