@@ -25,6 +25,8 @@ struct leap_case_data {
 	unsigned char **inputs;      /* [set * nparams + p]: inputs of in/inout parameters */
 	unsigned char **want;        /* [set * nparams + p]: reference results of out/inout */
 	char *desc;                  /* "n=1000" or "rows=7, cols=33" */
+	double tol_scale;            /* the task's atol and rtol are multiplied by this (0: 1);
+				      * leap-bench widens them for longer reductions */
 };
 
 /* Prepares case `c` (index `index`) of `t` for `nsets` input sets, of which the arena
