@@ -170,6 +170,7 @@ void leap_bencher_free(struct leap_bencher *B)
 	for (size_t i = 0; i < B->npools; i++) {
 		leap_case_free(&B->pools[i]->d);
 		free(B->pools[i]->known);
+		free(B->pools[i]->on_dev);
 		free(B->pools[i]);
 	}
 	free(B->pools);
@@ -304,8 +305,8 @@ char *leap_bench_baseline_artifact(struct leap_bencher *B, const struct leap_tas
 
 /* Session options for case d with `calls` calls per block: sealed inputs, the bencher's
  * sandbox (cores, groups), frozen between blocks when `freeze`. */
-struct leap_session_opts leap_bench_session_opts(struct leap_bencher *B, const struct leap_case_data *d, uint32_t calls,
-					     int freeze)
+struct leap_session_opts leap_bench_session_opts(struct leap_bencher *B, const struct leap_case_data *d,
+						 enum leap_backend b, uint32_t calls, int freeze)
 {
 	struct leap_session_opts so;
 	memset(&so, 0, sizeof so);
@@ -313,17 +314,22 @@ struct leap_session_opts leap_bench_session_opts(struct leap_bencher *B, const s
 	so.seal = 1;
 	so.freeze = freeze ? B->o.freezer : LEAP_FREEZE_NONE;
 	so.sb = &B->sb;
+	so.lazy = b == LEAP_BACKEND_CUDA; /* the host regions are staging there: fault in what is used */
 	return so;
 }
 
-/* Runs the baseline once on each base set of d0 (slot k = set k), twice, keeping its outputs
- * as the sets' expected outputs and its time per call. Returns 0, or -1 with *err. */
+/* Draws the base sets of d0 from the seed and runs the baseline once on each (slot k = set k),
+ * twice, keeping its outputs as the sets' expected outputs and its time per call. Returns 0,
+ * -2 when there is no usable device (*err says why), or -1 with *err. */
 static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum leap_backend b, const char *art,
-			double *call_ms, char **err)
+			uint64_t seed, double *call_ms, uint8_t uuid[16], char **err)
 {
 	struct leap_session s;
-	struct leap_session_opts so = leap_bench_session_opts(B, d0, 1, 0);
+	struct leap_session_opts so = leap_bench_session_opts(B, d0, b, 1, 0);
+	so.role = NULL; /* cuda: the runner copies each call's slots (only the outputs and a rough time matter) */
 	int r = leap_session_start(B->v, &s, b, art, &so, err);
+	for (uint32_t k = 0; r == LEAP_SESS_OK && k < d0->nsets; k++) /* drawn once a device answered */
+		leap_case_inputs(d0, k, seed ^ 0xbe4c4u, k, NULL);
 	double best = INFINITY;
 	size_t np = d0->t->nparams;
 	for (uint32_t round = 0; r == LEAP_SESS_OK && round < 2; round++)
@@ -347,6 +353,11 @@ static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum 
 		free(why);
 		return -1;
 	}
+	if (r == LEAP_SESS_REPLY && last.status == LEAP_RUN_NO_DEVICE) {
+		*err = xstrdup(last.msg);
+		free(why);
+		return -2;
+	}
 	if (r != LEAP_SESS_OK) {
 		*err = xasprintf("the baseline of task '%s' failed on the benchmark case: %s", d0->t->id,
 				 why ? why : last.msg);
@@ -354,6 +365,7 @@ static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum 
 		return -1;
 	}
 	*call_ms = best;
+	memcpy(uuid, s.hello.uuid, 16);
 	return 0;
 }
 
@@ -377,12 +389,31 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 		P->slots = 2;
 	uint64_t cap = B->o.pool_bytes / per;
 	P->cap = cap < P->nbase ? P->nbase : cap > 65536 ? 65536 : (uint32_t)cap;
+	/* cuda: the inputs of every set in the owner's device pool, each parameter 256-byte aligned */
+	P->in_set = 0;
+	for (size_t p = 0; p < d0->t->nparams; p++) {
+		const struct leap_run_param *r = &d0->rp[p];
+		if (r->kind == LEAP_RUN_K_IN || r->kind == LEAP_RUN_K_INOUT)
+			P->in_set += (r->bytes + 255) & ~(uint64_t)255;
+	}
+}
+
+uint64_t leap_bpool_dev_off(const struct leap_bpool *P, uint32_t s, size_t param)
+{
+	uint64_t off = (uint64_t)s * P->in_set;
+	for (size_t p = 0; p < param; p++) {
+		const struct leap_run_param *r = &P->d.rp[p];
+		if (r->kind == LEAP_RUN_K_IN || r->kind == LEAP_RUN_K_INOUT)
+			off += (r->bytes + 255) & ~(uint64_t)255;
+	}
+	return off;
 }
 
 /* The pool of (t, b, seed), made on first use. NULL with *err. */
 struct leap_bpool *leap_bpool_get(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
-				   uint64_t seed, const char *base_art, char **err)
+				  uint64_t seed, const char *base_art, int *nodev, char **err)
 {
+	*nodev = 0;
 	for (size_t i = 0; i < B->npools; i++)
 		if (B->pools[i]->task == t && B->pools[i]->backend == b && B->pools[i]->seed == seed)
 			return B->pools[i];
@@ -391,18 +422,18 @@ struct leap_bpool *leap_bpool_get(struct leap_bencher *B, const struct leap_task
 	uint32_t nbase = 2;
 	if (leap_case_prepare(&d0, t, c, 0, nbase, nbase, err))
 		return NULL;
-	for (uint32_t k = 0; k < nbase; k++)
-		leap_case_inputs(&d0, k, seed ^ 0xbe4c4u, k, NULL);
 	struct leap_bpool *P = xcalloc(1, sizeof *P);
 	*P = (struct leap_bpool){.task = t, .backend = b, .seed = seed, .nbase = nbase};
-	if (base_outputs(B, &d0, b, base_art, &P->call_ms, err) ||
-	    (pool_size(B, P, &d0), leap_case_prepare(&P->d, t, c, 0, P->cap, P->slots, err))) {
+	int r = base_outputs(B, &d0, b, base_art, seed, &P->call_ms, P->uuid, err);
+	*nodev = r == -2;
+	if (r || (pool_size(B, P, &d0), leap_case_prepare(&P->d, t, c, 0, P->cap, P->slots, err))) {
 		leap_case_free(&d0);
 		free(P);
 		return NULL;
 	}
 	size_t np = t->nparams;
 	P->known = xcalloc(P->cap, 1);
+	P->on_dev = xcalloc(P->cap, 1);
 	for (uint32_t k = 0; k < nbase; k++) {
 		for (size_t p = 0; p < np; p++) {
 			size_t i = (size_t)k * np + p;
@@ -513,30 +544,6 @@ void leap_baseline_key(struct leap_bencher *B, const struct leap_task *t, enum l
 
 /* ---- the device ---- */
 
-/* Takes the exclusive lock of `device` under the cache (waiting, and saying so once).
- * Returns the descriptor, or -1 with *err. */
-int leap_bench_lock(const char *cache, const char *device, char **err)
-{
-	char *dir = xasprintf("%s/locks", cache);
-	char *path = xasprintf("%s/%s.lock", dir, device);
-	int fd = -1;
-	if (leap_mkdirs(dir) || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
-		*err = xasprintf("cannot open the device lock %s: %s", path, strerror(errno));
-	} else if (flock(fd, LOCK_EX | LOCK_NB)) {
-		leap_warn("waiting for the lock on device %s (another leap-bench is timing on it)", device);
-		while (flock(fd, LOCK_EX))
-			if (errno != EINTR) {
-				*err = xasprintf("cannot lock %s: %s", path, strerror(errno));
-				close(fd);
-				fd = -1;
-				break;
-			}
-	}
-	free(dir);
-	free(path);
-	return fd;
-}
-
 /* The device's copy bandwidth (GB/s) and FP32 peak (GFLOP/s, 0: unknown), measured once per
  * device name and backend in a runner holding the trusted baseline, cached in memory and
  * under CACHE/devices/. Returns 0, or -1 when the probe failed (no floor then). */
@@ -560,7 +567,7 @@ int leap_bench_probe(struct leap_bencher *B, enum leap_backend b, const char *de
 	if (!(*gbs > 0)) {
 		struct leap_session s;
 		char *err = NULL;
-		struct leap_session_opts so = leap_bench_session_opts(B, d, 1, 0);
+		struct leap_session_opts so = leap_bench_session_opts(B, d, b, 1, 0);
 		int r = leap_session_start(B->v, &s, b, base_art, &so, &err);
 		if (r == LEAP_SESS_OK)
 			r = leap_session_probe(&s, gbs, gflops);

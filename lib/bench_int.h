@@ -23,9 +23,13 @@ double leap_bench_block_target(const struct leap_bench_opts *o);
 uint64_t leap_bench_rnd(uint64_t *s);
 
 /* The pool of (t, b, seed), made on first use (base sets, the baseline's outputs on them and
- * its time per call, which sizes the blocks). NULL with *err. */
+ * its time per call, which sizes the blocks). NULL with *err; *nodev is 1 when that is because
+ * there is no usable device (*err then says why). */
 struct leap_bpool *leap_bpool_get(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
-				  uint64_t seed, const char *base_art, char **err);
+				  uint64_t seed, const char *base_art, int *nodev, char **err);
+/* cuda: the offset of parameter `param` of set s in the owner's device pool. */
+uint64_t leap_bpool_dev_off(const struct leap_bpool *P, uint32_t s, size_t param);
+
 /* Makes set s (P->n, not yet known) from a base set (see bench.c). */
 void leap_bpool_derive(struct leap_bpool *P, uint32_t s);
 
@@ -35,7 +39,7 @@ char *leap_bench_baseline_artifact(struct leap_bencher *B, const struct leap_tas
 /* Session options for case d with `calls` calls per block: sealed inputs, the bencher's
  * sandbox (cores, groups), frozen between blocks when `freeze`. */
 struct leap_session_opts leap_bench_session_opts(struct leap_bencher *B, const struct leap_case_data *d,
-						 uint32_t calls, int freeze);
+						 enum leap_backend b, uint32_t calls, int freeze);
 
 /* Statistics as the bench object's fields. New reference. */
 json_t *leap_stats_json(const struct leap_stats *s);
@@ -46,9 +50,6 @@ void leap_baseline_key(struct leap_bencher *B, const struct leap_task *t, enum l
 		       const char *base_art, const struct leap_case_data *d, char key[65]);
 int leap_baseline_get(struct leap_bencher *B, const char *key, struct leap_stats *st);
 void leap_baseline_put(struct leap_bencher *B, const char *key, const struct leap_stats *st, const char *what);
-
-/* The exclusive lock of a device (a descriptor), or -1 with *err. */
-int leap_bench_lock(const char *cache, const char *device, char **err);
 
 /* The device's copy GB/s and FP32 GFLOP/s, measured once by the trusted baseline's runner.
  * Returns 0, or -1 (no floor then). */

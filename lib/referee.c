@@ -2,6 +2,7 @@
  * on pool sets, the interleaving with the baseline, the stopping rule and the verdict (the
  * design is described at the top of bench.c). */
 #include <math.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,17 +115,132 @@ static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, u
 		leap_session_stage(s, R->d, sets[j], R->perm[j]);
 }
 
+/* ---- cuda: the owner (the baseline's trusted runner) moves the data ---- */
+
+/* A list of data moves for the owner. */
+struct xfers {
+	struct leap_run_xfer *x;
+	size_t n, cap;
+};
+
+static void xf_add(struct xfers *xs, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off, uint64_t len,
+		   const uint8_t *pattern, uint32_t elsize)
+{
+	xgrow((void **)&xs->x, &xs->cap, xs->n + 1, sizeof *xs->x);
+	struct leap_run_xfer *x = &xs->x[xs->n++];
+	memset(x, 0, sizeof *x);
+	*x = (struct leap_run_xfer){.src_space = src, .dst_space = dst, .src_off = src_off, .dst_off = dst_off, .len = len,
+				    .elsize = elsize};
+	if (pattern)
+		memcpy(x->pattern, pattern, elsize);
+}
+
+/* A host or device space and offset for an offset of the layout (IN below LEAP_RUN_OUT_BASE). */
+static uint32_t space_of(uint64_t off, uint32_t in_space, uint32_t out_space, uint64_t *local)
+{
+	*local = off < LEAP_RUN_OUT_BASE ? off : off - LEAP_RUN_OUT_BASE;
+	return off < LEAP_RUN_OUT_BASE ? in_space : out_space;
+}
+
+/* Sends the moves to the owner, in pieces its call table holds. Returns 0, or -1 with R->err. */
+static int xf_run(struct rec *R, struct xfers *xs, int flush)
+{
+	size_t per = R->bs->rg->ctl->table_cap / sizeof *xs->x, done = 0;
+	int r = LEAP_SESS_OK;
+	while (r == LEAP_SESS_OK && done < xs->n) {
+		size_t k = xs->n - done < per ? xs->n - done : per;
+		r = leap_session_xfer(R->bs, xs->x + done, (uint32_t)k, flush && done + k == xs->n);
+		done += k;
+	}
+	free(xs->x);
+	memset(xs, 0, sizeof *xs);
+	if (r != LEAP_SESS_OK && !R->err)
+		R->err = xasprintf("the baseline's runner failed to move the data of task '%s': %s", R->t->id,
+				   R->bs->last.msg);
+	return r == LEAP_SESS_OK ? 0 : -1;
+}
+
+/* Stages sets[0..n) into random slots (R->perm) of the candidate's device regions (client) or
+ * the baseline's (own): a set's inputs go to the device pool once, then to the slot; outputs
+ * are poisoned; the L2 cache is flushed unless --hot. Returns 0 or -1. */
+static int stage_dev(struct rec *R, int client, const uint32_t *sets, uint32_t n)
+{
+	struct leap_bpool *P = R->P;
+	const struct leap_case_data *d = R->d;
+	size_t np = R->t->nparams;
+	uint32_t tin = client ? LEAP_RUN_S_CLIENT_IN : LEAP_RUN_S_DEV_IN, tout = client ? LEAP_RUN_S_CLIENT_OUT : LEAP_RUN_S_DEV_OUT;
+	struct xfers xs = {0};
+	pick_slots(R, n);
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t s = sets[j], x = R->perm[j];
+		int up = !P->on_dev[s];
+		if (up)
+			leap_case_upload(d, s, x, R->bs->arena); /* through the owner's host slot */
+		for (size_t p = 0; p < np; p++) {
+			const struct leap_run_param *rp = &d->rp[p];
+			size_t k = (size_t)x * np + p;
+			uint64_t local;
+			if (rp->kind == LEAP_RUN_K_OUT) {
+				xf_add(&xs, LEAP_RUN_S_FILL, 0, tout, d->out[k] - LEAP_RUN_OUT_BASE, rp->bytes, rp->poison, rp->elsize);
+				continue;
+			}
+			if (rp->kind == LEAP_RUN_K_SCALAR)
+				continue;
+			uint64_t pool = leap_bpool_dev_off(P, s, p);
+			if (up) {
+				uint32_t hs = space_of(d->in[k], LEAP_RUN_S_HOST_IN, LEAP_RUN_S_HOST_OUT, &local);
+				xf_add(&xs, hs, local, LEAP_RUN_S_POOL, pool, rp->bytes, NULL, 0);
+			}
+			uint32_t ts = space_of(d->in[k], tin, tout, &local);
+			xf_add(&xs, LEAP_RUN_S_POOL, pool, ts, local, rp->bytes, NULL, 0);
+		}
+		P->on_dev[s] = 1;
+	}
+	return xf_run(R, &xs, !R->B->o.hot);
+}
+
+/* Brings the outputs of slots R->perm[j] (j < n, only those with want[j] when want is not NULL)
+ * of the candidate's (client) or the baseline's device regions, guards included, into the same
+ * place of the owner's host output region, where this process reads them. Returns 0 or -1. */
+static int fetch_dev(struct rec *R, int client, uint32_t n, const uint8_t *want)
+{
+	const struct leap_case_data *d = R->d;
+	size_t np = R->t->nparams;
+	struct xfers xs = {0};
+	for (uint32_t j = 0; j < n; j++) {
+		if (want && !want[j])
+			continue;
+		for (size_t p = 0; p < np; p++) {
+			const struct leap_run_param *rp = &d->rp[p];
+			if (rp->kind != LEAP_RUN_K_OUT && rp->kind != LEAP_RUN_K_INOUT)
+				continue;
+			struct leap_run_range r[4];
+			leap_run_canary_ranges(d->out[(size_t)R->perm[j] * np + p] - LEAP_RUN_OUT_BASE, rp->bytes, r);
+			uint64_t lo = r[0].off, hi = r[3].off + r[3].len;
+			xf_add(&xs, client ? LEAP_RUN_S_CLIENT_OUT : LEAP_RUN_S_DEV_OUT, lo, LEAP_RUN_S_HOST_OUT, lo, hi - lo, NULL, 0);
+		}
+	}
+	return xs.n ? xf_run(R, &xs, 0) : 0;
+}
+
+/* Where this process reads the outputs of a block: the candidate's own shared memory (cpu), or
+ * the owner's host region the outputs were fetched into (cuda). */
+static struct leap_session *view(struct rec *R)
+{
+	return R->b == LEAP_BACKEND_CUDA ? R->bs : &R->cs;
+}
+
 /* 1 when every output of slot `slot` is, byte for byte, the expected output of set `set` (the
  * common case on cpu, where the candidate often sums in the baseline's order): no element-wise
  * comparison needed. */
-static int identical(const struct rec *R, uint32_t set, uint32_t slot)
+static int identical(struct rec *R, uint32_t set, uint32_t slot)
 {
 	const struct leap_case_data *d = R->d;
 	size_t np = R->t->nparams;
 	if (!R->cs.sealed)
 		return 0; /* inputs must be compared too */
 	for (size_t p = 0; p < np; p++)
-		if (d->want[(size_t)set * np + p] && memcmp(R->cs.arena + d->out[(size_t)slot * np + p],
+		if (d->want[(size_t)set * np + p] && memcmp(view(R)->arena + d->out[(size_t)slot * np + p],
 							   d->want[(size_t)set * np + p], (size_t)d->rp[p].bytes))
 			return 0;
 	return 1;
@@ -134,12 +250,16 @@ static int identical(const struct rec *R, uint32_t set, uint32_t slot)
 static int check_block(struct rec *R, const uint32_t *sets, uint32_t n)
 {
 	for (uint32_t j = 0; j < n; j++) {
-		int bad = leap_session_guards(&R->cs, R->d, R->perm[j]);
+		int bad = leap_session_guards(view(R), R->d, R->perm[j]);
 		if (bad < 0 && identical(R, sets[j], R->perm[j]))
 			continue;
 		struct leap_errstats es = {0, 0};
 		char *m = NULL;
-		json_t *mm = bad >= 0 ? NULL : leap_case_check(R->d, sets[j], R->perm[j], R->cs.arena, !R->cs.sealed, &es, &m);
+		/* inputs are checked where the candidate could write them: an unsealed host region;
+		 * on cuda they are staged afresh from the pool for every block, so a changed input
+		 * can only make that call's own outputs wrong */
+		int inputs = R->b == LEAP_BACKEND_CPU && !R->cs.sealed;
+		json_t *mm = bad >= 0 ? NULL : leap_case_check(R->d, sets[j], R->perm[j], view(R)->arena, inputs, &es, &m);
 		if (bad < 0 && !mm)
 			continue;
 		R->overrun = bad;
@@ -157,8 +277,9 @@ static int check_block(struct rec *R, const uint32_t *sets, uint32_t n)
 static int cand_block(struct rec *R, uint32_t want, int sample)
 {
 	uint32_t sets[LEAP_RUN_MAX_CALLS], n = want;
-	int rep = draw_sets(R, sets, &n);
-	stage(R, &R->cs, sets, n);
+	int rep = draw_sets(R, sets, &n), cuda = R->b == LEAP_BACKEND_CUDA;
+	if (cuda ? stage_dev(R, 1, sets, n) : (stage(R, &R->cs, sets, n), 0))
+		return 1;
 	struct leap_block bt;
 	/* a candidate that turns slow cannot stall the run: a block may take ten times what the
 	 * calls before took (the first: a hundred times the baseline's calls), and half a second */
@@ -170,7 +291,7 @@ static int cand_block(struct rec *R, uint32_t want, int sample)
 	if (R->r == LEAP_SESS_TIMEOUT && R->cs.sb.deadline < saved)
 		R->block_limit = limit;
 	R->cs.sb.deadline = saved;
-	if (R->r != LEAP_SESS_OK || check_block(R, sets, n))
+	if (R->r != LEAP_SESS_OK || (cuda && fetch_dev(R, 1, n, NULL)) || check_block(R, sets, n))
 		return 1;
 	double per = (bt.ms - R->ovh) / n;
 	if (per < 1e-6)
@@ -213,9 +334,13 @@ static int base_block(struct rec *R, uint32_t k, int sample)
 			while (!P->known[sets[j]]);
 		}
 	}
-	stage(R, R->bs, sets, k);
+	int cuda = R->b == LEAP_BACKEND_CUDA;
+	if (cuda ? stage_dev(R, 0, sets, k) : (stage(R, R->bs, sets, k), 0))
+		return -1;
 	struct leap_block bt;
 	int r = leap_session_block(R->bs, R->d, R->perm, k, LEAP_RUN_OP_CALL, &bt);
+	if (r == LEAP_SESS_OK && cuda && fetch_dev(R, 0, k, fresh))
+		return -1;
 	size_t np = R->t->nparams;
 	for (uint32_t j = 0; j < k; j++) {
 		if (!fresh[j])
@@ -271,13 +396,20 @@ static int calibrate(struct rec *R)
 static int open_sessions(struct rec *R, const char *artifact, const char *base_art)
 {
 	struct leap_bpool *P = R->P;
-	struct leap_session_opts so = leap_bench_session_opts(R->B, R->d, P->slots, 1);
+	int cuda = R->b == LEAP_BACKEND_CUDA;
+	struct leap_session_opts so = leap_bench_session_opts(R->B, R->d, R->b, P->slots, 1);
 	if (P->have_bs && P->bs.dead) {
 		leap_session_end(&P->bs, NULL, NULL, NULL, 0);
 		P->have_bs = 0;
 	}
 	if (!P->have_bs) {
-		int r = leap_session_start(R->B->v, &P->bs, R->b, base_art, &so, &R->err);
+		struct leap_session_opts os = so;
+		if (cuda) { /* the owner of the device memory, its pool of input sets included */
+			os.role = "owner";
+			os.pool_len = (uint64_t)P->cap * P->in_set;
+			memset(P->on_dev, 0, P->cap);
+		}
+		int r = leap_session_start(R->B->v, &P->bs, R->b, base_art, &os, &R->err);
 		if (r < 0)
 			return -1;
 		P->have_bs = 1;
@@ -285,6 +417,11 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 			R->err = xasprintf("the baseline of task '%s' failed to start: %s", R->t->id, P->bs.last.msg);
 			return -1;
 		}
+		memcpy(P->ipc, P->bs.hello.ipc, sizeof P->ipc);
+	}
+	if (cuda) {
+		so.role = "client";
+		so.ipc = (const uint8_t(*)[64])P->ipc;
 	}
 	R->bs = &P->bs;
 	R->bs->sb.deadline = leap_now() + R->B->sb.timeout; /* a new record, a new deadline */
@@ -592,35 +729,58 @@ static json_t *time_record(struct rec *R, const char *artifact, const char *base
 	return out;
 }
 
+/* Takes the exclusive lock of the device the pool's baseline ran on (cpu, or the GPU by its
+ * UUID). Returns the descriptor, or -1 with *err. */
+static int lock_pool_device(struct leap_bencher *B, const struct leap_bpool *P, enum leap_backend b, char **err)
+{
+	char *path = leap_device_lock_path(B->v->o.cache, P->uuid);
+	char *what = b == LEAP_BACKEND_CUDA ? xasprintf("cuda%s", B->v->o.device) : xstrdup("cpu");
+	int fd = leap_device_lock(path, LOCK_EX, what, 1, err);
+	free(path);
+	free(what);
+	return fd;
+}
+
+/* The exclusive lock of the cpu. */
+static int lock_cpu(struct leap_bencher *B, char **err)
+{
+	uint8_t none[16] = {0};
+	char *path = leap_device_lock_path(B->v->o.cache, none);
+	int fd = leap_device_lock(path, LOCK_EX, "cpu", 1, err);
+	free(path);
+	return fd;
+}
+
 json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
 			    const char *artifact, uint64_t seed, enum leap_status *st, char **err)
 {
 	double t0 = leap_now();
 	*err = NULL;
 	*st = LEAP_ST_NONE;
-	int cuda = b == LEAP_BACKEND_CUDA;
 	char *base_art = leap_bench_baseline_artifact(B, t, b, err);
 	if (!base_art)
 		return NULL;
-	char lockname[32];
-	snprintf(lockname, sizeof lockname, "%s%s", cuda ? "cuda" : "cpu", cuda ? B->v->o.device : "");
-	int lock = leap_bench_lock(B->v->o.cache, lockname, err);
-	if (lock < 0) {
-		free(base_art);
-		return NULL;
-	}
 	struct rec R;
 	memset(&R, 0, sizeof R);
 	R.B = B;
 	R.t = t;
 	R.b = b;
 	json_t *out = NULL;
-	R.P = leap_bpool_get(B, t, b, seed, base_art, &R.err);
-	if (R.P) {
+	/* cpu: the pool is made under the lock (its baseline runs on the timed cores); cuda: the
+	 * lock is the GPU's, named by the UUID the pool's baseline found */
+	int cpu = b == LEAP_BACKEND_CPU, lock = cpu ? lock_cpu(B, &R.err) : -1, nodev = 0;
+	if ((!cpu || lock >= 0) && (R.P = leap_bpool_get(B, t, b, seed, base_art, &nodev, &R.err)) && !cpu)
+		lock = lock_pool_device(B, R.P, b, &R.err);
+	if (lock >= 0 && R.P) {
 		R.d = &R.P->d;
 		out = time_record(&R, artifact, base_art, st);
+	} else if (nodev) {
+		out = json_pack("{s:s,s:s++}", "status", "no_device", "message", "Not timed: ", R.err, ".");
+		free(R.err);
+		R.err = NULL;
 	}
-	close(lock);
+	if (lock >= 0)
+		close(lock);
 	if (out) {
 		json_object_set_new(out, "seed", json_integer((json_int_t)seed));
 		json_object_set_new(out, "ms", json_real((leap_now() - t0) * 1e3));
@@ -642,11 +802,14 @@ int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum l
 	char *base_art = leap_bench_baseline_artifact(B, t, b, err);
 	if (!base_art)
 		return -1;
-	int cuda = b == LEAP_BACKEND_CUDA;
-	char lockname[32];
-	snprintf(lockname, sizeof lockname, "%s%s", cuda ? "cuda" : "cpu", cuda ? B->v->o.device : "");
-	int lock = leap_bench_lock(B->v->o.cache, lockname, err);
-	int r = lock < 0 || !leap_bpool_get(B, t, b, seed, base_art, err) ? -1 : 0;
+	int cpu = b == LEAP_BACKEND_CPU, lock = cpu ? lock_cpu(B, err) : -1;
+	int nodev;
+	int r = (!cpu || lock >= 0) && leap_bpool_get(B, t, b, seed, base_art, &nodev, err) ? 0 : -1;
+	if (r && nodev) { /* each record will say no_device */
+		free(*err);
+		*err = NULL;
+		r = 0;
+	}
 	if (lock >= 0)
 		close(lock);
 	free(base_art);

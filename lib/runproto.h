@@ -103,7 +103,9 @@ struct leap_run_param {
 /* Flags of the control page. */
 enum leap_run_ctl_flags {
 	LEAP_RUN_CTL_SEALED = 1 << 0, /* IN is sealed: map it read-only */
-	LEAP_RUN_CTL_FLUSH_L2 = 1 << 1, /* cuda owner: flush the L2 cache after an XFER */
+	LEAP_RUN_CTL_FLUSH_L2 = 1 << 1, /* cuda owner: flush the L2 cache after this XFER */
+	LEAP_RUN_CTL_LAZY = 1 << 2,   /* map the regions without populating them (cuda: the host
+				       * regions are staging, mostly never touched) */
 };
 
 /* The control page, at offset 0 of IN. The first part is fixed for the session; the block

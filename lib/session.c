@@ -6,11 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "build.h"
 #include "session.h"
+#include "sig.h"
 #include "util.h"
 #include "verify.h"
 #include "banned.h"
@@ -100,6 +103,8 @@ int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o,
 	c->table_cap = leap_run_table_bytes(o->nparams, o->calls);
 	c->guards_off = leap_run_guards_off(o->nparams, o->calls);
 	c->guard_gen = 1;
+	if (o->lazy)
+		c->flags |= LEAP_RUN_CTL_LAZY;
 	if (c->guards_off + leap_run_guards_cap(o->nparams, o->nslots) * sizeof(struct leap_run_range) > g->in_len) {
 		*err = xstrdup("internal error: the input region has no room for the guard list");
 		goto fail;
@@ -150,6 +155,7 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 {
 	memset(s, 0, sizeof *s);
 	s->own.in_fd = s->own.out_fd = -1;
+	s->lock_fd = -1;
 	s->sb.pid = -1;
 	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = s->sb.setup_fd = s->sb.ctl_fd = -1;
 	int cuda = b == LEAP_BACKEND_CUDA;
@@ -200,6 +206,16 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 	close(art);
 	free(runner);
 	int r = read_reply(s);
+	s->hello = s->last;
+	if (r == LEAP_SESS_OK && cuda && o->lock_cache) {
+		char *path = leap_device_lock_path(o->lock_cache, s->hello.uuid);
+		s->lock_fd = leap_device_lock(path, LOCK_SH, NULL, 0, err);
+		free(path);
+		if (s->lock_fd < 0) {
+			leap_session_end(s, NULL, NULL, NULL, 0);
+			return -1;
+		}
+	}
 	if (r == LEAP_SESS_OK && s->freeze)
 		r = freeze(s);
 	return r;
@@ -445,4 +461,64 @@ void leap_session_end(struct leap_session *s, char **why, int *timeout, struct l
 	leap_regions_free(&s->own);
 	s->rg = NULL;
 	s->arena = NULL;
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	s->lock_fd = -1;
+}
+
+int leap_session_xfer(struct leap_session *s, const struct leap_run_xfer *x, uint32_t n, int flush)
+{
+	if (s->dead)
+		return LEAP_SESS_DIED;
+	struct leap_run_ctl *c = s->rg->ctl;
+	if ((uint64_t)n * sizeof *x > c->table_cap)
+		return LEAP_SESS_DIED; /* a caller's bug */
+	memcpy(s->arena + c->table_off, x, (size_t)n * sizeof *x);
+	c->seq = ++s->seq;
+	c->op = LEAP_RUN_OP_XFER;
+	c->ncalls = n;
+	c->flags = (c->flags & ~(uint32_t)LEAP_RUN_CTL_FLUSH_L2) | (flush ? LEAP_RUN_CTL_FLUSH_L2 : 0);
+	uint64_t u0;
+	int r = s->freeze ? thaw(s, &u0) : LEAP_SESS_OK;
+	if (r == LEAP_SESS_OK)
+		r = go(s, LEAP_RUN_OP_XFER);
+	if (r == LEAP_SESS_OK && s->freeze)
+		r = freeze(s);
+	return r;
+}
+
+char *leap_device_lock_path(const char *cache, const uint8_t uuid[16])
+{
+	int any = 0;
+	for (int i = 0; i < 16; i++)
+		any |= uuid[i];
+	if (!any)
+		return xasprintf("%s/locks/cpu.lock", cache);
+	char hex[33];
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
+	return xasprintf("%s/locks/gpu-%s.lock", cache, hex);
+}
+
+int leap_device_lock(const char *path, int how, const char *what, int say, char **err)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	int fd = -1;
+	if (leap_mkdirs(dir) || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+		*err = xasprintf("cannot open the device lock %s: %s", path, strerror(errno));
+	} else if (flock(fd, how | LOCK_NB)) {
+		if (say)
+			leap_warn("waiting for the lock on device %s (another leap-bench is timing on it)", what);
+		while (flock(fd, how))
+			if (errno != EINTR || leap_signal_caught()) {
+				*err = xasprintf("cannot lock %s: %s", path, strerror(errno));
+				close(fd);
+				fd = -1;
+				break;
+			}
+	}
+	free(dir);
+	return fd;
 }

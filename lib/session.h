@@ -43,7 +43,17 @@ struct leap_session_opts {
 	uint64_t pool_len;        /* cuda owner: its device pool's size */
 	struct leap_regions *regions; /* regions to use (made by the caller), or NULL: own ones */
 	int lazy;                 /* map the regions without populating them (cuda: never read on the host) */
+	const char *lock_cache;   /* cuda: hold the device's lock, shared, for the session (under
+				   * this cache directory; leap-bench takes it exclusive to time) */
 };
+
+/* The lock file of a device: CACHE/locks/cpu.lock, or CACHE/locks/gpu-UUID.lock (by UUID, not
+ * index: CUDA_VISIBLE_DEVICES and device orders renumber GPUs, a UUID names one). New string. */
+char *leap_device_lock_path(const char *cache, const uint8_t uuid[16]);
+
+/* Takes the lock at `path` (LOCK_SH or LOCK_EX), waiting; with `say`, says once that it waits
+ * (naming `what`). Returns the descriptor, or -1 with a new message in *err. */
+int leap_device_lock(const char *path, int how, const char *what, int say, char **err);
 
 /* Grows o (zeroed first by the caller) to fit case d with `calls` calls per block. */
 void leap_session_fit(struct leap_session_opts *o, const struct leap_case_data *d, uint32_t calls);
@@ -85,6 +95,8 @@ struct leap_session {
 	uint64_t seq;
 	enum leap_freeze freeze;
 	uint64_t frozen_usage;    /* CPU ns when last frozen (the freeze must hold) */
+	struct leap_run_reply hello; /* the runner's first reply (device, UUID, an owner's IPC handles) */
+	int lock_fd;              /* the device lock held for the session, or -1 */
 	int has_usage;
 	int dead;                 /* the child died or timed out: no more calls */
 	struct leap_run_reply last; /* the last reply (status, message) */
@@ -120,6 +132,10 @@ int leap_session_block(struct leap_session *s, const struct leap_case_data *d, c
 /* The first parameter of slot `slot` whose canary was damaged (a write outside its buffer),
  * or -1. */
 int leap_session_guards(const struct leap_session *s, const struct leap_case_data *d, uint32_t slot);
+
+/* An owner's data moves (runproto.h, LEAP_RUN_OP_XFER), with an L2 flush after them when
+ * `flush`; untimed (the child is thawed for them and frozen again). Returns an enum leap_sess. */
+int leap_session_xfer(struct leap_session *s, const struct leap_run_xfer *x, uint32_t n, int flush);
 
 /* Measures the device in the runner (LEAP_RUN_OP_PROBE): copy bandwidth in GB/s and peak
  * FP32 rate in GFLOP/s (0: not measured). Only for runners holding a trusted artifact.

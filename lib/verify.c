@@ -204,6 +204,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	struct leap_session_opts so = {0};
 	for (size_t ci = 0; ci < t->ncases; ci++)
 		leap_session_fit(&so, &cd[ci], 1);
+	so.lock_cache = v->o.cache; /* cuda: the GPU's lock, shared: never while leap-bench times on it */
 	int r = leap_session_start(v, &s, b, artifact, &so, err);
 	if (r < 0)
 		return NULL;

@@ -120,10 +120,10 @@ static int map_regions(struct runner *r)
 	int sealed = (c->flags & LEAP_RUN_CTL_SEALED) != 0;
 	r->in_len = c->in_len;
 	r->out_len = c->out_len;
-	r->in = mmap(NULL, (size_t)r->in_len, PROT_READ | (sealed ? 0 : PROT_WRITE), MAP_SHARED | MAP_POPULATE,
-		     LEAP_RUN_FD_IN, 0);
-	r->out = r->out_len ? mmap(NULL, (size_t)r->out_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-				   LEAP_RUN_FD_OUT, 0)
+	/* populated now, before any candidate code runs: no page fault lands in a timed block */
+	int pop = c->flags & LEAP_RUN_CTL_LAZY ? 0 : MAP_POPULATE;
+	r->in = mmap(NULL, (size_t)r->in_len, PROT_READ | (sealed ? 0 : PROT_WRITE), MAP_SHARED | pop, LEAP_RUN_FD_IN, 0);
+	r->out = r->out_len ? mmap(NULL, (size_t)r->out_len, PROT_READ | PROT_WRITE, MAP_SHARED | pop, LEAP_RUN_FD_OUT, 0)
 			    : NULL;
 	if (r->in == MAP_FAILED || r->out == MAP_FAILED) {
 		reply(r, LEAP_RUN_NOMEM, 0, 0, 0, NULL, "cannot map the shared regions: %s", strerror(errno));
@@ -253,7 +253,7 @@ static void xfer(struct runner *r, const struct leap_run_ctl *c)
 	}
 	char msg[LEAP_RUN_MSG] = "";
 	const struct leap_run_xfer *x = (const struct leap_run_xfer *)(r->in + r->ctl.table_off);
-	int st = rb_xfer(r->rb, x, c->ncalls, (r->ctl.flags & LEAP_RUN_CTL_FLUSH_L2) != 0, msg);
+	int st = rb_xfer(r->rb, x, c->ncalls, (c->flags & LEAP_RUN_CTL_FLUSH_L2) != 0, msg);
 	reply(r, st, 0, 0, c->seq, NULL, "%s", msg);
 }
 
