@@ -45,6 +45,8 @@ static const char usage[] =
 	"                         CPUs leap-bench may use)\n"
 	"      --freezer HOW      auto, cgroup, cgroup1, cgroup2 or signals (default auto: a cgroup\n"
 	"                         freezer, else SIGSTOP from the PID namespace's init)\n"
+	"      --block-ms MS      the length a block of calls aims at (default 20; shorter when\n"
+	"                         --max-time is small)\n"
 	"      --hot              cuda: do not flush the L2 cache between blocks\n"
 	"      --no-baseline-cache  time the baseline with every record\n"
 	"      --baseline-tolerance F  a cached baseline is used only while the check blocks of\n"
