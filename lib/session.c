@@ -37,6 +37,9 @@ void leap_session_fit(struct leap_session_opts *o, const struct leap_case_data *
 {
 	uint64_t in_len = 0, out_len = 0;
 	uint32_t np = (uint32_t)d->t->nparams;
+	/* the case's own offsets (leap_case_prepare) leave room for a table of arena_sets rows */
+	if (calls < d->arena_sets)
+		calls = d->arena_sets;
 	leap_run_layout2(d->rp, np, d->arena_sets, calls, NULL, NULL, NULL, &in_len, &out_len);
 	if (in_len > o->in_cap)
 		o->in_cap = in_len;
