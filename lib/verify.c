@@ -268,6 +268,15 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 			 phase_trial + 1);
 	else
 		snprintf(where, sizeof where, " while loading");
+	if (r == LEAP_SESS_REPLY && phase_case < 0 && last.status == LEAP_RUN_NOMEM) {
+		/* the runner makes its buffers before it loads the candidate: the machine's fault */
+		*err = xasprintf("the runner could not make its buffers: %s", last.msg);
+		free(why);
+		json_decref(mismatch);
+		leap_buf_free(&msg);
+		leap_buf_free(&output);
+		return NULL;
+	}
 	if (overrun >= 0) {
 		status = "runtime_error";
 		leap_buf_addf(&msg, "Your code wrote outside the bounds of buffer %s%s.", t->params[overrun].name, where);
