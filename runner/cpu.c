@@ -1,6 +1,7 @@
 /* cpu.c - the runner's cpu backend: the candidate's buffers are the referee's shared regions. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -32,8 +33,11 @@ int rb_init(struct rb **b, const char *device, const char *role, char *msg, uint
 	(void)device;
 	(void)role;
 	memset(uuid, 0, 16);
-	static struct rb state; /* one per process; main owns the pointer */
-	*b = &state;
+	*b = calloc(1, sizeof **b); /* one per process; main owns it */
+	if (!*b) {
+		snprintf(msg, LEAP_RUN_MSG, "out of memory");
+		return LEAP_RUN_NOMEM;
+	}
 	snprintf(msg, LEAP_RUN_MSG, "cpu");
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	if (!f)
