@@ -38,6 +38,8 @@ struct rec {
 	uint32_t kc;                 /* calls of the candidate's next block */
 	double cand_ms;              /* the candidate's last time per call */
 	struct leap_series cand, fresh, repeat, base;
+	struct leap_series base_f, base_r; /* baseline blocks after a candidate block on new sets / seen sets */
+	int last_rep;                /* the candidate's last block was on sets it had seen */
 	double cpu_ms;               /* the candidate's CPU time over its timed blocks (-1: none) */
 	uint32_t *unseen;            /* known sets the candidate has not had in this record */
 	uint32_t nunseen;
@@ -305,6 +307,7 @@ static int cand_block(struct rec *R, uint32_t want, int sample)
 		leap_series_add(&R->cand, per, n);
 		leap_series_add(rep ? &R->repeat : &R->fresh, per, n);
 	}
+	R->last_rep = rep;
 	/* the next block aims at the block target, changing by at most a factor of two */
 	double k = leap_bench_block_target(&R->B->o) / per;
 	double lo = R->kc / 2.0 < 1 ? 1 : R->kc / 2.0, hi = 2.0 * R->kc;
@@ -365,12 +368,14 @@ static int base_block(struct rec *R, uint32_t k, int sample)
 	if (sample) {
 		double per = (bt.ms - R->ovh) / k;
 		leap_series_add(&R->base, per > 1e-6 ? per : 1e-6, k);
+		leap_series_add(R->last_rep ? &R->base_r : &R->base_f, per > 1e-6 ? per : 1e-6, k);
 	}
 	return 0;
 }
 
 /* The cost of a block beyond its calls: empty blocks (the same thaw, go, done and freeze, no
- * call) on the baseline's runner, which the candidate cannot slow down. Returns 0 or -1. */
+ * call, the same table walk) on the baseline's runner, which the candidate cannot slow down.
+ * Returns 0 or -1. */
 static int calibrate(struct rec *R)
 {
 	double x[CALIBRATE_BLOCKS];
@@ -384,9 +389,10 @@ static int calibrate(struct rec *R)
 		}
 		x[i] = bt.ms;
 	}
+	/* the least: the block's fixed cost, which noise (a preemption) can only lengthen */
 	struct leap_stats st;
 	leap_stats(x, CALIBRATE_BLOCKS, &st);
-	R->ovh = st.median;
+	R->ovh = st.min;
 	return 0;
 }
 
@@ -577,7 +583,19 @@ static int memoises(const struct rec *R, struct leap_stats *fs, struct leap_stat
 {
 	leap_series_stats(&R->fresh, fs);
 	leap_series_stats(&R->repeat, rs);
-	return fs->n >= 6 && rs->n >= 6 && rs->median < MEMO_RATIO * fs->median && rs->ci_hi < fs->ci_lo;
+	if (fs->n < 6 || rs->n < 6)
+		return 0;
+	/* Relative to the baseline timed beside each phase, where there are enough of its blocks:
+	 * a machine whose load fell between the two phases speeds both up alike. */
+	struct leap_stats bf, br;
+	leap_series_stats(&R->base_f, &bf);
+	leap_series_stats(&R->base_r, &br);
+	double f = 1, r = 1;
+	if (bf.n >= 3 && br.n >= 3 && bf.median > 0 && br.median > 0) {
+		f = bf.median;
+		r = br.median;
+	}
+	return rs->median / r < MEMO_RATIO * fs->median / f && rs->ci_hi / r < fs->ci_lo / f;
 }
 
 /* Roofline fields, and a `suspicious` verdict for a time below the memory floor. */
@@ -682,6 +700,8 @@ static void rec_free(struct rec *R)
 	free(R->fresh.x);
 	free(R->repeat.x);
 	free(R->base.x);
+	free(R->base_f.x);
+	free(R->base_r.x);
 	free(R->unseen);
 	free(R->seen);
 	free(R->perm);
