@@ -178,7 +178,11 @@ static ssize_t get(const char *dir, const char *file, char *buf, size_t n)
 	return r;
 }
 
-/* Removes the groups leap-PID-* under dir whose process no longer runs. */
+static void kill_listed(const char *dir);
+
+/* Removes the groups leap-PID-* under dir whose process no longer runs (a leap-bench killed
+ * with SIGKILL leaves its groups behind, and a v1 freezer may still hold what was in them):
+ * thawed, emptied, removed. */
 static void sweep(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -192,7 +196,14 @@ static void sweep(const char *dir)
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue;
 		char *p = xasprintf("%s/%s", dir, e->d_name);
-		rmdir(p); /* fails, harmlessly, while something still runs in it */
+		put(p, "freezer.state", "THAWED"); /* whichever exists */
+		put(p, "cgroup.freeze", "0");
+		kill_listed(p);
+		double until = leap_now() + 0.2;
+		while (rmdir(p) && errno == EBUSY && leap_now() < until) {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
 		free(p);
 	}
 	closedir(d);

@@ -252,6 +252,32 @@ honest() {
 	done
 }
 
+# groups PID: the control groups leap-bench process PID made, in every hierarchy.
+groups() {
+	find /sys/fs/cgroup -maxdepth 4 -type d -name "leap-$1-*" 2>/dev/null
+}
+
+@test "a finished leap-bench leaves no control group; those of one killed are removed by the next" {
+	[ -w /sys/fs/cgroup/unified ] || [ -w /sys/fs/cgroup/freezer ] || [ -w /sys/fs/cgroup ] || skip "no writable cgroup hierarchy"
+	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	leap-bench --max-time 0.3 "$BATS_TEST_TMPDIR/in.jsonl" >/dev/null &
+	pid=$!
+	wait "$pid"
+	[ -z "$(groups "$pid")" ]
+	passed turn_slow >"$BATS_TEST_TMPDIR/slow.jsonl" # slow calls: it is killed mid-record
+	leap-bench --max-time 5 "$BATS_TEST_TMPDIR/slow.jsonl" >/dev/null &
+	pid=$!
+	for i in $(seq 100); do [ -n "$(groups "$pid")" ] && break; sleep 0.1; done
+	[ -n "$(groups "$pid")" ]
+	sleep 0.5
+	kill -9 "$pid"
+	wait "$pid" || true
+	sleep 0.5 # the sandbox dies with its parent (PDEATHSIG), its group stays behind, empty
+	[ -n "$(groups "$pid")" ]
+	run -0 leap-bench --max-time 0.3 "$BATS_TEST_TMPDIR/in.jsonl"
+	[ -z "$(groups "$pid")" ]
+}
+
 @test "without any way to freeze a candidate leap-bench refuses to time (exit 2, saying why)" {
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -2 --separate-stderr leap-bench --no-namespaces --freezer signals "$BATS_TEST_TMPDIR/in.jsonl"
