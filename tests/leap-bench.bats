@@ -38,6 +38,10 @@ verified() {
 	for n in "$@"; do compiled_record vector_add "$ART/$n.so" "{\"name\":\"$n\"}"; done | leap-verify --seed 3
 }
 
+# Tests of plumbing (order, locks, devices, caches) accept `noisy` where they expect a timing:
+# on a loaded machine even --target-ci 1 can be missed (one block three times the median).
+TIMED='if .bench.status == "noisy" then "timed" elif .bench.status == "ok" then "timed" else .bench.status end'
+
 # honest RECORD: a correct candidate after a hostile one: it passes and is timed honestly (ok with
 # a speedup within 10% of its true ratio, 1, or noisy with no speedup).
 honest() {
@@ -90,9 +94,10 @@ honest() {
 @test "a correct candidate is timed by the referee: statistics, baseline, speedup, roofline, cores, freezer" {
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 2 --target-ci 1 --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 jq -r '.bench | [.status, (.n >= 10), (.calls >= .n), (.median_ms > 0), (.baseline_ms > 0), (.speedup > 0),
-		(.roofline > 0), .seed, .case.n, (.cpu_ms > 0), .cores, (.overhead_ms >= 0), (.freezer | test("freezer|SIGSTOP"))] | @tsv' <<<"$output"
-	assert_output "ok	true	true	true	true	true	true	5	4194304	true	$(nproc)	true	true"
+	run -0 jq -r '.bench | [(.status | IN("ok", "noisy")), (.n >= 10), (.calls >= .n), (.median_ms > 0), (.baseline_ms > 0),
+		((.measured_speedup // .speedup) > 0), (.roofline > 0), .seed, .case.n, (.cpu_ms > 0), .cores, (.overhead_ms >= 0),
+		(.freezer | test("freezer|SIGSTOP")), (if .status == "ok" then .speedup > 0 else .speedup == 0 end)] | @tsv' <<<"$output"
+	assert_output "true	true	true	true	true	true	true	5	4194304	true	$(nproc)	true	true	true"
 }
 
 @test "an interval wider than --target-ci is noisy: no speedup, the measured one named as unusable" {
@@ -325,7 +330,7 @@ groups() {
 	wait
 	[[ "$stderr" == *"waiting for the lock on device cpu"* ]]
 	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 2.3) }'
-	[ "$(jq -r .bench.status <<<"$output")" = ok ]
+	[ "$(jq -r "$TIMED" <<<"$output")" = timed ]
 }
 
 @test "an unknown task is an error record and exit status 1" {
@@ -336,8 +341,10 @@ groups() {
 }
 
 @test "ad-hoc mode prints a table, and refuses to time what does not pass" {
-	run -0 leap-bench --max-time 1 --target-ci 1 --task vector_add "$FIXTURES/leap-verify/correct.c"
-	assert_line --index 0 --partial "correct.c: ok (task vector_add, cpu on "
+	run leap-bench --max-time 1 --target-ci 1 --task vector_add "$FIXTURES/leap-verify/correct.c"
+	# exit 0 when ok, 1 when noisy (not timed cleanly)
+	[[ "$status" = 0 && "${lines[0]}" == *"correct.c: ok (task vector_add, cpu on "* ]] ||
+		[[ "$status" = 1 && "${lines[0]}" == *"correct.c: noisy (task vector_add, cpu on "* ]]
 	assert_output --partial "speedup"
 	run -1 leap-bench --task vector_add "$FIXTURES/leap-verify/wrong.c"
 	assert_line --index 0 --partial "wrong.c: mismatch, not timed"
@@ -357,9 +364,9 @@ groups() {
 		passed correct
 	} >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -1 --separate-stderr leap-bench --devices 1,3 --max-time 0.3 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 jq -r '"\(.name) \(.status) \(.bench.status // "error") \(.bench.device_index // "-")"' <<<"$output"
+	run -0 jq -r '"\(.name) \(.status) \('"$TIMED"' // "error") \(.bench.device_index // "-")"' <<<"$output"
 	# cpu records: one timing at a time, so the slots take turns; a crash fails its record
-	assert_output $'correct pass ok 1\ncrash_large runtime_error runtime_error 3\ncorrect pass ok 1\ncorrect pass ok 3\nfailed mismatch skipped -\nunknown pass error -\ncorrect pass ok 1'
+	assert_output $'correct pass timed 1\ncrash_large runtime_error runtime_error 3\ncorrect pass timed 1\ncorrect pass timed 3\nfailed mismatch skipped -\nunknown pass error -\ncorrect pass timed 1'
 	# the workers of one process never wait for each other on the cpu lock
 	[[ "$stderr" != *"waiting for the lock"* ]]
 }
@@ -372,7 +379,7 @@ groups() {
 	run -0 --separate-stderr leap-bench --devices 0,1 --max-time 0.3 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
 	wait
 	[[ "$stderr" == *"waiting for the lock on device cpu"* ]]
-	[ "$(jq -r '"\(.bench.status) \(.bench.device_index)"' <<<"$output")" = "ok 0" ]
+	[ "$(jq -r '"\('"$TIMED"') \(.bench.device_index)"' <<<"$output")" = "timed 0" ]
 }
 
 @test "--devices: malformed lists and conflicting options are usage errors (exit 2)" {
