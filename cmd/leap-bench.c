@@ -25,26 +25,34 @@ static const char usage[] =
 	"   or: leap-bench [OPTION]... --task TASK SOURCE...\n"
 	"   or: leap-bench --stats [FILE]...\n"
 	"\n"
-	"Time each record whose status is pass on its task's benchmark case, in a sandboxed child,\n"
-	"interleaved in blocks with the task's baseline (cuda: baseline.cu, cpu: reference.c), and\n"
-	"add `bench` {status, median_ms, min_ms, mean_ms, stdev_ms, n, rel_ci, host_median_ms,\n"
-	"baseline_ms, speedup, roofline, device, message}. Other records get bench.status skipped.\n"
-	"Outputs are re-checked on the timing inputs, which change between calls. With --task,\n"
-	"build each SOURCE exactly as leap-compile does, verify and time it, and print a table.\n"
-	"With --stats, summarise the numbers read (one sample each) as the timing loop does.\n"
+	"Time each record whose status is pass on its task's benchmark case against the task's\n"
+	"baseline (cuda: baseline.cu, cpu: reference.c), each in a sandboxed runner, from a referee\n"
+	"the candidate cannot reach: blocks of calls timed on leap-bench's own clock with the\n"
+	"candidate frozen in between, every call checked on inputs it cannot predict. Adds `bench`\n"
+	"{status, median_ms, n, calls, rel_ci, baseline_ms, speedup, roofline, cpu_ms, message...};\n"
+	"status ok, noisy, suspicious, mismatch, runtime_error, timeout or no_device (only ok carries\n"
+	"a speedup); a wrong output or a crash while timed also sets the record's status. Other\n"
+	"records get bench.status skipped. With --task, build each SOURCE exactly as leap-compile\n"
+	"does, verify and time it, and print a table. With --stats, summarise the numbers read (one\n"
+	"sample each) as the timing loop does.\n"
 	"\n"
-	"      --target-ci F      stop when the 95% CI half-width of the median is below F times\n"
-	"                         the median (default 0.01)\n"
-	"      --min-runs N       never fewer timed calls (default 10)\n"
-	"      --max-runs N       never more timed calls (default 1000)\n"
+	"      --target-ci F      the 95% CI half-width of the median, relative to it, to reach;\n"
+	"                         a wider one is `noisy` (default 0.01)\n"
+	"      --min-runs N       never fewer timed blocks (default 10)\n"
+	"      --max-runs N       never more timed blocks (default 1000)\n"
 	"      --max-time SECS    timing budget per record (default 2)\n"
-	"      --sets N           input sets rotated between calls (default 2)\n"
-	"      --hot              cuda: do not flush the L2 cache between calls\n"
+	"      --pool-memory SIZE memory for the input pool: input sets and the baseline's outputs\n"
+	"                         on them (default 512M)\n"
+	"      --cpus LIST        the cores of candidate and baseline (e.g. 0-3; default: all the\n"
+	"                         CPUs leap-bench may use)\n"
+	"      --freezer HOW      auto, cgroup, cgroup1, cgroup2 or signals (default auto: a cgroup\n"
+	"                         freezer, else SIGSTOP from the PID namespace's init)\n"
+	"      --block-ms MS      the length a block of calls aims at (default 20; shorter when\n"
+	"                         --max-time is small)\n"
+	"      --hot              cuda: do not flush the L2 cache between blocks\n"
 	"      --no-baseline-cache  time the baseline with every record\n"
-	"      --baseline-tolerance F  reuse a cached baseline while a check block agrees within\n"
-	"                         F (relative, default 0.05) plus twice its CI\n"
-	"      --block-ms MS      aim of one block of calls, candidate and baseline alternating\n"
-	"                         (default 20)\n"
+	"      --baseline-tolerance F  a cached baseline is used only while the check blocks of\n"
+	"                         a record agree with it within F (relative, default 0.05)\n"
 	"  -s, --seed N           seed of the inputs (default: random per run)\n"
 	"  -t, --timeout SECS     wall-clock limit of a sandboxed child (default: max-time + 30)\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G)\n"
@@ -70,8 +78,8 @@ static const char usage[] =
 	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
 enum {
-	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_SETS, OPT_HOT, OPT_NO_BCACHE,
-	OPT_NO_NS, OPT_TASK, OPT_STATS, OPT_CACHE, OPT_BLOCK_MS, OPT_BTOL, OPT_DEVICES,
+	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_POOL, OPT_HOT, OPT_NO_BCACHE,
+	OPT_NO_NS, OPT_TASK, OPT_STATS, OPT_CACHE, OPT_BLOCK_MS, OPT_BTOL, OPT_DEVICES, OPT_CPUS, OPT_FREEZER,
 };
 
 struct ctx {
@@ -143,7 +151,8 @@ static void one(struct ctx *c, struct leap_in *in, json_t *rec)
 		return;
 	}
 	leap_out_flush(&c->out); /* the records before this one reach the reader while it runs */
-	json_t *bench = t ? leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &err) : NULL;
+	enum leap_status st = LEAP_ST_NONE;
+	json_t *bench = t ? leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &st, &err) : NULL;
 	if (leap_signal_caught()) { /* the timing may be the interruption's: not written */
 		json_decref(bench);
 		free(err);
@@ -162,6 +171,8 @@ static void one(struct ctx *c, struct leap_in *in, json_t *rec)
 		c->errors++;
 	add = json_object();
 	json_object_set_new(add, "bench", bench);
+	if (st != LEAP_ST_NONE) /* wrong or crashing while timed: the record fails */
+		json_object_set_new(add, "status", json_string(leap_status_name(st)));
 	leap_out_splice(&c->out, in->buf, in->len, rec, add);
 	json_decref(add);
 }
@@ -188,6 +199,9 @@ static void finish(void *arg, struct leap_pool *p, struct leap_pool_entry *e, js
 		if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
 			c->errors++;
 		e->add = json_pack("{s:O}", "bench", bench);
+		const char *st = leap_get_str(res, "status", NULL);
+		if (st)
+			json_object_set_new(e->add, "status", json_string(st));
 		e->ready = 1;
 	} else {
 		entry_error(c, e, xstrdup(leap_get_str(res, "err", "internal error: a timing worker died")));
@@ -214,22 +228,48 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 		e->ready = 1;
 		return;
 	}
+	e->kind = b == LEAP_BACKEND_CUDA ? KIND_CUDA : KIND_CPU;
+	while ((p->running == p->slots || (e->kind == KIND_CPU && p->running_kind[KIND_CPU])) && !leap_signal_caught())
+		leap_pool_collect(p, -1);
+	if (leap_signal_caught())
+		return;
+	/* The input pool and the baseline's outputs are made here, once, for every worker, on the
+	 * device of the slot leap_pool_fork will take (free now: nothing is timed beside them). */
+	int next = (p->last_slot + 1) % p->slots;
+	while (p->busy[next])
+		next = (next + 1) % p->slots;
+	c->v.o.device = c->devs.name[next];
 	if (leap_bench_prepare(&c->bench, t, b, c->seed, &err)) {
 		entry_error(c, e, err);
 		return;
 	}
-	e->kind = b == LEAP_BACKEND_CUDA ? KIND_CUDA : KIND_CPU;
-	while ((p->running == p->slots || (e->kind == KIND_CPU && p->running_kind[KIND_CPU])) && !leap_signal_caught())
-		leap_pool_collect(p, -1);
 	int slot;
-	if (leap_signal_caught() || leap_pool_fork(p, e, &slot))
+	if (leap_pool_fork(p, e, &slot))
 		return;
 	leap_sandbox_slot(&c->v.env, slot);
 	c->v.o.device = c->devs.name[slot];
-	json_t *bench = leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &err);
+	enum leap_status st = LEAP_ST_NONE;
+	json_t *bench = leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &st, &err);
 	if (bench)
 		json_object_set_new(bench, "device_index", json_integer(c->devs.idx[slot]));
-	leap_pool_child_exit(p, bench ? json_pack("{s:o}", "bench", bench) : json_pack("{s:s}", "err", err));
+	json_t *res = bench ? json_pack("{s:o}", "bench", bench) : json_pack("{s:s}", "err", err);
+	if (bench && st != LEAP_ST_NONE)
+		json_object_set_new(res, "status", json_string(leap_status_name(st)));
+	leap_bencher_stop(&c->bench); /* the worker ends: so do the runners it kept */
+	leap_pool_child_exit(p, res);
+}
+
+/* Parses --freezer into o. Returns 0 or -1. */
+static int freezer_option(const char *s, struct leap_bench_opts *o)
+{
+	static const char *const names[] = {"auto", "cgroup", "cgroup1", "cgroup2", "signals"};
+	for (int i = 0; i < 5; i++)
+		if (!strcmp(s, names[i])) {
+			o->freezer = i == 0 ? LEAP_FREEZE_NONE : i == 4 ? LEAP_FREEZE_SIGNALS : LEAP_FREEZE_CGROUP;
+			o->cgroup_version = i == 2 ? 1 : i == 3 ? 2 : 0;
+			return 0;
+		}
+	return -1;
 }
 
 /* --stats: reads samples (numbers separated by white space) and prints their summary. */
@@ -272,7 +312,10 @@ static int adhoc_time(void *arg, const char *file, const struct leap_task *t, en
 {
 	struct ctx *c = arg;
 	char *err = NULL;
-	json_t *r = leap_bench_artifact(&c->bench, t, b, so, seed, &err);
+	enum leap_status rst;
+	json_t *r = leap_bench_artifact(&c->bench, t, b, so, seed, &rst, &err);
+	if (leap_signal_caught() || !r)
+		leap_bencher_stop(&c->bench); /* no runner outlives the program */
 	if (leap_signal_caught())
 		return 1; /* leap_hand_check ends the run */
 	if (!r)
@@ -304,7 +347,9 @@ int main(int argc, char **argv)
 		{"min-runs", required_argument, NULL, OPT_MIN_RUNS},
 		{"max-runs", required_argument, NULL, OPT_MAX_RUNS},
 		{"max-time", required_argument, NULL, OPT_MAX_TIME},
-		{"sets", required_argument, NULL, OPT_SETS},
+		{"pool-memory", required_argument, NULL, OPT_POOL},
+		{"cpus", required_argument, NULL, OPT_CPUS},
+		{"freezer", required_argument, NULL, OPT_FREEZER},
 		{"hot", no_argument, NULL, OPT_HOT},
 		{"no-baseline-cache", no_argument, NULL, OPT_NO_BCACHE},
 		{"block-ms", required_argument, NULL, OPT_BLOCK_MS},
@@ -329,8 +374,8 @@ int main(int argc, char **argv)
 		.sb = {.timeout = 0, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
 		.device = "0",
 	};
-	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 2, .min_runs = 10, .max_runs = 1000, .sets = 2,
-				     .baseline_cache = 1, .baseline_tol = 0.05, .block_ms = 20};
+	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 2, .min_runs = 10, .max_runs = 1000,
+				     .pool_bytes = 512ull << 20, .baseline_cache = 1, .baseline_tol = 0.05, .block_ms = 20};
 	const char *task = NULL, *backend = NULL, *cache = NULL;
 	int have_seed = 0, do_stats = 0, have_device = 0, opt;
 	int64_t v64;
@@ -357,9 +402,20 @@ int main(int argc, char **argv)
 			if (leap_parse_seconds(optarg, &bo.max_time) || bo.max_time > 86400)
 				leap_usage_error(&c.common, "--max-time: '%s' is not a duration up to a day", optarg);
 			break;
-		case OPT_SETS:
-			if (leap_parse_int(optarg, 1, 64, &bo.sets))
-				leap_usage_error(&c.common, "--sets: '%s' is not an integer in [1, 64]", optarg);
+		case OPT_POOL:
+			if (leap_parse_size(optarg, &v64) || v64 < (1 << 20))
+				leap_usage_error(&c.common, "--pool-memory: '%s' is not a size of at least 1M", optarg);
+			bo.pool_bytes = (uint64_t)v64;
+			break;
+		case OPT_CPUS:
+			if (leap_candidate_cores(optarg) < 0)
+				leap_usage_error(&c.common, "--cpus: '%s' is not a list of CPUs this process may use", optarg);
+			bo.cpus = optarg;
+			break;
+		case OPT_FREEZER:
+			if (freezer_option(optarg, &bo))
+				leap_usage_error(&c.common, "--freezer: '%s' is not auto, cgroup, cgroup1, cgroup2 or signals",
+						 optarg);
 			break;
 		case OPT_BLOCK_MS:
 			if (leap_parse_double(optarg, 0.001, 10000, &bo.block_ms))
@@ -444,7 +500,8 @@ int main(int argc, char **argv)
 	if (leap_signals_install())
 		leap_die_errno("sigaction");
 	leap_verifier_init(&c.v, &o);
-	leap_bencher_init(&c.bench, &c.v, &bo);
+	if (leap_bencher_init(&c.bench, &c.v, &bo, &err))
+		leap_die("%s; leap-bench does not time a candidate it cannot freeze (see --freezer)", err);
 	int rc;
 	if (task) {
 		rc = leap_hand_check(&c.v, &c.suite, task, backend, c.seed, argc - optind, argv + optind, adhoc_time, &c);
@@ -480,6 +537,7 @@ int main(int argc, char **argv)
 		if (leap_signal_caught()) {
 			/* SIGINT/SIGTERM/SIGHUP: the records written so far are whole lines, the
 			 * sandboxes ended with their temp dirs; die of the signal */
+			leap_bencher_stop(&c.bench);
 			leap_out_close(&c.out);
 			leap_signal_exit(leap_signal_caught());
 		}

@@ -1,4 +1,5 @@
-/* bench.c - time a verified candidate against its task's baseline: statistics, stopping rule, locks. */
+/* bench.c - time a verified candidate against its task's baseline from a referee the candidate
+ * cannot reach: statistics, the input pool, the baseline cache, the timing loop, the verdict. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -6,14 +7,35 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_int.h"
 #include "build.h"
 #include "jsonl.h"
 #include "util.h"
 #include "banned.h"
+
+/*
+ * The referee. This process owns the clock, the inputs and the checks; the candidate's runner
+ * is a servant (runproto.h, session.c). What that buys, attack by attack:
+ * - time: taken here around each block (thaw, go, done, freeze), less the cost of an empty
+ *   block measured the same way on the trusted baseline's runner; nothing the runner reports
+ *   is used, so patching its clock or forging its replies changes no number;
+ * - inputs: every call gets a set from the pool (leap_bpool), chosen by a secret random stream,
+ *   written into a slot chosen at random just before the block, while the candidate is frozen;
+ *   the input region is sealed, so inputs cannot be changed; sets a candidate has already seen
+ *   in this record are used again only when no new one is left, and a candidate that is faster
+ *   on those than on new ones is `suspicious` (it remembers results);
+ * - checks: every call of every block is checked, against the baseline's outputs on the same
+ *   set, in this process's own mapping of the outputs, after the freeze: work deferred past
+ *   "done" (a thread, a fault handler, a child) is either counted in the time or missing from
+ *   the outputs; a wrong output makes the record a `mismatch`;
+ * - the baseline: trusted code, in a runner of its own, timed with the candidate frozen; its
+ *   block size comes from its own time, never from the candidate's; a cached baseline time is
+ *   used only if its interval was tight and a check block in this record agrees with it;
+ * - noise: an interval wider than --target-ci is `noisy`, with no speedup.
+ */
 
 /* qsort comparison of doubles, ascending. */
 static int cmp_double(const void *a, const void *b)
@@ -64,81 +86,469 @@ int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, do
 	return elapsed >= max_time || s->rel_ci <= target;
 }
 
-void leap_bencher_init(struct leap_bencher *B, struct leap_verifier *v, const struct leap_bench_opts *o)
+/* ---- samples ---- */
+
+void leap_series_add(struct leap_series *s, double v, uint32_t calls)
+{
+	xgrow((void **)&s->x, &s->cap, s->n + 1, sizeof *s->x);
+	s->x[s->n++] = v;
+	s->calls += calls;
+}
+
+/* The statistics of s (its samples stay in their order). */
+void leap_series_stats(const struct leap_series *s, struct leap_stats *st)
+{
+	double *tmp = xmalloc((s->n ? s->n : 1) * sizeof *tmp);
+	memcpy(tmp, s->x, s->n * sizeof *tmp);
+	leap_stats(tmp, s->n, st);
+	free(tmp);
+}
+
+/* ---- set-up ---- */
+
+int leap_bencher_init(struct leap_bencher *B, struct leap_verifier *v, const struct leap_bench_opts *o, char **err)
 {
 	memset(B, 0, sizeof *B);
 	B->v = v;
 	B->o = *o;
+	B->ncpus = leap_cpus_parse(o->cpus, &B->cpus, err);
+	if (B->ncpus < 0)
+		return -1;
+	leap_cgroups_detect(&B->cg, o->cgroup_version == 1 ? LEAP_CG_V1 : LEAP_CG_NONE);
+	if (o->cgroup_version && B->cg.mode[LEAP_CG_FREEZER] != (enum leap_cg_mode)o->cgroup_version) {
+		*err = xasprintf("no cgroup v%d freezer (%s)", o->cgroup_version, B->cg.note[0] ? B->cg.note : "the other version serves");
+		return -1;
+	}
+	B->sb = v->o.sb;
+	B->sb.cpus = &B->cpus;
+	B->sb.cgroups = &B->cg;
+	B->sb.cg_ctrl = (1u << LEAP_CG_CPUSET) | (1u << LEAP_CG_CPUACCT);
+	enum leap_freeze f = o->freezer;
+	if (f == LEAP_FREEZE_NONE)
+		f = B->cg.mode[LEAP_CG_FREEZER] ? LEAP_FREEZE_CGROUP : LEAP_FREEZE_SIGNALS;
+	if (f == LEAP_FREEZE_CGROUP && !B->cg.mode[LEAP_CG_FREEZER]) {
+		*err = xasprintf("no cgroup freezer (%s)", B->cg.note);
+		return -1;
+	}
+	if (f == LEAP_FREEZE_SIGNALS) {
+		leap_sandbox_probe(&v->env, &v->o.sb);
+		if (!v->o.sb.namespaces || v->env.ns_ok != 1) {
+			*err = xasprintf("cannot freeze candidates: no cgroup freezer (%s) and no PID namespace to stop "
+					 "(namespaces %s)", B->cg.note, v->o.sb.namespaces ? "unavailable" : "turned off");
+			return -1;
+		}
+	}
+	if (f == LEAP_FREEZE_CGROUP)
+		B->sb.cg_ctrl |= 1u << LEAP_CG_FREEZER;
+	B->o.freezer = f;
+	return 0;
+}
+
+const char *leap_bench_freezer_name(const struct leap_bencher *B)
+{
+	if (B->o.freezer == LEAP_FREEZE_SIGNALS)
+		return "SIGSTOP from the PID namespace's init";
+	return B->cg.mode[LEAP_CG_FREEZER] == LEAP_CG_V2 ? "cgroup v2 freezer" : "cgroup v1 freezer";
+}
+
+void leap_bencher_stop(struct leap_bencher *B)
+{
+	for (size_t i = 0; i < B->npools; i++) {
+		struct leap_bpool *P = B->pools[i];
+		if (P->have_bs)
+			leap_session_end(&P->bs, NULL, NULL, NULL, 0);
+		if (P->have_creg)
+			leap_regions_free(&P->creg);
+		P->have_bs = P->have_creg = 0;
+	}
 }
 
 void leap_bencher_free(struct leap_bencher *B)
 {
+	leap_bencher_stop(B);
 	free(B->bl);
-	for (size_t i = 0; i < B->nbc; i++)
-		leap_case_free(&B->bc[i].d);
-	free(B->bc);
+	for (size_t i = 0; i < B->npools; i++) {
+		leap_case_free(&B->pools[i]->d);
+		free(B->pools[i]->known);
+		free(B->pools[i]->on_dev);
+		free(B->pools[i]);
+	}
+	free(B->pools);
+	leap_cgroups_free(&B->cg);
 	memset(B, 0, sizeof *B);
 }
 
-/* The bench case of t for `seed`: inputs of every set and their reference results, computed
- * once per task and run. NULL with *err on failure. */
-static struct leap_case_data *bench_case(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
-					 uint64_t seed, char **err)
+/* The block length aimed at: --block-ms, shorter when --max-time is small, so that a record
+ * still gets --min-runs blocks of each side within its budget. */
+double leap_bench_block_target(const struct leap_bench_opts *o)
 {
-	for (size_t i = 0; i < B->nbc; i++)
-		if (B->bc[i].task == t && B->bc[i].seed == seed)
-			return &B->bc[i].d;
-	leap_entry_fn ref = leap_reference(B->v, t, err);
-	if (!ref)
-		return NULL;
-	struct leap_case_data d;
-	uint32_t sets = (uint32_t)B->o.sets;
-	if (leap_case_prepare(&d, t, leap_task_bench_case(t, b), 0, sets, sets, err))
-		return NULL;
-	for (uint32_t k = 0; k < sets; k++) {
-		leap_case_inputs(&d, k, seed ^ 0xbe4c4u, k, NULL);
-		int rc = leap_case_reference(&d, k, ref);
-		if (rc) {
-			*err = xasprintf("the reference of task '%s' returned %d on the benchmark case", t->id, rc);
-			leap_case_free(&d);
-			return NULL;
-		}
-	}
-	xgrow((void **)&B->bc, &B->bccap, B->nbc + 1, sizeof *B->bc);
-	B->bc[B->nbc] = (struct leap_bcase){t, seed, d};
-	return &B->bc[B->nbc++].d;
+	double t = o->max_time * 1e3 / (4.0 * (double)(o->min_runs > 0 ? o->min_runs : 1));
+	return t < o->block_ms ? (t > 0.5 ? t : 0.5) : o->block_ms;
 }
 
-/* Takes the exclusive lock of `device` under the cache, waiting for it and saying so the first
- * time this process waits (*said), not once per record. Returns the descriptor, or -1 with *err. */
-static int lock_device(const char *cache, const char *device, int *said, char **err)
+/* ---- the input pool ---- */
+
+/* splitmix64: the next 64 bits of the referee's secret stream. */
+uint64_t leap_bench_rnd(uint64_t *s)
 {
-	char *dir = xasprintf("%s/locks", cache);
-	char *path = xasprintf("%s/%s.lock", dir, device);
-	int fd = -1;
-	if (leap_mkdirs(dir) || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
-		*err = xasprintf("cannot open the device lock %s: %s", path, strerror(errno));
-	} else if (flock(fd, LOCK_EX | LOCK_NB)) {
-		if (!(*said)++)
-			leap_warn("waiting for the lock on device %s (another leap-bench is timing on it)", device);
-		while (flock(fd, LOCK_EX))
-			if (errno != EINTR) {
-				*err = xasprintf("cannot lock %s: %s", path, strerror(errno));
-				close(fd);
-				fd = -1;
-				break;
-			}
-	}
-	free(dir);
-	free(path);
-	return fd;
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
 }
+
+/* Bytes of the inputs and of the outputs of one set. */
+static void set_bytes(const struct leap_case_data *d, uint64_t *in, uint64_t *out)
+{
+	*in = *out = 0;
+	for (size_t p = 0; p < d->t->nparams; p++) {
+		const struct leap_run_param *r = &d->rp[p];
+		if (r->kind == LEAP_RUN_K_IN || r->kind == LEAP_RUN_K_INOUT)
+			*in += r->bytes;
+		if (r->kind == LEAP_RUN_K_OUT || r->kind == LEAP_RUN_K_INOUT)
+			*out += r->bytes;
+	}
+}
+
+/* Makes set s from a base set: every input rotated by its own secret offset, then SWAPS pairs
+ * of its elements, at secret places, swapped. Every input of the suite is drawn element by
+ * element from one distribution, so a permutation keeps it; a kernel that remembers outputs by
+ * a few input elements, or by where they sit, finds nothing to reuse, and one that knows the
+ * rotation must still compare every element to find the swaps (as much memory traffic as the
+ * work of an elementwise kernel) or be wrong where they are. */
+#define SWAPS 64
+void leap_bpool_derive(struct leap_bpool *P, uint32_t s)
+{
+	struct leap_case_data *d = &P->d;
+	size_t np = d->t->nparams;
+	uint32_t base = (uint32_t)(leap_bench_rnd(&P->rng) % P->nbase);
+	for (size_t p = 0; p < np; p++) {
+		const struct leap_run_param *r = &d->rp[p];
+		if (r->kind != LEAP_RUN_K_IN && r->kind != LEAP_RUN_K_INOUT)
+			continue;
+		const unsigned char *src = d->inputs[(size_t)base * np + p];
+		unsigned char *dst = d->inputs[(size_t)s * np + p];
+		uint64_t n = (uint64_t)d->sizes[p], es = r->elsize;
+		if (!n)
+			continue;
+		uint64_t rot = leap_bench_rnd(&P->rng) % n;
+		memcpy(dst, src + rot * es, (size_t)((n - rot) * es));
+		memcpy(dst + (n - rot) * es, src, (size_t)(rot * es));
+		for (uint64_t k = 0; n > 1 && k < SWAPS; k++) {
+			uint64_t i = leap_bench_rnd(&P->rng) % n, j = leap_bench_rnd(&P->rng) % n;
+			unsigned char tmp[8];
+			memcpy(tmp, dst + i * es, (size_t)es);
+			memcpy(dst + i * es, dst + j * es, (size_t)es);
+			memcpy(dst + j * es, tmp, (size_t)es);
+		}
+	}
+}
+
+/* Elements of the outputs of case c of t (sum over output parameters), or -1. */
+static int64_t out_elements(const struct leap_task *t, const struct leap_case *c)
+{
+	int64_t *sz = xcalloc(t->nparams ? t->nparams : 1, sizeof *sz), n = 0;
+	char *err = NULL;
+	if (leap_task_sizes(t, c, sz, &err)) {
+		free(err);
+		free(sz);
+		return -1;
+	}
+	for (size_t p = 0; p < t->nparams; p++)
+		if (t->params[p].role == LEAP_ROLE_OUT || t->params[p].role == LEAP_ROLE_INOUT)
+			n += sz[p];
+	free(sz);
+	return n;
+}
+
+/* How much wider the tolerances are at the benchmark size: a sum over K terms has rounding
+ * errors growing like sqrt(K), and the task's tolerances were chosen for its verification
+ * cases. K is estimated as flops per output element (2*K for a product); 1 without flops. */
+static double tol_scale(const struct leap_task *t, const struct leap_case *bench)
+{
+	int64_t f, n = out_elements(t, bench);
+	if (leap_task_eval(t, t->flops, bench, &f) || f <= 0 || n <= 0)
+		return 1;
+	double kb = (double)f / (double)n, kv = 0;
+	for (size_t i = 0; i < t->ncases; i++) {
+		int64_t fi, ni = out_elements(t, &t->cases[i]);
+		if (!leap_task_eval(t, t->flops, &t->cases[i], &fi) && fi > 0 && ni > 0 && (double)fi / (double)ni > kv)
+			kv = (double)fi / (double)ni;
+	}
+	return kv > 0 && kb > kv ? sqrt(kb / kv) : 1;
+}
+
+/* The baseline artifact of t on backend b: reference.c on cpu (built by the verifier),
+ * baseline.cu on cuda (built and cached). Returns a new path, or NULL with *err set. */
+char *leap_bench_baseline_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, char **err)
+{
+	struct leap_verifier *v = B->v;
+	char *base_art = NULL;
+	if (b == LEAP_BACKEND_CUDA) {
+		char *p = xasprintf("%s/baseline.cu", t->dir);
+		size_t len;
+		char *src = leap_read_file(p, &len, err);
+		free(p);
+		if (!src)
+			return NULL;
+		base_art = leap_build_artifact(t, b, src, len, v->o.cache, err);
+		free(src);
+	} else if (leap_reference(v, t, err)) {
+		for (size_t i = 0; i < v->nrefs; i++)
+			if (v->refs[i].task == t)
+				base_art = xstrdup(v->refs[i].path);
+	}
+	if (!base_art && !*err)
+		*err = xasprintf("no baseline for task '%s'", t->id);
+	return base_art;
+}
+
+/* Session options for case d with `calls` calls per block: sealed inputs, the bencher's
+ * sandbox (cores, groups), frozen between blocks when `freeze`. */
+struct leap_session_opts leap_bench_session_opts(struct leap_bencher *B, const struct leap_case_data *d,
+						 enum leap_backend b, uint32_t calls, int freeze)
+{
+	struct leap_session_opts so;
+	memset(&so, 0, sizeof so);
+	leap_session_fit(&so, d, calls);
+	so.seal = 1;
+	so.freeze = freeze ? B->o.freezer : LEAP_FREEZE_NONE;
+	so.sb = &B->sb;
+	so.lazy = b == LEAP_BACKEND_CUDA; /* the host regions are staging there: fault in what is used */
+	return so;
+}
+
+/* Draws the base sets of d0 from the seed and runs the baseline once on each (slot k = set k),
+ * twice, keeping its outputs as the sets' expected outputs and its time per call. Returns 0,
+ * -2 when there is no usable device (*err says why), or -1 with *err. */
+static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum leap_backend b, const char *art,
+			uint64_t seed, double *call_ms, uint8_t uuid[16], char **err)
+{
+	struct leap_session s;
+	struct leap_session_opts so = leap_bench_session_opts(B, d0, b, 1, 0);
+	so.role = NULL; /* cuda: the runner copies each call's slots (only the outputs and a rough time matter) */
+	int r = leap_session_start(B->v, &s, b, art, &so, err);
+	for (uint32_t k = 0; r == LEAP_SESS_OK && k < d0->nsets; k++) /* drawn once a device answered */
+		leap_case_inputs(d0, k, seed ^ 0xbe4c4u, k, NULL);
+	double best = INFINITY;
+	size_t np = d0->t->nparams;
+	for (uint32_t round = 0; r == LEAP_SESS_OK && round < 2; round++)
+		for (uint32_t k = 0; r == LEAP_SESS_OK && k < d0->nsets; k++) {
+			struct leap_block bt;
+			leap_session_stage(&s, d0, k, k);
+			r = leap_session_block(&s, d0, &k, 1, LEAP_RUN_OP_CALL, &bt);
+			if (r == LEAP_SESS_OK && round == 1 && bt.ms < best)
+				best = bt.ms;
+			for (size_t p = 0; r == LEAP_SESS_OK && round == 0 && p < np; p++)
+				if (d0->want[(size_t)k * np + p])
+					memcpy(d0->want[(size_t)k * np + p], s.arena + d0->out[(size_t)k * np + p], d0->rp[p].bytes);
+		}
+	if (r < 0)
+		return -1;
+	char *why = NULL;
+	struct leap_run_reply last = s.last;
+	leap_session_end(&s, &why, NULL, NULL, 0);
+	if (s.sb.setup_error[0]) {
+		*err = xasprintf("the sandbox could not start the runner: %s", s.sb.setup_error);
+		free(why);
+		return -1;
+	}
+	if (r == LEAP_SESS_REPLY && last.status == LEAP_RUN_NO_DEVICE) {
+		*err = xstrdup(last.msg);
+		free(why);
+		return -2;
+	}
+	if (r != LEAP_SESS_OK) {
+		*err = xasprintf("the baseline of task '%s' failed on the benchmark case: %s", d0->t->id,
+				 why ? why : last.msg);
+		free(why);
+		return -1;
+	}
+	*call_ms = best;
+	memcpy(uuid, s.hello.uuid, 16);
+	return 0;
+}
+
+/* Sizes a new pool from the baseline's time per call: blocks of the baseline aim at the block
+ * target; slots leave room for a candidate up to twice as fast; the pool holds as many sets
+ * as --pool-memory allows. */
+static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct leap_case_data *d0)
+{
+	uint64_t in, out;
+	set_bytes(d0, &in, &out);
+	uint64_t per = in + out + 1;
+	double k = ceil(leap_bench_block_target(&B->o) / (P->call_ms > 1e-4 ? P->call_ms : 1e-4));
+	uint64_t slot_max = (256ull << 20) / per;
+	if (slot_max > 1024)
+		slot_max = 1024;
+	if (slot_max < 2)
+		slot_max = 2;
+	P->kb = k < 1 ? 1 : k > (double)slot_max ? (uint32_t)slot_max : (uint32_t)k;
+	P->slots = 2 * P->kb < slot_max ? 2 * P->kb : (uint32_t)slot_max;
+	if (P->slots < 2)
+		P->slots = 2;
+	uint64_t cap = B->o.pool_bytes / per;
+	P->cap = cap < P->nbase ? P->nbase : cap > 65536 ? 65536 : (uint32_t)cap;
+	/* cuda: the inputs of every set in the owner's device pool, each parameter 256-byte aligned */
+	P->in_set = 0;
+	for (size_t p = 0; p < d0->t->nparams; p++) {
+		const struct leap_run_param *r = &d0->rp[p];
+		if (r->kind == LEAP_RUN_K_IN || r->kind == LEAP_RUN_K_INOUT)
+			P->in_set += (r->bytes + 255) & ~(uint64_t)255;
+	}
+}
+
+uint64_t leap_bpool_dev_off(const struct leap_bpool *P, uint32_t s, size_t param)
+{
+	uint64_t off = (uint64_t)s * P->in_set;
+	for (size_t p = 0; p < param; p++) {
+		const struct leap_run_param *r = &P->d.rp[p];
+		if (r->kind == LEAP_RUN_K_IN || r->kind == LEAP_RUN_K_INOUT)
+			off += (r->bytes + 255) & ~(uint64_t)255;
+	}
+	return off;
+}
+
+/* The pool of (t, b, seed), made on first use. NULL with *err. */
+struct leap_bpool *leap_bpool_get(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
+				  uint64_t seed, const char *base_art, int *nodev, char **err)
+{
+	*nodev = 0;
+	for (size_t i = 0; i < B->npools; i++)
+		if (B->pools[i]->task == t && B->pools[i]->backend == b && B->pools[i]->seed == seed)
+			return B->pools[i];
+	const struct leap_case *c = leap_task_bench_case(t, b);
+	struct leap_case_data d0;
+	uint32_t nbase = 2;
+	if (leap_case_prepare(&d0, t, c, 0, nbase, nbase, err))
+		return NULL;
+	struct leap_bpool *P = xcalloc(1, sizeof *P);
+	*P = (struct leap_bpool){.task = t, .backend = b, .seed = seed, .nbase = nbase};
+	int r = base_outputs(B, &d0, b, base_art, seed, &P->call_ms, P->uuid, err);
+	*nodev = r == -2;
+	if (r || (pool_size(B, P, &d0), leap_case_prepare(&P->d, t, c, 0, P->cap, P->slots, err))) {
+		leap_case_free(&d0);
+		free(P);
+		return NULL;
+	}
+	size_t np = t->nparams;
+	P->known = xcalloc(P->cap, 1);
+	P->on_dev = xcalloc(P->cap, 1);
+	for (uint32_t k = 0; k < nbase; k++) {
+		for (size_t p = 0; p < np; p++) {
+			size_t i = (size_t)k * np + p;
+			if (d0.inputs[i])
+				memcpy(P->d.inputs[i], d0.inputs[i], d0.rp[p].bytes);
+			if (d0.want[i])
+				memcpy(P->d.want[i], d0.want[i], d0.rp[p].bytes);
+		}
+		P->known[k] = 1;
+	}
+	leap_case_free(&d0);
+	P->n = P->nknown = nbase;
+	P->rng = leap_random_seed();
+	P->tol_scale = P->d.tol_scale = tol_scale(t, c);
+	xgrow((void **)&B->pools, &B->poolcap, B->npools + 1, sizeof *B->pools);
+	B->pools[B->npools++] = P;
+	return P;
+}
+
+/* ---- the baseline cache ---- */
+
+/* The statistics as the bench object's fields (rel_ci -1 when not known). New reference. */
+json_t *leap_stats_json(const struct leap_stats *s)
+{
+	return json_pack("{s:f,s:f,s:f,s:f,s:I,s:f}", "median_ms", s->median, "min_ms", s->min, "mean_ms", s->mean,
+			 "stdev_ms", s->stdev, "n", (json_int_t)s->n, "rel_ci", isfinite(s->rel_ci) ? s->rel_ci : -1.0);
+}
+
+/* Looks a baseline up in memory, then on disk. */
+int leap_baseline_get(struct leap_bencher *B, const char *key, struct leap_stats *st)
+{
+	for (size_t i = 0; i < B->nbl; i++)
+		if (!strcmp(B->bl[i].key, key)) {
+			*st = B->bl[i].st;
+			return 1;
+		}
+	char *path = xasprintf("%s/baselines/%s.json", B->v->o.cache, key);
+	json_t *j = json_load_file(path, 0, NULL);
+	free(path);
+	if (!j)
+		return 0;
+	memset(st, 0, sizeof *st);
+	st->median = leap_get_num(j, "median_ms", 0);
+	st->min = leap_get_num(j, "min_ms", 0);
+	st->mean = leap_get_num(j, "mean_ms", 0);
+	st->stdev = leap_get_num(j, "stdev_ms", 0);
+	st->n = (size_t)leap_get_int(j, "n", 0);
+	st->rel_ci = leap_get_num(j, "rel_ci", -1);
+	json_decref(j);
+	if (!(st->median > 0) || st->n == 0 || !(st->rel_ci >= 0))
+		return 0;
+	xgrow((void **)&B->bl, &B->blcap, B->nbl + 1, sizeof *B->bl);
+	snprintf(B->bl[B->nbl].key, sizeof B->bl[B->nbl].key, "%s", key);
+	B->bl[B->nbl++].st = *st;
+	return 1;
+}
+
+/* Stores a measured baseline (st) in memory and, atomically, on disk, or forgets it (st NULL);
+ * `what` names the task in the file. Best effort. */
+void leap_baseline_put(struct leap_bencher *B, const char *key, const struct leap_stats *st, const char *what)
+{
+	size_t i = 0;
+	while (i < B->nbl && strcmp(B->bl[i].key, key))
+		i++;
+	char *dir = xasprintf("%s/baselines", B->v->o.cache), *path = xasprintf("%s/%s.json", dir, key);
+	if (!st) {
+		if (i < B->nbl)
+			B->bl[i] = B->bl[--B->nbl];
+		unlink(path);
+		free(path);
+		free(dir);
+		return;
+	}
+	if (i == B->nbl) {
+		xgrow((void **)&B->bl, &B->blcap, B->nbl + 1, sizeof *B->bl);
+		snprintf(B->bl[B->nbl].key, sizeof B->bl[B->nbl].key, "%s", key);
+		B->nbl++;
+	}
+	B->bl[i].st = *st;
+	char *tmp = xasprintf("%s.%d", path, (int)getpid());
+	json_t *o = leap_stats_json(st);
+	json_object_set_new(o, "of", json_string(what));
+	if (leap_mkdirs(dir) == 0 && leap_json_write_file(o, tmp) == 0)
+		rename(tmp, path);
+	unlink(tmp);
+	json_decref(o);
+	free(tmp);
+	free(path);
+	free(dir);
+}
+
+/* The baseline's cache key: task, backend, device, baseline build, case, cores, freezer and
+ * method. */
+void leap_baseline_key(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, const char *device,
+			 const char *base_art, const struct leap_case_data *d, char key[65])
+{
+	char cores[1024];
+	leap_cpus_format(&B->cpus, cores, sizeof cores);
+	char *rest = xasprintf("%s|%d|%s|%s|%d", b == LEAP_BACKEND_CUDA ? B->v->o.device : "-", B->o.hot, d->desc, cores,
+			       (int)B->o.freezer);
+	const char *parts[] = {"baseline-referee-v1", t->id, leap_backend_name(b), device, base_art, rest};
+	size_t lens[6];
+	for (int i = 0; i < 6; i++)
+		lens[i] = strlen(parts[i]);
+	leap_sha256_hex(key, parts, lens, 6);
+	free(rest);
+}
+
+/* ---- the device ---- */
 
 /* The device's copy bandwidth (GB/s) and FP32 peak (GFLOP/s, 0: unknown), measured once per
  * device name and backend in a runner holding the trusted baseline, cached in memory and
  * under CACHE/devices/. Returns 0, or -1 when the probe failed (no floor then). */
-static int device_probe(struct leap_bencher *B, enum leap_backend b, const char *device, const char *base_art,
-			uint64_t arena, double *gbs, double *gflops)
+int leap_bench_probe(struct leap_bencher *B, enum leap_backend b, const char *device, const char *base_art,
+			const struct leap_case_data *d, double *gbs, double *gflops)
 {
 	if (B->probe_gbs > 0 && !strcmp(B->probe_device, device)) {
 		*gbs = B->probe_gbs;
@@ -157,7 +567,8 @@ static int device_probe(struct leap_bencher *B, enum leap_backend b, const char 
 	if (!(*gbs > 0)) {
 		struct leap_session s;
 		char *err = NULL;
-		int r = leap_session_start(B->v, &s, b, base_art, arena, &err);
+		struct leap_session_opts so = leap_bench_session_opts(B, d, b, 1, 0);
+		int r = leap_session_start(B->v, &s, b, base_art, &so, &err);
 		if (r == LEAP_SESS_OK)
 			r = leap_session_probe(&s, gbs, gflops);
 		if (r >= 0)
@@ -186,388 +597,3 @@ static int device_probe(struct leap_bencher *B, enum leap_backend b, const char 
 	return 0;
 }
 
-/* The statistics as the bench object's fields (rel_ci -1 when not known). New reference. */
-static json_t *stats_json(const struct leap_stats *s)
-{
-	return json_pack("{s:f,s:f,s:f,s:f,s:I,s:f}", "median_ms", s->median, "min_ms", s->min, "mean_ms", s->mean,
-			 "stdev_ms", s->stdev, "n", (json_int_t)s->n, "rel_ci", isfinite(s->rel_ci) ? s->rel_ci : -1.0);
-}
-
-/* Looks a baseline up in memory, then on disk. */
-static int baseline_get(struct leap_bencher *B, const char *key, struct leap_stats *st)
-{
-	for (size_t i = 0; i < B->nbl; i++)
-		if (!strcmp(B->bl[i].key, key)) {
-			*st = B->bl[i].st;
-			return 1;
-		}
-	char *path = xasprintf("%s/baselines/%s.json", B->v->o.cache, key);
-	json_t *j = json_load_file(path, 0, NULL);
-	free(path);
-	if (!j)
-		return 0;
-	memset(st, 0, sizeof *st);
-	st->median = leap_get_num(j, "median_ms", 0);
-	st->min = leap_get_num(j, "min_ms", 0);
-	st->mean = leap_get_num(j, "mean_ms", 0);
-	st->stdev = leap_get_num(j, "stdev_ms", 0);
-	st->n = (size_t)leap_get_int(j, "n", 0);
-	st->rel_ci = leap_get_num(j, "rel_ci", -1);
-	if (st->rel_ci < 0)
-		st->rel_ci = INFINITY;
-	json_decref(j);
-	if (!(st->median > 0) || st->n == 0)
-		return 0;
-	xgrow((void **)&B->bl, &B->blcap, B->nbl + 1, sizeof *B->bl);
-	snprintf(B->bl[B->nbl].key, sizeof B->bl[B->nbl].key, "%s", key);
-	B->bl[B->nbl++].st = *st;
-	return 1;
-}
-
-/* Stores a measured baseline in memory and (atomically, best effort) on disk; `what` names
- * the task in the file. */
-static void baseline_put(struct leap_bencher *B, const char *key, const struct leap_stats *st, const char *what)
-{
-	size_t i = 0;
-	while (i < B->nbl && strcmp(B->bl[i].key, key))
-		i++;
-	if (i == B->nbl) {
-		xgrow((void **)&B->bl, &B->blcap, B->nbl + 1, sizeof *B->bl);
-		snprintf(B->bl[B->nbl].key, sizeof B->bl[B->nbl].key, "%s", key);
-		B->nbl++;
-	}
-	B->bl[i].st = *st;
-	char *dir = xasprintf("%s/baselines", B->v->o.cache), *path = xasprintf("%s/%s.json", dir, key);
-	char *tmp = xasprintf("%s.%d", path, (int)getpid());
-	json_t *o = stats_json(st);
-	json_object_set_new(o, "of", json_string(what));
-	if (leap_mkdirs(dir) == 0 && leap_json_write_file(o, tmp) == 0)
-		rename(tmp, path);
-	unlink(tmp);
-	json_decref(o);
-	free(tmp);
-	free(path);
-	free(dir);
-}
-
-/* Appends the ms and host ms of t[0..n) to the sample arrays. */
-static void add_times(double **ms, double **host, size_t *len, size_t *cap, const struct leap_run_time *t, size_t n)
-{
-	size_t c = *cap;
-	xgrow((void **)ms, &c, *len + n, sizeof **ms);
-	c = *cap;
-	xgrow((void **)host, &c, *len + n, sizeof **host);
-	*cap = c;
-	for (size_t i = 0; i < n; i++) {
-		(*ms)[*len + i] = t[i].ms;
-		(*host)[*len + i] = t[i].host_ms;
-	}
-	*len += n;
-}
-
-/* The baseline artifact of t on backend b: reference.c on cpu (built by bench_case),
- * baseline.cu on cuda (built and cached). Returns a new path, or NULL with *err set. */
-static char *baseline_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, char **err)
-{
-	struct leap_verifier *v = B->v;
-	char *base_art = NULL;
-	if (b == LEAP_BACKEND_CUDA) {
-		char *p = xasprintf("%s/baseline.cu", t->dir);
-		size_t len;
-		char *src = leap_read_file(p, &len, err);
-		free(p);
-		if (!src)
-			return NULL;
-		base_art = leap_build_artifact(t, b, src, len, v->o.cache, err);
-		free(src);
-	} else {
-		for (size_t i = 0; i < v->nrefs; i++)
-			if (v->refs[i].task == t)
-				base_art = xstrdup(v->refs[i].path);
-	}
-	if (!base_art && !*err)
-		*err = xasprintf("no baseline for task '%s'", t->id);
-	return base_art;
-}
-
-int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, uint64_t seed,
-		       char **err)
-{
-	*err = NULL;
-	if (!bench_case(B, t, b, seed, err))
-		return -1;
-	char *base_art = baseline_artifact(B, t, b, err);
-	free(base_art);
-	return base_art ? 0 : -1;
-}
-
-json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
-			    const char *artifact, uint64_t seed, char **err)
-{
-	double t0 = leap_now();
-	*err = NULL;
-	struct leap_verifier *v = B->v;
-	int cuda = b == LEAP_BACKEND_CUDA;
-	struct leap_case_data *d = bench_case(B, t, b, seed, err);
-	if (!d)
-		return NULL;
-	char *base_art = baseline_artifact(B, t, b, err);
-	if (!base_art)
-		return NULL;
-	char lockname[32];
-	snprintf(lockname, sizeof lockname, "%s%s", cuda ? "cuda" : "cpu", cuda ? v->o.device : "");
-	int lock = lock_device(v->o.cache, lockname, &B->lock_said, err);
-	if (lock < 0) {
-		free(base_art);
-		return NULL;
-	}
-	double tl = leap_now(); /* timing starts once the device is ours */
-	struct leap_session cs, bs;
-	memset(&bs, 0, sizeof bs);
-	bs.shm_fd = -1;
-	int have_bs = 0;
-	json_t *out = NULL;
-	const char *status = "ok";
-	struct leap_buf msg = {0}, output = {0};
-	char *why = NULL;
-	int timeout = 0, failed = 0;
-	double *cms = NULL, *chost = NULL, *bms = NULL, *bhost = NULL;
-	size_t cn = 0, ccap = 0, bn = 0, bcap = 0;
-	struct leap_stats cst, bst, hst;
-	memset(&bst, 0, sizeof bst);
-	int bcached = 0;
-	char device[LEAP_RUN_MSG] = "";
-	int r = leap_session_start(v, &cs, b, artifact, d->arena_bytes, err);
-	if (r < 0)
-		goto unlock;
-	if (r != LEAP_SESS_OK) {
-		failed = 1;
-		goto end;
-	}
-	snprintf(device, sizeof device, "%s", cs.last.msg);
-	for (uint32_t k = 0; k < d->arena_sets; k++)
-		leap_case_upload(d, k, k, cs.arena);
-	/* The baseline key: task, backend, device, baseline build, case and method. */
-	char key[65];
-	{
-		char *sets = xasprintf("%s|%d|%d|%s", cuda ? v->o.device : "-", B->o.sets, B->o.hot, d->desc);
-		const char *parts[] = {"baseline-v1", t->id, leap_backend_name(b), device, base_art, sets};
-		size_t lens[6];
-		for (int i = 0; i < 6; i++)
-			lens[i] = strlen(parts[i]);
-		leap_sha256_hex(key, parts, lens, 6);
-		free(sets);
-	}
-	bcached = B->o.baseline_cache && baseline_get(B, key, &bst);
-	{ /* the baseline runs even when cached: one block checks that the machine still agrees */
-		r = leap_session_start(v, &bs, b, base_art, d->arena_bytes, err);
-		if (r < 0) {
-			leap_session_end(&cs, NULL, NULL, NULL, 0);
-			goto unlock;
-		}
-		have_bs = 1;
-		for (uint32_t k = 0; r == LEAP_SESS_OK && k < d->arena_sets; k++)
-			leap_case_upload(d, k, k, bs.arena);
-		if (r != LEAP_SESS_OK) {
-			char *bwhy = NULL;
-			leap_session_end(&bs, &bwhy, NULL, NULL, 0);
-			have_bs = 0;
-			*err = xasprintf("the baseline of task '%s' failed to start: %s", t->id, bwhy ? bwhy : bs.last.msg);
-			free(bwhy);
-			leap_session_end(&cs, NULL, NULL, NULL, 0);
-			goto unlock;
-		}
-	}
-	uint32_t flags = (cuda && !B->o.hot ? LEAP_RUN_F_FLUSH_L2 : 0) | (cuda ? 0 : LEAP_RUN_F_PIN);
-	uint32_t sets = d->arena_sets;
-	/* Warm-up: one call each, which also sizes the blocks. */
-	struct leap_run_time w;
-	r = leap_session_call(&cs, d, 0, 0, 1, flags, &w);
-	if (r != LEAP_SESS_OK) {
-		failed = 1;
-		goto end;
-	}
-	double est = w.ms > 1e-4 ? w.ms : 1e-4;
-	if (have_bs) {
-		struct leap_run_time bw;
-		if (leap_session_call(&bs, d, 0, 0, 1, flags, &bw) != LEAP_SESS_OK) {
-			*err = xasprintf("the baseline of task '%s' failed during timing", t->id);
-			goto end;
-		}
-	}
-	long block = (long)ceil(B->o.block_ms / est);
-	if (block < (long)sets)
-		block = (long)sets;
-	if (block > 1000)
-		block = 1000;
-	struct leap_run_time *tm = xcalloc((size_t)block, sizeof *tm);
-	if (bcached) {
-		/* Reuse the cached baseline only while a block of it still agrees with it, within
-		 * baseline_tol plus twice its CI: load or clocks that changed since make it stale. */
-		long nchk = block > B->o.min_runs ? block : B->o.min_runs;
-		struct leap_run_time *ct = xcalloc((size_t)nchk, sizeof *ct);
-		if (leap_session_call(&bs, d, 0, 0, (uint32_t)nchk, flags | LEAP_RUN_F_LAST_OUT, ct) != LEAP_SESS_OK) {
-			free(ct);
-			free(tm);
-			*err = xasprintf("the baseline of task '%s' failed during timing", t->id);
-			goto end;
-		}
-		add_times(&bms, &bhost, &bn, &bcap, ct, (size_t)nchk);
-		free(ct);
-		struct leap_stats chk;
-		double *tmp = xmalloc(bn * sizeof *tmp);
-		memcpy(tmp, bms, bn * sizeof *tmp);
-		leap_stats(tmp, bn, &chk);
-		free(tmp);
-		double tol = B->o.baseline_tol + 2 * (isfinite(bst.rel_ci) ? bst.rel_ci : 0);
-		if (fabs(chk.median - bst.median) <= tol * bst.median) {
-			leap_session_end(&bs, NULL, NULL, NULL, 0);
-			have_bs = 0;
-		} else {
-			bcached = 0; /* stale: time it again, interleaved, keeping this block */
-		}
-	}
-	uint32_t next = 1 % sets;
-	for (;;) {
-		uint32_t first = next;
-		r = leap_session_call(&cs, d, first, 0, (uint32_t)block, flags | LEAP_RUN_F_LAST_OUT, tm);
-		if (r != LEAP_SESS_OK) {
-			failed = 1;
-			break;
-		}
-		next = (uint32_t)((first + (uint32_t)block) % sets);
-		add_times(&cms, &chost, &cn, &ccap, tm, (size_t)block);
-		/* Re-check the outputs of the timed calls: every slot this block wrote. */
-		struct leap_errstats es = {0, 0};
-		json_t *mm = NULL;
-		char *m = NULL;
-		for (uint32_t i = 0; i < sets && !mm; i++)
-			mm = leap_case_check(d, i, i, cs.arena, 0, &es, &m);
-		if (mm) {
-			status = "suspicious";
-			leap_buf_addf(&msg, "Wrong output on the timing inputs (benchmark case %s): %s", d->desc, m);
-			free(m);
-			json_decref(mm);
-			break;
-		}
-		if (have_bs) {
-			if (leap_session_call(&bs, d, first, 0, (uint32_t)block, flags | LEAP_RUN_F_LAST_OUT, tm) != LEAP_SESS_OK) {
-				free(tm);
-				*err = xasprintf("the baseline of task '%s' failed during timing", t->id);
-				goto end;
-			}
-			add_times(&bms, &bhost, &bn, &bcap, tm, (size_t)block);
-		}
-		double *tmp = xmalloc(cn * sizeof *tmp);
-		memcpy(tmp, cms, cn * sizeof *tmp);
-		leap_stats(tmp, cn, &cst);
-		free(tmp);
-		struct leap_stats bcheck = bst;
-		if (have_bs) {
-			tmp = xmalloc(bn * sizeof *tmp);
-			memcpy(tmp, bms, bn * sizeof *tmp);
-			leap_stats(tmp, bn, &bcheck);
-			free(tmp);
-		}
-		double el = leap_now() - tl;
-		if (leap_bench_done(&cst, B->o.min_runs, B->o.max_runs, B->o.target_ci, el, B->o.max_time) &&
-		    (!have_bs || leap_bench_done(&bcheck, B->o.min_runs, B->o.max_runs, B->o.target_ci, el, B->o.max_time)))
-			break;
-	}
-	free(tm);
-end:
-	leap_session_end(&cs, &why, &timeout, &output, 2048);
-	if (have_bs)
-		leap_session_end(&bs, NULL, NULL, NULL, 0);
-	if (!*err && (cs.sb.setup_error[0] || (have_bs && bs.sb.setup_error[0])))
-		*err = xasprintf("the sandbox could not start the runner: %s",
-				 cs.sb.setup_error[0] ? cs.sb.setup_error : bs.sb.setup_error);
-	if (*err)
-		goto unlock;
-	if (failed) {
-		if (r == LEAP_SESS_REPLY && cs.last.status == LEAP_RUN_NO_DEVICE) {
-			status = "no_device";
-			leap_buf_addf(&msg, "Not timed: %s.", cs.last.msg);
-		} else if (r == LEAP_SESS_REPLY) {
-			status = "runtime_error";
-			leap_buf_addf(&msg, "Runtime error while timing: %s.", cs.last.msg);
-		} else {
-			status = timeout ? "timeout" : "runtime_error";
-			leap_buf_addf(&msg, "Your code %s while being timed (benchmark case %s).", why ? why : "died", d->desc);
-		}
-		out = json_pack("{s:s,s:s}", "status", status, "message", msg.s);
-		goto unlock;
-	}
-	leap_stats(cms, cn, &cst);
-	leap_stats(chost, cn, &hst);
-	if (have_bs) {
-		leap_stats(bms, bn, &bst);
-		if (B->o.baseline_cache)
-			baseline_put(B, key, &bst, t->id);
-	}
-	out = stats_json(&cst);
-	json_object_set_new(out, "host_median_ms", json_real(hst.median));
-	json_object_set_new(out, "baseline_ms", json_real(bst.median));
-	json_object_set_new(out, "baseline_rel_ci", json_real(isfinite(bst.rel_ci) ? bst.rel_ci : -1.0));
-	json_object_set_new(out, "baseline_n", json_integer((json_int_t)bst.n));
-	json_object_set_new(out, "baseline_cached", json_boolean(bcached));
-	json_object_set_new(out, "speedup", json_real(cst.median > 0 ? bst.median / cst.median : 0));
-	json_object_set_new(out, "device", json_string(device));
-	json_object_set_new(out, "case", leap_case_json(t, leap_task_bench_case(t, b)));
-	if (!strcmp(status, "ok")) {
-		if (cuda && hst.median > 1.5 * cst.median + 0.02) {
-			status = "suspicious";
-			leap_buf_addf(&msg, "The host saw %.3g ms per call but the GPU events only %.3g ms: work escapes the "
-					    "timed stream (a side stream or deferred work?).",
-				      hst.median, cst.median);
-		}
-		const struct leap_case *bc = leap_task_bench_case(t, b);
-		int64_t bytes = 0, flops = 0;
-		int hb = leap_task_eval(t, t->bytes, bc, &bytes) == 0 && bytes > 0;
-		int hf = leap_task_eval(t, t->flops, bc, &flops) == 0 && flops > 0;
-		double gbs, gflops;
-		if ((hb || hf) && device_probe(B, b, device, base_art, d->arena_bytes, &gbs, &gflops) == 0) {
-			double bytes_ms = hb ? (double)bytes / (gbs * 1e9) * 1e3 : 0;
-			double flops_ms = hf && gflops > 0 ? (double)flops / (gflops * 1e9) * 1e3 : 0;
-			double floor_ms = bytes_ms > flops_ms ? bytes_ms : flops_ms;
-			if (floor_ms > 0) {
-				json_object_set_new(out, "floor_ms", json_real(floor_ms));
-				json_object_set_new(out, "roofline", json_real(floor_ms / cst.median));
-			}
-			/* Only memory traffic is a hard floor (tensor cores beat the FP32 rate); on cpu
-			 * caches can hold a benchmark case, hence the wider margin. */
-			double margin = cuda ? 0.5 : 0.25;
-			if (!strcmp(status, "ok") && bytes_ms > 0 && cst.median < margin * bytes_ms) {
-				status = "suspicious";
-				leap_buf_addf(&msg, "%.3g ms per call is below %g of the memory floor (%.3g ms to move %lld bytes at "
-						    "%.0f GB/s): the kernel cannot be doing the work.",
-					      cst.median, margin, bytes_ms, (long long)bytes, gbs);
-			}
-		}
-	}
-	if (strcmp(status, "ok"))
-		json_object_set_new(out, "speedup", json_real(0)); /* no reward for a suspicious time */
-	if (!strcmp(status, "ok"))
-		leap_buf_addf(&msg, "Median %.4g ms over %zu calls (+-%.2g%%), baseline %.4g ms: speedup %.3gx.", cst.median,
-			      cst.n, 100 * (isfinite(cst.rel_ci) ? cst.rel_ci : 1), bst.median,
-			      cst.median > 0 ? bst.median / cst.median : 0);
-	json_object_set_new(out, "status", json_string(status));
-	json_object_set_new(out, "message", json_string(msg.s ? msg.s : ""));
-unlock:
-	if (out) {
-		json_object_set_new(out, "seed", json_integer((json_int_t)seed));
-		json_object_set_new(out, "ms", json_real((leap_now() - t0) * 1e3));
-		if (output.len)
-			json_object_set_new(out, "output", json_string(output.s));
-	}
-	close(lock);
-	free(base_art);
-	free(why);
-	free(cms);
-	free(chost);
-	free(bms);
-	free(bhost);
-	leap_buf_free(&msg);
-	leap_buf_free(&output);
-	return out;
-}

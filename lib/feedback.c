@@ -259,7 +259,10 @@ static void slow_details(struct leap_buf *d, const json_t *bench, const char *ba
 	}
 	leap_buf_adds(d, "Timed");
 	if (device)
-		leap_buf_addf(d, cpu ? " on one core of %s" : " on %s", device);
+		leap_buf_addf(d, " on %s", device);
+	json_int_t cores = leap_get_int(bench, "cores", 0);
+	if (cpu && cores > 0)
+		leap_buf_addf(d, " (%lld core%s)", (long long)cores, cores == 1 ? "" : "s");
 	const json_t *cs = json_object_get(bench, "case");
 	const char *k;
 	const json_t *v;
@@ -297,6 +300,12 @@ char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts 
 	const char *head, *tail = "Reply with the complete corrected code in one fenced code block.";
 	struct leap_buf d = {0};
 	const char *vmsg = leap_get_str(verify, "message", NULL);
+	/* a failure leap-bench found while timing (it set the record's status; verify passed) is
+	 * told in bench's words: verify's would say that every case passed */
+	const char *bst = leap_get_str(bench, "status", "");
+	if (status != LEAP_ST_PASS &&
+	    (!strcmp(bst, "mismatch") || !strcmp(bst, "runtime_error") || !strcmp(bst, "timeout")))
+		vmsg = leap_get_str(bench, "message", vmsg);
 	switch (status) {
 	case LEAP_ST_NO_CODE:
 		head = "No code was found in your answer.";

@@ -17,14 +17,11 @@
 #include <string.h>
 
 #include "build.h"
+#include "cgroup.h"
 #include "jsonl.h"
 #include "prompt.h"
 #include "util.h"
 #include "banned.h"
-
-/* leap-bench pins a cpu runner to one CPU while it times (LEAP_RUN_F_PIN in lib/bench.c):
- * the speed a cpu candidate gets is that of one core. */
-#define CPU_TIMING_CORES 1
 
 const char *leap_prompt_system(enum leap_backend b)
 {
@@ -133,6 +130,9 @@ int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b
 {
 	memset(m, 0, sizeof(*m));
 	m->cores = affinity_cores();
+	m->timed_cores = leap_candidate_cores(NULL); /* leap-bench's default --cpus */
+	if (m->timed_cores < 0)
+		m->timed_cores = 0;
 	read_cpuinfo(m);
 	struct leap_compile_opts o;
 	memset(&o, 0, sizeof o);
@@ -422,9 +422,10 @@ static void add_machine_cpu(struct leap_buf *s, const struct leap_task *t, const
 		if (m->cpu_model)
 			leap_buf_addf(s, " (%s)", m->cpu_model);
 		if (m->cores)
-			leap_buf_addf(s, ": %d core%s while it is checked, %d while it is timed, where the process "
-					 "is pinned to one CPU (threads share it)", m->cores, m->cores == 1 ? "" : "s",
-				      CPU_TIMING_CORES);
+			leap_buf_addf(s, ": %d core%s while it is checked", m->cores, m->cores == 1 ? "" : "s");
+		if (m->cores && m->timed_cores)
+			leap_buf_addf(s, ", %d while it is timed (its processes are confined to them before your code "
+					 "loads, so OpenMP's default thread count is %d)", m->timed_cores, m->timed_cores);
 		leap_buf_adds(s, ". ");
 	}
 	add_build(s, m, LEAP_BACKEND_CPU, NULL);
@@ -480,13 +481,16 @@ static void add_machine_cuda(struct leap_buf *s, const struct leap_task *t, cons
 	leap_buf_adds(s, "\n");
 }
 
-static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_backend b)
+static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_backend b,
+		      const struct leap_prompt_machine *m)
 {
 	leap_buf_adds(s, "\n## Speed\n\nYour function is timed on ");
 	add_case(s, t, leap_task_bench_case(t, b));
 	if (b == LEAP_BACKEND_CPU) {
-		leap_buf_addf(s, " with the process pinned to %d CPU core, against the task's reference (the C code "
-				 "described above) compiled with `cc -O2`.\n", CPU_TIMING_CORES);
+		if (m && m->timed_cores)
+			leap_buf_addf(s, " on %d CPU core%s", m->timed_cores, m->timed_cores == 1 ? "" : "s");
+		leap_buf_adds(s, ", against the task's reference (the C code described above) compiled with `cc -O2` "
+				 "on the same cores.\n");
 		return;
 	}
 	const char *kind = leap_get_str(t->json, "baseline_kind", "kernel");
@@ -512,7 +516,7 @@ char *leap_prompt_user(const struct leap_task *t, enum leap_backend b, const str
 		add_machine_cuda(&s, t, m);
 	else
 		add_machine_cpu(&s, t, m);
-	add_speed(&s, t, b);
+	add_speed(&s, t, b, m);
 	leap_buf_addf(&s, "\n## Answer format\n\nOne fenced ```%s block with the complete source: "
 			  "includes, helpers and kernels, and the function above with exactly that "
 			  "signature. No main(), no test code.\n", lang);

@@ -10,6 +10,7 @@
 /* The facts of the machine a prompt states: where the candidate runs and how it is built. */
 struct leap_prompt_machine {
 	int cores;                /* CPUs the candidate's process may use (0: unknown) */
+	int timed_cores;          /* CPUs leap-bench confines it to while timing (0: unknown) */
 	char *cpu_model;          /* NULL: unknown */
 	char **cpu_flags;         /* SIMD extensions of the CPU (avx2, fma, avx512f...) */
 	size_t ncpu_flags;

@@ -87,12 +87,25 @@ static int ok(const json_t *v, enum kind k)
 	return 0;
 }
 
+/* The values of bench.status (leap-bench(1)): only ok carries a speedup a reward may use. */
+static const char *const bench_statuses[] = {"ok",	      "noisy",	 "suspicious", "mismatch",
+					     "runtime_error", "timeout", "no_device",  "skipped"};
+
 char *leap_record_check(const json_t *rec)
 {
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		const json_t *v = json_object_get(rec, fields[i].name);
 		if (v && !ok(v, fields[i].kind))
 			return xasprintf("field '%s' must be %s", fields[i].name, fields[i].want);
+	}
+	const json_t *bs = json_object_get(json_object_get(rec, "bench"), "status");
+	if (bs) {
+		size_t i = 0, n = sizeof bench_statuses / sizeof bench_statuses[0];
+		while (i < n && !(json_is_string(bs) && !strcmp(json_string_value(bs), bench_statuses[i])))
+			i++;
+		if (i == n)
+			return xstrdup("field 'bench.status' must be one of ok, noisy, suspicious, mismatch, runtime_error, "
+				       "timeout, no_device, skipped");
 	}
 	return NULL;
 }

@@ -1,43 +1,122 @@
-/* runproto.c - arena layout and exact reads/writes of the runner protocol (runproto.h). */
+/* runproto.c - the layout of the shared regions and exact reads/writes of the runner protocol
+ * (runproto.h). Both the referee and the runner compute offsets with these functions. */
 #include <errno.h>
 #include <unistd.h>
 
 #include "runproto.h"
 #include "banned.h"
 
-/* Adds n to *off with 64-byte alignment; returns -1 on overflow. */
-static int take(uint64_t *off, uint64_t n, uint64_t *at)
+/* x rounded up to a multiple of a (a power of two); 0 on overflow. */
+static uint64_t up(uint64_t x, uint64_t a)
 {
-	uint64_t a = (*off + 63) & ~(uint64_t)63;
-	if (a < *off || a + n < a)
-		return -1;
-	*at = a;
-	*off = a + n;
-	return 0;
+	uint64_t r = (x + a - 1) & ~(a - 1);
+	return r < x ? 0 : r;
 }
 
-uint64_t leap_run_layout(const struct leap_run_param *p, uint32_t nparams, uint32_t nsets, uint64_t *in,
-			 uint64_t *out, uint64_t *after)
+uint64_t leap_run_table_off(void)
 {
-	uint64_t off = 0, at;
-	for (uint32_t s = 0; s < nsets; s++)
+	return LEAP_RUN_GUARD; /* the control page comes first */
+}
+
+uint64_t leap_run_table_bytes(uint32_t nparams, uint32_t calls)
+{
+	uint64_t row = (uint64_t)(nparams ? nparams : 1) * sizeof(struct leap_run_arg);
+	if (row < sizeof(struct leap_run_xfer))
+		row = sizeof(struct leap_run_xfer);
+	return up(row * (calls ? calls : 1), LEAP_RUN_GUARD);
+}
+
+uint64_t leap_run_guards_cap(uint32_t nparams, uint32_t nslots)
+{
+	return 2 * (uint64_t)nslots * nparams + 2;
+}
+
+/* Places a guarded slot of `bytes` at *off (which is just after a guard): returns the
+ * buffer's offset and moves *off past the slot and the guard after it; 0 on overflow. */
+static uint64_t slot(uint64_t *off, uint64_t bytes)
+{
+	uint64_t data = up(bytes, LEAP_RUN_GUARD);
+	if (bytes && !data)
+		return 0;
+	uint64_t at = *off + ((data - bytes) & ~(uint64_t)63);
+	uint64_t next = *off + data + LEAP_RUN_GUARD;
+	if (next < *off)
+		return 0;
+	*off = next;
+	return at;
+}
+
+uint64_t leap_run_guards_off(uint32_t nparams, uint32_t calls)
+{
+	return leap_run_table_off() + leap_run_table_bytes(nparams, calls);
+}
+
+uint64_t leap_run_layout2(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint32_t calls,
+			  uint64_t *in, uint64_t *out, uint64_t *after, uint64_t *in_len, uint64_t *out_len)
+{
+	uint64_t nguards = leap_run_guards_cap(nparams, nslots);
+	uint64_t off = up(leap_run_guards_off(nparams, calls) + nguards * sizeof(struct leap_run_range), LEAP_RUN_GUARD);
+	if (!off)
+		return 0;
+	off += LEAP_RUN_GUARD; /* the guard before the first input slot */
+	for (uint32_t s = 0; s < nslots; s++)
+		for (uint32_t i = 0; i < nparams; i++)
+			if (p[i].kind == LEAP_RUN_K_IN) {
+				uint64_t at = slot(&off, p[i].bytes);
+				if (!at)
+					return 0;
+				if (in)
+					in[(size_t)s * nparams + i] = at;
+				if (after)
+					after[(size_t)s * nparams + i] = at;
+			}
+	if (off >= LEAP_RUN_OUT_BASE)
+		return 0;
+	if (in_len)
+		*in_len = off;
+	off = LEAP_RUN_GUARD; /* OUT starts with a guard */
+	for (uint32_t s = 0; s < nslots; s++)
 		for (uint32_t i = 0; i < nparams; i++) {
 			size_t k = (size_t)s * nparams + i;
-			uint64_t b = p[i].kind == LEAP_RUN_K_SCALAR ? 0 : p[i].bytes;
-			if (take(&off, b, &at))
-				return 0;
-			if (in)
-				in[k] = at;
-			if (take(&off, p[i].kind == LEAP_RUN_K_IN ? 0 : b, &at))
-				return 0;
-			if (out)
+			uint64_t at = 0;
+			if (p[i].kind == LEAP_RUN_K_OUT || p[i].kind == LEAP_RUN_K_INOUT) {
+				at = slot(&off, p[i].bytes);
+				if (!at || off > UINT64_MAX - LEAP_RUN_OUT_BASE)
+					return 0;
+				at += LEAP_RUN_OUT_BASE;
+				if (in && p[i].kind == LEAP_RUN_K_INOUT)
+					in[k] = at; /* its input is written where the call finds it */
+				if (after)
+					after[k] = at;
+			} else if (p[i].kind == LEAP_RUN_K_SCALAR) {
+				if (in)
+					in[k] = 0;
+				if (after)
+					after[k] = 0;
+			}
+			if (out && p[i].kind != LEAP_RUN_K_IN)
 				out[k] = at;
-			if (take(&off, p[i].kind == LEAP_RUN_K_IN ? b : 0, &at))
-				return 0;
-			if (after)
-				after[k] = at;
+			else if (out)
+				out[k] = 0;
 		}
-	return off ? off : 64;
+	if (out_len)
+		*out_len = off;
+	return LEAP_RUN_OUT_BASE + off;
+}
+
+uint64_t leap_run_layout(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint64_t *in,
+			 uint64_t *out, uint64_t *after)
+{
+	return leap_run_layout2(p, nparams, nslots, nslots, in, out, after, NULL, NULL);
+}
+
+void leap_run_canary_ranges(uint64_t off, uint64_t bytes, struct leap_run_range r[4])
+{
+	uint64_t start = off & ~(uint64_t)(LEAP_RUN_GUARD - 1), end = start + up(bytes, LEAP_RUN_GUARD);
+	r[0] = (struct leap_run_range){start - LEAP_RUN_GUARD, LEAP_RUN_GUARD};
+	r[1] = (struct leap_run_range){start, off - start};
+	r[2] = (struct leap_run_range){off + bytes, end - off - bytes};
+	r[3] = (struct leap_run_range){end, LEAP_RUN_GUARD};
 }
 
 int leap_read_full(int fd, void *buf, size_t n)

@@ -1,59 +1,79 @@
-/* runproto.h - the protocol between leap-verify/leap-bench and the sandboxed runner child. */
+/* runproto.h - the protocol between the referee (leap-verify, leap-bench) and its servant, the
+ * sandboxed runner child that loads a candidate. */
 #ifndef LEAP_RUNPROTO_H
 #define LEAP_RUNPROTO_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
- * The parent (leap-verify, leap-bench) starts a runner (libexec/leap-run-cpu or
- * leap-run-cuda) in a sandbox with four descriptors:
+ * Why this shape: the runner's process holds candidate code, which may patch anything in it
+ * (a constructor runs at load), so nothing it reports is trusted, and nothing the referee
+ * relies on may happen there. The runner is a servant: it waits for "go", makes the calls of
+ * one block on buffers the referee chose, and answers "done". The referee (the parent) owns the
+ * clock (it times from before "go" to after "done", see lib/verify.c), the inputs (it writes
+ * them, from a pool the candidate never sees whole) and the checks (it reads the outputs from
+ * its own mapping, after the candidate's processes are frozen). The runner copies nothing back
+ * on the host: the candidate's buffers ARE the shared memory the referee reads.
  *
- *   fd LEAP_RUN_FD_CMD    commands, parent -> runner (pipe)
- *   fd LEAP_RUN_FD_REPLY  replies, runner -> parent (pipe)
- *   fd LEAP_RUN_FD_SHM    the shared I/O arena (a memfd, MAP_SHARED by both)
- *   fd LEAP_RUN_FD_ART    the artifact (.so), opened read-only by the parent
+ * Descriptors of the runner (set up by lib/sandbox.c):
+ *   3 CMD    "go" tokens, referee -> runner (a pipe; struct leap_run_go)
+ *   4 REPLY  the hello and "done" replies, runner -> referee (a pipe; struct leap_run_reply)
+ *   5 IN     the input region (a memfd): the control page (struct leap_run_ctl), the call
+ *            table, then the input slots. When the control page says SEALED (leap-bench), the
+ *            memfd carries F_SEAL_FUTURE_WRITE: only the referee's mapping, made before the
+ *            seal, can write it; the runner maps it read-only and a candidate cannot change
+ *            an input or the call table.
+ *   6 ART    the artifact (.so), read-only
+ *   7 OUT    the output region (a memfd): output (and in-out) slots, each between guard
+ *            ranges the runner makes inaccessible and the referee fills with a canary (0xFF:
+ *            a NaN in every floating-point type) and checks after every block.
+ * and argv[1] = the device index (cuda) or "-", argv[2] = the runner's role on cuda
+ * ("copy": buffers of its own, copied to and from the host slots around each call, as
+ * leap-verify uses it; "client": the device regions of an owner, opened from the IPC handles
+ * in the control page; "owner": a trusted runner holding the baseline, which makes its own
+ * and a client's device regions and moves data between them and the host (LEAP_RUN_OP_XFER)).
  *
- * and argv[1] = the device index (cuda) or "-". The runner first sends a hello reply
- * (status LEAP_RUN_OK, or an error such as LEAP_RUN_NO_DEVICE, LEAP_RUN_LOAD with a
- * message). Then, for each command, it runs the artifact's leap_entry `warmup + ncalls`
- * times and answers with one reply followed by `ncalls` struct leap_run_time.
- *
- * The arena holds, for each of `nsets` input sets and each buffer parameter p (in the
- * task's order), three slots of bytes[p] each: IN (the parent's inputs, never written by
- * the runner), OUT (the buffer after the call, for out and inout parameters) and AFTER
- * (for in parameters: the buffer after the call, so the parent can tell it was left
- * unchanged). leap_run_layout() computes the offsets; both sides use it. Call i uses set
- * (first + i) % nsets: the runner copies IN into its own guarded buffers (poisoning outputs with
- * the parameter's poison pattern), calls, and copies the buffers to OUT/AFTER. The arena
- * never holds a reference result, so the candidate cannot see the expected answer.
- *
- * The parent trusts nothing a reply says beyond "the runner got this far": every output
- * is checked by the parent itself.
+ * Conversation: the runner maps IN and OUT, makes the guard ranges inaccessible, then loads the
+ * artifact and sends the hello (status OK with the device's name, or an error). Each block:
+ * the referee writes the call table and the block fields of the control page, then writes a
+ * go token naming the block's sequence number; the runner checks the page against the token,
+ * makes `ncalls` calls (call j's arguments are row j of the table: each a slot of IN or OUT,
+ * or a scalar's value) and replies once. A reply's times are the runner's own clock (cuda:
+ * events around the block) and serve at most as a cross-check.
  */
 
-enum { LEAP_RUN_FD_CMD = 3, LEAP_RUN_FD_REPLY = 4, LEAP_RUN_FD_SHM = 5, LEAP_RUN_FD_ART = 6 };
+enum {
+	LEAP_RUN_FD_CMD = 3,
+	LEAP_RUN_FD_REPLY = 4,
+	LEAP_RUN_FD_IN = 5,
+	LEAP_RUN_FD_ART = 6,
+	LEAP_RUN_FD_OUT = 7,
+};
 
-#define LEAP_RUN_MAGIC 0x4c504131u /* "LPA1" */
+#define LEAP_RUN_MAGIC 0x4c504132u /* "LPA2" */
 #define LEAP_RUN_MAX_PARAMS 64
+#define LEAP_RUN_MAX_CALLS 4096    /* calls of one block */
 #define LEAP_RUN_MSG 240
+#define LEAP_RUN_GUARD 4096        /* bytes of canary (a page) before and after every slot */
+#define LEAP_RUN_CANARY 0xFF
 
 /* Exit status of a runner that lost its command or reply channel (the candidate closed or
- * overwrote its descriptors); the parent never closes them while it waits for an answer. */
+ * overwrote its descriptors); the referee never closes them while it waits for an answer. */
 #define LEAP_RUN_EXIT_LOST 125
 
-/* CALL: run the artifact (above). QUIT: exit. PROBE: measure the device (no parameters);
- * the reply carries one struct leap_run_time with ms = copy bandwidth in GB/s (read + write
- * of a large device-to-device copy) and host_ms = peak FP32 FMA rate in GFLOP/s (0 when not
- * measured). The parent probes only runners holding a trusted artifact (the baseline). */
-enum leap_run_op { LEAP_RUN_OP_CALL = 1, LEAP_RUN_OP_QUIT = 2, LEAP_RUN_OP_PROBE = 3 };
-
-enum leap_run_flags {
-	LEAP_RUN_F_FLUSH_L2 = 1 << 0, /* cuda: flush the L2 cache before each call */
-	LEAP_RUN_F_PIN = 1 << 1,      /* cpu: pin the runner to one CPU */
-	LEAP_RUN_F_AFTER = 1 << 2,    /* copy in-parameters back to AFTER after each call */
-	LEAP_RUN_F_LAST_OUT = 1 << 3, /* copy outputs back only after the last nsets calls */
-};
+/* Operations of a block (struct leap_run_ctl.op, echoed by the go token).
+ * CALL: the calls of the table. EMPTY: the same walk over the table without calling (the
+ * referee's calibration of what a block costs beyond its calls; only asked of a trusted
+ * runner). PROBE: measure the device (copy GB/s and FP32 GFLOP/s in the reply's aux; trusted
+ * runners only). XFER: an owner's data moves (struct leap_run_xfer rows in the table). QUIT:
+ * exit. */
+enum leap_run_op { LEAP_RUN_OP_CALL = 1, LEAP_RUN_OP_QUIT = 2, LEAP_RUN_OP_PROBE = 3, LEAP_RUN_OP_EMPTY = 4,
+		   LEAP_RUN_OP_XFER = 5 };
 
 /* Status of a reply. */
 enum leap_run_status {
@@ -63,18 +83,19 @@ enum leap_run_status {
 	LEAP_RUN_CALL = 3,      /* leap_entry returned non-zero (cuda: the launch error) */
 	LEAP_RUN_DEVICE = 4,    /* a CUDA error during or after the call (message names it) */
 	LEAP_RUN_NO_DEVICE = 5, /* no usable GPU */
-	LEAP_RUN_OVERRUN = 6,   /* a write past the end of a buffer (guard canary damaged) */
+	LEAP_RUN_OVERRUN = 6,   /* a write past the end of a buffer (found by the referee) */
 	LEAP_RUN_PROTO = 7,     /* a malformed command (a bug, or a scribbled descriptor) */
-	LEAP_RUN_NOMEM = 8,     /* the runner could not allocate the buffers */
+	LEAP_RUN_NOMEM = 8,     /* the runner could not make its regions (before loading any code) */
 	LEAP_RUN_CRASH = 9,     /* the runner's last word before a fault kills it (runner/crash.c):
 				 * code = the signal, msg = "0x..." the offset into the artifact,
-				 * param = 0 the faulting instruction, 1 the candidate's call into the
+				 * call = 0 the faulting instruction, 1 the candidate's call into the
 				 * function that faulted, 2 not found. Feedback only: forgeable. */
 };
 
-/* Kind of a buffer parameter as the runner sees it. */
+/* Kind of a parameter as the runner sees it. */
 enum leap_run_kind { LEAP_RUN_K_SCALAR = 0, LEAP_RUN_K_IN = 1, LEAP_RUN_K_OUT = 2, LEAP_RUN_K_INOUT = 3 };
 
+/* A parameter of a case as the referee describes it (lib/vdata.c). */
 struct leap_run_param {
 	uint32_t kind;    /* enum leap_run_kind */
 	uint32_t elsize;  /* bytes per element (buffers) */
@@ -83,40 +104,119 @@ struct leap_run_param {
 	uint8_t value[8];  /* scalars: the value in the parameter's C type */
 };
 
-struct leap_run_cmd {
-	uint32_t magic, op;
-	uint32_t nparams, nsets;
-	uint32_t warmup, ncalls;
-	uint32_t flags, first; /* first: call i uses set (first + i) % nsets */
-	uint64_t arena;   /* bytes of the arena the parent made (the runner maps this much) */
-	/* followed by nparams struct leap_run_param */
+/* Flags of the control page. */
+enum leap_run_ctl_flags {
+	LEAP_RUN_CTL_SEALED = 1 << 0, /* IN is sealed: map it read-only */
+	LEAP_RUN_CTL_FLUSH_L2 = 1 << 1, /* cuda owner: flush the L2 cache after this XFER */
+	LEAP_RUN_CTL_LAZY = 1 << 2,   /* map the regions without populating them (cuda: the host
+				       * regions are staging, mostly never touched) */
 };
 
+/* The control page, at offset 0 of IN. The first part is fixed for the session; the block
+ * part is rewritten before each go. */
+struct leap_run_ctl {
+	uint32_t magic, flags;
+	uint64_t in_len, out_len;   /* sizes of IN and OUT (what the runner maps) */
+	uint64_t guards_off;        /* offset in IN of `nguards` struct leap_run_range: the ranges
+				     * (offsets as below) the runner makes inaccessible */
+	uint32_t nguards, nparams;  /* nparams: the width of a call-table row */
+	uint64_t table_off, table_cap; /* offset in IN of the call table and its size in bytes */
+	uint8_t ipc[2][64];         /* cuda client: IPC handles of the owner's device IN and OUT */
+	uint64_t pool_len;          /* cuda owner: bytes of its device pool of input sets */
+	/* the block */
+	uint64_t seq;
+	uint32_t op, ncalls;        /* CALL/EMPTY: rows of nparams struct leap_run_arg; XFER: rows
+				     * of one struct leap_run_xfer */
+	uint64_t guard_gen;         /* changes when the guard list changes (a case of another
+				     * size): the runner then applies the new list */
+};
+
+struct leap_run_range {
+	uint64_t off, len;
+};
+
+/* Where an argument lives. */
+enum leap_run_region { LEAP_RUN_R_IN = 0, LEAP_RUN_R_OUT = 1 };
+
+/* One argument of one call. */
+struct leap_run_arg {
+	uint32_t kind;     /* enum leap_run_kind */
+	uint32_t region;   /* enum leap_run_region (buffers) */
+	uint64_t off;      /* offset of the buffer in its region */
+	uint64_t bytes;    /* its size */
+	uint8_t value[8];  /* scalars: the value */
+};
+
+/* An owner's data move (cuda): copy `len` bytes, or fill them with the `elsize`-byte pattern
+ * when src_space is LEAP_RUN_S_FILL. Spaces: the host regions (the owner's own IN and OUT
+ * mappings), its device regions, the client's, and its pool of input sets on the device. */
+enum leap_run_space {
+	LEAP_RUN_S_HOST_IN = 0, LEAP_RUN_S_HOST_OUT, LEAP_RUN_S_DEV_IN, LEAP_RUN_S_DEV_OUT, LEAP_RUN_S_CLIENT_IN,
+	LEAP_RUN_S_CLIENT_OUT, LEAP_RUN_S_POOL, LEAP_RUN_S_FILL, LEAP_RUN_NSPACES
+};
+struct leap_run_xfer {
+	uint32_t src_space, dst_space;
+	uint64_t src_off, dst_off, len;
+	uint8_t pattern[8];
+	uint32_t elsize, pad;
+};
+
+/* The go token of a block. */
+struct leap_run_go {
+	uint32_t magic, op;
+	uint64_t seq;
+};
+
+/* The hello and every block's reply. */
 struct leap_run_reply {
 	uint32_t magic;
 	int32_t status;   /* enum leap_run_status */
 	int32_t code;     /* the leap_entry return value or CUDA error code, when relevant */
-	uint32_t ncalls;  /* number of struct leap_run_time that follow */
-	uint32_t call;    /* the call (0-based, warm-up included) the status refers to */
-	uint32_t param;   /* the parameter an OVERRUN refers to */
-	char msg[LEAP_RUN_MSG]; /* NUL-terminated text for errors */
+	uint32_t call;    /* the call of the block (0-based) the status refers to */
+	uint64_t seq;     /* the block answered (0: the hello) */
+	double aux[2];    /* PROBE: copy GB/s, FP32 GFLOP/s; CALL: the runner's own ms (cross-check) */
+	uint8_t ipc[2][64]; /* cuda owner's hello: IPC handles of the client's device IN and OUT */
+	uint8_t uuid[16];   /* the hello: the device's UUID (cuda; zero on cpu) */
+	char msg[LEAP_RUN_MSG]; /* NUL-terminated: the device (hello) or what failed */
 };
 
-/* Per timed call: the kernel time (cpu: monotonic clock around the call; cuda: CUDA
- * events around the launch) and the host time (monotonic clock from just before the
- * launch to the end of the synchronisation). */
-struct leap_run_time {
-	double ms, host_ms;
-};
+/* Offsets name a place in either region: an offset below LEAP_RUN_OUT_BASE is in IN, one at or
+ * above it is in OUT at (offset - LEAP_RUN_OUT_BASE). The referee maps OUT that far after IN
+ * (the span between is reserved, inaccessible), so that one base pointer reaches the slots of
+ * every case, whatever the size of its inputs. */
+#define LEAP_RUN_OUT_BASE (1ull << 40)
 
-/* Offsets of the slots of a set/parameter in the arena, 64-byte aligned. Returns the
- * arena size in bytes, or 0 when it would overflow. in/out/after (each nsets*nparams
- * entries, index set*nparams + p) may be NULL. */
-uint64_t leap_run_layout(const struct leap_run_param *p, uint32_t nparams, uint32_t nsets, uint64_t *in,
+/* The layout of a case in IN and OUT for `nslots` slots (the calls of a block). For slot s and
+ * parameter p (index s * nparams + p): in[] the offset of an input buffer (for an in-out
+ * buffer: its place in OUT, where its input is written), out[] the offset of an output or
+ * in-out buffer; after[] = in[] for inputs (they are checked in place) and out[] otherwise.
+ * Input slots follow the control page, a call table of `calls` rows and the guard list; every
+ * slot lies between LEAP_RUN_GUARD-byte guards, its buffer ending 64-byte aligned just before
+ * the upper guard. Returns LEAP_RUN_OUT_BASE + the size of OUT (0 on overflow); *in_len and
+ * *out_len receive the sizes of IN and OUT (page multiples). in/out/after may be NULL. */
+uint64_t leap_run_layout(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint64_t *in,
 			 uint64_t *out, uint64_t *after);
+uint64_t leap_run_layout2(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint32_t calls,
+			  uint64_t *in, uint64_t *out, uint64_t *after, uint64_t *in_len, uint64_t *out_len);
+
+/* The ranges around the buffer at `off` of `bytes` (as leap_run_layout placed it) that must hold
+ * the canary: the guard before, the slack before the buffer, the slack after it, the guard
+ * after. */
+void leap_run_canary_ranges(uint64_t off, uint64_t bytes, struct leap_run_range r[4]);
+
+/* The call table's offset in IN and its size for `calls` rows of `nparams` arguments; the
+ * guard list's offset after it and its capacity (entries) for `nslots` slots. */
+uint64_t leap_run_table_off(void);
+uint64_t leap_run_table_bytes(uint32_t nparams, uint32_t calls);
+uint64_t leap_run_guards_off(uint32_t nparams, uint32_t calls);
+uint64_t leap_run_guards_cap(uint32_t nparams, uint32_t nslots);
 
 /* Reads/writes exactly n bytes, retrying on EINTR. Returns 0, or -1 (error or EOF). */
 int leap_read_full(int fd, void *buf, size_t n);
 int leap_write_full(int fd, const void *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

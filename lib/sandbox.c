@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -53,9 +54,13 @@ struct child_plan {
 	const char *runner;
 	char *tmpdir; /* the child's copy may be written (mkdirs_here) */
 	char *const *argv, *const *envp;
-	int fds[7]; /* source descriptor for 0..6 */
+	int fds[8]; /* source descriptor for 0..7 */
 	int errfd;  /* where to report a set-up failure (the log) */
 	int setupfd; /* the set-up report pipe (close-on-exec: closed once the runner runs) */
+	int holdfd; /* read end of the pipe the parent releases the child with once it is placed
+		     * in its groups, or -1 */
+	int ctlfd;  /* pidns freezing: the init's end of the control socket, or -1 */
+	const cpu_set_t *cpus; /* the cores, or NULL */
 	int isolated; /* in new namespaces: PID 1 stays as a reaper */
 	long ncpus;   /* online CPUs (the CPU-time limit scales with them) */
 };
@@ -101,36 +106,176 @@ static int mkdirs_here(char *path)
 	return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
 }
 
+/* A directory entry as getdents64 returns it. */
+struct dirent64_raw {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* Calls fn(arg, name) for each numeric entry of the directory `path` (allocating nothing: the
+ * sandbox's init runs under the memory limit). Returns the sum of what fn returned, or -1. */
+static int each_number(const char *path, int (*fn)(void *, const char *), void *arg)
+{
+	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	char buf[4096];
+	int sum = 0;
+	long n;
+	while ((n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
+		for (long i = 0; i < n;) {
+			struct dirent64_raw *e = (struct dirent64_raw *)(buf + i);
+			i += e->reclen;
+			if (e->name[0] >= '0' && e->name[0] <= '9') {
+				int r = fn(arg, e->name);
+				if (r < 0) {
+					close(dfd);
+					return -1;
+				}
+				sum += r;
+			}
+		}
+	close(dfd);
+	return n < 0 ? -1 : sum;
+}
+
+/* 1 when thread `tid` of the process whose task directory is `dir` is not stopped. */
+static int task_running(void *dir, const char *tid)
+{
+	char path[96], st[512];
+	snprintf(path, sizeof path, "%s/%s/stat", (const char *)dir, tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* gone */
+	ssize_t n = read(fd, st, sizeof st - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	st[n] = 0;
+	const char *paren = strrchr(st, ')');
+	char state = paren && paren[1] == ' ' ? paren[2] : '?';
+	return !strchr("TtZXx", state);
+}
+
+/* The number of threads of process `pid` (a name in /proc) that are not stopped. */
+static int proc_running(void *arg, const char *pid)
+{
+	(void)arg;
+	if (!strcmp(pid, "1"))
+		return 0; /* ourselves */
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%s/task", pid);
+	int r = each_number(dir, task_running, dir);
+	return r < 0 ? 0 : r;
+}
+
+/* Stops every other process of our PID namespace and waits (1 s at most) until the kernel
+ * shows every thread stopped; signals again each round, for processes forked meanwhile.
+ * Returns 0 or -1. */
+static int stop_namespace(void)
+{
+	double until = leap_now() + 1.0;
+	for (;;) {
+		if (kill(-1, SIGSTOP) && errno != ESRCH)
+			return -1;
+		int running = each_number("/proc", proc_running, NULL);
+		if (running == 0)
+			return 0;
+		if (running < 0 || leap_now() > until)
+			return -1;
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* PID 1 of an isolated sandbox: reaps every process the namespace leaves to it, ends with the
+ * runner (reporting how it ended in the exit status: 128 + signal), and, when ctl >= 0,
+ * freezes and thaws the namespace for the parent: 'S' -> every process stopped -> 's' (or
+ * 'e'), 'C' -> continued -> 'c'. When PID 1 exits the kernel kills whatever is left. */
+static noreturn void reaper(pid_t runner, int ctl)
+{
+	close_range(0, 8, 0);
+	close_range(10, ~0U, 0);
+	int pfd = (int)syscall(SYS_pidfd_open, runner, 0);
+	for (;;) {
+		int st;
+		pid_t w;
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (w == runner)
+				_exit(WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st));
+		if (w < 0 && errno == ECHILD)
+			_exit(126);
+		struct pollfd pf[2] = {{ctl, POLLIN, 0}, {pfd, POLLIN, 0}};
+		/* without a pidfd (old kernels) the runner's end is noticed within 10 ms */
+		if (poll(pf, 2, pfd >= 0 ? 200 : 10) <= 0 || !(pf[0].revents & (POLLIN | POLLHUP)))
+			continue;
+		char c, a;
+		ssize_t n = read(ctl, &c, 1);
+		if (n == 0) { /* the parent is gone */
+			ctl = -1;
+			continue;
+		}
+		if (n < 0)
+			continue;
+		if (c == 'S')
+			a = stop_namespace() ? 'e' : 's';
+		else if (c == 'C')
+			a = kill(-1, SIGCONT) && errno != ESRCH ? 'e' : 'c';
+		else
+			a = 'e';
+		if (write(ctl, &a, 1) != 1)
+			ctl = -1;
+	}
+}
+
 /* The child side: descriptors, limits, user, directory, exec. Never returns. */
 static noreturn void child(const struct child_plan *p)
 {
 	if (setsid() < 0)
 		child_fail(p, "setsid");
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* Move the sources out of the way, then into place 0..6. */
-	int hi[7];
-	for (int i = 0; i < 7; i++) {
+	if (p->holdfd >= 0) {
+		/* Wait until the parent has placed us in our groups: everything from here on, the
+		 * runner and the candidate's constructors included, runs inside them. */
+		char go;
+		ssize_t n;
+		while ((n = read(p->holdfd, &go, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1)
+			_exit(127); /* the parent gave up on this sandbox */
+	}
+	/* Move the sources out of the way, then into place 0..7. */
+	int hi[8];
+	for (int i = 0; i < 8; i++) {
 		hi[i] = fcntl(p->fds[i], F_DUPFD_CLOEXEC, 16);
 		if (hi[i] < 0)
 			child_fail(p, "dup");
 	}
 	int sfd = fcntl(p->setupfd, F_DUPFD_CLOEXEC, 16);
-	if (sfd < 0)
+	int cfd = p->ctlfd >= 0 ? fcntl(p->ctlfd, F_DUPFD_CLOEXEC, 16) : -1;
+	if (sfd < 0 || (p->ctlfd >= 0 && cfd < 0))
 		child_fail(p, "dup");
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 		if (dup2(hi[i], i) < 0)
 			child_fail(p, "dup2");
-	/* From here on the log is descriptor 2 and the set-up pipe descriptor 7, close-on-exec
-	 * (p->errfd and p->setupfd may be closed or reused). */
+	/* From here on the log is descriptor 2, the set-up pipe descriptor 8 and the freezing
+	 * control socket 9, both close-on-exec (p->errfd and p->setupfd may be closed or
+	 * reused): the runner never holds them. */
 	struct child_plan moved = *p;
 	moved.errfd = 2;
 	moved.setupfd = -1;
 	p = &moved;
-	if (dup3(sfd, 7, O_CLOEXEC) < 0)
+	if (dup3(sfd, 8, O_CLOEXEC) < 0 || (cfd >= 0 && dup3(cfd, 9, O_CLOEXEC) < 0))
 		child_fail(p, "dup3");
-	moved.setupfd = 7;
-	if (close_range(8, ~0U, 0))
+	moved.setupfd = 8;
+	moved.ctlfd = cfd >= 0 ? 9 : -1;
+	if (close_range(10, ~0U, 0))
 		child_fail(p, "close_range");
+	if (p->cpus && sched_setaffinity(0, sizeof *p->cpus, p->cpus))
+		child_fail(p, "setting the CPU affinity");
 	/* The runner is opened now and executed through its descriptor: the mounts below may
 	 * cover the directory it lives in (a build under /tmp). */
 	int runner_fd = open(p->runner, O_RDONLY | O_CLOEXEC);
@@ -211,15 +356,8 @@ static noreturn void child(const struct child_plan *p)
 		pid_t r = fork();
 		if (r < 0)
 			child_fail(p, "fork");
-		if (r > 0) {
-			close_range(0, ~0U, 0);
-			int st;
-			pid_t w;
-			while ((w = wait(&st)) != r)
-				if (w < 0 && errno != EINTR)
-					_exit(126);
-			_exit(WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st));
-		}
+		if (r > 0)
+			reaper(r, p->ctlfd);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	}
 	fexecve(runner_fd, p->argv, p->envp);
@@ -271,14 +409,65 @@ void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_
 			;
 }
 
+/* The descriptors of a new sandbox, parent and child ends (-1: not made). */
+struct sb_fds {
+	int cmd[2], rep[2], setup[2], hold[2], ctl[2], devnull;
+};
+
+/* Closes every descriptor of f that is still open. */
+static void close_fds(struct sb_fds *f)
+{
+	int *all[] = {f->cmd, f->rep, f->setup, f->hold, f->ctl};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		for (int j = 0; j < 2; j++)
+			if (all[i][j] >= 0) {
+				close(all[i][j]);
+				all[i][j] = -1;
+			}
+	if (f->devnull >= 0)
+		close(f->devnull);
+	f->devnull = -1;
+}
+
+/* Makes the pipes of a new sandbox (the hold pipe and the control socket only when asked).
+ * Returns 0 or -1 (errno set). */
+static int make_fds(struct sb_fds *f, int hold, int ctl)
+{
+	memset(f, -1, sizeof *f);
+	f->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (f->devnull < 0 || pipe2(f->cmd, O_CLOEXEC) || pipe2(f->rep, O_CLOEXEC) || pipe2(f->setup, O_CLOEXEC) ||
+	    (hold && pipe2(f->hold, O_CLOEXEC)) || (ctl && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->ctl)))
+		return -1;
+	return 0;
+}
+
+/* Puts the new child in its groups and lets it go on (it waits on the hold pipe before it runs
+ * anything of the runner's). Returns 0, or -1 with a new message in *err. */
+static int place(struct leap_sandbox *sb, struct sb_fds *f, char **err)
+{
+	if (f->hold[1] < 0)
+		return 0;
+	if (leap_cgroup_enter(&sb->cg, sb->pid, err))
+		return -1;
+	char go = 1;
+	if (write(f->hold[1], &go, 1) != 1) {
+		*err = xasprintf("cannot release the sandbox: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
-		       const char *runner, const char *arg, int shm_fd, int art_fd, char **err)
+		       const char *runner, const char *arg, const char *role, int in_fd, int art_fd, int out_fd,
+		       char **err)
 {
 	memset(sb, 0, sizeof *sb);
 	sb->pid = -1;
-	sb->cmd_fd = sb->reply_fd = sb->log_fd = -1;
-	int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, setup[2] = {-1, -1}, devnull = -1;
-	sb->setup_fd = -1;
+	sb->cmd_fd = sb->reply_fd = sb->log_fd = sb->setup_fd = sb->ctl_fd = -1;
+	sb->cg.freeze_fd = sb->cg.events_fd = sb->cg.usage_fd = -1;
+	struct sb_fds f;
+	memset(&f, -1, sizeof f);
+	int grouped = o->cgroups && o->cg_ctrl;
 	char *tmpdir = xasprintf("%s/leap-sandbox.XXXXXX", env->tmp);
 	if (!mkdtemp(tmpdir)) {
 		*err = xasprintf("cannot create a temporary directory in %s: %s", env->tmp, strerror(errno));
@@ -291,13 +480,13 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	}
 	sb->tmpdir = tmpdir;
 	sb->log_fd = memfd_create("leap-log", MFD_CLOEXEC);
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (sb->log_fd < 0 || devnull < 0 || pipe2(cmd, O_CLOEXEC) || pipe2(rep, O_CLOEXEC) ||
-	    pipe2(setup, O_CLOEXEC)) {
+	if (sb->log_fd < 0 || make_fds(&f, grouped, o->pidns_freeze)) {
 		*err = xasprintf("cannot create the sandbox's descriptors: %s", strerror(errno));
 		goto fail;
 	}
-	char *argv[] = {(char *)runner, (char *)arg, NULL};
+	if (grouped && leap_cgroup_make(o->cgroups, &sb->cg, o->cg_ctrl, o->cpus, err))
+		goto fail;
+	char *argv[] = {(char *)runner, (char *)arg, (char *)role, NULL};
 	char *home = xasprintf("HOME=%s", tmpdir), *tmpenv = xasprintf("TMPDIR=%s", tmpdir);
 	/* A minimal environment, plus what selects and finds the GPU (no secrets there). */
 	static const char *const keep[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
@@ -313,7 +502,8 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	envp[ne] = NULL;
 	struct child_plan plan = {
 		.o = o, .env = env, .runner = runner, .tmpdir = tmpdir, .argv = argv, .envp = envp,
-		.fds = {devnull, sb->log_fd, sb->log_fd, cmd[0], rep[1], shm_fd, art_fd}, .errfd = sb->log_fd, .setupfd = setup[1],
+		.fds = {f.devnull, sb->log_fd, sb->log_fd, f.cmd[0], f.rep[1], in_fd, art_fd, out_fd},
+		.errfd = sb->log_fd, .setupfd = f.setup[1], .holdfd = f.hold[0], .ctlfd = f.ctl[1], .cpus = o->cpus,
 		.ncpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1,
 	};
 	int isolated;
@@ -330,28 +520,31 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 		*err = xasprintf("cannot start a sandboxed process: %s", strerror(errno));
 		goto fail;
 	}
-	close(devnull);
-	close(cmd[0]);
-	close(rep[1]);
-	close(setup[1]);
-	sb->setup_fd = setup[0];
 	sb->pid = pid;
 	sb->isolated = isolated;
-	sb->cmd_fd = cmd[1];
-	sb->reply_fd = rep[0];
+	if (o->pidns_freeze && !isolated) {
+		*err = xstrdup("cannot freeze the candidate: no PID namespace to stop and no cgroup freezer");
+		goto kill;
+	}
+	if (place(sb, &f, err))
+		goto kill;
+	sb->setup_fd = f.setup[0];
+	sb->cmd_fd = f.cmd[1];
+	sb->reply_fd = f.rep[0];
+	sb->ctl_fd = f.ctl[0];
+	f.setup[0] = f.cmd[1] = f.rep[0] = f.ctl[0] = -1;
+	close_fds(&f);
 	sb->deadline = leap_now() + o->timeout;
 	return 0;
+kill:
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	sb->pid = -1;
 fail:
-	for (int i = 0; i < 2; i++) {
-		if (cmd[i] >= 0)
-			close(cmd[i]);
-		if (rep[i] >= 0)
-			close(rep[i]);
-		if (setup[i] >= 0)
-			close(setup[i]);
-	}
-	if (devnull >= 0)
-		close(devnull);
+	close_fds(&f);
+	leap_cgroup_remove(&sb->cg);
 	if (sb->log_fd >= 0)
 		close(sb->log_fd);
 	sb->log_fd = -1;
@@ -359,6 +552,42 @@ fail:
 	free(tmpdir);
 	sb->tmpdir = NULL;
 	return -1;
+}
+
+int leap_sandbox_freeze(struct leap_sandbox *sb, double timeout)
+{
+	int r = -1;
+	if (sb->cg.mode[LEAP_CG_FREEZER]) {
+		r = leap_cgroup_freeze(&sb->cg, timeout);
+	} else if (sb->ctl_fd >= 0) {
+		char c = 'S', a = 0;
+		struct pollfd pf = {sb->ctl_fd, POLLIN, 0};
+		if (write(sb->ctl_fd, &c, 1) == 1)
+			r = poll(&pf, 1, (int)(timeout * 1000) + 1) == 1 && read(sb->ctl_fd, &a, 1) == 1 ? (a == 's' ? 0 : -1) : -2;
+	}
+	sb->frozen = r == 0 || sb->frozen;
+	return r;
+}
+
+int leap_sandbox_thaw(struct leap_sandbox *sb)
+{
+	int r = -1;
+	if (sb->cg.mode[LEAP_CG_FREEZER]) {
+		r = leap_cgroup_thaw(&sb->cg);
+	} else if (sb->ctl_fd >= 0) {
+		char c = 'C', a = 0;
+		struct pollfd pf = {sb->ctl_fd, POLLIN, 0};
+		if (write(sb->ctl_fd, &c, 1) == 1 && poll(&pf, 1, 1000) == 1 && read(sb->ctl_fd, &a, 1) == 1 && a == 'c')
+			r = 0;
+	}
+	if (r == 0)
+		sb->frozen = 0;
+	return r;
+}
+
+int leap_sandbox_usage(const struct leap_sandbox *sb, uint64_t *ns)
+{
+	return leap_cgroup_usage(&sb->cg, ns);
 }
 
 /* Waits until fd is ready for `events` or the deadline passes. Returns 0, -2 (deadline), or
@@ -435,6 +664,8 @@ void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *
 		      size_t maxlog)
 {
 	int st = 0, k = 0;
+	if (sb->frozen && sb->cg.mode[LEAP_CG_FREEZER] == LEAP_CG_V1)
+		leap_cgroup_thaw(&sb->cg); /* a process frozen by the v1 freezer cannot die */
 	if (sb->cmd_fd >= 0)
 		close(sb->cmd_fd);
 	if (sb->reply_fd >= 0)
@@ -443,7 +674,7 @@ void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *
 	if (sb->pid > 0) {
 		pid_t r = 0;
 		if (wait_exit) {
-			double until = leap_now() + 0.05;
+			double until = leap_now() + 0.5; /* a big address space takes a while to tear down */
 			while ((r = waitpid(sb->pid, &st, WNOHANG)) == 0 && leap_now() < until) {
 				struct timespec ts = {0, 500000};
 				nanosleep(&ts, NULL);
@@ -463,6 +694,11 @@ void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *
 		if (sb->isolated && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) <= 128 + 64)
 			st = WEXITSTATUS(st) - 128;
 	}
+	leap_cgroup_remove(&sb->cg);
+	if (sb->ctl_fd >= 0)
+		close(sb->ctl_fd);
+	sb->ctl_fd = -1;
+	sb->frozen = 0;
 	/* Every writer of the set-up pipe is gone now (reaped, or past execve): no read blocks. */
 	sb->setup_error[0] = '\0';
 	if (sb->setup_fd >= 0) {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cgroup.h"
 #include "util.h"
 
 /* Limits of one sandboxed child. */
@@ -18,6 +19,13 @@ struct leap_sandbox_opts {
 	int namespaces;        /* 1: isolate network, PID view and mounts where the kernel allows */
 	const char *const *hide; /* directories made invisible (empty) to the child when isolated */
 	size_t nhide;
+	/* leap-bench's referee (all optional): */
+	const cpu_set_t *cpus; /* the cores: affinity set before the runner is executed, and the
+				* cpuset of the group when cgroups provide one */
+	struct leap_cgroups *cgroups; /* make groups for the child (cgroup.h) ... */
+	unsigned cg_ctrl;      /* ... for these functions (1 << LEAP_CG_x) */
+	int pidns_freeze;      /* freeze by stopping every process of the PID namespace from its
+				* init (needs namespaces): leap_sandbox_freeze() without a cgroup */
 };
 
 /* Per-process sandbox state: what the kernel allows (probed once) and the user to run as.
@@ -44,6 +52,9 @@ struct leap_sandbox {
 	int setup_fd;          /* read end of the set-up report pipe (see leap_sandbox_end) */
 	char setup_error[256]; /* after leap_sandbox_end: why the sandbox could not start the
 				* runner (set-up failure: a harness fault, not the candidate's), or "" */
+	struct leap_cgroup cg; /* its groups (cg.mode[] says which exist) */
+	int ctl_fd;            /* pidns_freeze: the control socket to the namespace's init, or -1 */
+	int frozen;
 };
 
 /* Fills `env` for this process (root or not, the unprivileged user, temp dir). */
@@ -59,14 +70,28 @@ void leap_sandbox_slot(struct leap_sandbox_env *env, int slot);
  * processes forked later inherit the answer. */
 void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o);
 
-/* Starts `runner` (an absolute path) with argv {runner, arg} in a new sandbox, handing it
- * shm_fd and art_fd as LEAP_RUN_FD_SHM and LEAP_RUN_FD_ART (runproto.h) and a minimal
- * environment (PATH, HOME and TMPDIR = its private temp dir, LANG=C, and, when set,
- * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES, LD_LIBRARY_PATH, which
- * select and find the GPU). Returns 0, or -1 with
- * a new message in *err (nothing is left running). */
+/* Starts `runner` (an absolute path) with argv {runner, arg, role} in a new sandbox, handing
+ * it in_fd, art_fd and out_fd as LEAP_RUN_FD_IN, LEAP_RUN_FD_ART and LEAP_RUN_FD_OUT
+ * (runproto.h) and a minimal environment (PATH, HOME and TMPDIR = its private temp dir, LANG=C,
+ * and, when set, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES,
+ * LD_LIBRARY_PATH, which select and find the GPU). With o->cgroups, the child is placed in
+ * its groups before it executes the runner (it waits for that), so that the runner and
+ * everything it starts, the candidate's constructors included, run in them from the first
+ * instruction; with o->cpus its affinity is set then too. Returns 0, or -1 with a new message
+ * in *err (nothing is left running). */
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
-		       const char *runner, const char *arg, int shm_fd, int art_fd, char **err);
+		       const char *runner, const char *arg, const char *role, int in_fd, int art_fd, int out_fd,
+		       char **err);
+
+/* Freezes every process of the sandbox (its cgroup freezer, else SIGSTOP to every process of
+ * its PID namespace from the namespace's init) and returns once the kernel says all are
+ * stopped, at most `timeout` seconds. Returns 0, -1 (no way to freeze, or it failed), -2
+ * (timeout). leap_sandbox_thaw() undoes it (0 or -1). */
+int leap_sandbox_freeze(struct leap_sandbox *sb, double timeout);
+int leap_sandbox_thaw(struct leap_sandbox *sb);
+
+/* The CPU time the sandbox's processes used so far (ns). Returns 0, or -1 when not accounted. */
+int leap_sandbox_usage(const struct leap_sandbox *sb, uint64_t *ns);
 
 /* Reads exactly n bytes from the child before its deadline. Returns 0; -1 when the child
  * closed the pipe, a read failed or an ending signal was caught (sig.h); -2 when the
@@ -75,7 +100,7 @@ int leap_sandbox_read(struct leap_sandbox *sb, void *buf, size_t n);
 /* Writes exactly n bytes to the child before its deadline; same return values. */
 int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n);
 
-/* Ends the child: when `wait_exit` and it is not already gone, waits up to 50 ms for it to
+/* Ends the child: when `wait_exit` and it is not already gone, waits up to 500 ms for it to
  * end by itself; then kills its whole process group (and PID namespace), reaps it, removes
  * its temp dir and closes the descriptors. When the set-up failed before the runner was
  * executed (limits, namespaces, privileges, execve of the runner: reported on a close-on-exec

@@ -580,6 +580,7 @@ json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t s
 {
 	const struct leap_task *t = d->t;
 	size_t np = t->nparams;
+	double scale = d->tol_scale > 0 ? d->tol_scale : 1, atol = t->atol * scale, rtol = t->rtol * scale;
 	for (size_t p = 0; p < np; p++) {
 		const struct leap_run_param *r = &d->rp[p];
 		const struct leap_param *par = &t->params[p];
@@ -615,7 +616,7 @@ json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t s
 			return m;
 		}
 		const unsigned char *got = arena + d->out[ka], *want = d->want[k];
-		if (par->type == LEAP_T_FLOAT && float_ok(got, want, n, r->poison, t->atol, t->rtol, es))
+		if (par->type == LEAP_T_FLOAT && float_ok(got, want, n, r->poison, atol, rtol, es))
 			continue;
 		int is_float = leap_type_is_float(par->type);
 		size_t first = n, unwritten = 0, bad = 0;
@@ -632,7 +633,7 @@ json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t s
 			} else if (is_float && !isfinite(x)) {
 				why = "not_finite";
 			} else if (is_float) {
-				double diff = fabs(x - w), allowed = t->atol + t->rtol * fabs(w);
+				double diff = fabs(x - w), allowed = atol + rtol * fabs(w);
 				if (isfinite(w)) {
 					if (diff > es->max_abs)
 						es->max_abs = diff;
@@ -652,7 +653,7 @@ json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t s
 				kind = why;
 				gv = x;
 				wv = w;
-				tol = t->atol + t->rtol * fabs(w);
+				tol = atol + rtol * fabs(w);
 			}
 		}
 		if (first == n)

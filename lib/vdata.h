@@ -27,6 +27,8 @@ struct leap_case_data {
 	unsigned char **want;        /* [set * nparams + p]: reference results of out/inout */
 	char *desc;                  /* "n=1000" or "rows=7, cols=33"; a drawn case adds
 				      * "; random sizes, not a listed case" */
+	double tol_scale;            /* the task's atol and rtol are multiplied by this (0: 1);
+				      * leap-bench widens them for longer reductions */
 };
 
 /* Prepares case `c` (index `index`) of `t` for `nsets` input sets, of which the arena

@@ -127,192 +127,6 @@ uint64_t leap_random_seed(void)
 	return (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
 }
 
-/* Reads one reply into s->last; returns an enum leap_sess. */
-static int read_reply(struct leap_session *s)
-{
-	int r = leap_sandbox_read(&s->sb, &s->last, sizeof s->last);
-	if (r == -2) {
-		s->dead = 1;
-		return LEAP_SESS_TIMEOUT;
-	}
-	if (r || s->last.magic != LEAP_RUN_MAGIC) {
-		s->dead = 1;
-		return LEAP_SESS_DIED;
-	}
-	s->last.msg[sizeof s->last.msg - 1] = 0;
-	if (s->last.status == LEAP_RUN_CRASH) { /* its last word before dying (runner/crash.c) */
-		s->crash = s->last;
-		s->dead = 1;
-		/* Wait (up to 2 s) for the death itself, the reply pipe closing, so that the wait
-		 * status and not this report says how the runner ended. */
-		double deadline = s->sb.deadline, soon = leap_now() + 2;
-		if (soon < deadline)
-			s->sb.deadline = soon;
-		char c;
-		if (leap_sandbox_read(&s->sb, &c, 1) == -2 && soon < deadline)
-			s->sb.timed_out = 0; /* this wait's end, not the candidate's deadline */
-		s->sb.deadline = deadline;
-		return LEAP_SESS_DIED;
-	}
-	return s->last.status == LEAP_RUN_OK ? LEAP_SESS_OK : LEAP_SESS_REPLY;
-}
-
-int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
-		       uint64_t arena_bytes, char **err)
-{
-	memset(s, 0, sizeof *s);
-	s->shm_fd = -1;
-	s->sb.pid = -1;
-	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = s->sb.setup_fd = -1;
-	int cuda = b == LEAP_BACKEND_CUDA;
-	char *runner = xasprintf("%s/leap-run-%s", v->o.libexec, cuda ? "cuda" : "cpu");
-	if (access(runner, X_OK)) {
-		free(runner);
-		if (!cuda) {
-			*err = xasprintf("the cpu runner is missing from %s", v->o.libexec);
-			return -1;
-		}
-		s->dead = 1;
-		s->last.magic = LEAP_RUN_MAGIC;
-		s->last.status = LEAP_RUN_NO_DEVICE;
-		snprintf(s->last.msg, sizeof s->last.msg, "this leap was built without CUDA (no nvcc at build time)");
-		return LEAP_SESS_REPLY;
-	}
-	int art = open(artifact, O_RDONLY | O_CLOEXEC);
-	if (art < 0) {
-		*err = xasprintf("cannot open the artifact %s: %s", artifact, strerror(errno));
-		free(runner);
-		return -1;
-	}
-	s->shm_fd = memfd_create("leap-arena", MFD_CLOEXEC);
-	if (s->shm_fd < 0 || arena_bytes > SIZE_MAX || ftruncate(s->shm_fd, (off_t)arena_bytes)) {
-		*err = xasprintf("cannot create the shared arena of %llu bytes: %s", (unsigned long long)arena_bytes,
-				 strerror(errno));
-		goto fail;
-	}
-	s->arena = mmap(NULL, (size_t)arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, s->shm_fd, 0);
-	if (s->arena == MAP_FAILED) {
-		s->arena = NULL;
-		*err = xasprintf("cannot map the shared arena: %s", strerror(errno));
-		goto fail;
-	}
-	s->arena_len = arena_bytes;
-	struct leap_sandbox_opts so = v->o.sb;
-	if (cuda)
-		so.mem_bytes = 0; /* the CUDA driver reserves more address space than any sane limit */
-	else if (so.mem_bytes)
-		so.mem_bytes += 3 * arena_bytes; /* room for the arena and the buffers of big cases */
-	if (leap_sandbox_start(&v->env, &s->sb, &so, runner, cuda ? v->o.device : "-", s->shm_fd, art, err))
-		goto fail;
-	close(art);
-	free(runner);
-	return read_reply(s);
-fail:
-	close(art);
-	free(runner);
-	if (s->arena)
-		munmap(s->arena, s->arena_len);
-	s->arena = NULL;
-	if (s->shm_fd >= 0)
-		close(s->shm_fd);
-	s->shm_fd = -1;
-	return -1;
-}
-
-int leap_session_call(struct leap_session *s, const struct leap_case_data *d, uint32_t first, uint32_t warmup,
-		      uint32_t ncalls, uint32_t flags, struct leap_run_time *times)
-{
-	if (s->dead)
-		return LEAP_SESS_DIED;
-	uint32_t np = (uint32_t)d->t->nparams;
-	struct leap_run_cmd c = {LEAP_RUN_MAGIC, LEAP_RUN_OP_CALL, np, d->arena_sets, warmup, ncalls, flags, first, s->arena_len};
-	int r = leap_sandbox_write(&s->sb, &c, sizeof c);
-	if (!r)
-		r = leap_sandbox_write(&s->sb, d->rp, np * sizeof *d->rp);
-	if (r) {
-		s->dead = 1;
-		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
-	}
-	r = read_reply(s);
-	if (r != LEAP_SESS_OK)
-		return r;
-	if (s->last.ncalls != ncalls) {
-		s->dead = 1;
-		return LEAP_SESS_DIED;
-	}
-	for (uint32_t i = 0; i < ncalls; i++) {
-		struct leap_run_time tm;
-		int rr = leap_sandbox_read(&s->sb, &tm, sizeof tm);
-		if (rr) {
-			s->dead = 1;
-			return rr == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
-		}
-		if (times)
-			times[i] = tm;
-	}
-	return LEAP_SESS_OK;
-}
-
-int leap_session_probe(struct leap_session *s, double *copy_gbs, double *gflops)
-{
-	if (s->dead)
-		return LEAP_SESS_DIED;
-	struct leap_run_cmd c = {LEAP_RUN_MAGIC, LEAP_RUN_OP_PROBE, 0, 1, 0, 0, 0, 0, s->arena_len};
-	int r = leap_sandbox_write(&s->sb, &c, sizeof c);
-	if (r) {
-		s->dead = 1;
-		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
-	}
-	r = read_reply(s);
-	if (r != LEAP_SESS_OK)
-		return r;
-	struct leap_run_time t;
-	if (s->last.ncalls != 1 || (r = leap_sandbox_read(&s->sb, &t, sizeof t))) {
-		s->dead = 1;
-		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
-	}
-	*copy_gbs = t.ms;
-	*gflops = t.host_ms;
-	return LEAP_SESS_OK;
-}
-
-void leap_session_end(struct leap_session *s, char **why, int *timeout, struct leap_buf *log, size_t maxlog)
-{
-	int status = 0, killed = 0, timed_out = s->sb.timed_out;
-	int was_dead = s->dead;
-	if (s->sb.pid > 0 || s->sb.log_fd >= 0)
-		leap_sandbox_end(&s->sb, was_dead && !timed_out, &status, &killed, log, maxlog);
-	s->status = status;
-	if (why)
-		*why = NULL;
-	if (timeout)
-		*timeout = 0;
-	if (was_dead && why) {
-		if (timed_out) {
-			*why = xstrdup("did not finish in time (an infinite loop, a deadlock, or far too slow?)");
-			if (timeout)
-				*timeout = 1;
-		} else if (killed || (WIFEXITED(status) && WEXITSTATUS(status) == LEAP_RUN_EXIT_LOST)) {
-			*why = xstrdup("stopped answering the harness (it closed or overwrote the harness's descriptors?)");
-		} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
-			*why = xstrdup("used up its CPU-time limit (an infinite loop, or far too slow?)");
-			if (timeout)
-				*timeout = 1;
-		} else {
-			struct leap_buf b = {0};
-			const char *d = leap_sandbox_describe(status, &b);
-			*why = xstrdup(d);
-			leap_buf_free(&b);
-		}
-	}
-	if (s->arena)
-		munmap(s->arena, s->arena_len);
-	s->arena = NULL;
-	if (s->shm_fd >= 0)
-		close(s->shm_fd);
-	s->shm_fd = -1;
-}
-
 /* For a runner that died of a signal after reporting where (runner/crash.c): appends where
  * to `msg` (" at line L of your code (in F)") and returns the verify.crash object {line,
  * function, called}; NULL (msg unchanged) when there was no report, the runner did not die
@@ -323,7 +137,7 @@ static json_t *crash_place(const struct leap_session *s, enum leap_backend b, co
 {
 	const struct leap_run_reply *c = &s->crash;
 	if (c->magic != LEAP_RUN_MAGIC || !WIFSIGNALED(s->status) || WTERMSIG(s->status) != c->code ||
-	    c->param > 1 || strncmp(c->msg, "0x", 2))
+	    c->call > 1 || strncmp(c->msg, "0x", 2))
 		return NULL;
 	char *end;
 	uint64_t off = strtoull(c->msg, &end, 16);
@@ -333,11 +147,11 @@ static json_t *crash_place(const struct leap_session *s, enum leap_backend b, co
 	long line = leap_crash_line(artifact, off, leap_compile_source_name(b), &func);
 	if (line < 1)
 		return NULL;
-	leap_buf_addf(msg, c->param ? " in a library function called at line %ld of your code" : " at line %ld of your code",
+	leap_buf_addf(msg, c->call ? " in a library function called at line %ld of your code" : " at line %ld of your code",
 		      line);
 	if (func)
 		leap_buf_addf(msg, " (in %s)", func);
-	json_t *o = json_pack("{s:I,s:b}", "line", (json_int_t)line, "called", (int)c->param);
+	json_t *o = json_pack("{s:I,s:b}", "line", (json_int_t)line, "called", (int)c->call);
 	if (func)
 		json_object_set_new(o, "function", json_string(func));
 	free(func);
@@ -456,9 +270,14 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	int trials = v->o.trials;
 	struct leap_case_data *cd = vc->cd;
 	struct leap_session s;
-	int r = leap_session_start(v, &s, b, artifact, vc->arena, err);
+	struct leap_session_opts so = {0};
+	for (size_t ci = 0; ci < t->ncases; ci++)
+		leap_session_fit(&so, &cd[ci], 1);
+	so.lock_cache = v->o.cache; /* cuda: the GPU's lock, shared: never while leap-bench times on it */
+	int r = leap_session_start(v, &s, b, artifact, &so, err);
 	if (r < 0)
 		return NULL;
+	int overrun = -1; /* the parameter whose guard a call damaged */
 	struct leap_errstats es = {0, 0};
 	size_t passed = 0;
 	const char *status = "pass";
@@ -472,12 +291,16 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 			for (int k = 0; k < trials && r == LEAP_SESS_OK && !mismatch; k++) {
 				phase_case = (int)ci;
 				phase_trial = k;
-				leap_case_upload(d, (uint32_t)k, 0, s.arena);
-				struct leap_run_time tm;
-				r = leap_session_call(&s, d, 0, 0, 1, LEAP_RUN_F_AFTER, &tm);
+				leap_session_layout(&s, d);
+				leap_session_stage(&s, d, (uint32_t)k, 0);
+				uint32_t slot = 0;
+				struct leap_block bt;
+				r = leap_session_block(&s, d, &slot, 1, LEAP_RUN_OP_CALL, &bt);
 				if (r != LEAP_SESS_OK)
 					break;
-				run_ms += tm.ms;
+				run_ms += bt.ms;
+				if ((overrun = leap_session_guards(&s, d, 0)) >= 0)
+					break;
 				char *m = NULL;
 				mismatch = leap_case_check(d, (uint32_t)k, 0, s.arena, 1, &es, &m);
 				if (mismatch) {
@@ -486,8 +309,10 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 					free(m);
 				}
 			}
-			if (r == LEAP_SESS_OK && !mismatch)
+			if (r == LEAP_SESS_OK && !mismatch && overrun < 0)
 				passed++;
+			if (overrun >= 0)
+				break;
 		}
 	}
 	char *why = NULL;
@@ -512,7 +337,19 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 			 phase_trial + 1);
 	else
 		snprintf(where, sizeof where, " while loading");
-	if (r == LEAP_SESS_REPLY) {
+	if (r == LEAP_SESS_REPLY && phase_case < 0 && last.status == LEAP_RUN_NOMEM) {
+		/* the runner makes its buffers before it loads the candidate: the machine's fault */
+		*err = xasprintf("the runner could not make its buffers: %s", last.msg);
+		free(why);
+		json_decref(mismatch);
+		leap_buf_free(&msg);
+		leap_buf_free(&output);
+		return NULL;
+	}
+	if (overrun >= 0) {
+		status = "runtime_error";
+		leap_buf_addf(&msg, "Your code wrote outside the bounds of buffer %s%s.", t->params[overrun].name, where);
+	} else if (r == LEAP_SESS_REPLY) {
 		switch (last.status) {
 		case LEAP_RUN_NO_DEVICE:
 			status = "no_device";
@@ -522,11 +359,6 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		case LEAP_RUN_ABI:
 			status = "runtime_error";
 			leap_buf_addf(&msg, "The compiled code could not be used: %s.", last.msg);
-			break;
-		case LEAP_RUN_OVERRUN:
-			status = "runtime_error";
-			leap_buf_addf(&msg, "Your code wrote outside the bounds of buffer %s%s.",
-				      last.param < t->nparams ? t->params[last.param].name : "?", where);
 			break;
 		case LEAP_RUN_CALL:
 		case LEAP_RUN_DEVICE:

@@ -8,6 +8,7 @@
 #include "record.h"
 #include "runproto.h"
 #include "sandbox.h"
+#include "session.h"
 #include "task.h"
 #include "vdata.h"
 
@@ -78,50 +79,6 @@ void leap_verifier_free(struct leap_verifier *v);
 /* The task's reference entry point, building reference.c (cached) on first use. Returns
  * NULL with a new message in *err when it cannot be built or loaded. */
 leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t, char **err);
-
-/* One runner child holding one artifact, and the arena it shares with this process. */
-struct leap_session {
-	struct leap_sandbox sb;
-	int shm_fd;
-	unsigned char *arena;
-	uint64_t arena_len;
-	int dead;                 /* the child died or timed out: no more calls */
-	struct leap_run_reply last; /* the last reply (status, message) */
-	struct leap_run_reply crash; /* the LEAP_RUN_CRASH report, when the runner sent one
-				      * (forgeable: for the message only) */
-	int status;               /* after leap_session_end: the child's wait status */
-};
-
-/* Outcome of starting a session or making a call. */
-enum leap_sess {
-	LEAP_SESS_OK = 0,
-	LEAP_SESS_REPLY,     /* the runner answered with an error status (in s->last) */
-	LEAP_SESS_DIED,      /* the child died or broke the protocol */
-	LEAP_SESS_TIMEOUT,   /* the deadline passed */
-};
-
-/* Starts a runner for `artifact` on backend `b` with an arena of `arena_bytes`, and reads
- * its hello. Returns an enum leap_sess; -1 with a new message in *err when the harness
- * itself failed (no runner, artifact unreadable, out of descriptors). */
-int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
-		       uint64_t arena_bytes, char **err);
-
-/* Runs warmup + ncalls calls on the arena slots of the case data, call i on slot
- * (first + i) % arena_sets; times[ncalls]
- * (may be NULL) receives the timings. Returns an enum leap_sess. */
-int leap_session_call(struct leap_session *s, const struct leap_case_data *d, uint32_t first, uint32_t warmup,
-		      uint32_t ncalls, uint32_t flags, struct leap_run_time *times);
-
-/* Measures the device in the runner (LEAP_RUN_OP_PROBE): copy bandwidth in GB/s and peak
- * FP32 rate in GFLOP/s (0: not measured). Only for runners holding a trusted artifact.
- * Returns an enum leap_sess. */
-int leap_session_probe(struct leap_session *s, double *copy_gbs, double *gflops);
-
-/* Ends the session. When the child died, *why receives a new description of how (signal,
- * exit, timeout) and *timeout is 1 when it ran out of time; the child's captured output (at
- * most maxlog bytes) is appended to `log` when not NULL. s->sb.setup_error is then non-empty
- * when the sandbox failed before the runner ran: a harness error, never the candidate's. */
-void leap_session_end(struct leap_session *s, char **why, int *timeout, struct leap_buf *log, size_t maxlog);
 
 /* Builds the reference and computes the inputs and reference results of task t for `seed`
  * now (leap_verify_artifact does it on first use), so that forked workers share them.

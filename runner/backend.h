@@ -1,4 +1,4 @@
-/* backend.h - what the runner needs from a backend: device set-up, buffers, one timed call. */
+/* backend.h - what the runner needs from a backend: the device, its regions, one call. */
 #ifndef LEAP_RUNNER_BACKEND_H
 #define LEAP_RUNNER_BACKEND_H
 
@@ -13,34 +13,43 @@ extern "C" {
 #endif
 
 /* Every function that can fail returns an enum leap_run_status and, on failure, writes a
- * short NUL-terminated reason (no paths) into msg[LEAP_RUN_MSG]. The backend's state (the
- * device, events, scratch buffers) lives in a struct rb made by rb_init and passed to all. */
+ * short NUL-terminated reason (no paths) into msg[LEAP_RUN_MSG]. The backend's state lives in
+ * a struct rb made by rb_init and passed to all. The runner (run.c) maps the host regions,
+ * validates every offset the referee sends, and calls these in this order: rb_init,
+ * rb_regions (before any candidate code is loaded, so that a failure there is the machine's,
+ * never the candidate's), then per block rb_block_begin, rb_call per call, rb_block_end. */
 struct rb;
 
-/* Prepares the backend; `device` is argv[1] of the runner ("-" or a GPU index). On success
- * *b is the new state and msg holds the device's name ("NVIDIA H200", or the CPU model). */
-int rb_init(struct rb **b, const char *device, char *msg);
+/* Prepares the backend; `device` is argv[1] ("-" or a GPU index) and `role` argv[2] (cuda:
+ * "copy", "client" or "owner"; cpu: ignored). On success *b is the new state, msg holds the
+ * device's name ("NVIDIA H200", or the CPU model) and uuid its UUID (zeros on cpu). */
+int rb_init(struct rb **b, const char *device, const char *role, char *msg, uint8_t uuid[16]);
 
-/* A buffer of `bytes` bytes for the candidate, followed (and, on cpu, preceded) by a guard
- * region filled with a canary and, on cpu, an inaccessible page. NULL when out of memory. */
-void *rb_alloc(struct rb *b, uint64_t bytes);
-void rb_free(struct rb *b, void *buf, uint64_t bytes);
-/* 1 when the canary around the buffer is intact, 0 when the candidate wrote past it. */
-int rb_guard_ok(struct rb *b, const void *buf, uint64_t bytes);
+/* Gives the backend the host regions the runner mapped (IN read-only when sealed) and the
+ * control page; the backend makes the regions the candidate's pointers will point into (cpu:
+ * the host regions themselves; cuda: device memory of its own, or an owner's, opened from
+ * ctl->ipc). An owner writes the IPC handles of the client regions it made into ipc_out. */
+int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsigned char *out, uint64_t out_len,
+	       const struct leap_run_ctl *ctl, uint8_t ipc_out[2][64], char *msg);
 
-/* Copies host memory into a buffer and back. */
-int rb_upload(struct rb *b, void *buf, const void *host, uint64_t bytes, char *msg);
-int rb_download(struct rb *b, void *host, const void *buf, uint64_t bytes, char *msg);
-/* 1 when buffers live in device memory (uploads are expensive, device copies cheap). */
-int rb_is_device(const struct rb *b);
-/* Copies between two buffers of this backend. */
-int rb_copy(struct rb *b, void *dst, const void *src, uint64_t bytes, char *msg);
-/* Fills the buffer with the elsize-byte pattern (the poison). */
-int rb_poison(struct rb *b, void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg);
+/* The base address of region r (enum leap_run_region) as the candidate sees it. */
+unsigned char *rb_base(struct rb *b, int r);
 
-/* Calls entry(args) once and times it (flags: LEAP_RUN_F_*). On LEAP_RUN_CALL, *code is
- * leap_entry's return value; on LEAP_RUN_DEVICE, the CUDA error. */
-int rb_call(struct rb *b, leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_run_time *t, int *code, char *msg);
+/* Brackets the calls of one block. rb_block_end waits for the device and reports any error
+ * the calls left (cuda), and writes the backend's own time of the block in ms (the runner's
+ * clock: a cross-check only). */
+int rb_block_begin(struct rb *b, char *msg);
+int rb_block_end(struct rb *b, double *own_ms, int *code, char *msg);
+
+/* Makes one call: entry(args), where row[] describes the arguments (a copy-mode backend
+ * moves the host slots to and from its own buffers around the call). On LEAP_RUN_CALL, *code
+ * is leap_entry's return value; on LEAP_RUN_DEVICE, the CUDA error. */
+int rb_call(struct rb *b, leap_entry_fn entry, void *const *args, const struct leap_run_arg *row, uint32_t nparams,
+	    int *code, char *msg);
+
+/* An owner's data moves (runproto.h, LEAP_RUN_OP_XFER); LEAP_RUN_PROTO where the backend
+ * has no owner role. `flush_l2`: evict the device's L2 cache afterwards. */
+int rb_xfer(struct rb *b, const struct leap_run_xfer *x, uint32_t n, int flush_l2, char *msg);
 
 /* Measures the device: copy bandwidth in GB/s (read + write) and peak FP32 rate in GFLOP/s
  * (0 when the backend does not measure it). */

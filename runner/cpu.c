@@ -1,47 +1,43 @@
-/* cpu.c - the runner's cpu backend: host buffers between guard pages, monotonic-clock timing. */
-#include <errno.h>
+/* cpu.c - the runner's cpu backend: the candidate's buffers are the referee's shared regions. */
 #include <math.h>
-#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "backend.h"
 #include "banned.h"
 
-#define CANARY 0xA7
+/* Why: on the host nothing needs copying. The candidate's pointers point straight into the
+ * memory the referee maps too, so there is no copy-back a candidate could hook (a fault handler
+ * on a protected output, a thread finishing after the call) and no buffer of the runner's own.
+ * The cores the candidate runs on are the referee's choice, made before this process started
+ * (a cgroup cpuset or the affinity it inherited): the runner does not pin. */
 
-/* Geometry of a guarded buffer: [guard page][data pages][guard page], the buffer ending
- * at the first 64-byte boundary at or before the second guard page; the rest of the data
- * pages is canary. */
-struct geom {
-	size_t page, data, start; /* data: bytes of the data pages; start: buffer offset in them */
+struct rb {
+	unsigned char *in, *out;
+	double t0; /* the runner's clock at the start of a block (cross-check only) */
 };
 
-/* Computes the geometry of a guarded buffer of `bytes`; -1 when too large. */
-static int geom(uint64_t bytes, struct geom *g)
+/* The monotonic clock in milliseconds. */
+static double now_ms(void)
 {
-	long ps = sysconf(_SC_PAGESIZE);
-	g->page = ps > 0 ? (size_t)ps : 4096;
-	if (bytes > SIZE_MAX / 2)
-		return -1;
-	g->data = ((size_t)bytes + 64 + g->page - 1) / g->page * g->page;
-	g->start = (g->data - (size_t)bytes) & ~(size_t)63;
-	return 0;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* The cpu backend keeps no state; the struct exists for the interface. */
-struct rb {
-	int unused;
-};
-
-int rb_init(struct rb **b, const char *device, char *msg)
+int rb_init(struct rb **b, const char *device, const char *role, char *msg, uint8_t uuid[16])
 {
 	(void)device;
-	static struct rb none; /* stateless: one shared, never written */
-	*b = &none;
+	(void)role;
+	memset(uuid, 0, 16);
+	*b = calloc(1, sizeof **b); /* one per process; main owns it */
+	if (!*b) {
+		snprintf(msg, LEAP_RUN_MSG, "out of memory");
+		return LEAP_RUN_NOMEM;
+	}
 	snprintf(msg, LEAP_RUN_MSG, "cpu");
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	if (!f)
@@ -60,137 +56,46 @@ int rb_init(struct rb **b, const char *device, char *msg)
 	return LEAP_RUN_OK;
 }
 
-void *rb_alloc(struct rb *be, uint64_t bytes)
+int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsigned char *out, uint64_t out_len,
+	       const struct leap_run_ctl *ctl, uint8_t ipc_out[2][64], char *msg)
 {
-	(void)be;
-	struct geom g;
-	if (geom(bytes, &g))
-		return NULL;
-	unsigned char *base = mmap(NULL, g.data + 2 * g.page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (base == MAP_FAILED)
-		return NULL;
-	if (mprotect(base + g.page, g.data, PROT_READ | PROT_WRITE)) {
-		munmap(base, g.data + 2 * g.page);
-		return NULL;
-	}
-	unsigned char *buf = base + g.page + g.start;
-	memset(base + g.page, CANARY, g.start);
-	memset(buf + bytes, CANARY, g.data - g.start - (size_t)bytes);
-	return buf;
-}
-
-void rb_free(struct rb *be, void *buf, uint64_t bytes)
-{
-	(void)be;
-	struct geom g;
-	if (!buf || geom(bytes, &g))
-		return;
-	munmap((unsigned char *)buf - g.start - g.page, g.data + 2 * g.page);
-}
-
-/* 1 when all n bytes still hold the canary. */
-static int all_canary(const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != CANARY)
-			return 0;
-	return 1;
-}
-
-int rb_guard_ok(struct rb *be, const void *buf, uint64_t bytes)
-{
-	(void)be;
-	struct geom g;
-	if (geom(bytes, &g))
-		return 0;
-	const unsigned char *b = buf;
-	return all_canary(b - g.start, g.start) && all_canary(b + bytes, g.data - g.start - (size_t)bytes);
-}
-
-int rb_upload(struct rb *be, void *buf, const void *host, uint64_t bytes, char *msg)
-{
-	(void)be;
+	(void)in_len;
+	(void)out_len;
+	(void)ctl;
+	(void)ipc_out;
 	(void)msg;
-	memcpy(buf, host, (size_t)bytes);
+	b->in = in;
+	b->out = out;
 	return LEAP_RUN_OK;
 }
 
-int rb_download(struct rb *be, void *host, const void *buf, uint64_t bytes, char *msg)
+unsigned char *rb_base(struct rb *b, int r)
 {
-	(void)be;
+	return r == LEAP_RUN_R_IN ? b->in : b->out;
+}
+
+int rb_block_begin(struct rb *b, char *msg)
+{
 	(void)msg;
-	memcpy(host, buf, (size_t)bytes);
+	b->t0 = now_ms();
 	return LEAP_RUN_OK;
 }
 
-int rb_is_device(const struct rb *be)
+int rb_block_end(struct rb *b, double *own_ms, int *code, char *msg)
 {
-	(void)be;
-	return 0;
-}
-
-int rb_copy(struct rb *be, void *dst, const void *src, uint64_t bytes, char *msg)
-{
-	(void)be;
+	(void)code;
 	(void)msg;
-	memcpy(dst, src, (size_t)bytes);
+	*own_ms = now_ms() - b->t0;
 	return LEAP_RUN_OK;
 }
 
-int rb_poison(struct rb *be, void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg)
+int rb_call(struct rb *b, leap_entry_fn entry, void *const *args, const struct leap_run_arg *row, uint32_t nparams,
+	    int *code, char *msg)
 {
-	(void)be;
-	(void)msg;
-	unsigned char *b = buf;
-	if (elsize == 0 || elsize > 8)
-		return LEAP_RUN_PROTO;
-	size_t n = (size_t)bytes;
-	if (n >= elsize) {
-		memcpy(b, pattern, elsize);
-		size_t done = elsize;
-		while (done < n) { /* doubling copy: O(n) memcpy work */
-			size_t k = done < n - done ? done : n - done;
-			memcpy(b + done, b, k);
-			done += k;
-		}
-	}
-	return LEAP_RUN_OK;
-}
-
-/* Milliseconds from a to b. */
-static double ms_between(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
-}
-
-/* Pins the process to the last CPU it may run on (idempotent; failures are ignored:
- * timing still works, only less stably). */
-static void pin(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set))
-		return;
-	int last = -1;
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &set))
-			last = i;
-	if (last < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(last, &set);
-	sched_setaffinity(0, sizeof set, &set);
-}
-
-int rb_call(struct rb *be, leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_run_time *t, int *code, char *msg)
-{
-	(void)be;
-	if (flags & LEAP_RUN_F_PIN)
-		pin();
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	(void)b;
+	(void)row;
+	(void)nparams;
 	int rc = entry(args);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	t->ms = t->host_ms = ms_between(&a, &b);
 	if (rc) {
 		*code = rc;
 		snprintf(msg, LEAP_RUN_MSG, "the entry point returned %d", rc);
@@ -199,31 +104,38 @@ int rb_call(struct rb *be, leap_entry_fn entry, void *const *args, uint32_t flag
 	return LEAP_RUN_OK;
 }
 
-int rb_probe(struct rb *be, double *copy_gbs, double *gflops, char *msg)
+int rb_xfer(struct rb *b, const struct leap_run_xfer *x, uint32_t n, int flush_l2, char *msg)
 {
-	(void)be;
+	(void)b;
+	(void)x;
+	(void)n;
+	(void)flush_l2;
+	snprintf(msg, LEAP_RUN_MSG, "the cpu runner owns no device memory");
+	return LEAP_RUN_PROTO;
+}
+
+int rb_probe(struct rb *b, double *copy_gbs, double *gflops, char *msg)
+{
+	(void)b;
 	size_t n = 64u << 20;
-	unsigned char *a = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	unsigned char *b = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (a == MAP_FAILED || b == MAP_FAILED) {
+	unsigned char *x = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *y = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (x == MAP_FAILED || y == MAP_FAILED) {
 		snprintf(msg, LEAP_RUN_MSG, "cannot allocate the probe buffers");
 		return LEAP_RUN_NOMEM;
 	}
-	memset(a, 1, n);
-	memset(b, 2, n);
-	pin();
+	memset(x, 1, n);
+	memset(y, 2, n);
 	double best = INFINITY;
 	for (int i = 0; i < 7; i++) {
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		memcpy(i % 2 ? a : b, i % 2 ? b : a, n);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		double ms = ms_between(&t0, &t1);
+		double t0 = now_ms();
+		memcpy(i % 2 ? x : y, i % 2 ? y : x, n);
+		double ms = now_ms() - t0;
 		if (ms < best)
 			best = ms;
 	}
-	munmap(a, n);
-	munmap(b, n);
+	munmap(x, n);
+	munmap(y, n);
 	*copy_gbs = best > 0 ? 2.0 * (double)n / (best * 1e6) : 0;
 	*gflops = 0;
 	return LEAP_RUN_OK;

@@ -3,7 +3,7 @@
  * A fault in the candidate kills the runner, and the parent reads the verdict from the wait
  * status, as before. Just before, a handler on its own stack (a stack overflow leaves no room
  * on the usual one) sends one more reply: LEAP_RUN_CRASH, the signal in `code`, in `msg`
- * the address as an offset into the artifact ("0x1f2a"), and in `param` 0 when that is the
+ * the address as an offset into the artifact ("0x1f2a"), and in `call` 0 when that is the
  * faulting instruction itself, 1 when the fault lies in a function the candidate's code
  * called (memcpy, abort from assert) and the offset is that call's, 2 when neither was found.
  * The parent maps the offset to a source line (lib/crash.c).
@@ -96,10 +96,10 @@ static void on_crash(int sig, siginfo_t *si, void *ctx)
 	r.magic = LEAP_RUN_MAGIC;
 	r.status = LEAP_RUN_CRASH;
 	r.code = sig;
-	r.param = 2;
+	r.call = 2;
 	uintptr_t pc = context_pc(ctx);
 	if (pc && in_artifact(pc)) {
-		r.param = 0;
+		r.call = 0;
 		hex(r.msg, pc - art_base);
 	} else {
 		/* a library function the candidate called: the first return address in the
@@ -109,7 +109,7 @@ static void on_crash(int sig, siginfo_t *si, void *ctx)
 		for (int i = 0; i < n; i++) {
 			uintptr_t a = (uintptr_t)frames[i];
 			if (a != pc && in_artifact(a)) {
-				r.param = 1;
+				r.call = 1;
 				hex(r.msg, a - 1 - art_base);
 				break;
 			}

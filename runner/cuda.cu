@@ -1,4 +1,5 @@
-/* cuda.cu - the runner's cuda backend: device buffers with canary guards, event timing, L2 flush. */
+/* cuda.cu - the runner's cuda backend: device regions (its own, or an owner's through CUDA IPC),
+ * the owner's data moves, the device probe. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,16 +9,43 @@
 
 #include "backend.h"
 
-#define GUARD 256           /* canary bytes before and after each device buffer (keeps 256-byte alignment) */
-#define CANARY 0xA7
+/*
+ * Three roles (argv[2]):
+ * - copy (leap-verify): the runner allocates device copies of the two regions once per
+ *   session and moves each call's slots, guard ranges included, to the device before the call
+ *   and back after it. Verification does not time, so copies in the candidate's process are
+ *   harmless there: the referee checks what comes back, canaries included.
+ * - owner (leap-bench's baseline runner: trusted code only): allocates its own regions, a
+ *   client's regions (filled with the canary, exported as IPC handles in the hello) and a pool
+ *   of input sets, all before the baseline is loaded, so that running out of device memory is
+ *   the machine's fault, never a candidate's. It performs the referee's data moves
+ *   (LEAP_RUN_OP_XFER): uploads of input sets to the pool, staging of a block's inputs into
+ *   slots, poisoning outputs, fetching outputs (with their guards) into the host region the
+ *   referee reads, and L2 flushes.
+ * - client (leap-bench's candidate runner): opens the owner's client regions; the candidate's
+ *   pointers point there. It only makes calls and waits for the device before "done"; the
+ *   referee times it from outside, and the owner reads its outputs after it is frozen.
+ * Guards are LEAP_RUN_CANARY (0xFF: a NaN in every floating-point type) on both sides of each
+ * slot: a read past a buffer yields NaN, a write past it is found by the referee.
+ */
+
+enum role { ROLE_COPY, ROLE_CLIENT, ROLE_OWNER };
 
 /* The backend's device state; lives for the runner's lifetime (one process, one device). */
 struct rb {
-	int ok;
+	enum role role;
+	int dev;
 	cudaEvent_t e0, e1;
-	void *flush;            /* a buffer of twice the L2 size, written to evict the cache */
+	cudaStream_t xs;         /* the owner's stream for data moves */
+	void *flush;             /* a buffer of twice the L2 size, written to evict the cache */
 	size_t flush_bytes;
-	unsigned char *guard;   /* host scratch of GUARD bytes */
+	unsigned char *hin, *hout; /* the host regions */
+	uint64_t in_len, out_len;
+	unsigned char *din, *dout; /* the regions the candidate's pointers point into */
+	unsigned char *cin, *cout; /* owner: the client's regions */
+	unsigned char *pool;     /* owner: input sets */
+	uint64_t pool_len;
+	int registered;          /* the host regions are page-locked (cudaHostRegister) */
 };
 
 /* Writes "what: CUDA error text (name)" into msg and returns status. */
@@ -27,21 +55,16 @@ static int fail(char *msg, int status, const char *what, cudaError_t e)
 	return status;
 }
 
-extern "C" int rb_init(struct rb **b, const char *device, char *msg)
+/* Selects the device named by `device` ("-": 0). */
+static int pick_device(struct rb *s, const char *device, char *msg)
 {
-	struct rb *s = (struct rb *)calloc(1, sizeof *s);
-	if (!s) {
-		snprintf(msg, LEAP_RUN_MSG, "out of host memory");
-		return LEAP_RUN_NOMEM;
-	}
-	*b = s;
-	int count = 0, dev = 0;
+	int count = 0;
 	cudaError_t e = cudaGetDeviceCount(&count);
 	if (e != cudaSuccess || count == 0) {
-		snprintf(msg, LEAP_RUN_MSG, "no CUDA device available (%s)",
-			 e != cudaSuccess ? cudaGetErrorString(e) : "zero devices");
+		snprintf(msg, LEAP_RUN_MSG, "no CUDA device available (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "zero devices");
 		return LEAP_RUN_NO_DEVICE;
 	}
+	s->dev = 0;
 	if (device && strcmp(device, "-")) {
 		char *end;
 		long v = strtol(device, &end, 10);
@@ -49,150 +72,116 @@ extern "C" int rb_init(struct rb **b, const char *device, char *msg)
 			snprintf(msg, LEAP_RUN_MSG, "no CUDA device %s (%d present)", device, count);
 			return LEAP_RUN_NO_DEVICE;
 		}
-		dev = (int)v;
+		s->dev = (int)v;
 	}
-	if ((e = cudaSetDevice(dev)) != cudaSuccess)
+	if ((e = cudaSetDevice(s->dev)) != cudaSuccess)
 		return fail(msg, LEAP_RUN_NO_DEVICE, "cudaSetDevice", e);
 	if ((e = cudaFree(0)) != cudaSuccess) /* creates the context now, outside any timing */
 		return fail(msg, LEAP_RUN_NO_DEVICE, "creating the CUDA context", e);
-	if ((e = cudaEventCreate(&s->e0)) != cudaSuccess || (e = cudaEventCreate(&s->e1)) != cudaSuccess)
-		return fail(msg, LEAP_RUN_DEVICE, "cudaEventCreate", e);
-	int l2 = 0;
-	if ((e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev)) != cudaSuccess)
-		return fail(msg, LEAP_RUN_DEVICE, "cudaDeviceGetAttribute", e);
-	s->flush_bytes = l2 > 0 ? 2 * (size_t)l2 : 0;
-	if (s->flush_bytes && (e = cudaMalloc(&s->flush, s->flush_bytes)) != cudaSuccess)
-		return fail(msg, LEAP_RUN_NOMEM, "allocating the L2 flush buffer", e);
-	s->guard = (unsigned char *)malloc(GUARD);
-	if (!s->guard) {
-		snprintf(msg, LEAP_RUN_MSG, "out of host memory");
-		return LEAP_RUN_NOMEM;
-	}
-	cudaDeviceProp prop;
-	if ((e = cudaGetDeviceProperties(&prop, dev)) != cudaSuccess)
-		return fail(msg, LEAP_RUN_DEVICE, "cudaGetDeviceProperties", e);
-	snprintf(msg, LEAP_RUN_MSG, "%.200s", prop.name);
-	s->ok = 1;
 	return LEAP_RUN_OK;
 }
 
-/* A device buffer of `bytes` between two GUARD-byte canary regions. */
-extern "C" void *rb_alloc(struct rb *be, uint64_t bytes)
+extern "C" int rb_init(struct rb **b, const char *device, const char *role, char *msg, uint8_t uuid[16])
 {
-	(void)be;
-	unsigned char *p = NULL;
-	if (bytes > SIZE_MAX - 2 * GUARD || cudaMalloc((void **)&p, (size_t)bytes + 2 * GUARD) != cudaSuccess)
-		return NULL;
-	if (cudaMemset(p, CANARY, GUARD) != cudaSuccess || cudaMemset(p + GUARD + bytes, CANARY, GUARD) != cudaSuccess) {
-		cudaFree(p);
-		return NULL;
+	struct rb *s = (struct rb *)calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(msg, LEAP_RUN_MSG, "out of host memory");
+		return LEAP_RUN_NOMEM;
 	}
-	return p + GUARD;
-}
-
-extern "C" void rb_free(struct rb *be, void *buf, uint64_t bytes)
-{
-	(void)be;
-	(void)bytes;
-	if (buf)
-		cudaFree((unsigned char *)buf - GUARD);
-}
-
-/* 1 when the GUARD bytes at p (device) all hold the canary. */
-static int canary_ok(struct rb *s, const unsigned char *p)
-{
-	if (cudaMemcpy(s->guard, p, GUARD, cudaMemcpyDeviceToHost) != cudaSuccess)
-		return 0;
-	for (int i = 0; i < GUARD; i++)
-		if (s->guard[i] != CANARY)
-			return 0;
-	return 1;
-}
-
-extern "C" int rb_guard_ok(struct rb *be, const void *buf, uint64_t bytes)
-{
-	const unsigned char *b = (const unsigned char *)buf;
-	return canary_ok(be, b - GUARD) && canary_ok(be, b + bytes);
-}
-
-extern "C" int rb_upload(struct rb *be, void *buf, const void *host, uint64_t bytes, char *msg)
-{
-	cudaError_t e = cudaMemcpy(buf, host, (size_t)bytes, cudaMemcpyHostToDevice);
-	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "copying inputs to the device", e);
-}
-
-extern "C" int rb_download(struct rb *be, void *host, const void *buf, uint64_t bytes, char *msg)
-{
-	cudaError_t e = cudaMemcpy(host, buf, (size_t)bytes, cudaMemcpyDeviceToHost);
-	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "copying outputs from the device", e);
-}
-
-extern "C" int rb_is_device(const struct rb *b)
-{
-	(void)b;
-	return 1;
-}
-
-extern "C" int rb_copy(struct rb *be, void *dst, const void *src, uint64_t bytes, char *msg)
-{
-	cudaError_t e = cudaMemcpy(dst, src, (size_t)bytes, cudaMemcpyDeviceToDevice);
-	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "restoring the inputs", e);
-}
-
-/* Writes the elsize-byte pattern into every element. */
-__global__ void poison_kernel(unsigned char *buf, size_t n, uint64_t pattern, unsigned elsize)
-{
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	size_t stride = (size_t)gridDim.x * blockDim.x;
-	for (; i < n; i += stride)
-		buf[i] = (unsigned char)(pattern >> (8 * (i % elsize)));
-}
-
-extern "C" int rb_poison(struct rb *be, void *buf, uint64_t bytes, const uint8_t *pattern, uint32_t elsize, char *msg)
-{
-	uint64_t pat = 0;
-	for (uint32_t i = 0; i < elsize && i < 8; i++)
-		pat |= (uint64_t)pattern[i] << (8 * i);
-	poison_kernel<<<1024, 256>>>((unsigned char *)buf, (size_t)bytes, pat, elsize);
-	cudaError_t e = cudaGetLastError();
-	if (e == cudaSuccess)
-		e = cudaDeviceSynchronize();
-	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "poisoning the outputs", e);
-}
-
-/* The monotonic clock in milliseconds. */
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-extern "C" int rb_call(struct rb *be, leap_entry_fn entry, void *const *args, uint32_t flags, struct leap_run_time *t, int *code,
-		       char *msg)
-{
-	struct rb *s = be;
+	*b = s;
+	s->role = role && !strcmp(role, "owner") ? ROLE_OWNER : role && !strcmp(role, "client") ? ROLE_CLIENT : ROLE_COPY;
+	int st = pick_device(s, device, msg);
+	if (st)
+		return st;
 	cudaError_t e;
-	if ((flags & LEAP_RUN_F_FLUSH_L2) && s->flush) {
-		if ((e = cudaCtxResetPersistingL2Cache()) != cudaSuccess)
-			return fail(msg, LEAP_RUN_DEVICE, "resetting the persisting L2 cache", e);
-		if ((e = cudaMemset(s->flush, 0x5a, s->flush_bytes)) != cudaSuccess)
-			return fail(msg, LEAP_RUN_DEVICE, "flushing the L2 cache", e);
+	if ((e = cudaEventCreate(&s->e0)) != cudaSuccess || (e = cudaEventCreate(&s->e1)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "cudaEventCreate", e);
+	cudaDeviceProp prop;
+	if ((e = cudaGetDeviceProperties(&prop, s->dev)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "cudaGetDeviceProperties", e);
+	memcpy(uuid, prop.uuid.bytes, 16);
+	if (s->role == ROLE_OWNER) {
+		if ((e = cudaStreamCreateWithFlags(&s->xs, cudaStreamNonBlocking)) != cudaSuccess)
+			return fail(msg, LEAP_RUN_DEVICE, "cudaStreamCreate", e);
+		s->flush_bytes = prop.l2CacheSize > 0 ? 2 * (size_t)prop.l2CacheSize : 0;
+		if (s->flush_bytes && (e = cudaMalloc(&s->flush, s->flush_bytes)) != cudaSuccess)
+			return fail(msg, LEAP_RUN_NOMEM, "allocating the L2 flush buffer", e);
 	}
+	snprintf(msg, LEAP_RUN_MSG, "%.200s", prop.name);
+	return LEAP_RUN_OK;
+}
+
+/* Allocates n bytes of device memory filled with the canary into *p. */
+static int alloc_canary(unsigned char **p, uint64_t n, const char *what, char *msg)
+{
+	cudaError_t e = cudaMalloc((void **)p, n ? n : 1);
+	if (e == cudaSuccess)
+		e = cudaMemset(*p, LEAP_RUN_CANARY, n);
+	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_NOMEM, what, e);
+}
+
+extern "C" int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsigned char *out, uint64_t out_len,
+			  const struct leap_run_ctl *ctl, uint8_t ipc_out[2][64], char *msg)
+{
+	b->hin = in;
+	b->hout = out;
+	b->in_len = in_len;
+	b->out_len = out_len;
+	cudaError_t e;
+	if (b->role == ROLE_CLIENT) {
+		cudaIpcMemHandle_t h[2];
+		memcpy(&h[0], ctl->ipc[0], sizeof h[0]);
+		memcpy(&h[1], ctl->ipc[1], sizeof h[1]);
+		if ((e = cudaIpcOpenMemHandle((void **)&b->din, h[0], cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess ||
+		    (e = cudaIpcOpenMemHandle((void **)&b->dout, h[1], cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess)
+			return fail(msg, LEAP_RUN_NO_DEVICE, "opening the owner's device regions", e);
+		return LEAP_RUN_OK;
+	}
+	int st = alloc_canary(&b->din, in_len, "allocating the device input region", msg);
+	if (!st)
+		st = alloc_canary(&b->dout, out_len, "allocating the device output region", msg);
+	if (st || b->role != ROLE_OWNER)
+		return st;
+	if ((st = alloc_canary(&b->cin, in_len, "allocating the client's input region", msg)) ||
+	    (st = alloc_canary(&b->cout, out_len, "allocating the client's output region", msg)))
+		return st;
+	b->pool_len = ctl->pool_len;
+	if (b->pool_len && (e = cudaMalloc((void **)&b->pool, b->pool_len)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_NOMEM, "allocating the device pool of input sets", e);
+	cudaIpcMemHandle_t h;
+	if ((e = cudaIpcGetMemHandle(&h, b->cin)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "exporting the client's input region", e);
+	memcpy(ipc_out[0], &h, sizeof h);
+	if ((e = cudaIpcGetMemHandle(&h, b->cout)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "exporting the client's output region", e);
+	memcpy(ipc_out[1], &h, sizeof h);
+	/* Page-locked host regions make the owner's moves asynchronous and fast; not required. */
+	b->registered = cudaHostRegister(in, in_len, cudaHostRegisterReadOnly) == cudaSuccess &&
+			cudaHostRegister(out, out_len, cudaHostRegisterDefault) == cudaSuccess;
+	cudaGetLastError(); /* a refused registration is not an error */
+	return LEAP_RUN_OK;
+}
+
+extern "C" unsigned char *rb_base(struct rb *b, int r)
+{
+	return r == LEAP_RUN_R_IN ? b->din : b->dout;
+}
+
+extern "C" int rb_block_begin(struct rb *b, char *msg)
+{
+	cudaError_t e;
 	if ((e = cudaDeviceSynchronize()) != cudaSuccess)
-		return fail(msg, LEAP_RUN_DEVICE, "before the call", e);
-	double h0 = now_ms();
-	if ((e = cudaEventRecord(s->e0, 0)) != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, "before the block", e);
+	if ((e = cudaEventRecord(b->e0, 0)) != cudaSuccess)
 		return fail(msg, LEAP_RUN_DEVICE, "cudaEventRecord", e);
-	int rc = entry(args);
-	cudaError_t rec = cudaEventRecord(s->e1, 0);
-	cudaError_t sync = cudaDeviceSynchronize();
-	double h1 = now_ms();
+	return LEAP_RUN_OK;
+}
+
+extern "C" int rb_block_end(struct rb *b, double *own_ms, int *code, char *msg)
+{
+	cudaError_t rec = cudaEventRecord(b->e1, 0);
+	cudaError_t sync = cudaDeviceSynchronize(); /* every stream of the context: nothing escapes "done" */
 	cudaError_t last = cudaGetLastError();
-	if (rc) {
-		*code = rc;
-		return fail(msg, LEAP_RUN_CALL, "kernel launch failed", (cudaError_t)rc);
-	}
 	if (sync != cudaSuccess) {
 		*code = (int)sync;
 		return fail(msg, LEAP_RUN_DEVICE, "error while the kernel ran", sync);
@@ -201,14 +190,148 @@ extern "C" int rb_call(struct rb *be, leap_entry_fn entry, void *const *args, ui
 		*code = (int)last;
 		return fail(msg, LEAP_RUN_DEVICE, "error after the kernel", last);
 	}
-	if (rec != cudaSuccess)
-		return fail(msg, LEAP_RUN_DEVICE, "cudaEventRecord", rec);
 	float ms = 0;
-	if ((e = cudaEventElapsedTime(&ms, s->e0, s->e1)) != cudaSuccess)
-		return fail(msg, LEAP_RUN_DEVICE, "cudaEventElapsedTime", e);
-	t->ms = ms;
-	t->host_ms = h1 - h0;
+	if (rec != cudaSuccess || cudaEventElapsedTime(&ms, b->e0, b->e1) != cudaSuccess)
+		ms = -1;
+	*own_ms = ms;
 	return LEAP_RUN_OK;
+}
+
+/* The range of the slot of argument a, guards included (in its region), clipped to it. */
+static void slot_range(const struct rb *b, const struct leap_run_arg *a, uint64_t *off, uint64_t *len)
+{
+	struct leap_run_range r[4];
+	leap_run_canary_ranges(a->off, a->bytes, r);
+	uint64_t region = a->region == LEAP_RUN_R_IN ? b->in_len : b->out_len;
+	uint64_t lo = r[0].off, hi = r[3].off + r[3].len;
+	lo = lo > region ? region : lo;
+	hi = hi > region ? region : hi;
+	*off = lo;
+	*len = hi > lo ? hi - lo : 0;
+}
+
+/* Copy role: moves every buffer slot of a call between the host and the device (dir 0: to the
+ * device, 1: back). */
+static int copy_slots(struct rb *b, const struct leap_run_arg *row, uint32_t np, int dir, char *msg)
+{
+	for (uint32_t p = 0; p < np; p++) {
+		if (row[p].kind == LEAP_RUN_K_SCALAR)
+			continue;
+		uint64_t off, len;
+		slot_range(b, &row[p], &off, &len);
+		unsigned char *h = (row[p].region == LEAP_RUN_R_IN ? b->hin : b->hout) + off;
+		unsigned char *d = (row[p].region == LEAP_RUN_R_IN ? b->din : b->dout) + off;
+		cudaError_t e = dir == 0 ? cudaMemcpy(d, h, len, cudaMemcpyHostToDevice) : cudaMemcpy(h, d, len, cudaMemcpyDeviceToHost);
+		if (e != cudaSuccess)
+			return fail(msg, LEAP_RUN_DEVICE, dir == 0 ? "copying inputs to the device" : "copying outputs from the device", e);
+	}
+	return LEAP_RUN_OK;
+}
+
+extern "C" int rb_call(struct rb *b, leap_entry_fn entry, void *const *args, const struct leap_run_arg *row,
+		       uint32_t nparams, int *code, char *msg)
+{
+	int st;
+	if (b->role == ROLE_COPY && (st = copy_slots(b, row, nparams, 0, msg)))
+		return st;
+	int rc = entry(args);
+	if (rc) {
+		*code = rc;
+		return fail(msg, LEAP_RUN_CALL, "kernel launch failed", (cudaError_t)rc);
+	}
+	if (b->role == ROLE_COPY) {
+		cudaError_t e = cudaDeviceSynchronize();
+		if (e != cudaSuccess) {
+			*code = (int)e;
+			return fail(msg, LEAP_RUN_DEVICE, "error while the kernel ran", e);
+		}
+		if ((st = copy_slots(b, row, nparams, 1, msg)))
+			return st;
+	}
+	return LEAP_RUN_OK;
+}
+
+/* Writes the elsize-byte pattern into every element, 16 bytes per store where it can (the
+ * pattern repeated to 16 bytes when elsize divides 16). */
+__global__ void fill_kernel(unsigned char *buf, size_t n, uint64_t lo, uint64_t hi, unsigned elsize)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x, i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	if (((uintptr_t)buf & 15) == 0 && 16 % elsize == 0) {
+		uint4 v = make_uint4((unsigned)lo, (unsigned)(lo >> 32), (unsigned)hi, (unsigned)(hi >> 32));
+		size_t n16 = n / 16;
+		for (size_t k = i; k < n16; k += stride)
+			((uint4 *)buf)[k] = v;
+		for (size_t k = n16 * 16 + i; k < n; k += stride)
+			buf[k] = (unsigned char)((k % 16 < 8 ? lo : hi) >> (8 * (k % 8)));
+		return;
+	}
+	uint64_t pat = lo;
+	for (size_t k = i; k < n; k += stride)
+		buf[k] = (unsigned char)(pat >> (8 * (k % elsize)));
+}
+
+/* The device address of `len` bytes at `off` of a space, or NULL (out of range, not here). */
+static unsigned char *space(struct rb *b, uint32_t sp, uint64_t off, uint64_t len, int *host)
+{
+	unsigned char *base = NULL;
+	uint64_t n = 0;
+	*host = 0;
+	switch (sp) {
+	case LEAP_RUN_S_HOST_IN: base = b->hin, n = b->in_len, *host = 1; break;
+	case LEAP_RUN_S_HOST_OUT: base = b->hout, n = b->out_len, *host = 1; break;
+	case LEAP_RUN_S_DEV_IN: base = b->din, n = b->in_len; break;
+	case LEAP_RUN_S_DEV_OUT: base = b->dout, n = b->out_len; break;
+	case LEAP_RUN_S_CLIENT_IN: base = b->cin, n = b->in_len; break;
+	case LEAP_RUN_S_CLIENT_OUT: base = b->cout, n = b->out_len; break;
+	case LEAP_RUN_S_POOL: base = b->pool, n = b->pool_len; break;
+	default: return NULL;
+	}
+	return base && off <= n && len <= n - off ? base + off : NULL;
+}
+
+extern "C" int rb_xfer(struct rb *b, const struct leap_run_xfer *xs, uint32_t n, int flush_l2, char *msg)
+{
+	if (b->role != ROLE_OWNER) {
+		snprintf(msg, LEAP_RUN_MSG, "only an owner moves data");
+		return LEAP_RUN_PROTO;
+	}
+	cudaError_t e = cudaSuccess;
+	for (uint32_t i = 0; i < n && e == cudaSuccess; i++) {
+		struct leap_run_xfer x = xs[i];
+		int dh, sh;
+		unsigned char *dst = space(b, x.dst_space, x.dst_off, x.len, &dh);
+		if (!dst || (dh && x.dst_space != LEAP_RUN_S_HOST_OUT)) {
+			snprintf(msg, LEAP_RUN_MSG, "transfer %u: bad destination", i);
+			return LEAP_RUN_PROTO;
+		}
+		if (x.src_space == LEAP_RUN_S_FILL) {
+			uint64_t lo = 0, hi;
+			unsigned es = x.elsize && x.elsize <= 8 ? x.elsize : 1;
+			for (unsigned k = 0; k < 8; k++)
+				lo |= (uint64_t)x.pattern[k % es] << (8 * k);
+			hi = lo;
+			if (dh)
+				for (uint64_t k = 0; k < x.len; k++)
+					dst[k] = x.pattern[k % es];
+			else
+				fill_kernel<<<1024, 256, 0, b->xs>>>(dst, x.len, lo, hi, es);
+			e = cudaGetLastError();
+			continue;
+		}
+		unsigned char *src = space(b, x.src_space, x.src_off, x.len, &sh);
+		if (!src) {
+			snprintf(msg, LEAP_RUN_MSG, "transfer %u: bad source", i);
+			return LEAP_RUN_PROTO;
+		}
+		e = cudaMemcpyAsync(dst, src, x.len, cudaMemcpyDefault, b->xs);
+	}
+	if (e == cudaSuccess && flush_l2 && b->flush) {
+		if ((e = cudaCtxResetPersistingL2Cache()) == cudaSuccess)
+			e = cudaMemsetAsync(b->flush, 0x5a, b->flush_bytes, b->xs);
+	}
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(b->xs);
+	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_DEVICE, "moving data for the referee", e);
 }
 
 /* Eight independent FMA chains per thread: the FP32 pipes, not latency, bound it. */
@@ -246,26 +369,29 @@ extern "C" int rb_probe(struct rb *be, double *copy_gbs, double *gflops, char *m
 			best = ms;
 	}
 	cudaFree(a);
-	cudaFree(b);
-	if (e != cudaSuccess)
+	if (e != cudaSuccess) {
+		cudaFree(b);
 		return fail(msg, LEAP_RUN_DEVICE, "measuring the copy bandwidth", e);
+	}
 	*copy_gbs = 2.0 * (double)n / ((double)best * 1e6);
-	int dev = 0, sms = 0;
-	if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
-	    (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+	int sms = 0;
+	if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, s->dev)) != cudaSuccess) {
+		cudaFree(b);
 		return fail(msg, LEAP_RUN_DEVICE, "cudaDeviceGetAttribute", e);
+	}
 	int blocks = sms * 8, threads = 256, iters = 4096;
 	best = INFINITY;
 	for (int i = 0; i < 4; i++) {
 		if ((e = cudaEventRecord(s->e0, 0)) != cudaSuccess)
 			break;
-		fma_kernel<<<blocks, threads>>>((float *)s->flush, iters);
+		fma_kernel<<<blocks, threads>>>((float *)b, iters);
 		if ((e = cudaGetLastError()) != cudaSuccess || (e = cudaEventRecord(s->e1, 0)) != cudaSuccess ||
 		    (e = cudaEventSynchronize(s->e1)) != cudaSuccess || (e = cudaEventElapsedTime(&ms, s->e0, s->e1)) != cudaSuccess)
 			break;
 		if (i > 0 && ms < best)
 			best = ms;
 	}
+	cudaFree(b);
 	if (e != cudaSuccess)
 		return fail(msg, LEAP_RUN_DEVICE, "measuring the FP32 rate", e);
 	*gflops = 2.0 * 8 * (double)iters * blocks * threads / ((double)best * 1e6);

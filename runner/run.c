@@ -1,4 +1,5 @@
-/* run.c - the sandboxed runner: loads one artifact and calls it on the parent's inputs (runproto.h). */
+/* run.c - the sandboxed runner: a servant that loads one artifact and makes the calls the
+ * referee names on the buffers the referee laid out (runproto.h). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -14,39 +15,122 @@
 #include "runproto.h"
 #include "banned.h"
 
+/*
+ * Why so little: everything in this process is within the candidate's reach once it is
+ * loaded, so the runner does nothing the referee must rely on. It times nothing the referee
+ * uses, copies nothing back (on the host the candidate's buffers are the referee's shared
+ * memory), and checks nothing but the offsets it is given, so that a bug in a candidate cannot
+ * make it touch memory outside the two regions. Order matters: the regions and their guard
+ * ranges are set up before the artifact is loaded, so that a failure there is the machine's.
+ */
+
 /* The runner's state (one per process, owned by main). */
 struct runner {
-	struct rb *rb;         /* the backend's state */
+	struct rb *rb;
 	leap_entry_fn entry;
-	unsigned char *arena;
-	uint64_t arena_len;
-	void **bufs;          /* the candidate's buffers, one per parameter (NULL for scalars) */
-	uint64_t *buf_bytes;
-	uint32_t nbufs;
-	struct leap_run_param *params;
-	uint64_t *in, *out, *after;
-	struct leap_run_time *times;
-	size_t ntimes;
+	unsigned char *in, *out; /* host mappings of IN and OUT */
+	uint64_t in_len, out_len;
+	struct leap_run_ctl ctl; /* the session part of the control page, read at start */
+	uint64_t guard_gen;      /* the guard list applied (0: none yet) */
+	uint8_t ipc[2][64];      /* an owner's client handles, sent in the hello */
+	uint8_t uuid[16];        /* the device's, sent in the hello */
 };
 
-/* Sends a reply with no timings. Exits when the parent is gone. */
-static void reply(int status, int code, uint32_t call, uint32_t param, const char *fmt, ...)
+/* Sends a reply (no extra data). Exits when the referee is gone. */
+static void reply(const struct runner *r, int status, int code, uint32_t call, uint64_t seq, const double aux[2],
+		  const char *fmt, ...)
 {
-	struct leap_run_reply r;
-	memset(&r, 0, sizeof r);
-	r.magic = LEAP_RUN_MAGIC;
-	r.status = status;
-	r.code = code;
-	r.call = call;
-	r.param = param;
+	struct leap_run_reply rr;
+	memset(&rr, 0, sizeof rr);
+	rr.magic = LEAP_RUN_MAGIC;
+	rr.status = status;
+	rr.code = code;
+	rr.call = call;
+	rr.seq = seq;
+	if (aux) {
+		rr.aux[0] = aux[0];
+		rr.aux[1] = aux[1];
+	}
+	if (r && seq == 0) {
+		memcpy(rr.ipc, r->ipc, sizeof rr.ipc);
+		memcpy(rr.uuid, r->uuid, sizeof rr.uuid);
+	}
 	if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(r.msg, sizeof r.msg, fmt, ap);
+		vsnprintf(rr.msg, sizeof rr.msg, fmt, ap);
 		va_end(ap);
 	}
-	if (leap_write_full(LEAP_RUN_FD_REPLY, &r, sizeof r))
+	if (leap_write_full(LEAP_RUN_FD_REPLY, &rr, sizeof rr))
 		_exit(LEAP_RUN_EXIT_LOST);
+}
+
+/* Makes the ranges of the guard list inaccessible (offsets as in runproto.h), after giving
+ * both regions back their normal protection (the list changes with the case). Best effort:
+ * a write past a buffer then faults at once, but the referee's canary check does not depend
+ * on it. Returns LEAP_RUN_OK. */
+static int apply_guards(struct runner *r, const struct leap_run_ctl *c)
+{
+	int sealed = (r->ctl.flags & LEAP_RUN_CTL_SEALED) != 0;
+	if (r->guard_gen) {
+		mprotect(r->in, (size_t)r->in_len, PROT_READ | (sealed ? 0 : PROT_WRITE));
+		if (r->out)
+			mprotect(r->out, (size_t)r->out_len, PROT_READ | PROT_WRITE);
+	}
+	r->guard_gen = c->guard_gen ? c->guard_gen : 1;
+	const struct leap_run_range *g = (const struct leap_run_range *)(r->in + r->ctl.guards_off);
+	uint32_t n = c->nguards;
+	if (n > (r->in_len - r->ctl.guards_off) / sizeof *g)
+		return LEAP_RUN_PROTO;
+	for (uint32_t i = 0; i < n; i++) {
+		struct leap_run_range x = g[i];
+		int in = x.off < LEAP_RUN_OUT_BASE;
+		unsigned char *base = in ? r->in : r->out;
+		uint64_t off = in ? x.off : x.off - LEAP_RUN_OUT_BASE, len = in ? r->in_len : r->out_len;
+		if (base && off <= len && x.len <= len - off && off % LEAP_RUN_GUARD == 0 && x.len % LEAP_RUN_GUARD == 0)
+			mprotect(base + off, (size_t)x.len, PROT_NONE);
+	}
+	return LEAP_RUN_OK;
+}
+
+/* Maps IN (read-only when sealed) and OUT, reading their sizes from the control page, and
+ * makes the guard ranges inaccessible. Returns 0 or a status (reply sent). */
+static int map_regions(struct runner *r)
+{
+	struct stat si, so;
+	if (fstat(LEAP_RUN_FD_IN, &si) || fstat(LEAP_RUN_FD_OUT, &so) || si.st_size < LEAP_RUN_GUARD) {
+		reply(r, LEAP_RUN_PROTO, 0, 0, 0, NULL, "the shared regions are missing");
+		return LEAP_RUN_PROTO;
+	}
+	unsigned char *page = mmap(NULL, LEAP_RUN_GUARD, PROT_READ, MAP_SHARED, LEAP_RUN_FD_IN, 0);
+	if (page == MAP_FAILED) {
+		reply(r, LEAP_RUN_NOMEM, 0, 0, 0, NULL, "cannot map the control page: %s", strerror(errno));
+		return LEAP_RUN_NOMEM;
+	}
+	memcpy(&r->ctl, page, sizeof r->ctl);
+	munmap(page, LEAP_RUN_GUARD);
+	const struct leap_run_ctl *c = &r->ctl;
+	if (c->magic != LEAP_RUN_MAGIC || c->in_len > (uint64_t)si.st_size || c->out_len > (uint64_t)so.st_size ||
+	    c->in_len < LEAP_RUN_GUARD || c->nparams > LEAP_RUN_MAX_PARAMS || c->table_off > c->in_len ||
+	    c->table_cap > c->in_len - c->table_off || c->guards_off > c->in_len ||
+	    c->nguards > (c->in_len - c->guards_off) / sizeof(struct leap_run_range) || c->in_len > SIZE_MAX ||
+	    c->out_len > SIZE_MAX) {
+		reply(r, LEAP_RUN_PROTO, 0, 0, 0, NULL, "the control page is malformed");
+		return LEAP_RUN_PROTO;
+	}
+	int sealed = (c->flags & LEAP_RUN_CTL_SEALED) != 0;
+	r->in_len = c->in_len;
+	r->out_len = c->out_len;
+	/* populated now, before any candidate code runs: no page fault lands in a timed block */
+	int pop = c->flags & LEAP_RUN_CTL_LAZY ? 0 : MAP_POPULATE;
+	r->in = mmap(NULL, (size_t)r->in_len, PROT_READ | (sealed ? 0 : PROT_WRITE), MAP_SHARED | pop, LEAP_RUN_FD_IN, 0);
+	r->out = r->out_len ? mmap(NULL, (size_t)r->out_len, PROT_READ | PROT_WRITE, MAP_SHARED | pop, LEAP_RUN_FD_OUT, 0)
+			    : NULL;
+	if (r->in == MAP_FAILED || r->out == MAP_FAILED) {
+		reply(r, LEAP_RUN_NOMEM, 0, 0, 0, NULL, "cannot map the shared regions: %s", strerror(errno));
+		return LEAP_RUN_NOMEM;
+	}
+	return apply_guards(r, c);
 }
 
 /* Copies the artifact (fd LEAP_RUN_FD_ART) into a memfd this user owns and loads it, so the
@@ -55,7 +139,7 @@ static int load(struct runner *r)
 {
 	int mfd = memfd_create("leap-artifact", MFD_CLOEXEC);
 	if (mfd < 0) {
-		reply(LEAP_RUN_LOAD, 0, 0, 0, "cannot create a memory file: %s", strerror(errno));
+		reply(r, LEAP_RUN_LOAD, 0, 0, 0, NULL, "cannot create a memory file: %s", strerror(errno));
 		return LEAP_RUN_LOAD;
 	}
 	char buf[65536];
@@ -64,13 +148,13 @@ static int load(struct runner *r)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			reply(LEAP_RUN_LOAD, 0, 0, 0, "cannot read the artifact: %s", strerror(errno));
+			reply(r, LEAP_RUN_LOAD, 0, 0, 0, NULL, "cannot read the artifact: %s", strerror(errno));
 			return LEAP_RUN_LOAD;
 		}
 		if (n == 0)
 			break;
 		if (leap_write_full(mfd, buf, (size_t)n)) {
-			reply(LEAP_RUN_LOAD, 0, 0, 0, "cannot copy the artifact: %s", strerror(errno));
+			reply(r, LEAP_RUN_LOAD, 0, 0, 0, NULL, "cannot copy the artifact: %s", strerror(errno));
 			return LEAP_RUN_LOAD;
 		}
 	}
@@ -82,264 +166,147 @@ static int load(struct runner *r)
 		const char *e = dlerror();
 		/* dlerror names the /proc path; keep only the reason after the last ": ". */
 		const char *why = e ? strrchr(e, ':') : NULL;
-		reply(LEAP_RUN_LOAD, 0, 0, 0, "the shared object cannot be loaded: %s", why ? why + 2 : "unknown error");
+		reply(r, LEAP_RUN_LOAD, 0, 0, 0, NULL, "the shared object cannot be loaded: %s", why ? why + 2 : "unknown error");
 		return LEAP_RUN_LOAD;
 	}
 	leap_abi_version_fn ver = (leap_abi_version_fn)(uintptr_t)dlsym(h, LEAP_ABI_VERSION_SYMBOL);
 	r->entry = (leap_entry_fn)(uintptr_t)dlsym(h, LEAP_ABI_ENTRY);
 	if (!ver || !r->entry) {
-		reply(LEAP_RUN_ABI, 0, 0, 0, "the artifact does not export %s", ver ? LEAP_ABI_ENTRY : LEAP_ABI_VERSION_SYMBOL);
+		reply(r, LEAP_RUN_ABI, 0, 0, 0, NULL, "the artifact does not export %s",
+		      ver ? LEAP_ABI_ENTRY : LEAP_ABI_VERSION_SYMBOL);
 		return LEAP_RUN_ABI;
 	}
 	int v = ver();
 	if (v != LEAP_ABI_VERSION) {
-		reply(LEAP_RUN_ABI, v, 0, 0, "artifact ABI version %d, expected %d", v, LEAP_ABI_VERSION);
+		reply(r, LEAP_RUN_ABI, v, 0, 0, NULL, "artifact ABI version %d, expected %d", v, LEAP_ABI_VERSION);
 		return LEAP_RUN_ABI;
 	}
 	crash_report_init(h); /* where a fault happens, for the feedback (runner/crash.c) */
 	return LEAP_RUN_OK;
 }
 
-/* Maps the arena (fd LEAP_RUN_FD_SHM) with at least `len` bytes. Returns 0 or -1. */
-static int map_arena(struct runner *r, uint64_t len)
+/* Builds the arguments of one call from its row (copied out of shared memory first): a
+ * buffer's pointer into its region, checked to lie inside it; a scalar's value. Returns 0,
+ * or -1 for a row that does not fit the regions. */
+static int build_args(struct runner *r, const struct leap_run_arg *row, uint32_t np, void **args, uint8_t (*vals)[8])
 {
-	if (r->arena && r->arena_len == len)
-		return 0;
-	struct stat st;
-	if (fstat(LEAP_RUN_FD_SHM, &st) || st.st_size < 0 || (uint64_t)st.st_size < len || len > SIZE_MAX)
-		return -1;
-	if (r->arena)
-		munmap(r->arena, r->arena_len);
-	r->arena = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, LEAP_RUN_FD_SHM, 0);
-	if (r->arena == MAP_FAILED) {
-		r->arena = NULL;
-		return -1;
-	}
-	r->arena_len = len;
-	return 0;
-}
-
-/* Makes r->bufs hold buffers of the sizes of `p`, reusing those of the same size. */
-static int buffers(struct runner *r, const struct leap_run_param *p, uint32_t n)
-{
-	if (n > r->nbufs) {
-		void **nb = realloc(r->bufs, n * sizeof *nb);
-		uint64_t *nbytes = realloc(r->buf_bytes, n * sizeof *nbytes);
-		if (nb)
-			r->bufs = nb;
-		if (nbytes)
-			r->buf_bytes = nbytes;
-		if (!nb || !nbytes)
-			return -1;
-		for (uint32_t i = r->nbufs; i < n; i++) {
-			r->bufs[i] = NULL;
-			r->buf_bytes[i] = 0;
-		}
-		r->nbufs = n;
-	}
-	for (uint32_t i = 0; i < r->nbufs; i++) {
-		uint64_t want = i < n && p[i].kind != LEAP_RUN_K_SCALAR ? p[i].bytes : 0;
-		if (r->bufs[i] && r->buf_bytes[i] == want)
+	for (uint32_t p = 0; p < np; p++) {
+		const struct leap_run_arg *a = &row[p];
+		if (a->kind == LEAP_RUN_K_SCALAR) {
+			memcpy(vals[p], a->value, 8);
+			args[p] = vals[p];
 			continue;
-		if (r->bufs[i])
-			rb_free(r->rb, r->bufs[i], r->buf_bytes[i]);
-		r->bufs[i] = NULL;
-		r->buf_bytes[i] = 0;
-		if (want) {
-			r->bufs[i] = rb_alloc(r->rb, want);
-			if (!r->bufs[i])
-				return -1;
-			r->buf_bytes[i] = want;
 		}
-	}
-	return 0;
-}
-
-static void unstage(struct rb *b, void **staged, size_t nslots, const struct leap_run_param *p, uint32_t np);
-static int run_calls(struct runner *r, const struct leap_run_cmd *c, const struct leap_run_param *p, void **args,
-		     void **staged, char *msg);
-
-/* Runs one command (header already read). Returns 0 to go on, -1 to stop. */
-static int command(struct runner *r, const struct leap_run_cmd *c)
-{
-	if (c->nparams > LEAP_RUN_MAX_PARAMS || c->nsets == 0 || c->nsets > 1024 || c->ncalls > 1000000 ||
-	    c->warmup > 1000000) {
-		reply(LEAP_RUN_PROTO, 0, 0, 0, "malformed command");
-		return -1;
-	}
-	struct leap_run_param *p = realloc(r->params, (c->nparams ? c->nparams : 1) * sizeof *p);
-	if (!p) {
-		reply(LEAP_RUN_NOMEM, 0, 0, 0, "out of memory");
-		return -1;
-	}
-	r->params = p;
-	if (leap_read_full(LEAP_RUN_FD_CMD, p, c->nparams * sizeof *p))
-		return -1;
-	size_t nslots = (size_t)c->nsets * c->nparams + 1;
-	uint64_t *in = realloc(r->in, nslots * sizeof *in);
-	if (in)
-		r->in = in;
-	uint64_t *out = realloc(r->out, nslots * sizeof *out);
-	if (out)
-		r->out = out;
-	uint64_t *after = realloc(r->after, nslots * sizeof *after);
-	if (after)
-		r->after = after;
-	struct leap_run_time *times = realloc(r->times, ((size_t)c->ncalls + 1) * sizeof *times);
-	if (times)
-		r->times = times;
-	if (!in || !out || !after || !times) {
-		reply(LEAP_RUN_NOMEM, 0, 0, 0, "out of memory");
-		return -1;
-	}
-	for (uint32_t i = 0; i < c->nparams; i++)
-		if (p[i].kind > LEAP_RUN_K_INOUT || (p[i].kind != LEAP_RUN_K_SCALAR && (p[i].elsize == 0 || p[i].elsize > 8))) {
-			reply(LEAP_RUN_PROTO, 0, 0, i, "malformed parameter");
+		uint64_t len = a->region == LEAP_RUN_R_IN ? r->in_len : r->out_len;
+		if (a->kind > LEAP_RUN_K_INOUT || a->region > LEAP_RUN_R_OUT || a->off > len || a->bytes > len - a->off)
 			return -1;
-		}
-	uint64_t need = leap_run_layout(p, c->nparams, c->nsets, in, out, after);
-	if (!need || need > c->arena || map_arena(r, c->arena)) {
-		reply(LEAP_RUN_PROTO, 0, 0, 0, "the arena does not match the command");
-		return -1;
+		args[p] = rb_base(r->rb, (int)a->region) + a->off;
 	}
-	if (buffers(r, p, c->nparams)) {
-		reply(LEAP_RUN_NOMEM, 0, 0, 0, "cannot allocate the buffers of this case");
-		return 0;
-	}
-	void *args[LEAP_RUN_MAX_PARAMS];
-	for (uint32_t i = 0; i < c->nparams; i++)
-		args[i] = p[i].kind == LEAP_RUN_K_SCALAR ? (void *)p[i].value : r->bufs[i];
-	char msg[LEAP_RUN_MSG] = "";
-	uint32_t total = c->warmup + c->ncalls;
-	/* On a device, repeated calls restore their inputs from device-side copies of the sets
-	 * (uploaded once per command) instead of uploading them again. */
-	void **staged = NULL;
-	if (rb_is_device(r->rb) && total > 1 && c->nparams > 0) {
-		staged = calloc(nslots, sizeof *staged);
-		for (size_t k = 0; staged && k + 1 < nslots; k++) {
-			uint32_t i = (uint32_t)(k % c->nparams);
-			if (p[i].kind != LEAP_RUN_K_IN && p[i].kind != LEAP_RUN_K_INOUT)
-				continue;
-			staged[k] = rb_alloc(r->rb, p[i].bytes);
-			if (!staged[k] || rb_upload(r->rb, staged[k], r->arena + in[k], p[i].bytes, msg)) {
-				unstage(r->rb, staged, nslots, p, c->nparams);
-				staged = NULL; /* fall back to uploads */
-			}
-		}
-	}
-	int rc = run_calls(r, c, p, args, staged, msg);
-	unstage(r->rb, staged, nslots, p, c->nparams);
-	return rc;
-}
-
-/* Frees the staged input copies. */
-static void unstage(struct rb *b, void **staged, size_t nslots, const struct leap_run_param *p, uint32_t np)
-{
-	if (!staged)
-		return;
-	for (size_t k = 0; k + 1 < nslots; k++)
-		if (staged[k])
-			rb_free(b, staged[k], p[k % np].bytes);
-	free(staged);
-}
-
-/* The calls of one command (see command()); replies once. Returns 0 to go on, -1 to stop. */
-static int run_calls(struct runner *r, const struct leap_run_cmd *c, const struct leap_run_param *p, void **args,
-		     void **staged, char *msg)
-{
-	uint32_t total = c->warmup + c->ncalls;
-	uint64_t *in = r->in, *out = r->out, *after = r->after;
-	for (uint32_t call = 0; call < total; call++) {
-		size_t base = (size_t)((call + c->first) % c->nsets) * c->nparams;
-		int st = LEAP_RUN_OK;
-		int copy_back = !(c->flags & LEAP_RUN_F_LAST_OUT) || call + c->nsets >= total;
-		for (uint32_t i = 0; i < c->nparams && st == LEAP_RUN_OK; i++) {
-			if ((p[i].kind == LEAP_RUN_K_IN || p[i].kind == LEAP_RUN_K_INOUT) && staged && staged[base + i])
-				st = rb_copy(r->rb, r->bufs[i], staged[base + i], p[i].bytes, msg);
-			else if (p[i].kind == LEAP_RUN_K_IN || p[i].kind == LEAP_RUN_K_INOUT)
-				st = rb_upload(r->rb, r->bufs[i], r->arena + in[base + i], p[i].bytes, msg);
-			else if (p[i].kind == LEAP_RUN_K_OUT)
-				st = rb_poison(r->rb, r->bufs[i], p[i].bytes, p[i].poison, p[i].elsize, msg);
-		}
-		if (st) {
-			reply(st, 0, call, 0, "%s", msg);
-			return 0;
-		}
-		struct leap_run_time t = {0, 0};
-		int code = 0;
-		st = rb_call(r->rb, r->entry, args, c->flags, &t, &code, msg);
-		if (st) {
-			reply(st, code, call, 0, "%s", msg);
-			return 0;
-		}
-		if (call >= c->warmup)
-			r->times[call - c->warmup] = t;
-		for (uint32_t i = 0; i < c->nparams && st == LEAP_RUN_OK; i++) {
-			if (p[i].kind == LEAP_RUN_K_SCALAR)
-				continue;
-			if (!copy_back)
-				;
-			else if (p[i].kind != LEAP_RUN_K_IN)
-				st = rb_download(r->rb, r->arena + out[base + i], r->bufs[i], p[i].bytes, msg);
-			else if (c->flags & LEAP_RUN_F_AFTER)
-				st = rb_download(r->rb, r->arena + after[base + i], r->bufs[i], p[i].bytes, msg);
-			if (st == LEAP_RUN_OK && !rb_guard_ok(r->rb, r->bufs[i], p[i].bytes)) {
-				reply(LEAP_RUN_OVERRUN, 0, call, i, "wrote outside the bounds of a buffer");
-				return 0;
-			}
-		}
-		if (st) {
-			reply(st, 0, call, 0, "%s", msg);
-			return 0;
-		}
-	}
-	struct leap_run_reply rr;
-	memset(&rr, 0, sizeof rr);
-	rr.magic = LEAP_RUN_MAGIC;
-	rr.status = LEAP_RUN_OK;
-	rr.ncalls = c->ncalls;
-	if (leap_write_full(LEAP_RUN_FD_REPLY, &rr, sizeof rr) ||
-	    leap_write_full(LEAP_RUN_FD_REPLY, r->times, c->ncalls * sizeof *r->times))
-		return -1;
 	return 0;
+}
+
+/* One CALL or EMPTY block (ctl is the snapshot the go token matched); replies once. */
+static void block(struct runner *r, const struct leap_run_ctl *c)
+{
+	uint32_t np = r->ctl.nparams, n = c->ncalls;
+	uint64_t row_bytes = (uint64_t)np * sizeof(struct leap_run_arg);
+	if (n > LEAP_RUN_MAX_CALLS || row_bytes * n > r->ctl.table_cap) {
+		reply(r, LEAP_RUN_PROTO, 0, 0, c->seq, NULL, "malformed block");
+		return;
+	}
+	char msg[LEAP_RUN_MSG] = "";
+	int code = 0, st = rb_block_begin(r->rb, msg);
+	if (st) {
+		reply(r, st, 0, 0, c->seq, NULL, "%s", msg);
+		return;
+	}
+	const unsigned char *tab = r->in + r->ctl.table_off;
+	for (uint32_t j = 0; j < n; j++) {
+		struct leap_run_arg row[LEAP_RUN_MAX_PARAMS];
+		void *args[LEAP_RUN_MAX_PARAMS];
+		uint8_t vals[LEAP_RUN_MAX_PARAMS][8];
+		memcpy(row, tab + row_bytes * j, (size_t)row_bytes);
+		if (build_args(r, row, np, args, vals)) {
+			reply(r, LEAP_RUN_PROTO, 0, j, c->seq, NULL, "an argument lies outside the shared regions");
+			return;
+		}
+		if (c->op == LEAP_RUN_OP_EMPTY)
+			continue;
+		st = rb_call(r->rb, r->entry, args, row, np, &code, msg);
+		if (st) {
+			reply(r, st, code, j, c->seq, NULL, "%s", msg);
+			return;
+		}
+	}
+	double own[2] = {0, 0};
+	st = rb_block_end(r->rb, &own[0], &code, msg);
+	if (st)
+		reply(r, st, code, n ? n - 1 : 0, c->seq, NULL, "%s", msg);
+	else
+		reply(r, LEAP_RUN_OK, 0, n, c->seq, own, NULL);
+}
+
+/* An owner's XFER block. */
+static void xfer(struct runner *r, const struct leap_run_ctl *c)
+{
+	if (c->ncalls > r->ctl.table_cap / sizeof(struct leap_run_xfer)) {
+		reply(r, LEAP_RUN_PROTO, 0, 0, c->seq, NULL, "malformed transfer list");
+		return;
+	}
+	char msg[LEAP_RUN_MSG] = "";
+	const struct leap_run_xfer *x = (const struct leap_run_xfer *)(r->in + r->ctl.table_off);
+	int st = rb_xfer(r->rb, x, c->ncalls, (c->flags & LEAP_RUN_CTL_FLUSH_L2) != 0, msg);
+	reply(r, st, 0, 0, c->seq, NULL, "%s", msg);
 }
 
 int main(int argc, char **argv)
 {
 	struct runner r;
 	memset(&r, 0, sizeof r);
-	char msg[LEAP_RUN_MSG] = "";
-	int st = rb_init(&r.rb, argc > 1 ? argv[1] : "-", msg);
+	char msg[LEAP_RUN_MSG] = "", device[LEAP_RUN_MSG];
+	int st = rb_init(&r.rb, argc > 1 ? argv[1] : "-", argc > 2 ? argv[2] : "copy", msg, r.uuid);
 	if (st) {
-		reply(st, 0, 0, 0, "%s", msg);
+		reply(&r, st, 0, 0, 0, NULL, "%s", msg);
+		return 1;
+	}
+	snprintf(device, sizeof device, "%s", msg);
+	if (map_regions(&r))
+		return 1;
+	st = rb_regions(r.rb, r.in, r.in_len, r.out, r.out_len, &r.ctl, r.ipc, msg);
+	if (st) {
+		reply(&r, st, 0, 0, 0, NULL, "%s", msg);
 		return 1;
 	}
 	if (load(&r))
 		return 1;
-	reply(LEAP_RUN_OK, 0, 0, 0, "%s", msg); /* the hello names the device */
+	reply(&r, LEAP_RUN_OK, 0, 0, 0, NULL, "%s", device); /* the hello names the device */
 	for (;;) {
-		struct leap_run_cmd c;
-		if (leap_read_full(LEAP_RUN_FD_CMD, &c, sizeof c))
+		struct leap_run_go g;
+		if (leap_read_full(LEAP_RUN_FD_CMD, &g, sizeof g))
 			return LEAP_RUN_EXIT_LOST;
-		if (c.magic != LEAP_RUN_MAGIC || c.op == LEAP_RUN_OP_QUIT)
+		if (g.magic != LEAP_RUN_MAGIC || g.op == LEAP_RUN_OP_QUIT || g.seq == 0)
 			return 0;
-		if (c.op == LEAP_RUN_OP_PROBE) {
-			struct leap_run_time t = {0, 0};
-			char pm[LEAP_RUN_MSG] = "";
-			int ps = rb_probe(r.rb, &t.ms, &t.host_ms, pm);
-			if (ps) {
-				reply(ps, 0, 0, 0, "%s", pm);
-				continue;
-			}
-			struct leap_run_reply rr;
-			memset(&rr, 0, sizeof rr);
-			rr.magic = LEAP_RUN_MAGIC;
-			rr.ncalls = 1;
-			if (leap_write_full(LEAP_RUN_FD_REPLY, &rr, sizeof rr) || leap_write_full(LEAP_RUN_FD_REPLY, &t, sizeof t))
-				return LEAP_RUN_EXIT_LOST;
+		struct leap_run_ctl c;
+		memcpy(&c, r.in, sizeof c); /* one snapshot: the page may change under a candidate */
+		if (c.seq != g.seq || c.op != g.op) {
+			reply(&r, LEAP_RUN_PROTO, 0, 0, g.seq, NULL, "the control page does not match the go token");
 			continue;
 		}
-		if (command(&r, &c))
-			return LEAP_RUN_EXIT_LOST;
+		if (c.guard_gen != r.guard_gen && apply_guards(&r, &c)) {
+			reply(&r, LEAP_RUN_PROTO, 0, 0, g.seq, NULL, "the guard list is malformed");
+			continue;
+		}
+		if (g.op == LEAP_RUN_OP_CALL || g.op == LEAP_RUN_OP_EMPTY) {
+			block(&r, &c);
+		} else if (g.op == LEAP_RUN_OP_XFER) {
+			xfer(&r, &c);
+		} else if (g.op == LEAP_RUN_OP_PROBE) {
+			double aux[2] = {0, 0};
+			char pm[LEAP_RUN_MSG] = "";
+			int ps = rb_probe(r.rb, &aux[0], &aux[1], pm);
+			reply(&r, ps, 0, 0, g.seq, aux, "%s", pm);
+		} else {
+			reply(&r, LEAP_RUN_PROTO, 0, 0, g.seq, NULL, "unknown operation %u", g.op);
+		}
 	}
 }

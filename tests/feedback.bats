@@ -159,17 +159,31 @@ turn() {
 	leap-prompt --backend cpu softmax |
 		jq -c --rawfile c "$FIXTURES/leap-bench/slow2x.c" '.completion = "```c\n\($c)```"' |
 		leap-compile | leap-verify --seed 1 | leap-bench --seed 1 --max-time 0.5 >"$T/timed"
-	jq -e '.status == "pass" and .bench.status == "ok"' "$T/timed"
+	jq -e '.status == "pass" and (.bench.status | IN("ok", "noisy"))' "$T/timed"
+	# a noisy timing (a loaded machine) is never called slow: this test is about the words of
+	# a trusted one, so a noisy record is given its measured speedup as if it were ok
+	jq -c 'if .bench.status == "noisy" then .bench.status = "ok" | .bench.speedup = .bench.measured_speedup else . end' \
+		"$T/timed" >"$T/trusted"
 	device=$(jq -r .bench.device "$T/timed")
-	leap-prune --expand-slow=100 --easy-below 0 --done "$T/done.jsonl" "$T/timed" >"$T/next"
+	leap-prune --expand-slow=100 --easy-below 0 --done "$T/done.jsonl" "$T/trusted" >"$T/next"
 	run -0 jq -r .feedback "$T/next"
 	# whatever this machine's speedup, the headline says where it stands against the goal
 	assert_line --index 0 --regexp '^Your kernel is correct (but slower than the baseline\.|and .*x as fast as the baseline, short of the 100x asked for\.)$'
-	assert_line --index 1 --regexp "^Timed on one core of .* at rows=1024, cols=1024: median [0-9.e+-]+ ms, against [0-9.e+-]+ ms for the baseline, the task's C reference compiled with cc -O2 \(speedup [0-9.e+-]+x\)\.$"
-	[[ "${lines[1]}" == "Timed on one core of $device at"* ]]
+	assert_line --index 1 --regexp "^Timed on .* \\([0-9]+ cores?\\) at rows=1024, cols=1024: median [0-9.e+-]+ ms, against [0-9.e+-]+ ms for the baseline, the task's C reference compiled with cc -O2 \(speedup [0-9.e+-]+x\)\.$"
+	[[ "${lines[1]}" == "Timed on $device ("*" core"*") at"* ]]
 	# on cuda the baseline is a kernel unless leap-bench names a vendor library
-	jq -c '.backend = "cuda" | .bench.device = "NVIDIA H200" | .bench.baseline_kind = "vendor"' "$T/timed" |
+	jq -c '.backend = "cuda" | .bench.device = "NVIDIA H200" | .bench.baseline_kind = "vendor"' "$T/trusted" |
 		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done2.jsonl" >"$T/next"
 	run -0 jq -r .feedback "$T/next"
 	assert_line --index 1 --regexp '^Timed on NVIDIA H200 at rows=1024, cols=1024: .* for the baseline, a vendor library \(cuBLAS or cuDNN\) \(speedup'
+}
+
+@test "a wrong output leap-bench found while timing is told in bench's words, not verify's" {
+	# verify passed; leap-bench found call 7 wrong and set the record's status
+	echo '{"task":"vector_add","group":"g","sample":0,"turn":1,"backend":"cpu","status":"mismatch","code":"x","verify":{"status":"pass","message":"All 7 cases passed (3 trials each)."},"bench":{"status":"mismatch","message":"Wrong output in call 7 of the timing (input set 3): c[5] = 0 but expected 1.5."}}' |
+		leap-prune --preset debug-all --done "$T/done.jsonl" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your kernel computes wrong results."
+	assert_line --index 1 --partial "Wrong output in call 7 of the timing"
+	refute_output --partial "All 7 cases passed"
 }

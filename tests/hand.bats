@@ -99,8 +99,10 @@ pipeline() {
 	assert_line --index 0 --partial "-: pass (task vector_add, cpu, seed 3"
 	run -1 leap-verify --backend cpu --task vector_add - <"$FIXTURES/leap-verify/wrong.c"
 	assert_line --index 0 --partial "-: mismatch"
-	run -0 leap-bench --max-time 0.5 --backend cpu --task vector_add - <"$FIXTURES/leap-verify/correct.c"
-	assert_line --index 0 --partial "-: ok (task vector_add, cpu on "
+	# timed: ok (exit 0), or noisy on a loaded machine (exit 1: not timed cleanly)
+	run leap-bench --max-time 0.5 --backend cpu --task vector_add - <"$FIXTURES/leap-verify/correct.c"
+	[ "$status" -le 1 ]
+	assert_line --index 0 --regexp "^-: (ok|noisy) \(task vector_add, cpu on "
 	# without --backend the name says nothing
 	run -2 --separate-stderr leap-verify --task vector_add - <"$FIXTURES/leap-verify/correct.c"
 	[[ "$stderr" == *"standard input: cannot tell the backend"* ]]

@@ -53,6 +53,14 @@ load helpers
 	assert_equal "$(sed -n 1p <<<"$output" | jq -c '[.task, .turn, .x]')" '["t",0,[1]]'
 }
 
+@test "bench.status must be one of leap-bench's verdicts (noisy and mismatch among them)" {
+	printf '%s\n' '{"bench":{"status":"noisy"}}' '{"bench":{"status":"mismatch"}}' '{"bench":{"status":"fast"}}' \
+		'{"bench":{"status":1}}' >"$BATS_TEST_TMPDIR/in"
+	run --separate-stderr -1 leap-record "$BATS_TEST_TMPDIR/in"
+	assert_equal "$(jq -r '.error.message // "valid"' <<<"$output" | tr '\n' '|')" \
+		"valid|valid|field 'bench.status' must be one of ok, noisy, suspicious, mismatch, runtime_error, timeout, no_device, skipped|field 'bench.status' must be one of ok, noisy, suspicious, mismatch, runtime_error, timeout, no_device, skipped|"
+}
+
 @test "--require names a missing field" {
 	printf '{"task":"t"}\n{"task":"t","completion":"c"}\n' >"$BATS_TEST_TMPDIR/in"
 	run --separate-stderr -1 leap-record --require task,completion "$BATS_TEST_TMPDIR/in"

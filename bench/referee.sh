@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# referee.sh - leap-bench's self-test and cost (issue 14), part of `make bench` (bench-referee).
+#
+#   bench/referee.sh [selftest] [RUNS]   the task's reference timed against itself RUNS times
+#                                        (default 40), and a candidate doing exactly 4x its work,
+#                                        while LOAD runs beside them; fails when an `ok` verdict
+#                                        falls outside [0.9, 1.1] (itself) or a ratio outside
+#                                        [3.2, 5] (4x the work)
+#   bench/referee.sh cost [REV]          wall time per record at --max-time 0.05 and 2, of this
+#                                        build and (with REV, e.g. 50d1e5d) of that revision, built
+#                                        in a scratch directory
+#
+# Environment: LOAD (the command run beside the self-test; default "make -s check"; empty: none),
+# TASK (softmax), MAX_TIME (2), TARGET_CI (leap-bench's default), RECORDS (cost: records per
+# stream, default 16). Prints the date, the machine and the load with the results.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PATH="$ROOT/bin:$PATH" LEAP_TASKS="$ROOT/tasks"
+source tests/artifact.bash
+work=$(mktemp -d "${TMPDIR:-/tmp}/leap-referee.XXXXXX")
+trap 'stop_load; rm -rf "$work"' EXIT
+export LEAP_CACHE="$work/cache"
+TASK=${TASK:-softmax}
+load_pid=
+
+# The load beside the timings: its own process group, ended with it.
+start_load() {
+	[ -n "${LOAD-make -s check}" ] || return 0
+	setsid bash -c "${LOAD-make -s check}" >"$work/load.log" 2>&1 &
+	load_pid=$!
+	sleep 5
+}
+stop_load() {
+	[ -n "$load_pid" ] && kill -- -"$load_pid" 2>/dev/null
+	load_pid=
+}
+
+machine() {
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) x $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+selftest() {
+	local runs=${1:-40} i
+	build_artifact "$TASK" "tasks/$TASK/reference.c" "$work/self.so" || exit 2
+	build_artifact "$TASK" tests/fixtures/leap-bench/slow4x.c "$work/x4.so" || exit 2
+	{
+		compiled_record "$TASK" "$work/self.so" '{"name":"self","status":"pass"}'
+		compiled_record "$TASK" "$work/x4.so" '{"name":"x4","status":"pass"}'
+	} >"$work/in.jsonl"
+	local opts=(--max-time "${MAX_TIME:-2}")
+	[ -n "${TARGET_CI:-}" ] && opts+=(--target-ci "$TARGET_CI")
+	echo "== self-test: $TASK's reference against itself and a kernel doing 4x its work, $runs runs, leap-bench ${opts[*]}"
+	echo "   beside: ${LOAD-make -s check}"
+	machine
+	start_load
+	for i in $(seq "$runs"); do
+		leap-bench --no-progress "${opts[@]}" "$work/in.jsonl" >>"$work/out.jsonl" || exit 2
+	done
+	echo "   at the end: $(machine)"
+	stop_load
+	jq -rs '
+	  def summary(name; lo; hi; ratio):
+	    [.[] | select(.name == name) | .bench] as $b
+	    | ($b | map(select(.status == "ok") | if ratio then 1 / .speedup else .speedup end)) as $ok
+	    | ($b | map(.measured_speedup // .speedup | if ratio then 1 / . else . end)) as $all
+	    | "\(name): \($b | length) records: \($b | map(select(.status == "ok")) | length) ok, \($b | map(select(.status == "noisy")) | length) noisy, \($b | map(select(.status != "ok" and .status != "noisy")) | length) other; "
+	      + (if ratio then "time ratio" else "speedup" end)
+	      + " of the ok ones: " + (if ($ok | length) > 0 then "\($ok | min | . * 1000 | round / 1000) to \($ok | max | . * 1000 | round / 1000)" else "-" end)
+	      + " (all measured: \($all | min | . * 1000 | round / 1000) to \($all | max | . * 1000 | round / 1000)); ok outside [\(lo), \(hi)]: \($ok | map(select(. < lo or . > hi)) | length)";
+	  summary("self"; 0.9; 1.1; false), summary("x4"; 3.2; 5; true)' "$work/out.jsonl"
+	local bad
+	bad=$(jq -s '[.[] | select(.bench.status == "ok") | select((.name == "self" and (.bench.speedup < 0.9 or .bench.speedup > 1.1))
+		or (.name == "x4" and ((1 / .bench.speedup) < 3.2 or (1 / .bench.speedup) > 5)))] | length' "$work/out.jsonl")
+	[ "$bad" = 0 ] && echo "self-test: every ok verdict within its bounds" || { echo "self-test: $bad ok verdicts OUT OF BOUNDS"; return 1; }
+}
+
+# wall NAME BIN MAX_TIME: wall and CPU seconds per record of BIN/leap-bench over the cost stream.
+wall() {
+	local name=$1 bin=$2 mt=$3 t0 t1 cache="$work/cache-$1-$3"
+	t0=$(date +%s.%N)
+	/usr/bin/time -f "%U %S" -o "$work/time" env LEAP_CACHE="$cache" "$bin/leap-bench" --no-progress --seed 1 --max-time "$mt" \
+		"$work/cost.jsonl" >"$work/cost-$name-$mt.jsonl" || echo "   ($name exited $?)"
+	t1=$(date +%s.%N)
+	awk -v n="$(wc -l <"$work/cost.jsonl")" -v a="$t0" -v b="$t1" -v name="$name" -v mt="$mt" -v cpu="$(cat "$work/time")" \
+		'BEGIN { split(cpu, c, " "); printf "   %-8s --max-time %-5s %7.3f s wall, %6.3f s CPU (user+sys) per record\n", name, mt, (b - a) / n, (c[1] + c[2]) / n }'
+	jq -r '.bench.status' "$work/cost-$name-$mt.jsonl" | sort | uniq -c | tr '\n' ' ' | sed 's/^/             verdicts: /; s/$/\n/'
+}
+
+cost() {
+	local rev=${1:-} n=${RECORDS:-16} i
+	build_artifact vector_add tests/fixtures/leap-verify/correct.c "$work/va.so" || exit 2
+	build_artifact "$TASK" "tasks/$TASK/reference.c" "$work/self.so" || exit 2
+	for i in $(seq $((n / 2))); do
+		compiled_record vector_add "$work/va.so" '{"status":"pass"}'
+		compiled_record "$TASK" "$work/self.so" '{"status":"pass"}'
+	done >"$work/cost.jsonl"
+	if [ -n "$rev" ]; then
+		mkdir -p "$work/old"
+		git archive "$rev" | tar -x -C "$work/old" && make -s -C "$work/old" -j2 >/dev/null 2>&1 ||
+			{ echo "cannot build $rev" >&2; exit 2; }
+	fi
+	echo "== cost per record: $n records (vector_add and $TASK, alternating), one leap-bench process each"
+	machine
+	for mt in 0.05 2; do
+		wall this "$ROOT/bin" "$mt"
+		[ -n "$rev" ] && wall "$rev" "$work/old/bin" "$mt"
+	done
+}
+
+case "${1:-selftest}" in
+selftest) shift $(($# > 0)); selftest "$@" ;;
+cost) shift; cost "$@" ;;
+[0-9]*) selftest "$1" ;;
+*) sed -n '2,18p' "$0"; exit 2 ;;
+esac

@@ -1,0 +1,155 @@
+/* session.h - the referee's side of one runner child: shared regions, blocks of calls timed on
+ * the referee's clock, freezing between blocks (runproto.h is the other side). */
+#ifndef LEAP_SESSION_H
+#define LEAP_SESSION_H
+
+#include <stdint.h>
+
+#include "runproto.h"
+#include "sandbox.h"
+#include "task.h"
+#include "util.h"
+#include "vdata.h"
+
+struct leap_verifier;
+
+/*
+ * A session: one runner child holding one artifact, serving the referee (this process) block
+ * by block (runproto.h). The referee lays out the slots of a case in two shared regions (IN:
+ * control page, call table, input slots; OUT: guarded output slots), which it maps as one
+ * span (`arena`, with OUT at LEAP_RUN_OUT_BASE), so that the offsets of struct leap_case_data
+ * index it directly. It writes the inputs and poisons the outputs of a block's slots itself
+ * (leap_session_stage), times the block from before "go" to after "done" on its own clock
+ * (with the candidate's processes frozen before and after, when asked: leap_session_block),
+ * and reads outputs and canaries from its own mapping.
+ */
+
+/* How a session freezes its child between blocks. */
+enum leap_freeze {
+	LEAP_FREEZE_NONE = 0,  /* not at all (leap-verify) */
+	LEAP_FREEZE_CGROUP,    /* the cgroup freezer (sandbox opts carry the groups) */
+	LEAP_FREEZE_SIGNALS,   /* SIGSTOP to every process of the PID namespace, from its init */
+};
+
+struct leap_session_opts {
+	uint64_t in_cap, out_cap; /* sizes of IN and OUT: the largest case (leap_session_fit) */
+	uint32_t nparams, calls;  /* the call table: its row width and rows */
+	uint32_t nslots;          /* slots of the largest case (the guard list's capacity) */
+	int seal;                 /* seal IN (F_SEAL_FUTURE_WRITE): the candidate cannot write inputs */
+	enum leap_freeze freeze;
+	const char *role;         /* the cuda runner's role ("copy", "client", "owner"; NULL: copy) */
+	const struct leap_sandbox_opts *sb; /* the sandbox's limits and placement (NULL: v->o.sb) */
+	const uint8_t (*ipc)[64]; /* cuda client: the owner's IPC handles (2) */
+	uint64_t pool_len;        /* cuda owner: its device pool's size */
+	struct leap_regions *regions; /* regions to use (made by the caller), or NULL: own ones */
+	int lazy;                 /* map the regions without populating them (cuda: never read on the host) */
+	const char *lock_cache;   /* cuda: hold the device's lock, shared, for the session (under
+				   * this cache directory; leap-bench takes it exclusive to time) */
+};
+
+/* The lock file of a device: CACHE/locks/cpu.lock, or CACHE/locks/gpu-UUID.lock (by UUID, not
+ * index: CUDA_VISIBLE_DEVICES and device orders renumber GPUs, a UUID names one). New string. */
+char *leap_device_lock_path(const char *cache, const uint8_t uuid[16]);
+
+/* Takes the lock at `path` (LOCK_SH or LOCK_EX), waiting. With `said` not NULL, says that it
+ * waits (naming `what`) the first time for *said (once per process, not once per record).
+ * Returns the descriptor, or -1 with a new message in *err. */
+int leap_device_lock(const char *path, int how, const char *what, int *said, char **err);
+
+/* Grows o (zeroed first by the caller) to fit case d with `calls` calls per block. */
+void leap_session_fit(struct leap_session_opts *o, const struct leap_case_data *d, uint32_t calls);
+
+/* The referee's clock and the kernel's accounting of one block. */
+struct leap_block {
+	double ms;        /* wall time from before the go (thaw included) to after the done (the
+			   * freeze included) */
+	double cpu_ms;    /* CPU time of the child's processes meanwhile (-1: not accounted) */
+	double own_ms;    /* what the runner says it took (cross-check only) */
+};
+
+/* The shared regions of a session. A caller may make them once and hand them to many
+ * sessions in turn (leap_session_opts.regions): a new runner then maps memory that is already
+ * there. Nothing of a candidate outlives its session in them: the next session writes the
+ * control page, the guard list, the canaries, every input and every poison again. */
+struct leap_regions {
+	int in_fd, out_fd;
+	unsigned char *arena;     /* IN at arena, OUT at arena + LEAP_RUN_OUT_BASE */
+	uint64_t span;            /* bytes of the reservation */
+	uint64_t in_len, out_len;
+	struct leap_run_ctl *ctl; /* the control page (at arena) */
+	uint32_t calls, nslots;
+	int sealed;               /* IN carries F_SEAL_FUTURE_WRITE */
+	const struct leap_case_data *laid; /* the case the guard list and canaries are for */
+};
+
+/* Makes regions as o says (sizes, call table, seal). Returns 0, or -1 with a new message in
+ * *err. leap_regions_free undoes it (safe on zeroed regions with fds -1). */
+int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o, char **err);
+void leap_regions_free(struct leap_regions *g);
+
+struct leap_session {
+	struct leap_sandbox sb;
+	struct leap_regions own;  /* the regions when the caller gave none */
+	struct leap_regions *rg;  /* the regions in use (&own, or the caller's) */
+	unsigned char *arena;     /* rg->arena */
+	int sealed;               /* rg->sealed */
+	uint64_t seq;
+	enum leap_freeze freeze;
+	uint64_t frozen_usage;    /* CPU ns when last frozen (the freeze must hold) */
+	struct leap_run_reply hello; /* the runner's first reply (device, UUID, an owner's IPC handles) */
+	int lock_fd;              /* the device lock held for the session, or -1 */
+	int has_usage;
+	int dead;                 /* the child died or timed out: no more calls */
+	struct leap_run_reply last; /* the last reply (status, message) */
+	struct leap_run_reply crash; /* the LEAP_RUN_CRASH report, when the runner sent one
+				      * (forgeable: for the message only) */
+	int status;               /* after leap_session_end: the child's wait status */
+};
+
+/* Outcome of starting a session or running a block. */
+enum leap_sess {
+	LEAP_SESS_OK = 0,
+	LEAP_SESS_REPLY,     /* the runner answered with an error status (in s->last) */
+	LEAP_SESS_DIED,      /* the child died or broke the protocol */
+	LEAP_SESS_TIMEOUT,   /* the deadline passed */
+	LEAP_SESS_FREEZE,    /* the child could not be frozen, or ran while frozen (s->last.msg) */
+};
+
+/* Starts a runner for `artifact` on backend `b` with regions as `o` says, reads its hello and,
+ * when o->freeze, freezes it. Returns an enum leap_sess; -1 with a new message in *err when
+ * the harness itself failed (no runner, artifact unreadable, out of descriptors, no way to
+ * freeze). */
+int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
+		       const struct leap_session_opts *o, char **err);
+
+/* Lays the guard list and canaries out for case d (when it is not the case laid out last). */
+void leap_session_layout(struct leap_session *s, const struct leap_case_data *d);
+
+/* Writes the inputs of set `set` into slot `slot` and poisons its outputs. */
+void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot);
+
+/* Runs one block: op LEAP_RUN_OP_CALL (or EMPTY) on slots[0..n) of case d; *bt receives the
+ * referee's timing. Returns an enum leap_sess. */
+int leap_session_block(struct leap_session *s, const struct leap_case_data *d, const uint32_t *slots, uint32_t n,
+		       uint32_t op, struct leap_block *bt);
+
+/* The first parameter of slot `slot` whose canary was damaged (a write outside its buffer),
+ * or -1. */
+int leap_session_guards(const struct leap_session *s, const struct leap_case_data *d, uint32_t slot);
+
+/* An owner's data moves (runproto.h, LEAP_RUN_OP_XFER), with an L2 flush after them when
+ * `flush`; untimed (the child is thawed for them and frozen again). Returns an enum leap_sess. */
+int leap_session_xfer(struct leap_session *s, const struct leap_run_xfer *x, uint32_t n, int flush);
+
+/* Measures the device in the runner (LEAP_RUN_OP_PROBE): copy bandwidth in GB/s and peak
+ * FP32 rate in GFLOP/s (0: not measured). Only for runners holding a trusted artifact.
+ * Returns an enum leap_sess. */
+int leap_session_probe(struct leap_session *s, double *copy_gbs, double *gflops);
+
+/* Ends the session. When the child died, *why receives a new description of how (signal,
+ * exit, timeout) and *timeout is 1 when it ran out of time; the child's captured output (at
+ * most maxlog bytes) is appended to `log` when not NULL. s->sb.setup_error is then non-empty
+ * when the sandbox failed before the runner ran: a harness error, never the candidate's. */
+void leap_session_end(struct leap_session *s, char **why, int *timeout, struct leap_buf *log, size_t maxlog);
+
+#endif
