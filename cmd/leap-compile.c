@@ -549,9 +549,14 @@ static void read_sources(struct ctx *c, int n, char **files)
 		json_object_set_new(s->rec, "task", json_string(c->task));
 		char *err = NULL, *code = NULL;
 		enum leap_backend b;
-		int unknown = leap_source_backend(files[i], c->backend_opt, &b, &err) != 0;
-		if (!unknown)
-			code = leap_source_read(files[i], &err);
+		/* read first: a directory or a missing file is an unreadable input (exit 2)
+		 * whatever its name says */
+		code = leap_source_read(files[i], &err);
+		int unknown = code && leap_source_backend(files[i], c->backend_opt, &b, &err) != 0;
+		if (unknown) {
+			free(code);
+			code = NULL;
+		}
 		if (!code) {
 			leap_warn("%s", err);
 			leap_record_set_error(s->rec, files[i], 0, "%s", err);
