@@ -75,7 +75,8 @@ setup() {
 	run -0 --separate-stderr make -s -f examples/rollout.mk -j4 SHARDS=4 GROUP=4 TURNS=2 \
 		TASKS="softmax vector_add gelu layernorm" BENCH_FLAGS="$BENCH_FLAGS" OUT="$BATS_TEST_TMPDIR/r"
 	[ "$(grep -c 'waiting for the lock' <<<"$stderr")" -eq 0 ] || fail "$(grep 'waiting' <<<"$stderr" | head -3)"
-	run -0 jq -s '[.[] | select(.status == "pass" and .bench.status != "ok")] | length' "$BATS_TEST_TMPDIR/r/train.jsonl"
+	# every passing record was timed; on a loaded machine a timing may be noisy, never missing
+	run -0 jq -s '[.[] | select(.status == "pass" and (.bench.status | IN("ok", "noisy") | not))] | length' "$BATS_TEST_TMPDIR/r/train.jsonl"
 	assert_output 0
 }
 
