@@ -99,7 +99,8 @@ void leap_series_add(struct leap_series *s, double v, uint32_t calls)
 void leap_series_stats(const struct leap_series *s, struct leap_stats *st)
 {
 	double *tmp = xmalloc((s->n ? s->n : 1) * sizeof *tmp);
-	memcpy(tmp, s->x, s->n * sizeof *tmp);
+	if (s->n) /* an empty series has no array: memcpy from NULL is undefined even for 0 bytes */
+		memcpy(tmp, s->x, s->n * sizeof *tmp);
 	leap_stats(tmp, s->n, st);
 	free(tmp);
 }

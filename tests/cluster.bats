@@ -20,8 +20,8 @@ setup() {
 @test "cluster: parallel --pipe -j 2 --keep-order gives the single-process output, record for record" {
 	cd "$BATS_TEST_TMPDIR"
 	# two records per job: five jobs over two local job slots, as over --sshlogin hosts
-	run -0 --separate-stderr bash -c 'parallel --pipe -N 2 -j 2 --keep-order --joblog jobs.log "$STAGES" <in.jsonl >par.jsonl'
-	run -0 --separate-stderr bash -c 'eval "$STAGES" <in.jsonl >one.jsonl'
+	run -0 bash -c 'parallel --pipe -N 2 -j 2 --keep-order --joblog jobs.log "$STAGES" <in.jsonl >par.jsonl'
+	run -0 bash -c 'eval "$STAGES" <in.jsonl >one.jsonl'
 	[ "$(wc -l <in.jsonl)" -eq 9 ]
 	[ "$(wc -l <par.jsonl)" -eq 9 ]
 	[ "$(tail -n +2 jobs.log | wc -l)" -eq 5 ] # the stream was really split
@@ -37,8 +37,8 @@ setup() {
 
 @test "cluster: the gathered stream of per-device workers equals the single-process one" {
 	cd "$BATS_TEST_TMPDIR"
-	run -0 --separate-stderr bash -c 'leap-compile <in.jsonl | leap-verify --seed 7 >one.jsonl'
-	run -0 --separate-stderr bash -c 'leap-compile <in.jsonl | leap-verify --seed 7 --devices 0,1 >dev.jsonl'
+	run -0 bash -c 'leap-compile <in.jsonl | leap-verify --seed 7 >one.jsonl'
+	run -0 bash -c 'leap-compile <in.jsonl | leap-verify --seed 7 --devices 0,1 >dev.jsonl'
 	jq -c "$NORMALIZE" one.jsonl >one.norm
 	jq -c "$NORMALIZE | del(.verify.device_index)" dev.jsonl >dev.norm
 	run -0 diff one.norm dev.norm
@@ -48,10 +48,10 @@ setup() {
 
 @test "cluster: the per-host recipe (one chain per sshlogin, --devices) and the Slurm piece recipe give the same records" {
 	cd "$BATS_TEST_TMPDIR"
-	run -0 --separate-stderr bash -c 'eval "$STAGES" <in.jsonl >one.jsonl'
+	run -0 bash -c 'eval "$STAGES" <in.jsonl >one.jsonl'
 	jq -c "$NORMALIZE" one.jsonl >one.norm
 	# examples/cluster.md, many hosts: ':' is this machine, as gpu01,gpu02 would be remote ones
-	run -0 --separate-stderr bash -c 'parallel --pipe --keep-order -N 4 -j 1 --sshlogin : \
+	run -0 bash -c 'parallel --pipe --keep-order -N 4 -j 1 --sshlogin : \
 		"leap-compile | leap-verify --seed 7 --devices 0-1 | leap-bench --seed 7 --devices 0-1 --max-time 0.05 --min-runs 2 --max-runs 4 --target-ci 0.5" \
 		<in.jsonl >host.jsonl'
 	jq -c "$NORMALIZE | del(.verify.device_index, .bench.device_index)" host.jsonl >host.norm
