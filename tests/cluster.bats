@@ -1,4 +1,5 @@
 # cluster.bats - compile, verify and bench split over processes with GNU parallel give the single-process records.
+# stream: bench
 load helpers
 
 # The fields that differ between runs of the same record: wall-clock times (compile.compiled_ms

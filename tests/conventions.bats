@@ -2,6 +2,7 @@
 # conventions.bats - what leap(7) promises of every program, checked program by program: exit 2
 # for a missing or unreadable input (a directory included), a malformed line reported on stderr
 # as "program: file:line: message", reals written in their shortest round-trip form.
+# stream: bench
 load helpers
 
 setup() {

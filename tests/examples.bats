@@ -1,4 +1,5 @@
 # examples.bats - make demo, the Makefile experiment and the nightly evaluation run end to end with the replay sampler.
+# stream: bench
 load helpers
 
 setup() {

@@ -1,4 +1,5 @@
 # faults.bats - leap under faults: unwritable or limited cache, missing compiler, signals, SIGPIPE, shared cache, vanishing tasks.
+# stream: bench
 load helpers
 
 F="$FIXTURES/leap-verify"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # feedback.bats - what the model reads after a turn: real compiler output, crashes, mismatches
 # and slow passes turned into feedback it can act on (leap-compile | leap-verify | leap-prune).
+# stream: bench
 load helpers
 
 setup_file() {

@@ -2,6 +2,7 @@
 # first-hour.bats - a newcomer's path through README.md (issue 19): the rollout step as
 # printed, the backend chosen when none is given, what a record that could not be verified
 # tells the stages after it.
+# stream: bench
 load helpers
 
 setup() {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # hand.bats - one build path: leap-compile --task, leap-verify --task and leap-bench --task
 # build a file exactly as the pipeline does (guard, namespace, cache, diagnostics, backend).
+# stream: bench
 load helpers
 
 setup_file() {

@@ -1,6 +1,7 @@
 # leap-bench.bats - the referee (cpu): statistics, the stopping rule, verdicts, the baseline
 # cache, locks, and one or more hostile candidates per class of attack of issue 14, each judged
 # right and each followed by a correct candidate that must still be timed honestly.
+# stream: bench
 load helpers
 load artifact
 

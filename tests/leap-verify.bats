@@ -1,4 +1,5 @@
 # leap-verify.bats - the sandboxed verifier: verdicts for correct and hostile candidates (cpu).
+# stream: bench
 load helpers
 load artifact
 

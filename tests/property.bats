@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # property.bats - "no record lost": 100 000 hostile, mixed records through the whole cpu pipeline
 # (tests/property/: gen.py writes the input, run.sh runs the stages, check.py checks each).
+# stream: bench
 
 load helpers
 
