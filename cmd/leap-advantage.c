@@ -7,6 +7,7 @@
 #include "cli.h" /* first: it uses __attribute__((noreturn)), which <stdnoreturn.h> renames */
 #include "advantage.h"
 #include "group.h"
+#include "gstream.h"
 #include "hmap.h"
 #include "jsonl.h"
 #include "record.h"
@@ -382,7 +383,7 @@ static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_r
 		if (m->has_error)
 			why = UPSTREAM_ERROR;
 		else if (!has_group)
-			why = "the record has neither 'group' nor 'task'";
+			why = LEAP_NO_GROUP;
 		else if (leap_reward_of(c->reward, m, &value, &why))
 			;
 		else if (changed || tag == LEAP_TWOPASS_NONE)
@@ -416,69 +417,66 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	leap_twopass_dup_free(&tp.dups);
 }
 
-/* Marks m a duplicate (m->skip: its message) and returns 1 when its open group already holds
- * a record of the same sample and turn; else 0. A duplicate stays in its group, so that it is
- * written in its place, but takes no part and does not count toward the group's size. */
-static int mark_dup(const struct leap_grouper *groups, const char *group, struct leap_member *m)
+/* The stream's callbacks (lib/gstream.h). */
+
+/* A line that is not a JSON object: its error record. */
+static void put_bad(void *arg, json_t *bad)
 {
-	const struct leap_group *grp = leap_grouper_get(groups, group);
-	long i = grp ? leap_group_find_dup(grp, m) : -1;
-	if (i < 0)
-		return 0;
-	m->note = leap_dup_message(group, m->sample, m->turn, grp->m[i].file, grp->m[i].line);
-	m->skip = m->note;
-	leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
-	return 1;
+	struct ctx *c = arg;
+	leap_out_write(&c->out, bad);
+	json_decref(bad);
+	c->errors++;
+}
+
+/* A record with no group: the rank estimator takes it alone; otherwise it takes no part
+ * (an upstream error is written unchanged). Clears m. */
+static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
+{
+	struct ctx *c = arg;
+	if (c->est == LEAP_EST_RANK) {
+		rank_record(c, m, "");
+		return;
+	}
+	m->skip = m->has_error ? UPSTREAM_ERROR : why;
+	if (m->skip != UPSTREAM_ERROR)
+		leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
+	put_skipped(c, m);
+	leap_member_clear(m);
+}
+
+/* The rank estimator writes each record at once; the scalar ones hold it in its group (a
+ * duplicate, or a record without the reward, in its place without taking part) and count an
+ * ended trajectory toward --group-size. */
+static int admit(void *arg, const struct leap_group *open, const char *key, struct leap_member *m, long *want)
+{
+	struct ctx *c = arg;
+	if (c->est == LEAP_EST_RANK) {
+		rank_record(c, m, key);
+		return -1;
+	}
+	int dup = leap_group_mark_dup(open, key, m);
+	if (!dup) {
+		m->skip = why_not(c, m);
+		if (m->skip && m->skip != UPSTREAM_ERROR)
+			leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
+	}
+	*want = c->group_size;
+	return !dup && m->final;
+}
+
+/* Computes a group taken out of the grouper (finish_group). */
+static void take_group(void *arg, struct leap_group *grp, int at_eof)
+{
+	finish_group(arg, grp, at_eof);
 }
 
 /* Reads the records one at a time (rank) or group by group (the scalar estimators, from a
- * pipe or with --group-size) and writes them. */
+ * pipe or with --group-size) and writes them; a batch scale writes every group at the end. */
 static int stream(struct ctx *c, int nfiles, char *const *files)
 {
-	struct leap_in in;
-	leap_in_init(&in, nfiles, files, stdout);
-	struct leap_grouper groups;
-	leap_grouper_init(&groups);
-	struct leap_buf key = {0};
-	struct leap_member m;
-	json_t *bad;
-	int has_group;
-	enum leap_read r;
-	while ((r = leap_member_next(&in, c->records, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
-		c->records++;
-		if (r == LEAP_READ_BAD) {
-			leap_out_write(&c->out, bad);
-			json_decref(bad);
-			c->errors++;
-		} else if (c->est == LEAP_EST_RANK) {
-			rank_record(c, &m, has_group ? key.s : "");
-		} else if (!has_group && !m.has_error) {
-			m.skip = "the record has neither 'group' nor 'task'";
-			leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
-			put_skipped(c, &m);
-			leap_member_clear(&m);
-		} else if (!has_group) {
-			m.skip = UPSTREAM_ERROR;
-			put_skipped(c, &m);
-			leap_member_clear(&m);
-		} else {
-			int dup = mark_dup(&groups, key.s, &m);
-			if (!dup) {
-				m.skip = why_not(c, &m);
-				if (m.skip && m.skip != UPSTREAM_ERROR)
-					leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
-			}
-			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, !dup && m.final, c->group_size);
-			if (grp)
-				finish_group(c, grp, 0);
-		}
-		leap_progress_update(&c->progress, c->records, c->errors);
-	}
-	leap_buf_free(&key);
-	struct leap_group *grp;
-	while ((grp = leap_grouper_pop(&groups)))
-		finish_group(c, grp, 1);
-	leap_grouper_free(&groups);
+	static const struct leap_gstream_ops ops = {put_bad, put_ungrouped, admit, take_group};
+	const struct leap_gstream_counts n = {&c->records, &c->errors, &c->progress};
+	int open_failed = leap_gstream(nfiles, files, "advantage", &ops, c, &n);
 	if (c->scale == LEAP_SCALE_BATCH) {
 		double sd = leap_std(c->vals, c->nvals);
 		for (size_t g = 0; g < c->nheld; g++) {
@@ -491,8 +489,6 @@ static int stream(struct ctx *c, int nfiles, char *const *files)
 		free(c->held);
 		free(c->vals);
 	}
-	int open_failed = in.open_failed;
-	leap_in_close(&in);
 	return open_failed;
 }
 
@@ -610,10 +606,5 @@ int main(int argc, char **argv)
 	}
 	leap_hmap_free(&c.groups);
 	leap_buf_free(&c.line);
-	int rc = leap_out_close(&c.out);
-	if (rc)
-		return rc;
-	if (open_failed)
-		return LEAP_EXIT_FATAL;
-	return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+	return leap_filter_exit(leap_out_close(&c.out), open_failed, c.errors);
 }

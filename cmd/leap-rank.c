@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "group.h"
+#include "gstream.h"
 #include "hmap.h"
 #include "jsonl.h"
 #include "rank.h"
@@ -218,7 +219,7 @@ static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_r
 		c->errors++;
 	} else if (tag == LEAP_TWOPASS_NONE || !has_group) {
 		const char *dup = changed ? NULL : leap_twopass_dup_get(&tp->dups, seq);
-		const char *why = !has_group ? "the record has neither 'group' nor 'task'"
+		const char *why = !has_group ? LEAP_NO_GROUP
 			: changed ? "the input changed between the two passes"
 			: dup	  ? dup
 				  : "the record has no trajectory (the input changed between the two passes)";
@@ -260,21 +261,6 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	leap_hmap_free(&tp.groups);
 	free(tp.refs);
 	leap_twopass_dup_free(&tp.dups);
-}
-
-/* Marks m a duplicate (m->skip: its message) and returns 1 when its open group already holds
- * a record of the same sample and turn; else 0. A duplicate stays in its group, so that it is
- * written in its place, but takes no part and does not count toward the group's size. */
-static int mark_dup(const struct leap_grouper *groups, const char *group, struct leap_member *m)
-{
-	const struct leap_group *grp = leap_grouper_get(groups, group);
-	long i = grp ? leap_group_find_dup(grp, m) : -1;
-	if (i < 0)
-		return 0;
-	m->note = leap_dup_message(group, m->sample, m->turn, grp->m[i].file, grp->m[i].line);
-	m->skip = m->note;
-	leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
-	return 1;
 }
 
 /* Says on stderr how many passing records' timings the speed key could not use. */
@@ -332,6 +318,49 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 	free(traj);
 }
 
+/* The stream's callbacks (lib/gstream.h). */
+
+/* A line that is not a JSON object: its error record. */
+static void put_bad(void *arg, json_t *bad)
+{
+	struct ctx *c = arg;
+	leap_out_write(&c->out, bad);
+	json_decref(bad);
+	c->errors++;
+}
+
+/* Writes m with `error` = why and clears it. */
+static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
+{
+	struct ctx *c = arg;
+	leap_warn("%s:%ld: %s", m->file, m->line, why);
+	leap_buf_reset(&c->line);
+	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
+		leap_die("internal error: a scanned record is not an object");
+	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+	leap_member_clear(m);
+	c->errors++;
+}
+
+/* Every record joins its group; a duplicate stays (written in its place as an error) but
+ * does not count, and an ended trajectory counts one toward --group-size. */
+static int admit(void *arg, const struct leap_group *open, const char *key, struct leap_member *m, long *want)
+{
+	struct ctx *c = arg;
+	int dup = leap_group_mark_dup(open, key, m);
+	if (!dup)
+		note_speed(c, m);
+	*want = c->group_size;
+	return !dup && m->final;
+}
+
+/* Ranks a group taken out of the grouper and frees it. */
+static void take_group(void *arg, struct leap_group *grp, int at_eof)
+{
+	rank_group(arg, grp, at_eof);
+	leap_group_free(grp);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -373,71 +402,16 @@ int main(int argc, char **argv)
 	leap_progress_init(&c.progress, c.common.progress);
 	leap_progress_input(&c.progress, argc - optind, argv + optind);
 	off_t off = 0;
+	int open_failed = 0;
 	if (!c.group_size && leap_inputs_seekable(argc - optind, argv + optind, &off)) {
-		int open_failed = 0;
 		two_pass(&c, argc - optind, argv + optind, off, &open_failed);
-		leap_progress_end(&c.progress);
-		report_speed(&c);
-		leap_buf_free(&c.line);
-		int rc = leap_out_close(&c.out);
-		if (rc)
-			return rc;
-		if (open_failed)
-			return LEAP_EXIT_FATAL;
-		return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+	} else {
+		static const struct leap_gstream_ops ops = {put_bad, put_ungrouped, admit, take_group};
+		const struct leap_gstream_counts n = {&c.records, &c.errors, &c.progress};
+		open_failed = leap_gstream(argc - optind, argv + optind, "rank", &ops, &c, &n);
 	}
-	struct leap_in in;
-	leap_in_init(&in, argc - optind, argv + optind, stdout);
-	struct leap_grouper groups;
-	leap_grouper_init(&groups);
-	struct leap_buf key = {0};
-	struct leap_member m;
-	json_t *bad;
-	int has_group;
-	enum leap_read r;
-	while ((r = leap_member_next(&in, c.records, "rank", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
-		c.records++;
-		if (r == LEAP_READ_BAD) {
-			leap_out_write(&c.out, bad);
-			json_decref(bad);
-			c.errors++;
-		} else if (!has_group) {
-			const char *why = "the record has neither 'group' nor 'task'";
-			leap_warn("%s:%ld: %s", m.file, m.line, why);
-			leap_buf_reset(&c.line);
-			if (leap_splice_error(&c.line, m.raw, m.len, m.file, m.line, why))
-				leap_die("internal error: a scanned record is not an object");
-			leap_out_raw(&c.out, c.line.s, c.line.len - 1);
-			leap_member_clear(&m);
-			c.errors++;
-		} else {
-			int dup = mark_dup(&groups, key.s, &m);
-			if (!dup)
-				note_speed(&c, &m);
-			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, !dup && m.final, c.group_size);
-			if (grp) {
-				rank_group(&c, grp, 0);
-				leap_group_free(grp);
-			}
-		}
-		leap_progress_update(&c.progress, c.records, c.errors);
-	}
-	leap_buf_free(&key);
-	struct leap_group *grp;
-	while ((grp = leap_grouper_pop(&groups))) {
-		rank_group(&c, grp, 1);
-		leap_group_free(grp);
-	}
-	leap_grouper_free(&groups);
-	int open_failed = in.open_failed;
-	leap_in_close(&in);
 	leap_progress_end(&c.progress);
 	report_speed(&c);
 	leap_buf_free(&c.line);
-	int rc = leap_out_close(&c.out);
-	if (rc)
-		return rc;
-	if (open_failed)
-		return LEAP_EXIT_FATAL;
-	return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+	return leap_filter_exit(leap_out_close(&c.out), open_failed, c.errors);
 }

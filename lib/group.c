@@ -127,6 +127,17 @@ char *leap_dup_message(const char *group, long sample, long turn, const char *fi
 			 "part", group, sample, turn, file, line);
 }
 
+int leap_group_mark_dup(const struct leap_group *open, const char *group, struct leap_member *m)
+{
+	long i = open ? leap_group_find_dup(open, m) : -1;
+	if (i < 0)
+		return 0;
+	m->note = leap_dup_message(group, m->sample, m->turn, open->m[i].file, open->m[i].line);
+	m->skip = m->note;
+	leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
+	return 1;
+}
+
 struct leap_group *leap_grouper_pop(struct leap_grouper *g)
 {
 	struct leap_group *grp = g->head;

@@ -98,6 +98,12 @@ long leap_group_find_dup(const struct leap_group *grp, const struct leap_member 
  * file:line. */
 char *leap_dup_message(const char *group, long sample, long turn, const char *file, long line);
 
+/* Marks m a duplicate (m->skip: its message, warned on stderr) and returns 1 when `open`, the
+ * open group named `group` (or NULL), already holds a record of the same sample and turn;
+ * else 0. A marked duplicate stays in its group, so that it is written in its place, but
+ * takes no part and does not count toward the group's size. */
+int leap_group_mark_dup(const struct leap_group *open, const char *group, struct leap_member *m);
+
 /* Frees a group handed out by leap_grouper_add/pop and its members. */
 void leap_group_free(struct leap_group *grp);
 
