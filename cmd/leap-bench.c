@@ -14,6 +14,7 @@
 #include "jsonl.h"
 #include "pool.h"
 #include "record.h"
+#include "runopts.h"
 #include "sig.h"
 #include "task.h"
 #include "util.h"
@@ -79,7 +80,7 @@ static const char usage[] =
 
 enum {
 	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_POOL, OPT_HOT, OPT_NO_BCACHE,
-	OPT_NO_NS, OPT_TASK, OPT_STATS, OPT_CACHE, OPT_BLOCK_MS, OPT_BTOL, OPT_DEVICES, OPT_CPUS, OPT_FREEZER,
+	OPT_STATS, OPT_BLOCK_MS, OPT_BTOL, OPT_CPUS, OPT_FREEZER,
 };
 
 struct ctx {
@@ -358,12 +359,12 @@ int main(int argc, char **argv)
 		{"timeout", required_argument, NULL, 't'},
 		{"memory", required_argument, NULL, 'm'},
 		{"device", required_argument, NULL, 'd'},
-		{"no-namespaces", no_argument, NULL, OPT_NO_NS},
-		{"task", required_argument, NULL, OPT_TASK},
+		{"no-namespaces", no_argument, NULL, LEAP_OPT_NO_NS},
+		{"task", required_argument, NULL, LEAP_OPT_TASK},
 		{"backend", required_argument, NULL, 'b'},
 		{"stats", no_argument, NULL, OPT_STATS},
-		{"cache", required_argument, NULL, OPT_CACHE},
-		{"devices", required_argument, NULL, OPT_DEVICES},
+		{"cache", required_argument, NULL, LEAP_OPT_CACHE},
+		{"devices", required_argument, NULL, LEAP_OPT_DEVICES},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx c;
@@ -376,12 +377,12 @@ int main(int argc, char **argv)
 	};
 	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 2, .min_runs = 10, .max_runs = 1000,
 				     .pool_bytes = 512ull << 20, .baseline_cache = 1, .baseline_tol = 0.05, .block_ms = 20};
-	const char *task = NULL, *backend = NULL, *cache = NULL;
-	int have_seed = 0, do_stats = 0, have_device = 0, opt;
+	struct leap_runopts ro = {.o = &o, .devs = &c.devs};
+	int do_stats = 0, opt;
 	int64_t v64;
 	char *err = NULL;
 	while ((opt = getopt_long(argc, argv, "s:t:m:d:b:hV", longopts, NULL)) != -1) {
-		if (leap_common_option(&c.common, opt, optarg))
+		if (leap_common_option(&c.common, opt, optarg) || leap_runopts_option(&ro, &c.common, opt, optarg))
 			continue;
 		switch (opt) {
 		case OPT_TARGET:
@@ -431,46 +432,8 @@ int main(int argc, char **argv)
 		case OPT_NO_BCACHE:
 			bo.baseline_cache = 0;
 			break;
-		case 's':
-			if (leap_parse_i64(optarg, 0, LEAP_SEED_MAX, &v64))
-				leap_usage_error(&c.common, "--seed: '%s' is not an integer in [0, 2^53)", optarg);
-			c.seed = (uint64_t)v64;
-			have_seed = 1;
-			break;
-		case 't':
-			if (leap_parse_seconds(optarg, &o.sb.timeout) || o.sb.timeout > 86400)
-				leap_usage_error(&c.common, "--timeout: '%s' is not a duration up to a day", optarg);
-			break;
-		case 'm':
-			if (leap_parse_size(optarg, &v64) || v64 < (64 << 20))
-				leap_usage_error(&c.common, "--memory: '%s' is not a size of at least 64M", optarg);
-			o.sb.mem_bytes = (uint64_t)v64;
-			break;
-		case 'd':
-			if (leap_parse_i64(optarg, 0, 1023, &v64))
-				leap_usage_error(&c.common, "--device: '%s' is not a device index", optarg);
-			o.device = optarg;
-			have_device = 1;
-			break;
-		case OPT_DEVICES:
-			leap_devices_free(&c.devs);
-			if (leap_devices_parse(optarg, &c.devs, &err))
-				leap_usage_error(&c.common, "--devices: %s", err);
-			break;
-		case OPT_NO_NS:
-			o.sb.namespaces = 0;
-			break;
-		case OPT_TASK:
-			task = optarg;
-			break;
-		case 'b':
-			backend = optarg;
-			break;
 		case OPT_STATS:
 			do_stats = 1;
-			break;
-		case OPT_CACHE:
-			cache = optarg;
 			break;
 		default:
 			leap_usage_error(&c.common, "unknown option");
@@ -478,22 +441,19 @@ int main(int argc, char **argv)
 	}
 	if (bo.min_runs > bo.max_runs)
 		leap_usage_error(&c.common, "--min-runs is larger than --max-runs");
-	if (backend && !task)
-		leap_usage_error(&c.common, "--backend needs --task (records name their backend)");
-	if (task && optind >= argc)
-		leap_usage_error(&c.common, "--task needs at least one source file");
-	if (c.devs.n && (have_device || task || do_stats))
+	leap_runopts_check(&ro, &c.common, argc - optind);
+	if (c.devs.n && (ro.have_device || ro.task || do_stats))
 		leap_usage_error(&c.common, "--devices sets the devices: not with %s",
-				 task ? "--task" : do_stats ? "--stats" : "--device");
+				 ro.task ? "--task" : do_stats ? "--stats" : "--device");
 	if (do_stats)
 		return stats(&c, argc - optind, argv + optind, &bo);
 	if (o.sb.timeout <= 0)
 		o.sb.timeout = bo.max_time + 30;
-	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
+	c.seed = ro.have_seed ? ro.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
 	struct leap_hidden hidden;
-	leap_verify_setup(&o, cache, dir, &hidden);
+	leap_verify_setup(&o, ro.cache, dir, &hidden);
 	free(dir);
 	/* From here a signal ends the run in order: sandboxes killed, temp dirs removed, whole
 	 * lines written (sig.h). */
@@ -503,8 +463,8 @@ int main(int argc, char **argv)
 	if (leap_bencher_init(&c.bench, &c.v, &bo, &err))
 		leap_die("%s; leap-bench does not time a candidate it cannot freeze (see --freezer)", err);
 	int rc;
-	if (task) {
-		rc = leap_hand_check(&c.v, &c.suite, task, backend, c.seed, argc - optind, argv + optind, adhoc_time, &c);
+	if (ro.task) {
+		rc = leap_hand_check(&c.v, &c.suite, ro.task, ro.backend, c.seed, argc - optind, argv + optind, adhoc_time, &c);
 	} else {
 		leap_out_init(&c.out, stdout);
 		leap_progress_init(&c.progress, c.common.progress);
