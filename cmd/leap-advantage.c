@@ -11,6 +11,7 @@
 #include "hmap.h"
 #include "jsonl.h"
 #include "record.h"
+#include "splice.h"
 #include "twopass.h"
 #include "util.h"
 #include "banned.h"

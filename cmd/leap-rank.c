@@ -10,6 +10,7 @@
 #include "jsonl.h"
 #include "rank.h"
 #include "record.h"
+#include "splice.h"
 #include "twopass.h"
 #include "util.h"
 #include "banned.h"

@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "twopass.h"
 #include "banned.h"
@@ -105,4 +107,40 @@ long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, co
 	leap_buf_free(&key);
 	free(seen);
 	return seq;
+}
+
+int leap_inputs_seekable(int nfiles, char *const *files, off_t *off)
+{
+	struct stat st;
+	int stdin_uses = nfiles == 0;
+	for (int i = 0; i < nfiles; i++) {
+		if (!strcmp(files[i], "-")) {
+			stdin_uses++;
+			continue;
+		}
+		if (stat(files[i], &st) || !S_ISREG(st.st_mode))
+			return 0;
+	}
+	if (stdin_uses > 1)
+		return 0;
+	if (stdin_uses) {
+		if (fstat(STDIN_FILENO, &st) || !S_ISREG(st.st_mode))
+			return 0;
+		*off = lseek(STDIN_FILENO, 0, SEEK_CUR);
+		if (*off < 0)
+			return 0;
+	}
+	return 1;
+}
+
+void leap_inputs_rewind(int nfiles, char *const *files, off_t off)
+{
+	int uses_stdin = nfiles == 0;
+	for (int i = 0; i < nfiles; i++)
+		uses_stdin |= !strcmp(files[i], "-");
+	if (uses_stdin) {
+		clearerr(stdin);
+		if (fseeko(stdin, off, SEEK_SET))
+			leap_die_errno("<stdin>: cannot read it a second time");
+	}
 }

@@ -58,6 +58,15 @@ const char *leap_twopass_dup_get(struct leap_twopass_dups *d, long seq);
 
 void leap_twopass_dup_free(struct leap_twopass_dups *d);
 
+/* 1 when every input (files, or standard input when nfiles is 0 or a file is "-") can be
+ * read twice: regular files, standard input named at most once. *off receives standard
+ * input's current offset. */
+int leap_inputs_seekable(int nfiles, char *const *files, off_t *off);
+
+/* Before a second leap_in pass over inputs leap_inputs_seekable accepted: puts standard
+ * input back at `off` when it is one of them. Dies with a message when it cannot. */
+void leap_inputs_rewind(int nfiles, char *const *files, off_t off);
+
 /* Reads the inputs (files[0..nfiles), standard input when nfiles is 0; inputs that
  * leap_inputs_seekable accepted, `off` its offset) twice, with leap_in (output flushed to
  * stdout before blocking reads). The first pass scans every record (validating it) and keeps
