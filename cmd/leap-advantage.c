@@ -309,15 +309,17 @@ static void tp_between(void *arg, long records)
 	struct twopass *tp = arg;
 	struct ctx *c = tp->c;
 	tp->adv = xcalloc(records ? (size_t)records : 1, sizeof(double));
-	for (size_t i = 0; i < tp->groups.cap; i++)
-		if (tp->groups.slots[i].key) {
-			struct agroup *g = tp->groups.slots[i].val;
-			g->key = tp->groups.slots[i].key;
-			drop_dups(tp, g);
-			compute_agroup(tp, g);
-			free(g->e);
-			g->e = NULL;
-		}
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	while (leap_hmap_next(&tp->groups, &pos, &key, NULL, &val)) {
+		struct agroup *g = val;
+		g->key = key;
+		drop_dups(tp, g);
+		compute_agroup(tp, g);
+		free(g->e);
+		g->e = NULL;
+	}
 	leap_twopass_dup_sort(&tp->dups);
 	if (c->scale == LEAP_SCALE_BATCH) {
 		double sd = leap_std(c->vals, c->nvals);
@@ -595,9 +597,12 @@ int main(int argc, char **argv)
 			  "missing): the reward counts %s speedup as 0", c.unusable, c.unusable == 1 ? " has" : "s have",
 			  c.unusable == 1 ? "its" : "their");
 	if (c.stats) {
-		long zero = 0, ngroups = (long)c.groups.n;
-		for (size_t i = 0; i < c.groups.cap; i++)
-			zero += c.groups.slots[i].key && !c.groups.slots[i].val;
+		long zero = 0, ngroups = (long)leap_hmap_count(&c.groups);
+		size_t pos = 0;
+		const char *key;
+		void *val;
+		while (leap_hmap_next(&c.groups, &pos, &key, NULL, &val))
+			zero += !val;
 		double sd = c.n > 1 ? sqrt(c.m2 / (double)(c.n - 1)) : 0;
 		fprintf(stderr,
 			"%s: %s: %ld advantages, mean %.6g, std %.6g; %ld groups, %ld with every advantage zero "

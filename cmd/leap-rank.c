@@ -159,10 +159,11 @@ static void tp_between(void *arg, long records)
 {
 	(void)records;
 	struct twopass *tp = arg;
-	for (size_t i = 0; i < tp->groups.cap; i++) {
-		if (!tp->groups.slots[i].key)
-			continue;
-		struct tgroup *g = tp->groups.slots[i].val;
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	while (leap_hmap_next(&tp->groups, &pos, &key, NULL, &val)) {
+		struct tgroup *g = val;
 		leap_rank_tournament(&tp->c->opts, g->t, g->n);
 		long unended = 0;
 		for (size_t j = 0; j < g->n; j++)
@@ -170,7 +171,7 @@ static void tp_between(void *arg, long records)
 		g->complete = !unended;
 		if (unended)
 			leap_warn("group '%s': %ld trajector%s not ended (no record with prune.decision final); "
-				  "ranked with what arrived", tp->groups.slots[i].key, unended,
+				  "ranked with what arrived", key, unended,
 				  unended == 1 ? "y has" : "ies have");
 	}
 }
@@ -246,10 +247,11 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	static const struct leap_twopass_ops ops = {tp_summarise, tp_between, tp_put, tp_other};
 	struct twopass tp = {.c = c};
 	leap_twopass(nfiles, files, off, "rank", &ops, &tp, open_failed);
-	for (size_t i = 0; i < tp.groups.cap; i++) {
-		if (!tp.groups.slots[i].key)
-			continue;
-		struct tgroup *g = tp.groups.slots[i].val;
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	while (leap_hmap_next(&tp.groups, &pos, &key, NULL, &val)) {
+		struct tgroup *g = val;
 		for (size_t j = 0; j < g->n; j++)
 			free(g->seen[j]);
 		free(g->seen);

@@ -5,47 +5,15 @@
 #include "group.h"
 #include "banned.h"
 
-/* FNV-1a over a NUL-terminated string. */
-static size_t hash_str(const char *s)
-{
-	size_t h = (size_t)14695981039346656037ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= (size_t)1099511628211ULL;
-	}
-	return h;
-}
-
 void leap_grouper_init(struct leap_grouper *g)
 {
 	memset(g, 0, sizeof(*g));
 }
 
-/* Doubles the bucket array once there is more than one group per bucket. */
-static void grow(struct leap_grouper *g)
-{
-	size_t nb = g->nbuckets ? g->nbuckets * 2 : 64;
-	struct leap_group **b = xcalloc(nb, sizeof(*b));
-	for (size_t i = 0; i < g->nbuckets; i++) {
-		struct leap_group *p = g->buckets[i], *next;
-		for (; p; p = next) {
-			next = p->hnext;
-			p->hnext = b[p->hash & (nb - 1)];
-			b[p->hash & (nb - 1)] = p;
-		}
-	}
-	free(g->buckets);
-	g->buckets = b;
-	g->nbuckets = nb;
-}
-
-/* Unlinks `grp` from the hash table and the arrival list. */
+/* Unlinks `grp` from the table and the arrival list. */
 static void unlink_group(struct leap_grouper *g, struct leap_group *grp)
 {
-	struct leap_group **pp = &g->buckets[grp->hash & (g->nbuckets - 1)];
-	while (*pp != grp)
-		pp = &(*pp)->hnext;
-	*pp = grp->hnext;
+	leap_hmap_del(&g->map, grp->key, strlen(grp->key));
 	if (grp->prev)
 		grp->prev->next = grp->next;
 	else
@@ -54,30 +22,25 @@ static void unlink_group(struct leap_grouper *g, struct leap_group *grp)
 		grp->next->prev = grp->prev;
 	else
 		g->tail = grp->prev;
-	grp->prev = grp->next = grp->hnext = NULL;
-	g->count--;
+	grp->prev = grp->next = NULL;
 }
 
 struct leap_group *leap_grouper_add(struct leap_grouper *g, const char *key, struct leap_member *m, int unit,
 				    long want)
 {
-	struct leap_group *grp = leap_grouper_get(g, key);
-	if (!grp) {
-		size_t h = hash_str(key);
-		if (g->count >= g->nbuckets)
-			grow(g);
+	int added;
+	void **slot = leap_hmap_put(&g->map, key, strlen(key), &added);
+	struct leap_group *grp = *slot;
+	if (added) {
 		grp = xcalloc(1, sizeof(*grp));
 		grp->key = xstrdup(key);
-		grp->hash = h;
-		grp->hnext = g->buckets[h & (g->nbuckets - 1)];
-		g->buckets[h & (g->nbuckets - 1)] = grp;
+		*slot = grp;
 		grp->prev = g->tail;
 		if (g->tail)
 			g->tail->next = grp;
 		else
 			g->head = grp;
 		g->tail = grp;
-		g->count++;
 	}
 	xgrow((void **)&grp->m, &grp->cap, grp->n + 1, sizeof(*grp->m));
 	grp->m[grp->n++] = *m;
@@ -94,13 +57,7 @@ struct leap_group *leap_grouper_add(struct leap_grouper *g, const char *key, str
 
 struct leap_group *leap_grouper_get(const struct leap_grouper *g, const char *key)
 {
-	if (!g->nbuckets)
-		return NULL;
-	size_t h = hash_str(key);
-	for (struct leap_group *grp = g->buckets[h & (g->nbuckets - 1)]; grp; grp = grp->hnext)
-		if (grp->hash == h && !strcmp(grp->key, key))
-			return grp;
-	return NULL;
+	return leap_hmap_get(&g->map, key, strlen(key));
 }
 
 long leap_group_find_dup(const struct leap_group *grp, const struct leap_member *m)
@@ -190,6 +147,6 @@ void leap_grouper_free(struct leap_grouper *g)
 	struct leap_group *grp;
 	while ((grp = leap_grouper_pop(g)))
 		leap_group_free(grp);
-	free(g->buckets);
+	leap_hmap_free(&g->map);
 	memset(g, 0, sizeof(*g));
 }

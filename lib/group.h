@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "hmap.h"
 #include "member.h"
 
 /* An open or completed group: the members in arrival order. */
@@ -14,16 +15,13 @@ struct leap_group {
 	long units;                /* units counted toward completion so far */
 	long want;                 /* units that complete the group; 0 when unknown */
 	struct leap_group *prev, *next; /* open groups in order of first arrival */
-	struct leap_group *hnext;       /* hash chain */
-	size_t hash;
 };
 
 /* Open groups by key. Only open groups are held: a completed group is handed to the caller
  * and forgotten, so memory is bounded by the groups open at one time. */
 struct leap_grouper {
-	struct leap_group **buckets;
-	size_t nbuckets, count;
-	struct leap_group *head, *tail;
+	struct leap_hmap map;           /* key -> struct leap_group */
+	struct leap_group *head, *tail; /* in order of first arrival */
 };
 
 /* Prepares an empty grouper. */

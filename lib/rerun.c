@@ -121,9 +121,11 @@ char *leap_rerun_line(const struct leap_rerun *r, const struct leap_rerun_entry 
 
 void leap_rerun_free(struct leap_rerun *r)
 {
-	for (size_t i = 0; i < r->keys.cap; i++)
-		if (r->keys.slots[i].key)
-			free(r->keys.slots[i].val);
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	while (leap_hmap_next(&r->keys, &pos, &key, NULL, &val))
+		free(val);
 	leap_hmap_free(&r->keys);
 	free(r->turns);
 	memset(r, 0, sizeof(*r));
