@@ -386,6 +386,24 @@ static void parse_threshold(struct ctx *c, const char *name, const char *arg, st
 /* What the flags set explicitly: a preset fills only the rest. */
 enum { GIVEN_EASY = 1, GIVEN_HOPELESS = 2, GIVEN_CAT = 4, GIVEN_TURNS = 8, GIVEN_REGATE = 16 };
 
+/* Fills the settings of *o that the flags did not set (`given`) from preset `name`. */
+static void apply_preset(struct leap_prune_opts *o, const char *name, unsigned given)
+{
+	struct leap_prune_opts p = *o;
+	if (leap_prune_preset(name, &p))
+		leap_die("internal error: preset '%s'", name);
+	if (!(given & GIVEN_EASY))
+		o->easy_below = p.easy_below;
+	if (!(given & GIVEN_HOPELESS))
+		o->hopeless_above = p.hopeless_above;
+	if (!(given & GIVEN_CAT))
+		o->catastrophic = p.catastrophic;
+	if (!(given & GIVEN_TURNS))
+		o->max_turns = p.max_turns;
+	if (!(given & GIVEN_REGATE))
+		o->regate = p.regate;
+}
+
 /* Parses the options into *c and returns the done file (NULL with --annotate). */
 static const char *parse_args(struct ctx *c, int argc, char **argv)
 {
@@ -492,21 +510,8 @@ static const char *parse_args(struct ctx *c, int argc, char **argv)
 			leap_usage_error(&c->common, "unhandled option");
 		}
 	}
-	if (preset) {
-		struct leap_prune_opts p = c->opts;
-		if (leap_prune_preset(preset, &p))
-			leap_die("internal error: preset '%s'", preset);
-		if (!(given & GIVEN_EASY))
-			c->opts.easy_below = p.easy_below;
-		if (!(given & GIVEN_HOPELESS))
-			c->opts.hopeless_above = p.hopeless_above;
-		if (!(given & GIVEN_CAT))
-			c->opts.catastrophic = p.catastrophic;
-		if (!(given & GIVEN_TURNS))
-			c->opts.max_turns = p.max_turns;
-		if (!(given & GIVEN_REGATE))
-			c->opts.regate = p.regate;
-	}
+	if (preset)
+		apply_preset(&c->opts, preset, given);
 	if (!done && !annotate)
 		leap_usage_error(&c->common, "say where decided records go: --done FILE, or --annotate");
 	if (done && annotate)
