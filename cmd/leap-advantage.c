@@ -422,15 +422,6 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 
 /* The stream's callbacks (lib/gstream.h). */
 
-/* A line that is not a JSON object: its error record. */
-static void put_bad(void *arg, json_t *bad)
-{
-	struct ctx *c = arg;
-	leap_out_write(&c->out, bad);
-	json_decref(bad);
-	c->errors++;
-}
-
 /* A record with no group: the rank estimator takes it alone; otherwise it takes no part
  * (an upstream error is written unchanged). Clears m. */
 static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
@@ -477,9 +468,9 @@ static void take_group(void *arg, struct leap_group *grp, int at_eof)
  * pipe or with --group-size) and writes them; a batch scale writes every group at the end. */
 static int stream(struct ctx *c, int nfiles, char *const *files)
 {
-	static const struct leap_gstream_ops ops = {put_bad, put_ungrouped, admit, take_group};
-	const struct leap_gstream_counts n = {&c->records, &c->errors, &c->progress};
-	int open_failed = leap_gstream(nfiles, files, "advantage", &ops, c, &n);
+	static const struct leap_gstream_ops ops = {NULL, put_ungrouped, admit, take_group};
+	const struct leap_gstream_io io = {&c->records, &c->errors, &c->progress, &c->out};
+	int open_failed = leap_gstream(nfiles, files, "advantage", &ops, c, &io);
 	if (c->scale == LEAP_SCALE_BATCH) {
 		double sd = leap_std(c->vals, c->nvals);
 		for (size_t g = 0; g < c->nheld; g++) {

@@ -548,8 +548,8 @@ int main(int argc, char **argv)
 	leap_progress_input(&c.progress, argc - optind, argv + optind);
 
 	static const struct leap_gstream_ops ops = {put_bad, put_ungrouped, admit, take_group};
-	const struct leap_gstream_counts n = {&c.records, &c.errors, &c.progress};
-	int open_failed = leap_gstream(argc - optind, argv + optind, "prune", &ops, &c, &n);
+	const struct leap_gstream_io io = {&c.records, &c.errors, &c.progress, &c.out};
+	int open_failed = leap_gstream(argc - optind, argv + optind, "prune", &ops, &c, &io);
 	leap_progress_end(&c.progress);
 	if (c.stats)
 		fprintf(stderr,

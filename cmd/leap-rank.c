@@ -323,15 +323,6 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 
 /* The stream's callbacks (lib/gstream.h). */
 
-/* A line that is not a JSON object: its error record. */
-static void put_bad(void *arg, json_t *bad)
-{
-	struct ctx *c = arg;
-	leap_out_write(&c->out, bad);
-	json_decref(bad);
-	c->errors++;
-}
-
 /* Writes m with `error` = why and clears it. */
 static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
 {
@@ -409,9 +400,9 @@ int main(int argc, char **argv)
 	if (!c.group_size && leap_inputs_seekable(argc - optind, argv + optind, &off)) {
 		two_pass(&c, argc - optind, argv + optind, off, &open_failed);
 	} else {
-		static const struct leap_gstream_ops ops = {put_bad, put_ungrouped, admit, take_group};
-		const struct leap_gstream_counts n = {&c.records, &c.errors, &c.progress};
-		open_failed = leap_gstream(argc - optind, argv + optind, "rank", &ops, &c, &n);
+		static const struct leap_gstream_ops ops = {NULL, put_ungrouped, admit, take_group};
+		const struct leap_gstream_io io = {&c.records, &c.errors, &c.progress, &c.out};
+		open_failed = leap_gstream(argc - optind, argv + optind, "rank", &ops, &c, &io);
 	}
 	leap_progress_end(&c.progress);
 	report_speed(&c);

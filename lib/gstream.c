@@ -16,7 +16,7 @@
 #include "banned.h"
 
 int leap_gstream(int nfiles, char *const *files, const char *own, const struct leap_gstream_ops *ops, void *arg,
-		 const struct leap_gstream_counts *n)
+		 const struct leap_gstream_io *io)
 {
 	struct leap_in in;
 	leap_in_init(&in, nfiles, files, stdout);
@@ -27,12 +27,16 @@ int leap_gstream(int nfiles, char *const *files, const char *own, const struct l
 	json_t *bad;
 	int has_group;
 	enum leap_read r;
-	while ((r = leap_member_next(&in, *n->records, own, &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
-		(*n->records)++;
+	while ((r = leap_member_next(&in, *io->records, own, &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
+		(*io->records)++;
 		long want = 0;
 		int unit;
-		if (r == LEAP_READ_BAD) {
+		if (r == LEAP_READ_BAD && ops->bad) {
 			ops->bad(arg, bad);
+		} else if (r == LEAP_READ_BAD) {
+			leap_out_write(io->out, bad);
+			json_decref(bad);
+			(*io->errors)++;
 		} else if (!has_group) {
 			ops->ungrouped(arg, &m, LEAP_NO_GROUP);
 		} else if ((unit = ops->admit(arg, leap_grouper_get(&groups, key.s), key.s, &m, &want)) >= 0) {
@@ -40,7 +44,7 @@ int leap_gstream(int nfiles, char *const *files, const char *own, const struct l
 			if (grp)
 				ops->group(arg, grp, 0);
 		}
-		leap_progress_update(n->progress, *n->records, *n->errors);
+		leap_progress_update(io->progress, *io->records, *io->errors);
 	}
 	leap_buf_free(&key);
 	struct leap_group *grp;

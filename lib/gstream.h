@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "group.h"
+#include "jsonl.h"
 #include "progress.h"
 
 /* The reason a record with neither `group` nor `task` takes no part: one message for every
@@ -15,7 +16,7 @@
  * Each callback that writes a record as an error counts it in *errors itself. */
 struct leap_gstream_ops {
 	/* A line that is not a JSON object: `bad` is its error record, which the callback
-	 * writes and frees. */
+	 * writes and frees. NULL: the driver writes it to io->out and counts it in io->errors. */
 	void (*bad)(void *arg, json_t *bad);
 	/* A valid record with no group key (`why` is LEAP_NO_GROUP): the callback writes it and
 	 * clears m. */
@@ -30,12 +31,14 @@ struct leap_gstream_ops {
 	void (*group)(void *arg, struct leap_group *grp, int at_eof);
 };
 
-/* Where the driver counts: records read (incremented here), errors (by the callbacks), and
- * the progress line updated after each record. */
-struct leap_gstream_counts {
+/* Where the driver counts and writes: records read (incremented here), errors (by the
+ * callbacks, and here for a bad line when ops->bad is NULL), the progress line updated after
+ * each record, and the output of bad lines when ops->bad is NULL. */
+struct leap_gstream_io {
 	long *records;
-	const long *errors;
+	long *errors;
 	struct leap_progress *progress;
+	struct leap_out *out;
 };
 
 /* Reads files[0..nfiles) (standard input when nfiles is 0) with leap_in, output flushed to
@@ -44,7 +47,7 @@ struct leap_gstream_counts {
  * of input the groups still open go to ops->group in order of first arrival. Returns the
  * number of inputs that could not be opened (reported). */
 int leap_gstream(int nfiles, char *const *files, const char *own, const struct leap_gstream_ops *ops, void *arg,
-		 const struct leap_gstream_counts *n);
+		 const struct leap_gstream_io *io);
 
 /* The exit status of a filter: `rc` when not 0 (closing the output failed), LEAP_EXIT_FATAL
  * when an input could not be opened, LEAP_EXIT_RECORDS when some records were written as
