@@ -1,4 +1,10 @@
 /* lines.c - a file that records are appended to as whole lines (O_APPEND). */
+/*
+ * leap-prune's done file may be shared by several writers and read while it grows, so a
+ * reader must never see half a record: lines are queued and written only whole, with
+ * O_APPEND, and the queue is flushed at 64 KiB and whenever the program asks (after each
+ * group).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>

@@ -1,4 +1,11 @@
 /* member.c - scan a record into the few values the group programs decide on, without jansson. */
+/*
+ * The group programs hold records until their group is complete, so what they hold must be
+ * small and cheap to get: the raw line and a fixed struct of the values any of them decides
+ * on, found by scan.c in one pass without building a json_t. A line the scanner refuses is
+ * handed to jansson, which either names the error (an error record) or re-serialises it for
+ * a second scan, so both paths end in the same struct.
+ */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

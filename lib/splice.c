@@ -1,4 +1,11 @@
 /* splice.c - append members to a record's raw text without re-serialising it. */
+/*
+ * A filter that adds a field must not change the fields it does not own: their number
+ * spelling and key order are what the next stage and the user see. So the new members are
+ * written after the raw text's last '}' as they are, and the record is parsed and
+ * re-serialised only when that would be wrong (the raw text already holds one of the keys,
+ * or does not end in '}'). may_hold_key() decides cheaply and errs towards parsing.
+ */
 #include <string.h>
 
 #include "splice.h"
