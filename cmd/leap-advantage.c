@@ -362,45 +362,33 @@ static void put_seq(struct twopass *tp, long seq, uint32_t tag, const char *raw,
 static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t len, int has_key, const char *file,
 		   long line)
 {
-	struct twopass *tp = arg;
-	tp->c->records++;
-	put_seq(tp, seq, tag, raw, len, has_key, file, line);
-	leap_progress_update(&tp->c->progress, tp->c->records, tp->c->errors);
+	put_seq(arg, seq, tag, raw, len, has_key, file, line);
 }
 
 /* Second pass, any other record: an error record, or the record with its advantage. */
-static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_read r, struct leap_member *m,
-		     const struct leap_buf *key, int has_group, json_t *bad)
+static void tp_other(void *arg, long seq, uint32_t tag, int changed, struct leap_member *m,
+		     const struct leap_buf *key, int has_group)
 {
 	(void)key;
 	struct twopass *tp = arg;
 	struct ctx *c = tp->c;
-	c->records++;
-	if (r == LEAP_READ_BAD) {
-		leap_out_write(&c->out, bad);
-		json_decref(bad);
-		c->errors++;
-	} else {
-		double value;
-		const char *why = NULL;
-		if (m->has_error)
-			why = UPSTREAM_ERROR;
-		else if (!has_group)
-			why = LEAP_NO_GROUP;
-		else if (leap_reward_of(c->reward, m, &value, &why))
-			;
-		else if (changed || tag == LEAP_TWOPASS_NONE)
-			why = "the input changed between the two passes";
-		if (why == UPSTREAM_ERROR) {
-			m->skip = why;
-			put_skipped(c, m);
-		} else if (why) {
-			put_error(c, m->raw, m->len, m->file, m->line, why);
-		} else
-			put_seq(tp, seq, tag, m->raw, m->len, m->has_key, m->file, m->line);
-		leap_member_clear(m);
-	}
-	leap_progress_update(&c->progress, c->records, c->errors);
+	double value;
+	const char *why = NULL;
+	if (m->has_error)
+		why = UPSTREAM_ERROR;
+	else if (!has_group)
+		why = LEAP_NO_GROUP;
+	else if (leap_reward_of(c->reward, m, &value, &why))
+		;
+	else if (changed || tag == LEAP_TWOPASS_NONE)
+		why = "the input changed between the two passes";
+	if (why == UPSTREAM_ERROR) {
+		m->skip = why;
+		put_skipped(c, m);
+	} else if (why) {
+		put_error(c, m->raw, m->len, m->file, m->line, why);
+	} else
+		put_seq(tp, seq, tag, m->raw, m->len, m->has_key, m->file, m->line);
 }
 
 /* The two-pass mode of the scalar estimators (lib/twopass.h): first collect every group's
@@ -409,7 +397,8 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 {
 	static const struct leap_twopass_ops ops = {tp_summarise, tp_between, tp_put, tp_other};
 	struct twopass tp = {.c = c};
-	leap_twopass(nfiles, files, off, "advantage", &ops, &tp, open_failed);
+	const struct leap_gstream_io io = {&c->records, &c->errors, &c->progress, &c->out};
+	*open_failed = leap_twopass(nfiles, files, off, "advantage", &ops, &tp, &io);
 	for (size_t i = 0; i < tp.nlist; i++) {
 		free(tp.list[i]->e);
 		free(tp.list[i]);

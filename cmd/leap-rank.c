@@ -201,25 +201,17 @@ static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t le
 	(void)seq;
 	(void)file;
 	(void)line;
-	struct twopass *tp = arg;
-	tp->c->records++;
-	put_rank(tp, tag, raw, len, has_key);
-	leap_progress_update(&tp->c->progress, tp->c->records, tp->c->errors);
+	put_rank(arg, tag, raw, len, has_key);
 }
 
 /* Second pass, any other record: an error record, or the record with its rank. */
-static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_read r, struct leap_member *m,
-		     const struct leap_buf *key, int has_group, json_t *bad)
+static void tp_other(void *arg, long seq, uint32_t tag, int changed, struct leap_member *m,
+		     const struct leap_buf *key, int has_group)
 {
 	(void)key;
 	struct twopass *tp = arg;
 	struct ctx *c = tp->c;
-	c->records++;
-	if (r == LEAP_READ_BAD) {
-		leap_out_write(&c->out, bad);
-		json_decref(bad);
-		c->errors++;
-	} else if (tag == LEAP_TWOPASS_NONE || !has_group) {
+	if (tag == LEAP_TWOPASS_NONE || !has_group) {
 		const char *dup = changed ? NULL : leap_twopass_dup_get(&tp->dups, seq);
 		const char *why = !has_group ? LEAP_NO_GROUP
 			: changed ? "the input changed between the two passes"
@@ -234,9 +226,6 @@ static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_r
 	} else {
 		put_rank(tp, tag, m->raw, m->len, m->has_key);
 	}
-	if (r == LEAP_READ_RECORD)
-		leap_member_clear(m);
-	leap_progress_update(&c->progress, c->records, c->errors);
 }
 
 /* The two-pass mode (lib/twopass.h): summarise every trajectory, rank, then write every
@@ -246,7 +235,8 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 {
 	static const struct leap_twopass_ops ops = {tp_summarise, tp_between, tp_put, tp_other};
 	struct twopass tp = {.c = c};
-	leap_twopass(nfiles, files, off, "rank", &ops, &tp, open_failed);
+	const struct leap_gstream_io io = {&c->records, &c->errors, &c->progress, &c->out};
+	*open_failed = leap_twopass(nfiles, files, off, "rank", &ops, &tp, &io);
 	size_t pos = 0;
 	const char *key;
 	void *val;

@@ -54,8 +54,8 @@ void leap_twopass_dup_free(struct leap_twopass_dups *d)
 	memset(d, 0, sizeof(*d));
 }
 
-long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, const struct leap_twopass_ops *ops,
-		  void *arg, int *open_failed)
+int leap_twopass(int nfiles, char *const *files, off_t off, const char *own, const struct leap_twopass_ops *ops,
+		 void *arg, const struct leap_gstream_io *io)
 {
 	struct seen *seen = NULL;
 	size_t cap = 0;
@@ -90,6 +90,7 @@ long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, co
 	long seq = 0;
 	while (leap_in_next_line(&in) != LEAP_READ_EOF) {
 		const struct seen *s = seq < n ? &seen[seq] : NULL;
+		(*io->records)++;
 		if (s && s->len && (s->len & LEN_MASK) == in.len) {
 			ops->put(arg, seq, s->tag, in.buf, in.len, !!(s->len & HAS_KEY), in.name, in.line);
 		} else {
@@ -97,16 +98,24 @@ long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, co
 			 * no part, or one that changed */
 			int changed = !s || (s->len && (s->len & LEN_MASK) != in.len);
 			enum leap_read r = leap_member_line(&in, seq, own, &m, &key, &has_group, &bad, 1, NULL);
-			ops->other(arg, seq, s && !changed ? s->tag : LEAP_TWOPASS_NONE, changed, r, &m, &key, has_group,
-				   bad);
+			if (r == LEAP_READ_BAD) {
+				leap_out_write(io->out, bad);
+				json_decref(bad);
+				(*io->errors)++;
+			} else {
+				ops->other(arg, seq, s && !changed ? s->tag : LEAP_TWOPASS_NONE, changed, &m, &key,
+					   has_group);
+				leap_member_clear(&m);
+			}
 		}
+		leap_progress_update(io->progress, *io->records, *io->errors);
 		seq++;
 	}
-	*open_failed = in.open_failed;
+	int open_failed = in.open_failed;
 	leap_in_close(&in);
 	leap_buf_free(&key);
 	free(seen);
-	return seq;
+	return open_failed;
 }
 
 int leap_inputs_seekable(int nfiles, char *const *files, off_t *off)
