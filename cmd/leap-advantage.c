@@ -491,7 +491,6 @@ static void parse_args(struct ctx *c, int argc, char **argv)
 	};
 	const struct leap_adv_preset *preset = NULL;
 	int opt, est_given = 0, reward_given = 0;
-	int64_t v;
 	while ((opt = getopt_long(argc, argv, "p:e:r:s:g:hV", longopts, NULL)) != -1) {
 		if (leap_common_option(&c->common, opt, optarg))
 			continue;
@@ -521,10 +520,7 @@ static void parse_args(struct ctx *c, int argc, char **argv)
 				leap_usage_error(&c->common, "--scale: '%s' is not group, batch or none", optarg);
 			break;
 		case 'g':
-			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
-				leap_usage_error(&c->common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
-						 1 << 20);
-			c->group_size = (long)v;
+			c->group_size = leap_group_size_option(&c->common, optarg);
 			break;
 		case OPT_STATS:
 			c->stats = 1;

@@ -261,9 +261,7 @@ int main(int argc, char **argv)
 		int64_t v;
 		switch (opt) {
 		case 'g':
-			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
-				leap_usage_error(&c.common, "--group-size: '%s' is not an integer from 1 to %d", optarg, 1 << 20);
-			c.group_size = (long)v;
+			c.group_size = leap_group_size_option(&c.common, optarg);
 			break;
 		case 'a':
 			all = 1;

@@ -358,16 +358,12 @@ int main(int argc, char **argv)
 	leap_common_init(&c.common, usage);
 	leap_rank_defaults(&c.opts);
 	int opt;
-	int64_t v;
 	while ((opt = getopt_long(argc, argv, "g:k:m:hV", longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'g':
-			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
-				leap_usage_error(&c.common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
-						 1 << 20);
-			c.group_size = (long)v;
+			c.group_size = leap_group_size_option(&c.common, optarg);
 			break;
 		case 'k':
 			if (leap_rank_key_parse(optarg, &c.opts))
