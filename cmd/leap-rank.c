@@ -228,6 +228,20 @@ static void tp_other(void *arg, long seq, uint32_t tag, int changed, struct leap
 	}
 }
 
+/* Frees a group of the two-pass mode. */
+static void tgroup_free(void *p)
+{
+	struct tgroup *g = p;
+	for (size_t j = 0; j < g->n; j++)
+		free(g->seen[j]);
+	free(g->seen);
+	free(g->nseen);
+	free(g->t);
+	free(g->id);
+	free(g->tag);
+	free(g);
+}
+
 /* The two-pass mode (lib/twopass.h): summarise every trajectory, rank, then write every
  * record in input order. Memory: the trajectories' summaries, 8 bytes per record, and 24 per
  * record for where each turn's record was read (to name a duplicate's first). */
@@ -237,21 +251,7 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	struct twopass tp = {.c = c};
 	const struct leap_gstream_io io = {&c->records, &c->errors, &c->progress, &c->out};
 	*open_failed = leap_twopass(nfiles, files, off, "rank", &ops, &tp, &io);
-	size_t pos = 0;
-	const char *key;
-	void *val;
-	while (leap_hmap_next(&tp.groups, &pos, &key, NULL, &val)) {
-		struct tgroup *g = val;
-		for (size_t j = 0; j < g->n; j++)
-			free(g->seen[j]);
-		free(g->seen);
-		free(g->nseen);
-		free(g->t);
-		free(g->id);
-		free(g->tag);
-		free(g);
-	}
-	leap_hmap_free(&tp.groups);
+	leap_hmap_free_with(&tp.groups, tgroup_free);
 	free(tp.refs);
 	leap_twopass_dup_free(&tp.dups);
 }

@@ -110,6 +110,14 @@ int leap_hmap_next(const struct leap_hmap *m, size_t *pos, const char **key, siz
 	return 0;
 }
 
+void leap_hmap_free_with(struct leap_hmap *m, void (*free_val)(void *))
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].key)
+			free_val(m->slots[i].val);
+	leap_hmap_free(m);
+}
+
 void leap_hmap_free(struct leap_hmap *m)
 {
 	for (size_t i = 0; i < m->cap; i++)

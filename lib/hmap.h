@@ -48,4 +48,8 @@ int leap_hmap_next(const struct leap_hmap *m, size_t *pos, const char **key, siz
 /* Frees the map's memory and its keys (not the values); the map is empty afterwards. */
 void leap_hmap_free(struct leap_hmap *m);
 
+/* Like leap_hmap_free, after calling free_val on every value (NULL values included, as
+ * free() takes them). */
+void leap_hmap_free_with(struct leap_hmap *m, void (*free_val)(void *));
+
 #endif

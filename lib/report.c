@@ -392,24 +392,20 @@ json_t *leap_report_json(struct leap_report *r)
 	return o;
 }
 
+/* Frees a trajectory of the table (NULL included). */
+static void traj_free(void *p)
+{
+	struct traj *t = p;
+	if (t)
+		free(t->task);
+	free(t);
+}
+
 void leap_report_free(struct leap_report *r)
 {
-	size_t pos = 0;
-	const char *key;
-	void *val;
-	while (leap_hmap_next(&r->trajs, &pos, &key, NULL, &val)) {
-		struct traj *t = val;
-		if (t) {
-			free(t->task);
-			free(t);
-		}
-	}
-	leap_hmap_free(&r->trajs);
+	leap_hmap_free_with(&r->trajs, traj_free);
 	free(r->files);
-	pos = 0;
-	while (leap_hmap_next(&r->advgroups, &pos, &key, NULL, &val))
-		free(val);
-	leap_hmap_free(&r->advgroups);
+	leap_hmap_free_with(&r->advgroups, free);
 	leap_hmap_free(&r->groups);
 	free(r->adv);
 	memset(r, 0, sizeof(*r));

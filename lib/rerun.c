@@ -121,12 +121,7 @@ char *leap_rerun_line(const struct leap_rerun *r, const struct leap_rerun_entry 
 
 void leap_rerun_free(struct leap_rerun *r)
 {
-	size_t pos = 0;
-	const char *key;
-	void *val;
-	while (leap_hmap_next(&r->keys, &pos, &key, NULL, &val))
-		free(val);
-	leap_hmap_free(&r->keys);
+	leap_hmap_free_with(&r->keys, free);
 	free(r->turns);
 	memset(r, 0, sizeof(*r));
 }
