@@ -7,9 +7,11 @@
 #include "cli.h" /* first: it uses __attribute__((noreturn)), which <stdnoreturn.h> renames */
 #include "advantage.h"
 #include "group.h"
+#include "gstream.h"
 #include "hmap.h"
 #include "jsonl.h"
 #include "record.h"
+#include "splice.h"
 #include "twopass.h"
 #include "util.h"
 #include "banned.h"
@@ -307,15 +309,17 @@ static void tp_between(void *arg, long records)
 	struct twopass *tp = arg;
 	struct ctx *c = tp->c;
 	tp->adv = xcalloc(records ? (size_t)records : 1, sizeof(double));
-	for (size_t i = 0; i < tp->groups.cap; i++)
-		if (tp->groups.slots[i].key) {
-			struct agroup *g = tp->groups.slots[i].val;
-			g->key = tp->groups.slots[i].key;
-			drop_dups(tp, g);
-			compute_agroup(tp, g);
-			free(g->e);
-			g->e = NULL;
-		}
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	while (leap_hmap_next(&tp->groups, &pos, &key, NULL, &val)) {
+		struct agroup *g = val;
+		g->key = key;
+		drop_dups(tp, g);
+		compute_agroup(tp, g);
+		free(g->e);
+		g->e = NULL;
+	}
 	leap_twopass_dup_sort(&tp->dups);
 	if (c->scale == LEAP_SCALE_BATCH) {
 		double sd = leap_std(c->vals, c->nvals);
@@ -358,45 +362,33 @@ static void put_seq(struct twopass *tp, long seq, uint32_t tag, const char *raw,
 static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t len, int has_key, const char *file,
 		   long line)
 {
-	struct twopass *tp = arg;
-	tp->c->records++;
-	put_seq(tp, seq, tag, raw, len, has_key, file, line);
-	leap_progress_update(&tp->c->progress, tp->c->records, tp->c->errors);
+	put_seq(arg, seq, tag, raw, len, has_key, file, line);
 }
 
 /* Second pass, any other record: an error record, or the record with its advantage. */
-static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_read r, struct leap_member *m,
-		     const struct leap_buf *key, int has_group, json_t *bad)
+static void tp_other(void *arg, long seq, uint32_t tag, int changed, struct leap_member *m,
+		     const struct leap_buf *key, int has_group)
 {
 	(void)key;
 	struct twopass *tp = arg;
 	struct ctx *c = tp->c;
-	c->records++;
-	if (r == LEAP_READ_BAD) {
-		leap_out_write(&c->out, bad);
-		json_decref(bad);
-		c->errors++;
-	} else {
-		double value;
-		const char *why = NULL;
-		if (m->has_error)
-			why = UPSTREAM_ERROR;
-		else if (!has_group)
-			why = "the record has neither 'group' nor 'task'";
-		else if (leap_reward_of(c->reward, m, &value, &why))
-			;
-		else if (changed || tag == LEAP_TWOPASS_NONE)
-			why = "the input changed between the two passes";
-		if (why == UPSTREAM_ERROR) {
-			m->skip = why;
-			put_skipped(c, m);
-		} else if (why) {
-			put_error(c, m->raw, m->len, m->file, m->line, why);
-		} else
-			put_seq(tp, seq, tag, m->raw, m->len, m->has_key, m->file, m->line);
-		leap_member_clear(m);
-	}
-	leap_progress_update(&c->progress, c->records, c->errors);
+	double value;
+	const char *why = NULL;
+	if (m->has_error)
+		why = UPSTREAM_ERROR;
+	else if (!has_group)
+		why = LEAP_NO_GROUP;
+	else if (leap_reward_of(c->reward, m, &value, &why))
+		;
+	else if (changed || tag == LEAP_TWOPASS_NONE)
+		why = "the input changed between the two passes";
+	if (why == UPSTREAM_ERROR) {
+		m->skip = why;
+		put_skipped(c, m);
+	} else if (why) {
+		put_error(c, m->raw, m->len, m->file, m->line, why);
+	} else
+		put_seq(tp, seq, tag, m->raw, m->len, m->has_key, m->file, m->line);
 }
 
 /* The two-pass mode of the scalar estimators (lib/twopass.h): first collect every group's
@@ -405,7 +397,8 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 {
 	static const struct leap_twopass_ops ops = {tp_summarise, tp_between, tp_put, tp_other};
 	struct twopass tp = {.c = c};
-	leap_twopass(nfiles, files, off, "advantage", &ops, &tp, open_failed);
+	const struct leap_gstream_io io = {&c->records, &c->errors, &c->progress, &c->out};
+	*open_failed = leap_twopass(nfiles, files, off, "advantage", &ops, &tp, &io);
 	for (size_t i = 0; i < tp.nlist; i++) {
 		free(tp.list[i]->e);
 		free(tp.list[i]);
@@ -416,69 +409,57 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	leap_twopass_dup_free(&tp.dups);
 }
 
-/* Marks m a duplicate (m->skip: its message) and returns 1 when its open group already holds
- * a record of the same sample and turn; else 0. A duplicate stays in its group, so that it is
- * written in its place, but takes no part and does not count toward the group's size. */
-static int mark_dup(const struct leap_grouper *groups, const char *group, struct leap_member *m)
+/* The stream's callbacks (lib/gstream.h). */
+
+/* A record with no group: the rank estimator takes it alone; otherwise it takes no part
+ * (an upstream error is written unchanged). Clears m. */
+static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
 {
-	const struct leap_group *grp = leap_grouper_get(groups, group);
-	long i = grp ? leap_group_find_dup(grp, m) : -1;
-	if (i < 0)
-		return 0;
-	m->note = leap_dup_message(group, m->sample, m->turn, grp->m[i].file, grp->m[i].line);
-	m->skip = m->note;
-	leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
-	return 1;
+	struct ctx *c = arg;
+	if (c->est == LEAP_EST_RANK) {
+		rank_record(c, m, "");
+		return;
+	}
+	m->skip = m->has_error ? UPSTREAM_ERROR : why;
+	if (m->skip != UPSTREAM_ERROR)
+		leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
+	put_skipped(c, m);
+	leap_member_clear(m);
+}
+
+/* The rank estimator writes each record at once; the scalar ones hold it in its group (a
+ * duplicate, or a record without the reward, in its place without taking part) and count an
+ * ended trajectory toward --group-size. */
+static int admit(void *arg, const struct leap_group *open, const char *key, struct leap_member *m, long *want)
+{
+	struct ctx *c = arg;
+	if (c->est == LEAP_EST_RANK) {
+		rank_record(c, m, key);
+		return -1;
+	}
+	int dup = leap_group_mark_dup(open, key, m);
+	if (!dup) {
+		m->skip = why_not(c, m);
+		if (m->skip && m->skip != UPSTREAM_ERROR)
+			leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
+	}
+	*want = c->group_size;
+	return !dup && m->final;
+}
+
+/* Computes a group taken out of the grouper (finish_group). */
+static void take_group(void *arg, struct leap_group *grp, int at_eof)
+{
+	finish_group(arg, grp, at_eof);
 }
 
 /* Reads the records one at a time (rank) or group by group (the scalar estimators, from a
- * pipe or with --group-size) and writes them. */
+ * pipe or with --group-size) and writes them; a batch scale writes every group at the end. */
 static int stream(struct ctx *c, int nfiles, char *const *files)
 {
-	struct leap_in in;
-	leap_in_init(&in, nfiles, files, stdout);
-	struct leap_grouper groups;
-	leap_grouper_init(&groups);
-	struct leap_buf key = {0};
-	struct leap_member m;
-	json_t *bad;
-	int has_group;
-	enum leap_read r;
-	while ((r = leap_member_next(&in, c->records, "advantage", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
-		c->records++;
-		if (r == LEAP_READ_BAD) {
-			leap_out_write(&c->out, bad);
-			json_decref(bad);
-			c->errors++;
-		} else if (c->est == LEAP_EST_RANK) {
-			rank_record(c, &m, has_group ? key.s : "");
-		} else if (!has_group && !m.has_error) {
-			m.skip = "the record has neither 'group' nor 'task'";
-			leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
-			put_skipped(c, &m);
-			leap_member_clear(&m);
-		} else if (!has_group) {
-			m.skip = UPSTREAM_ERROR;
-			put_skipped(c, &m);
-			leap_member_clear(&m);
-		} else {
-			int dup = mark_dup(&groups, key.s, &m);
-			if (!dup) {
-				m.skip = why_not(c, &m);
-				if (m.skip && m.skip != UPSTREAM_ERROR)
-					leap_warn("%s:%ld: %s", m.file, m.line, m.skip);
-			}
-			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, !dup && m.final, c->group_size);
-			if (grp)
-				finish_group(c, grp, 0);
-		}
-		leap_progress_update(&c->progress, c->records, c->errors);
-	}
-	leap_buf_free(&key);
-	struct leap_group *grp;
-	while ((grp = leap_grouper_pop(&groups)))
-		finish_group(c, grp, 1);
-	leap_grouper_free(&groups);
+	static const struct leap_gstream_ops ops = {NULL, put_ungrouped, admit, take_group};
+	const struct leap_gstream_io io = {&c->records, &c->errors, &c->progress, &c->out};
+	int open_failed = leap_gstream(nfiles, files, "advantage", &ops, c, &io);
 	if (c->scale == LEAP_SCALE_BATCH) {
 		double sd = leap_std(c->vals, c->nvals);
 		for (size_t g = 0; g < c->nheld; g++) {
@@ -491,8 +472,6 @@ static int stream(struct ctx *c, int nfiles, char *const *files)
 		free(c->held);
 		free(c->vals);
 	}
-	int open_failed = in.open_failed;
-	leap_in_close(&in);
 	return open_failed;
 }
 
@@ -512,7 +491,6 @@ static void parse_args(struct ctx *c, int argc, char **argv)
 	};
 	const struct leap_adv_preset *preset = NULL;
 	int opt, est_given = 0, reward_given = 0;
-	int64_t v;
 	while ((opt = getopt_long(argc, argv, "p:e:r:s:g:hV", longopts, NULL)) != -1) {
 		if (leap_common_option(&c->common, opt, optarg))
 			continue;
@@ -542,10 +520,7 @@ static void parse_args(struct ctx *c, int argc, char **argv)
 				leap_usage_error(&c->common, "--scale: '%s' is not group, batch or none", optarg);
 			break;
 		case 'g':
-			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
-				leap_usage_error(&c->common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
-						 1 << 20);
-			c->group_size = (long)v;
+			c->group_size = leap_group_size_option(&c->common, optarg);
 			break;
 		case OPT_STATS:
 			c->stats = 1;
@@ -598,9 +573,12 @@ int main(int argc, char **argv)
 			  "missing): the reward counts %s speedup as 0", c.unusable, c.unusable == 1 ? " has" : "s have",
 			  c.unusable == 1 ? "its" : "their");
 	if (c.stats) {
-		long zero = 0, ngroups = (long)c.groups.n;
-		for (size_t i = 0; i < c.groups.cap; i++)
-			zero += c.groups.slots[i].key && !c.groups.slots[i].val;
+		long zero = 0, ngroups = (long)leap_hmap_count(&c.groups);
+		size_t pos = 0;
+		const char *key;
+		void *val;
+		while (leap_hmap_next(&c.groups, &pos, &key, NULL, &val))
+			zero += !val;
 		double sd = c.n > 1 ? sqrt(c.m2 / (double)(c.n - 1)) : 0;
 		fprintf(stderr,
 			"%s: %s: %ld advantages, mean %.6g, std %.6g; %ld groups, %ld with every advantage zero "
@@ -610,10 +588,5 @@ int main(int argc, char **argv)
 	}
 	leap_hmap_free(&c.groups);
 	leap_buf_free(&c.line);
-	int rc = leap_out_close(&c.out);
-	if (rc)
-		return rc;
-	if (open_failed)
-		return LEAP_EXIT_FATAL;
-	return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+	return leap_filter_exit(leap_out_close(&c.out), open_failed, c.errors);
 }

@@ -10,10 +10,12 @@
 #include "build.h"
 #include "cache.h"
 #include "devices.h"
+#include "gstream.h"
 #include "hand.h"
 #include "jsonl.h"
 #include "pool.h"
 #include "record.h"
+#include "runopts.h"
 #include "sig.h"
 #include "task.h"
 #include "util.h"
@@ -79,7 +81,7 @@ static const char usage[] =
 
 enum {
 	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_POOL, OPT_HOT, OPT_NO_BCACHE,
-	OPT_NO_NS, OPT_TASK, OPT_STATS, OPT_CACHE, OPT_BLOCK_MS, OPT_BTOL, OPT_DEVICES, OPT_CPUS, OPT_FREEZER,
+	OPT_STATS, OPT_BLOCK_MS, OPT_BTOL, OPT_CPUS, OPT_FREEZER,
 };
 
 struct ctx {
@@ -338,6 +340,108 @@ static int adhoc_time(void *arg, const char *file, const struct leap_task *t, en
 	return bad;
 }
 
+/* Handles one of leap-bench's own timing options (struct leap_bench_opts): returns 1, or 0
+ * when `opt` is not one of them. */
+static int bench_option(struct ctx *c, struct leap_bench_opts *bo, int opt, const char *arg)
+{
+	int64_t v64;
+	switch (opt) {
+	case OPT_TARGET:
+		if (leap_parse_double(arg, 1e-6, 1, &bo->target_ci))
+			leap_usage_error(&c->common, "--target-ci: '%s' is not a number in (0, 1]", arg);
+		return 1;
+	case OPT_MIN_RUNS:
+		if (leap_parse_i64(arg, 1, 1000000, &v64))
+			leap_usage_error(&c->common, "--min-runs: '%s' is not an integer in [1, 1000000]", arg);
+		bo->min_runs = (long)v64;
+		return 1;
+	case OPT_MAX_RUNS:
+		if (leap_parse_i64(arg, 1, 1000000, &v64))
+			leap_usage_error(&c->common, "--max-runs: '%s' is not an integer in [1, 1000000]", arg);
+		bo->max_runs = (long)v64;
+		return 1;
+	case OPT_MAX_TIME:
+		if (leap_parse_seconds(arg, &bo->max_time) || bo->max_time > 86400)
+			leap_usage_error(&c->common, "--max-time: '%s' is not a duration up to a day", arg);
+		return 1;
+	case OPT_POOL:
+		if (leap_parse_size(arg, &v64) || v64 < (1 << 20))
+			leap_usage_error(&c->common, "--pool-memory: '%s' is not a size of at least 1M", arg);
+		bo->pool_bytes = (uint64_t)v64;
+		return 1;
+	case OPT_CPUS:
+		if (leap_candidate_cores(arg) < 0)
+			leap_usage_error(&c->common, "--cpus: '%s' is not a list of CPUs this process may use", arg);
+		bo->cpus = arg;
+		return 1;
+	case OPT_FREEZER:
+		if (freezer_option(arg, bo))
+			leap_usage_error(&c->common, "--freezer: '%s' is not auto, cgroup, cgroup1, cgroup2 or signals",
+					 arg);
+		return 1;
+	case OPT_BLOCK_MS:
+		if (leap_parse_double(arg, 0.001, 10000, &bo->block_ms))
+			leap_usage_error(&c->common, "--block-ms: '%s' is not a number in [0.001, 10000]", arg);
+		return 1;
+	case OPT_BTOL:
+		if (leap_parse_double(arg, 0, 1e6, &bo->baseline_tol))
+			leap_usage_error(&c->common, "--baseline-tolerance: '%s' is not a number >= 0", arg);
+		return 1;
+	case OPT_HOT:
+		bo->hot = 1;
+		return 1;
+	case OPT_NO_BCACHE:
+		bo->baseline_cache = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Times the records of files[0..nfiles) (standard input when nfiles is 0) one at a time,
+ * or on each device of --devices at once, and writes them in input order. Returns the exit
+ * status; a signal ends the run here (sig.h). */
+static int stream(struct ctx *c, struct leap_sandbox_opts *sb, int nfiles, char **files)
+{
+	leap_out_init(&c->out, stdout);
+	leap_progress_init(&c->progress, c->common.progress);
+	leap_progress_input(&c->progress, nfiles, files);
+	struct leap_in in;
+	leap_in_init(&in, nfiles, files, stdout);
+	in.on_signal = 1;
+	json_t *rec;
+	enum leap_read r;
+	if (c->devs.n) {
+		leap_sandbox_probe(&c->v.env, sb); /* once here, not once per worker */
+		leap_pool_init(&c->pool, c->devs.n, &c->out, &c->progress, &c->errors, start, finish, c);
+		if (leap_pool_run(&c->pool, &in))
+			leap_pool_abort(&c->pool); /* a signal: workers and their sandboxes end */
+		else
+			leap_pool_free(&c->pool);
+	}
+	while (!c->devs.n && !leap_signal_caught() && (r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
+		if (r == LEAP_READ_BAD) {
+			leap_out_write(&c->out, rec);
+			c->errors++;
+		} else {
+			one(c, &in, rec);
+		}
+		json_decref(rec);
+		c->done++;
+		leap_progress_update(&c->progress, c->done, c->errors);
+	}
+	leap_progress_end(&c->progress);
+	if (leap_signal_caught()) {
+		/* SIGINT/SIGTERM/SIGHUP: the records written so far are whole lines, the
+		 * sandboxes ended with their temp dirs; die of the signal */
+		leap_bencher_stop(&c->bench);
+		leap_out_close(&c->out);
+		leap_signal_exit(leap_signal_caught());
+	}
+	int open_failed = in.open_failed;
+	leap_in_close(&in);
+	return leap_filter_exit(leap_out_close(&c->out), open_failed, c->errors);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -358,12 +462,12 @@ int main(int argc, char **argv)
 		{"timeout", required_argument, NULL, 't'},
 		{"memory", required_argument, NULL, 'm'},
 		{"device", required_argument, NULL, 'd'},
-		{"no-namespaces", no_argument, NULL, OPT_NO_NS},
-		{"task", required_argument, NULL, OPT_TASK},
+		{"no-namespaces", no_argument, NULL, LEAP_OPT_NO_NS},
+		{"task", required_argument, NULL, LEAP_OPT_TASK},
 		{"backend", required_argument, NULL, 'b'},
 		{"stats", no_argument, NULL, OPT_STATS},
-		{"cache", required_argument, NULL, OPT_CACHE},
-		{"devices", required_argument, NULL, OPT_DEVICES},
+		{"cache", required_argument, NULL, LEAP_OPT_CACHE},
+		{"devices", required_argument, NULL, LEAP_OPT_DEVICES},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx c;
@@ -376,101 +480,16 @@ int main(int argc, char **argv)
 	};
 	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 2, .min_runs = 10, .max_runs = 1000,
 				     .pool_bytes = 512ull << 20, .baseline_cache = 1, .baseline_tol = 0.05, .block_ms = 20};
-	const char *task = NULL, *backend = NULL, *cache = NULL;
-	int have_seed = 0, do_stats = 0, have_device = 0, opt;
-	int64_t v64;
+	struct leap_runopts ro = {.o = &o, .devs = &c.devs};
+	int do_stats = 0, opt;
 	char *err = NULL;
 	while ((opt = getopt_long(argc, argv, "s:t:m:d:b:hV", longopts, NULL)) != -1) {
-		if (leap_common_option(&c.common, opt, optarg))
+		if (leap_common_option(&c.common, opt, optarg) || leap_runopts_option(&ro, &c.common, opt, optarg) ||
+		    bench_option(&c, &bo, opt, optarg))
 			continue;
 		switch (opt) {
-		case OPT_TARGET:
-			if (leap_parse_double(optarg, 1e-6, 1, &bo.target_ci))
-				leap_usage_error(&c.common, "--target-ci: '%s' is not a number in (0, 1]", optarg);
-			break;
-		case OPT_MIN_RUNS:
-			if (leap_parse_i64(optarg, 1, 1000000, &v64))
-				leap_usage_error(&c.common, "--min-runs: '%s' is not an integer in [1, 1000000]", optarg);
-			bo.min_runs = (long)v64;
-			break;
-		case OPT_MAX_RUNS:
-			if (leap_parse_i64(optarg, 1, 1000000, &v64))
-				leap_usage_error(&c.common, "--max-runs: '%s' is not an integer in [1, 1000000]", optarg);
-			bo.max_runs = (long)v64;
-			break;
-		case OPT_MAX_TIME:
-			if (leap_parse_seconds(optarg, &bo.max_time) || bo.max_time > 86400)
-				leap_usage_error(&c.common, "--max-time: '%s' is not a duration up to a day", optarg);
-			break;
-		case OPT_POOL:
-			if (leap_parse_size(optarg, &v64) || v64 < (1 << 20))
-				leap_usage_error(&c.common, "--pool-memory: '%s' is not a size of at least 1M", optarg);
-			bo.pool_bytes = (uint64_t)v64;
-			break;
-		case OPT_CPUS:
-			if (leap_candidate_cores(optarg) < 0)
-				leap_usage_error(&c.common, "--cpus: '%s' is not a list of CPUs this process may use", optarg);
-			bo.cpus = optarg;
-			break;
-		case OPT_FREEZER:
-			if (freezer_option(optarg, &bo))
-				leap_usage_error(&c.common, "--freezer: '%s' is not auto, cgroup, cgroup1, cgroup2 or signals",
-						 optarg);
-			break;
-		case OPT_BLOCK_MS:
-			if (leap_parse_double(optarg, 0.001, 10000, &bo.block_ms))
-				leap_usage_error(&c.common, "--block-ms: '%s' is not a number in [0.001, 10000]", optarg);
-			break;
-		case OPT_BTOL:
-			if (leap_parse_double(optarg, 0, 1e6, &bo.baseline_tol))
-				leap_usage_error(&c.common, "--baseline-tolerance: '%s' is not a number >= 0", optarg);
-			break;
-		case OPT_HOT:
-			bo.hot = 1;
-			break;
-		case OPT_NO_BCACHE:
-			bo.baseline_cache = 0;
-			break;
-		case 's':
-			if (leap_parse_i64(optarg, 0, LEAP_SEED_MAX, &v64))
-				leap_usage_error(&c.common, "--seed: '%s' is not an integer in [0, 2^53)", optarg);
-			c.seed = (uint64_t)v64;
-			have_seed = 1;
-			break;
-		case 't':
-			if (leap_parse_seconds(optarg, &o.sb.timeout) || o.sb.timeout > 86400)
-				leap_usage_error(&c.common, "--timeout: '%s' is not a duration up to a day", optarg);
-			break;
-		case 'm':
-			if (leap_parse_size(optarg, &v64) || v64 < (64 << 20))
-				leap_usage_error(&c.common, "--memory: '%s' is not a size of at least 64M", optarg);
-			o.sb.mem_bytes = (uint64_t)v64;
-			break;
-		case 'd':
-			if (leap_parse_i64(optarg, 0, 1023, &v64))
-				leap_usage_error(&c.common, "--device: '%s' is not a device index", optarg);
-			o.device = optarg;
-			have_device = 1;
-			break;
-		case OPT_DEVICES:
-			leap_devices_free(&c.devs);
-			if (leap_devices_parse(optarg, &c.devs, &err))
-				leap_usage_error(&c.common, "--devices: %s", err);
-			break;
-		case OPT_NO_NS:
-			o.sb.namespaces = 0;
-			break;
-		case OPT_TASK:
-			task = optarg;
-			break;
-		case 'b':
-			backend = optarg;
-			break;
 		case OPT_STATS:
 			do_stats = 1;
-			break;
-		case OPT_CACHE:
-			cache = optarg;
 			break;
 		default:
 			leap_usage_error(&c.common, "unknown option");
@@ -478,22 +497,19 @@ int main(int argc, char **argv)
 	}
 	if (bo.min_runs > bo.max_runs)
 		leap_usage_error(&c.common, "--min-runs is larger than --max-runs");
-	if (backend && !task)
-		leap_usage_error(&c.common, "--backend needs --task (records name their backend)");
-	if (task && optind >= argc)
-		leap_usage_error(&c.common, "--task needs at least one source file");
-	if (c.devs.n && (have_device || task || do_stats))
+	leap_runopts_check(&ro, &c.common, argc - optind);
+	if (c.devs.n && (ro.have_device || ro.task || do_stats))
 		leap_usage_error(&c.common, "--devices sets the devices: not with %s",
-				 task ? "--task" : do_stats ? "--stats" : "--device");
+				 ro.task ? "--task" : do_stats ? "--stats" : "--device");
 	if (do_stats)
 		return stats(&c, argc - optind, argv + optind, &bo);
 	if (o.sb.timeout <= 0)
 		o.sb.timeout = bo.max_time + 30;
-	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
+	c.seed = ro.have_seed ? ro.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
 	struct leap_hidden hidden;
-	leap_verify_setup(&o, cache, dir, &hidden);
+	leap_verify_setup(&o, ro.cache, dir, &hidden);
 	free(dir);
 	/* From here a signal ends the run in order: sandboxes killed, temp dirs removed, whole
 	 * lines written (sig.h). */
@@ -503,49 +519,10 @@ int main(int argc, char **argv)
 	if (leap_bencher_init(&c.bench, &c.v, &bo, &err))
 		leap_die("%s; leap-bench does not time a candidate it cannot freeze (see --freezer)", err);
 	int rc;
-	if (task) {
-		rc = leap_hand_check(&c.v, &c.suite, task, backend, c.seed, argc - optind, argv + optind, adhoc_time, &c);
+	if (ro.task) {
+		rc = leap_hand_check(&c.v, &c.suite, ro.task, ro.backend, c.seed, argc - optind, argv + optind, adhoc_time, &c);
 	} else {
-		leap_out_init(&c.out, stdout);
-		leap_progress_init(&c.progress, c.common.progress);
-		leap_progress_input(&c.progress, argc - optind, argv + optind);
-		struct leap_in in;
-		leap_in_init(&in, argc - optind, argv + optind, stdout);
-		in.on_signal = 1;
-		json_t *rec;
-		enum leap_read r;
-		if (c.devs.n) {
-			leap_sandbox_probe(&c.v.env, &o.sb); /* once here, not once per worker */
-			leap_pool_init(&c.pool, c.devs.n, &c.out, &c.progress, &c.errors, start, finish, &c);
-			if (leap_pool_run(&c.pool, &in))
-				leap_pool_abort(&c.pool); /* a signal: workers and their sandboxes end */
-			else
-				leap_pool_free(&c.pool);
-		}
-		while (!c.devs.n && !leap_signal_caught() && (r = leap_in_next(&in, &rec)) != LEAP_READ_EOF) {
-			if (r == LEAP_READ_BAD) {
-				leap_out_write(&c.out, rec);
-				c.errors++;
-			} else {
-				one(&c, &in, rec);
-			}
-			json_decref(rec);
-			c.done++;
-			leap_progress_update(&c.progress, c.done, c.errors);
-		}
-		leap_progress_end(&c.progress);
-		if (leap_signal_caught()) {
-			/* SIGINT/SIGTERM/SIGHUP: the records written so far are whole lines, the
-			 * sandboxes ended with their temp dirs; die of the signal */
-			leap_bencher_stop(&c.bench);
-			leap_out_close(&c.out);
-			leap_signal_exit(leap_signal_caught());
-		}
-		int open_failed = in.open_failed;
-		leap_in_close(&in);
-		rc = leap_out_close(&c.out);
-		if (rc == LEAP_EXIT_OK && (c.errors || open_failed))
-			rc = open_failed ? LEAP_EXIT_FATAL : LEAP_EXIT_RECORDS;
+		rc = stream(&c, &o.sb, argc - optind, argv + optind);
 	}
 	leap_bencher_free(&c.bench);
 	leap_verifier_free(&c.v);

@@ -163,6 +163,73 @@ static char *read_text(const char *path)
 	return leap_buf_detach(&clean);
 }
 
+/* Exits with a usage error unless the tasks come from exactly one of: ids (nids of them),
+ * --all, --file; --level goes with --all. */
+static void check_sources(const struct ctx *c, int all, const char *file, int nids)
+{
+	int nsrc = (all != 0) + (file != NULL) + (nids > 0);
+	if (nsrc == 0)
+		leap_usage_error(&c->common, "no tasks given (name them, or use --all or --file)");
+	if (nsrc > 1)
+		leap_usage_error(&c->common, "give task ids, --all or --file, not several of them");
+	if (c->level && !all)
+		leap_usage_error(&c->common, "--level applies to --all");
+}
+
+/* --all: writes the prompts of every task of the suite (of --level when given). */
+static void emit_all(struct ctx *c)
+{
+	char **ids = NULL, *err = NULL;
+	long n = leap_suite_list(&c->suite, &ids, &err);
+	if (n < 0)
+		leap_die("%s", err);
+	if (n == 0)
+		leap_die("%s: no tasks found", c->suite.dir);
+	unsigned levels = 0; /* bit L: a task of level L exists */
+	long matched = 0;
+	for (long i = 0; i < n; i++) {
+		char *e2 = NULL;
+		const struct leap_task *t = c->level ? leap_suite_get(&c->suite, ids[i], &e2) : NULL;
+		free(e2);
+		if (t && t->level >= 0 && t->level < 32)
+			levels |= 1u << t->level;
+		if (!c->level || !t || t->level == c->level)
+			emit_task(c, ids[i], NULL, 0), matched++;
+		free(ids[i]);
+	}
+	free(ids);
+	if (!matched) {
+		struct leap_buf have = {0};
+		for (int l = 0; l < 32; l++)
+			if (levels & (1u << l))
+				leap_buf_addf(&have, "%s%d", have.len ? ", " : "", l);
+		leap_die("--level %d: no task of that level in %s (its levels: %s)", c->level, c->suite.dir,
+			 have.len ? have.s : "none");
+	}
+}
+
+/* Opens the task suite and learns the machine the prompts describe: the backend (the
+ * default when none was given), its compiler and flags, the GPU (--device-info FILE). */
+static void setup_machine(struct ctx *c, const char *device_file)
+{
+	char *dir = leap_tasks_dir(c->common.tasks);
+	leap_suite_init(&c->suite, dir);
+	free(dir);
+	if ((int)c->backend < 0) {
+		char said[256];
+		c->backend = leap_backend_default(said, sizeof said);
+		leap_warn("%s", said);
+	}
+	char *merr = NULL;
+	if (leap_prompt_machine_probe(&c->machine, c->backend, device_file, &merr))
+		leap_die("--device-info: %s", merr);
+	if (!c->machine.have_tc)
+		leap_warn("the %s compiler was not found: the prompts name no compiler or flags",
+			  leap_backend_name(c->backend));
+	if (c->backend == LEAP_BACKEND_CUDA && !leap_get_str(c->machine.gpu, "name", NULL))
+		leap_warn("the prompts name no GPU (model, SMs, memory): give --device-info FILE");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -194,9 +261,7 @@ int main(int argc, char **argv)
 		int64_t v;
 		switch (opt) {
 		case 'g':
-			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
-				leap_usage_error(&c.common, "--group-size: '%s' is not an integer from 1 to %d", optarg, 1 << 20);
-			c.group_size = (long)v;
+			c.group_size = leap_group_size_option(&c.common, optarg);
 			break;
 		case 'a':
 			all = 1;
@@ -243,31 +308,10 @@ int main(int argc, char **argv)
 			leap_usage_error(&c.common, "unhandled option");
 		}
 	}
-	int nsrc = (all != 0) + (file != NULL) + (optind < argc);
-	if (nsrc == 0)
-		leap_usage_error(&c.common, "no tasks given (name them, or use --all or --file)");
-	if (nsrc > 1)
-		leap_usage_error(&c.common, "give task ids, --all or --file, not several of them");
-	if (c.level && !all)
-		leap_usage_error(&c.common, "--level applies to --all");
+	check_sources(&c, all, file, argc - optind);
 	if (system_file)
 		c.system = read_text(system_file);
-	char *dir = leap_tasks_dir(c.common.tasks);
-	leap_suite_init(&c.suite, dir);
-	free(dir);
-	if ((int)c.backend < 0) {
-		char said[256];
-		c.backend = leap_backend_default(said, sizeof said);
-		leap_warn("%s", said);
-	}
-	char *merr = NULL;
-	if (leap_prompt_machine_probe(&c.machine, c.backend, device_file, &merr))
-		leap_die("--device-info: %s", merr);
-	if (!c.machine.have_tc)
-		leap_warn("the %s compiler was not found: the prompts name no compiler or flags",
-			  leap_backend_name(c.backend));
-	if (c.backend == LEAP_BACKEND_CUDA && !leap_get_str(c.machine.gpu, "name", NULL))
-		leap_warn("the prompts name no GPU (model, SMs, memory): give --device-info FILE");
+	setup_machine(&c, device_file);
 	struct leap_adaptive state;
 	if (skip_from) {
 		char *err = NULL;
@@ -282,33 +326,7 @@ int main(int argc, char **argv)
 	leap_progress_init(&c.progress, c.common.progress);
 
 	if (all) {
-		char **ids = NULL, *err = NULL;
-		long n = leap_suite_list(&c.suite, &ids, &err);
-		if (n < 0)
-			leap_die("%s", err);
-		if (n == 0)
-			leap_die("%s: no tasks found", c.suite.dir);
-		unsigned levels = 0; /* bit L: a task of level L exists */
-		long matched = 0;
-		for (long i = 0; i < n; i++) {
-			char *e2 = NULL;
-			const struct leap_task *t = c.level ? leap_suite_get(&c.suite, ids[i], &e2) : NULL;
-			free(e2);
-			if (t && t->level >= 0 && t->level < 32)
-				levels |= 1u << t->level;
-			if (!c.level || !t || t->level == c.level)
-				emit_task(&c, ids[i], NULL, 0), matched++;
-			free(ids[i]);
-		}
-		free(ids);
-		if (!matched) {
-			struct leap_buf have = {0};
-			for (int l = 0; l < 32; l++)
-				if (levels & (1u << l))
-					leap_buf_addf(&have, "%s%d", have.len ? ", " : "", l);
-			leap_die("--level %d: no task of that level in %s (its levels: %s)", c.level, c.suite.dir,
-				 have.len ? have.s : "none");
-		}
+		emit_all(&c);
 	} else if (file) {
 		emit_file(&c, file);
 	} else {

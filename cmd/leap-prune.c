@@ -8,9 +8,12 @@
 #include "cli.h"
 #include "adaptive.h"
 #include "group.h"
+#include "lines.h"
+#include "gstream.h"
 #include "jsonl.h"
 #include "prune.h"
 #include "record.h"
+#include "splice.h"
 #include "rerun.h"
 #include "scan.h"
 #include "util.h"
@@ -299,16 +302,61 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 		leap_lines_flush(&c->done);
 }
 
-/* Writes m as an error record at once (and returns 1) when its open group already holds a
- * record of the same sample and turn; else 0. */
-static int put_if_dup(struct ctx *c, const struct leap_grouper *groups, const char *group, struct leap_member *m)
+/* The stream's callbacks (lib/gstream.h). */
+
+/* A line that is not a JSON object: its error record, where decided records go. */
+static void put_bad(void *arg, json_t *bad)
 {
-	const struct leap_group *grp = leap_grouper_get(groups, group);
-	long i = grp ? leap_group_find_dup(grp, m) : -1;
-	if (i < 0)
-		return 0;
-	put_dup(c, group, m, grp->m[i].file, grp->m[i].line);
+	put_error(arg, bad);
+}
+
+/* Writes m, which is not decided (`why`), where decided records go, and clears it: an
+ * earlier stage's error stays as it is, otherwise `error` = why. */
+static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
+{
+	struct ctx *c = arg;
+	char *prior = leap_record_error_of(m->raw, m->len);
+	if (prior)
+		leap_warn("%s:%ld: not decided: the record carries an error (%s)", m->file, m->line, prior);
+	else
+		leap_warn("%s:%ld: %s", m->file, m->line, why);
+	leap_buf_reset(&c->line);
+	if (prior)
+		leap_buf_add(&c->line, m->raw, m->len), leap_buf_add(&c->line, "\n", 1);
+	else if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
+		leap_die("internal error: a scanned record is not an object");
+	free(prior);
+	put_decided(c);
+	c->errors++;
+	leap_member_clear(m);
+}
+
+/* A record without a valid status is not decided; a duplicate of a record its open group
+ * holds is written at once as an error; any other record counts one toward its group, whose
+ * size is the record's group_size (next-turn records) or --group-size. */
+static int admit(void *arg, const struct leap_group *open, const char *key, struct leap_member *m, long *want)
+{
+	struct ctx *c = arg;
+	if (m->status == LEAP_ST_NONE) {
+		put_ungrouped(c, m, "the record has no valid 'status' (run leap-compile, leap-verify and leap-bench "
+				    "first)");
+		return -1;
+	}
+	long i = open ? leap_group_find_dup(open, m) : -1;
+	if (i >= 0) {
+		put_dup(c, key, m, open->m[i].file, open->m[i].line);
+		return -1;
+	}
+	*want = m->want > 0 ? m->want : c->group_size;
 	return 1;
+}
+
+/* Decides a group taken out of the grouper and frees it; at the end of input, a group whose
+ * size is known was cut short. */
+static void take_group(void *arg, struct leap_group *grp, int at_eof)
+{
+	decide(arg, grp, !at_eof || grp->want == 0);
+	leap_group_free(grp);
 }
 
 /* 1 when descriptor fd is the same file as one of the inputs (standard input when there are
@@ -337,6 +385,24 @@ static void parse_threshold(struct ctx *c, const char *name, const char *arg, st
 
 /* What the flags set explicitly: a preset fills only the rest. */
 enum { GIVEN_EASY = 1, GIVEN_HOPELESS = 2, GIVEN_CAT = 4, GIVEN_TURNS = 8, GIVEN_REGATE = 16 };
+
+/* Fills the settings of *o that the flags did not set (`given`) from preset `name`. */
+static void apply_preset(struct leap_prune_opts *o, const char *name, unsigned given)
+{
+	struct leap_prune_opts p = *o;
+	if (leap_prune_preset(name, &p))
+		leap_die("internal error: preset '%s'", name);
+	if (!(given & GIVEN_EASY))
+		o->easy_below = p.easy_below;
+	if (!(given & GIVEN_HOPELESS))
+		o->hopeless_above = p.hopeless_above;
+	if (!(given & GIVEN_CAT))
+		o->catastrophic = p.catastrophic;
+	if (!(given & GIVEN_TURNS))
+		o->max_turns = p.max_turns;
+	if (!(given & GIVEN_REGATE))
+		o->regate = p.regate;
+}
 
 /* Parses the options into *c and returns the done file (NULL with --annotate). */
 static const char *parse_args(struct ctx *c, int argc, char **argv)
@@ -383,10 +449,7 @@ static const char *parse_args(struct ctx *c, int argc, char **argv)
 			break;
 		}
 		case 'g':
-			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
-				leap_usage_error(&c->common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
-						 1 << 20);
-			c->group_size = (long)v;
+			c->group_size = leap_group_size_option(&c->common, optarg);
 			break;
 		case 'e':
 			parse_threshold(c, "--easy-below", optarg, &c->opts.easy_below);
@@ -444,21 +507,8 @@ static const char *parse_args(struct ctx *c, int argc, char **argv)
 			leap_usage_error(&c->common, "unhandled option");
 		}
 	}
-	if (preset) {
-		struct leap_prune_opts p = c->opts;
-		if (leap_prune_preset(preset, &p))
-			leap_die("internal error: preset '%s'", preset);
-		if (!(given & GIVEN_EASY))
-			c->opts.easy_below = p.easy_below;
-		if (!(given & GIVEN_HOPELESS))
-			c->opts.hopeless_above = p.hopeless_above;
-		if (!(given & GIVEN_CAT))
-			c->opts.catastrophic = p.catastrophic;
-		if (!(given & GIVEN_TURNS))
-			c->opts.max_turns = p.max_turns;
-		if (!(given & GIVEN_REGATE))
-			c->opts.regate = p.regate;
-	}
+	if (preset)
+		apply_preset(&c->opts, preset, given);
 	if (!done && !annotate)
 		leap_usage_error(&c->common, "say where decided records go: --done FILE, or --annotate");
 	if (done && annotate)
@@ -494,54 +544,9 @@ int main(int argc, char **argv)
 	leap_progress_init(&c.progress, c.common.progress);
 	leap_progress_input(&c.progress, argc - optind, argv + optind);
 
-	struct leap_in in;
-	leap_in_init(&in, argc - optind, argv + optind, stdout);
-	struct leap_grouper groups;
-	leap_grouper_init(&groups);
-	struct leap_buf key = {0};
-	struct leap_member m;
-	json_t *bad;
-	int has_group;
-	enum leap_read r;
-	while ((r = leap_member_next(&in, c.records, "prune", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
-		c.records++;
-		if (r == LEAP_READ_BAD) {
-			put_error(&c, bad);
-		} else if (!has_group || m.status == LEAP_ST_NONE) {
-			const char *why = !has_group ? "the record has neither 'group' nor 'task'"
-				: "the record has no valid 'status' (run leap-compile, leap-verify and leap-bench first)";
-			char *prior = leap_record_error_of(m.raw, m.len); /* an earlier stage's error stays */
-			if (prior)
-				leap_warn("%s:%ld: not decided: the record carries an error (%s)", m.file, m.line, prior);
-			else
-				leap_warn("%s:%ld: %s", m.file, m.line, why);
-			leap_buf_reset(&c.line);
-			if (prior)
-				leap_buf_add(&c.line, m.raw, m.len), leap_buf_add(&c.line, "\n", 1);
-			else if (leap_splice_error(&c.line, m.raw, m.len, m.file, m.line, why))
-				leap_die("internal error: a scanned record is not an object");
-			free(prior);
-			put_decided(&c);
-			c.errors++;
-			leap_member_clear(&m);
-		} else if (!put_if_dup(&c, &groups, key.s, &m)) {
-			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, 1, m.want > 0 ? m.want : c.group_size);
-			if (grp) {
-				decide(&c, grp, 1);
-				leap_group_free(grp);
-			}
-		}
-		leap_progress_update(&c.progress, c.records, c.errors);
-	}
-	leap_buf_free(&key);
-	struct leap_group *grp;
-	while ((grp = leap_grouper_pop(&groups))) {
-		decide(&c, grp, grp->want == 0);
-		leap_group_free(grp);
-	}
-	leap_grouper_free(&groups);
-	int open_failed = in.open_failed;
-	leap_in_close(&in);
+	static const struct leap_gstream_ops ops = {put_bad, put_ungrouped, admit, take_group};
+	const struct leap_gstream_io io = {&c.records, &c.errors, &c.progress, &c.out};
+	int open_failed = leap_gstream(argc - optind, argv + optind, "prune", &ops, &c, &io);
 	leap_progress_end(&c.progress);
 	if (c.stats)
 		fprintf(stderr,
@@ -576,9 +581,5 @@ int main(int argc, char **argv)
 		rc = LEAP_EXIT_FATAL;
 	if (leap_out_close(&c.out))
 		rc = LEAP_EXIT_FATAL;
-	if (rc)
-		return rc;
-	if (open_failed)
-		return LEAP_EXIT_FATAL;
-	return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+	return leap_filter_exit(rc, open_failed, c.errors);
 }

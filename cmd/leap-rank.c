@@ -5,10 +5,12 @@
 
 #include "cli.h"
 #include "group.h"
+#include "gstream.h"
 #include "hmap.h"
 #include "jsonl.h"
 #include "rank.h"
 #include "record.h"
+#include "splice.h"
 #include "twopass.h"
 #include "util.h"
 #include "banned.h"
@@ -157,10 +159,11 @@ static void tp_between(void *arg, long records)
 {
 	(void)records;
 	struct twopass *tp = arg;
-	for (size_t i = 0; i < tp->groups.cap; i++) {
-		if (!tp->groups.slots[i].key)
-			continue;
-		struct tgroup *g = tp->groups.slots[i].val;
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	while (leap_hmap_next(&tp->groups, &pos, &key, NULL, &val)) {
+		struct tgroup *g = val;
 		leap_rank_tournament(&tp->c->opts, g->t, g->n);
 		long unended = 0;
 		for (size_t j = 0; j < g->n; j++)
@@ -168,7 +171,7 @@ static void tp_between(void *arg, long records)
 		g->complete = !unended;
 		if (unended)
 			leap_warn("group '%s': %ld trajector%s not ended (no record with prune.decision final); "
-				  "ranked with what arrived", tp->groups.slots[i].key, unended,
+				  "ranked with what arrived", key, unended,
 				  unended == 1 ? "y has" : "ies have");
 	}
 }
@@ -198,27 +201,19 @@ static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t le
 	(void)seq;
 	(void)file;
 	(void)line;
-	struct twopass *tp = arg;
-	tp->c->records++;
-	put_rank(tp, tag, raw, len, has_key);
-	leap_progress_update(&tp->c->progress, tp->c->records, tp->c->errors);
+	put_rank(arg, tag, raw, len, has_key);
 }
 
 /* Second pass, any other record: an error record, or the record with its rank. */
-static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_read r, struct leap_member *m,
-		     const struct leap_buf *key, int has_group, json_t *bad)
+static void tp_other(void *arg, long seq, uint32_t tag, int changed, struct leap_member *m,
+		     const struct leap_buf *key, int has_group)
 {
 	(void)key;
 	struct twopass *tp = arg;
 	struct ctx *c = tp->c;
-	c->records++;
-	if (r == LEAP_READ_BAD) {
-		leap_out_write(&c->out, bad);
-		json_decref(bad);
-		c->errors++;
-	} else if (tag == LEAP_TWOPASS_NONE || !has_group) {
+	if (tag == LEAP_TWOPASS_NONE || !has_group) {
 		const char *dup = changed ? NULL : leap_twopass_dup_get(&tp->dups, seq);
-		const char *why = !has_group ? "the record has neither 'group' nor 'task'"
+		const char *why = !has_group ? LEAP_NO_GROUP
 			: changed ? "the input changed between the two passes"
 			: dup	  ? dup
 				  : "the record has no trajectory (the input changed between the two passes)";
@@ -231,9 +226,20 @@ static void tp_other(void *arg, long seq, uint32_t tag, int changed, enum leap_r
 	} else {
 		put_rank(tp, tag, m->raw, m->len, m->has_key);
 	}
-	if (r == LEAP_READ_RECORD)
-		leap_member_clear(m);
-	leap_progress_update(&c->progress, c->records, c->errors);
+}
+
+/* Frees a group of the two-pass mode. */
+static void tgroup_free(void *p)
+{
+	struct tgroup *g = p;
+	for (size_t j = 0; j < g->n; j++)
+		free(g->seen[j]);
+	free(g->seen);
+	free(g->nseen);
+	free(g->t);
+	free(g->id);
+	free(g->tag);
+	free(g);
 }
 
 /* The two-pass mode (lib/twopass.h): summarise every trajectory, rank, then write every
@@ -243,38 +249,11 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 {
 	static const struct leap_twopass_ops ops = {tp_summarise, tp_between, tp_put, tp_other};
 	struct twopass tp = {.c = c};
-	leap_twopass(nfiles, files, off, "rank", &ops, &tp, open_failed);
-	for (size_t i = 0; i < tp.groups.cap; i++) {
-		if (!tp.groups.slots[i].key)
-			continue;
-		struct tgroup *g = tp.groups.slots[i].val;
-		for (size_t j = 0; j < g->n; j++)
-			free(g->seen[j]);
-		free(g->seen);
-		free(g->nseen);
-		free(g->t);
-		free(g->id);
-		free(g->tag);
-		free(g);
-	}
-	leap_hmap_free(&tp.groups);
+	const struct leap_gstream_io io = {&c->records, &c->errors, &c->progress, &c->out};
+	*open_failed = leap_twopass(nfiles, files, off, "rank", &ops, &tp, &io);
+	leap_hmap_free_with(&tp.groups, tgroup_free);
 	free(tp.refs);
 	leap_twopass_dup_free(&tp.dups);
-}
-
-/* Marks m a duplicate (m->skip: its message) and returns 1 when its open group already holds
- * a record of the same sample and turn; else 0. A duplicate stays in its group, so that it is
- * written in its place, but takes no part and does not count toward the group's size. */
-static int mark_dup(const struct leap_grouper *groups, const char *group, struct leap_member *m)
-{
-	const struct leap_group *grp = leap_grouper_get(groups, group);
-	long i = grp ? leap_group_find_dup(grp, m) : -1;
-	if (i < 0)
-		return 0;
-	m->note = leap_dup_message(group, m->sample, m->turn, grp->m[i].file, grp->m[i].line);
-	m->skip = m->note;
-	leap_warn("%s:%ld: %s", m->file, m->line, m->skip);
-	return 1;
 }
 
 /* Says on stderr how many passing records' timings the speed key could not use. */
@@ -332,6 +311,40 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 	free(traj);
 }
 
+/* The stream's callbacks (lib/gstream.h). */
+
+/* Writes m with `error` = why and clears it. */
+static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
+{
+	struct ctx *c = arg;
+	leap_warn("%s:%ld: %s", m->file, m->line, why);
+	leap_buf_reset(&c->line);
+	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
+		leap_die("internal error: a scanned record is not an object");
+	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+	leap_member_clear(m);
+	c->errors++;
+}
+
+/* Every record joins its group; a duplicate stays (written in its place as an error) but
+ * does not count, and an ended trajectory counts one toward --group-size. */
+static int admit(void *arg, const struct leap_group *open, const char *key, struct leap_member *m, long *want)
+{
+	struct ctx *c = arg;
+	int dup = leap_group_mark_dup(open, key, m);
+	if (!dup)
+		note_speed(c, m);
+	*want = c->group_size;
+	return !dup && m->final;
+}
+
+/* Ranks a group taken out of the grouper and frees it. */
+static void take_group(void *arg, struct leap_group *grp, int at_eof)
+{
+	rank_group(arg, grp, at_eof);
+	leap_group_free(grp);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -345,16 +358,12 @@ int main(int argc, char **argv)
 	leap_common_init(&c.common, usage);
 	leap_rank_defaults(&c.opts);
 	int opt;
-	int64_t v;
 	while ((opt = getopt_long(argc, argv, "g:k:m:hV", longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'g':
-			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
-				leap_usage_error(&c.common, "--group-size: '%s' is not an integer from 1 to %d", optarg,
-						 1 << 20);
-			c.group_size = (long)v;
+			c.group_size = leap_group_size_option(&c.common, optarg);
 			break;
 		case 'k':
 			if (leap_rank_key_parse(optarg, &c.opts))
@@ -373,71 +382,16 @@ int main(int argc, char **argv)
 	leap_progress_init(&c.progress, c.common.progress);
 	leap_progress_input(&c.progress, argc - optind, argv + optind);
 	off_t off = 0;
+	int open_failed = 0;
 	if (!c.group_size && leap_inputs_seekable(argc - optind, argv + optind, &off)) {
-		int open_failed = 0;
 		two_pass(&c, argc - optind, argv + optind, off, &open_failed);
-		leap_progress_end(&c.progress);
-		report_speed(&c);
-		leap_buf_free(&c.line);
-		int rc = leap_out_close(&c.out);
-		if (rc)
-			return rc;
-		if (open_failed)
-			return LEAP_EXIT_FATAL;
-		return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+	} else {
+		static const struct leap_gstream_ops ops = {NULL, put_ungrouped, admit, take_group};
+		const struct leap_gstream_io io = {&c.records, &c.errors, &c.progress, &c.out};
+		open_failed = leap_gstream(argc - optind, argv + optind, "rank", &ops, &c, &io);
 	}
-	struct leap_in in;
-	leap_in_init(&in, argc - optind, argv + optind, stdout);
-	struct leap_grouper groups;
-	leap_grouper_init(&groups);
-	struct leap_buf key = {0};
-	struct leap_member m;
-	json_t *bad;
-	int has_group;
-	enum leap_read r;
-	while ((r = leap_member_next(&in, c.records, "rank", &m, &key, &has_group, &bad)) != LEAP_READ_EOF) {
-		c.records++;
-		if (r == LEAP_READ_BAD) {
-			leap_out_write(&c.out, bad);
-			json_decref(bad);
-			c.errors++;
-		} else if (!has_group) {
-			const char *why = "the record has neither 'group' nor 'task'";
-			leap_warn("%s:%ld: %s", m.file, m.line, why);
-			leap_buf_reset(&c.line);
-			if (leap_splice_error(&c.line, m.raw, m.len, m.file, m.line, why))
-				leap_die("internal error: a scanned record is not an object");
-			leap_out_raw(&c.out, c.line.s, c.line.len - 1);
-			leap_member_clear(&m);
-			c.errors++;
-		} else {
-			int dup = mark_dup(&groups, key.s, &m);
-			if (!dup)
-				note_speed(&c, &m);
-			struct leap_group *grp = leap_grouper_add(&groups, key.s, &m, !dup && m.final, c.group_size);
-			if (grp) {
-				rank_group(&c, grp, 0);
-				leap_group_free(grp);
-			}
-		}
-		leap_progress_update(&c.progress, c.records, c.errors);
-	}
-	leap_buf_free(&key);
-	struct leap_group *grp;
-	while ((grp = leap_grouper_pop(&groups))) {
-		rank_group(&c, grp, 1);
-		leap_group_free(grp);
-	}
-	leap_grouper_free(&groups);
-	int open_failed = in.open_failed;
-	leap_in_close(&in);
 	leap_progress_end(&c.progress);
 	report_speed(&c);
 	leap_buf_free(&c.line);
-	int rc = leap_out_close(&c.out);
-	if (rc)
-		return rc;
-	if (open_failed)
-		return LEAP_EXIT_FATAL;
-	return c.errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+	return leap_filter_exit(leap_out_close(&c.out), open_failed, c.errors);
 }

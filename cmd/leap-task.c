@@ -119,6 +119,24 @@ static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 	return o;
 }
 
+/* --shim BACKEND: prints the prelude and the shim of task `id` (a suite id or a folder). */
+static void print_shim(const struct leap_common *common, struct leap_suite *suite, const char *shim, const char *id)
+{
+	enum leap_backend b;
+	if (leap_backend_parse(shim, &b))
+		leap_usage_error(common, "--shim: '%s' is not cuda or cpu", shim);
+	char *err = NULL;
+	struct leap_task *owned = is_folder(id) ? leap_task_load(id, &err) : NULL;
+	const struct leap_task *t = owned ? owned : err ? NULL : leap_suite_get(suite, id, &err);
+	if (!t)
+		leap_die("%s", err);
+	char *pre = leap_shim_prelude(t, b), *src = leap_shim_source(t, b);
+	printf("/* ---- prelude ---- */\n%s/* ---- shim ---- */\n%s", pre, src);
+	free(pre);
+	free(src);
+	leap_task_free(owned);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -192,19 +210,7 @@ int main(int argc, char **argv)
 			leap_die("%s", err);
 	}
 	if (shim) {
-		enum leap_backend b;
-		if (leap_backend_parse(shim, &b))
-			leap_usage_error(&common, "--shim: '%s' is not cuda or cpu", shim);
-		char *err = NULL;
-		struct leap_task *owned = is_folder(argv[optind]) ? leap_task_load(argv[optind], &err) : NULL;
-		const struct leap_task *t = owned ? owned : err ? NULL : leap_suite_get(&suite, argv[optind], &err);
-		if (!t)
-			leap_die("%s", err);
-		char *pre = leap_shim_prelude(t, b), *src = leap_shim_source(t, b);
-		printf("/* ---- prelude ---- */\n%s/* ---- shim ---- */\n%s", pre, src);
-		free(pre);
-		free(src);
-		leap_task_free(owned);
+		print_shim(&common, &suite, shim, argv[optind]);
 		leap_suite_free(&suite);
 		return leap_out_close(&out);
 	}

@@ -12,6 +12,7 @@
 #include "jsonl.h"
 #include "pool.h"
 #include "record.h"
+#include "runopts.h"
 #include "runproto.h"
 #include "sig.h"
 #include "task.h"
@@ -63,7 +64,7 @@ static const char usage[] =
 	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n"
 	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
-enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU, OPT_DEVICES, OPT_DRAWN };
+enum { OPT_SHARE_GPU = LEAP_OPT_PRIVATE, OPT_DRAWN };
 
 struct ctx {
 	struct leap_common common;
@@ -208,16 +209,16 @@ int main(int argc, char **argv)
 		{"seed", required_argument, NULL, 's'},
 		{"timeout", required_argument, NULL, 't'},
 		{"memory", required_argument, NULL, 'm'},
-		{"file-size", required_argument, NULL, OPT_FSIZE},
-		{"nproc", required_argument, NULL, OPT_NPROC},
+		{"file-size", required_argument, NULL, LEAP_OPT_FSIZE},
+		{"nproc", required_argument, NULL, LEAP_OPT_NPROC},
 		{"device", required_argument, NULL, 'd'},
-		{"no-namespaces", no_argument, NULL, OPT_NO_NS},
-		{"task", required_argument, NULL, OPT_TASK},
+		{"no-namespaces", no_argument, NULL, LEAP_OPT_NO_NS},
+		{"task", required_argument, NULL, LEAP_OPT_TASK},
 		{"backend", required_argument, NULL, 'b'},
-		{"cache", required_argument, NULL, OPT_CACHE},
+		{"cache", required_argument, NULL, LEAP_OPT_CACHE},
 		{"jobs", required_argument, NULL, 'j'},
 		{"share-gpu", no_argument, NULL, OPT_SHARE_GPU},
-		{"devices", required_argument, NULL, OPT_DEVICES},
+		{"devices", required_argument, NULL, LEAP_OPT_DEVICES},
 		{"drawn-cases", required_argument, NULL, OPT_DRAWN},
 		{NULL, 0, NULL, 0},
 	};
@@ -231,12 +232,10 @@ int main(int argc, char **argv)
 		.sb = {.timeout = 30, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
 		.device = "0",
 	};
-	const char *task = NULL, *backend = NULL, *cache = NULL;
-	int have_seed = 0, have_jobs = 0, have_device = 0, opt;
-	int64_t v64;
-	char *err = NULL;
+	struct leap_runopts r = {.o = &o, .devs = &c.devs};
+	int have_jobs = 0, opt;
 	while ((opt = getopt_long(argc, argv, "n:s:t:m:d:b:j:hV", longopts, NULL)) != -1) {
-		if (leap_common_option(&c.common, opt, optarg))
+		if (leap_common_option(&c.common, opt, optarg) || leap_runopts_option(&r, &c.common, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'n':
@@ -246,54 +245,6 @@ int main(int argc, char **argv)
 		case OPT_DRAWN:
 			if (leap_parse_int(optarg, 0, 1000, &o.drawn))
 				leap_usage_error(&c.common, "--drawn-cases: '%s' is not an integer in [0, 1000]", optarg);
-			break;
-		case 's':
-			if (leap_parse_i64(optarg, 0, LEAP_SEED_MAX, &v64))
-				leap_usage_error(&c.common, "--seed: '%s' is not an integer in [0, 2^53)", optarg);
-			c.seed = (uint64_t)v64;
-			have_seed = 1;
-			break;
-		case 't':
-			if (leap_parse_seconds(optarg, &o.sb.timeout) || o.sb.timeout > 86400)
-				leap_usage_error(&c.common, "--timeout: '%s' is not a duration up to a day", optarg);
-			break;
-		case 'm':
-			if (leap_parse_size(optarg, &v64) || v64 < (64 << 20))
-				leap_usage_error(&c.common, "--memory: '%s' is not a size of at least 64M", optarg);
-			o.sb.mem_bytes = (uint64_t)v64;
-			break;
-		case OPT_FSIZE:
-			if (leap_parse_size(optarg, &v64) || v64 < 4096)
-				leap_usage_error(&c.common, "--file-size: '%s' is not a size of at least 4K", optarg);
-			o.sb.fsize_bytes = (uint64_t)v64;
-			break;
-		case OPT_NPROC:
-			if (leap_parse_i64(optarg, 4, 1 << 20, &v64))
-				leap_usage_error(&c.common, "--nproc: '%s' is not an integer in [4, 1048576]", optarg);
-			o.sb.nproc = (long)v64;
-			break;
-		case 'd':
-			if (leap_parse_i64(optarg, 0, 1023, &v64))
-				leap_usage_error(&c.common, "--device: '%s' is not a device index", optarg);
-			o.device = optarg;
-			have_device = 1;
-			break;
-		case OPT_DEVICES:
-			leap_devices_free(&c.devs);
-			if (leap_devices_parse(optarg, &c.devs, &err))
-				leap_usage_error(&c.common, "--devices: %s", err);
-			break;
-		case OPT_NO_NS:
-			o.sb.namespaces = 0;
-			break;
-		case OPT_TASK:
-			task = optarg;
-			break;
-		case 'b':
-			backend = optarg;
-			break;
-		case OPT_CACHE:
-			cache = optarg;
 			break;
 		case 'j':
 			if (leap_parse_int(optarg, 1, 1024, &c.jobs))
@@ -307,20 +258,17 @@ int main(int argc, char **argv)
 			leap_usage_error(&c.common, "unknown option");
 		}
 	}
-	if (backend && !task)
-		leap_usage_error(&c.common, "--backend needs --task (records name their backend)");
-	if (c.devs.n && (have_jobs || have_device || task))
+	leap_runopts_check(&r, &c.common, argc - optind);
+	if (c.devs.n && (have_jobs || r.have_device || r.task))
 		leap_usage_error(&c.common, "--devices sets the workers and their devices: not with %s",
-				 task ? "--task" : have_jobs ? "--jobs" : "--device");
+				 r.task ? "--task" : have_jobs ? "--jobs" : "--device");
 	if (c.devs.n)
 		c.jobs = c.devs.n;
-	if (task && optind >= argc)
-		leap_usage_error(&c.common, "--task needs at least one source file");
-	c.seed = have_seed ? c.seed : leap_random_seed() & LEAP_SEED_MAX;
+	c.seed = r.have_seed ? r.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
 	struct leap_hidden hidden;
-	leap_verify_setup(&o, cache, dir, &hidden);
+	leap_verify_setup(&o, r.cache, dir, &hidden);
 	free(dir);
 	/* From here a signal ends the run in order: sandboxes killed, temp dirs removed, whole
 	 * lines written (sig.h). */
@@ -330,8 +278,8 @@ int main(int argc, char **argv)
 	if (c.jobs > 1 || c.devs.n)
 		leap_sandbox_probe(&c.v.env, &o.sb); /* once here, not once per worker */
 	int rc;
-	if (task) {
-		rc = leap_hand_check(&c.v, &c.suite, task, backend, c.seed, argc - optind, argv + optind, NULL, NULL);
+	if (r.task) {
+		rc = leap_hand_check(&c.v, &c.suite, r.task, r.backend, c.seed, argc - optind, argv + optind, NULL, NULL);
 	} else {
 		leap_out_init(&c.out, stdout);
 		leap_progress_init(&c.progress, c.common.progress);

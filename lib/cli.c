@@ -128,3 +128,11 @@ char *leap_tasks_dir(const char *opt)
 	}
 	return xstrdup("tasks");
 }
+
+long leap_group_size_option(const struct leap_common *c, const char *arg)
+{
+	int64_t v;
+	if (leap_parse_i64(arg, 1, LEAP_GROUP_SIZE_MAX, &v))
+		leap_usage_error(c, "--group-size: '%s' is not an integer from 1 to %d", arg, LEAP_GROUP_SIZE_MAX);
+	return (long)v;
+}

@@ -44,6 +44,13 @@ int leap_common_option(struct leap_common *c, int opt, const char *arg);
 void leap_usage_error(const struct leap_common *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 
+/* The largest --group-size any program takes. */
+#define LEAP_GROUP_SIZE_MAX (1 << 20)
+
+/* Parses --group-size `arg` (an integer from 1 to LEAP_GROUP_SIZE_MAX), or exits with a
+ * usage error naming it: one rule and one message for leap-prompt and the group programs. */
+long leap_group_size_option(const struct leap_common *c, const char *arg);
+
 /* The backend when none is given: cuda where a CUDA device is usable (leap_cuda_usable in
  * devices.h), else cpu. Writes into said[0..n) the line to show on stderr, once, when the
  * choice is used: "no --backend given: using cpu (no /dev/nvidia* device)". */

@@ -63,6 +63,61 @@ void *leap_hmap_get(const struct leap_hmap *m, const char *key, size_t len)
 	return m->slots[i].key ? m->slots[i].val : NULL;
 }
 
+void *leap_hmap_del(struct leap_hmap *m, const char *key, size_t len)
+{
+	if (!m->cap)
+		return NULL;
+	size_t mask = m->cap - 1;
+	size_t i = find(m->slots, m->cap, key, len, hash(key, len));
+	if (!m->slots[i].key)
+		return NULL;
+	void *val = m->slots[i].val;
+	free(m->slots[i].key);
+	/* Backward-shift deletion: move up each following entry of the run whose home slot is
+	 * not in (i, j], so that no probe sequence crosses an empty slot it used to pass. */
+	for (size_t j = (i + 1) & mask; m->slots[j].key; j = (j + 1) & mask) {
+		size_t home = m->slots[j].hash & mask;
+		int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+		if (!between) {
+			m->slots[i] = m->slots[j];
+			i = j;
+		}
+	}
+	m->slots[i] = (struct leap_hmap_slot){0};
+	m->n--;
+	return val;
+}
+
+size_t leap_hmap_count(const struct leap_hmap *m)
+{
+	return m->n;
+}
+
+int leap_hmap_next(const struct leap_hmap *m, size_t *pos, const char **key, size_t *keylen, void **val)
+{
+	for (; *pos < m->cap; (*pos)++) {
+		const struct leap_hmap_slot *s = &m->slots[*pos];
+		if (!s->key)
+			continue;
+		*key = s->key;
+		if (keylen)
+			*keylen = s->len;
+		if (val)
+			*val = s->val;
+		(*pos)++;
+		return 1;
+	}
+	return 0;
+}
+
+void leap_hmap_free_with(struct leap_hmap *m, void (*free_val)(void *))
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].key)
+			free_val(m->slots[i].val);
+	leap_hmap_free(m);
+}
+
 void leap_hmap_free(struct leap_hmap *m)
 {
 	for (size_t i = 0; i < m->cap; i++)

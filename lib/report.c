@@ -270,11 +270,13 @@ static int cmp_double(const void *a, const void *b)
 /* The trajectories as an array sorted by task (owned by the caller; entries by the report). */
 static struct traj **sorted_trajs(struct leap_report *r, size_t *n)
 {
-	struct traj **v = xcalloc(r->trajs.n ? r->trajs.n : 1, sizeof(*v));
-	size_t k = 0;
-	for (size_t i = 0; i < r->trajs.cap; i++)
-		if (r->trajs.slots[i].key)
-			v[k++] = r->trajs.slots[i].val;
+	size_t count = leap_hmap_count(&r->trajs);
+	struct traj **v = xcalloc(count ? count : 1, sizeof(*v));
+	size_t k = 0, pos = 0;
+	const char *key;
+	void *val;
+	while (leap_hmap_next(&r->trajs, &pos, &key, NULL, &val))
+		v[k++] = val;
 	qsort(v, k, sizeof(*v), cmp_task);
 	*n = k;
 	return v;
@@ -284,15 +286,15 @@ static json_t *dcp_json(struct leap_report *r, size_t ntraj, struct traj **v)
 {
 	/* One pass over the (group, turn) entries, counted by turn and class. */
 	long c[LEAP_REPORT_MAX_TURNS + 1][5] = {{0}}, tot[5] = {0};
-	for (size_t i = 0; i < r->groups.cap; i++) {
-		const char *key = r->groups.slots[i].key;
-		if (!key)
-			continue;
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	while (leap_hmap_next(&r->groups, &pos, &key, NULL, &val)) {
 		const char *sep = strrchr(key, '\x1f');
 		int64_t t;
 		if (!sep || leap_parse_i64(sep + 1, 1, LEAP_REPORT_MAX_TURNS, &t))
 			continue;
-		uintptr_t f = (uintptr_t)r->groups.slots[i].val;
+		uintptr_t f = (uintptr_t)val;
 		int cls = f & G_EXPAND ? 0 : f & G_EASY ? 1 : f & G_HOPELESS ? 2 : f & G_MAX_TURNS ? 3 : 4;
 		c[t][cls]++;
 		tot[cls]++;
@@ -339,9 +341,12 @@ static json_t *adv_json(struct leap_report *r)
 	memcpy(s, r->adv, r->nadv * sizeof(double));
 	qsort(s, r->nadv, sizeof(double), cmp_double);
 	long groups = 0, flat = 0;
-	for (size_t i = 0; i < r->advgroups.cap; i++) {
-		const struct advgroup *g = r->advgroups.slots[i].val;
-		if (!r->advgroups.slots[i].key || g->n < 2)
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	while (leap_hmap_next(&r->advgroups, &pos, &key, NULL, &val)) {
+		const struct advgroup *g = val;
+		if (g->n < 2)
 			continue;
 		groups++;
 		flat += g->max - g->min < 1e-12;
@@ -387,21 +392,20 @@ json_t *leap_report_json(struct leap_report *r)
 	return o;
 }
 
+/* Frees a trajectory of the table (NULL included). */
+static void traj_free(void *p)
+{
+	struct traj *t = p;
+	if (t)
+		free(t->task);
+	free(t);
+}
+
 void leap_report_free(struct leap_report *r)
 {
-	for (size_t i = 0; i < r->trajs.cap; i++) {
-		struct traj *t = r->trajs.slots[i].val;
-		if (r->trajs.slots[i].key && t) {
-			free(t->task);
-			free(t);
-		}
-	}
-	leap_hmap_free(&r->trajs);
+	leap_hmap_free_with(&r->trajs, traj_free);
 	free(r->files);
-	for (size_t i = 0; i < r->advgroups.cap; i++)
-		if (r->advgroups.slots[i].key)
-			free(r->advgroups.slots[i].val);
-	leap_hmap_free(&r->advgroups);
+	leap_hmap_free_with(&r->advgroups, free);
 	leap_hmap_free(&r->groups);
 	free(r->adv);
 	memset(r, 0, sizeof(*r));
@@ -707,9 +711,12 @@ static int plot_speedup(struct leap_report *r, const json_t *sum, const char *di
 	static const double edges[] = {0, 0.25, 0.5, 0.8, 1, 1.5, 2, 4, INFINITY};
 	static const char *const bins[] = {"<0.25x", "0.25-0.5x", "0.5-0.8x", "0.8-1x", "1-1.5x", "1.5-2x", "2-4x", ">=4x"};
 	double hist[8] = {0};
-	for (size_t i = 0; i < r->trajs.cap; i++) {
-		const struct traj *t = r->trajs.slots[i].val;
-		if (!r->trajs.slots[i].key || !t->first_pass || !(t->speedup > 0))
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	while (leap_hmap_next(&r->trajs, &pos, &key, NULL, &val)) {
+		const struct traj *t = val;
+		if (!t->first_pass || !(t->speedup > 0))
 			continue;
 		for (int j = 0; j < 8; j++)
 			if (t->speedup >= edges[j] && t->speedup < edges[j + 1])

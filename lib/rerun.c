@@ -121,10 +121,7 @@ char *leap_rerun_line(const struct leap_rerun *r, const struct leap_rerun_entry 
 
 void leap_rerun_free(struct leap_rerun *r)
 {
-	for (size_t i = 0; i < r->keys.cap; i++)
-		if (r->keys.slots[i].key)
-			free(r->keys.slots[i].val);
-	leap_hmap_free(&r->keys);
+	leap_hmap_free_with(&r->keys, free);
 	free(r->turns);
 	memset(r, 0, sizeof(*r));
 }

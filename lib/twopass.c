@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "twopass.h"
 #include "banned.h"
@@ -52,8 +54,8 @@ void leap_twopass_dup_free(struct leap_twopass_dups *d)
 	memset(d, 0, sizeof(*d));
 }
 
-long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, const struct leap_twopass_ops *ops,
-		  void *arg, int *open_failed)
+int leap_twopass(int nfiles, char *const *files, off_t off, const char *own, const struct leap_twopass_ops *ops,
+		 void *arg, const struct leap_gstream_io *io)
 {
 	struct seen *seen = NULL;
 	size_t cap = 0;
@@ -88,6 +90,7 @@ long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, co
 	long seq = 0;
 	while (leap_in_next_line(&in) != LEAP_READ_EOF) {
 		const struct seen *s = seq < n ? &seen[seq] : NULL;
+		(*io->records)++;
 		if (s && s->len && (s->len & LEN_MASK) == in.len) {
 			ops->put(arg, seq, s->tag, in.buf, in.len, !!(s->len & HAS_KEY), in.name, in.line);
 		} else {
@@ -95,14 +98,58 @@ long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, co
 			 * no part, or one that changed */
 			int changed = !s || (s->len && (s->len & LEN_MASK) != in.len);
 			enum leap_read r = leap_member_line(&in, seq, own, &m, &key, &has_group, &bad, 1, NULL);
-			ops->other(arg, seq, s && !changed ? s->tag : LEAP_TWOPASS_NONE, changed, r, &m, &key, has_group,
-				   bad);
+			if (r == LEAP_READ_BAD) {
+				leap_out_write(io->out, bad);
+				json_decref(bad);
+				(*io->errors)++;
+			} else {
+				ops->other(arg, seq, s && !changed ? s->tag : LEAP_TWOPASS_NONE, changed, &m, &key,
+					   has_group);
+				leap_member_clear(&m);
+			}
 		}
+		leap_progress_update(io->progress, *io->records, *io->errors);
 		seq++;
 	}
-	*open_failed = in.open_failed;
+	int open_failed = in.open_failed;
 	leap_in_close(&in);
 	leap_buf_free(&key);
 	free(seen);
-	return seq;
+	return open_failed;
+}
+
+int leap_inputs_seekable(int nfiles, char *const *files, off_t *off)
+{
+	struct stat st;
+	int stdin_uses = nfiles == 0;
+	for (int i = 0; i < nfiles; i++) {
+		if (!strcmp(files[i], "-")) {
+			stdin_uses++;
+			continue;
+		}
+		if (stat(files[i], &st) || !S_ISREG(st.st_mode))
+			return 0;
+	}
+	if (stdin_uses > 1)
+		return 0;
+	if (stdin_uses) {
+		if (fstat(STDIN_FILENO, &st) || !S_ISREG(st.st_mode))
+			return 0;
+		*off = lseek(STDIN_FILENO, 0, SEEK_CUR);
+		if (*off < 0)
+			return 0;
+	}
+	return 1;
+}
+
+void leap_inputs_rewind(int nfiles, char *const *files, off_t off)
+{
+	int uses_stdin = nfiles == 0;
+	for (int i = 0; i < nfiles; i++)
+		uses_stdin |= !strcmp(files[i], "-");
+	if (uses_stdin) {
+		clearerr(stdin);
+		if (fseeko(stdin, off, SEEK_SET))
+			leap_die_errno("<stdin>: cannot read it a second time");
+	}
 }

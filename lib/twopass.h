@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "group.h"
+#include "gstream.h"
 #include "jsonl.h"
 
 /* The tag of a record that takes no part (or whose first-pass summary does not hold). */
@@ -26,14 +27,13 @@ struct leap_twopass_ops {
 	 * position for messages. */
 	void (*put)(void *arg, long seq, uint32_t tag, const char *raw, size_t len, int has_key, const char *file,
 		    long line);
-	/* Second pass, every other record, read by leap_member_line: r is LEAP_READ_BAD (*bad
-	 * is an error record the callback writes and frees) or LEAP_READ_RECORD (*m scanned,
-	 * m->raw owned by the callback, which clears it; *key and has_group as
-	 * leap_member_next). tag is the first pass's tag, LEAP_TWOPASS_NONE when the record took
-	 * no part; `changed` is 1 when the record is not the one the first pass read (the input
-	 * grew, or the line's length changed). */
-	void (*other)(void *arg, long seq, uint32_t tag, int changed, enum leap_read r, struct leap_member *m,
-		      const struct leap_buf *key, int has_group, json_t *bad);
+	/* Second pass, every other valid record, scanned again by leap_member_line (*m; *key and
+	 * has_group as leap_member_next; the driver clears m afterwards). tag is the first pass's
+	 * tag, LEAP_TWOPASS_NONE when the record took no part; `changed` is 1 when the record is
+	 * not the one the first pass read (the input grew, or the line's length changed). A line
+	 * that is not a JSON object does not come here: the driver writes its error record. */
+	void (*other)(void *arg, long seq, uint32_t tag, int changed, struct leap_member *m, const struct leap_buf *key,
+		      int has_group);
 };
 
 /* Duplicates met by a program's first pass (lib/group.h): the record numbers and their error
@@ -58,15 +58,26 @@ const char *leap_twopass_dup_get(struct leap_twopass_dups *d, long seq);
 
 void leap_twopass_dup_free(struct leap_twopass_dups *d);
 
+/* 1 when every input (files, or standard input when nfiles is 0 or a file is "-") can be
+ * read twice: regular files, standard input named at most once. *off receives standard
+ * input's current offset. */
+int leap_inputs_seekable(int nfiles, char *const *files, off_t *off);
+
+/* Before a second leap_in pass over inputs leap_inputs_seekable accepted: puts standard
+ * input back at `off` when it is one of them. Dies with a message when it cannot. */
+void leap_inputs_rewind(int nfiles, char *const *files, off_t off);
+
 /* Reads the inputs (files[0..nfiles), standard input when nfiles is 0; inputs that
  * leap_inputs_seekable accepted, `off` its offset) twice, with leap_in (output flushed to
  * stdout before blocking reads). The first pass scans every record (validating it) and keeps
  * 8 bytes per record: its length and the program's tag. The second pass re-reads each line
- * and hands a record that is unchanged to ops->put without scanning it again; the rest go
- * through ops->other. `own` is the member the program appends. Returns the number of records
- * of the second pass; *open_failed receives the number of inputs that could not be opened
- * (reported). Dies with a message when standard input cannot be rewound. */
-long leap_twopass(int nfiles, char *const *files, off_t off, const char *own, const struct leap_twopass_ops *ops,
-		  void *arg, int *open_failed);
+ * and hands a record that is unchanged to ops->put without scanning it again; the other
+ * valid records go through ops->other, and a line that is not a JSON object becomes an error
+ * record on io->out (counted in io->errors). Each record of the second pass is counted in
+ * io->records and the progress line updated after it. `own` is the member the program
+ * appends. Returns the number of inputs that could not be opened (reported). Dies with a
+ * message when standard input cannot be rewound. */
+int leap_twopass(int nfiles, char *const *files, off_t off, const char *own, const struct leap_twopass_ops *ops,
+		 void *arg, const struct leap_gstream_io *io);
 
 #endif

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "group.h"
+#include "splice.h"
 #include "jsonl.h"
 #include "prune.h"
 #include "scan.h"

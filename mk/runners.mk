@@ -1,4 +1,5 @@
-# verify.mk - the sandboxed runners of leap-verify and leap-bench (libexec/leap-run-cpu, -cuda).
+# runners.mk - the sandboxed runners of leap-verify and leap-bench (libexec/leap-run-cpu, -cuda),
+# their install, and the checks and benchmarks of leap-verify that exercise them.
 # The runners are built without sanitizers (ASan cannot live under the address-space limit
 # the sandbox sets), with the same warnings as everything else.
 

@@ -1,0 +1,42 @@
+/* runopts.h - the sandbox and ad-hoc options leap-verify and leap-bench share. */
+#ifndef LEAP_RUNOPTS_H
+#define LEAP_RUNOPTS_H
+
+#include <stdint.h>
+
+#include "cli.h"
+#include "devices.h"
+#include "verify.h"
+
+/* Option codes of the shared long-only options, below the programs' own (LEAP_OPT_PRIVATE). */
+enum {
+	LEAP_OPT_NO_NS = LEAP_OPT_PRIVATE - 0x80, /* --no-namespaces */
+	LEAP_OPT_TASK,                          /* --task TASK */
+	LEAP_OPT_CACHE,                         /* --cache DIR */
+	LEAP_OPT_DEVICES,                       /* --devices LIST */
+	LEAP_OPT_FSIZE,                         /* --file-size SIZE */
+	LEAP_OPT_NPROC,                         /* --nproc N */
+};
+
+/* What the shared options set. The programs' getopt_long tables still list each option (the
+ * docs test reads them there); this parses them once: -s/--seed, -t/--timeout, -m/--memory,
+ * -d/--device, -b/--backend and the long-only codes above. */
+struct leap_runopts {
+	struct leap_verify_opts *o; /* sb.timeout, sb.mem_bytes, sb.fsize_bytes, sb.nproc,
+				     * sb.namespaces and device are set here */
+	struct leap_devices *devs;  /* --devices */
+	uint64_t seed;
+	int have_seed, have_device;
+	const char *task, *backend, *cache;
+};
+
+/* Handles one getopt_long result `opt` when it is a shared option: sets the setting, or
+ * exits with a usage error naming the option. Returns 1 when handled, 0 when it is not a
+ * shared option. */
+int leap_runopts_option(struct leap_runopts *r, const struct leap_common *c, int opt, const char *arg);
+
+/* The checks of ad-hoc mode after parsing (argc - optind source files): --backend needs
+ * --task, and --task needs a source file. Exits with a usage error. */
+void leap_runopts_check(const struct leap_runopts *r, const struct leap_common *c, int nfiles);
+
+#endif
