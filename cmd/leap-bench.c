@@ -53,6 +53,8 @@ static const char usage[] =
 	"      --no-baseline-cache  time the baseline with every record\n"
 	"      --baseline-tolerance F  a cached baseline is used only while the check blocks of\n"
 	"                         a record agree with it within F (relative, default 0.05)\n"
+	"      --tolerance MODE   the check of every timed call: task (default) or kernelbench\n"
+	"                         (atol = rtol = 1e-2), as leap-verify --tolerance\n"
 	"  -s, --seed N           seed of the inputs (default: random per run)\n"
 	"  -t, --timeout SECS     wall-clock limit of a sandboxed child (default: max-time + 30)\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G)\n"
@@ -80,6 +82,7 @@ static const char usage[] =
 enum {
 	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_POOL, OPT_HOT, OPT_NO_BCACHE,
 	OPT_NO_NS, OPT_TASK, OPT_STATS, OPT_CACHE, OPT_BLOCK_MS, OPT_BTOL, OPT_DEVICES, OPT_CPUS, OPT_FREEZER,
+	OPT_TOL,
 };
 
 struct ctx {
@@ -354,6 +357,7 @@ int main(int argc, char **argv)
 		{"no-baseline-cache", no_argument, NULL, OPT_NO_BCACHE},
 		{"block-ms", required_argument, NULL, OPT_BLOCK_MS},
 		{"baseline-tolerance", required_argument, NULL, OPT_BTOL},
+		{"tolerance", required_argument, NULL, OPT_TOL},
 		{"seed", required_argument, NULL, 's'},
 		{"timeout", required_argument, NULL, 't'},
 		{"memory", required_argument, NULL, 'm'},
@@ -424,6 +428,10 @@ int main(int argc, char **argv)
 		case OPT_BTOL:
 			if (leap_parse_double(optarg, 0, 1e6, &bo.baseline_tol))
 				leap_usage_error(&c.common, "--baseline-tolerance: '%s' is not a number >= 0", optarg);
+			break;
+		case OPT_TOL:
+			if (leap_tolerance_parse(optarg, &o.tolerance))
+				leap_usage_error(&c.common, "--tolerance: '%s' is not task or kernelbench", optarg);
 			break;
 		case OPT_HOT:
 			bo.hot = 1;

@@ -80,7 +80,7 @@ static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 			json_object_set_new(pj, "size", json_string(leap_expr_source(p->size)));
 			if (leap_type_is_float(p->type)) {
 				json_t *d = json_array();
-				for (unsigned b = 1; b <= LEAP_DIST_POSITIVE; b <<= 1)
+				for (unsigned b = 1; b <= LEAP_DIST_LAST; b <<= 1)
 					if (p->dists & b)
 						json_array_append_new(d, json_string(leap_dist_name(b)));
 				json_object_set_new(pj, "dist", d);

@@ -35,6 +35,8 @@ static const char usage[] =
 	"  -n, --trials N         fresh input sets per case (default 3)\n"
 	"      --drawn-cases N    cases of random sizes within the task's ranges, besides the\n"
 	"                         listed ones (default 3; 0: the listed cases only)\n"
+	"      --tolerance MODE   task (default): each task's own atol and rtol; kernelbench:\n"
+	"                         atol = rtol = 1e-2 as KernelBench (never tighter than the task's)\n"
 	"  -s, --seed N           seed of the inputs (default: random per run; written to verify.seed)\n"
 	"  -t, --timeout SECS     wall-clock limit per candidate (default 30); CPU time is limited\n"
 	"                         to that times the number of CPUs\n"
@@ -63,7 +65,7 @@ static const char usage[] =
 	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n"
 	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
-enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU, OPT_DEVICES, OPT_DRAWN };
+enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU, OPT_DEVICES, OPT_DRAWN, OPT_TOL };
 
 struct ctx {
 	struct leap_common common;
@@ -219,6 +221,7 @@ int main(int argc, char **argv)
 		{"share-gpu", no_argument, NULL, OPT_SHARE_GPU},
 		{"devices", required_argument, NULL, OPT_DEVICES},
 		{"drawn-cases", required_argument, NULL, OPT_DRAWN},
+		{"tolerance", required_argument, NULL, OPT_TOL},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx c;
@@ -246,6 +249,10 @@ int main(int argc, char **argv)
 		case OPT_DRAWN:
 			if (leap_parse_int(optarg, 0, 1000, &o.drawn))
 				leap_usage_error(&c.common, "--drawn-cases: '%s' is not an integer in [0, 1000]", optarg);
+			break;
+		case OPT_TOL:
+			if (leap_tolerance_parse(optarg, &o.tolerance))
+				leap_usage_error(&c.common, "--tolerance: '%s' is not task or kernelbench", optarg);
 			break;
 		case 's':
 			if (leap_parse_i64(optarg, 0, LEAP_SEED_MAX, &v64))
