@@ -60,6 +60,57 @@ setup() {
 	[ -z "$failed" ] || fail "unfair or broken tasks:$failed"
 }
 
+@test "tasks: every task is fair under --tolerance kernelbench (atol = rtol = 1e-2) too" {
+	failed=""
+	for d in tasks/*/; do
+		id=$(basename "$d")
+		if ! "$CHECK" --tolerance kernelbench "$id" "$WORK" >"$WORK/$id.log" 2>&1; then
+			failed="$failed $id"
+			grep -E "FAIL|error" "$WORK/$id.log" | head -5
+		fi
+		grep -q "^task $id: .* tolerance kernelbench (atol 0.0[1-9]*, rtol 0.0[1-9]*)" "$WORK/$id.log" ||
+			failed="$failed $id:not-kernelbench"
+	done
+	[ -z "$failed" ] || fail "tasks unfair under KernelBench's tolerance:$failed"
+}
+
+@test "tasks: each names its precision class, GEMM and convolution tf32 and the rest fp32" {
+	bad=""
+	for d in tasks/*/; do
+		id=$(basename "$d")
+		p=$(jq -r '.precision // "missing"' "$d/task.json")
+		case $id in
+		matmul | matmul_* | linear_gelu | mlp_block | rmsnorm_linear | conv* | attention | causal_attention) want=tf32 ;;
+		*) want=fp32 ;;
+		esac
+		[ "$p" = "$want" ] || bad="$bad $id:$p"
+	done
+	[ -z "$bad" ] || fail "precision classes:$bad"
+}
+
+@test "tasks: the checker flags a task of precision tf32 whose tolerance TF32 cannot meet" {
+	export LEAP_TASKS="$FIXTURES/tasks/unfair"
+	run -1 "$CHECK" --drawn 0 --solution "$FIXTURES/tasks/matmul/solution.c" matmul_tf32_tight "$WORK"
+	assert_output --partial "FAIL: matmul_tf32_tight case 0 trial 0: a TF32 computation (float inputs rounded to 10 mantissa bits) is outside the tolerance of a task of precision tf32"
+	refute_output --partial "the solution is outside the tolerance"
+}
+
+@test "tasks: the checker flags, under --tolerance kernelbench only, a task whose outputs are within 1e-2 of zero" {
+	export LEAP_TASKS="$FIXTURES/tasks/unfair"
+	run -0 "$CHECK" --drawn 0 --solution "$FIXTURES/tasks/vector_add/solution.c" vector_add_small "$WORK"
+	assert_output --partial "tolerance task (atol 1e-06, rtol 1e-06)"
+	run -1 "$CHECK" --drawn 0 --tolerance kernelbench --solution "$FIXTURES/tasks/vector_add/solution.c" vector_add_small "$WORK"
+	assert_output --partial "FAIL: vector_add_small case 0 trial 0: a candidate writing zeros passes"
+	assert_output --partial "tolerance kernelbench (atol 0.01, rtol 0.01)"
+}
+
+@test "tasks: a case of fewer than 16 output elements needs a trivial answer to fail in one trial, not in all" {
+	# matmul n = 1 is one element: within 2e-2 (tf32) it meets zeros in some trials, never in all
+	run -0 "$CHECK" --drawn 0 matmul "$WORK"
+	assert_output --regexp "matmul case 0 trial [0-9]+: .*(zeros PASS|mean PASS|other seed PASS)"
+	refute_output --partial FAIL
+}
+
 @test "tasks: the checker rejects a solution that misses an element" {
 	run -1 "$CHECK" --solution "$FIXTURES/tasks/wrong/vector_add_short.c" vector_add "$WORK"
 	assert_output --partial "FAIL: vector_add case 0 trial 0: the solution is outside the tolerance"
