@@ -412,3 +412,19 @@ groups() {
 	# they did take turns: at least one of them waited
 	cat "$BATS_TEST_TMPDIR/a.err" "$BATS_TEST_TMPDIR/b.err" | grep -q 'waiting for the lock on device cpu'
 }
+
+@test "cuda: a vendor baseline is built linked against its baseline_libraries (cuBLAS for matmul)" {
+	skip_unless_nvcc
+	export LEAP_CACHE="$BATS_TEST_TMPDIR/cache"
+	jq -nc '{task:"matmul",backend:"cuda",sample:0,code:"extern \"C\" void matmul(const float *A, const float *B, float *C, int n) { }"}' |
+		leap-compile --arch sm_90 | jq -c '. + {status: "pass", verify: {status: "pass"}}' >"$BATS_TEST_TMPDIR/rec.jsonl"
+	# without a GPU the record is no_device, after the baseline was built; with one it is timed
+	run leap-bench --max-time 0.2 "$BATS_TEST_TMPDIR/rec.jsonl"
+	found=""
+	for so in "$LEAP_CACHE"/artifacts/*.so; do
+		if readelf -d "$so" | grep -q "libcublas.so"; then found=$so; fi
+	done
+	[ -n "$found" ] || fail "no baseline artifact linked against libcublas in $LEAP_CACHE/artifacts"
+	run -0 nm -D --defined-only "$found"
+	assert_output --partial " T matmul"
+}

@@ -162,25 +162,57 @@ setup() {
 	assert_output --partial "a candidate writing zeros passes"
 }
 
-@test "tasks: every baseline.cu compiles with nvcc for sm_90 against its prelude" {
+@test "tasks: every baseline.cu compiles with nvcc for sm_90 against its prelude and links its baseline_libraries" {
 	skip_unless_nvcc
 	nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
 	export nvcc WORK
 	run bash -c 'ls tasks | xargs -P 2 -I{} sh -c '\''
 		leap-task --shim cuda {} | sed -n "/---- prelude ----/,/---- shim ----/p" | sed "1d;\$d" >"$WORK/{}.h" &&
-		"$nvcc" -c -arch=sm_90 -Werror all-warnings -include "$WORK/{}.h" -o "$WORK/{}.o" tasks/{}/baseline.cu ||
+		libs=$(jq -r "(.baseline_libraries // [])[] | \"-l\" + ." tasks/{}/task.json) &&
+		"$nvcc" -shared -Xcompiler -fPIC -arch=sm_90 -Werror all-warnings -include "$WORK/{}.h" -o "$WORK/{}.so" \
+			tasks/{}/baseline.cu $libs -Xlinker --no-undefined ||
 		echo "FAILED {}"'\'''
 	refute_output --partial FAILED
-	[ "$(ls "$WORK"/*.o | wc -l)" -eq "$(ls -d tasks/*/ | wc -l)" ]
+	[ "$(ls "$WORK"/*.so | wc -l)" -eq "$(ls -d tasks/*/ | wc -l)" ]
+	run -0 readelf -d "$WORK/matmul.so"
+	assert_output --partial "libcublas.so"
+	run -0 readelf -d "$WORK/conv2d.so"
+	assert_output --partial "libcudnn.so"
+}
+
+@test "tasks: GEMM and convolution tasks have vendor baselines naming their library, the rest kernels without cudaMalloc" {
+	bad=""
+	for d in tasks/*/; do
+		id=$(basename "$d")
+		kind=$(jq -r '.baseline_kind // "kernel"' "$d/task.json")
+		libs=$(jq -r '(.baseline_libraries // []) | join(",")' "$d/task.json")
+		case $id in
+		matmul | matmul_rect | matmul_nt | matmul_batched | linear_gelu | mlp_block | swiglu_mlp | rmsnorm_linear) want=vendor:cublas ;;
+		conv1d | conv2d | conv2d_silu) want=vendor:cudnn ;;
+		*) want=kernel: ;;
+		esac
+		[ "$kind:$libs" = "$want" ] || bad="$bad $id:$kind:$libs"
+		if [ "$kind" = vendor ]; then
+			grep -q "#include <${libs}" "$d/baseline.cu" || bad="$bad $id:no-include"
+		else
+			! grep -qE "#include <cu(blas|dnn)" "$d/baseline.cu" || bad="$bad $id:kernel-includes-a-library"
+			! grep -q "cudaMalloc" "$d/baseline.cu" || bad="$bad $id:cudaMalloc-in-a-kernel-baseline"
+		fi
+	done
+	[ -z "$bad" ] || fail "baseline kinds:$bad"
 }
 
 @test "tasks: every baseline.cu passes its task on the GPU" {
 	skip_unless_gpu
 	command -v leap-verify >/dev/null || skip "leap-verify is not built in this checkout"
 	failed=""
+	# a vendor baseline is verified as a candidate of a task that allows its libraries
+	cp -R tasks "$WORK/suite"
 	for d in tasks/*/; do
 		id=$(basename "$d")
-		leap-verify --task "$id" "$d/baseline.cu" >"$WORK/$id.txt" 2>&1 || { failed="$failed $id"; head -3 "$WORK/$id.txt"; }
+		jq '. + {libraries: (.baseline_libraries // [])}' "$d/task.json" >"$WORK/suite/$id/task.json"
+		leap-verify --tasks "$WORK/suite" --task "$id" "$d/baseline.cu" >"$WORK/$id.txt" 2>&1 ||
+			{ failed="$failed $id"; head -3 "$WORK/$id.txt"; }
 	done
 	[ -z "$failed" ] || fail "baselines that do not pass:$failed"
 }
