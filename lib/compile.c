@@ -542,6 +542,20 @@ static const char *named_library(const char *code, unsigned allowed)
 	return NULL;
 }
 
+/* Writes "-lcublas"... for each library task t allows into libs and points at[0], at[1]...
+ * to them, then a NULL (at has room for LEAP_LIB_COUNT + 1). */
+static void allowed_libs(const struct leap_task *t, char libs[][24], const char **at)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < LEAP_LIB_COUNT; i++)
+		if (t->libraries & (1u << i)) {
+			snprintf(libs[n], 24, "-l%s", leap_library_name(1u << i));
+			at[n] = libs[n];
+			n++;
+		}
+	at[n] = NULL;
+}
+
 /* A compile_error for a vendor library `lib` the task does not allow. */
 static void forbid_library(struct leap_cresult *r, const struct leap_task *t, const char *lib, const char *how)
 {
@@ -1440,8 +1454,10 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 		internal(r, err);
 		goto done;
 	}
-	const char *tail_cuda[] = {"-MMD", "-MF", deps_name, "-include", prelude_name, cand_name[b], shim_obj, "-o",
-				   out, "-Xlinker", "-z,defs", NULL};
+	char libs[LEAP_LIB_COUNT][24];
+	const char *tail_cuda[12 + LEAP_LIB_COUNT] = {"-MMD", "-MF", deps_name, "-include", prelude_name, cand_name[b], shim_obj,
+						      "-o", out, "-Xlinker", "-z,defs", NULL};
+	allowed_libs(v->task, libs, tail_cuda + 11);
 	const char *tail_cpu[] = {"-MMD", "-MF", deps_name, "-include", prelude_name, cand_name[b], shim_obj, "-o",
 				  out, "-Wl,-z,defs", "-lm", NULL};
 	char **argv = make_argv(c, b, 1, b == LEAP_BACKEND_CUDA ? tail_cuda : tail_cpu);
@@ -1792,7 +1808,10 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 			size_t i = idx[k];
 			char *out = leap_cache_tmp(c->cache, "so");
 			char *defsym = xasprintf("--defsym=%s=leap_b%zu_%s", v->task->entry, k, v->task->entry);
-			const char *lt[] = {"batch.o", shim_obj, "-o", out, "-Xlinker", "-z,defs", "-Xlinker", defsym, NULL};
+			char libs[LEAP_LIB_COUNT][24];
+			const char *lt[9 + LEAP_LIB_COUNT] = {"batch.o", shim_obj, "-o", out, "-Xlinker", "-z,defs", "-Xlinker", defsym,
+							      NULL};
+			allowed_libs(v->task, libs, lt + 8);
 			char **lv = make_argv(c, b, 1, lt);
 			double lms = 0;
 			int linked = run_ok(c, lv, dir, NULL, &lms);

@@ -574,11 +574,14 @@ extern "C" void matmul(const float *A, const float *B, float *C, int n) { dlopen
 	jq -e -s '.[] | select(.sample == 0) | .status == "compile_error" and .compile.reason == "library_not_allowed" and (.compile.message | contains("includes the headers of cublas, a library that is not allowed for this task"))' "$T/out.jsonl"
 	jq -e -s '.[] | select(.sample == 1) | .compile.reason == "library_not_allowed" and (.compile.message | contains("names cudnn"))' "$T/out.jsonl"
 	jq -e -s '.[] | select(.sample == 2) | .compile.status == "ok"' "$T/out.jsonl"
-	# a task that allows cuBLAS: the same include compiles
+	# a task that allows cuBLAS: a candidate calling it compiles and links against it
 	mkdir -p "$T/suite"
 	cp -R "$ROOT/tasks/matmul" "$T/suite/"
 	jq '. + {libraries: ["cublas"]}' "$ROOT/tasks/matmul/task.json" >"$T/suite/matmul/task.json"
-	head -1 "$T/in.jsonl" >"$T/one.jsonl"
+	code_rec matmul cuda '#include <cublas_v2.h>
+extern "C" void matmul(const float *A, const float *B, float *C, int n) { cublasHandle_t h; cublasCreate(&h); }' 0 >"$T/one.jsonl"
 	run -0 leap-compile --tasks "$T/suite" --arch sm_90 "$T/one.jsonl"
 	jq -e '.compile.status == "ok"' <<<"$output"
+	run -0 readelf -d "$(jq -r .compile.artifact <<<"$output")"
+	assert_output --partial "libcublas.so"
 }
