@@ -340,10 +340,10 @@ static void add_precision(struct leap_buf *s, const struct leap_task *t, double 
 				 "products rounded to a 10-bit mantissa, 4.9e-4 relative, sums in float); "
 				 "half precision and bf16 inputs do not pass. ");
 	else if (rtol < 4.9e-4)
-		leap_buf_adds(s, "Precision class fp32: that is tighter than TF32 or half precision rounds (4.9e-4 "
+		leap_buf_adds(s, "Precision class fp32. That is tighter than TF32 or half precision rounds (4.9e-4 "
 				 "relative): compute in float. ");
 	else
-		leap_buf_adds(s, "Precision class fp32: compute in float. For scale: TF32 and half precision round "
+		leap_buf_adds(s, "Precision class fp32 (float arithmetic). For scale: TF32 and half precision round "
 				 "at 4.9e-4 relative, bf16 at 3.9e-3, and rounding errors grow with the length of "
 				 "a sum. ");
 }
