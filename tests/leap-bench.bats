@@ -99,8 +99,8 @@ honest() {
 	run -0 leap-bench --max-time 2 --target-ci 1 --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -r '.bench | [(.status | IN("ok", "noisy")), (.n >= 10), (.calls >= .n), (.median_ms > 0), (.baseline_ms > 0),
 		((.measured_speedup // .speedup) > 0), (.roofline > 0), .seed, .case.n, (.cpu_ms > 0), .cores, (.overhead_ms >= 0),
-		(.freezer | test("freezer|SIGSTOP")), (if .status == "ok" then .speedup > 0 else .speedup == 0 end)] | @tsv' <<<"$output"
-	assert_output "true	true	true	true	true	true	true	5	4194304	true	$(nproc)	true	true	true"
+		(.freezer | test("freezer|SIGSTOP")), (if .status == "ok" then .speedup > 0 else .speedup == 0 end), .baseline_kind] | @tsv' <<<"$output"
+	assert_output "true	true	true	true	true	true	true	5	4194304	true	$(nproc)	true	true	true	reference"
 }
 
 @test "an interval wider than --target-ci is noisy: no speedup, the measured one named as unusable" {
