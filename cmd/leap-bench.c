@@ -55,6 +55,8 @@ static const char usage[] =
 	"      --no-baseline-cache  time the baseline with every record\n"
 	"      --baseline-tolerance F  a cached baseline is used only while the check blocks of\n"
 	"                         a record agree with it within F (relative, default 0.05)\n"
+	"      --tolerance MODE   the check of every timed call: task (default) or kernelbench\n"
+	"                         (atol = rtol = 1e-2), as leap-verify --tolerance\n"
 	"  -s, --seed N           seed of the inputs (default: random per run)\n"
 	"  -t, --timeout SECS     wall-clock limit of a sandboxed child (default: max-time + 30)\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G)\n"
@@ -458,6 +460,7 @@ int main(int argc, char **argv)
 		{"no-baseline-cache", no_argument, NULL, OPT_NO_BCACHE},
 		{"block-ms", required_argument, NULL, OPT_BLOCK_MS},
 		{"baseline-tolerance", required_argument, NULL, OPT_BTOL},
+		{"tolerance", required_argument, NULL, LEAP_OPT_TOL},
 		{"seed", required_argument, NULL, 's'},
 		{"timeout", required_argument, NULL, 't'},
 		{"memory", required_argument, NULL, 'm'},

@@ -33,6 +33,8 @@ static const char usage[] =
 	"                         cpu_model, cpu_flags; for cuda the GPU's name, sm_count,\n"
 	"                         compute_capability, arch, memory_bytes, l2_bytes (default:\n"
 	"                         this machine's CPUs; the GPU is then not named)\n"
+	"      --tolerance MODE   the tolerance the prompt states: task (default) or kernelbench\n"
+	"                         (atol = rtol = 1e-2), as given to leap-verify\n"
 	"      --level N          with --all: only tasks of level N\n"
 	"      --skip-from STATE  skip tasks that leap-prune --adaptive STATE found easy or\n"
 	"                         hopeless in --skip-after consecutive steps, except with\n"
@@ -49,7 +51,7 @@ static const char usage[] =
 	"written for it), 2 usage or fatal error.\n";
 
 enum { OPT_GROUP_PREFIX = LEAP_OPT_PRIVATE, OPT_SYSTEM, OPT_LEVEL, OPT_SKIP_FROM, OPT_SKIP_AFTER, OPT_REVISIT, OPT_SEED,
-       OPT_DEVICE_INFO };
+       OPT_DEVICE_INFO, OPT_TOL };
 
 struct ctx {
 	struct leap_common common;
@@ -210,7 +212,7 @@ static void emit_all(struct ctx *c)
 
 /* Opens the task suite and learns the machine the prompts describe: the backend (the
  * default when none was given), its compiler and flags, the GPU (--device-info FILE). */
-static void setup_machine(struct ctx *c, const char *device_file)
+static void setup_machine(struct ctx *c, const char *device_file, enum leap_tolerance tol)
 {
 	char *dir = leap_tasks_dir(c->common.tasks);
 	leap_suite_init(&c->suite, dir);
@@ -223,6 +225,7 @@ static void setup_machine(struct ctx *c, const char *device_file)
 	char *merr = NULL;
 	if (leap_prompt_machine_probe(&c->machine, c->backend, device_file, &merr))
 		leap_die("--device-info: %s", merr);
+	c->machine.tolerance = tol;
 	if (!c->machine.have_tc)
 		leap_warn("the %s compiler was not found: the prompts name no compiler or flags",
 			  leap_backend_name(c->backend));
@@ -247,6 +250,7 @@ int main(int argc, char **argv)
 		{"revisit", required_argument, NULL, OPT_REVISIT},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"device-info", required_argument, NULL, OPT_DEVICE_INFO},
+		{"tolerance", required_argument, NULL, OPT_TOL},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx c = {.group_size = 1, .backend = -1, .skip_after = 3, .revisit = 0.1};
@@ -255,6 +259,7 @@ int main(int argc, char **argv)
 	leap_common_init(&c.common, usage);
 	int all = 0, opt;
 	const char *file = NULL, *system_file = NULL, *device_file = NULL;
+	enum leap_tolerance tol = LEAP_TOL_TASK;
 	while ((opt = getopt_long(argc, argv, "g:af:b:hV", longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
@@ -298,6 +303,10 @@ int main(int argc, char **argv)
 		case OPT_DEVICE_INFO:
 			device_file = optarg;
 			break;
+		case OPT_TOL:
+			if (leap_tolerance_parse(optarg, &tol))
+				leap_usage_error(&c.common, "--tolerance: '%s' is not task or kernelbench", optarg);
+			break;
 		case OPT_SEED:
 			if (leap_parse_i64(optarg, 0, INT64_MAX, &v))
 				leap_usage_error(&c.common, "--seed: '%s' is not an integer >= 0", optarg);
@@ -311,7 +320,7 @@ int main(int argc, char **argv)
 	check_sources(&c, all, file, argc - optind);
 	if (system_file)
 		c.system = read_text(system_file);
-	setup_machine(&c, device_file);
+	setup_machine(&c, device_file, tol);
 	struct leap_adaptive state;
 	if (skip_from) {
 		char *err = NULL;

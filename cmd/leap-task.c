@@ -18,7 +18,8 @@ static const char usage[] =
 	"\n"
 	"Describe tasks as JSON Lines: id, level, title, folder, entry point, the C and CUDA\n"
 	"prototypes, parameters, cases and the benchmark case with buffer sizes and the bytes/flops\n"
-	"of one call, and the ranges of drawn cases. A TASK is an id of the suite or a task folder\n"
+	"of one call, the ranges of drawn cases, the precision class, the libraries a candidate may\n"
+	"use and the baseline's kind and libraries. A TASK is an id of the suite or a task folder\n"
 	"(a path with a '/', such as ./my_task or tasks/softmax). With --check, validate task\n"
 	"folders given as paths and write one record per folder; an invalid task gets an error\n"
 	"record naming file, field and problem.\n"
@@ -80,7 +81,7 @@ static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 			json_object_set_new(pj, "size", json_string(leap_expr_source(p->size)));
 			if (leap_type_is_float(p->type)) {
 				json_t *d = json_array();
-				for (unsigned b = 1; b <= LEAP_DIST_POSITIVE; b <<= 1)
+				for (unsigned b = 1; b <= LEAP_DIST_LAST; b <<= 1)
 					if (p->dists & b)
 						json_array_append_new(d, json_string(leap_dist_name(b)));
 				json_object_set_new(pj, "dist", d);
@@ -103,6 +104,17 @@ static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 	free(pg);
 	if (!o)
 		leap_die("cannot describe task '%s'", t->id);
+	json_object_set_new(o, "precision", json_string(leap_precision_name(t->precision)));
+	json_t *libs = json_array(), *blibs = json_array();
+	for (unsigned i = 0; i < LEAP_LIB_COUNT; i++) {
+		if (t->libraries & (1u << i))
+			json_array_append_new(libs, json_string(leap_library_name(1u << i)));
+		if (t->baseline_libraries & (1u << i))
+			json_array_append_new(blibs, json_string(leap_library_name(1u << i)));
+	}
+	json_object_set_new(o, "libraries", libs);
+	json_object_set_new(o, "baseline_kind", json_string(t->baseline_vendor ? "vendor" : "kernel"));
+	json_object_set_new(o, "baseline_libraries", blibs);
 	json_object_set_new(o, "ranges", leap_task_ranges_json(t));
 	json_object_set_new(o, "ranges_derived", json_boolean(t->ranges_derived));
 	if (draw) {

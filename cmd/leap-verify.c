@@ -36,6 +36,8 @@ static const char usage[] =
 	"  -n, --trials N         fresh input sets per case (default 3)\n"
 	"      --drawn-cases N    cases of random sizes within the task's ranges, besides the\n"
 	"                         listed ones (default 3; 0: the listed cases only)\n"
+	"      --tolerance MODE   task (default): each task's own atol and rtol; kernelbench:\n"
+	"                         atol = rtol = 1e-2 as KernelBench (never tighter than the task's)\n"
 	"  -s, --seed N           seed of the inputs (default: random per run; written to verify.seed)\n"
 	"  -t, --timeout SECS     wall-clock limit per candidate (default 30); CPU time is limited\n"
 	"                         to that times the number of CPUs\n"
@@ -220,6 +222,7 @@ int main(int argc, char **argv)
 		{"share-gpu", no_argument, NULL, OPT_SHARE_GPU},
 		{"devices", required_argument, NULL, LEAP_OPT_DEVICES},
 		{"drawn-cases", required_argument, NULL, OPT_DRAWN},
+		{"tolerance", required_argument, NULL, LEAP_OPT_TOL},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx c;

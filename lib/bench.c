@@ -449,6 +449,7 @@ struct leap_bpool *leap_bpool_get(struct leap_bencher *B, const struct leap_task
 	P->n = P->nknown = nbase;
 	P->rng = leap_random_seed();
 	P->tol_scale = P->d.tol_scale = tol_scale(t, c);
+	P->d.tol = B->v->o.tolerance;
 	xgrow((void **)&B->pools, &B->poolcap, B->npools + 1, sizeof *B->pools);
 	B->pools[B->npools++] = P;
 	return P;

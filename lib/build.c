@@ -158,10 +158,21 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 	}
 	const char *flags = cuda ? "-O3 -shared -Xcompiler -fPIC sm_80 sm_90 compute_90" : "-O2 -shared -fPIC";
 	char *pre = leap_shim_prelude(t, b), *shim = leap_shim_source(t, b);
-	const char *parts[] = {cc, flags, pre, shim, source};
-	size_t lens[] = {strlen(cc), strlen(flags), strlen(pre), strlen(shim), len};
+	/* a vendor baseline links its libraries (task.json baseline_libraries: -lcublas, -lcudnn) */
+	char libs[LEAP_LIB_COUNT][24];
+	size_t nlibs = 0;
+	struct leap_buf libs_key = {0};
+	for (unsigned i = 0; cuda && i < LEAP_LIB_COUNT; i++)
+		if (t->baseline_libraries & (1u << i)) {
+			snprintf(libs[nlibs], sizeof libs[nlibs], "-l%s", leap_library_name(1u << i));
+			leap_buf_addf(&libs_key, " %s", libs[nlibs++]);
+		}
+	leap_buf_adds(&libs_key, "");
+	const char *parts[] = {cc, flags, pre, shim, source, libs_key.s};
+	size_t lens[] = {strlen(cc), strlen(flags), strlen(pre), strlen(shim), len, libs_key.len};
 	char hex[65];
-	leap_sha256_hex(hex, parts, lens, 5);
+	leap_sha256_hex(hex, parts, lens, nlibs ? 6 : 5);
+	leap_buf_free(&libs_key);
 	char *dir = xasprintf("%s/artifacts", cache);
 	char *so = xasprintf("%s/%s.so", dir, hex);
 	char *result = NULL, *work = NULL;
@@ -191,9 +202,14 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 		*err = xasprintf("cannot write the build files: %s", strerror(errno));
 	} else {
 		char *cpu_argv[] = {(char *)cc, "-O2", "-shared", "-fPIC", "-include", pre_p, "-o", out_p, src_p, shim_p, "-lm", NULL};
-		char *cuda_argv[] = {(char *)cc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_80,code=sm_80",
+		char *cuda_argv[24 + LEAP_LIB_COUNT] = {(char *)cc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_80,code=sm_80",
 				     "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90",
 				     "-include", pre_p, "-o", out_p, src_p, shim_p, NULL};
+		size_t at = 0;
+		while (cuda_argv[at])
+			at++;
+		for (size_t i = 0; i < nlibs; i++) /* after the sources: the libraries, then the NULL */
+			cuda_argv[at + i] = libs[i];
 		int ws = run_compiler(cuda ? cuda_argv : cpu_argv, log_p);
 		if (ws < 0) {
 			*err = xasprintf("cannot run %s: %s", cc, strerror(errno));

@@ -475,10 +475,13 @@ static int deps_word(const char **s, struct leap_buf *out)
 }
 
 /* Checks the dependency list the compiler wrote in job directory `dir`: every file it read
- * must be in the job directory or under one of backend b's allowed roots. Returns 0 when all
- * are, 1 with *bad set to the first other file (newly allocated), and -1 when no list was
- * written or it cannot be read. */
-static int deps_check(const struct leap_compiler *c, enum leap_backend b, const char *dir, char **bad)
+ * must be in the job directory or under one of backend b's allowed roots, and no header of a
+ * vendor library outside `allowed` (task.json "libraries", LEAP_LIB_*). Returns 0 when all
+ * is well, 1 with *bad set to the first other file (newly allocated), 2 with *bad set to the
+ * name of the first library not allowed ("cublas"), and -1 when no list was written or it
+ * cannot be read. */
+static int deps_check(const struct leap_compiler *c, enum leap_backend b, const char *dir, unsigned allowed,
+		      char **bad)
 {
 	const struct leap_tool *t = &c->tools[b];
 	char *path = xasprintf("%s/%s", dir, deps_name), *err = NULL;
@@ -491,7 +494,7 @@ static int deps_check(const struct leap_compiler *c, enum leap_backend b, const 
 	char *jd = realpath(dir, NULL);
 	struct leap_buf w = {0};
 	const char *s = text;
-	int target = 1; /* the first words name the target: "out.so:" or "out.so :" */
+	int target = 1, vendor = 0; /* the first words name the target: "out.so:" or "out.so :" */
 	while (!*bad && deps_word(&s, &w)) {
 		if (target) {
 			if (!strcmp(w.s, ":") || w.s[w.len - 1] == ':')
@@ -504,15 +507,69 @@ static int deps_check(const struct leap_compiler *c, enum leap_backend b, const 
 		int ok = jd && under(p, jd);
 		for (size_t i = 0; i < t->nroots && !ok; i++)
 			ok = under(p, t->roots[i]);
-		if (!ok)
+		const char *base = strrchr(p, '/');
+		unsigned lib = ok && !(jd && under(p, jd)) ? leap_library_of_header(base ? base + 1 : p) : 0;
+		if (!ok) {
 			*bad = xstrdup(w.s);
+		} else if (lib && !(allowed & lib)) {
+			*bad = xstrdup(leap_library_name(lib));
+			vendor = 1;
+		}
 		free(real);
 		free(full);
 	}
 	free(jd);
 	leap_buf_free(&w);
 	free(text);
-	return *bad ? 1 : 0;
+	return *bad ? 1 + vendor : 0;
+}
+
+/* The first vendor library outside `allowed` whose file name the candidate spells
+ * ("libcublas" for a dlopen), or NULL. Static. */
+static const char *named_library(const char *code, unsigned allowed)
+{
+	for (unsigned i = 0; i < LEAP_LIB_COUNT; i++) {
+		const char *name = leap_library_name(1u << i);
+		char lib[32];
+		snprintf(lib, sizeof lib, "lib%s", name);
+		for (const char *p = code; (p = strstr(p, lib)); p++) {
+			/* libcublas names cublas, not cublasLt (libcublasLt) */
+			unsigned bit = !strncmp(p + 3, "cublasLt", 8) ? LEAP_LIB_CUBLASLT : 1u << i;
+			if (!(allowed & bit))
+				return leap_library_name(bit);
+		}
+	}
+	return NULL;
+}
+
+/* Writes "-lcublas"... for each library task t allows into libs and points at[0], at[1]...
+ * to them, then a NULL (at has room for LEAP_LIB_COUNT + 1). */
+static void allowed_libs(const struct leap_task *t, char libs[][24], const char **at)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < LEAP_LIB_COUNT; i++)
+		if (t->libraries & (1u << i)) {
+			snprintf(libs[n], 24, "-l%s", leap_library_name(1u << i));
+			at[n] = libs[n];
+			n++;
+		}
+	at[n] = NULL;
+}
+
+/* A compile_error for a vendor library `lib` the task does not allow. */
+static void forbid_library(struct leap_cresult *r, const struct leap_task *t, const char *lib, const char *how)
+{
+	r->status = LEAP_C_ERROR;
+	r->reason = xstrdup("library_not_allowed");
+	struct leap_buf m = {0};
+	leap_buf_addf(&m, "the candidate %s %s, a library that is not allowed for this task (task %s allows ", how, lib,
+		      t->id);
+	int any = 0;
+	for (unsigned i = 0; i < LEAP_LIB_COUNT; i++)
+		if (t->libraries & (1u << i))
+			leap_buf_addf(&m, "%s%s", any++ ? ", " : "", leap_library_name(1u << i));
+	leap_buf_adds(&m, any ? "); write the kernel yourself" : "none: the CUDA runtime only); write the kernel yourself");
+	r->message = leap_buf_detach(&m);
 }
 
 static void resolve_tool(struct leap_compiler *c, enum leap_backend b)
@@ -867,6 +924,11 @@ void leap_compile_key(const struct leap_compiler *c, const struct leap_variant *
 	hash_toolchain(c, v->backend, &h);
 	leap_hash_str(&h, v->prelude);
 	leap_hash_str(&h, v->shim);
+	if (v->task->libraries) { /* what the candidate may include */
+		char libs[32];
+		snprintf(libs, sizeof libs, "libraries %x", v->task->libraries);
+		leap_hash_str(&h, libs);
+	}
 	leap_hash_str(&h, code);
 	leap_hash_final(&h, hex);
 }
@@ -1392,8 +1454,10 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 		internal(r, err);
 		goto done;
 	}
-	const char *tail_cuda[] = {"-MMD", "-MF", deps_name, "-include", prelude_name, cand_name[b], shim_obj, "-o",
-				   out, "-Xlinker", "-z,defs", NULL};
+	char libs[LEAP_LIB_COUNT][24];
+	const char *tail_cuda[12 + LEAP_LIB_COUNT] = {"-MMD", "-MF", deps_name, "-include", prelude_name, cand_name[b], shim_obj,
+						      "-o", out, "-Xlinker", "-z,defs", NULL};
+	allowed_libs(v->task, libs, tail_cuda + 11);
 	const char *tail_cpu[] = {"-MMD", "-MF", deps_name, "-include", prelude_name, cand_name[b], shim_obj, "-o",
 				  out, "-Wl,-z,defs", "-lm", NULL};
 	char **argv = make_argv(c, b, 1, b == LEAP_BACKEND_CUDA ? tail_cuda : tail_cpu);
@@ -1423,8 +1487,12 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 	struct stat st;
 	int built = WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0 && stat(out, &st) == 0 && st.st_size > 0;
 	char *bad = NULL;
-	int deps = run.timed_out ? -1 : deps_check(c, b, dir, &bad);
-	if (deps == 1) {
+	int deps = run.timed_out ? -1 : deps_check(c, b, dir, v->task->libraries, &bad);
+	const char *named = b == LEAP_BACKEND_CUDA ? named_library(code, v->task->libraries) : NULL;
+	if (deps == 2 || (named && deps >= 0 && deps != 1)) {
+		forbid_library(r, v->task, deps == 2 ? bad : named, deps == 2 ? "includes the headers of" : "names");
+		free(bad);
+	} else if (deps == 1) {
 		/* the candidate read a file outside the system headers (a task's reference.c, a
 		 * secret): no artifact, and no compiler output, which may quote that file */
 		forbid(r, &log,
@@ -1664,8 +1732,8 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 		return;
 	}
 	size_t *idx = xcalloc(n, sizeof(size_t)), m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (screen(codes[i], NULL))
+	for (size_t i = 0; i < n; i++) /* one naming a library the task forbids: alone, where it is refused */
+		if (screen(codes[i], NULL) && !named_library(codes[i], v->task->libraries))
 			idx[m++] = i;
 	char *pre = xasprintf("%s/%s", dir, prelude_name), *src = xasprintf("%s/batch.cu", dir);
 	char *obj = xasprintf("%s/batch.o", dir);
@@ -1715,7 +1783,7 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 		free(log);
 		/* a file outside the system headers: everyone alone, where the guard names the culprit */
 		char *bad = NULL;
-		if (deps_check(c, b, dir, &bad)) {
+		if (deps_check(c, b, dir, v->task->libraries, &bad)) {
 			free(bad);
 			break;
 		}
@@ -1740,7 +1808,10 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 			size_t i = idx[k];
 			char *out = leap_cache_tmp(c->cache, "so");
 			char *defsym = xasprintf("--defsym=%s=leap_b%zu_%s", v->task->entry, k, v->task->entry);
-			const char *lt[] = {"batch.o", shim_obj, "-o", out, "-Xlinker", "-z,defs", "-Xlinker", defsym, NULL};
+			char libs[LEAP_LIB_COUNT][24];
+			const char *lt[9 + LEAP_LIB_COUNT] = {"batch.o", shim_obj, "-o", out, "-Xlinker", "-z,defs", "-Xlinker", defsym,
+							      NULL};
+			allowed_libs(v->task, libs, lt + 8);
 			char **lv = make_argv(c, b, 1, lt);
 			double lms = 0;
 			int linked = run_ok(c, lv, dir, NULL, &lms);

@@ -232,6 +232,7 @@ static const char *dist_words(unsigned bit)
 	case LEAP_DIST_LARGE: return "N(0, 1) scaled by 1e3";
 	case LEAP_DIST_SPARSE: return "90% zeros, the rest N(0, 1)";
 	case LEAP_DIST_POSITIVE: return "uniform on [0.1, 10]";
+	case LEAP_DIST_LOGITS: return "N(0, 1) scaled by 3 (the spread of logits)";
 	default: return "?";
 	}
 }
@@ -301,9 +302,9 @@ static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_
 			continue;
 		}
 		int n = 0, k = 0;
-		for (unsigned bit = 1; bit <= LEAP_DIST_POSITIVE; bit <<= 1)
+		for (unsigned bit = 1; bit <= LEAP_DIST_LAST; bit <<= 1)
 			n += (p->dists & bit) != 0;
-		for (unsigned bit = 1; bit <= LEAP_DIST_POSITIVE; bit <<= 1)
+		for (unsigned bit = 1; bit <= LEAP_DIST_LAST; bit <<= 1)
 			if (p->dists & bit)
 				leap_buf_addf(s, "%s%s", k++ ? (k == n ? " or " : ", ") : "", dist_words(bit));
 		leap_buf_adds(s, "\n");
@@ -327,19 +328,42 @@ static int digits(double rtol)
 	return (int)floor(-log10(rtol) + 0.5);
 }
 
-static void add_correctness(struct leap_buf *s, const struct leap_task *t, enum leap_backend b)
+/* What the precision class and the tolerance allow on a GPU (unit roundoffs: TF32 and half
+ * 4.9e-4, bf16 3.9e-3). */
+static void add_precision(struct leap_buf *s, const struct leap_task *t, double rtol, enum leap_tolerance mode)
 {
+	if (mode == LEAP_TOL_KERNELBENCH)
+		leap_buf_adds(s, "This is KernelBench's tolerance (atol = rtol = 1e-2): TF32 tensor cores pass, "
+				 "and half precision or bf16 inputs may, depending on the length of the sums. ");
+	else if (t->precision == LEAP_PREC_TF32)
+		leap_buf_adds(s, "Precision class tf32: the tolerance admits tensor cores in TF32 (the inputs of "
+				 "products rounded to a 10-bit mantissa, 4.9e-4 relative, sums in float); "
+				 "half precision and bf16 inputs do not pass. ");
+	else if (rtol < 4.9e-4)
+		leap_buf_adds(s, "Precision class fp32. That is tighter than TF32 or half precision rounds (4.9e-4 "
+				 "relative): compute in float. ");
+	else
+		leap_buf_adds(s, "Precision class fp32 (float arithmetic). For scale: TF32 and half precision round "
+				 "at 4.9e-4 relative, bf16 at 3.9e-3, and rounding errors grow with the length of "
+				 "a sum. ");
+}
+
+static void add_correctness(struct leap_buf *s, const struct leap_task *t, enum leap_backend b,
+			    enum leap_tolerance mode)
+{
+	double atol, rtol;
+	leap_task_tolerance(t, mode, &atol, &rtol);
 	leap_buf_adds(s, "\n## Correctness\n\n");
-	if (has_type(t, is_float_type, 1) && t->atol == 0 && t->rtol == 0) {
+	if (has_type(t, is_float_type, 1) && atol == 0 && rtol == 0) {
 		leap_buf_adds(s, "Every floating-point output element must equal the reference's value exactly. ");
 	} else if (has_type(t, is_float_type, 1)) {
 		leap_buf_addf(s, "Every floating-point output element must satisfy |out - ref| <= %g + %g * |ref|, "
-				 "where ref is the reference's value: ", t->atol, t->rtol);
-		if (t->rtol > 0)
+				 "where ref is the reference's value: ", atol, rtol);
+		if (rtol > 0)
 			leap_buf_addf(s, "a relative error up to %g (about %d significant digits), and an absolute "
-					 "error up to %g near zero. ", t->rtol, digits(t->rtol), t->atol);
+					 "error up to %g near zero. ", rtol, digits(rtol), atol);
 		else
-			leap_buf_addf(s, "an absolute error up to %g. ", t->atol);
+			leap_buf_addf(s, "an absolute error up to %g. ", atol);
 	}
 	if (has_type(t, is_int_type, 1))
 		leap_buf_adds(s, "Integer outputs must be exact. ");
@@ -349,15 +373,8 @@ static void add_correctness(struct leap_buf *s, const struct leap_task *t, enum 
 				 "included) and rounds to the output type only when it stores each result. ");
 	else
 		leap_buf_adds(s, "The reference is plain C run on the CPU. ");
-	if (b == LEAP_BACKEND_CUDA && has_type(t, is_float_type, 1) && t->rtol > 0) {
-		/* what the tolerance means for the arithmetic a GPU offers (unit roundoffs) */
-		if (t->rtol < 4.9e-4)
-			leap_buf_adds(s, "That is tighter than TF32 or half precision rounds (4.9e-4 relative): "
-					 "compute in float. ");
-		else
-			leap_buf_adds(s, "For scale: TF32 and half precision round at 4.9e-4 relative, bf16 at 3.9e-3, "
-					 "and rounding errors grow with the length of a sum. ");
-	}
+	if (b == LEAP_BACKEND_CUDA && has_type(t, is_float_type, 1) && rtol > 0)
+		add_precision(s, t, rtol, mode);
 	int fo = has_type(t, is_float_type, 1), io = has_type(t, is_int_type, 1);
 	leap_buf_addf(s, "Outputs are filled with %s before every call, so every element must be written; inputs "
 			 "must be left as they were.\n",
@@ -511,7 +528,7 @@ char *leap_prompt_user(const struct leap_task *t, enum leap_backend b, const str
 	free(proto);
 	add_params(&s, t);
 	add_inputs(&s, t, b);
-	add_correctness(&s, t, b);
+	add_correctness(&s, t, b, m ? m->tolerance : LEAP_TOL_TASK);
 	if (b == LEAP_BACKEND_CUDA)
 		add_machine_cuda(&s, t, m);
 	else

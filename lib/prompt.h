@@ -16,6 +16,7 @@ struct leap_prompt_machine {
 	size_t ncpu_flags;
 	int have_tc;              /* tc holds the compiler leap-compile uses */
 	struct leap_toolchain tc;
+	enum leap_tolerance tolerance; /* the tolerance the checks apply (--tolerance) */
 	json_t *gpu;              /* {name, sm_count, compute_capability, arch, memory_bytes,
 				   * l2_bytes}, any of them may be missing; NULL: unknown */
 };

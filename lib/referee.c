@@ -658,6 +658,10 @@ static json_t *verdict_timed(struct rec *R, const char *base_art)
 	json_object_set_new(out, "baseline_rel_ci", json_real(isfinite(bst.rel_ci) ? bst.rel_ci : -1.0));
 	json_object_set_new(out, "baseline_n", json_integer((json_int_t)bst.n));
 	json_object_set_new(out, "baseline_cached", json_boolean(cached));
+	/* what the speedup is against: a vendor library, a hand-written kernel, or on cpu the
+	 * reference built with cc -O2 (leap-report says so) */
+	json_object_set_new(out, "baseline_kind", json_string(R->P->backend != LEAP_BACKEND_CUDA ? "reference"
+							       : R->P->task->baseline_vendor ? "vendor" : "kernel"));
 	json_object_set_new(out, "overhead_ms", json_real(R->ovh));
 	if (R->cpu_ms >= 0 && R->calls > 0)
 		json_object_set_new(out, "cpu_ms", json_real(R->cpu_ms / (double)R->calls));

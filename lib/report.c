@@ -15,6 +15,10 @@
 
 const double leap_report_fastp[LEAP_REPORT_NFASTP] = {0, 0.5, 0.8, 1, 1.5, 2};
 
+/* What a speedup is against (leap-bench's bench.baseline_kind); 0: not said (older records). */
+static const char *const against[] = {"unknown", "vendor", "kernel", "reference"};
+#define NAGAINST (sizeof against / sizeof against[0])
+
 /* One trajectory: a (group, sample) across its turns. */
 struct traj {
 	char *task;
@@ -22,6 +26,7 @@ struct traj {
 	int first_pass, last_turn;
 	double speedup;  /* best speedup of a passing record; < 0 unknown */
 	double roofline; /* best roofline of a passing record; < 0 unknown */
+	int against;     /* the baseline of that speedup (bench.baseline_kind): an index of against[] */
 	int pruned_early; /* ended unsolved by an easy/hopeless decision before the budget */
 	/* where each turn's record was read (line 0: none yet), to name it when a second comes */
 	uint32_t line[LEAP_REPORT_MAX_TURNS + 1];
@@ -164,8 +169,14 @@ void leap_report_add_at(struct leap_report *r, const json_t *rec, const char *fi
 			t->first_pass = (int)turn;
 		const json_t *bench = json_object_get(rec, "bench");
 		double s = leap_get_num(bench, "speedup", -1), rf = leap_get_num(bench, "roofline", -1);
-		if (isfinite(s) && s > t->speedup)
+		if (isfinite(s) && s > t->speedup) {
 			t->speedup = s;
+			const char *kind = leap_get_str(bench, "baseline_kind", "");
+			t->against = 0;
+			for (int a = 1; a < (int)NAGAINST; a++)
+				if (!strcmp(kind, against[a]))
+					t->against = a;
+		}
 		if (isfinite(rf) && rf > t->roofline)
 			t->roofline = rf;
 	}
@@ -229,10 +240,10 @@ static json_t *stats(struct traj **v, size_t n, int max_turn)
 	json_object_set_new(o, "pass_at_turn", pass);
 	json_object_set_new(o, "recovery", rec);
 	double logsum = 0, roof = 0;
-	long ns = 0, nr = 0;
+	long ns = 0, nr = 0, nag[NAGAINST] = {0};
 	for (size_t i = 0; i < n; i++) {
 		if (v[i]->first_pass && v[i]->speedup > 0)
-			logsum += log(v[i]->speedup), ns++;
+			logsum += log(v[i]->speedup), ns++, nag[v[i]->against]++;
 		if (v[i]->first_pass && v[i]->roofline >= 0)
 			roof += v[i]->roofline, nr++;
 	}
@@ -251,8 +262,35 @@ static json_t *stats(struct traj **v, size_t n, int max_turn)
 	json_object_set_new(o, "fast_p", fast);
 	json_object_set_new(o, "geomean_speedup", ns ? num(exp(logsum / (double)ns)) : json_null());
 	json_object_set_new(o, "timed", json_integer(ns));
+	json_t *ag = json_object(); /* timed trajectories by what their speedup is against */
+	for (size_t a = 0; a < NAGAINST; a++)
+		if (nag[a])
+			json_object_set_new(ag, against[a], json_integer(nag[a]));
+	json_object_set_new(o, "against", ag);
 	json_object_set_new(o, "roofline", nr ? num(roof / (double)nr) : json_null());
 	return o;
+}
+
+/* "speedups are against: a vendor library (cuBLAS, cuDNN) in 3 timed trajectories, a
+ * hand-written kernel in 5": what a reader must know before comparing with other numbers
+ * (KernelBench's are against PyTorch eager, that is vendor libraries). Nothing untimed. */
+static void against_line(FILE *fp, const json_t *all, enum leap_report_format fmt)
+{
+	static const char *const words[NAGAINST] = {"an unnamed baseline (records of before baseline_kind)",
+						    "a vendor library (cuBLAS, cuDNN)", "a hand-written CUDA kernel",
+						    "the C reference (cc -O2)"};
+	const json_t *ag = json_object_get(all, "against");
+	int first = 1;
+	for (size_t a = 0; a < NAGAINST; a++) {
+		long c = leap_get_int(ag, against[a], 0);
+		if (!c)
+			continue;
+		fprintf(fp, "%s%s%s in %ld timed trajector%s", first ? (fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ") : "",
+			first ? "speedups are against: " : ", ", words[a], c, c == 1 ? "y" : "ies");
+		first = 0;
+	}
+	if (!first)
+		fputs("\n", fp);
 }
 
 static int cmp_task(const void *a, const void *b)
@@ -553,6 +591,7 @@ static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt
 	if (untimed)
 		fprintf(fp, "%sno timing data: fast_p for p > 0 and speedups need leap-bench's times\n",
 			fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ");
+	against_line(fp, all, fmt);
 
 	struct table o = {.ncols = 2};
 	row_add(&o, (char *[]){xstrdup("status"), xstrdup("share of records")});

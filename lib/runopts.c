@@ -45,6 +45,10 @@ int leap_runopts_option(struct leap_runopts *r, const struct leap_common *c, int
 		if (leap_devices_parse(arg, r->devs, &err))
 			leap_usage_error(c, "--devices: %s", err);
 		return 1;
+	case LEAP_OPT_TOL:
+		if (leap_tolerance_parse(arg, &r->o->tolerance))
+			leap_usage_error(c, "--tolerance: '%s' is not task or kernelbench", arg);
+		return 1;
 	case LEAP_OPT_NO_NS:
 		r->o->sb.namespaces = 0;
 		return 1;

@@ -16,6 +16,7 @@ enum {
 	LEAP_OPT_DEVICES,                       /* --devices LIST */
 	LEAP_OPT_FSIZE,                         /* --file-size SIZE */
 	LEAP_OPT_NPROC,                         /* --nproc N */
+	LEAP_OPT_TOL,                           /* --tolerance MODE */
 };
 
 /* What the shared options set. The programs' getopt_long tables still list each option (the
@@ -23,7 +24,7 @@ enum {
  * -d/--device, -b/--backend and the long-only codes above. */
 struct leap_runopts {
 	struct leap_verify_opts *o; /* sb.timeout, sb.mem_bytes, sb.fsize_bytes, sb.nproc,
-				     * sb.namespaces and device are set here */
+				     * sb.namespaces, device and tolerance are set here */
 	struct leap_devices *devs;  /* --devices */
 	uint64_t seed;
 	int have_seed, have_device;

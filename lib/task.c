@@ -70,7 +70,7 @@ const char *leap_role_name(enum leap_role r)
 	return roles[r];
 }
 
-static const char *const dists[] = {"normal", "uniform", "small", "large", "sparse", "positive"};
+static const char *const dists[] = {"normal", "uniform", "small", "large", "sparse", "positive", "logits"};
 #define NDISTS (sizeof(dists) / sizeof(dists[0]))
 
 const char *leap_dist_name(unsigned bit)
@@ -371,6 +371,111 @@ static int parse_tol(struct ld *l, json_t *j, const char *key, double *out)
 	return 0;
 }
 
+const char *leap_precision_name(enum leap_precision p)
+{
+	return p == LEAP_PREC_TF32 ? "tf32" : "fp32";
+}
+
+int leap_tolerance_parse(const char *s, enum leap_tolerance *out)
+{
+	if (!strcmp(s, "task"))
+		*out = LEAP_TOL_TASK;
+	else if (!strcmp(s, "kernelbench"))
+		*out = LEAP_TOL_KERNELBENCH;
+	else
+		return -1;
+	return 0;
+}
+
+const char *leap_tolerance_name(enum leap_tolerance m)
+{
+	return m == LEAP_TOL_KERNELBENCH ? "kernelbench" : "task";
+}
+
+void leap_task_tolerance(const struct leap_task *t, enum leap_tolerance mode, double *atol, double *rtol)
+{
+	*atol = t->atol;
+	*rtol = t->rtol;
+	if (mode == LEAP_TOL_KERNELBENCH) {
+		/* KernelBench's torch.allclose(atol=rtol=1e-2); a task whose own fp32 rounding needs
+		 * more keeps its own, or a correct kernel would fail */
+		if (*atol < LEAP_KERNELBENCH_TOL)
+			*atol = LEAP_KERNELBENCH_TOL;
+		if (*rtol < LEAP_KERNELBENCH_TOL)
+			*rtol = LEAP_KERNELBENCH_TOL;
+	}
+}
+
+static const char *const lib_names[LEAP_LIB_COUNT] = {"cublas", "cublasLt", "cudnn", "cufft", "curand", "cusparse",
+						      "cusolver"};
+
+const char *leap_library_name(unsigned bit)
+{
+	for (unsigned i = 0; i < LEAP_LIB_COUNT; i++)
+		if (bit == 1u << i)
+			return lib_names[i];
+	return NULL;
+}
+
+unsigned leap_library_of_header(const char *h)
+{
+	/* cublasLt first: it shares cublas's prefix */
+	static const struct {
+		const char *prefix;
+		unsigned bit;
+	} map[] = {{"cublasLt", LEAP_LIB_CUBLASLT}, {"cublas", LEAP_LIB_CUBLAS},     {"cudnn", LEAP_LIB_CUDNN},
+		   {"cufft", LEAP_LIB_CUFFT},       {"curand", LEAP_LIB_CURAND},     {"cusparse", LEAP_LIB_CUSPARSE},
+		   {"cusolver", LEAP_LIB_CUSOLVER}};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (!strncmp(h, map[i].prefix, strlen(map[i].prefix)))
+			return map[i].bit;
+	return 0;
+}
+
+/* An optional array of library names (lib_names) into a bit set. */
+static int parse_libs(struct ld *l, json_t *j, const char *key, unsigned *out)
+{
+	json_t *a = json_object_get(j, key), *v;
+	size_t i;
+	*out = 0;
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return bad(l, key, "must be an array of library names (cublas, cublasLt, cudnn, cufft, curand, "
+				   "cusparse, cusolver)");
+	json_array_foreach(a, i, v) {
+		unsigned k = 0;
+		while (k < LEAP_LIB_COUNT && !(json_is_string(v) && !strcmp(json_string_value(v), lib_names[k])))
+			k++;
+		if (k == LEAP_LIB_COUNT)
+			return bad(l, key, "item %zu is not a known library (cublas, cublasLt, cudnn, cufft, curand, "
+					   "cusparse, cusolver)", i);
+		*out |= 1u << k;
+	}
+	return 0;
+}
+
+/* "precision", "libraries", "baseline_kind" and "baseline_libraries" (all optional). */
+static int parse_gpu_fields(struct ld *l, json_t *j)
+{
+	struct leap_task *t = l->t;
+	json_t *p = json_object_get(j, "precision");
+	if (p && !(json_is_string(p) && (!strcmp(json_string_value(p), "fp32") || !strcmp(json_string_value(p), "tf32"))))
+		return bad(l, "precision", "must be \"fp32\" or \"tf32\"");
+	t->precision = p && !strcmp(json_string_value(p), "tf32") ? LEAP_PREC_TF32 : LEAP_PREC_FP32;
+	if (parse_libs(l, j, "libraries", &t->libraries) || parse_libs(l, j, "baseline_libraries", &t->baseline_libraries))
+		return -1;
+	json_t *k = json_object_get(j, "baseline_kind");
+	if (k && !(json_is_string(k) && (!strcmp(json_string_value(k), "vendor") || !strcmp(json_string_value(k), "kernel"))))
+		return bad(l, "baseline_kind", "must be \"vendor\" or \"kernel\"");
+	t->baseline_vendor = k && !strcmp(json_string_value(k), "vendor");
+	/* a vendor baseline is a library call: it says which */
+	if (t->baseline_vendor != (t->baseline_libraries != 0))
+		return bad(l, "baseline_kind", "%s", t->baseline_vendor ? "\"vendor\" needs baseline_libraries"
+								: "\"kernel\" (the default) links no baseline_libraries");
+	return 0;
+}
+
 struct leap_task *leap_task_from_json(json_t *j, const char *dir, const char *where, char **err)
 {
 	struct leap_task *t = xcalloc(1, sizeof(*t));
@@ -383,7 +488,7 @@ struct leap_task *leap_task_from_json(json_t *j, const char *dir, const char *wh
 	}
 	static const char *const known[] = {"id", "level", "title", "prompt", "entry", "params", "cases",
 					    "bench", "bench_cpu", "ranges", "atol", "rtol", "bytes", "flops", "tags", "notes",
-					    "reference_precision"};
+					    "reference_precision", "precision", "libraries", "baseline_kind", "baseline_libraries"};
 	const char *k;
 	json_t *v;
 	json_object_foreach(j, k, v) {
@@ -484,7 +589,7 @@ struct leap_task *leap_task_from_json(json_t *j, const char *dir, const char *wh
 	json_t *bench_cpu = json_object_get(j, "bench_cpu");
 	if (parse_case(&l, bench_cpu ? bench_cpu : bench, &t->bench_cpu, "bench_cpu"))
 		goto fail;
-	if (parse_tol(&l, j, "atol", &t->atol) || parse_tol(&l, j, "rtol", &t->rtol))
+	if (parse_tol(&l, j, "atol", &t->atol) || parse_tol(&l, j, "rtol", &t->rtol) || parse_gpu_fields(&l, j))
 		goto fail;
 	if (parse_expr_opt(&l, j, "bytes", &t->bytes) || parse_expr_opt(&l, j, "flops", &t->flops))
 		goto fail;

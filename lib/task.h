@@ -35,6 +35,9 @@ enum leap_dist {
 	LEAP_DIST_LARGE = 1 << 3,    /* N(0, 1) * 1e3 */
 	LEAP_DIST_SPARSE = 1 << 4,   /* 90% zeros, the rest N(0, 1) */
 	LEAP_DIST_POSITIVE = 1 << 5, /* U(0.1, 10) */
+	LEAP_DIST_LOGITS = 1 << 6,   /* N(0, 1) * 3: the spread of a model's logits, so that a
+				      * softmax over thousands of columns has outputs above 1e-2 */
+	LEAP_DIST_LAST = LEAP_DIST_LOGITS,
 	LEAP_DIST_ALL_DEFAULT = 0x1f,
 };
 
@@ -70,6 +73,42 @@ struct leap_range {
 	struct leap_expr *multiple_of; /* NULL: any integer */
 };
 
+/* The arithmetic a task's own tolerance admits (task.json "precision"): fp32 strict (float
+ * products and sums; the tolerance is sized for fp32 rounding), or tf32 (inputs of products
+ * may be rounded to TF32's 10-bit mantissa, as tensor cores do: GEMM and convolution). */
+enum leap_precision { LEAP_PREC_FP32, LEAP_PREC_TF32 };
+
+const char *leap_precision_name(enum leap_precision p);
+
+/* Which tolerance a check applies: the task's own atol and rtol, or KernelBench's
+ * (atol = rtol = 1e-2, never tighter than the task's own), as `--tolerance task|kernelbench`. */
+enum leap_tolerance { LEAP_TOL_TASK, LEAP_TOL_KERNELBENCH };
+
+#define LEAP_KERNELBENCH_TOL 1e-2
+
+/* Parses "task" or "kernelbench"; returns 0, or -1 when s is neither. */
+int leap_tolerance_parse(const char *s, enum leap_tolerance *out);
+const char *leap_tolerance_name(enum leap_tolerance m);
+
+/* The vendor libraries a task may name (task.json "libraries", "baseline_libraries"). */
+enum {
+	LEAP_LIB_CUBLAS = 1 << 0,   /* cublas (also cublasLt, which it needs) */
+	LEAP_LIB_CUBLASLT = 1 << 1, /* cublasLt */
+	LEAP_LIB_CUDNN = 1 << 2,    /* cudnn */
+	LEAP_LIB_CUFFT = 1 << 3,    /* cufft */
+	LEAP_LIB_CURAND = 1 << 4,   /* curand */
+	LEAP_LIB_CUSPARSE = 1 << 5, /* cusparse */
+	LEAP_LIB_CUSOLVER = 1 << 6, /* cusolver */
+	LEAP_LIB_COUNT = 7
+};
+
+/* The name of library bit `bit` ("cublas"), as task.json and -l spell it; NULL if none. */
+const char *leap_library_name(unsigned bit);
+
+/* The library bit whose headers include `header` (a file name such as "cublas_v2.h" or
+ * "cudnn_ops.h", without directories), or 0 when it is no vendor library's. */
+unsigned leap_library_of_header(const char *header);
+
 struct leap_task {
 	char *id, *dir;
 	int level;
@@ -81,6 +120,10 @@ struct leap_task {
 	struct leap_case bench;  /* the benchmark case (cuda) */
 	struct leap_case bench_cpu; /* the benchmark case of the cpu backend ("bench_cpu", else bench) */
 	double atol, rtol;
+	enum leap_precision precision;   /* "precision": the arithmetic the tolerance admits */
+	unsigned libraries;              /* "libraries": vendor libraries a candidate may use (LEAP_LIB_*) */
+	unsigned baseline_libraries;     /* "baseline_libraries": those baseline.cu links */
+	int baseline_vendor;             /* "baseline_kind": 1 vendor (a library call), 0 kernel */
 	struct leap_expr *bytes, *flops; /* optional: minimal traffic and work of one call */
 	json_t *json;                    /* task.json as loaded */
 	/* Drawn cases: sizes the prompt does not list (lib/ranges.c). */
@@ -121,6 +164,10 @@ char *leap_task_prototype(const struct leap_task *t, enum leap_backend b);
 
 /* C type of one parameter for `b` ("const float *", "int", "const __half *"...). Static. */
 const char *leap_param_ctype(const struct leap_param *p, enum leap_backend b);
+
+/* The atol and rtol a check of t applies under `mode` (before any widening at the
+ * benchmark size). */
+void leap_task_tolerance(const struct leap_task *t, enum leap_tolerance mode, double *atol, double *rtol);
 
 /* The benchmark case for backend `b`. */
 const struct leap_case *leap_task_bench_case(const struct leap_task *t, enum leap_backend b);

@@ -331,12 +331,12 @@ void leap_case_mark_drawn(struct leap_case_data *d)
 static unsigned pick_dist(unsigned dists, unsigned k)
 {
 	unsigned n = 0;
-	for (unsigned b = 1; b <= LEAP_DIST_POSITIVE; b <<= 1)
+	for (unsigned b = 1; b <= LEAP_DIST_LAST; b <<= 1)
 		n += (dists & b) != 0;
 	if (!n)
 		return LEAP_DIST_NORMAL;
 	k %= n;
-	for (unsigned b = 1; b <= LEAP_DIST_POSITIVE; b <<= 1)
+	for (unsigned b = 1; b <= LEAP_DIST_LAST; b <<= 1)
 		if ((dists & b) && k-- == 0)
 			return b;
 	return LEAP_DIST_NORMAL;
@@ -387,6 +387,9 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
 			break;
 		case LEAP_DIST_POSITIVE:
 			v = 0.1 + 9.9 * unit(rng);
+			break;
+		case LEAP_DIST_LOGITS:
+			v = normal(rng) * 3.0;
 			break;
 		default:
 			v = normal(rng);
@@ -580,7 +583,10 @@ json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t s
 {
 	const struct leap_task *t = d->t;
 	size_t np = t->nparams;
-	double scale = d->tol_scale > 0 ? d->tol_scale : 1, atol = t->atol * scale, rtol = t->rtol * scale;
+	double scale = d->tol_scale > 0 ? d->tol_scale : 1, atol, rtol;
+	leap_task_tolerance(t, d->tol, &atol, &rtol);
+	atol *= scale;
+	rtol *= scale;
 	for (size_t p = 0; p < np; p++) {
 		const struct leap_run_param *r = &d->rp[p];
 		const struct leap_param *par = &t->params[p];

@@ -29,6 +29,7 @@ struct leap_case_data {
 				      * "; random sizes, not a listed case" */
 	double tol_scale;            /* the task's atol and rtol are multiplied by this (0: 1);
 				      * leap-bench widens them for longer reductions */
+	enum leap_tolerance tol;     /* whose atol and rtol: the task's or KernelBench's */
 };
 
 /* Prepares case `c` (index `index`) of `t` for `nsets` input sets, of which the arena

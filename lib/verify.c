@@ -219,6 +219,7 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 		const struct leap_case *c = ci < t->ncases ? &t->cases[ci] : &drawn[ci - t->ncases];
 		if (leap_case_prepare(d, t, c, ci, (uint32_t)trials, 1, err))
 			goto fail;
+		d->tol = v->o.tolerance;
 		if (ci >= t->ncases)
 			leap_case_mark_drawn(d);
 		if (d->arena_bytes > arena)

@@ -16,6 +16,7 @@
 struct leap_verify_opts {
 	int trials;                   /* fresh input sets per case (>= 1) */
 	int drawn;                    /* cases of sizes drawn from the task's ranges, besides the listed */
+	enum leap_tolerance tolerance; /* --tolerance: the task's own, or KernelBench's */
 	struct leap_sandbox_opts sb;  /* limits of the runner child */
 	const char *device;           /* cuda device index ("0") */
 	char *libexec;                /* directory of leap-run-cpu / leap-run-cuda */

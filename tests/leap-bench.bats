@@ -100,8 +100,8 @@ honest() {
 	run -0 leap-bench --max-time 2 --target-ci 1 --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -r '.bench | [(.status | IN("ok", "noisy")), (.n >= 10), (.calls >= .n), (.median_ms > 0), (.baseline_ms > 0),
 		((.measured_speedup // .speedup) > 0), (.roofline > 0), .seed, .case.n, (.cpu_ms > 0), .cores, (.overhead_ms >= 0),
-		(.freezer | test("freezer|SIGSTOP")), (if .status == "ok" then .speedup > 0 else .speedup == 0 end)] | @tsv' <<<"$output"
-	assert_output "true	true	true	true	true	true	true	5	4194304	true	$(nproc)	true	true	true"
+		(.freezer | test("freezer|SIGSTOP")), (if .status == "ok" then .speedup > 0 else .speedup == 0 end), .baseline_kind] | @tsv' <<<"$output"
+	assert_output "true	true	true	true	true	true	true	5	4194304	true	$(nproc)	true	true	true	reference"
 }
 
 @test "an interval wider than --target-ci is noisy: no speedup, the measured one named as unusable" {
@@ -412,4 +412,20 @@ groups() {
 	done
 	# they did take turns: at least one of them waited
 	cat "$BATS_TEST_TMPDIR/a.err" "$BATS_TEST_TMPDIR/b.err" | grep -q 'waiting for the lock on device cpu'
+}
+
+@test "cuda: a vendor baseline is built linked against its baseline_libraries (cuBLAS for matmul)" {
+	skip_unless_nvcc
+	export LEAP_CACHE="$BATS_TEST_TMPDIR/cache"
+	jq -nc '{task:"matmul",backend:"cuda",sample:0,code:"extern \"C\" void matmul(const float *A, const float *B, float *C, int n) { }"}' |
+		leap-compile --arch sm_90 | jq -c '. + {status: "pass", verify: {status: "pass"}}' >"$BATS_TEST_TMPDIR/rec.jsonl"
+	# without a GPU the record is no_device, after the baseline was built; with one it is timed
+	run leap-bench --max-time 0.2 "$BATS_TEST_TMPDIR/rec.jsonl"
+	found=""
+	for so in "$LEAP_CACHE"/artifacts/*.so; do
+		if readelf -d "$so" | grep -q "libcublas.so"; then found=$so; fi
+	done
+	[ -n "$found" ] || fail "no baseline artifact linked against libcublas in $LEAP_CACHE/artifacts"
+	run -0 nm -D --defined-only "$found"
+	assert_output --partial " T matmul"
 }

@@ -559,3 +559,29 @@ $VA_OK" >"$T/in.jsonl"
 	assert_equal "$(sed -n 1p <<<"$output")" "$(sed -n 1p "$T/in.jsonl")"
 	assert_equal "$(sed -n 2p <<<"$output" | jq -r .compile.status)" ok
 }
+
+@test "cuda: a vendor library the task does not allow is refused: its headers, or its name for dlopen" {
+	skip_unless_nvcc
+	{
+		code_rec matmul cuda '#include <cublas_v2.h>
+extern "C" void matmul(const float *A, const float *B, float *C, int n) { }' 0
+		code_rec matmul cuda '#include <dlfcn.h>
+extern "C" void matmul(const float *A, const float *B, float *C, int n) { dlopen("libcudnn.so.9", RTLD_NOW); }' 1
+		code_rec matmul cuda 'extern "C" void matmul(const float *A, const float *B, float *C, int n) { }' 2
+	} >"$T/in.jsonl"
+	run -0 leap-compile -j 2 --arch sm_90 "$T/in.jsonl"
+	echo "$output" >"$T/out.jsonl"
+	jq -e -s '.[] | select(.sample == 0) | .status == "compile_error" and .compile.reason == "library_not_allowed" and (.compile.message | contains("includes the headers of cublas, a library that is not allowed for this task"))' "$T/out.jsonl"
+	jq -e -s '.[] | select(.sample == 1) | .compile.reason == "library_not_allowed" and (.compile.message | contains("names cudnn"))' "$T/out.jsonl"
+	jq -e -s '.[] | select(.sample == 2) | .compile.status == "ok"' "$T/out.jsonl"
+	# a task that allows cuBLAS: a candidate calling it compiles and links against it
+	mkdir -p "$T/suite"
+	cp -R "$ROOT/tasks/matmul" "$T/suite/"
+	jq '. + {libraries: ["cublas"]}' "$ROOT/tasks/matmul/task.json" >"$T/suite/matmul/task.json"
+	code_rec matmul cuda '#include <cublas_v2.h>
+extern "C" void matmul(const float *A, const float *B, float *C, int n) { cublasHandle_t h; cublasCreate(&h); }' 0 >"$T/one.jsonl"
+	run -0 leap-compile --tasks "$T/suite" --arch sm_90 "$T/one.jsonl"
+	jq -e '.compile.status == "ok"' <<<"$output"
+	run -0 readelf -d "$(jq -r .compile.artifact <<<"$output")"
+	assert_output --partial "libcublas.so"
+}

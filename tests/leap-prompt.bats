@@ -151,7 +151,14 @@ sizes_fact() {
 	run -0 --separate-stderr leap-prompt --backend cuda --tasks "$BATS_TEST_TMPDIR/suite" --device-info "$FIXTURES/leap-prompt/h200.json" matmul
 	p=$(jq -r '.messages[1].content' <<<"$output")
 	[[ "$p" == *"no other library (cuBLAS, cuDNN...) is available for this task"* ]]
+	[[ "$p" == *"against a vendor library (cuBLAS or cuDNN), called as a framework would call it."* ]]
+	[[ "$p" == *"Precision class tf32"* ]]
+	jq '.baseline_kind = "kernel" | del(.baseline_libraries) | .precision = "fp32"' "$LEAP_TASKS/matmul/task.json" \
+		>"$BATS_TEST_TMPDIR/suite/matmul/task.json"
+	run -0 --separate-stderr leap-prompt --backend cuda --tasks "$BATS_TEST_TMPDIR/suite" matmul
+	p=$(jq -r '.messages[1].content' <<<"$output")
 	[[ "$p" == *"against a straightforward hand-written CUDA kernel."* ]]
+	[[ "$p" == *"Precision class fp32"* ]]
 	# a task.json without reference_precision says nothing of how the reference computes
 	jq 'del(.reference_precision)' "$LEAP_TASKS/matmul/task.json" >"$BATS_TEST_TMPDIR/suite/matmul/task.json"
 	run -0 --separate-stderr leap-prompt --tasks "$BATS_TEST_TMPDIR/suite" --backend cpu matmul
@@ -159,4 +166,19 @@ sizes_fact() {
 	jq '.reference_precision = "quad"' "$LEAP_TASKS/matmul/task.json" >"$BATS_TEST_TMPDIR/suite/matmul/task.json"
 	run -1 --separate-stderr leap-prompt --tasks "$BATS_TEST_TMPDIR/suite" --backend cpu matmul
 	[[ "$stderr" == *'reference_precision: must be "double" or "float"'* ]]
+}
+
+@test "--tolerance kernelbench states KernelBench's tolerance, never tighter than the task's own" {
+	run -0 --separate-stderr leap-prompt --backend cuda --tolerance kernelbench softmax
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"|out - ref| <= 0.01 + 0.01 * |ref|"* ]]
+	[[ "$p" == *"This is KernelBench's tolerance (atol = rtol = 1e-2)"* ]]
+	[[ "$p" != *"1e-06"* ]]
+	run -0 --separate-stderr leap-prompt --backend cuda softmax
+	[[ "$(jq -r '.messages[1].content' <<<"$output")" == *"|out - ref| <= 1e-06 + 0.0001 * |ref|"* ]]
+	# mlp_block's own tolerance is wider than KernelBench's: it stays
+	run -0 --separate-stderr leap-prompt --backend cuda --tolerance kernelbench mlp_block
+	[[ "$(jq -r '.messages[1].content' <<<"$output")" == *"|out - ref| <= 0.1 + 0.03 * |ref|"* ]]
+	run -2 --separate-stderr leap-prompt --tolerance loose softmax
+	[[ "$stderr" == *"--tolerance: 'loose' is not task or kernelbench"* ]]
 }

@@ -148,3 +148,17 @@ PY
 	run -0 jq -c '[.records, .errors, .duplicates, .all.pass_at_turn, .advantage.n, .advantage.mean, .advantage.max]' <(echo "$output")
 	assert_output '[3,1,1,[0.5],2,0,1]'
 }
+
+@test "the report says what the speedups are against: bench.baseline_kind of each timed trajectory's best" {
+	# task A's three timed trajectories against a vendor library, C's two against a kernel
+	jq -Rc 'fromjson? | if .bench.speedup then .bench.baseline_kind = (if .task == "A" then "vendor" else "kernel" end) else . end' \
+		"$DONE" >"$BATS_TEST_TMPDIR/kinds.jsonl"
+	run --separate-stderr -0 leap-report --format json "$BATS_TEST_TMPDIR/kinds.jsonl"
+	assert_equal "$(jq -c '.all.against' <<<"$output")" '{"vendor":3,"kernel":2}'
+	assert_equal "$(jq -c '[.tasks[] | .against]' <<<"$output")" '[{"vendor":3},{},{"kernel":2}]'
+	run --separate-stderr -0 leap-report "$BATS_TEST_TMPDIR/kinds.jsonl"
+	assert_line "  speedups are against: a vendor library (cuBLAS, cuDNN) in 3 timed trajectories, a hand-written CUDA kernel in 2 timed trajectories"
+	# records of before baseline_kind: said to be unnamed, not guessed
+	run --separate-stderr -1 leap-report "$DONE"
+	assert_line "  speedups are against: an unnamed baseline (records of before baseline_kind) in 5 timed trajectories"
+}

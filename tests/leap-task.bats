@@ -184,3 +184,21 @@ matmul ok"
 	run --separate-stderr -2 leap-task --draw 2 --seed 9007199254740992 softmax
 	[[ "$stderr" == *"--seed: '9007199254740992' is not an integer in [0, 2^53)"* ]]
 }
+
+@test "a task's precision class, allowed libraries and baseline kind are described, defaults included" {
+	run -0 leap-task matmul conv2d softmax
+	assert_equal "$(jq -sc '[.[] | [.id, .precision, .libraries, .baseline_kind, .baseline_libraries]]' <<<"$output")" \
+		'[["matmul","tf32",[],"vendor",["cublas"]],["conv2d","tf32",[],"vendor",["cudnn"]],["softmax","fp32",[],"kernel",[]]]'
+	# absent fields are the defaults: fp32, no libraries, a kernel baseline
+	mkdir -p "$BATS_TEST_TMPDIR/vector_add"
+	cp "$LEAP_TASKS/vector_add/reference.c" "$BATS_TEST_TMPDIR/vector_add/"
+	jq 'del(.precision, .baseline_kind)' "$LEAP_TASKS/vector_add/task.json" >"$BATS_TEST_TMPDIR/vector_add/task.json"
+	run -0 leap-task "$BATS_TEST_TMPDIR/vector_add"
+	assert_equal "$(jq -c '[.precision, .libraries, .baseline_kind, .baseline_libraries]' <<<"$output")" '["fp32",[],"kernel",[]]'
+	# bad values name the field
+	for bad in '.precision = "fp16"' '.libraries = ["mkl"]' '.baseline_kind = "vendor"' '.baseline_libraries = ["cublas"]'; do
+		jq "$bad" "$LEAP_TASKS/vector_add/task.json" >"$BATS_TEST_TMPDIR/vector_add/task.json"
+		run -1 --separate-stderr leap-task --check "$BATS_TEST_TMPDIR/vector_add"
+		jq -e '.error.message | test("task.json: (precision|libraries|baseline_kind): ")' <<<"$output"
+	done
+}

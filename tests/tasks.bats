@@ -60,6 +60,58 @@ setup() {
 	[ -z "$failed" ] || fail "unfair or broken tasks:$failed"
 }
 
+@test "tasks: every task is fair under --tolerance kernelbench (atol = rtol = 1e-2) too" {
+	failed=""
+	for d in tasks/*/; do
+		id=$(basename "$d")
+		if ! "$CHECK" --tolerance kernelbench "$id" "$WORK" >"$WORK/$id.log" 2>&1; then
+			failed="$failed $id"
+			grep -E "FAIL|error" "$WORK/$id.log" | head -5
+		fi
+		# the checker applied KernelBench's tolerance: atol and rtol at least 1e-2
+		sed -n "s/^task $id: .* tolerance kernelbench (atol \([0-9.e-]*\), rtol \([0-9.e-]*\)).*/\1 \2/p" "$WORK/$id.log" |
+			awk '{ ok = $1 >= 0.01 && $2 >= 0.01 } END { exit !ok }' || failed="$failed $id:not-kernelbench"
+	done
+	[ -z "$failed" ] || fail "tasks unfair under KernelBench's tolerance:$failed"
+}
+
+@test "tasks: each names its precision class, GEMM and convolution tf32 and the rest fp32" {
+	bad=""
+	for d in tasks/*/; do
+		id=$(basename "$d")
+		p=$(jq -r '.precision // "missing"' "$d/task.json")
+		case $id in
+		matmul | matmul_* | linear_gelu | mlp_block | rmsnorm_linear | conv* | attention | causal_attention) want=tf32 ;;
+		*) want=fp32 ;;
+		esac
+		[ "$p" = "$want" ] || bad="$bad $id:$p"
+	done
+	[ -z "$bad" ] || fail "precision classes:$bad"
+}
+
+@test "tasks: the checker flags a task of precision tf32 whose tolerance TF32 cannot meet" {
+	export LEAP_TASKS="$FIXTURES/tasks/unfair"
+	run -1 "$CHECK" --drawn 0 --solution "$FIXTURES/tasks/matmul/solution.c" matmul_tf32_tight "$WORK"
+	assert_output --partial "FAIL: matmul_tf32_tight case 0 trial 0: a TF32 computation (float inputs rounded to 10 mantissa bits) is outside the tolerance of a task of precision tf32"
+	refute_output --partial "the solution is outside the tolerance"
+}
+
+@test "tasks: the checker flags, under --tolerance kernelbench only, a task whose outputs are within 1e-2 of zero" {
+	export LEAP_TASKS="$FIXTURES/tasks/unfair"
+	run -0 "$CHECK" --drawn 0 --solution "$FIXTURES/tasks/vector_add/solution.c" vector_add_small "$WORK"
+	assert_output --partial "tolerance task (atol 1e-06, rtol 1e-06)"
+	run -1 "$CHECK" --drawn 0 --tolerance kernelbench --solution "$FIXTURES/tasks/vector_add/solution.c" vector_add_small "$WORK"
+	assert_output --partial "FAIL: vector_add_small case 0 trial 0: a candidate writing zeros passes"
+	assert_output --partial "tolerance kernelbench (atol 0.01, rtol 0.01)"
+}
+
+@test "tasks: a case of fewer than 16 output elements needs a trivial answer to fail in one trial, not in all" {
+	# matmul n = 1 is one element: within 2e-2 (tf32) it meets zeros in some trials, never in all
+	run -0 "$CHECK" --drawn 0 matmul "$WORK"
+	assert_output --regexp "matmul case 0 trial [0-9]+: .*(zeros PASS|mean PASS|other seed PASS)"
+	refute_output --partial FAIL
+}
+
 @test "tasks: the checker rejects a solution that misses an element" {
 	run -1 "$CHECK" --solution "$FIXTURES/tasks/wrong/vector_add_short.c" vector_add "$WORK"
 	assert_output --partial "FAIL: vector_add case 0 trial 0: the solution is outside the tolerance"
@@ -111,25 +163,57 @@ setup() {
 	assert_output --partial "a candidate writing zeros passes"
 }
 
-@test "tasks: every baseline.cu compiles with nvcc for sm_90 against its prelude" {
+@test "tasks: every baseline.cu compiles with nvcc for sm_90 against its prelude and links its baseline_libraries" {
 	skip_unless_nvcc
 	nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
 	export nvcc WORK
 	run bash -c 'ls tasks | xargs -P 2 -I{} sh -c '\''
 		leap-task --shim cuda {} | sed -n "/---- prelude ----/,/---- shim ----/p" | sed "1d;\$d" >"$WORK/{}.h" &&
-		"$nvcc" -c -arch=sm_90 -Werror all-warnings -include "$WORK/{}.h" -o "$WORK/{}.o" tasks/{}/baseline.cu ||
+		libs=$(jq -r "(.baseline_libraries // [])[] | \"-l\" + ." tasks/{}/task.json) &&
+		"$nvcc" -shared -Xcompiler -fPIC -arch=sm_90 -Werror all-warnings -include "$WORK/{}.h" -o "$WORK/{}.so" \
+			tasks/{}/baseline.cu $libs -Xlinker --no-undefined ||
 		echo "FAILED {}"'\'''
 	refute_output --partial FAILED
-	[ "$(ls "$WORK"/*.o | wc -l)" -eq "$(ls -d tasks/*/ | wc -l)" ]
+	[ "$(ls "$WORK"/*.so | wc -l)" -eq "$(ls -d tasks/*/ | wc -l)" ]
+	run -0 readelf -d "$WORK/matmul.so"
+	assert_output --partial "libcublas.so"
+	run -0 readelf -d "$WORK/conv2d.so"
+	assert_output --partial "libcudnn.so"
+}
+
+@test "tasks: GEMM and convolution tasks have vendor baselines naming their library, the rest kernels without cudaMalloc" {
+	bad=""
+	for d in tasks/*/; do
+		id=$(basename "$d")
+		kind=$(jq -r '.baseline_kind // "kernel"' "$d/task.json")
+		libs=$(jq -r '(.baseline_libraries // []) | join(",")' "$d/task.json")
+		case $id in
+		matmul | matmul_rect | matmul_nt | matmul_batched | linear_gelu | mlp_block | swiglu_mlp | rmsnorm_linear) want=vendor:cublas ;;
+		conv1d | conv2d | conv2d_silu) want=vendor:cudnn ;;
+		*) want=kernel: ;;
+		esac
+		[ "$kind:$libs" = "$want" ] || bad="$bad $id:$kind:$libs"
+		if [ "$kind" = vendor ]; then
+			grep -q "#include <${libs}" "$d/baseline.cu" || bad="$bad $id:no-include"
+		else
+			! grep -qE "#include <cu(blas|dnn)" "$d/baseline.cu" || bad="$bad $id:kernel-includes-a-library"
+			! grep -q "cudaMalloc" "$d/baseline.cu" || bad="$bad $id:cudaMalloc-in-a-kernel-baseline"
+		fi
+	done
+	[ -z "$bad" ] || fail "baseline kinds:$bad"
 }
 
 @test "tasks: every baseline.cu passes its task on the GPU" {
 	skip_unless_gpu
 	command -v leap-verify >/dev/null || skip "leap-verify is not built in this checkout"
 	failed=""
+	# a vendor baseline is verified as a candidate of a task that allows its libraries
+	cp -R tasks "$WORK/suite"
 	for d in tasks/*/; do
 		id=$(basename "$d")
-		leap-verify --task "$id" "$d/baseline.cu" >"$WORK/$id.txt" 2>&1 || { failed="$failed $id"; head -3 "$WORK/$id.txt"; }
+		jq '. + {libraries: (.baseline_libraries // [])}' "$d/task.json" >"$WORK/suite/$id/task.json"
+		leap-verify --tasks "$WORK/suite" --task "$id" "$d/baseline.cu" >"$WORK/$id.txt" 2>&1 ||
+			{ failed="$failed $id"; head -3 "$WORK/$id.txt"; }
 	done
 	[ -z "$failed" ] || fail "baselines that do not pass:$failed"
 }

@@ -1,25 +1,27 @@
-// matmul baseline: 16x16 shared-memory tiles, one output element per thread.
-#define TILE 16
+// matmul baseline: cuBLAS SGEMM in fp32 (no TF32), as PyTorch eager computes torch.mm by default.
+/*
+ * Row-major C = A B is column-major C^T = B^T A^T: one SGEMM with the operands swapped. The
+ * handle is made on the first call, which the referee's warm-up block makes (never timed), as
+ * a framework makes its handle once per process; the math mode is CUBLAS_DEFAULT_MATH, which
+ * leaves TF32 off for SGEMM (torch.backends.cuda.matmul.allow_tf32 is False by default).
+ */
+#include <stdio.h>
+#include <cublas_v2.h>
 
-__global__ static void matmul_kernel(const float *A, const float *B, float *C, int n)
+static cublasHandle_t blas(void)
 {
-	__shared__ float As[TILE][TILE], Bs[TILE][TILE];
-	int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
-	float acc = 0.0f;
-	for (int t = 0; t < n; t += TILE) {
-		As[threadIdx.y][threadIdx.x] = row < n && t + threadIdx.x < n ? A[(long)row * n + t + threadIdx.x] : 0.0f;
-		Bs[threadIdx.y][threadIdx.x] = col < n && t + threadIdx.y < n ? B[(long)(t + threadIdx.y) * n + col] : 0.0f;
-		__syncthreads();
-		for (int k = 0; k < TILE; k++)
-			acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
-		__syncthreads();
+	static cublasHandle_t h;
+	if (!h && (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetMathMode(h, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS)) {
+		fprintf(stderr, "matmul baseline: cuBLAS cannot be initialised\n");
+		h = NULL;
 	}
-	if (row < n && col < n)
-		C[(long)row * n + col] = acc;
+	return h;
 }
 
 extern "C" void matmul(const float *A, const float *B, float *C, int n)
 {
-	dim3 block(TILE, TILE), grid((n + TILE - 1) / TILE, (n + TILE - 1) / TILE);
-	matmul_kernel<<<grid, block>>>(A, B, C, n);
+	const float one = 1.0f, zero = 0.0f;
+	cublasHandle_t h = blas();
+	if (h && cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, B, n, A, n, &zero, C, n) != CUBLAS_STATUS_SUCCESS)
+		fprintf(stderr, "matmul baseline: cublasSgemm failed\n");
 }

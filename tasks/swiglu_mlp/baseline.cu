@@ -1,53 +1,61 @@
-// swiglu_mlp baseline: gate and up projections in tiled linear kernels, a gating kernel, the down projection.
+// swiglu_mlp baseline: cuBLAS SGEMMs in fp32 (no TF32) for the gate, up and down projections, one gating kernel.
+/*
+ * As PyTorch eager runs down(silu(gate(x)) * up(x)): three GEMMs and the elementwise gating.
+ * The handle and the scratch buffer for g and u are made on the first call (the referee's
+ * untimed warm-up) and kept: no cudaMalloc in a timed call. CUBLAS_DEFAULT_MATH leaves TF32 off.
+ */
+#include <stdio.h>
+#include <cublas_v2.h>
 
-#define TILE 16
-
-/* y[M][N] = act(x[M][K] w[N][K]^T + b[N]); act 0: none, 1: exact GELU. b may be NULL. */
-__global__ static void linear_kernel(const float *x, const float *w, const float *b, float *y, int M, int N, int K, int act)
+static cublasHandle_t blas(void)
 {
-	__shared__ float xs[TILE][TILE], ws[TILE][TILE];
-	int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
-	int wrow = blockIdx.x * TILE + threadIdx.y;
-	float acc = 0.0f;
-	for (int t = 0; t < K; t += TILE) {
-		xs[threadIdx.y][threadIdx.x] = row < M && t + threadIdx.x < K ? x[(long)row * K + t + threadIdx.x] : 0.0f;
-		ws[threadIdx.y][threadIdx.x] = wrow < N && t + threadIdx.x < K ? w[(long)wrow * K + t + threadIdx.x] : 0.0f;
-		__syncthreads();
-		for (int k = 0; k < TILE; k++)
-			acc += xs[threadIdx.y][k] * ws[threadIdx.x][k];
-		__syncthreads();
+	static cublasHandle_t h;
+	if (!h && (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetMathMode(h, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS)) {
+		fprintf(stderr, "swiglu_mlp baseline: cuBLAS cannot be initialised\n");
+		h = NULL;
 	}
-	if (row < M && col < N) {
-		float v = acc + (b ? b[col] : 0.0f);
-		if (act == 1)
-			v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-		y[(long)row * N + col] = v;
-	}
+	return h;
 }
 
-static void linear(const float *x, const float *w, const float *b, float *y, int M, int N, int K, int act)
+/* A device buffer of at least n floats, kept between calls (grown only when a call needs more). */
+static float *scratch(size_t n)
 {
-	dim3 block(TILE, TILE), grid((N + TILE - 1) / TILE, (M + TILE - 1) / TILE);
-	linear_kernel<<<grid, block>>>(x, w, b, y, M, N, K, act);
+	static float *p;
+	static size_t cap;
+	if (n > cap) {
+		cudaFree(p);
+		p = NULL;
+		cap = 0;
+		if (cudaMalloc(&p, n * sizeof(float)) != cudaSuccess)
+			return NULL;
+		cap = n;
+	}
+	return p;
 }
 
-__global__ static void gate_kernel(const float *g, const float *u, float *h, long n)
+/* Row-major y (M x N) = x (M x K) W^T with W N x K. */
+static int gemm_nt(cublasHandle_t h, const float *x, const float *w, float *y, int M, int N, int K)
 {
-	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n)
-		h[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+	const float one = 1.0f, zero = 0.0f;
+	return cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, K, x, K, &zero, y, N) == CUBLAS_STATUS_SUCCESS ? 0 : -1;
+}
+
+__global__ static void gate_kernel(float *g, const float *u, long n)
+{
+	for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+		g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
 extern "C" void swiglu_mlp(const float *x, const float *wg, const float *wu, const float *wd, float *y, int M, int D, int H)
 {
-	float *g, *u;
-	long n = (long)M * H;
-	if (cudaMalloc(&g, sizeof(float) * 2 * (size_t)n) != cudaSuccess)
+	cublasHandle_t h = blas();
+	long n = (long)M * H, blocks = (n + 255) / 256;
+	float *g = scratch(2 * (size_t)n), *u = g ? g + n : NULL;
+	if (!h || !g || gemm_nt(h, x, wg, g, M, H, D) || gemm_nt(h, x, wu, u, M, H, D)) {
+		fprintf(stderr, "swiglu_mlp baseline: cuBLAS or its scratch memory failed\n");
 		return;
-	u = g + n;
-	linear(x, wg, NULL, g, M, H, D, 0);
-	linear(x, wu, NULL, u, M, H, D, 0);
-	gate_kernel<<<(unsigned)((n + 255) / 256), 256>>>(g, u, g, n);
-	linear(g, wd, NULL, y, M, D, H, 0);
-	cudaFree(g);
+	}
+	gate_kernel<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256>>>(g, u, n);
+	if (gemm_nt(h, g, wd, y, M, D, H))
+		fprintf(stderr, "swiglu_mlp baseline: cublasSgemm failed\n");
 }
