@@ -58,3 +58,63 @@ runtime_version() {
 	assert_line --index 0 --partial "baseline.cu: no_device (task vector_add, cuda"
 	[[ "$stderr" != *cuDriverGetVersion* ]]
 }
+
+# arch_of ARTIFACT: the architectures of the SASS in it: cuobjdump's list where the toolkit has
+# it, else the ptxas options each cubin of the fatbin records ("-arch sm_90a").
+arch_of() {
+	local objdump="${CUDA_HOME:-/usr/local/cuda}/bin/cuobjdump"
+	if [ -x "$objdump" ]; then
+		"$objdump" --list-elf "$1" | sed -n 's/.*\(sm_[0-9]*[a-z]*\).*/\1/p' | sort -u
+	else
+		strings -a "$1" | grep -o -- '-arch sm_[0-9]*[a-z]*' | sed 's/^-arch //' | sort -u
+	fi
+}
+
+@test "arch: an H200 (compute 9.0) builds for sm_90a, so wgmma and setmaxnreg compile" {
+	skip_unless_nvcc
+	jq -nc --arg c '__global__ void k(float *c)
+{
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+	asm volatile("wgmma.fence.sync.aligned;\n");
+	c[threadIdx.x] = 0.0f;
+}
+extern "C" void vector_add(const float *a, const float *b, float *c, int n) { k<<<1, 128>>>(c); }' \
+		'{task:"vector_add",backend:"cuda",code:$c}' >"$T/in.jsonl"
+	PATH="$SMI:$PATH" run -0 leap-compile "$T/in.jsonl"
+	[ "$(jq -r .compile.status <<<"$output")" = ok ]
+	[ "$(jq -r .compile.arch <<<"$output")" = sm_90a ]
+	[ "$(arch_of "$(jq -r .compile.artifact <<<"$output")")" = sm_90a ]
+	# the same source for plain sm_90 (--arch overrides the device) does not assemble
+	PATH="$SMI:$PATH" run -0 leap-compile --arch sm_90 "$T/in.jsonl"
+	[ "$(jq -r .status <<<"$output")" = compile_error ]
+	[[ "$(jq -r .compile.message <<<"$output")" == *"not supported on .target 'sm_90'"* ]]
+}
+
+@test "arch: compute 10.0 -> sm_100a, 8.6 -> sm_86; --arch overrides; no GPU -> sm_90" {
+	skip_unless_nvcc
+	jq -nc '{task:"vector_add",backend:"cuda",code:"extern \"C\" void vector_add(const float *a, const float *b, float *c, int n) { }"}' >"$T/in.jsonl"
+	FAKE_GPUS="0, NVIDIA B200, 10.0, GPU-b, Enabled, 183359" PATH="$SMI:$PATH" run -0 leap-compile "$T/in.jsonl"
+	[ "$(jq -r .compile.arch <<<"$output")" = sm_100a ]
+	FAKE_GPUS="0, NVIDIA A10, 8.6, GPU-a, Enabled, 23028" PATH="$SMI:$PATH" run -0 leap-compile "$T/in.jsonl"
+	[ "$(jq -r .compile.arch <<<"$output")" = sm_86 ]
+	[ "$(arch_of "$(jq -r .compile.artifact <<<"$output")")" = sm_86 ]
+	PATH="$SMI:$PATH" run -0 leap-compile --arch sm_80 "$T/in.jsonl"
+	[ "$(jq -r .compile.arch <<<"$output")" = sm_80 ]
+	FAKE_GPUS="" PATH="$SMI:$PATH" run -0 leap-compile "$T/in.jsonl"
+	[ "$(jq -r .compile.arch <<<"$output")" = sm_90 ]
+}
+
+@test "prompt: a visible H200 is named with its arch and the flags leap-compile uses" {
+	skip_unless_nvcc
+	PATH="$SMI:$PATH" run -0 --separate-stderr leap-prompt --backend cuda vector_add
+	user=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$user" == *"Your code runs on one NVIDIA H200: compute capability 9.0, 140 GiB of memory."* ]]
+	[[ "$user" == *"-gencode=arch=compute_90a,code=sm_90a"* ]]
+	[[ "$stderr" != *"name no GPU"* ]]
+	# --device-info names another GPU: its arch replaces the flag
+	echo '{"name":"NVIDIA B200","compute_capability":"10.0","arch":"sm_100a"}' >"$T/b200.json"
+	PATH="$SMI:$PATH" run -0 leap-prompt --backend cuda --device-info "$T/b200.json" vector_add
+	user=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$user" == *"NVIDIA B200"* && "$user" == *"-gencode=arch=compute_100a,code=sm_100a"* ]]
+	[[ "$user" != *"sm_90a"* ]]
+}
