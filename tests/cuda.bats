@@ -118,3 +118,59 @@ extern "C" void vector_add(const float *a, const float *b, float *c, int n) { k<
 	[[ "$user" == *"NVIDIA B200"* && "$user" == *"-gencode=arch=compute_100a,code=sm_100a"* ]]
 	[[ "$user" != *"sm_90a"* ]]
 }
+
+# fake_runner: $T/lx, a runner directory whose leap-run-cuda only says what it was given
+# (CUDA_VISIBLE_DEVICES and its device argument) and exits 3: the code's output of a
+# runtime_error. The real runner needs a GPU; the cpu runner is the real one.
+fake_runner() {
+	mkdir -p "$T/lx"
+	chmod 755 "$T" "$T/lx"
+	ln -sf "$ROOT/libexec/leap-run-cpu" "$T/lx/"
+	cat >"$T/lx/fake.c" <<-'EOF'
+	#include <stdio.h>
+	#include <stdlib.h>
+	int main(int argc, char **argv)
+	{
+		const char *v = getenv("CUDA_VISIBLE_DEVICES");
+		fprintf(stderr, "VISIBLE=%s DEVICE=%s\n", v ? v : "(unset)", argc > 1 ? argv[1] : "?");
+		return 3;
+	}
+	EOF
+	cc -o "$T/lx/leap-run-cuda" "$T/lx/fake.c"
+	export LEAP_LIBEXEC="$T/lx"
+}
+
+TWO_H200=$'0, NVIDIA H200, 9.0, GPU-aaaa, Disabled, 143771\n1, NVIDIA H200, 9.0, GPU-bbbb, Enabled, 143771'
+
+@test "devices: each runner sees its own device alone, by UUID, as device 0" {
+	skip_unless_nvcc
+	fake_runner
+	FAKE_GPUS="$TWO_H200" PATH="$SMI:$PATH" run -1 leap-verify --device 1 --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
+	assert_line "VISIBLE=GPU-bbbb DEVICE=0"
+	# the caller's own list: the child gets its entry of it
+	CUDA_VISIBLE_DEVICES=3,5 FAKE_GPUS="$TWO_H200" PATH="$SMI:$PATH" run -1 leap-verify --device 1 --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
+	assert_line "VISIBLE=5 DEVICE=0"
+	# no nvidia-smi: the index itself
+	FAKE_GPUS="" PATH="$SMI:$PATH" run -1 leap-verify --device 1 --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
+	assert_line "VISIBLE=1 DEVICE=0"
+}
+
+@test "devices: --devices gives each worker its own GPU's UUID" {
+	skip_unless_nvcc
+	fake_runner
+	jq -nc --arg a "$LEAP_TASKS/vector_add/reference.c" '{task:"vector_add",backend:"cuda",compile:{status:"ok",artifact:$a}}' >"$T/one.jsonl"
+	cat "$T/one.jsonl" "$T/one.jsonl" >"$T/in.jsonl"
+	FAKE_GPUS="$TWO_H200" PATH="$SMI:$PATH" run -0 --separate-stderr leap-verify --devices 0,1 "$T/in.jsonl"
+	run -0 jq -r '"\(.verify.device_index) \(.verify.output | rtrimstr("\n"))"' <<<"$output"
+	assert_output $'0 VISIBLE=GPU-aaaa DEVICE=0\n1 VISIBLE=GPU-bbbb DEVICE=0'
+}
+
+@test "persistence mode off is said once on stderr with how to enable it" {
+	skip_unless_nvcc
+	fake_runner
+	FAKE_GPUS="$TWO_H200" PATH="$SMI:$PATH" run -1 --separate-stderr leap-verify --task vector_add "$LEAP_TASKS/vector_add/baseline.cu" "$FIXTURES/gpu/illegal.cu"
+	[ "$(grep -c 'persistence mode is off on GPU 0' <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == *'enable it with `sudo nvidia-smi -pm 1`'* ]]
+	FAKE_GPUS="${TWO_H200/Disabled/Enabled}" PATH="$SMI:$PATH" run -1 --separate-stderr leap-verify --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
+	[[ "$stderr" != *persistence* ]]
+}
