@@ -24,6 +24,13 @@ LDFLAGS   += -fsanitize=address,undefined
 endif
 
 HAVE_NVCC := $(shell test -x '$(NVCC)' && echo 1)
+# The CUDA runtime the runner and the artifacts link statically: lib/gpu.c checks the driver
+# against it (a driver older than its major version fails every CUDA call).
+ifeq ($(HAVE_NVCC),1)
+CUDART_VERSION := $(shell sed -n 's/^\#define CUDART_VERSION *\([0-9][0-9]*\).*/\1/p' \
+	'$(CUDA_HOME)/include/cuda_runtime_api.h' 2>/dev/null | head -1)
+CPPFLAGS  += $(if $(CUDART_VERSION),-DLEAP_CUDART_VERSION=$(CUDART_VERSION))
+endif
 
 LIB_SRC   := $(sort $(wildcard lib/*.c))
 LIB_OBJ   := $(LIB_SRC:lib/%.c=build/lib/%.o)

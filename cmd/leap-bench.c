@@ -133,6 +133,8 @@ static enum what classify(struct ctx *c, json_t *rec, json_t **add, char **err, 
 		*err = xasprintf("unknown backend '%s'", bname);
 	else
 		*t = leap_suite_get(&c->suite, id, err);
+	if (*t && *b == LEAP_BACKEND_CUDA)
+		leap_gpu_first_use(&c->v.gpu); /* here, before any worker: a too old driver ends the run */
 	return *t ? TIME : FAIL;
 }
 

@@ -155,6 +155,8 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 		return;
 	}
 	e->kind = b == LEAP_BACKEND_CUDA ? KIND_CUDA : KIND_CPU;
+	if (e->kind == KIND_CUDA)
+		leap_gpu_first_use(&c->v.gpu); /* here, before any worker: a too old driver ends the run */
 	while (e->kind == KIND_CUDA && p->running_kind[KIND_CUDA] && !c->share_gpu && !c->devs.n && !leap_signal_caught())
 		leap_pool_collect(p, -1); /* one cuda child per GPU at a time (--devices: one per slot) */
 	if (leap_signal_caught())

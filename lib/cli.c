@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "devices.h"
+#include "gpu.h"
 #include "util.h"
 #include "banned.h"
 
@@ -74,6 +75,8 @@ enum leap_backend leap_backend_default(char *said, size_t n)
 {
 	char why[160];
 	if (leap_cuda_usable(why, sizeof why)) {
+		int checked = 0;
+		leap_gpu_require_driver(&checked); /* usable, but not by leap's runtime: said, exit 2 */
 		snprintf(said, n, "no --backend given: using cuda (a CUDA device is usable)");
 		return LEAP_BACKEND_CUDA;
 	}

@@ -24,6 +24,7 @@
 #include "diag.h"
 #include "build.h"
 #include "extract.h"
+#include "gpu.h"
 #include "jsonl.h"
 #include "shim.h"
 #include "util.h"
@@ -627,29 +628,18 @@ static void resolve_tool(struct leap_compiler *c, enum leap_backend b)
 		if (c->o.arch) {
 			t->arch = xstrdup(c->o.arch);
 		} else {
-			char *smi = find_program("nvidia-smi");
-			if (smi) {
-				const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-				char *first = NULL;
-				if (vis && *vis)
-					first = xstrndup(vis, strcspn(vis, ","));
-				char *qv[6] = {smi, (char *)"--query-gpu=compute_cap", (char *)"--format=csv,noheader", NULL,
-					       NULL, NULL};
-				if (first && first[0] != '-') {
-					qv[3] = (char *)"-i";
-					qv[4] = first;
-				}
-				char *out = (first && first[0] == '-') ? NULL : query(c, qv, c->workdir);
-				int major, minor;
-				if (out && sscanf(out, "%d.%d", &major, &minor) == 2 && major > 0 && major < 100 &&
-				    minor >= 0 && minor < 10)
-					t->arch = xasprintf("sm_%d%d", major, minor);
-				free(out);
-				free(first);
-				free(smi);
+			/* the first visible GPU's exact architecture (sm_90a on Hopper: see gpu.h) */
+			struct leap_gpu g;
+			leap_gpu_query(&g);
+			const struct leap_gpu_dev *d = leap_gpu_device(&g, 0);
+			char arch[32];
+			if (d && d->cc_major) {
+				leap_gpu_arch(d->cc_major, d->cc_minor, arch, sizeof arch);
+				t->arch = xstrdup(arch);
+			} else {
+				t->arch = xstrdup(LEAP_DEFAULT_ARCH);
 			}
-			if (!t->arch)
-				t->arch = xstrdup("sm_90");
+			leap_gpu_free(&g);
 		}
 	}
 	t->ident = leap_buf_detach(&id);
@@ -840,7 +830,7 @@ static void base_flags(const struct leap_compiler *c, enum leap_backend b, int s
 		push(v, n, cap, "-Xcompiler");
 		push(v, n, cap, "-fPIC");
 		push(v, n, cap, "-O3");
-		char *a = xasprintf("-arch=%s", c->tools[b].arch);
+		char *a = leap_gpu_arch_flag(c->tools[b].arch);
 		push(v, n, cap, a);
 		free(a);
 		for (size_t i = 0; i < c->o.n_nvcc_flags; i++)

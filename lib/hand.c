@@ -307,9 +307,13 @@ int leap_hand_check(struct leap_verifier *v, struct leap_suite *suite, const cha
 	const struct leap_task *t = leap_suite_get(suite, task, &err);
 	if (!t)
 		leap_die("%s", err);
-	for (int i = 0; i < n; i++) /* a wrong name stops the run before anything is built */
-		if (leap_source_backend(files[i], backend, &(enum leap_backend){0}, &err))
+	for (int i = 0; i < n; i++) { /* a wrong name stops the run before anything is built */
+		enum leap_backend b;
+		if (leap_source_backend(files[i], backend, &b, &err))
 			leap_die("%s", err);
+		if (b == LEAP_BACKEND_CUDA)
+			leap_gpu_first_use(&v->gpu); /* so does a driver too old for leap's runtime */
+	}
 	struct leap_hand h;
 	if (leap_hand_open(&h, v->o.cache, suite->dir, &err))
 		leap_die("%s", err);

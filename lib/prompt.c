@@ -18,6 +18,7 @@
 
 #include "build.h"
 #include "cgroup.h"
+#include "gpu.h"
 #include "jsonl.h"
 #include "prompt.h"
 #include "util.h"
@@ -125,6 +126,29 @@ static int device_info(struct leap_prompt_machine *m, enum leap_backend b, const
 	return 0;
 }
 
+/* The device facts of the first visible GPU (nvidia-smi), or NULL: name, compute capability,
+ * the arch leap-compile builds for, memory. */
+static json_t *visible_gpu(void)
+{
+	struct leap_gpu g;
+	leap_gpu_query(&g);
+	const struct leap_gpu_dev *d = leap_gpu_device(&g, 0);
+	json_t *j = NULL;
+	if (d) {
+		j = json_pack("{s:s}", "name", d->name);
+		if (d->cc_major) {
+			char arch[32];
+			leap_gpu_arch(d->cc_major, d->cc_minor, arch, sizeof arch);
+			json_object_set_new(j, "compute_capability", json_sprintf("%d.%d", d->cc_major, d->cc_minor));
+			json_object_set_new(j, "arch", json_string(arch));
+		}
+		if (d->memory_mib)
+			json_object_set_new(j, "memory_bytes", json_integer((json_int_t)d->memory_mib << 20));
+	}
+	leap_gpu_free(&g);
+	return j;
+}
+
 int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b, const char *device_info_path,
 			      char **err)
 {
@@ -141,6 +165,8 @@ int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b
 	free(terr);
 	if (device_info_path && device_info(m, b, device_info_path, err))
 		return -1;
+	if (b == LEAP_BACKEND_CUDA && !m->gpu)
+		m->gpu = visible_gpu();
 	return 0;
 }
 
@@ -418,14 +444,18 @@ static void add_build(struct leap_buf *s, const struct leap_prompt_machine *m, e
 	const char *cmd = b == LEAP_BACKEND_CUDA ? "nvcc" : "cc";
 	leap_buf_addf(s, "It is compiled as one translation unit with %s: `%s ", m->tc.version, cmd);
 	/* the flags, with the architecture the device facts name when they name one */
-	const char *f = m->tc.flags, *a = m->tc.arch ? strstr(f, m->tc.arch) : NULL;
+	char *had = m->tc.arch ? leap_gpu_arch_flag(m->tc.arch) : NULL;
+	const char *f = m->tc.flags, *a = had ? strstr(f, had) : NULL;
 	if (a && arch && strcmp(arch, m->tc.arch)) {
+		char *want = leap_gpu_arch_flag(arch);
 		leap_buf_add(s, f, (size_t)(a - f));
-		leap_buf_adds(s, arch);
-		leap_buf_adds(s, a + strlen(m->tc.arch));
+		leap_buf_adds(s, want);
+		leap_buf_adds(s, a + strlen(had));
+		free(want);
 	} else {
 		leap_buf_adds(s, f);
 	}
+	free(had);
 	leap_buf_adds(s, "`, with the prototype above ");
 	leap_buf_adds(s, b == LEAP_BACKEND_CUDA ? "included before your code. "
 						: "and <stdint.h> included before your code. ");

@@ -495,7 +495,7 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	char *envp[4 + 4 + 1] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, tmpenv, "LANG=C"};
 	size_t ne = 4;
 	for (size_t i = 0; i < 4; i++) {
-		const char *val = getenv(keep[i]);
+		const char *val = i == 0 && o->visible ? o->visible : getenv(keep[i]);
 		if (val)
 			envp[ne++] = kept[i] = xasprintf("%s=%s", keep[i], val);
 	}

@@ -26,6 +26,7 @@ struct leap_sandbox_opts {
 	unsigned cg_ctrl;      /* ... for these functions (1 << LEAP_CG_x) */
 	int pidns_freeze;      /* freeze by stopping every process of the PID namespace from its
 				* init (needs namespaces): leap_sandbox_freeze() without a cgroup */
+	const char *visible;   /* the child's CUDA_VISIBLE_DEVICES (NULL: the caller's) */
 };
 
 /* Per-process sandbox state: what the kernel allows (probed once) and the user to run as.

@@ -217,8 +217,14 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		so.mem_bytes += s->rg->in_len + s->rg->out_len; /* room for the mapped regions */
 	so.pidns_freeze = o->freeze == LEAP_FREEZE_SIGNALS;
 	s->freeze = o->freeze;
-	if (leap_sandbox_start(&v->env, &s->sb, &so, runner, cuda ? v->o.device : "-", o->role ? o->role : "copy",
-			       s->rg->in_fd, art, s->rg->out_fd, err))
+	/* The runner sees its own device alone (by UUID where known), as device 0: no other GPU
+	 * gets a context from it, and no candidate can reach a neighbour's device. */
+	char *visible = cuda ? leap_gpu_visible(v->gpu.done ? &v->gpu.g : NULL, v->o.device) : NULL;
+	so.visible = visible;
+	int started = leap_sandbox_start(&v->env, &s->sb, &so, runner, !cuda ? "-" : visible ? "0" : v->o.device,
+					 o->role ? o->role : "copy", s->rg->in_fd, art, s->rg->out_fd, err);
+	free(visible);
+	if (started)
 		goto fail;
 	close(art);
 	free(runner);

@@ -70,6 +70,7 @@ void leap_verifier_free(struct leap_verifier *v)
 	}
 	free(v->refs);
 	v->refs = NULL;
+	leap_gpu_free(&v->gpu.g);
 	for (size_t i = 0; i < v->ncache; i++) {
 		for (size_t j = 0; j < v->cache[i].ncases; j++)
 			leap_case_free(&v->cache[i].cd[j]);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "gpu.h"
 #include "record.h"
 #include "runproto.h"
 #include "sandbox.h"
@@ -52,6 +53,7 @@ struct leap_verifier {
 	size_t nrefs, cap;
 	struct leap_vcache *cache;
 	size_t ncache, ccap;
+	struct leap_gpu_once gpu; /* gathered at the first cuda record (leap_gpu_first_use) */
 };
 
 /* Finds the runner directory: $LEAP_LIBEXEC, else ../libexec/leap or ../libexec next to the

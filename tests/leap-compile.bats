@@ -397,18 +397,18 @@ extern "C" void softmax(const float *x, float *y, int rows, int cols) { k<<<1, 3
 	! grep -q tmpxft "$T/out.jsonl"
 }
 
-@test "cuda: the default --arch comes from nvidia-smi (first visible GPU), else sm_90" {
+@test "cuda: the default --arch comes from nvidia-smi (CUDA device 0), else sm_90" {
 	skip_unless_nvcc
-	mkdir -p "$T/fakebin"
-	printf '#!/bin/sh\ncase "$*" in *"-i 1"*) echo 8.6 ;; *) echo 8.0 ;; esac\n' >"$T/fakebin/nvidia-smi"
-	chmod +x "$T/fakebin/nvidia-smi"
+	export FAKE_GPUS=$'0, NVIDIA A100, 8.0, GPU-a, Enabled, 81920\n1, NVIDIA A10, 8.6, GPU-b, Enabled, 23028'
 	code_rec vector_add cuda 'extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }' >"$T/in.jsonl"
-	PATH="$T/fakebin:$PATH" run -0 leap-compile "$T/in.jsonl"
+	CUDA_DEVICE_ORDER=PCI_BUS_ID PATH="$FIXTURES/gpu/bin:$PATH" run -0 leap-compile "$T/in.jsonl"
 	[ "$(echo "$output" | jq -r .compile.arch)" = sm_80 ]
 	[ "$(echo "$output" | jq -r .compile.status)" = ok ]
-	CUDA_VISIBLE_DEVICES=1,0 PATH="$T/fakebin:$PATH" run -0 leap-compile "$T/in.jsonl"
+	# unlike GPUs in CUDA's default order (fastest first): nvidia-smi cannot tell which is 0
+	PATH="$FIXTURES/gpu/bin:$PATH" run -0 leap-compile "$T/in.jsonl"
+	[ "$(echo "$output" | jq -r .compile.arch)" = sm_90 ]
+	CUDA_VISIBLE_DEVICES=1,0 PATH="$FIXTURES/gpu/bin:$PATH" run -0 leap-compile "$T/in.jsonl"
 	[ "$(echo "$output" | jq -r .compile.arch)" = sm_86 ]
-	rm "$T/fakebin/nvidia-smi"
 	if ! command -v nvidia-smi >/dev/null; then
 		run -0 leap-compile "$T/in.jsonl"
 		[ "$(echo "$output" | jq -r .compile.arch)" = sm_90 ]
