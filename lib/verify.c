@@ -16,6 +16,7 @@
 #include "compile.h"
 #include "crash.h"
 #include "jsonl.h"
+#include "unseen.h"
 #include "util.h"
 #include "verify.h"
 #include "banned.h"
@@ -416,21 +417,15 @@ void leap_verify_setup(struct leap_verify_opts *o, const char *cache, const char
 	o->cache = cache ? xstrdup(cache) : leap_cache_dir();
 	if (!o->cache)
 		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
-	/* The candidate must not find the references: hide the suite and the build cache. */
-	leap_mkdirs(o->cache); /* so that it exists, and can be hidden, from the start */
-	memset(h, 0, sizeof(*h));
-	h->paths[0] = realpath(tasks_dir, NULL);
-	h->paths[1] = realpath(o->cache, NULL);
-	size_t n = 0;
-	for (int i = 0; i < 2; i++)
-		if (h->paths[i])
-			h->list[n++] = h->paths[i];
-	o->sb.hide = h->list;
-	o->sb.nhide = n;
+	/* The candidate must not find the references: one policy for every program (unseen.c). */
+	h->paths = leap_unseen(o->cache, tasks_dir, LEAP_UNSEEN_RUNNER, &h->n);
+	o->sb.hide = (const char *const *)h->paths;
+	o->sb.nhide = h->n;
 }
 
 void leap_hidden_free(struct leap_hidden *h)
 {
-	free(h->paths[0]);
-	free(h->paths[1]);
+	leap_unseen_free(h->paths, h->n);
+	h->paths = NULL;
+	h->n = 0;
 }

@@ -192,3 +192,18 @@ incbin_rec() {
 		[ ! -e "$p" ]
 	done
 }
+
+@test "verify: a candidate cannot read another copy of the suite (one policy: lib/unseen.c)" {
+	# the suite in use is a copy; the bundled suite beside the programs is another copy
+	cp -r "$LEAP_TASKS" "$T/suite"
+	bundled="$(cd "$BATS_TEST_DIRNAME/../tasks" && pwd)/vector_add/reference.c"
+	[ -r "$bundled" ]
+	sed "s|@PATH@|$bundled|" "$F/read_file.c.in" >"$T/read.c"
+	rec_file vector_add cpu "$T/read.c" >"$T/in.jsonl"
+	LEAP_TASKS="$T/suite" leap-compile "$T/in.jsonl" >"$T/c.jsonl"
+	run -0 --separate-stderr env LEAP_TASKS="$T/suite" leap-verify "$T/c.jsonl"
+	jq -e '.status == "pass" and (.verify.output // "" | contains("read: ") | not)' <<<"$output"
+	# the same candidate reads it without the sandbox's namespaces: the test can fail
+	run -0 --separate-stderr env LEAP_TASKS="$T/suite" leap-verify --no-namespaces "$T/c.jsonl"
+	jq -e '.status == "mismatch"' <<<"$output"
+}
