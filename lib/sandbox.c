@@ -757,7 +757,7 @@ const char *leap_sandbox_describe(int status, struct leap_buf *buf)
 	case SIGKILL:
 		return "was killed (SIGKILL: it killed itself or its process group?)";
 	case SIGSYS:
-		return "made a forbidden system call (SIGSYS)";
+		return "made a system call the sandbox denies (SIGSYS)";
 	default:
 		leap_buf_addf(buf, "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
 		return buf->s;

@@ -159,6 +159,27 @@ static json_t *crash_place(const struct leap_session *s, enum leap_backend b, co
 	return o;
 }
 
+/* For a runner that died of SIGSYS after naming the call its filter denied (runner/filter.c):
+ * appends " (NAME)" to msg and returns the name (new), else NULL. Forgeable like every crash
+ * report: it names a call and decides nothing (the verdict is the signal's). */
+static char *denied_call(const struct leap_session *s, struct leap_buf *msg)
+{
+	const struct leap_run_reply *c = &s->crash;
+	if (c->magic != LEAP_RUN_MAGIC || !WIFSIGNALED(s->status) || WTERMSIG(s->status) != SIGSYS ||
+	    c->code != SIGSYS || c->call != LEAP_RUN_CRASH_SYSCALL || !c->msg[0])
+		return NULL;
+	char name[64];
+	size_t n = 0;
+	for (const char *p = c->msg; *p && n < sizeof name - 1; p++) /* only what a call's name holds */
+		if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || strchr("_ ()", *p))
+			name[n++] = *p;
+	name[n] = 0;
+	if (!n)
+		return NULL;
+	leap_buf_addf(msg, ": %s", name);
+	return xstrdup(name);
+}
+
 /* Appends which kernels the CUDA error may come from: the error names none, and the
  * artifact's kernels are what is known (usually one). */
 static void kernels_named(struct leap_buf *msg, const char *artifact)
@@ -316,7 +337,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 				break;
 		}
 	}
-	char *why = NULL;
+	char *why = NULL, *denied = NULL;
 	int timeout = 0;
 	struct leap_buf output = {0};
 	struct leap_run_reply last = s.last;
@@ -381,6 +402,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 				      v->o.sb.timeout);
 		} else {
 			leap_buf_addf(&msg, "Your code %s", why ? why : "died");
+			denied = denied_call(&s, &msg);
 			crash = crash_place(&s, b, artifact, &msg);
 			leap_buf_addf(&msg, "%s.", where);
 		}
@@ -396,6 +418,9 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	json_object_set_new(result, "run_ms", json_real(run_ms));
 	if (crash)
 		json_object_set_new(result, "crash", crash);
+	if (denied)
+		json_object_set_new(result, "denied_syscall", json_string(denied));
+	free(denied);
 	if (vc->ndrawn)
 		json_object_set_new(result, "drawn", drawn_json(vc));
 	*st = record_status(status);

@@ -207,3 +207,60 @@ incbin_rec() {
 	run -0 --separate-stderr env LEAP_TASKS="$T/suite" leap-verify --no-namespaces "$T/c.jsonl"
 	jq -e '.status == "mismatch"' <<<"$output"
 }
+
+@test "verify: system calls the filter traps end the run with a verdict that names them" {
+	calls="ptrace process_vm_readv process_vm_writev mount umount2 pivot_root chroot unshare setns keyctl
+		add_key request_key bpf perf_event_open userfaultfd io_uring_setup init_module finit_module
+		delete_module kexec_load personality"
+	for c in $calls; do
+		sed "s|@NAME@|$c|" "$F/syscall.c.in" >"$T/$c.c"
+		rec_file vector_add cpu "$T/$c.c"
+	done >"$T/in.jsonl"
+	leap-compile "$T/in.jsonl" >"$T/c.jsonl"
+	[ "$(jq -r .compile.status "$T/c.jsonl" | sort -u)" = ok ]
+	run -0 --separate-stderr leap-verify "$T/c.jsonl"
+	echo "$output" >"$T/out.jsonl"
+	# one verdict per call, each a runtime error naming the call
+	[ "$(jq -r '.verify.denied_syscall' "$T/out.jsonl" | tr '\n' ' ')" = "$(echo $calls) " ]
+	jq -c 'select(. as $r | .status != "runtime_error" or (.verify.message |
+		contains("denies (SIGSYS): " + $r.verify.denied_syscall) | not))' "$T/out.jsonl" >"$T/bad.jsonl"
+	[ ! -s "$T/bad.jsonl" ]
+	# the same candidates without the filter's reach (a plain call to getpid) pass
+	sed "s|@NAME@|getpid|" "$F/syscall.c.in" >"$T/getpid.c"
+	rec_file vector_add cpu "$T/getpid.c" | leap-compile | leap-verify | jq -e '.status == "pass"'
+}
+
+@test "verify: clone with a namespace flag is trapped; clone3 answers ENOSYS, threads still start" {
+	cat >"$T/k.c" <<'EOF2'
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static void *nothing(void *p) { return p; }
+void vector_add(const float *a, const float *b, float *c, int n)
+{
+	pthread_t t;
+	float bias = 0.0f;
+	if (syscall(SYS_clone3, 0, 0) != -1 || errno != ENOSYS)
+		bias += 1.0f;
+	if (pthread_create(&t, 0, nothing, 0) || pthread_join(t, 0))
+		bias += 2.0f;
+	for (int i = 0; i < n; i++)
+		c[i] = a[i] + b[i] + bias;
+	if (n > 100)
+		syscall(SYS_clone, 0x10000000 | 17, 0, 0, 0, 0); /* CLONE_NEWUSER | SIGCHLD */
+}
+EOF2
+	rec_file vector_add cpu "$T/k.c" | leap-compile >"$T/c.jsonl"
+	run -0 --separate-stderr leap-verify "$T/c.jsonl"
+	jq -e '.status == "runtime_error" and .verify.cases > 0 and
+		(.verify.denied_syscall == "clone (with a namespace flag)")' <<<"$output"
+}
+
+@test "verify: a socket of a family other than AF_UNIX fails with EPERM, quietly" {
+	rec_file vector_add cpu "$FIXTURES/leap-verify/sockets.c" | leap-compile >"$T/c.jsonl"
+	run -0 --separate-stderr leap-verify "$T/c.jsonl"
+	jq -e '.status == "pass"' <<<"$output"
+}
