@@ -191,6 +191,38 @@ static int stop_namespace(void)
 	}
 }
 
+/* Overwrites this process's command line and environment with zeros and renames it: PID 1 of
+ * the sandbox is a fork of leap-verify or leap-bench, and the candidate reads PID 1's
+ * /proc/1/cmdline (a --seed given by the user is the key to the drawn sizes). The addresses
+ * come from /proc/self/stat (fields 48 to 51), read without allocating. Best effort. */
+static void wipe_cmdline(void)
+{
+	char st[2048];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, st, sizeof st - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	st[n] = 0;
+	char *s = strrchr(st, ')'); /* the name may hold spaces; field 3 follows it */
+	unsigned long v[4] = {0, 0, 0, 0};
+	for (int field = 2; s && *s && field < 51;) {
+		s = strchr(s, ' ');
+		if (!s)
+			return;
+		s++;
+		field++;
+		if (field >= 48)
+			v[field - 48] = strtoul(s, NULL, 10);
+	}
+	if (v[1] > v[0] && v[1] - v[0] < (1ul << 24))
+		memset((void *)v[0], 0, v[1] - v[0]);
+	if (v[3] > v[2] && v[3] - v[2] < (1ul << 24))
+		memset((void *)v[2], 0, v[3] - v[2]);
+	prctl(PR_SET_NAME, "leap-sandbox");
+}
+
 /* PID 1 of an isolated sandbox: reaps every process the namespace leaves to it, ends with the
  * runner (reporting how it ended in the exit status: 128 + signal), and, when ctl >= 0,
  * freezes and thaws the namespace for the parent: 'S' -> every process stopped -> 's' (or
@@ -199,6 +231,9 @@ static noreturn void reaper(pid_t runner, int ctl)
 {
 	close_range(0, 8, 0);
 	close_range(10, ~0U, 0);
+	/* leap-verify's memory stays in this copy: no process of the sandbox may read it
+	 * (without root, the sandbox's processes share our user) */
+	prctl(PR_SET_DUMPABLE, 0);
 	int pfd = (int)syscall(SYS_pidfd_open, runner, 0);
 	for (;;) {
 		int st;
@@ -353,6 +388,8 @@ static noreturn void child(const struct child_plan *p)
 		/* We are PID 1 of a new PID namespace, where signals without a handler (abort(),
 		 * SIGXFSZ...) are ignored. Run the runner as PID 2 and report how it ended in our
 		 * exit code (128 + signal); when we exit the kernel kills whatever it left. */
+		wipe_cmdline();
+		prctl(PR_SET_DUMPABLE, 0); /* before the runner exists, not after */
 		pid_t r = fork();
 		if (r < 0)
 			child_fail(p, "fork");

@@ -264,3 +264,13 @@ EOF2
 	run -0 --separate-stderr leap-verify "$T/c.jsonl"
 	jq -e '.status == "pass"' <<<"$output"
 }
+
+@test "verify: /proc shows nothing of leap-verify (its --seed, its name, its memory)" {
+	sed "s|@SEED@|987654321|" "$F/proc_peek.c.in" >"$T/peek.c"
+	rec_file vector_add cpu "$T/peek.c" | leap-compile >"$T/c.jsonl"
+	run -0 --separate-stderr leap-verify --seed 987654321 "$T/c.jsonl"
+	jq -e '.status == "pass"' <<<"$output"
+	# the same candidate in the host's /proc finds leap-verify: the test can fail
+	run -0 --separate-stderr leap-verify --no-namespaces --seed 987654321 "$T/c.jsonl"
+	jq -e '.status == "mismatch"' <<<"$output"
+}
