@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -266,6 +267,81 @@ static noreturn void reaper(pid_t runner, int ctl)
 	}
 }
 
+/* Binds `src` on `dst` (made first: a directory, or an empty file when `file`) and, unless
+ * `rw`, makes the bind read-only, keeping the flags a user namespace may not drop (statvfs).
+ * `rec`: with the mounts under src. Returns 0 or -1 (errno set). */
+static int bind_at(const char *src, char *dst, int file, int rec, int rw)
+{
+	char *slash = strrchr(dst, '/');
+	*slash = 0;
+	int r = mkdirs_here(dst);
+	*slash = '/';
+	if (r)
+		return -1;
+	if (file) {
+		int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	} else if (mkdirs_here(dst)) {
+		return -1;
+	}
+	if (mount(src, dst, NULL, MS_BIND | (rec ? MS_REC : 0), NULL))
+		return -1;
+	if (rw)
+		return 0;
+	struct statvfs sv;
+	if (statvfs(dst, &sv))
+		return -1;
+	unsigned long fl = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
+	fl |= (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sv.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
+	      (sv.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sv.f_flag & ST_RELATIME ? MS_RELATIME : 0);
+	return mount(NULL, dst, NULL, fl, NULL);
+}
+
+/* Makes the minimal root (unseen.h) on an empty tmpfs over the private temp dir's path and
+ * pivots into it; the machine's root is detached. Fails the child on any error: a sandbox
+ * that shows more than it should does not run. */
+static void enter_root(const struct child_plan *p, const struct leap_root *root)
+{
+	const char *top = p->tmpdir;
+	if (mount("leap-root", top, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755"))
+		child_fail(p, "mounting the minimal root");
+	char dst[4096];
+	for (size_t i = 0; i < root->n; i++) {
+		const struct leap_root_entry *e = &root->e[i];
+		if (snprintf(dst, sizeof dst, "%s%s", top, e->path) >= (int)sizeof dst)
+			continue;
+		int r = 0;
+		if (e->kind == LEAP_ROOT_LINK) {
+			char *slash = strrchr(dst, '/');
+			*slash = 0;
+			r = mkdirs_here(dst);
+			*slash = '/';
+			r = r || symlink(e->link, dst);
+		} else if (e->kind == LEAP_ROOT_DEV) {
+			struct stat st;
+			if (stat(e->path, &st) || !S_ISCHR(st.st_mode))
+				continue; /* this machine has no such node */
+			r = bind_at(e->path, dst, 1, 0, 1);
+		} else {
+			r = bind_at(e->link ? e->link : e->path, dst, e->kind == LEAP_ROOT_FILE,
+				    e->kind == LEAP_ROOT_DIR, 0);
+		}
+		if (r)
+			child_fail(p, e->path);
+	}
+	if (snprintf(dst, sizeof dst, "%s/.old", top) >= (int)sizeof dst || mkdir(dst, 0700) ||
+	    syscall(SYS_pivot_root, top, dst) || chdir("/") || umount2("/.old", MNT_DETACH) || rmdir("/.old"))
+		child_fail(p, "pivoting into the minimal root");
+	static const char *const dirs[] = {"/tmp", "/var/tmp", "/dev/shm", "/proc"};
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		snprintf(dst, sizeof dst, "%s", dirs[i]);
+		if (mkdirs_here(dst))
+			child_fail(p, "making the minimal root's directories");
+	}
+}
+
 /* The child side: descriptors, limits, user, directory, exec. Never returns. */
 static noreturn void child(const struct child_plan *p)
 {
@@ -342,7 +418,9 @@ static noreturn void child(const struct child_plan *p)
 				  "size=4k,mode=0555"))
 				child_fail(p, "hiding a harness directory");
 		}
-		if (p->env->root) {
+		if (o->root)
+			enter_root(p, o->root);
+		if (p->env->root || o->root) {
 			/* The host's world-writable directories become empty tmpfs of their own, so
 			 * that nothing the candidate writes there outlives it or reaches other
 			 * processes; the private temp dir's path is made again inside them. */
@@ -364,6 +442,8 @@ static noreturn void child(const struct child_plan *p)
 			 * with the namespace. (Not in a user namespace, where the sandbox's unmapped
 			 * user could not own files on it.) */
 			char opts[128];
+			if (o->root && mkdirs_here(p->tmpdir))
+				child_fail(p, "making the private temp dir in the minimal root");
 			snprintf(opts, sizeof opts, "size=%llu,mode=0700,uid=%u,gid=%u",
 				 (unsigned long long)(o->fsize_bytes * 4), (unsigned)p->env->uid, (unsigned)p->env->gid);
 			if (mount("leap-tmp", p->tmpdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) || chdir(p->tmpdir))

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
+#include "unseen.h"
 #include "util.h"
 
 /* Limits of one sandboxed child. */
@@ -19,6 +20,8 @@ struct leap_sandbox_opts {
 	int namespaces;        /* 1: isolate network, PID view and mounts where the kernel allows */
 	const char *const *hide; /* directories made invisible (empty) to the child when isolated */
 	size_t nhide;
+	const struct leap_root *root; /* when isolated, the child pivots into a minimal root that
+				       * shows only these (unseen.h); NULL: the machine's root */
 	/* leap-bench's referee (all optional): */
 	const cpu_set_t *cpus; /* the cores: affinity set before the runner is executed, and the
 				* cpuset of the group when cgroups provide one */

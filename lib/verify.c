@@ -446,11 +446,14 @@ void leap_verify_setup(struct leap_verify_opts *o, const char *cache, const char
 	h->paths = leap_unseen(o->cache, tasks_dir, LEAP_UNSEEN_RUNNER, &h->n);
 	o->sb.hide = (const char *const *)h->paths;
 	o->sb.nhide = h->n;
+	leap_unseen_root(&h->root, h->paths, h->n);
+	o->sb.root = &h->root;
 }
 
 void leap_hidden_free(struct leap_hidden *h)
 {
 	leap_unseen_free(h->paths, h->n);
+	leap_root_free(&h->root);
 	h->paths = NULL;
 	h->n = 0;
 }

@@ -8,6 +8,7 @@
 #include "record.h"
 #include "runproto.h"
 #include "sandbox.h"
+#include "unseen.h"
 #include "session.h"
 #include "task.h"
 #include "vdata.h"
@@ -61,6 +62,7 @@ char *leap_libexec_dir(void);
 struct leap_hidden {
 	char **paths;
 	size_t n;
+	struct leap_root root; /* the minimal root (unseen.h) */
 };
 
 /* The set-up leap-verify and leap-bench share, after their options: the process limit's

@@ -274,3 +274,30 @@ EOF2
 	run -0 --separate-stderr leap-verify --no-namespaces --seed 987654321 "$T/c.jsonl"
 	jq -e '.status == "mismatch"' <<<"$output"
 }
+
+@test "verify: the minimal root shows neither the checkout nor a unix socket outside" {
+	# a world-readable file of the checkout (outside /tmp, the suite and the cache)
+	readme="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/README.md"
+	sed "s|@PATH@|$readme|" "$F/read_file.c.in" >"$T/read.c"
+	# a unix socket outside /tmp that accepts connections (the sandbox user may connect to it)
+	d="$(cd "$BATS_TEST_DIRNAME" && pwd)/.tmp/sock.$$"
+	mkdir -p "$d"
+	chmod 755 "$d"
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64); time.sleep(60)' "$d/s" 3>&- &
+	pid=$!
+	while [ ! -S "$d/s" ]; do sleep 0.05; done
+	chmod 777 "$d/s"
+	sed "s|@PATH@|$d/s|" "$F/connect.c.in" >"$T/connect.c"
+	{ rec_file vector_add cpu "$T/read.c"; rec_file vector_add cpu "$T/connect.c"; } >"$T/in.jsonl"
+	leap-compile "$T/in.jsonl" >"$T/c.jsonl"
+	run -0 --separate-stderr leap-verify "$T/c.jsonl"
+	ok="$output"
+	# the same candidates read the file and reach the socket with --no-namespaces: the test can fail
+	run -0 --separate-stderr leap-verify --no-namespaces "$T/c.jsonl"
+	bad="$output"
+	kill "$pid"
+	rm -rf "$d"
+	[ "$(jq -r .status <<<"$ok" | tr '\n' ' ')" = "pass pass " ]
+	[ "$(jq -r .status <<<"$bad" | tr '\n' ' ')" = "mismatch mismatch " ]
+}
