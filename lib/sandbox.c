@@ -267,6 +267,32 @@ static noreturn void reaper(pid_t runner, int ctl)
 	}
 }
 
+/* Writes `text` to the file `path` (one write, as /proc/self/uid_map wants). Returns 0 or -1. */
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* In a new user namespace (not root): maps our own user and group to themselves. Unmapped, the
+ * user could own no file on the sandbox's tmpfs (EOVERFLOW); mapped to itself and not to 0,
+ * the runner loses every capability at execve. Returns 0 or -1. */
+static int map_self(uid_t uid, gid_t gid)
+{
+	char line[64];
+	snprintf(line, sizeof line, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (write_file("/proc/self/uid_map", line))
+		return -1;
+	snprintf(line, sizeof line, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	if (write_file("/proc/self/setgroups", "deny") || write_file("/proc/self/gid_map", line))
+		return -1;
+	return 0;
+}
+
 /* Binds `src` on `dst` (made first: a directory, or an empty file when `file`) and, unless
  * `rw`, makes the bind read-only, keeping the flags a user namespace may not drop (statvfs).
  * `rec`: with the mounts under src. Returns 0 or -1 (errno set). */
@@ -331,10 +357,15 @@ static void enter_root(const struct child_plan *p, const struct leap_root *root)
 		if (r)
 			child_fail(p, e->path);
 	}
+	/* /proc of our PID namespace now, while the machine's /proc is in view: in a user
+	 * namespace the kernel mounts a new proc only beside a fully visible one */
+	if (snprintf(dst, sizeof dst, "%s/proc", top) >= (int)sizeof dst || mkdirs_here(dst) ||
+	    mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		child_fail(p, "mounting /proc in the minimal root");
 	if (snprintf(dst, sizeof dst, "%s/.old", top) >= (int)sizeof dst || mkdir(dst, 0700) ||
 	    syscall(SYS_pivot_root, top, dst) || chdir("/") || umount2("/.old", MNT_DETACH) || rmdir("/.old"))
 		child_fail(p, "pivoting into the minimal root");
-	static const char *const dirs[] = {"/tmp", "/var/tmp", "/dev/shm", "/proc"};
+	static const char *const dirs[] = {"/tmp", "/var/tmp", "/dev/shm"};
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		snprintf(dst, sizeof dst, "%s", dirs[i]);
 		if (mkdirs_here(dst))
@@ -408,6 +439,8 @@ static noreturn void child(const struct child_plan *p)
 		/* Our own mount namespace: the harness's directories (the cache holding the
 		 * reference builds, the task suite) disappear under empty read-only tmpfs, and a
 		 * /proc of the new PID namespace hides the host's processes. */
+		if (!p->env->root && map_self(p->env->uid, p->env->gid))
+			child_fail(p, "mapping the user namespace");
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 			child_fail(p, "making the mounts private");
 		for (size_t i = 0; i < o->nhide; i++) {
@@ -420,7 +453,7 @@ static noreturn void child(const struct child_plan *p)
 		}
 		if (o->root)
 			enter_root(p, o->root);
-		if (p->env->root || o->root) {
+		{
 			/* The host's world-writable directories become empty tmpfs of their own, so
 			 * that nothing the candidate writes there outlives it or reaches other
 			 * processes; the private temp dir's path is made again inside them. */
@@ -439,8 +472,8 @@ static noreturn void child(const struct child_plan *p)
 					child_fail(p, "making the private temp dir again");
 			}
 			/* The private temp dir becomes a small tmpfs of its own: bounded in total, gone
-			 * with the namespace. (Not in a user namespace, where the sandbox's unmapped
-			 * user could not own files on it.) */
+			 * with the namespace (in a user namespace too: map_self gave our user a
+			 * name there, so that it can own files on it). */
 			char opts[128];
 			if (o->root && mkdirs_here(p->tmpdir))
 				child_fail(p, "making the private temp dir in the minimal root");
@@ -449,7 +482,7 @@ static noreturn void child(const struct child_plan *p)
 			if (mount("leap-tmp", p->tmpdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) || chdir(p->tmpdir))
 				child_fail(p, "mounting the private temp dir");
 		}
-		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
+		if (!o->root && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
 			/* some containers forbid a new proc: the host's stays (read-only to us) */
 		}
 	}
@@ -603,6 +636,11 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	}
 	if (grouped && leap_cgroup_make(o->cgroups, &sb->cg, o->cg_ctrl, o->cpus, err))
 		goto fail;
+	if (grouped && sb->cg.mode[LEAP_CG_MEMORY] && o->cg_mem_bytes) {
+		if (leap_cgroup_memory_max(&sb->cg, o->cg_mem_bytes, err))
+			goto fail;
+		sb->mem_limit = o->cg_mem_bytes;
+	}
 	char *argv[] = {(char *)runner, (char *)arg, (char *)role, NULL};
 	char *home = xasprintf("HOME=%s", tmpdir), *tmpenv = xasprintf("TMPDIR=%s", tmpdir);
 	/* A minimal environment, plus what selects and finds the GPU (no secrets there). */
@@ -811,6 +849,7 @@ void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *
 		if (sb->isolated && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) <= 128 + 64)
 			st = WEXITSTATUS(st) - 128;
 	}
+	sb->mem_hit = sb->mem_limit && leap_cgroup_memory_hit(&sb->cg);
 	leap_cgroup_remove(&sb->cg);
 	if (sb->ctl_fd >= 0)
 		close(sb->ctl_fd);

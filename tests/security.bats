@@ -178,8 +178,7 @@ incbin_rec() {
 	jq -e '.verify.output | contains("LEAP-SECRET-7f3a")' "$T/out.json"
 }
 
-@test "verify: files a candidate writes in /tmp, /var/tmp or /dev/shm do not reach the host (root)" {
-	[ "$(id -u)" = 0 ] || skip "not root: the sandbox cannot mount over /tmp, which stays shared (SECURITY.md)"
+@test "verify: files a candidate writes in /tmp, /var/tmp or /dev/shm do not reach the host (root or not)" {
 	for p in "/tmp/leap-security-probe.$BATS_ROOT_PID" "/var/tmp/leap-security-probe.$BATS_ROOT_PID" \
 		"/dev/shm/leap-security-probe.$BATS_ROOT_PID"; do
 		[ -d "${p%/*}" ] || continue
@@ -279,8 +278,10 @@ EOF2
 	# a world-readable file of the checkout (outside /tmp, the suite and the cache)
 	readme="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/README.md"
 	sed "s|@PATH@|$readme|" "$F/read_file.c.in" >"$T/read.c"
-	# a unix socket outside /tmp that accepts connections (the sandbox user may connect to it)
+	# a unix socket outside /tmp that accepts connections (the sandbox user may connect to
+	# it); in /tmp when the checkout is not ours to write (the unprivileged pass of .ci/run)
 	d="$(cd "$BATS_TEST_DIRNAME" && pwd)/.tmp/sock.$$"
+	mkdir -p "$d" 2>/dev/null || d="$T/sock"
 	mkdir -p "$d"
 	chmod 755 "$d"
 	python3 -c 'import socket, sys, time
