@@ -39,6 +39,9 @@ static const char usage[] =
 	"  -t, --timeout SECS     wall-clock limit per candidate (default 30); CPU time is limited\n"
 	"                         to that times the number of CPUs\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G; K, M, G suffixes)\n"
+	"      --memory-max SIZE  memory limit of a child's whole process tree, cpu or cuda, through\n"
+	"                         a memory cgroup where this process may make one (default 4G;\n"
+	"                         0: none)\n"
 	"      --file-size SIZE   largest file or output a child may write (default 16M)\n"
 	"      --nproc N          process and thread limit of the sandbox user (default 256, or 4\n"
 	"                         per CPU beyond 64 CPUs)\n"
@@ -63,7 +66,7 @@ static const char usage[] =
 	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n"
 	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
-enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU, OPT_DEVICES, OPT_DRAWN };
+enum { OPT_FSIZE = LEAP_OPT_PRIVATE, OPT_MEMMAX, OPT_NPROC, OPT_NO_NS, OPT_TASK, OPT_CACHE, OPT_SHARE_GPU, OPT_DEVICES, OPT_DRAWN };
 
 struct ctx {
 	struct leap_common common;
@@ -209,6 +212,7 @@ int main(int argc, char **argv)
 		{"timeout", required_argument, NULL, 't'},
 		{"memory", required_argument, NULL, 'm'},
 		{"file-size", required_argument, NULL, OPT_FSIZE},
+		{"memory-max", required_argument, NULL, OPT_MEMMAX},
 		{"nproc", required_argument, NULL, OPT_NPROC},
 		{"device", required_argument, NULL, 'd'},
 		{"no-namespaces", no_argument, NULL, OPT_NO_NS},
@@ -228,7 +232,8 @@ int main(int argc, char **argv)
 	struct leap_verify_opts o = {
 		.trials = 3,
 		.drawn = 3,
-		.sb = {.timeout = 30, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
+		.sb = {.timeout = 30, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1,
+		       .cg_mem_bytes = 4ull << 30},
 		.device = "0",
 	};
 	const char *task = NULL, *backend = NULL, *cache = NULL;
@@ -261,6 +266,11 @@ int main(int argc, char **argv)
 			if (leap_parse_size(optarg, &v64) || v64 < (64 << 20))
 				leap_usage_error(&c.common, "--memory: '%s' is not a size of at least 64M", optarg);
 			o.sb.mem_bytes = (uint64_t)v64;
+			break;
+		case OPT_MEMMAX:
+			if (leap_parse_size(optarg, &v64) || (v64 && v64 < (16 << 20)))
+				leap_usage_error(&c.common, "--memory-max: '%s' is not 0 or a size of at least 16M", optarg);
+			o.sb.cg_mem_bytes = (uint64_t)v64;
 			break;
 		case OPT_FSIZE:
 			if (leap_parse_size(optarg, &v64) || v64 < 4096)

@@ -27,6 +27,8 @@ struct leap_sandbox_opts {
 				* cpuset of the group when cgroups provide one */
 	struct leap_cgroups *cgroups; /* make groups for the child (cgroup.h) ... */
 	unsigned cg_ctrl;      /* ... for these functions (1 << LEAP_CG_x) */
+	uint64_t cg_mem_bytes; /* with LEAP_CG_MEMORY in cg_ctrl: the memory limit of the child's
+				* whole tree (the kernel's OOM killer ends it there); 0: none */
 	int pidns_freeze;      /* freeze by stopping every process of the PID namespace from its
 				* init (needs namespaces): leap_sandbox_freeze() without a cgroup */
 };
@@ -58,6 +60,8 @@ struct leap_sandbox {
 	struct leap_cgroup cg; /* its groups (cg.mode[] says which exist) */
 	int ctl_fd;            /* pidns_freeze: the control socket to the namespace's init, or -1 */
 	int frozen;
+	uint64_t mem_limit;    /* the memory limit its group had (bytes), or 0 */
+	int mem_hit;           /* after leap_sandbox_end: the kernel killed in it at that limit */
 };
 
 /* Fills `env` for this process (root or not, the unprivileged user, temp dir). */

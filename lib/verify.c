@@ -60,10 +60,21 @@ void leap_verifier_init(struct leap_verifier *v, const struct leap_verify_opts *
 	memset(v, 0, sizeof *v);
 	v->o = *o;
 	leap_sandbox_env_init(&v->env);
+	if (o->sb.cg_mem_bytes && !o->sb.cgroups) {
+		/* the memory limit of the candidate's whole tree: the only one a cuda child has */
+		leap_cgroups_detect(&v->cg, LEAP_CG_NONE);
+		if (v->cg.mode[LEAP_CG_MEMORY]) {
+			v->o.sb.cgroups = &v->cg;
+			v->o.sb.cg_ctrl |= 1u << LEAP_CG_MEMORY;
+		}
+	}
 }
 
 void leap_verifier_free(struct leap_verifier *v)
 {
+	if (v->o.sb.cgroups == &v->cg)
+		leap_cgroups_free(&v->cg);
+	v->o.sb.cgroups = NULL;
 	for (size_t i = 0; i < v->nrefs; i++) {
 		if (v->refs[i].handle)
 			dlclose(v->refs[i].handle);
@@ -401,6 +412,11 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 			leap_buf_addf(&msg, "Your code %s%s: the limit is %g s.", why ? why : "timed out", where,
 				      v->o.sb.timeout);
 		} else {
+			if (s.sb.mem_hit) {
+				free(why);
+				why = xasprintf("reached the memory limit of %llu MiB (the kernel ended it)",
+						(unsigned long long)(s.sb.mem_limit >> 20));
+			}
 			leap_buf_addf(&msg, "Your code %s", why ? why : "died");
 			denied = denied_call(&s, &msg);
 			crash = crash_place(&s, b, artifact, &msg);
@@ -420,6 +436,8 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		json_object_set_new(result, "crash", crash);
 	if (denied)
 		json_object_set_new(result, "denied_syscall", json_string(denied));
+	if (s.sb.mem_hit)
+		json_object_set_new(result, "memory_limit", json_integer((json_int_t)s.sb.mem_limit));
 	free(denied);
 	if (vc->ndrawn)
 		json_object_set_new(result, "drawn", drawn_json(vc));

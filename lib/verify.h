@@ -48,6 +48,7 @@ struct leap_vcache {
 struct leap_verifier {
 	struct leap_verify_opts o;
 	struct leap_sandbox_env env;
+	struct leap_cgroups cg; /* with o.sb.cg_mem_bytes: the memory groups (cgroup.h) */
 	struct leap_ref *refs;
 	size_t nrefs, cap;
 	struct leap_vcache *cache;

@@ -302,3 +302,18 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64); time.sleep
 	[ "$(jq -r .status <<<"$ok" | tr '\n' ' ')" = "pass pass " ]
 	[ "$(jq -r .status <<<"$bad" | tr '\n' ' ')" = "mismatch mismatch " ]
 }
+
+@test "verify: --memory-max ends a candidate at its memory limit, the limit in the record" {
+	[ "$(id -u)" = 0 ] || skip "a memory cgroup of its own needs root here"
+	awk '$1 == "memory" && $4 == 1 { ok = 1 } END { exit !ok }' /proc/cgroups ||
+		grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null || skip "no memory cgroup controller"
+	rec_file vector_add cpu "$FIXTURES/leap-verify/hog_memory.c" | leap-compile >"$T/c.jsonl"
+	run -0 --separate-stderr leap-verify --memory-max 64M "$T/c.jsonl"
+	jq -e '.status == "runtime_error" and .verify.memory_limit == 67108864 and
+		(.verify.message | contains("reached the memory limit of 64 MiB"))' <<<"$output"
+	# nothing of it is left: its groups are gone (cgroup.h names them leap-PID-N)
+	[ -z "$(find /sys/fs/cgroup -maxdepth 3 -name 'leap-*' -newer "$T/c.jsonl" 2>/dev/null)" ]
+	# with room (or no limit) the same candidate passes: the test can fail
+	run -0 --separate-stderr leap-verify --memory-max 0 "$T/c.jsonl"
+	jq -e '.status == "pass"' <<<"$output"
+}
