@@ -347,9 +347,9 @@ static void enter_root(const struct child_plan *p, const struct leap_root *root)
 			r = r || symlink(e->link, dst);
 		} else if (e->kind == LEAP_ROOT_DEV) {
 			struct stat st;
-			if (stat(e->path, &st) || !S_ISCHR(st.st_mode))
+			if (stat(e->path, &st) || !(S_ISCHR(st.st_mode) || S_ISDIR(st.st_mode)))
 				continue; /* this machine has no such node */
-			r = bind_at(e->path, dst, 1, 0, 1);
+			r = bind_at(e->path, dst, !S_ISDIR(st.st_mode), 1, 1); /* as it is: nodev would break it */
 		} else {
 			r = bind_at(e->link ? e->link : e->path, dst, e->kind == LEAP_ROOT_FILE,
 				    e->kind == LEAP_ROOT_DIR, 0);

@@ -207,7 +207,8 @@ void leap_unseen_root(struct leap_root *r, char *const *unseen, size_t nunseen)
 	DIR *d = opendir("/dev");
 	struct dirent *e;
 	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, "nvidia", 6) && e->d_type == DT_CHR) {
+		if (!strncmp(e->d_name, "nvidia", 6) && (e->d_type == DT_CHR || e->d_type == DT_DIR)) {
+			/* nvidiactl, nvidia-uvm, nvidia0...; the directory nvidia-caps (MIG) */
 			root_add(r, LEAP_ROOT_DEV, xasprintf("/dev/%s", e->d_name), NULL);
 			nvidia = 1;
 		}

@@ -41,7 +41,7 @@ struct leap_root {
  * loader's, /etc/ld.so.conf.d's, LD_LIBRARY_PATH's: they hold libc, libm, libgomp, libstdc++,
  * libseccomp and the CUDA driver's libraries, which the driver opens by name), the symbolic
  * links /lib, /lib64... that lead there, /etc/ld.so.cache, the device nodes null, zero, full,
- * random, urandom and nvidia*, and on a machine with an NVIDIA device /sys (its mounts left
+ * random, urandom and nvidia* (the directory nvidia-caps too), and on a machine with an NVIDIA device /sys (its mounts left
  * out: the driver reads the PCI topology). Directories under a directory of `unseen`
  * (leap_unseen's list) are left out. Fills *r (free with leap_root_free). */
 void leap_unseen_root(struct leap_root *r, char *const *unseen, size_t nunseen);
