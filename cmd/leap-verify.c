@@ -39,9 +39,9 @@ static const char usage[] =
 	"  -t, --timeout SECS     wall-clock limit per candidate (default 30); CPU time is limited\n"
 	"                         to that times the number of CPUs\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G; K, M, G suffixes)\n"
-	"      --memory-max SIZE  memory limit of a child's whole process tree, cpu or cuda, through\n"
-	"                         a memory cgroup where this process may make one (default 4G;\n"
-	"                         0: none)\n"
+	"      --memory-max SIZE  memory limit of a child's whole process tree through a memory\n"
+	"                         cgroup where this process may make one (default 4G for cuda\n"
+	"                         children only; given, for cpu children too; 0: none)\n"
 	"      --file-size SIZE   largest file or output a child may write (default 16M)\n"
 	"      --nproc N          process and thread limit of the sandbox user (default 256, or 4\n"
 	"                         per CPU beyond 64 CPUs)\n"
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 		.trials = 3,
 		.drawn = 3,
 		.sb = {.timeout = 30, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1,
-		       .cg_mem_bytes = 4ull << 30},
+		       .cg_mem_bytes = 4ull << 30, .cg_mem_cuda_only = 1},
 		.device = "0",
 	};
 	const char *task = NULL, *backend = NULL, *cache = NULL;
@@ -271,6 +271,7 @@ int main(int argc, char **argv)
 			if (leap_parse_size(optarg, &v64) || (v64 && v64 < (16 << 20)))
 				leap_usage_error(&c.common, "--memory-max: '%s' is not 0 or a size of at least 16M", optarg);
 			o.sb.cg_mem_bytes = (uint64_t)v64;
+			o.sb.cg_mem_cuda_only = 0; /* asked for: every child */
 			break;
 		case OPT_FSIZE:
 			if (leap_parse_size(optarg, &v64) || v64 < 4096)

@@ -29,6 +29,9 @@ struct leap_sandbox_opts {
 	unsigned cg_ctrl;      /* ... for these functions (1 << LEAP_CG_x) */
 	uint64_t cg_mem_bytes; /* with LEAP_CG_MEMORY in cg_ctrl: the memory limit of the child's
 				* whole tree (the kernel's OOM killer ends it there); 0: none */
+	int cg_mem_cuda_only;  /* ... for cuda children only (lib/session.c): a cpu child has its
+				* address-space limit, and moving a process into a group waits for
+				* an RCU grace period (5 to 15 ms of wall time per candidate here) */
 	int pidns_freeze;      /* freeze by stopping every process of the PID namespace from its
 				* init (needs namespaces): leap_sandbox_freeze() without a cgroup */
 };
