@@ -34,6 +34,7 @@ void leap_sandbox_env_init(struct leap_sandbox_env *env)
 {
 	memset(env, 0, sizeof *env);
 	env->ns_ok = -1;
+	env->root_ok = -1;
 	env->root = geteuid() == 0;
 	/* RLIMIT_NPROC counts the processes of a user: two leap runs sharing one sandbox user
 	 * would share one limit, and one run's fork bomb would make the other's sandboxes fail
@@ -538,6 +539,64 @@ static pid_t spawn(struct leap_sandbox_env *env, const struct leap_sandbox_opts 
 	return fork();
 }
 
+/* In a child of spawn(): the steps of enter_root that a kernel or container may refuse (the
+ * user mapping, a tmpfs, a read-only bind, a new /proc beside the machine's, pivot_root), on a
+ * directory of its own. Exits 0 when all worked. */
+static noreturn void try_root(const struct leap_sandbox_env *env, const struct leap_root *root, char *top)
+{
+	char dst[4096];
+	const char *lib = NULL;
+	for (size_t i = 0; i < root->n && !lib; i++)
+		if (root->e[i].kind == LEAP_ROOT_DIR)
+			lib = root->e[i].link ? root->e[i].link : root->e[i].path;
+	if ((!env->root && map_self(env->uid, env->gid)) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("leap-root", top, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755"))
+		_exit(1);
+	if (lib && (snprintf(dst, sizeof dst, "%s/lib", top) >= (int)sizeof dst || bind_at(lib, dst, 0, 1, 0)))
+		_exit(1);
+	if (snprintf(dst, sizeof dst, "%s/proc", top) >= (int)sizeof dst || mkdir(dst, 0755) ||
+	    mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		_exit(1);
+	if (snprintf(dst, sizeof dst, "%s/.old", top) >= (int)sizeof dst || mkdir(dst, 0700) ||
+	    syscall(SYS_pivot_root, top, dst))
+		_exit(1);
+	_exit(0);
+}
+
+/* Finds out once whether this system lets the sandbox make its minimal root (a container may
+ * allow the namespaces and refuse a new /proc or pivot_root). When not, warns once and the
+ * sandboxes run in the machine's root with the harness's directories hidden, as before the
+ * minimal root existed; failing every candidate instead would stop all work. */
+static void probe_root(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o)
+{
+	if (!o->root || !o->namespaces || env->root_ok != -1 || env->ns_ok == 0)
+		return;
+	char *top = xasprintf("%s/leap-root-probe.XXXXXX", env->tmp);
+	if (!mkdtemp(top)) {
+		free(top);
+		return; /* decided by the first sandbox's set-up, which reports it */
+	}
+	int isolated;
+	pid_t pid = spawn(env, o, &isolated);
+	if (pid == 0) {
+		if (!isolated)
+			_exit(1);
+		try_root(env, o->root, top);
+	}
+	int st = 0;
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	rmdir(top);
+	free(top);
+	if (env->ns_ok != 1)
+		return; /* no namespaces: no root to make either */
+	env->root_ok = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (!env->root_ok)
+		leap_warn("the sandbox cannot make its minimal root here (a new /proc or pivot_root is "
+			  "refused): candidates see the machine's files but the hidden ones (SECURITY.md)");
+}
+
 void leap_sandbox_slot(struct leap_sandbox_env *env, int slot)
 {
 	if (!env->root)
@@ -548,8 +607,10 @@ void leap_sandbox_slot(struct leap_sandbox_env *env, int slot)
 
 void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o)
 {
-	if (!o->namespaces || env->ns_ok != -1)
+	if (!o->namespaces || env->ns_ok != -1) {
+		probe_root(env, o);
 		return;
+	}
 	int isolated;
 	pid_t pid = spawn(env, o, &isolated);
 	if (pid == 0)
@@ -557,6 +618,7 @@ void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_
 	if (pid > 0)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
+	probe_root(env, o);
 }
 
 /* The descriptors of a new sandbox, parent and child ends (-1: not made). */
@@ -641,6 +703,11 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 			goto fail;
 		sb->mem_limit = o->cg_mem_bytes;
 	}
+	probe_root(env, o); /* once per process: whether o->root can be used */
+	struct leap_sandbox_opts with_root = *o;
+	if (env->root_ok != 1)
+		with_root.root = NULL;
+	o = &with_root;
 	char *argv[] = {(char *)runner, (char *)arg, (char *)role, NULL};
 	char *home = xasprintf("HOME=%s", tmpdir), *tmpenv = xasprintf("TMPDIR=%s", tmpdir);
 	/* A minimal environment, plus what selects and finds the GPU (no secrets there). */

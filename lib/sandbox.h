@@ -40,6 +40,8 @@ struct leap_sandbox_opts {
  * One per program, owned by main's context. */
 struct leap_sandbox_env {
 	int ns_ok;             /* -1 not probed yet, 0 unavailable (warned once), 1 available */
+	int root_ok;           /* the minimal root: -1 not probed yet, 0 cannot be made (warned
+				* once: candidates see the machine's files), 1 works */
 	int root;              /* the program runs as root: children drop to uid/gid below */
 	uid_t uid;
 	gid_t gid;
