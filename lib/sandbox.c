@@ -374,6 +374,62 @@ static void enter_root(const struct child_plan *p, const struct leap_root *root)
 	}
 }
 
+/* The file system view of an isolated child, in its own mount namespace: the user mapping
+ * (without root), the policy's hidden directories, the minimal root, empty /tmp, /var/tmp and
+ * /dev/shm, the private temp dir as a tmpfs, a /proc of its PID namespace. Fails the child on
+ * an error (child_fail). */
+static void make_view(const struct child_plan *p)
+{
+	const struct leap_sandbox_opts *o = p->o;
+	/* Our own mount namespace: the harness's directories (the cache holding the
+	 * reference builds, the task suite) disappear under empty read-only tmpfs, and a
+	 * /proc of the new PID namespace hides the host's processes. */
+	if (!p->env->root && map_self(p->env->uid, p->env->gid))
+		child_fail(p, "mapping the user namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		child_fail(p, "making the mounts private");
+	for (size_t i = 0; i < o->nhide; i++) {
+		struct stat st;
+		if (stat(o->hide[i], &st) || !S_ISDIR(st.st_mode))
+			continue;
+		if (mount("leap-hidden", o->hide[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=4k,mode=0555"))
+			child_fail(p, "hiding a harness directory");
+	}
+	if (o->root)
+		enter_root(p, o->root);
+	/* The host's world-writable directories become empty tmpfs of their own, so
+	 * that nothing the candidate writes there outlives it or reaches other
+	 * processes; the private temp dir's path is made again inside them. */
+	static const char *const shared_tmp[] = {"/tmp", "/var/tmp", "/dev/shm"};
+	for (size_t i = 0; i < sizeof(shared_tmp) / sizeof(shared_tmp[0]); i++) {
+		struct stat st;
+		if (stat(shared_tmp[i], &st) || !S_ISDIR(st.st_mode))
+			continue;
+		char opts[96];
+		snprintf(opts, sizeof opts, "size=%llu,mode=1777",
+			 (unsigned long long)(o->fsize_bytes ? o->fsize_bytes : (64 << 20)));
+		if (mount("leap-shared-tmp", shared_tmp[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts))
+			child_fail(p, "mounting an empty /tmp, /var/tmp or /dev/shm");
+		if (!strncmp(p->tmpdir, shared_tmp[i], strlen(shared_tmp[i])) &&
+		    p->tmpdir[strlen(shared_tmp[i])] == '/' && mkdirs_here(p->tmpdir))
+			child_fail(p, "making the private temp dir again");
+	}
+	/* The private temp dir becomes a small tmpfs of its own: bounded in total, gone
+	 * with the namespace (in a user namespace too: map_self gave our user a
+	 * name there, so that it can own files on it). */
+	char opts[128];
+	if (o->root && mkdirs_here(p->tmpdir))
+		child_fail(p, "making the private temp dir in the minimal root");
+	snprintf(opts, sizeof opts, "size=%llu,mode=0700,uid=%u,gid=%u",
+		 (unsigned long long)(o->fsize_bytes * 4), (unsigned)p->env->uid, (unsigned)p->env->gid);
+	if (mount("leap-tmp", p->tmpdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) || chdir(p->tmpdir))
+		child_fail(p, "mounting the private temp dir");
+	if (!o->root && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
+		/* some containers forbid a new proc: the host's stays (read-only to us) */
+	}
+}
+
 /* The child side: descriptors, limits, user, directory, exec. Never returns. */
 static noreturn void child(const struct child_plan *p)
 {
@@ -436,57 +492,8 @@ static noreturn void child(const struct child_plan *p)
 	limit(p, RLIMIT_NOFILE, 256, 256);
 	if (chdir(p->tmpdir))
 		child_fail(p, "chdir");
-	if (p->isolated) {
-		/* Our own mount namespace: the harness's directories (the cache holding the
-		 * reference builds, the task suite) disappear under empty read-only tmpfs, and a
-		 * /proc of the new PID namespace hides the host's processes. */
-		if (!p->env->root && map_self(p->env->uid, p->env->gid))
-			child_fail(p, "mapping the user namespace");
-		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-			child_fail(p, "making the mounts private");
-		for (size_t i = 0; i < o->nhide; i++) {
-			struct stat st;
-			if (stat(o->hide[i], &st) || !S_ISDIR(st.st_mode))
-				continue;
-			if (mount("leap-hidden", o->hide[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				  "size=4k,mode=0555"))
-				child_fail(p, "hiding a harness directory");
-		}
-		if (o->root)
-			enter_root(p, o->root);
-		{
-			/* The host's world-writable directories become empty tmpfs of their own, so
-			 * that nothing the candidate writes there outlives it or reaches other
-			 * processes; the private temp dir's path is made again inside them. */
-			static const char *const shared_tmp[] = {"/tmp", "/var/tmp", "/dev/shm"};
-			for (size_t i = 0; i < sizeof(shared_tmp) / sizeof(shared_tmp[0]); i++) {
-				struct stat st;
-				if (stat(shared_tmp[i], &st) || !S_ISDIR(st.st_mode))
-					continue;
-				char opts[96];
-				snprintf(opts, sizeof opts, "size=%llu,mode=1777",
-					 (unsigned long long)(o->fsize_bytes ? o->fsize_bytes : (64 << 20)));
-				if (mount("leap-shared-tmp", shared_tmp[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts))
-					child_fail(p, "mounting an empty /tmp, /var/tmp or /dev/shm");
-				if (!strncmp(p->tmpdir, shared_tmp[i], strlen(shared_tmp[i])) &&
-				    p->tmpdir[strlen(shared_tmp[i])] == '/' && mkdirs_here(p->tmpdir))
-					child_fail(p, "making the private temp dir again");
-			}
-			/* The private temp dir becomes a small tmpfs of its own: bounded in total, gone
-			 * with the namespace (in a user namespace too: map_self gave our user a
-			 * name there, so that it can own files on it). */
-			char opts[128];
-			if (o->root && mkdirs_here(p->tmpdir))
-				child_fail(p, "making the private temp dir in the minimal root");
-			snprintf(opts, sizeof opts, "size=%llu,mode=0700,uid=%u,gid=%u",
-				 (unsigned long long)(o->fsize_bytes * 4), (unsigned)p->env->uid, (unsigned)p->env->gid);
-			if (mount("leap-tmp", p->tmpdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) || chdir(p->tmpdir))
-				child_fail(p, "mounting the private temp dir");
-		}
-		if (!o->root && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
-			/* some containers forbid a new proc: the host's stays (read-only to us) */
-		}
-	}
+	if (p->isolated)
+		make_view(p);
 	if (p->env->root) {
 		if (setgroups(0, NULL) || setgid(p->env->gid) || setuid(p->env->uid))
 			child_fail(p, "dropping privileges");
