@@ -17,6 +17,7 @@
 #include "hand.h"
 #include "jsonl.h"
 #include "task.h"
+#include "unseen.h"
 #include "util.h"
 #include "banned.h"
 
@@ -777,17 +778,15 @@ int main(int argc, char **argv)
 		leap_die("%s", err);
 	char *tdir = leap_tasks_dir(c->common.tasks);
 	/* What the compilers must not read (SECURITY.md): one list for every program that builds
-	 * candidates (lib/hand.c). */
+	 * or runs candidates (lib/unseen.c). */
 	size_t nhide = 0;
-	char **hide = leap_compile_hidden(cdir, tdir, &nhide);
+	char **hide = leap_unseen(cdir, tdir, LEAP_UNSEEN_COMPILER, &nhide);
 	o.hide = (const char *const *)hide;
 	o.nhide = nhide;
 	free(cdir);
 	if (leap_compiler_init(&c->comp, &o, &c->cache, &err))
 		leap_die("%s", err);
-	for (size_t i = 0; i < nhide; i++)
-		free(hide[i]);
-	free(hide);
+	leap_unseen_free(hide, nhide);
 	leap_suite_init(&c->suite, tdir);
 	free(tdir);
 	if (c->file_mode) {

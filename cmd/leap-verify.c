@@ -42,6 +42,9 @@ static const char usage[] =
 	"  -t, --timeout SECS     wall-clock limit per candidate (default 30); CPU time is limited\n"
 	"                         to that times the number of CPUs\n"
 	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G; K, M, G suffixes)\n"
+	"      --memory-max SIZE  memory limit of a child's whole process tree through a memory\n"
+	"                         cgroup where this process may make one (default 4G for cuda\n"
+	"                         children only; given, for cpu children too; 0: none)\n"
 	"      --file-size SIZE   largest file or output a child may write (default 16M)\n"
 	"      --nproc N          process and thread limit of the sandbox user (default 256, or 4\n"
 	"                         per CPU beyond 64 CPUs)\n"
@@ -66,7 +69,7 @@ static const char usage[] =
 	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n"
 	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
-enum { OPT_SHARE_GPU = LEAP_OPT_PRIVATE, OPT_DRAWN };
+enum { OPT_SHARE_GPU = LEAP_OPT_PRIVATE, OPT_DRAWN, OPT_MEMMAX };
 
 struct ctx {
 	struct leap_common common;
@@ -214,6 +217,7 @@ int main(int argc, char **argv)
 		{"timeout", required_argument, NULL, 't'},
 		{"memory", required_argument, NULL, 'm'},
 		{"file-size", required_argument, NULL, LEAP_OPT_FSIZE},
+		{"memory-max", required_argument, NULL, OPT_MEMMAX},
 		{"nproc", required_argument, NULL, LEAP_OPT_NPROC},
 		{"device", required_argument, NULL, 'd'},
 		{"no-namespaces", no_argument, NULL, LEAP_OPT_NO_NS},
@@ -234,7 +238,8 @@ int main(int argc, char **argv)
 	struct leap_verify_opts o = {
 		.trials = 3,
 		.drawn = 3,
-		.sb = {.timeout = 30, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
+		.sb = {.timeout = 30, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1,
+		       .cg_mem_bytes = 4ull << 30, .cg_mem_cuda_only = 1},
 		.device = "0",
 	};
 	struct leap_runopts r = {.o = &o, .devs = &c.devs};
@@ -251,6 +256,14 @@ int main(int argc, char **argv)
 			if (leap_parse_int(optarg, 0, 1000, &o.drawn))
 				leap_usage_error(&c.common, "--drawn-cases: '%s' is not an integer in [0, 1000]", optarg);
 			break;
+		case OPT_MEMMAX: {
+			int64_t v64;
+			if (leap_parse_size(optarg, &v64) || (v64 && v64 < (16 << 20)))
+				leap_usage_error(&c.common, "--memory-max: '%s' is not 0 or a size of at least 16M", optarg);
+			o.sb.cg_mem_bytes = (uint64_t)v64;
+			o.sb.cg_mem_cuda_only = 0; /* asked for: every child */
+			break;
+		}
 		case 'j':
 			if (leap_parse_int(optarg, 1, 1024, &c.jobs))
 				leap_usage_error(&c.common, "--jobs: '%s' is not an integer in [1, 1024]", optarg);

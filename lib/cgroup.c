@@ -474,6 +474,50 @@ int leap_cgroup_write(const struct leap_cgroup *g, enum leap_cg_ctrl c, const ch
 	return 0;
 }
 
+ssize_t leap_cgroup_read(const struct leap_cgroup *g, enum leap_cg_ctrl c, const char *file, char *buf, size_t n)
+{
+	const char *d = dir_of(g, c);
+	return d ? get(d, file, buf, n) : -1;
+}
+
+int leap_cgroup_memory_max(const struct leap_cgroup *g, uint64_t bytes, char **err)
+{
+	char v[32];
+	snprintf(v, sizeof v, "%llu", (unsigned long long)bytes);
+	if (g->mode[LEAP_CG_MEMORY] == LEAP_CG_V1)
+		return leap_cgroup_write(g, LEAP_CG_MEMORY, "memory.limit_in_bytes", v, err);
+	if (leap_cgroup_write(g, LEAP_CG_MEMORY, "memory.max", v, err))
+		return -1;
+	char *ignored = NULL; /* a kernel without swap accounting has no such file */
+	leap_cgroup_write(g, LEAP_CG_MEMORY, "memory.swap.max", "0", &ignored);
+	free(ignored);
+	return 0;
+}
+
+/* The number after `key` and a space at the start of a line of `text`, or 0. */
+static unsigned long long counter(const char *text, const char *key)
+{
+	size_t k = strlen(key);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, key, k) && l[k] == ' ')
+			return strtoull(l + k + 1, NULL, 10);
+	return 0;
+}
+
+int leap_cgroup_memory_hit(const struct leap_cgroup *g)
+{
+	char buf[1024];
+	if (g->mode[LEAP_CG_MEMORY] == LEAP_CG_V2)
+		return leap_cgroup_read(g, LEAP_CG_MEMORY, "memory.events", buf, sizeof buf) > 0 &&
+		       (counter(buf, "oom_kill") > 0 || counter(buf, "oom") > 0);
+	if (g->mode[LEAP_CG_MEMORY] != LEAP_CG_V1)
+		return 0;
+	if (leap_cgroup_read(g, LEAP_CG_MEMORY, "memory.oom_control", buf, sizeof buf) > 0 &&
+	    counter(buf, "oom_kill") > 0)
+		return 1;
+	return leap_cgroup_read(g, LEAP_CG_MEMORY, "memory.failcnt", buf, sizeof buf) > 0 && strtoull(buf, NULL, 10) > 0;
+}
+
 /* Sends SIGKILL to every process listed in dir/cgroup.procs. */
 static void kill_listed(const char *dir)
 {

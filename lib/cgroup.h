@@ -94,6 +94,19 @@ int leap_cgroup_usage(const struct leap_cgroup *g, uint64_t *ns);
 int leap_cgroup_write(const struct leap_cgroup *g, enum leap_cg_ctrl c, const char *file, const char *value,
 		      char **err);
 
+/* Reads the control file `file` of controller c's group into buf[n] (NUL-terminated). Returns
+ * the length, or -1 (no such group or file). */
+ssize_t leap_cgroup_read(const struct leap_cgroup *g, enum leap_cg_ctrl c, const char *file, char *buf, size_t n);
+
+/* Sets the memory limit of g's memory group to `bytes` (v2 memory.max, and memory.swap.max 0
+ * where there is one, so that the limit is not met by swapping; v1 memory.limit_in_bytes).
+ * Returns 0, or -1 with a new message in *err. */
+int leap_cgroup_memory_max(const struct leap_cgroup *g, uint64_t bytes, char **err);
+
+/* 1 when the kernel killed a process of g's memory group for reaching its limit (v2
+ * memory.events oom_kill, v1 memory.oom_control oom_kill, else memory.failcnt), else 0. */
+int leap_cgroup_memory_hit(const struct leap_cgroup *g);
+
 /* Thaws, kills every process left in the groups, and removes them (waiting briefly for the
  * processes to go). Safe on a group never made, and twice. */
 void leap_cgroup_remove(struct leap_cgroup *g);

@@ -20,6 +20,7 @@
 #include "hand.h"
 #include "jsonl.h"
 #include "sig.h"
+#include "unseen.h"
 #include "banned.h"
 
 void leap_compile_defaults(struct leap_compile_opts *o)
@@ -30,41 +31,6 @@ void leap_compile_defaults(struct leap_compile_opts *o)
 	o->out_limit = 1LL << 30;
 	o->max_diags = 50;
 	o->reuse = 1;
-}
-
-/* Appends `d` (taken over; may be NULL) to the vector v[0..*n). */
-static void add_dir(char ***v, size_t *n, char *d)
-{
-	if (!d)
-		return;
-	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
-	(*v)[(*n)++] = d;
-}
-
-char **leap_compile_hidden(const char *cache_dir, const char *tasks_dir, size_t *n)
-{
-	char **v = NULL;
-	*n = 0;
-	char *arts = xasprintf("%s/artifacts", cache_dir);
-	if (leap_mkdirs(arts))
-		leap_warn_errno("cannot create %s", arts);
-	add_dir(&v, n, arts);
-	char *def_cache = leap_cache_dir();
-	if (def_cache)
-		add_dir(&v, n, xasprintf("%s/artifacts", def_cache));
-	free(def_cache);
-	add_dir(&v, n, xstrdup(tasks_dir));
-	add_dir(&v, n, leap_tasks_dir(NULL));
-	const char *env_tasks = getenv("LEAP_TASKS");
-	if (env_tasks && *env_tasks)
-		add_dir(&v, n, xstrdup(env_tasks));
-	char *exe = leap_exe_dir();
-	if (exe) {
-		add_dir(&v, n, xasprintf("%s/../share/leap/tasks", exe));
-		add_dir(&v, n, xasprintf("%s/../tasks", exe));
-	}
-	free(exe);
-	return v;
 }
 
 int leap_source_backend(const char *file, const char *opt, enum leap_backend *b, char **err)
@@ -141,13 +107,11 @@ int leap_hand_open(struct leap_hand *h, const char *cache_dir, const char *tasks
 	struct leap_compile_opts o;
 	leap_compile_defaults(&o);
 	size_t nhide = 0;
-	char **hide = leap_compile_hidden(cdir, tasks_dir, &nhide);
+	char **hide = leap_unseen(cdir, tasks_dir, LEAP_UNSEEN_COMPILER, &nhide);
 	o.hide = (const char *const *)hide;
 	o.nhide = nhide;
 	int rc = leap_compiler_init(&h->comp, &o, &h->cache, err);
-	for (size_t i = 0; i < nhide; i++)
-		free(hide[i]);
-	free(hide);
+	leap_unseen_free(hide, nhide);
 	free(cdir);
 	if (rc) {
 		leap_cache_close(&h->cache);

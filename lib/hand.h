@@ -16,12 +16,6 @@
  * compiler run, 1 GiB of output, 50 diagnostics, cached results reused. */
 void leap_compile_defaults(struct leap_compile_opts *o);
 
-/* What the compilers must not read (SECURITY.md): the suite in use (`tasks_dir`), every
- * other place a suite is looked for, and the reference builds of the cache `cache_dir` and
- * of the default cache (CACHE/artifacts, made now so that one made later is hidden too).
- * Returns a new vector of *n new strings (free each, then the vector). */
-char **leap_compile_hidden(const char *cache_dir, const char *tasks_dir, size_t *n);
-
 /* The backend of a source file given by hand: `opt` (--backend) when not NULL, else from the
  * name: .c is cpu, .cu is cuda. Returns 0, or -1 with a new message in *err (an unknown
  * backend name; a name that says neither, such as '-' for standard input). */
@@ -40,7 +34,7 @@ struct leap_hand {
 };
 
 /* Opens the cache `cache_dir` (made absolute; 5 GiB bound) and a compiler with the
- * pipeline's settings, hiding leap_compile_hidden(cache_dir, tasks_dir). Returns 0, or -1
+ * pipeline's settings, hiding leap_unseen(cache_dir, tasks_dir, LEAP_UNSEEN_COMPILER). Returns 0, or -1
  * with a new message in *err. */
 int leap_hand_open(struct leap_hand *h, const char *cache_dir, const char *tasks_dir, char **err);
 

@@ -89,8 +89,13 @@ enum leap_run_status {
 	LEAP_RUN_CRASH = 9,     /* the runner's last word before a fault kills it (runner/crash.c):
 				 * code = the signal, msg = "0x..." the offset into the artifact,
 				 * call = 0 the faulting instruction, 1 the candidate's call into the
-				 * function that faulted, 2 not found. Feedback only: forgeable. */
+				 * function that faulted, 2 not found; for SIGSYS (runner/filter.c)
+				 * call = LEAP_RUN_CRASH_SYSCALL and msg the denied call's name.
+				 * Feedback only: forgeable. */
 };
+
+/* `call` of a LEAP_RUN_CRASH reply for a system call the filter denied. */
+#define LEAP_RUN_CRASH_SYSCALL 3
 
 /* Kind of a parameter as the runner sees it. */
 enum leap_run_kind { LEAP_RUN_K_SCALAR = 0, LEAP_RUN_K_IN = 1, LEAP_RUN_K_OUT = 2, LEAP_RUN_K_INOUT = 3 };

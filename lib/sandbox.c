@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -33,6 +34,7 @@ void leap_sandbox_env_init(struct leap_sandbox_env *env)
 {
 	memset(env, 0, sizeof *env);
 	env->ns_ok = -1;
+	env->root_ok = -1;
 	env->root = geteuid() == 0;
 	/* RLIMIT_NPROC counts the processes of a user: two leap runs sharing one sandbox user
 	 * would share one limit, and one run's fork bomb would make the other's sandboxes fail
@@ -191,6 +193,38 @@ static int stop_namespace(void)
 	}
 }
 
+/* Overwrites this process's command line and environment with zeros and renames it: PID 1 of
+ * the sandbox is a fork of leap-verify or leap-bench, and the candidate reads PID 1's
+ * /proc/1/cmdline (a --seed given by the user is the key to the drawn sizes). The addresses
+ * come from /proc/self/stat (fields 48 to 51), read without allocating. Best effort. */
+static void wipe_cmdline(void)
+{
+	char st[2048];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, st, sizeof st - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	st[n] = 0;
+	char *s = strrchr(st, ')'); /* the name may hold spaces; field 3 follows it */
+	unsigned long v[4] = {0, 0, 0, 0};
+	for (int field = 2; s && *s && field < 51;) {
+		s = strchr(s, ' ');
+		if (!s)
+			return;
+		s++;
+		field++;
+		if (field >= 48)
+			v[field - 48] = strtoul(s, NULL, 10);
+	}
+	if (v[1] > v[0] && v[1] - v[0] < (1ul << 24))
+		memset((void *)v[0], 0, v[1] - v[0]);
+	if (v[3] > v[2] && v[3] - v[2] < (1ul << 24))
+		memset((void *)v[2], 0, v[3] - v[2]);
+	prctl(PR_SET_NAME, "leap-sandbox");
+}
+
 /* PID 1 of an isolated sandbox: reaps every process the namespace leaves to it, ends with the
  * runner (reporting how it ended in the exit status: 128 + signal), and, when ctl >= 0,
  * freezes and thaws the namespace for the parent: 'S' -> every process stopped -> 's' (or
@@ -199,6 +233,9 @@ static noreturn void reaper(pid_t runner, int ctl)
 {
 	close_range(0, 8, 0);
 	close_range(10, ~0U, 0);
+	/* leap-verify's memory stays in this copy: no process of the sandbox may read it
+	 * (without root, the sandbox's processes share our user) */
+	prctl(PR_SET_DUMPABLE, 0);
 	int pfd = (int)syscall(SYS_pidfd_open, runner, 0);
 	for (;;) {
 		int st;
@@ -228,6 +265,168 @@ static noreturn void reaper(pid_t runner, int ctl)
 			a = 'e';
 		if (write(ctl, &a, 1) != 1)
 			ctl = -1;
+	}
+}
+
+/* Writes `text` to the file `path` (one write, as /proc/self/uid_map wants). Returns 0 or -1. */
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* In a new user namespace (not root): maps our own user and group to themselves. Unmapped, the
+ * user could own no file on the sandbox's tmpfs (EOVERFLOW); mapped to itself and not to 0,
+ * the runner loses every capability at execve. Returns 0 or -1. */
+static int map_self(uid_t uid, gid_t gid)
+{
+	char line[64];
+	snprintf(line, sizeof line, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (write_file("/proc/self/uid_map", line))
+		return -1;
+	snprintf(line, sizeof line, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	if (write_file("/proc/self/setgroups", "deny") || write_file("/proc/self/gid_map", line))
+		return -1;
+	return 0;
+}
+
+/* Binds `src` on `dst` (made first: a directory, or an empty file when `file`) and, unless
+ * `rw`, makes the bind read-only, keeping the flags a user namespace may not drop (statvfs).
+ * `rec`: with the mounts under src. Returns 0 or -1 (errno set). */
+static int bind_at(const char *src, char *dst, int file, int rec, int rw)
+{
+	char *slash = strrchr(dst, '/');
+	*slash = 0;
+	int r = mkdirs_here(dst);
+	*slash = '/';
+	if (r)
+		return -1;
+	if (file) {
+		int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	} else if (mkdirs_here(dst)) {
+		return -1;
+	}
+	if (mount(src, dst, NULL, MS_BIND | (rec ? MS_REC : 0), NULL))
+		return -1;
+	if (rw)
+		return 0;
+	struct statvfs sv;
+	if (statvfs(dst, &sv))
+		return -1;
+	unsigned long fl = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
+	fl |= (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sv.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
+	      (sv.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sv.f_flag & ST_RELATIME ? MS_RELATIME : 0);
+	return mount(NULL, dst, NULL, fl, NULL);
+}
+
+/* Makes the minimal root (unseen.h) on an empty tmpfs over the private temp dir's path and
+ * pivots into it; the machine's root is detached. Fails the child on any error: a sandbox
+ * that shows more than it should does not run. */
+static void enter_root(const struct child_plan *p, const struct leap_root *root)
+{
+	const char *top = p->tmpdir;
+	if (mount("leap-root", top, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755"))
+		child_fail(p, "mounting the minimal root");
+	char dst[4096];
+	for (size_t i = 0; i < root->n; i++) {
+		const struct leap_root_entry *e = &root->e[i];
+		if (snprintf(dst, sizeof dst, "%s%s", top, e->path) >= (int)sizeof dst)
+			continue;
+		int r = 0;
+		if (e->kind == LEAP_ROOT_LINK) {
+			char *slash = strrchr(dst, '/');
+			*slash = 0;
+			r = mkdirs_here(dst);
+			*slash = '/';
+			r = r || symlink(e->link, dst);
+		} else if (e->kind == LEAP_ROOT_DEV) {
+			struct stat st;
+			if (stat(e->path, &st) || !(S_ISCHR(st.st_mode) || S_ISDIR(st.st_mode)))
+				continue; /* this machine has no such node */
+			r = bind_at(e->path, dst, !S_ISDIR(st.st_mode), 1, 1); /* as it is: nodev would break it */
+		} else {
+			r = bind_at(e->link ? e->link : e->path, dst, e->kind == LEAP_ROOT_FILE,
+				    e->kind == LEAP_ROOT_DIR, 0);
+		}
+		if (r)
+			child_fail(p, e->path);
+	}
+	/* /proc of our PID namespace now, while the machine's /proc is in view: in a user
+	 * namespace the kernel mounts a new proc only beside a fully visible one */
+	if (snprintf(dst, sizeof dst, "%s/proc", top) >= (int)sizeof dst || mkdirs_here(dst) ||
+	    mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		child_fail(p, "mounting /proc in the minimal root");
+	if (snprintf(dst, sizeof dst, "%s/.old", top) >= (int)sizeof dst || mkdir(dst, 0700) ||
+	    syscall(SYS_pivot_root, top, dst) || chdir("/") || umount2("/.old", MNT_DETACH) || rmdir("/.old"))
+		child_fail(p, "pivoting into the minimal root");
+	static const char *const dirs[] = {"/tmp", "/var/tmp", "/dev/shm"};
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		snprintf(dst, sizeof dst, "%s", dirs[i]);
+		if (mkdirs_here(dst))
+			child_fail(p, "making the minimal root's directories");
+	}
+}
+
+/* The file system view of an isolated child, in its own mount namespace: the user mapping
+ * (without root), the policy's hidden directories, the minimal root, empty /tmp, /var/tmp and
+ * /dev/shm, the private temp dir as a tmpfs, a /proc of its PID namespace. Fails the child on
+ * an error (child_fail). */
+static void make_view(const struct child_plan *p)
+{
+	const struct leap_sandbox_opts *o = p->o;
+	/* Our own mount namespace: the harness's directories (the cache holding the
+	 * reference builds, the task suite) disappear under empty read-only tmpfs, and a
+	 * /proc of the new PID namespace hides the host's processes. */
+	if (!p->env->root && map_self(p->env->uid, p->env->gid))
+		child_fail(p, "mapping the user namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		child_fail(p, "making the mounts private");
+	for (size_t i = 0; i < o->nhide; i++) {
+		struct stat st;
+		if (stat(o->hide[i], &st) || !S_ISDIR(st.st_mode))
+			continue;
+		if (mount("leap-hidden", o->hide[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=4k,mode=0555"))
+			child_fail(p, "hiding a harness directory");
+	}
+	if (o->root)
+		enter_root(p, o->root);
+	/* The host's world-writable directories become empty tmpfs of their own, so
+	 * that nothing the candidate writes there outlives it or reaches other
+	 * processes; the private temp dir's path is made again inside them. */
+	static const char *const shared_tmp[] = {"/tmp", "/var/tmp", "/dev/shm"};
+	for (size_t i = 0; i < sizeof(shared_tmp) / sizeof(shared_tmp[0]); i++) {
+		struct stat st;
+		if (stat(shared_tmp[i], &st) || !S_ISDIR(st.st_mode))
+			continue;
+		char opts[96];
+		snprintf(opts, sizeof opts, "size=%llu,mode=1777",
+			 (unsigned long long)(o->fsize_bytes ? o->fsize_bytes : (64 << 20)));
+		if (mount("leap-shared-tmp", shared_tmp[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts))
+			child_fail(p, "mounting an empty /tmp, /var/tmp or /dev/shm");
+		if (!strncmp(p->tmpdir, shared_tmp[i], strlen(shared_tmp[i])) &&
+		    p->tmpdir[strlen(shared_tmp[i])] == '/' && mkdirs_here(p->tmpdir))
+			child_fail(p, "making the private temp dir again");
+	}
+	/* The private temp dir becomes a small tmpfs of its own: bounded in total, gone
+	 * with the namespace (in a user namespace too: map_self gave our user a
+	 * name there, so that it can own files on it). */
+	char opts[128];
+	if (o->root && mkdirs_here(p->tmpdir))
+		child_fail(p, "making the private temp dir in the minimal root");
+	snprintf(opts, sizeof opts, "size=%llu,mode=0700,uid=%u,gid=%u",
+		 (unsigned long long)(o->fsize_bytes * 4), (unsigned)p->env->uid, (unsigned)p->env->gid);
+	if (mount("leap-tmp", p->tmpdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) || chdir(p->tmpdir))
+		child_fail(p, "mounting the private temp dir");
+	if (!o->root && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
+		/* some containers forbid a new proc: the host's stays (read-only to us) */
 	}
 }
 
@@ -293,51 +492,8 @@ static noreturn void child(const struct child_plan *p)
 	limit(p, RLIMIT_NOFILE, 256, 256);
 	if (chdir(p->tmpdir))
 		child_fail(p, "chdir");
-	if (p->isolated) {
-		/* Our own mount namespace: the harness's directories (the cache holding the
-		 * reference builds, the task suite) disappear under empty read-only tmpfs, and a
-		 * /proc of the new PID namespace hides the host's processes. */
-		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-			child_fail(p, "making the mounts private");
-		for (size_t i = 0; i < o->nhide; i++) {
-			struct stat st;
-			if (stat(o->hide[i], &st) || !S_ISDIR(st.st_mode))
-				continue;
-			if (mount("leap-hidden", o->hide[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				  "size=4k,mode=0555"))
-				child_fail(p, "hiding a harness directory");
-		}
-		if (p->env->root) {
-			/* The host's world-writable directories become empty tmpfs of their own, so
-			 * that nothing the candidate writes there outlives it or reaches other
-			 * processes; the private temp dir's path is made again inside them. */
-			static const char *const shared_tmp[] = {"/tmp", "/var/tmp", "/dev/shm"};
-			for (size_t i = 0; i < sizeof(shared_tmp) / sizeof(shared_tmp[0]); i++) {
-				struct stat st;
-				if (stat(shared_tmp[i], &st) || !S_ISDIR(st.st_mode))
-					continue;
-				char opts[96];
-				snprintf(opts, sizeof opts, "size=%llu,mode=1777",
-					 (unsigned long long)(o->fsize_bytes ? o->fsize_bytes : (64 << 20)));
-				if (mount("leap-shared-tmp", shared_tmp[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts))
-					child_fail(p, "mounting an empty /tmp, /var/tmp or /dev/shm");
-				if (!strncmp(p->tmpdir, shared_tmp[i], strlen(shared_tmp[i])) &&
-				    p->tmpdir[strlen(shared_tmp[i])] == '/' && mkdirs_here(p->tmpdir))
-					child_fail(p, "making the private temp dir again");
-			}
-			/* The private temp dir becomes a small tmpfs of its own: bounded in total, gone
-			 * with the namespace. (Not in a user namespace, where the sandbox's unmapped
-			 * user could not own files on it.) */
-			char opts[128];
-			snprintf(opts, sizeof opts, "size=%llu,mode=0700,uid=%u,gid=%u",
-				 (unsigned long long)(o->fsize_bytes * 4), (unsigned)p->env->uid, (unsigned)p->env->gid);
-			if (mount("leap-tmp", p->tmpdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) || chdir(p->tmpdir))
-				child_fail(p, "mounting the private temp dir");
-		}
-		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
-			/* some containers forbid a new proc: the host's stays (read-only to us) */
-		}
-	}
+	if (p->isolated)
+		make_view(p);
 	if (p->env->root) {
 		if (setgroups(0, NULL) || setgid(p->env->gid) || setuid(p->env->uid))
 			child_fail(p, "dropping privileges");
@@ -353,6 +509,8 @@ static noreturn void child(const struct child_plan *p)
 		/* We are PID 1 of a new PID namespace, where signals without a handler (abort(),
 		 * SIGXFSZ...) are ignored. Run the runner as PID 2 and report how it ended in our
 		 * exit code (128 + signal); when we exit the kernel kills whatever it left. */
+		wipe_cmdline();
+		prctl(PR_SET_DUMPABLE, 0); /* before the runner exists, not after */
 		pid_t r = fork();
 		if (r < 0)
 			child_fail(p, "fork");
@@ -388,6 +546,64 @@ static pid_t spawn(struct leap_sandbox_env *env, const struct leap_sandbox_opts 
 	return fork();
 }
 
+/* In a child of spawn(): the steps of enter_root that a kernel or container may refuse (the
+ * user mapping, a tmpfs, a read-only bind, a new /proc beside the machine's, pivot_root), on a
+ * directory of its own. Exits 0 when all worked. */
+static noreturn void try_root(const struct leap_sandbox_env *env, const struct leap_root *root, char *top)
+{
+	char dst[4096];
+	const char *lib = NULL;
+	for (size_t i = 0; i < root->n && !lib; i++)
+		if (root->e[i].kind == LEAP_ROOT_DIR)
+			lib = root->e[i].link ? root->e[i].link : root->e[i].path;
+	if ((!env->root && map_self(env->uid, env->gid)) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("leap-root", top, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755"))
+		_exit(1);
+	if (lib && (snprintf(dst, sizeof dst, "%s/lib", top) >= (int)sizeof dst || bind_at(lib, dst, 0, 1, 0)))
+		_exit(1);
+	if (snprintf(dst, sizeof dst, "%s/proc", top) >= (int)sizeof dst || mkdir(dst, 0755) ||
+	    mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		_exit(1);
+	if (snprintf(dst, sizeof dst, "%s/.old", top) >= (int)sizeof dst || mkdir(dst, 0700) ||
+	    syscall(SYS_pivot_root, top, dst))
+		_exit(1);
+	_exit(0);
+}
+
+/* Finds out once whether this system lets the sandbox make its minimal root (a container may
+ * allow the namespaces and refuse a new /proc or pivot_root). When not, warns once and the
+ * sandboxes run in the machine's root with the harness's directories hidden, as before the
+ * minimal root existed; failing every candidate instead would stop all work. */
+static void probe_root(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o)
+{
+	if (!o->root || !o->namespaces || env->root_ok != -1 || env->ns_ok == 0)
+		return;
+	char *top = xasprintf("%s/leap-root-probe.XXXXXX", env->tmp);
+	if (!mkdtemp(top)) {
+		free(top);
+		return; /* decided by the first sandbox's set-up, which reports it */
+	}
+	int isolated;
+	pid_t pid = spawn(env, o, &isolated);
+	if (pid == 0) {
+		if (!isolated)
+			_exit(1);
+		try_root(env, o->root, top);
+	}
+	int st = 0;
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	rmdir(top);
+	free(top);
+	if (env->ns_ok != 1)
+		return; /* no namespaces: no root to make either */
+	env->root_ok = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (!env->root_ok)
+		leap_warn("the sandbox cannot make its minimal root here (a new /proc or pivot_root is "
+			  "refused): candidates see the machine's files but the hidden ones (SECURITY.md)");
+}
+
 void leap_sandbox_slot(struct leap_sandbox_env *env, int slot)
 {
 	if (!env->root)
@@ -398,8 +614,10 @@ void leap_sandbox_slot(struct leap_sandbox_env *env, int slot)
 
 void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o)
 {
-	if (!o->namespaces || env->ns_ok != -1)
+	if (!o->namespaces || env->ns_ok != -1) {
+		probe_root(env, o);
 		return;
+	}
 	int isolated;
 	pid_t pid = spawn(env, o, &isolated);
 	if (pid == 0)
@@ -407,6 +625,7 @@ void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_
 	if (pid > 0)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
+	probe_root(env, o);
 }
 
 /* The descriptors of a new sandbox, parent and child ends (-1: not made). */
@@ -486,6 +705,16 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	}
 	if (grouped && leap_cgroup_make(o->cgroups, &sb->cg, o->cg_ctrl, o->cpus, err))
 		goto fail;
+	if (grouped && sb->cg.mode[LEAP_CG_MEMORY] && o->cg_mem_bytes) {
+		if (leap_cgroup_memory_max(&sb->cg, o->cg_mem_bytes, err))
+			goto fail;
+		sb->mem_limit = o->cg_mem_bytes;
+	}
+	probe_root(env, o); /* once per process: whether o->root can be used */
+	struct leap_sandbox_opts with_root = *o;
+	if (env->root_ok != 1)
+		with_root.root = NULL;
+	o = &with_root;
 	char *argv[] = {(char *)runner, (char *)arg, (char *)role, NULL};
 	char *home = xasprintf("HOME=%s", tmpdir), *tmpenv = xasprintf("TMPDIR=%s", tmpdir);
 	/* A minimal environment, plus what selects and finds the GPU (no secrets there). */
@@ -694,6 +923,7 @@ void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *
 		if (sb->isolated && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) <= 128 + 64)
 			st = WEXITSTATUS(st) - 128;
 	}
+	sb->mem_hit = sb->mem_limit && leap_cgroup_memory_hit(&sb->cg);
 	leap_cgroup_remove(&sb->cg);
 	if (sb->ctl_fd >= 0)
 		close(sb->ctl_fd);
@@ -757,7 +987,7 @@ const char *leap_sandbox_describe(int status, struct leap_buf *buf)
 	case SIGKILL:
 		return "was killed (SIGKILL: it killed itself or its process group?)";
 	case SIGSYS:
-		return "made a forbidden system call (SIGSYS)";
+		return "made a system call the sandbox denies (SIGSYS)";
 	default:
 		leap_buf_addf(buf, "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
 		return buf->s;

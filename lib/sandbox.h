@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
+#include "unseen.h"
 #include "util.h"
 
 /* Limits of one sandboxed child. */
@@ -19,11 +20,18 @@ struct leap_sandbox_opts {
 	int namespaces;        /* 1: isolate network, PID view and mounts where the kernel allows */
 	const char *const *hide; /* directories made invisible (empty) to the child when isolated */
 	size_t nhide;
+	const struct leap_root *root; /* when isolated, the child pivots into a minimal root that
+				       * shows only these (unseen.h); NULL: the machine's root */
 	/* leap-bench's referee (all optional): */
 	const cpu_set_t *cpus; /* the cores: affinity set before the runner is executed, and the
 				* cpuset of the group when cgroups provide one */
 	struct leap_cgroups *cgroups; /* make groups for the child (cgroup.h) ... */
 	unsigned cg_ctrl;      /* ... for these functions (1 << LEAP_CG_x) */
+	uint64_t cg_mem_bytes; /* with LEAP_CG_MEMORY in cg_ctrl: the memory limit of the child's
+				* whole tree (the kernel's OOM killer ends it there); 0: none */
+	int cg_mem_cuda_only;  /* ... for cuda children only (lib/session.c): a cpu child has its
+				* address-space limit, and moving a process into a group waits for
+				* an RCU grace period (5 to 15 ms of wall time per candidate here) */
 	int pidns_freeze;      /* freeze by stopping every process of the PID namespace from its
 				* init (needs namespaces): leap_sandbox_freeze() without a cgroup */
 	const char *visible;   /* the child's CUDA_VISIBLE_DEVICES (NULL: the caller's) */
@@ -33,6 +41,8 @@ struct leap_sandbox_opts {
  * One per program, owned by main's context. */
 struct leap_sandbox_env {
 	int ns_ok;             /* -1 not probed yet, 0 unavailable (warned once), 1 available */
+	int root_ok;           /* the minimal root: -1 not probed yet, 0 cannot be made (warned
+				* once: candidates see the machine's files), 1 works */
 	int root;              /* the program runs as root: children drop to uid/gid below */
 	uid_t uid;
 	gid_t gid;
@@ -56,6 +66,8 @@ struct leap_sandbox {
 	struct leap_cgroup cg; /* its groups (cg.mode[] says which exist) */
 	int ctl_fd;            /* pidns_freeze: the control socket to the namespace's init, or -1 */
 	int frozen;
+	uint64_t mem_limit;    /* the memory limit its group had (bytes), or 0 */
+	int mem_hit;           /* after leap_sandbox_end: the kernel killed in it at that limit */
 };
 
 /* Fills `env` for this process (root or not, the unprivileged user, temp dir). */

@@ -215,6 +215,10 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		so.mem_bytes = 0; /* the CUDA driver reserves more address space than any sane limit */
 	else if (so.mem_bytes)
 		so.mem_bytes += s->rg->in_len + s->rg->out_len; /* room for the mapped regions */
+	if (!cuda && so.cg_mem_cuda_only) {
+		so.cg_ctrl &= ~(1u << LEAP_CG_MEMORY);
+		so.cg_mem_bytes = 0;
+	}
 	so.pidns_freeze = o->freeze == LEAP_FREEZE_SIGNALS;
 	s->freeze = o->freeze;
 	/* The runner sees its own device alone (by UUID where known), as device 0: no other GPU

@@ -16,6 +16,7 @@
 #include "compile.h"
 #include "crash.h"
 #include "jsonl.h"
+#include "unseen.h"
 #include "util.h"
 #include "verify.h"
 #include "banned.h"
@@ -59,10 +60,21 @@ void leap_verifier_init(struct leap_verifier *v, const struct leap_verify_opts *
 	memset(v, 0, sizeof *v);
 	v->o = *o;
 	leap_sandbox_env_init(&v->env);
+	if (o->sb.cg_mem_bytes && !o->sb.cgroups) {
+		/* the memory limit of the candidate's whole tree: the only one a cuda child has */
+		leap_cgroups_detect(&v->cg, LEAP_CG_NONE);
+		if (v->cg.mode[LEAP_CG_MEMORY]) {
+			v->o.sb.cgroups = &v->cg;
+			v->o.sb.cg_ctrl |= 1u << LEAP_CG_MEMORY;
+		}
+	}
 }
 
 void leap_verifier_free(struct leap_verifier *v)
 {
+	if (v->o.sb.cgroups == &v->cg)
+		leap_cgroups_free(&v->cg);
+	v->o.sb.cgroups = NULL;
 	for (size_t i = 0; i < v->nrefs; i++) {
 		if (v->refs[i].handle)
 			dlclose(v->refs[i].handle);
@@ -157,6 +169,27 @@ static json_t *crash_place(const struct leap_session *s, enum leap_backend b, co
 		json_object_set_new(o, "function", json_string(func));
 	free(func);
 	return o;
+}
+
+/* For a runner that died of SIGSYS after naming the call its filter denied (runner/filter.c):
+ * appends " (NAME)" to msg and returns the name (new), else NULL. Forgeable like every crash
+ * report: it names a call and decides nothing (the verdict is the signal's). */
+static char *denied_call(const struct leap_session *s, struct leap_buf *msg)
+{
+	const struct leap_run_reply *c = &s->crash;
+	if (c->magic != LEAP_RUN_MAGIC || !WIFSIGNALED(s->status) || WTERMSIG(s->status) != SIGSYS ||
+	    c->code != SIGSYS || c->call != LEAP_RUN_CRASH_SYSCALL || !c->msg[0])
+		return NULL;
+	char name[64];
+	size_t n = 0;
+	for (const char *p = c->msg; *p && n < sizeof name - 1; p++) /* only what a call's name holds */
+		if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || strchr("_ ()", *p))
+			name[n++] = *p;
+	name[n] = 0;
+	if (!n)
+		return NULL;
+	leap_buf_addf(msg, ": %s", name);
+	return xstrdup(name);
 }
 
 /* Appends which kernels the CUDA error may come from: the error names none, and the
@@ -317,7 +350,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 				break;
 		}
 	}
-	char *why = NULL;
+	char *why = NULL, *denied = NULL;
 	int timeout = 0;
 	struct leap_buf output = {0};
 	struct leap_run_reply last = s.last;
@@ -381,7 +414,13 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 			leap_buf_addf(&msg, "Your code %s%s: the limit is %g s.", why ? why : "timed out", where,
 				      v->o.sb.timeout);
 		} else {
+			if (s.sb.mem_hit) {
+				free(why);
+				why = xasprintf("reached the memory limit of %llu MiB (the kernel ended it)",
+						(unsigned long long)(s.sb.mem_limit >> 20));
+			}
 			leap_buf_addf(&msg, "Your code %s", why ? why : "died");
+			denied = denied_call(&s, &msg);
 			crash = crash_place(&s, b, artifact, &msg);
 			leap_buf_addf(&msg, "%s.", where);
 		}
@@ -397,6 +436,11 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	json_object_set_new(result, "run_ms", json_real(run_ms));
 	if (crash)
 		json_object_set_new(result, "crash", crash);
+	if (denied)
+		json_object_set_new(result, "denied_syscall", json_string(denied));
+	if (s.sb.mem_hit)
+		json_object_set_new(result, "memory_limit", json_integer((json_int_t)s.sb.mem_limit));
+	free(denied);
 	if (vc->ndrawn)
 		json_object_set_new(result, "drawn", drawn_json(vc));
 	*st = record_status(status);
@@ -418,21 +462,18 @@ void leap_verify_setup(struct leap_verify_opts *o, const char *cache, const char
 	o->cache = cache ? xstrdup(cache) : leap_cache_dir();
 	if (!o->cache)
 		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
-	/* The candidate must not find the references: hide the suite and the build cache. */
-	leap_mkdirs(o->cache); /* so that it exists, and can be hidden, from the start */
-	memset(h, 0, sizeof(*h));
-	h->paths[0] = realpath(tasks_dir, NULL);
-	h->paths[1] = realpath(o->cache, NULL);
-	size_t n = 0;
-	for (int i = 0; i < 2; i++)
-		if (h->paths[i])
-			h->list[n++] = h->paths[i];
-	o->sb.hide = h->list;
-	o->sb.nhide = n;
+	/* The candidate must not find the references: one policy for every program (unseen.c). */
+	h->paths = leap_unseen(o->cache, tasks_dir, LEAP_UNSEEN_RUNNER, &h->n);
+	o->sb.hide = (const char *const *)h->paths;
+	o->sb.nhide = h->n;
+	leap_unseen_root(&h->root, h->paths, h->n);
+	o->sb.root = &h->root;
 }
 
 void leap_hidden_free(struct leap_hidden *h)
 {
-	free(h->paths[0]);
-	free(h->paths[1]);
+	leap_unseen_free(h->paths, h->n);
+	leap_root_free(&h->root);
+	h->paths = NULL;
+	h->n = 0;
 }

@@ -9,6 +9,7 @@
 #include "record.h"
 #include "runproto.h"
 #include "sandbox.h"
+#include "unseen.h"
 #include "session.h"
 #include "task.h"
 #include "vdata.h"
@@ -49,6 +50,7 @@ struct leap_vcache {
 struct leap_verifier {
 	struct leap_verify_opts o;
 	struct leap_sandbox_env env;
+	struct leap_cgroups cg; /* with o.sb.cg_mem_bytes: the memory groups (cgroup.h) */
 	struct leap_ref *refs;
 	size_t nrefs, cap;
 	struct leap_vcache *cache;
@@ -60,15 +62,17 @@ struct leap_verifier {
  * executable. Returns a new string, or NULL when no leap-run-cpu is found. */
 char *leap_libexec_dir(void);
 
-/* The directories hidden from every sandbox: the task suite and the cache (canonical). */
+/* The directories hidden from every sandbox (leap_unseen's list for a runner). */
 struct leap_hidden {
-	char *paths[2];
-	const char *list[2];
+	char **paths;
+	size_t n;
+	struct leap_root root; /* the minimal root (unseen.h) */
 };
 
 /* The set-up leap-verify and leap-bench share, after their options: the process limit's
  * default, the runners' directory, the cache (`cache`, else the default; created), and the
- * suite `tasks_dir` and the cache hidden from the sandbox through `h` (which must outlive o).
+ * directories lib/unseen.c says a candidate must not see (the suite `tasks_dir`, the cache and
+ * the other suites and caches) hidden from the sandbox through `h` (which must outlive o).
  * Dies with a message when the runner or a cache directory cannot be found. */
 void leap_verify_setup(struct leap_verify_opts *o, const char *cache, const char *tasks_dir,
 			 struct leap_hidden *h);

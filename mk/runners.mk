@@ -13,7 +13,7 @@ endif
 
 all: $(RUNNERS)
 
-build/runner/%.o: runner/%.c runner/backend.h runner/crash.h lib/runproto.h lib/abi.h build/flags
+build/runner/%.o: runner/%.c runner/backend.h runner/crash.h runner/filter.h lib/runproto.h lib/abi.h build/flags
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
@@ -21,17 +21,19 @@ build/runner/runproto.o: lib/runproto.c lib/runproto.h
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
-libexec/leap-run-cpu: build/runner/run.o build/runner/cpu.o build/runner/crash.o build/runner/runproto.o
+RUNNER_OBJ = build/runner/run.o build/runner/crash.o build/runner/filter.o build/runner/runproto.o
+
+libexec/leap-run-cpu: $(RUNNER_OBJ) build/runner/cpu.o
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ -ldl
+	$(CC) -o $@ $^ -ldl -lseccomp
 
 build/runner/cuda.o: runner/cuda.cu runner/backend.h lib/runproto.h lib/abi.h
 	@mkdir -p $(@D)
 	$(NVCC) -O3 $(NVCC_ARCH) -Ilib -Irunner -Xcompiler -Wall -c -o $@ $<
 
-libexec/leap-run-cuda: build/runner/run.o build/runner/cuda.o build/runner/crash.o build/runner/runproto.o
+libexec/leap-run-cuda: $(RUNNER_OBJ) build/runner/cuda.o
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_ARCH) -o $@ $^ -ldl
+	$(NVCC) $(NVCC_ARCH) -o $@ $^ -ldl -lseccomp
 
 install: install-runners
 .PHONY: install-runners

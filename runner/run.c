@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "crash.h"
+#include "filter.h"
 #include "runproto.h"
 #include "banned.h"
 
@@ -275,6 +276,12 @@ int main(int argc, char **argv)
 	st = rb_regions(r.rb, r.in, r.in_len, r.out, r.out_len, &r.ctl, r.ipc, msg);
 	if (st) {
 		reply(&r, st, 0, 0, 0, NULL, "%s", msg);
+		return 1;
+	}
+	/* The system-call filter comes after the device is set up (the driver's start-up is
+	 * not the candidate's) and before the artifact's first instruction (its constructors). */
+	if (filter_install(msg, sizeof msg)) {
+		reply(&r, LEAP_RUN_LOAD, 0, 0, 0, NULL, "%s", msg);
 		return 1;
 	}
 	if (load(&r))

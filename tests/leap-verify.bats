@@ -184,8 +184,7 @@ verdict() {
 	assert_output ""
 }
 
-@test "the private temp dir is a small file system of its own (as root with namespaces)" {
-	[ "$(id -u)" = 0 ] || skip "the private tmpfs needs root"
+@test "the private temp dir is a small file system of its own (with namespaces, root or not)" {
 	grep -q "namespaces are unavailable" "$BATS_FILE_TMPDIR/err.txt" && skip "namespaces are unavailable here"
 	build_artifact vector_add "$FIXTURES/leap-verify/fill_disk.c" "$BATS_TEST_TMPDIR/fill.so"
 	compiled_record vector_add "$BATS_TEST_TMPDIR/fill.so" >"$BATS_TEST_TMPDIR/in.jsonl"

@@ -178,8 +178,7 @@ incbin_rec() {
 	jq -e '.verify.output | contains("LEAP-SECRET-7f3a")' "$T/out.json"
 }
 
-@test "verify: files a candidate writes in /tmp, /var/tmp or /dev/shm do not reach the host (root)" {
-	[ "$(id -u)" = 0 ] || skip "not root: the sandbox cannot mount over /tmp, which stays shared (SECURITY.md)"
+@test "verify: files a candidate writes in /tmp, /var/tmp or /dev/shm do not reach the host (root or not)" {
 	for p in "/tmp/leap-security-probe.$BATS_ROOT_PID" "/var/tmp/leap-security-probe.$BATS_ROOT_PID" \
 		"/dev/shm/leap-security-probe.$BATS_ROOT_PID"; do
 		[ -d "${p%/*}" ] || continue
@@ -191,4 +190,132 @@ incbin_rec() {
 		[ "$(jq -r .status <<<"$output")" = pass ]
 		[ ! -e "$p" ]
 	done
+}
+
+@test "verify: a candidate cannot read another copy of the suite (one policy: lib/unseen.c)" {
+	# the suite in use is a copy; the bundled suite beside the programs is another copy
+	cp -r "$LEAP_TASKS" "$T/suite"
+	bundled="$(cd "$BATS_TEST_DIRNAME/../tasks" && pwd)/vector_add/reference.c"
+	[ -r "$bundled" ]
+	sed "s|@PATH@|$bundled|" "$F/read_file.c.in" >"$T/read.c"
+	rec_file vector_add cpu "$T/read.c" >"$T/in.jsonl"
+	LEAP_TASKS="$T/suite" leap-compile "$T/in.jsonl" >"$T/c.jsonl"
+	run -0 --separate-stderr env LEAP_TASKS="$T/suite" leap-verify "$T/c.jsonl"
+	jq -e '.status == "pass" and (.verify.output // "" | contains("read: ") | not)' <<<"$output"
+	# the same candidate reads it without the sandbox's namespaces: the test can fail
+	run -0 --separate-stderr env LEAP_TASKS="$T/suite" leap-verify --no-namespaces "$T/c.jsonl"
+	jq -e '.status == "mismatch"' <<<"$output"
+}
+
+@test "verify: system calls the filter traps end the run with a verdict that names them" {
+	calls="ptrace process_vm_readv process_vm_writev mount umount2 pivot_root chroot unshare setns keyctl
+		add_key request_key bpf perf_event_open userfaultfd io_uring_setup init_module finit_module
+		delete_module kexec_load personality"
+	for c in $calls; do
+		sed "s|@NAME@|$c|" "$F/syscall.c.in" >"$T/$c.c"
+		rec_file vector_add cpu "$T/$c.c"
+	done >"$T/in.jsonl"
+	leap-compile "$T/in.jsonl" >"$T/c.jsonl"
+	[ "$(jq -r .compile.status "$T/c.jsonl" | sort -u)" = ok ]
+	run -0 --separate-stderr leap-verify "$T/c.jsonl"
+	echo "$output" >"$T/out.jsonl"
+	# one verdict per call, each a runtime error naming the call
+	[ "$(jq -r '.verify.denied_syscall' "$T/out.jsonl" | tr '\n' ' ')" = "$(echo $calls) " ]
+	jq -c 'select(. as $r | .status != "runtime_error" or (.verify.message |
+		contains("denies (SIGSYS): " + $r.verify.denied_syscall) | not))' "$T/out.jsonl" >"$T/bad.jsonl"
+	[ ! -s "$T/bad.jsonl" ]
+	# the same candidates without the filter's reach (a plain call to getpid) pass
+	sed "s|@NAME@|getpid|" "$F/syscall.c.in" >"$T/getpid.c"
+	rec_file vector_add cpu "$T/getpid.c" | leap-compile | leap-verify | jq -e '.status == "pass"'
+}
+
+@test "verify: clone with a namespace flag is trapped; clone3 answers ENOSYS, threads still start" {
+	cat >"$T/k.c" <<'EOF2'
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static void *nothing(void *p) { return p; }
+void vector_add(const float *a, const float *b, float *c, int n)
+{
+	pthread_t t;
+	float bias = 0.0f;
+	if (syscall(SYS_clone3, 0, 0) != -1 || errno != ENOSYS)
+		bias += 1.0f;
+	if (pthread_create(&t, 0, nothing, 0) || pthread_join(t, 0))
+		bias += 2.0f;
+	for (int i = 0; i < n; i++)
+		c[i] = a[i] + b[i] + bias;
+	if (n > 100)
+		syscall(SYS_clone, 0x10000000 | 17, 0, 0, 0, 0); /* CLONE_NEWUSER | SIGCHLD */
+}
+EOF2
+	rec_file vector_add cpu "$T/k.c" | leap-compile >"$T/c.jsonl"
+	run -0 --separate-stderr leap-verify "$T/c.jsonl"
+	jq -e '.status == "runtime_error" and .verify.cases > 0 and
+		(.verify.denied_syscall == "clone (with a namespace flag)")' <<<"$output"
+}
+
+@test "verify: a socket of a family other than AF_UNIX fails with EPERM, quietly" {
+	rec_file vector_add cpu "$FIXTURES/leap-verify/sockets.c" | leap-compile >"$T/c.jsonl"
+	run -0 --separate-stderr leap-verify "$T/c.jsonl"
+	jq -e '.status == "pass"' <<<"$output"
+}
+
+@test "verify: /proc shows nothing of leap-verify (its --seed, its name, its memory)" {
+	sed "s|@SEED@|987654321|" "$F/proc_peek.c.in" >"$T/peek.c"
+	rec_file vector_add cpu "$T/peek.c" | leap-compile >"$T/c.jsonl"
+	run -0 --separate-stderr leap-verify --seed 987654321 "$T/c.jsonl"
+	jq -e '.status == "pass"' <<<"$output"
+	# the same candidate in the host's /proc finds leap-verify: the test can fail
+	run -0 --separate-stderr leap-verify --no-namespaces --seed 987654321 "$T/c.jsonl"
+	jq -e '.status == "mismatch"' <<<"$output"
+}
+
+@test "verify: the minimal root shows neither the checkout nor a unix socket outside" {
+	# a world-readable file of the checkout (outside /tmp, the suite and the cache)
+	readme="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/README.md"
+	sed "s|@PATH@|$readme|" "$F/read_file.c.in" >"$T/read.c"
+	# a unix socket outside /tmp that accepts connections (the sandbox user may connect to
+	# it); in /tmp when the checkout is not ours to write (the unprivileged pass of .ci/run)
+	d="$(cd "$BATS_TEST_DIRNAME" && pwd)/.tmp/sock.$$"
+	mkdir -p "$d" 2>/dev/null || d="$T/sock"
+	mkdir -p "$d"
+	chmod 755 "$d"
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64); time.sleep(60)' "$d/s" 3>&- &
+	pid=$!
+	while [ ! -S "$d/s" ]; do sleep 0.05; done
+	chmod 777 "$d/s"
+	sed "s|@PATH@|$d/s|" "$F/connect.c.in" >"$T/connect.c"
+	{ rec_file vector_add cpu "$T/read.c"; rec_file vector_add cpu "$T/connect.c"; } >"$T/in.jsonl"
+	leap-compile "$T/in.jsonl" >"$T/c.jsonl"
+	run -0 --separate-stderr leap-verify "$T/c.jsonl"
+	ok="$output"
+	# the same candidates read the file and reach the socket with --no-namespaces: the test can fail
+	run -0 --separate-stderr leap-verify --no-namespaces "$T/c.jsonl"
+	bad="$output"
+	kill "$pid"
+	rm -rf "$d"
+	[ "$(jq -r .status <<<"$ok" | tr '\n' ' ')" = "pass pass " ]
+	[ "$(jq -r .status <<<"$bad" | tr '\n' ' ')" = "mismatch mismatch " ]
+}
+
+@test "verify: --memory-max ends a candidate at its memory limit, the limit in the record" {
+	[ "$(id -u)" = 0 ] || skip "a memory cgroup of its own needs root here"
+	awk '$1 == "memory" && $4 == 1 { ok = 1 } END { exit !ok }' /proc/cgroups ||
+		grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null || skip "no memory cgroup controller"
+	rec_file vector_add cpu "$FIXTURES/leap-verify/hog_memory.c" | leap-compile >"$T/c.jsonl"
+	leap-verify --memory-max 64M "$T/c.jsonl" >"$T/out.json" &
+	pid=$!
+	wait "$pid"
+	jq -e '.status == "runtime_error" and .verify.memory_limit == 67108864 and
+		(.verify.message | contains("reached the memory limit of 64 MiB"))' "$T/out.json"
+	# nothing of it is left: its groups are gone (cgroup.h names them leap-PID-N)
+	[ -z "$(find /sys/fs/cgroup -maxdepth 6 -name "leap-$pid-*" 2>/dev/null)" ]
+	# with room (or no limit) the same candidate passes: the test can fail
+	run -0 --separate-stderr leap-verify --memory-max 0 "$T/c.jsonl"
+	jq -e '.status == "pass"' <<<"$output"
 }
