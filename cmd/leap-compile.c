@@ -645,7 +645,9 @@ static void *on_signal(void *arg)
 	_exit(128 + sig);
 }
 
-int main(int argc, char **argv)
+/* Parses the options into c and o (exits 2 on a usage error). Returns optind. */
+static int parse_options(struct ctx *c, struct leap_compile_opts *o, int argc, char **argv, int64_t *cache_size,
+			 const char **cache_opt)
 {
 	static const struct option longopts[] = {
 		LEAP_COMMON_LONGOPTS,
@@ -668,15 +670,6 @@ int main(int argc, char **argv)
 		{"batch", required_argument, NULL, OPT_BATCH},
 		{NULL, 0, NULL, 0},
 	};
-	struct ctx *c = xcalloc(1, sizeof(*c));
-	leap_common_init(&c->common, usage);
-	struct leap_compile_opts o;
-	leap_compile_defaults(&o);
-	c->backend = -1;
-	c->jobs = cpu_count();
-	c->max_log = 4096;
-	int64_t cache_size = 5LL << 30;
-	const char *cache_opt = NULL;
 	size_t nvcc_cap = 0, cc_cap = 0;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "b:j:t:HhV", longopts, NULL)) != -1) {
@@ -706,40 +699,40 @@ int main(int argc, char **argv)
 					leap_usage_error(&c->common, "--arch: '%s' is not an architecture name", optarg);
 			if (!*optarg)
 				leap_usage_error(&c->common, "--arch: empty");
-			o.arch = optarg;
+			o->arch = optarg;
 			break;
 		case OPT_NVCC:
-			o.nvcc = optarg;
+			o->nvcc = optarg;
 			break;
 		case OPT_CC:
-			o.cc = optarg;
+			o->cc = optarg;
 			break;
 		case OPT_NVCC_FLAG:
-			xgrow((void **)&o.nvcc_flags, &nvcc_cap, o.n_nvcc_flags + 1, sizeof(char *));
-			o.nvcc_flags[o.n_nvcc_flags++] = optarg;
+			xgrow((void **)&o->nvcc_flags, &nvcc_cap, o->n_nvcc_flags + 1, sizeof(char *));
+			o->nvcc_flags[o->n_nvcc_flags++] = optarg;
 			break;
 		case OPT_CC_FLAG:
-			xgrow((void **)&o.cc_flags, &cc_cap, o.n_cc_flags + 1, sizeof(char *));
-			o.cc_flags[o.n_cc_flags++] = optarg;
+			xgrow((void **)&o->cc_flags, &cc_cap, o->n_cc_flags + 1, sizeof(char *));
+			o->cc_flags[o->n_cc_flags++] = optarg;
 			break;
 		case OPT_CACHE:
-			cache_opt = optarg;
+			*cache_opt = optarg;
 			break;
 		case OPT_CACHE_SIZE:
-			if (leap_parse_size(optarg, &cache_size))
+			if (leap_parse_size(optarg, cache_size))
 				leap_usage_error(&c->common, "--cache-size: '%s' is not a size (e.g. 512M, 5G)", optarg);
 			break;
 		case OPT_NO_CACHE:
-			o.reuse = 0;
+			o->reuse = 0;
 			break;
 		case OPT_TIMEOUT:
-			if (leap_parse_seconds(optarg, &o.timeout) || o.timeout > 86400)
+			if (leap_parse_seconds(optarg, &o->timeout) || o->timeout > 86400)
 				leap_usage_error(&c->common, "--timeout: '%s' is not a duration (e.g. 120, 30s, 2m)", optarg);
 			break;
 		case OPT_MEMORY:
 			if (leap_parse_size(optarg, &v) || v < (64LL << 20))
 				leap_usage_error(&c->common, "--memory: '%s' is not a size of at least 64M", optarg);
-			o.mem_limit = v;
+			o->mem_limit = v;
 			break;
 		case OPT_MAX_LOG:
 			if (leap_parse_size(optarg, &v) || v > (64LL << 20))
@@ -754,12 +747,13 @@ int main(int argc, char **argv)
 			leap_usage_error(&c->common, "unhandled option");
 		}
 	}
-	c->file_mode = c->task != NULL;
-	if (c->file_mode && optind >= argc)
-		leap_usage_error(&c->common, "--task needs source files");
-	if ((int)c->backend < 0) /* probed now, before any thread; said when a record uses it */
-		c->backend = leap_backend_default(c->backend_said, sizeof c->backend_said);
+	return optind;
+}
 
+/* Opens the cache (--cache, else LEAP_CACHE or the default), the compiler with what it must
+ * not read, and the suite. Exits 2 when one cannot be had. */
+static void open_compiler(struct ctx *c, struct leap_compile_opts *o, const char *cache_opt, int64_t cache_size)
+{
 	char *cdir = cache_opt && *cache_opt ? xstrdup(cache_opt) : leap_cache_dir();
 	if (!cdir)
 		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
@@ -780,10 +774,10 @@ int main(int argc, char **argv)
 	 * candidates (lib/hand.c). */
 	size_t nhide = 0;
 	char **hide = leap_compile_hidden(cdir, tdir, &nhide);
-	o.hide = (const char *const *)hide;
-	o.nhide = nhide;
+	o->hide = (const char *const *)hide;
+	o->nhide = nhide;
 	free(cdir);
-	if (leap_compiler_init(&c->comp, &o, &c->cache, &err))
+	if (leap_compiler_init(&c->comp, o, &c->cache, &err))
 		leap_die("%s", err);
 	for (size_t i = 0; i < nhide; i++)
 		free(hide[i]);
@@ -795,20 +789,13 @@ int main(int argc, char **argv)
 		if (!leap_suite_get(&c->suite, c->task, &terr))
 			leap_die("%s", terr);
 	}
-	leap_out_init(&c->out, stdout);
-	c->out.on_epipe = reader_gone;
-	c->out.epipe_arg = c;
-	leap_progress_init(&c->progress, c->common.progress);
-	if (c->file_mode)
-		leap_progress_total(&c->progress, argc - optind);
-	else
-		leap_progress_input(&c->progress, argc - optind, argv + optind);
-	c->max_window = (size_t)c->jobs * 8 < 64 ? 64 : (size_t)c->jobs * 8;
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->work_cv, NULL);
-	pthread_cond_init(&c->done_cv, NULL);
-	pthread_cond_init(&c->space_cv, NULL);
+}
 
+/* Compiles the inputs (n files: records, or with --task sources) with c->jobs workers and one
+ * writer, the ending signals waited for by a thread of their own, which is returned still
+ * running: it must outlive the output (see main). */
+static pthread_t run_threads(struct ctx *c, int n, char **files)
+{
 	/* From here a signal must not leave the work directory behind: every thread is created
 	 * with the ending signals blocked, and one thread waits for them. */
 	sigset_t term = term_signals();
@@ -824,9 +811,9 @@ int main(int argc, char **argv)
 		leap_die("cannot start a thread");
 
 	if (c->file_mode)
-		read_sources(c, argc - optind, argv + optind);
+		read_sources(c, n, files);
 	else
-		read_records(c, argc - optind, argv + optind);
+		read_records(c, n, files);
 
 	pthread_mutex_lock(&c->lock);
 	c->eof = 1;
@@ -837,6 +824,43 @@ int main(int argc, char **argv)
 		pthread_join(workers[i], NULL);
 	pthread_join(wr, NULL);
 	free(workers);
+	return sig_thread;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx *c = xcalloc(1, sizeof(*c));
+	leap_common_init(&c->common, usage);
+	struct leap_compile_opts o;
+	leap_compile_defaults(&o);
+	c->backend = -1;
+	c->jobs = cpu_count();
+	c->max_log = 4096;
+	int64_t cache_size = 5LL << 30;
+	const char *cache_opt = NULL;
+	int first = parse_options(c, &o, argc, argv, &cache_size, &cache_opt);
+	c->file_mode = c->task != NULL;
+	if (c->file_mode && first >= argc)
+		leap_usage_error(&c->common, "--task needs source files");
+	if ((int)c->backend < 0) /* probed now, before any thread; said when a record uses it */
+		c->backend = leap_backend_default(c->backend_said, sizeof c->backend_said);
+
+	open_compiler(c, &o, cache_opt, cache_size);
+	leap_out_init(&c->out, stdout);
+	c->out.on_epipe = reader_gone;
+	c->out.epipe_arg = c;
+	leap_progress_init(&c->progress, c->common.progress);
+	if (c->file_mode)
+		leap_progress_total(&c->progress, argc - first);
+	else
+		leap_progress_input(&c->progress, argc - first, argv + first);
+	c->max_window = (size_t)c->jobs * 8 < 64 ? 64 : (size_t)c->jobs * 8;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->work_cv, NULL);
+	pthread_cond_init(&c->done_cv, NULL);
+	pthread_cond_init(&c->space_cv, NULL);
+
+	pthread_t sig_thread = run_threads(c, argc - first, argv + first);
 
 	leap_progress_end(&c->progress); /* the summary: the same counts as the line */
 	int rc = leap_out_close(&c->out);
