@@ -88,25 +88,33 @@ struct job {
 	struct leap_cresult res;
 };
 
+/* Where a record stands. The reader sets it once (read_records, read_sources, prepare); the
+ * writer turns a result that is leap's own failure (internal) into SLOT_ERROR. */
+enum slot_state {
+	SLOT_NEW,      /* not yet looked at */
+	SLOT_BAD,      /* rec is an error record from the reader: written as it is */
+	SLOT_CARRIED,  /* the record came with an earlier stage's `error`: passed on as it is */
+	SLOT_ERROR,    /* the record carries the `error` set here */
+	SLOT_NO_CODE,  /* extraction found nothing: message in `msg` */
+	SLOT_CACHED,   /* the result is in `res` already (from the cache) */
+	SLOT_JOB,      /* waits on its own compile, `job` */
+	SLOT_DUP,      /* waits on another record's compile of the same key, `job` */
+};
+
 /* One input record on its way to the output, in input order. */
 struct slot {
 	struct slot *next;
 	json_t *rec;            /* the record (or the error record to write as it is) */
 	char *raw;              /* its raw text, for splicing; NULL: write rec re-serialised */
 	size_t rawlen;
-	int error;              /* the record carries `error` */
-	int bad;                /* rec is an error record from the reader: write as it is */
-	int carried;            /* the record came with an earlier stage's `error`: passed on as it is */
-	int no_code;            /* extraction found nothing: message in `msg` */
-	char *msg;
+	enum slot_state state;
+	char *msg;              /* SLOT_NO_CODE: why */
 	char *code;             /* extracted code to add (NULL when given) */
 	char *label;            /* name for --human */
 	int set_backend;        /* add `backend` */
 	enum leap_backend backend;
-	struct job *job;        /* NULL when the result is already in `res` */
-	int dup;                /* attached to another record's job */
-	int have_res;
-	struct leap_cresult res;
+	struct job *job;        /* SLOT_JOB, SLOT_DUP (kept when an internal result makes it SLOT_ERROR) */
+	struct leap_cresult res; /* SLOT_CACHED */
 };
 
 struct ctx {
@@ -167,7 +175,7 @@ static void slot_error(struct slot *s, const char *where, long line, char *msg)
 	else
 		leap_warn("%s: %s", where, msg);
 	leap_record_set_error(s->rec, line > 0 ? where : NULL, line, "%s", msg);
-	s->error = 1;
+	s->state = SLOT_ERROR;
 	free(msg);
 }
 
@@ -176,7 +184,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 {
 	json_t *rec = s->rec;
 	if (json_object_get(rec, "error")) { /* e.g. the sampler's: its cause stays in front */
-		s->carried = 1;
+		s->state = SLOT_CARRIED;
 		return;
 	}
 	const char *id = leap_get_str(rec, "task", NULL);
@@ -209,7 +217,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 		leap_extract(text, strlen(text), t->entry, &x);
 		free(text);
 		if (!x.code) {
-			s->no_code = 1;
+			s->state = SLOT_NO_CODE;
 			s->msg = x.message;
 			x.message = NULL;
 			leap_extract_free(&x);
@@ -225,7 +233,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 		while (src[k] == ' ' || src[k] == '\t' || src[k] == '\n' || src[k] == '\r')
 			k++;
 		if (!src[k]) {
-			s->no_code = 1;
+			s->state = SLOT_NO_CODE;
 			s->msg = xasprintf("the code is empty: write the complete source file that defines %s()", t->entry);
 			free(src);
 			return;
@@ -248,7 +256,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 		if (!strcmp(c->inflight[i]->key, key)) {
 			s->job = c->inflight[i];
 			s->job->refs++;
-			s->dup = 1;
+			s->state = SLOT_DUP;
 			pthread_mutex_unlock(&c->lock);
 			free(src);
 			return;
@@ -257,7 +265,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 	pthread_mutex_unlock(&c->lock);
 
 	if (leap_compile_lookup(&c->comp, v, key, &s->res)) {
-		s->have_res = 1;
+		s->state = SLOT_CACHED;
 		free(src);
 		return;
 	}
@@ -267,6 +275,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 	j->code = src;
 	j->refs = 1;
 	s->job = j;
+	s->state = SLOT_JOB;
 	pthread_mutex_lock(&c->lock);
 	xgrow((void **)&c->inflight, &c->capinflight, c->ninflight + 1, sizeof(*c->inflight));
 	c->inflight[c->ninflight++] = j;
@@ -391,10 +400,10 @@ static void print_human(struct ctx *c, const struct slot *s, const struct leap_c
 {
 	struct leap_buf b = {0};
 	const char *label = s->label ? s->label : "record";
-	if (s->bad || s->error || s->carried) {
+	if (s->state == SLOT_BAD || s->state == SLOT_ERROR || s->state == SLOT_CARRIED) {
 		const char *m = leap_get_str(json_object_get(s->rec, "error"), "message", "error");
 		leap_buf_addf(&b, "%s: error: %s\n", label, m);
-	} else if (s->no_code) {
+	} else if (s->state == SLOT_NO_CODE) {
 		leap_buf_addf(&b, "%s: no code: %s\n", label, s->msg);
 	} else {
 		leap_cresult_human(&b, label, s->label && c->file_mode ? s->label : NULL,
@@ -411,25 +420,25 @@ static void emit(struct ctx *c, struct slot *s)
 	const struct leap_cresult *r = NULL;
 	if (s->job) {
 		leap_cresult_copy(&local, &s->job->res);
-		if (s->dup) {
+		if (s->state == SLOT_DUP) {
 			/* a duplicate of a record compiled in this run: no compiler ran for it */
 			local.compiled_ms = local.ms;
 			local.ms = 0;
 			local.cached = 1;
 		}
 		r = &local;
-	} else if (s->have_res) {
+	} else if (s->state == SLOT_CACHED) {
 		r = &s->res;
 	}
 	json_t *add = json_object();
 	int remove_status = 0;
-	if (s->carried) {
+	if (s->state == SLOT_CARRIED) {
 		/* counted by the stage that set it */
-	} else if (s->bad) {
+	} else if (s->state == SLOT_BAD) {
 		c->errors++;
-	} else if (s->error) {
+	} else if (s->state == SLOT_ERROR) {
 		c->errors++;
-	} else if (s->no_code) {
+	} else if (s->state == SLOT_NO_CODE) {
 		c->no_code++;
 		if (s->set_backend)
 			json_object_set_new(add, "backend", json_string(leap_backend_name(s->backend)));
@@ -453,7 +462,7 @@ static void emit(struct ctx *c, struct slot *s)
 		} else if (r->status == LEAP_C_INTERNAL) {
 			leap_warn("%s: %s", s->label ? s->label : "record", r->message);
 			leap_record_set_error(s->rec, NULL, 0, "%s", r->message);
-			s->error = 1;
+			s->state = SLOT_ERROR;
 			c->errors++;
 		} else {
 			c->failed++;
@@ -462,11 +471,11 @@ static void emit(struct ctx *c, struct slot *s)
 	}
 	if (c->human) {
 		print_human(c, s, r ? r : &local);
-	} else if (s->carried) {
+	} else if (s->state == SLOT_CARRIED) {
 		leap_out_raw(&c->out, s->raw, s->rawlen);
-	} else if (s->bad) {
+	} else if (s->state == SLOT_BAD) {
 		leap_out_write(&c->out, s->rec);
-	} else if (remove_status || s->error || !s->raw) {
+	} else if (remove_status || s->state == SLOT_ERROR || !s->raw) {
 		if (remove_status)
 			json_object_del(s->rec, "status");
 		json_object_update(s->rec, add);
@@ -562,7 +571,7 @@ static void read_sources(struct ctx *c, int n, char **files)
 			leap_warn("%s", err);
 			leap_record_set_error(s->rec, files[i], 0, "%s", err);
 			free(err);
-			s->error = 1;
+			s->state = SLOT_ERROR;
 			if (!unknown)
 				c->open_failed++; /* an unreadable input: exit 2 */
 		} else {
@@ -586,8 +595,7 @@ static void read_records(struct ctx *c, int n, char **files)
 		s->rec = rec;
 		s->label = xasprintf("%s:%ld", in.name, in.line);
 		if (r == LEAP_READ_BAD) {
-			s->bad = 1;
-			s->error = 1;
+			s->state = SLOT_BAD;
 		} else {
 			s->raw = xstrndup(in.buf, in.len);
 			s->rawlen = in.len;
