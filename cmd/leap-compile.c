@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "cli.h"
 #include "compile.h"
+#include "cqueue.h"
 #include "extract.h"
 #include "hand.h"
 #include "jsonl.h"
@@ -78,36 +79,17 @@ enum {
 	OPT_BATCH,
 };
 
-/* A compile shared by every record with the same key while it runs. */
-struct job {
-	struct job *qnext;      /* work queue */
-	char key[65];
-	struct leap_variant *v;
-	char *code;
-	int done;
-	int refs;               /* slots waiting on it */
-	struct leap_cresult res;
-};
-
 /* One input record on its way to the output, in input order. */
 struct slot {
-	struct slot *next;
+	struct leap_cq_slot cq; /* first: the engine hands it back to emit */
 	json_t *rec;            /* the record (or the error record to write as it is) */
 	char *raw;              /* its raw text, for splicing; NULL: write rec re-serialised */
 	size_t rawlen;
-	int error;              /* the record carries `error` */
-	int bad;                /* rec is an error record from the reader: write as it is */
-	int carried;            /* the record came with an earlier stage's `error`: passed on as it is */
-	int no_code;            /* extraction found nothing: message in `msg` */
-	char *msg;
+	char *msg;              /* LEAP_CQ_NO_CODE: why */
 	char *code;             /* extracted code to add (NULL when given) */
 	char *label;            /* name for --human */
 	int set_backend;        /* add `backend` */
 	enum leap_backend backend;
-	struct job *job;        /* NULL when the result is already in `res` */
-	int dup;                /* attached to another record's job */
-	int have_res;
-	struct leap_cresult res;
 };
 
 struct ctx {
@@ -117,7 +99,7 @@ struct ctx {
 	struct leap_progress progress;
 	struct leap_cache cache;
 	struct leap_compiler comp;
-	int ending; /* under lock: main is freeing the compiler; a late signal does nothing */
+	int ending; /* under the engine's lock: main is freeing the compiler; a late signal does nothing */
 	enum leap_backend backend;
 	const char *backend_opt; /* --backend as given */
 	char backend_said[256]; /* how the default backend was chosen; "" once said */
@@ -126,28 +108,12 @@ struct ctx {
 	size_t max_log;
 	const char *task; /* --task */
 
-	pthread_mutex_t lock;
-	pthread_cond_t work_cv, done_cv, space_cv;
-	struct slot *head, *tail;
-	size_t window, max_window;
-	struct job *qhead, *qtail;
-	struct job **inflight;
-	size_t ninflight, capinflight;
-	int eof;
+	struct leap_cq q;  /* the engine: window, workers, writer */
 
 	/* counters (writer thread) */
 	long done, errors, compiled, cached, failed, no_code;
 	long open_failed; /* input files that could not be opened (reader thread) */
 };
-
-static void job_unref(struct job *j)
-{
-	if (--j->refs > 0)
-		return;
-	free(j->code);
-	leap_cresult_free(&j->res);
-	free(j);
-}
 
 /* Replaces NUL bytes (which C strings cannot carry) by spaces. */
 static char *no_nul(const json_t *s)
@@ -168,7 +134,7 @@ static void slot_error(struct slot *s, const char *where, long line, char *msg)
 	else
 		leap_warn("%s: %s", where, msg);
 	leap_record_set_error(s->rec, line > 0 ? where : NULL, line, "%s", msg);
-	s->error = 1;
+	s->cq.state = LEAP_CQ_ERROR;
 	free(msg);
 }
 
@@ -177,7 +143,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 {
 	json_t *rec = s->rec;
 	if (json_object_get(rec, "error")) { /* e.g. the sampler's: its cause stays in front */
-		s->carried = 1;
+		s->cq.state = LEAP_CQ_CARRIED;
 		return;
 	}
 	const char *id = leap_get_str(rec, "task", NULL);
@@ -210,7 +176,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 		leap_extract(text, strlen(text), t->entry, &x);
 		free(text);
 		if (!x.code) {
-			s->no_code = 1;
+			s->cq.state = LEAP_CQ_NO_CODE;
 			s->msg = x.message;
 			x.message = NULL;
 			leap_extract_free(&x);
@@ -226,7 +192,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 		while (src[k] == ' ' || src[k] == '\t' || src[k] == '\n' || src[k] == '\r')
 			k++;
 		if (!src[k]) {
-			s->no_code = 1;
+			s->cq.state = LEAP_CQ_NO_CODE;
 			s->msg = xasprintf("the code is empty: write the complete source file that defines %s()", t->entry);
 			free(src);
 			return;
@@ -244,56 +210,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 	char key[65];
 	leap_compile_key(&c->comp, v, src, key);
 
-	pthread_mutex_lock(&c->lock);
-	for (size_t i = 0; c->comp.o.reuse && i < c->ninflight; i++) { /* --no-cache: a compiler each */
-		if (!strcmp(c->inflight[i]->key, key)) {
-			s->job = c->inflight[i];
-			s->job->refs++;
-			s->dup = 1;
-			pthread_mutex_unlock(&c->lock);
-			free(src);
-			return;
-		}
-	}
-	pthread_mutex_unlock(&c->lock);
-
-	if (leap_compile_lookup(&c->comp, v, key, &s->res)) {
-		s->have_res = 1;
-		free(src);
-		return;
-	}
-	struct job *j = xcalloc(1, sizeof(*j));
-	memcpy(j->key, key, sizeof(key));
-	j->v = v;
-	j->code = src;
-	j->refs = 1;
-	s->job = j;
-	pthread_mutex_lock(&c->lock);
-	xgrow((void **)&c->inflight, &c->capinflight, c->ninflight + 1, sizeof(*c->inflight));
-	c->inflight[c->ninflight++] = j;
-	if (c->qtail)
-		c->qtail->qnext = j;
-	else
-		c->qhead = j;
-	c->qtail = j;
-	pthread_cond_signal(&c->work_cv);
-	pthread_mutex_unlock(&c->lock);
-}
-
-/* Appends a slot to the window, waiting while the window is full. */
-static void enqueue(struct ctx *c, struct slot *s)
-{
-	pthread_mutex_lock(&c->lock);
-	while (c->window >= c->max_window)
-		pthread_cond_wait(&c->space_cv, &c->lock);
-	if (c->tail)
-		c->tail->next = s;
-	else
-		c->head = s;
-	c->tail = s;
-	c->window++;
-	pthread_cond_broadcast(&c->done_cv);
-	pthread_mutex_unlock(&c->lock);
+	leap_cq_submit(&c->q, &s->cq, v, src, key);
 }
 
 /* The output's reader has gone (EPIPE): stop the compilers, remove the work directory and end
@@ -306,96 +223,15 @@ static void reader_gone(void *arg)
 	_exit(LEAP_EXIT_OK);
 }
 
-static void *worker(void *arg)
-{
-	struct ctx *c = arg;
-	pthread_mutex_lock(&c->lock);
-	for (;;) {
-		while (!c->qhead && !c->eof)
-			pthread_cond_wait(&c->work_cv, &c->lock);
-		struct job *j = c->qhead;
-		if (!j)
-			break;
-		c->qhead = j->qnext;
-		if (!c->qhead)
-			c->qtail = NULL;
-		/* --batch: take queued candidates of the same task and backend along */
-		size_t n = 1;
-		struct job **group = xcalloc((size_t)(c->batch > 1 ? c->batch : 1), sizeof(*group));
-		group[0] = j;
-		if (c->batch > 1 && j->v->backend == LEAP_BACKEND_CUDA && leap_compile_batchable(j->code)) {
-			if (!c->eof) {
-				/* give the reader a moment to queue more of them (throughput over latency) */
-				pthread_mutex_unlock(&c->lock);
-				struct timespec ts = {0, 100000000};
-				nanosleep(&ts, NULL);
-				pthread_mutex_lock(&c->lock);
-			}
-			struct job *prev = NULL;
-			for (struct job *q = c->qhead; q && n < (size_t)c->batch;) {
-				struct job *next = q->qnext;
-				if (q->v == j->v && leap_compile_batchable(q->code)) {
-					if (prev)
-						prev->qnext = next;
-					else
-						c->qhead = next;
-					if (c->qtail == q)
-						c->qtail = prev;
-					group[n++] = q;
-				} else {
-					prev = q;
-				}
-				q = next;
-			}
-		}
-		pthread_mutex_unlock(&c->lock);
-		if (n > 1) {
-			const char **codes = xcalloc(n, sizeof(char *)), **keys = xcalloc(n, sizeof(char *));
-			struct leap_cresult *res = xcalloc(n, sizeof(*res));
-			int *done = xcalloc(n, sizeof(int));
-			for (size_t i = 0; i < n; i++) {
-				codes[i] = group[i]->code;
-				keys[i] = group[i]->key;
-			}
-			leap_compile_batch(&c->comp, j->v, n, codes, keys, res, done);
-			for (size_t i = 0; i < n; i++) {
-				if (done[i])
-					group[i]->res = res[i];
-				else
-					leap_compile_run(&c->comp, group[i]->v, group[i]->code, group[i]->key, &group[i]->res);
-			}
-			free(codes);
-			free(keys);
-			free(res);
-			free(done);
-		} else {
-			leap_compile_run(&c->comp, j->v, j->code, j->key, &j->res);
-		}
-		pthread_mutex_lock(&c->lock);
-		for (size_t g = 0; g < n; g++) {
-			group[g]->done = 1;
-			for (size_t i = 0; i < c->ninflight; i++)
-				if (c->inflight[i] == group[g]) {
-					c->inflight[i] = c->inflight[--c->ninflight];
-					break;
-				}
-		}
-		free(group);
-		pthread_cond_broadcast(&c->done_cv);
-	}
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
-}
-
 /* Prints the readable verdict of one record (--human). */
 static void print_human(struct ctx *c, const struct slot *s, const struct leap_cresult *r)
 {
 	struct leap_buf b = {0};
 	const char *label = s->label ? s->label : "record";
-	if (s->bad || s->error || s->carried) {
+	if (s->cq.state == LEAP_CQ_BAD || s->cq.state == LEAP_CQ_ERROR || s->cq.state == LEAP_CQ_CARRIED) {
 		const char *m = leap_get_str(json_object_get(s->rec, "error"), "message", "error");
 		leap_buf_addf(&b, "%s: error: %s\n", label, m);
-	} else if (s->no_code) {
+	} else if (s->cq.state == LEAP_CQ_NO_CODE) {
 		leap_buf_addf(&b, "%s: no code: %s\n", label, s->msg);
 	} else {
 		leap_cresult_human(&b, label, s->label && c->file_mode ? s->label : NULL,
@@ -405,32 +241,32 @@ static void print_human(struct ctx *c, const struct slot *s, const struct leap_c
 	leap_buf_free(&b);
 }
 
-/* Writes the output of one finished slot. */
-static void emit(struct ctx *c, struct slot *s)
+static void free_slot(struct slot *s)
 {
-	struct leap_cresult local = {0};
-	const struct leap_cresult *r = NULL;
-	if (s->job) {
-		leap_cresult_copy(&local, &s->job->res);
-		if (s->dup) {
-			/* a duplicate of a record compiled in this run: no compiler ran for it */
-			local.compiled_ms = local.ms;
-			local.ms = 0;
-			local.cached = 1;
-		}
-		r = &local;
-	} else if (s->have_res) {
-		r = &s->res;
-	}
+	json_decref(s->rec);
+	free(s->raw);
+	free(s->msg);
+	free(s->code);
+	free(s->label);
+	leap_cresult_free(&s->cq.res);
+	free(s);
+}
+
+/* Writes the output of one finished slot and frees it (the engine's emit). */
+static void emit(void *arg, struct leap_cq_slot *cs)
+{
+	struct ctx *c = arg;
+	struct slot *s = (struct slot *)cs;
+	const struct leap_cresult *r = s->cq.state == LEAP_CQ_RESULT ? &s->cq.res : NULL;
 	json_t *add = json_object();
 	int remove_status = 0;
-	if (s->carried) {
+	if (s->cq.state == LEAP_CQ_CARRIED) {
 		/* counted by the stage that set it */
-	} else if (s->bad) {
+	} else if (s->cq.state == LEAP_CQ_BAD) {
 		c->errors++;
-	} else if (s->error) {
+	} else if (s->cq.state == LEAP_CQ_ERROR) {
 		c->errors++;
-	} else if (s->no_code) {
+	} else if (s->cq.state == LEAP_CQ_NO_CODE) {
 		c->no_code++;
 		if (s->set_backend)
 			json_object_set_new(add, "backend", json_string(leap_backend_name(s->backend)));
@@ -454,7 +290,7 @@ static void emit(struct ctx *c, struct slot *s)
 		} else if (r->status == LEAP_C_INTERNAL) {
 			leap_warn("%s: %s", s->label ? s->label : "record", r->message);
 			leap_record_set_error(s->rec, NULL, 0, "%s", r->message);
-			s->error = 1;
+			s->cq.state = LEAP_CQ_ERROR;
 			c->errors++;
 		} else {
 			c->failed++;
@@ -462,12 +298,12 @@ static void emit(struct ctx *c, struct slot *s)
 		}
 	}
 	if (c->human) {
-		print_human(c, s, r ? r : &local);
-	} else if (s->carried) {
+		print_human(c, s, &s->cq.res);
+	} else if (s->cq.state == LEAP_CQ_CARRIED) {
 		leap_out_raw(&c->out, s->raw, s->rawlen);
-	} else if (s->bad) {
+	} else if (s->cq.state == LEAP_CQ_BAD) {
 		leap_out_write(&c->out, s->rec);
-	} else if (remove_status || s->error || !s->raw) {
+	} else if (remove_status || s->cq.state == LEAP_CQ_ERROR || !s->raw) {
 		if (remove_status)
 			json_object_del(s->rec, "status");
 		json_object_update(s->rec, add);
@@ -476,68 +312,13 @@ static void emit(struct ctx *c, struct slot *s)
 		leap_out_splice(&c->out, s->raw, s->rawlen, s->rec, add);
 	}
 	json_decref(add);
-	leap_cresult_free(&local);
 	c->done++;
 	leap_progress_set(&c->progress, "compiled", c->compiled);
 	leap_progress_set(&c->progress, "cached", c->cached);
 	leap_progress_set(&c->progress, "compile errors", c->failed);
 	leap_progress_set(&c->progress, "without code", c->no_code);
 	leap_progress_update(&c->progress, c->done, c->errors);
-}
-
-static void free_slot(struct slot *s)
-{
-	json_decref(s->rec);
-	free(s->raw);
-	free(s->msg);
-	free(s->code);
-	free(s->label);
-	leap_cresult_free(&s->res);
-	free(s);
-}
-
-static int ready(const struct slot *s)
-{
-	return !s->job || s->job->done;
-}
-
-static void *writer(void *arg)
-{
-	struct ctx *c = arg;
-	pthread_mutex_lock(&c->lock);
-	for (;;) {
-		if (!c->head || !ready(c->head)) {
-			if (!c->head && c->eof)
-				break;
-			/* nothing to write now: let the next stage see what we have */
-			pthread_mutex_unlock(&c->lock);
-			if (fflush(c->out.fp) == EOF) {
-				if (errno == EPIPE)
-					reader_gone(c);
-				leap_die_errno("write error");
-			}
-			pthread_mutex_lock(&c->lock);
-			while ((!c->head && !c->eof) || (c->head && !ready(c->head)))
-				pthread_cond_wait(&c->done_cv, &c->lock);
-			continue;
-		}
-		struct slot *s = c->head;
-		c->head = s->next;
-		if (!c->head)
-			c->tail = NULL;
-		c->window--;
-		pthread_cond_signal(&c->space_cv);
-		pthread_mutex_unlock(&c->lock);
-		emit(c, s);
-		pthread_mutex_lock(&c->lock);
-		if (s->job)
-			job_unref(s->job);
-		pthread_mutex_unlock(&c->lock);
-		free_slot(s);
-		pthread_mutex_lock(&c->lock);
-	}
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
+	free_slot(s);
 }
 
 /* Reads SOURCE files as candidates of --task ('-': standard input); the backend is
@@ -563,7 +344,7 @@ static void read_sources(struct ctx *c, int n, char **files)
 			leap_warn("%s", err);
 			leap_record_set_error(s->rec, files[i], 0, "%s", err);
 			free(err);
-			s->error = 1;
+			s->cq.state = LEAP_CQ_ERROR;
 			if (!unknown)
 				c->open_failed++; /* an unreadable input: exit 2 */
 		} else {
@@ -572,7 +353,7 @@ static void read_sources(struct ctx *c, int n, char **files)
 			free(code);
 			prepare(c, s, files[i], 0);
 		}
-		enqueue(c, s);
+		leap_cq_push(&c->q, &s->cq);
 	}
 }
 
@@ -587,14 +368,13 @@ static void read_records(struct ctx *c, int n, char **files)
 		s->rec = rec;
 		s->label = xasprintf("%s:%ld", in.name, in.line);
 		if (r == LEAP_READ_BAD) {
-			s->bad = 1;
-			s->error = 1;
+			s->cq.state = LEAP_CQ_BAD;
 		} else {
 			s->raw = xstrndup(in.buf, in.len);
 			s->rawlen = in.len;
 			prepare(c, s, in.name, in.line);
 		}
-		enqueue(c, s);
+		leap_cq_push(&c->q, &s->cq);
 	}
 	c->open_failed = in.open_failed; /* reported by the reader; added to errors at the end */
 	leap_in_close(&in);
@@ -631,9 +411,9 @@ static void *on_signal(void *arg)
 	int sig;
 	if (sigwait(&s, &sig))
 		return NULL;
-	pthread_mutex_lock(&c->lock);
+	leap_cq_lock(&c->q);
 	if (c->ending) { /* main's wake-up call, or a signal as the work ended anyway */
-		pthread_mutex_unlock(&c->lock);
+		leap_cq_unlock(&c->q);
 		return NULL;
 	}
 	leap_compiler_abort(&c->comp); /* under the lock: main cannot free it meanwhile */
@@ -646,7 +426,9 @@ static void *on_signal(void *arg)
 	_exit(128 + sig);
 }
 
-int main(int argc, char **argv)
+/* Parses the options into c and o (exits 2 on a usage error). Returns optind. */
+static int parse_options(struct ctx *c, struct leap_compile_opts *o, int argc, char **argv, int64_t *cache_size,
+			 const char **cache_opt)
 {
 	static const struct option longopts[] = {
 		LEAP_COMMON_LONGOPTS,
@@ -669,15 +451,6 @@ int main(int argc, char **argv)
 		{"batch", required_argument, NULL, OPT_BATCH},
 		{NULL, 0, NULL, 0},
 	};
-	struct ctx *c = xcalloc(1, sizeof(*c));
-	leap_common_init(&c->common, usage);
-	struct leap_compile_opts o;
-	leap_compile_defaults(&o);
-	c->backend = -1;
-	c->jobs = cpu_count();
-	c->max_log = 4096;
-	int64_t cache_size = 5LL << 30;
-	const char *cache_opt = NULL;
 	size_t nvcc_cap = 0, cc_cap = 0;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "b:j:t:HhV", longopts, NULL)) != -1) {
@@ -707,40 +480,40 @@ int main(int argc, char **argv)
 					leap_usage_error(&c->common, "--arch: '%s' is not an architecture name", optarg);
 			if (!*optarg)
 				leap_usage_error(&c->common, "--arch: empty");
-			o.arch = optarg;
+			o->arch = optarg;
 			break;
 		case OPT_NVCC:
-			o.nvcc = optarg;
+			o->nvcc = optarg;
 			break;
 		case OPT_CC:
-			o.cc = optarg;
+			o->cc = optarg;
 			break;
 		case OPT_NVCC_FLAG:
-			xgrow((void **)&o.nvcc_flags, &nvcc_cap, o.n_nvcc_flags + 1, sizeof(char *));
-			o.nvcc_flags[o.n_nvcc_flags++] = optarg;
+			xgrow((void **)&o->nvcc_flags, &nvcc_cap, o->n_nvcc_flags + 1, sizeof(char *));
+			o->nvcc_flags[o->n_nvcc_flags++] = optarg;
 			break;
 		case OPT_CC_FLAG:
-			xgrow((void **)&o.cc_flags, &cc_cap, o.n_cc_flags + 1, sizeof(char *));
-			o.cc_flags[o.n_cc_flags++] = optarg;
+			xgrow((void **)&o->cc_flags, &cc_cap, o->n_cc_flags + 1, sizeof(char *));
+			o->cc_flags[o->n_cc_flags++] = optarg;
 			break;
 		case OPT_CACHE:
-			cache_opt = optarg;
+			*cache_opt = optarg;
 			break;
 		case OPT_CACHE_SIZE:
-			if (leap_parse_size(optarg, &cache_size))
+			if (leap_parse_size(optarg, cache_size))
 				leap_usage_error(&c->common, "--cache-size: '%s' is not a size (e.g. 512M, 5G)", optarg);
 			break;
 		case OPT_NO_CACHE:
-			o.reuse = 0;
+			o->reuse = 0;
 			break;
 		case OPT_TIMEOUT:
-			if (leap_parse_seconds(optarg, &o.timeout) || o.timeout > 86400)
+			if (leap_parse_seconds(optarg, &o->timeout) || o->timeout > 86400)
 				leap_usage_error(&c->common, "--timeout: '%s' is not a duration (e.g. 120, 30s, 2m)", optarg);
 			break;
 		case OPT_MEMORY:
 			if (leap_parse_size(optarg, &v) || v < (64LL << 20))
 				leap_usage_error(&c->common, "--memory: '%s' is not a size of at least 64M", optarg);
-			o.mem_limit = v;
+			o->mem_limit = v;
 			break;
 		case OPT_MAX_LOG:
 			if (leap_parse_size(optarg, &v) || v > (64LL << 20))
@@ -755,12 +528,13 @@ int main(int argc, char **argv)
 			leap_usage_error(&c->common, "unhandled option");
 		}
 	}
-	c->file_mode = c->task != NULL;
-	if (c->file_mode && optind >= argc)
-		leap_usage_error(&c->common, "--task needs source files");
-	if ((int)c->backend < 0) /* probed now, before any thread; said when a record uses it */
-		c->backend = leap_backend_default(c->backend_said, sizeof c->backend_said);
+	return optind;
+}
 
+/* Opens the cache (--cache, else LEAP_CACHE or the default), the compiler with what it must
+ * not read, and the suite. Exits 2 when one cannot be had. */
+static void open_compiler(struct ctx *c, struct leap_compile_opts *o, const char *cache_opt, int64_t cache_size)
+{
 	char *cdir = cache_opt && *cache_opt ? xstrdup(cache_opt) : leap_cache_dir();
 	if (!cdir)
 		leap_die("no cache directory: use --cache DIR or set LEAP_CACHE (no HOME, no home directory)");
@@ -781,10 +555,10 @@ int main(int argc, char **argv)
 	 * or runs candidates (lib/unseen.c). */
 	size_t nhide = 0;
 	char **hide = leap_unseen(cdir, tdir, LEAP_UNSEEN_COMPILER, &nhide);
-	o.hide = (const char *const *)hide;
-	o.nhide = nhide;
+	o->hide = (const char *const *)hide;
+	o->nhide = nhide;
 	free(cdir);
-	if (leap_compiler_init(&c->comp, &o, &c->cache, &err))
+	if (leap_compiler_init(&c->comp, o, &c->cache, &err))
 		leap_die("%s", err);
 	leap_unseen_free(hide, nhide);
 	leap_suite_init(&c->suite, tdir);
@@ -794,61 +568,73 @@ int main(int argc, char **argv)
 		if (!leap_suite_get(&c->suite, c->task, &terr))
 			leap_die("%s", terr);
 	}
-	leap_out_init(&c->out, stdout);
-	c->out.on_epipe = reader_gone;
-	c->out.epipe_arg = c;
-	leap_progress_init(&c->progress, c->common.progress);
-	if (c->file_mode)
-		leap_progress_total(&c->progress, argc - optind);
-	else
-		leap_progress_input(&c->progress, argc - optind, argv + optind);
-	c->max_window = (size_t)c->jobs * 8 < 64 ? 64 : (size_t)c->jobs * 8;
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->work_cv, NULL);
-	pthread_cond_init(&c->done_cv, NULL);
-	pthread_cond_init(&c->space_cv, NULL);
+}
 
+/* Compiles the inputs (n files: records, or with --task sources) with c->jobs workers and one
+ * writer, the ending signals waited for by a thread of their own, which is returned still
+ * running: it must outlive the output (see main). */
+static pthread_t run_threads(struct ctx *c, int n, char **files)
+{
 	/* From here a signal must not leave the work directory behind: every thread is created
 	 * with the ending signals blocked, and one thread waits for them. */
 	sigset_t term = term_signals();
 	pthread_t sig_thread;
 	if (pthread_sigmask(SIG_BLOCK, &term, NULL) || pthread_create(&sig_thread, NULL, on_signal, c))
 		leap_die("cannot start a thread");
-	pthread_t *workers = xcalloc((size_t)c->jobs, sizeof(pthread_t));
-	pthread_t wr;
-	for (int i = 0; i < c->jobs; i++)
-		if (pthread_create(&workers[i], NULL, worker, c))
-			leap_die("cannot start a thread");
-	if (pthread_create(&wr, NULL, writer, c))
-		leap_die("cannot start a thread");
+	leap_cq_start(&c->q);
 
 	if (c->file_mode)
-		read_sources(c, argc - optind, argv + optind);
+		read_sources(c, n, files);
 	else
-		read_records(c, argc - optind, argv + optind);
+		read_records(c, n, files);
 
-	pthread_mutex_lock(&c->lock);
-	c->eof = 1;
-	pthread_cond_broadcast(&c->work_cv);
-	pthread_cond_broadcast(&c->done_cv);
-	pthread_mutex_unlock(&c->lock);
-	for (int i = 0; i < c->jobs; i++)
-		pthread_join(workers[i], NULL);
-	pthread_join(wr, NULL);
-	free(workers);
+	leap_cq_finish(&c->q);
+	return sig_thread;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx *c = xcalloc(1, sizeof(*c));
+	leap_common_init(&c->common, usage);
+	struct leap_compile_opts o;
+	leap_compile_defaults(&o);
+	c->backend = -1;
+	c->jobs = cpu_count();
+	c->max_log = 4096;
+	int64_t cache_size = 5LL << 30;
+	const char *cache_opt = NULL;
+	int first = parse_options(c, &o, argc, argv, &cache_size, &cache_opt);
+	c->file_mode = c->task != NULL;
+	if (c->file_mode && first >= argc)
+		leap_usage_error(&c->common, "--task needs source files");
+	if ((int)c->backend < 0) /* probed now, before any thread; said when a record uses it */
+		c->backend = leap_backend_default(c->backend_said, sizeof c->backend_said);
+
+	open_compiler(c, &o, cache_opt, cache_size);
+	leap_out_init(&c->out, stdout);
+	c->out.on_epipe = reader_gone;
+	c->out.epipe_arg = c;
+	leap_progress_init(&c->progress, c->common.progress);
+	if (c->file_mode)
+		leap_progress_total(&c->progress, argc - first);
+	else
+		leap_progress_input(&c->progress, argc - first, argv + first);
+	leap_cq_init(&c->q, &c->comp, &c->out, c->jobs, c->batch, emit, c);
+
+	pthread_t sig_thread = run_threads(c, argc - first, argv + first);
 
 	leap_progress_end(&c->progress); /* the summary: the same counts as the line */
 	int rc = leap_out_close(&c->out);
-	pthread_mutex_lock(&c->lock);
+	leap_cq_lock(&c->q);
 	c->ending = 1;
-	pthread_mutex_unlock(&c->lock);
+	leap_cq_unlock(&c->q);
 	/* wake the signal thread (it sees `ending` and returns) and reap it */
 	if (!pthread_kill(sig_thread, SIGTERM))
 		pthread_join(sig_thread, NULL);
 	leap_compiler_free(&c->comp);
 	leap_cache_close(&c->cache);
 	leap_suite_free(&c->suite);
-	free(c->inflight);
+	leap_cq_free(&c->q);
 	free(o.nvcc_flags);
 	free(o.cc_flags);
 	int status = rc ? rc
@@ -856,7 +642,6 @@ int main(int argc, char **argv)
 		     : c->errors ? LEAP_EXIT_RECORDS
 		     : (c->file_mode && (c->failed || c->no_code)) ? LEAP_EXIT_RECORDS
 								    : LEAP_EXIT_OK;
-	pthread_mutex_destroy(&c->lock);
 	free(c);
 	return status;
 }

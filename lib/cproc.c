@@ -1,0 +1,381 @@
+/* cproc.c - run one compiler process under limits, its output captured, the suites hidden from it. */
+/*
+ * Every program leap-compile starts (cc, nvcc, nm, and the --version and nvidia-smi queries)
+ * starts here, so that one place decides what a compiler child may do. A child gets a clean
+ * environment (PATH, the C locale, TMPDIR and HOME in its job directory), its own process
+ * group, stdin from /dev/null, rlimits on address space, file size and CPU time (no core dumps), and a
+ * wall-clock deadline after which the whole group is killed: a compiler driver runs cc1, as,
+ * ld, ptxas as children, and a timeout must end them all.
+ *
+ * The groups of the running children are registered in the compiler (under run_lock, from
+ * the fork until the reap) rather than in a global, so that leap_compiler_abort, called from
+ * a signal path of the program, can kill them and stop new forks. The child is reaped only
+ * after its output closed and it exited (waitid WNOWAIT), so a group id is never reused while
+ * it might be killed.
+ *
+ * A run that reads a candidate's code is isolated: before execve the child makes a mount
+ * namespace of its own and mounts empty read-only tmpfs over the task suites and /proc
+ * (hide_dirs). Whether the system allows that is probed once at start (leap_crun_hiding), so
+ * that a refusal is one warning then, not a failed compile per record; a child that cannot
+ * hide what was promised writes setup_mark and exits 127, which leap_crun turns into an error
+ * of leap's own, never into a verdict on the candidate.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cproc.h"
+#include "incguard.h"
+#include "util.h"
+#include "banned.h"
+
+#define CAPTURE_MAX (1 << 20)   /* compiler output kept per run */
+
+/* Searches PATH for `name` (or checks it when it holds a '/'). Newly allocated absolute
+ * path, or NULL. */
+char *leap_find_program(const char *name)
+{
+	if (!name || !*name)
+		return NULL;
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? realpath(name, NULL) : NULL;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *e = strchr(path, ':');
+		size_t n = e ? (size_t)(e - path) : strlen(path);
+		char *p = xasprintf("%.*s/%s", (int)n, n ? path : ".", name);
+		if (access(p, X_OK) == 0) {
+			char *real = realpath(p, NULL);
+			free(p);
+			return real;
+		}
+		free(p);
+		path += n + (e ? 1 : 0);
+	}
+	return NULL;
+}
+
+/* The environment of every compiler run: PATH (and LD_LIBRARY_PATH) from ours, the C locale
+ * for stable messages, TMPDIR and HOME in the job's directory. Newly allocated. */
+static char **child_env(const char *dir)
+{
+	char **env = xcalloc(8, sizeof(char *));
+	int n = 0;
+	const char *path = getenv("PATH");
+	env[n++] = xasprintf("PATH=%s", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	const char *ld = getenv("LD_LIBRARY_PATH");
+	if (ld && *ld)
+		env[n++] = xasprintf("LD_LIBRARY_PATH=%s", ld);
+	env[n++] = xstrdup("LC_ALL=C");
+	env[n++] = xstrdup("LANG=C");
+	env[n++] = xasprintf("TMPDIR=%s", dir);
+	env[n++] = xasprintf("HOME=%s", dir);
+	env[n] = NULL;
+	return env;
+}
+
+void leap_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Written first by a compiler child whose set-up failed (exit 127): a fault of the machine,
+ * not of the candidate, which leap_crun turns into an error of its own. */
+static const char setup_mark[] = "leap-compile: compiler set-up: ";
+
+/*
+ * Puts the calling process (a compiler child: single-threaded, async-signal-safe calls only)
+ * in a mount namespace of its own, mode 1 with unshare(CLONE_NEWNS) (root), mode 2 with a user
+ * namespace too (an unprivileged user; the compiler keeps the caller's file access outside),
+ * makes every mount private and mounts an empty read-only tmpfs over each directory of
+ * hide[0..n) that exists and over /proc (whose /proc/PID/root links lead into the mount
+ * namespaces of other processes, where nothing is hidden; the compilers do not need it).
+ * Returns 0, or -1 with errno set (the mounts may be half done: the caller must not run the
+ * compiler then).
+ */
+static int hide_dirs(int mode, char *const *hide, size_t n)
+{
+	if (unshare(mode == 1 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS))
+		return -1;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(hide[i], &st) || !S_ISDIR(st.st_mode))
+			continue;
+		if (mount("leap-hidden", hide[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=4k,mode=0555"))
+			return -1;
+	}
+	if (mount("leap-hidden", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555"))
+		return -1;
+	return 0;
+}
+
+/*
+ * Runs argv[0] (an absolute path) in directory `dir` with a clean environment, its own
+ * process group, stdin from /dev/null, stdout and stderr captured together, and limits:
+ * address space `mem`, file size `fsize`, CPU time and `timeout` seconds of wall time, after
+ * which the whole group is killed. The group is registered in c (leap_compiler_abort kills
+ * it) from the fork until it is reaped. With `isolate` (every run that reads a candidate's
+ * code) and c->ns set, the program runs in a mount namespace of its own where c->hide is
+ * hidden (hide_dirs). Returns 0 with *r filled, or -1 with a new message in *err when the
+ * program could not be started at all (the namespace could not be made, or the compiler is
+ * being aborted).
+ */
+int leap_crun(struct leap_compiler *c, int isolate, char *const argv[], const char *dir, double timeout,
+	      int64_t mem, int64_t fsize, struct leap_crun *r, char **err)
+{
+	memset(r, 0, sizeof(*r));
+	leap_buf_add(&r->out, "", 0);
+	char **env = child_env(dir);
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC)) {
+		*err = xasprintf("pipe: %s", strerror(errno));
+		leap_strv_free(env);
+		return -1;
+	}
+	struct rlimit cpu = {(rlim_t)timeout + 5, (rlim_t)timeout + 10};
+	struct rlimit as = {(rlim_t)mem, (rlim_t)mem};
+	struct rlimit fs = {(rlim_t)fsize, (rlim_t)fsize};
+	struct rlimit core = {0, 0};
+	double t0 = leap_now();
+	pid_t parent = getpid();
+	/* fork and register under run_lock: an abort either sees this group or stops the fork */
+	pthread_mutex_lock(&c->run_lock);
+	pid_t pid = c->aborting ? (errno = ECANCELED, -1) : fork();
+	if (pid > 0) {
+		xgrow((void **)&c->groups, &c->groups_cap, c->ngroups + 1, sizeof *c->groups);
+		c->groups[c->ngroups++] = pid;
+	}
+	if (pid != 0)
+		pthread_mutex_unlock(&c->run_lock);
+	if (pid < 0) {
+		*err = xasprintf("fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		leap_strv_free(env);
+		return -1;
+	}
+	if (pid == 0) {
+		/* only async-signal-safe calls from here to execve */
+		setpgid(0, 0);
+		/* the compiler dies with leap-compile (its own process group hears no ^C) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(127);
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(pfd[1], 2) < 0 || chdir(dir))
+			_exit(127);
+		if (isolate && c->ns && hide_dirs(c->ns, c->hide, c->nhide)) {
+			/* never run the compiler where the suite is visible once hiding was promised */
+			static const char ns_fail[] = "cannot hide the task suites from the compiler (mount namespace)\n";
+			if (write(2, setup_mark, sizeof(setup_mark) - 1) < 0 || write(2, ns_fail, sizeof(ns_fail) - 1) < 0)
+				_exit(127);
+			_exit(127);
+		}
+		if ((mem > 0 && setrlimit(RLIMIT_AS, &as)) || (fsize > 0 && setrlimit(RLIMIT_FSIZE, &fs)) ||
+		    setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_CORE, &core)) {
+			static const char lim[] = "leap-compile: cannot set the compiler's resource limits\n";
+			if (write(2, lim, sizeof(lim) - 1) < 0)
+				_exit(127);
+			_exit(127);
+		}
+		execve(argv[0], argv, env);
+		static const char msg[] = "leap-compile: cannot run the compiler\n";
+		if (write(2, msg, sizeof(msg) - 1) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	setpgid(pid, pid); /* also here, so the group exists before we might kill it */
+	close(pfd[1]);
+	leap_strv_free(env);
+	double deadline = t0 + timeout;
+	int open_pipe = 1, exited = 0;
+	char chunk[8192];
+	while (!exited) {
+		double left = deadline - leap_now();
+		if (left <= 0) {
+			r->timed_out = 1;
+			break;
+		}
+		if (open_pipe) {
+			struct pollfd p = {pfd[0], POLLIN, 0};
+			int ms = left > 1.0 ? 1000 : (int)(left * 1000) + 1;
+			int n = poll(&p, 1, ms);
+			if (n < 0 && errno != EINTR) {
+				open_pipe = 0;
+				continue;
+			}
+			if (n > 0) {
+				ssize_t k = read(pfd[0], chunk, sizeof(chunk));
+				if (k > 0) {
+					size_t keep = r->out.len < CAPTURE_MAX ? CAPTURE_MAX - r->out.len : 0;
+					if (keep > (size_t)k)
+						keep = (size_t)k;
+					leap_buf_add(&r->out, chunk, keep);
+					r->dropped += (size_t)k - keep;
+				} else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
+					open_pipe = 0;
+				}
+			}
+			continue;
+		}
+		/* output closed: wait for the exit without reaping, so the group id stays ours */
+		siginfo_t si;
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
+			exited = 1;
+			break;
+		}
+		struct timespec ts = {0, 2000000};
+		nanosleep(&ts, NULL);
+	}
+	kill(-pid, SIGKILL); /* the timeout, or stragglers of the group */
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	pthread_mutex_lock(&c->run_lock);
+	for (size_t i = 0; i < c->ngroups; i++)
+		if (c->groups[i] == pid) {
+			c->groups[i] = c->groups[--c->ngroups];
+			break;
+		}
+	pthread_mutex_unlock(&c->run_lock);
+	close(pfd[0]);
+	r->status = st;
+	r->ms = (leap_now() - t0) * 1000.0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && r->out.len >= sizeof(setup_mark) - 1 &&
+	    !memcmp(r->out.s, setup_mark, sizeof(setup_mark) - 1)) {
+		size_t n = strcspn(r->out.s, "\n");
+		*err = xasprintf("%.*s", (int)n, r->out.s);
+		leap_buf_free(&r->out);
+		return -1;
+	}
+	return 0;
+}
+
+/* Runs a short query (--version, nvidia-smi) and returns its output, or NULL. */
+char *leap_crun_query(struct leap_compiler *c, char *const argv[], const char *dir)
+{
+	struct leap_crun r;
+	char *err = NULL;
+	/* not isolated: nvidia-smi needs /proc, and no candidate is involved */
+	if (leap_crun(c, 0, argv, dir, 30.0, 0, 0, &r, &err)) {
+		free(err);
+		return NULL;
+	}
+	if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
+		leap_buf_free(&r.out);
+		return NULL;
+	}
+	return leap_buf_detach(&r.out);
+}
+
+/* The limit `want` (bytes; 0: none) as a child can really get it: no more than the hard limit
+ * `res` this process already runs under (`ulimit -f`, `ulimit -v`), which an unprivileged
+ * child cannot raise. Never fails: an unreadable limit leaves `want` as it is. */
+int64_t leap_crun_limit(int res, int64_t want)
+{
+	struct rlimit rl;
+	if (getrlimit(res, &rl) || rl.rlim_max == RLIM_INFINITY)
+		return want;
+	if (want == 0 || (uint64_t)want > (uint64_t)rl.rlim_max)
+		return (int64_t)rl.rlim_max;
+	return want;
+}
+
+/* 1 if a compiler child can make a mount namespace the way `mode` says and hide c->hide in
+ * it (hide_dirs): tried in a child of its own, so this process is left as it is. */
+static int ns_works(const struct leap_compiler *c, int mode)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0)
+		_exit(hide_dirs(mode, c->hide, c->nhide) ? 1 : 0);
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* 1 if hiding the canonical directory `d` would hide `p` (made canonical first; a path that
+ * does not exist is never hidden). */
+static int would_hide(const char *d, const char *p)
+{
+	char *real = p ? realpath(p, NULL) : NULL;
+	int r = real && leap_path_under(real, d);
+	free(real);
+	return r;
+}
+
+/* Fills c->hide with the canonical, existing directories of o->hide that can be hidden without
+ * breaking the compilers, and c->ns with the kind of namespace this system allows. Never
+ * fails: a directory left visible, or no namespace at all, is a warning. */
+void leap_crun_hiding(struct leap_compiler *c, const struct leap_compile_opts *o)
+{
+	/* what the compilers need: their work, the cache, their headers, programs and libraries */
+	const char *cuda = getenv("CUDA_HOME");
+	const char *need[] = {c->workdir, c->cache->dir, cuda && *cuda ? cuda : NULL, "/usr/local/cuda",
+			      "/usr/bin", "/usr/lib", "/usr/include", "/usr/local/bin", "/usr/local/include",
+			      "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev"};
+	for (size_t i = 0; i < o->nhide; i++) {
+		char *d = o->hide[i] ? realpath(o->hide[i], NULL) : NULL;
+		int keep = d && strcmp(d, "/");
+		for (size_t k = 0; keep && k < c->nhide; k++)
+			keep = strcmp(c->hide[k], d) != 0;
+		const char *why = NULL;
+		for (size_t k = 0; keep && !why && k < sizeof(need) / sizeof(need[0]); k++)
+			if (would_hide(d, need[k]))
+				why = need[k];
+		for (int b = 0; keep && !why && b < 2; b++) {
+			size_t nf = b == LEAP_BACKEND_CUDA ? o->n_nvcc_flags : o->n_cc_flags;
+			char **fl = b == LEAP_BACKEND_CUDA ? o->nvcc_flags : o->cc_flags;
+			for (size_t k = 0; !why && k < nf; k++) {
+				const char *f = fl[k];
+				if (!strncmp(f, "-I", 2) && f[2])
+					f += 2;
+				if (would_hide(d, f))
+					why = fl[k];
+			}
+		}
+		if (keep && why) {
+			leap_warn("%s stays visible to the compilers: it holds %s, which they need", d, why);
+			keep = 0;
+		}
+		if (keep) {
+			c->hide = xrealloc(c->hide, (c->nhide + 1) * sizeof(*c->hide));
+			c->hide[c->nhide++] = d;
+		} else {
+			free(d);
+		}
+	}
+	if (!c->nhide)
+		return;
+	if (geteuid() == 0 && ns_works(c, 1))
+		c->ns = 1;
+	else if (ns_works(c, 2))
+		c->ns = 2;
+	else
+		leap_warn("no mount namespace for the compilers (the system refuses unshare(CLONE_NEWNS) and "
+			  "user namespaces): candidates can read the task suite with .incbin; run leap-compile "
+			  "as a user that cannot read it (SECURITY.md)");
+}
