@@ -30,6 +30,14 @@ void leap_stats(double *x, size_t n, struct leap_stats *s);
 int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,
 		    double max_time);
 
+/* The memoisation rule: 1 when a candidate's calls on input sets it has seen (rs) are faster
+ * than those on new sets (fs) by more than chance and load explain. Both the raw times and the
+ * times relative to the baseline blocks timed beside each phase (bf, br: used when each has 3
+ * samples) must say so: the ratio alone turns a load spike on the baseline into an accusation,
+ * the raw times alone a load that fell between the phases. Needs 6 samples of each phase. */
+int leap_bench_memoises(const struct leap_stats *fs, const struct leap_stats *rs, const struct leap_stats *bf,
+			const struct leap_stats *br);
+
 struct leap_bench_opts {
 	double target_ci;   /* an interval wider than this is `noisy`, never `ok` */
 	double max_time;    /* seconds of timing per record (candidate and baseline together) */

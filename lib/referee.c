@@ -19,9 +19,6 @@
 #define CALIBRATE_BLOCKS 7
 #define CHECKS_MIN 3
 #define CHECK_EVERY 4
-/* A candidate is `suspicious` of remembering results when its calls on sets it had already
- * seen take less than this fraction of its calls on new sets, beyond both intervals. */
-#define MEMO_RATIO 0.8
 
 /* The state of one record's timing. */
 struct rec {
@@ -581,21 +578,12 @@ static json_t *verdict_wrong(struct rec *R, enum leap_status *st)
  * intervals): it remembers results. */
 static int memoises(const struct rec *R, struct leap_stats *fs, struct leap_stats *rs)
 {
+	struct leap_stats bf, br;
 	leap_series_stats(&R->fresh, fs);
 	leap_series_stats(&R->repeat, rs);
-	if (fs->n < 6 || rs->n < 6)
-		return 0;
-	/* Relative to the baseline timed beside each phase, where there are enough of its blocks:
-	 * a machine whose load fell between the two phases speeds both up alike. */
-	struct leap_stats bf, br;
 	leap_series_stats(&R->base_f, &bf);
 	leap_series_stats(&R->base_r, &br);
-	double f = 1, r = 1;
-	if (bf.n >= 3 && br.n >= 3 && bf.median > 0 && br.median > 0) {
-		f = bf.median;
-		r = br.median;
-	}
-	return rs->median / r < MEMO_RATIO * fs->median / f && rs->ci_hi / r < fs->ci_lo / f;
+	return leap_bench_memoises(fs, rs, &bf, &br);
 }
 
 /* Roofline fields, and a `suspicious` verdict for a time below the memory floor. */

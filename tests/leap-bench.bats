@@ -154,6 +154,33 @@ honest() {
 	honest "$(sed -n 2p <<<"$out")"
 }
 
+@test "class 2: the memoisation rule needs the raw times and the times relative to the baseline to agree" {
+	san=$(grep -o -- '-fsanitize=[a-z,]*' "$ROOT/build/flags" | head -n 1 || true)
+	libs=$(grep -o -- ' -l[a-z0-9]*' "$ROOT/build/flags" | tr -d '\n')
+	cc -std=c11 -D_GNU_SOURCE $san -I"$ROOT/lib" -o "$BATS_TEST_TMPDIR/rule" "$FIXTURES/leap-bench/memo_rule.c" \
+		"$ROOT/lib/libleap.a" $libs
+	# name, new sets (median lo hi), repeats (median lo hi), baseline medians beside each phase
+	run -0 "$BATS_TEST_TMPDIR/rule" <<-EOF
+		memo 30 29 31 3 2.9 3.1 10 10
+		memo_loaded 30 29 31 3 2.9 3.1 10 14
+		flat 30 29 31 30 29 31 10 10
+		ci_overlap 30 20 40 22 15 28 0 0
+		load_spike 29.2 28.5 30 34.2 33 35 10 15
+		load_fell 30 29 31 20 19 21 10 6
+		no_baseline 30 29 31 3 2.9 3.1 0 0
+	EOF
+	assert_line --index 0 "memo memoises"
+	assert_line --index 1 "memo_loaded memoises"
+	assert_line --index 2 "flat honest"
+	assert_line --index 3 "ci_overlap honest"
+	# CI of 2026-12-03: an honest kernel at 34.2 ms on seen sets and 29.2 on new ones, its
+	# baseline half again as slow beside the repeats: the ratio alone called it memoising
+	assert_line --index 4 "load_spike honest"
+	# the load fell by as much as the kernel gained: the raw times alone would accuse it
+	assert_line --index 5 "load_fell honest"
+	assert_line --index 6 "no_baseline memoises"
+}
+
 @test "class 2: a kernel that replays the output of two calls ago is a mismatch" {
 	verified replay correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
