@@ -476,6 +476,112 @@ static int parse_gpu_fields(struct ld *l, json_t *j)
 	return 0;
 }
 
+/* No field but the known ones: a misspelt "rtol" must not leave the default in force. */
+static int check_known(struct ld *l, json_t *j)
+{
+	static const char *const known[] = {"id", "level", "title", "prompt", "entry", "params", "cases",
+					    "bench", "bench_cpu", "ranges", "atol", "rtol", "bytes", "flops", "tags", "notes",
+					    "reference_precision", "precision", "libraries", "baseline_kind", "baseline_libraries"};
+	const char *k;
+	json_t *v;
+	json_object_foreach(j, k, v) {
+		size_t a = 0;
+		while (a < sizeof(known) / sizeof(known[0]) && strcmp(k, known[a]))
+			a++;
+		if (a == sizeof(known) / sizeof(known[0]))
+			return bad(l, k, "unknown field");
+	}
+	return 0;
+}
+
+/* "id", "level", "prompt", "title", "reference_precision" and "entry". */
+static int parse_head(struct ld *l, json_t *j)
+{
+	struct leap_task *t = l->t;
+	const char *s;
+	if (!(s = req_str(l, j, "id")))
+		return -1;
+	if (!leap_task_id_valid(s))
+		return bad(l, "id", "'%s' is not a valid id ([A-Za-z0-9_.-], not starting with '.')", s);
+	t->id = xstrdup(s);
+	json_t *level = json_object_get(j, "level");
+	if (!json_is_integer(level) || json_integer_value(level) < 1 || json_integer_value(level) > 9)
+		return bad(l, "level", level ? "must be an integer from 1 to 9" : "missing (an integer from 1 to 9)");
+	t->level = (int)json_integer_value(level);
+	if (!(s = req_str(l, j, "prompt")))
+		return -1;
+	t->prompt = xstrdup(s);
+	json_t *title = json_object_get(j, "title");
+	if (title && !json_is_string(title))
+		return bad(l, "title", "must be a string");
+	t->title = xstrdup(title ? json_string_value(title) : t->id);
+	json_t *rp = json_object_get(j, "reference_precision"); /* stated in the prompt (prompt.c) */
+	if (rp && (!json_is_string(rp) || (strcmp(json_string_value(rp), "double") && strcmp(json_string_value(rp), "float"))))
+		return bad(l, "reference_precision", "must be \"double\" or \"float\"");
+	if (!(s = req_str(l, j, "entry")))
+		return -1;
+	if (!c_ident(s))
+		return bad(l, "entry", "'%s' is not a usable C identifier", s);
+	t->entry = xstrdup(s);
+	return 0;
+}
+
+/* "params": at least one output, no parameter named as the entry point; the buffers' sizes
+ * are parsed once every name is known (a size may name any scalar). */
+static int parse_params(struct ld *l, json_t *j)
+{
+	struct leap_task *t = l->t;
+	json_t *params = json_object_get(j, "params");
+	if (!json_is_array(params) || !json_array_size(params))
+		return bad(l, "params", params ? "must be a non-empty array" : "missing (an array of parameters)");
+	t->params = xcalloc(json_array_size(params), sizeof(struct leap_param));
+	size_t i;
+	json_t *pj;
+	int nout = 0;
+	json_array_foreach(params, i, pj) {
+		t->nparams = i + 1;
+		if (parse_param(l, pj, i))
+			return -1;
+		if (t->params[i].role == LEAP_ROLE_OUT || t->params[i].role == LEAP_ROLE_INOUT)
+			nout++;
+		if (t->params[i].name && !strcmp(t->params[i].name, t->entry))
+			return bad(l, "params", "'%s' is also the entry point's name", t->entry);
+	}
+	if (!nout)
+		return bad(l, "params", "no out or inout buffer: there would be nothing to check");
+	json_array_foreach(params, i, pj) {
+		if (t->params[i].role != LEAP_ROLE_SCALAR && parse_buffer(l, pj, i))
+			return -1;
+	}
+	return 0;
+}
+
+/* "cases", "bench" and "bench_cpu" (the cpu backend's benchmark case, "bench" by default). */
+static int parse_cases(struct ld *l, json_t *j)
+{
+	struct leap_task *t = l->t;
+	json_t *cases = json_object_get(j, "cases");
+	if (!json_is_array(cases) || !json_array_size(cases))
+		return bad(l, "cases", cases ? "must be a non-empty array" : "missing (an array of verification cases)");
+	t->cases = xcalloc(json_array_size(cases), sizeof(struct leap_case));
+	size_t i;
+	json_t *cj;
+	json_array_foreach(cases, i, cj) {
+		char field[32];
+		snprintf(field, sizeof(field), "cases[%zu]", i);
+		t->ncases = i + 1;
+		if (parse_case(l, cj, &t->cases[i], field))
+			return -1;
+	}
+	json_t *bench = json_object_get(j, "bench");
+	if (!bench)
+		return bad(l, "bench", "missing (the benchmark case, an object of scalar values)");
+	if (parse_case(l, bench, &t->bench, "bench"))
+		return -1;
+	json_t *bench_cpu = json_object_get(j, "bench_cpu");
+	return parse_case(l, bench_cpu ? bench_cpu : bench, &t->bench_cpu, "bench_cpu");
+}
+
 struct leap_task *leap_task_from_json(json_t *j, const char *dir, const char *where, char **err)
 {
 	struct leap_task *t = xcalloc(1, sizeof(*t));
@@ -486,108 +592,7 @@ struct leap_task *leap_task_from_json(json_t *j, const char *dir, const char *wh
 		bad(&l, NULL, "must hold a JSON object");
 		goto fail;
 	}
-	static const char *const known[] = {"id", "level", "title", "prompt", "entry", "params", "cases",
-					    "bench", "bench_cpu", "ranges", "atol", "rtol", "bytes", "flops", "tags", "notes",
-					    "reference_precision", "precision", "libraries", "baseline_kind", "baseline_libraries"};
-	const char *k;
-	json_t *v;
-	json_object_foreach(j, k, v) {
-		size_t a = 0;
-		while (a < sizeof(known) / sizeof(known[0]) && strcmp(k, known[a]))
-			a++;
-		if (a == sizeof(known) / sizeof(known[0])) {
-			bad(&l, k, "unknown field");
-			goto fail;
-		}
-	}
-	const char *s;
-	if (!(s = req_str(&l, j, "id")))
-		goto fail;
-	if (!leap_task_id_valid(s)) {
-		bad(&l, "id", "'%s' is not a valid id ([A-Za-z0-9_.-], not starting with '.')", s);
-		goto fail;
-	}
-	t->id = xstrdup(s);
-	json_t *level = json_object_get(j, "level");
-	if (!json_is_integer(level) || json_integer_value(level) < 1 || json_integer_value(level) > 9) {
-		bad(&l, "level", level ? "must be an integer from 1 to 9" : "missing (an integer from 1 to 9)");
-		goto fail;
-	}
-	t->level = (int)json_integer_value(level);
-	if (!(s = req_str(&l, j, "prompt")))
-		goto fail;
-	t->prompt = xstrdup(s);
-	json_t *title = json_object_get(j, "title");
-	if (title && !json_is_string(title)) {
-		bad(&l, "title", "must be a string");
-		goto fail;
-	}
-	t->title = xstrdup(title ? json_string_value(title) : t->id);
-	json_t *rp = json_object_get(j, "reference_precision"); /* stated in the prompt (prompt.c) */
-	if (rp && (!json_is_string(rp) || (strcmp(json_string_value(rp), "double") && strcmp(json_string_value(rp), "float")))) {
-		bad(&l, "reference_precision", "must be \"double\" or \"float\"");
-		goto fail;
-	}
-	if (!(s = req_str(&l, j, "entry")))
-		goto fail;
-	if (!c_ident(s)) {
-		bad(&l, "entry", "'%s' is not a usable C identifier", s);
-		goto fail;
-	}
-	t->entry = xstrdup(s);
-
-	json_t *params = json_object_get(j, "params");
-	if (!json_is_array(params) || !json_array_size(params)) {
-		bad(&l, "params", params ? "must be a non-empty array" : "missing (an array of parameters)");
-		goto fail;
-	}
-	t->params = xcalloc(json_array_size(params), sizeof(struct leap_param));
-	size_t i;
-	json_t *pj;
-	int nout = 0;
-	json_array_foreach(params, i, pj) {
-		t->nparams = i + 1;
-		if (parse_param(&l, pj, i))
-			goto fail;
-		if (t->params[i].role == LEAP_ROLE_OUT || t->params[i].role == LEAP_ROLE_INOUT)
-			nout++;
-		if (t->params[i].name && !strcmp(t->params[i].name, t->entry)) {
-			bad(&l, "params", "'%s' is also the entry point's name", t->entry);
-			goto fail;
-		}
-	}
-	if (!nout) {
-		bad(&l, "params", "no out or inout buffer: there would be nothing to check");
-		goto fail;
-	}
-	json_array_foreach(params, i, pj) {
-		if (t->params[i].role != LEAP_ROLE_SCALAR && parse_buffer(&l, pj, i))
-			goto fail;
-	}
-
-	json_t *cases = json_object_get(j, "cases");
-	if (!json_is_array(cases) || !json_array_size(cases)) {
-		bad(&l, "cases", cases ? "must be a non-empty array" : "missing (an array of verification cases)");
-		goto fail;
-	}
-	t->cases = xcalloc(json_array_size(cases), sizeof(struct leap_case));
-	json_t *cj;
-	json_array_foreach(cases, i, cj) {
-		char field[32];
-		snprintf(field, sizeof(field), "cases[%zu]", i);
-		t->ncases = i + 1;
-		if (parse_case(&l, cj, &t->cases[i], field))
-			goto fail;
-	}
-	json_t *bench = json_object_get(j, "bench");
-	if (!bench) {
-		bad(&l, "bench", "missing (the benchmark case, an object of scalar values)");
-		goto fail;
-	}
-	if (parse_case(&l, bench, &t->bench, "bench"))
-		goto fail;
-	json_t *bench_cpu = json_object_get(j, "bench_cpu");
-	if (parse_case(&l, bench_cpu ? bench_cpu : bench, &t->bench_cpu, "bench_cpu"))
+	if (check_known(&l, j) || parse_head(&l, j) || parse_params(&l, j) || parse_cases(&l, j))
 		goto fail;
 	if (parse_tol(&l, j, "atol", &t->atol) || parse_tol(&l, j, "rtol", &t->rtol) || parse_gpu_fields(&l, j))
 		goto fail;
