@@ -295,6 +295,100 @@ int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint
 	return cases_for(v, t, seed, err) ? 0 : -1;
 }
 
+/* What running the cases of one candidate came to. */
+struct vrun {
+	int r;                    /* the session's last result (LEAP_SESS_*) */
+	int overrun;              /* the parameter whose guard a call damaged, or -1 */
+	struct leap_errstats es;
+	size_t passed;            /* cases passed */
+	json_t *mismatch;         /* the first mismatch, or NULL */
+	struct leap_buf msg;
+	int phase_case, phase_trial; /* where the run was last, -1 while loading */
+	double run_ms;            /* the candidate's own time in its calls */
+};
+
+/* Runs every case and trial in session s until the first mismatch, damaged guard or failure. */
+static void run_cases(const struct leap_vcache *vc, int trials, struct leap_session *s, struct vrun *vr)
+{
+	for (size_t ci = 0; ci < vc->ncases && vr->r == LEAP_SESS_OK && !vr->mismatch; ci++) {
+		struct leap_case_data *d = &vc->cd[ci];
+		for (int k = 0; k < trials && vr->r == LEAP_SESS_OK && !vr->mismatch; k++) {
+			vr->phase_case = (int)ci;
+			vr->phase_trial = k;
+			leap_session_layout(s, d);
+			leap_session_stage(s, d, (uint32_t)k, 0);
+			uint32_t slot = 0;
+			struct leap_block bt;
+			vr->r = leap_session_block(s, d, &slot, 1, LEAP_RUN_OP_CALL, &bt);
+			if (vr->r != LEAP_SESS_OK)
+				break;
+			vr->run_ms += bt.ms;
+			if ((vr->overrun = leap_session_guards(s, d, 0)) >= 0)
+				break;
+			char *m = NULL;
+			vr->mismatch = leap_case_check(d, (uint32_t)k, 0, s->arena, 1, &vr->es, &m);
+			if (vr->mismatch) {
+				leap_buf_addf(&vr->msg, "%s", m);
+				free(m);
+			}
+		}
+		if (vr->r == LEAP_SESS_OK && !vr->mismatch && vr->overrun < 0)
+			vr->passed++;
+		if (vr->overrun >= 0)
+			break;
+	}
+}
+
+/* The status of a runner's reply that is not a result, its words added to msg. */
+static const char *reply_status(const struct leap_run_reply *last, enum leap_backend b, const char *artifact,
+				const char *where, struct leap_buf *msg)
+{
+	switch (last->status) {
+	case LEAP_RUN_NO_DEVICE:
+		leap_buf_addf(msg, "Not verified: %s.", last->msg);
+		return "no_device";
+	case LEAP_RUN_LOAD:
+	case LEAP_RUN_ABI:
+		leap_buf_addf(msg, "The compiled code could not be used: %s.", last->msg);
+		return "runtime_error";
+	case LEAP_RUN_CALL:
+	case LEAP_RUN_DEVICE:
+		leap_buf_addf(msg, "Runtime error%s: %s", where, last->msg);
+		if (b == LEAP_BACKEND_CUDA)
+			kernels_named(msg, artifact);
+		leap_buf_adds(msg, ".");
+		return "runtime_error";
+	default:
+		leap_buf_addf(msg, "The harness failed%s: %s (the code may have damaged it).", where, last->msg);
+		return "runtime_error";
+	}
+}
+
+/* The status of a runner that died or ran out of time, its words (and the denied system call
+ * or the crash's place, into *denied and *crash) added to vr->msg. Takes `why`. */
+static const char *death_status(const struct leap_verifier *v, const struct leap_session *s, enum leap_backend b,
+				const char *artifact, const char *where, char *why, int timeout, struct vrun *vr,
+				char **denied, json_t **crash)
+{
+	if (timeout) {
+		leap_buf_addf(&vr->msg, "Your code %s%s: the limit is %g s.", why ? why : "timed out", where,
+			      v->o.sb.timeout);
+		free(why);
+		return "timeout";
+	}
+	if (s->sb.mem_hit) {
+		free(why);
+		why = xasprintf("reached the memory limit of %llu MiB (the kernel ended it)",
+				(unsigned long long)(s->sb.mem_limit >> 20));
+	}
+	leap_buf_addf(&vr->msg, "Your code %s", why ? why : "died");
+	free(why);
+	*denied = denied_call(s, &vr->msg);
+	*crash = crash_place(s, b, artifact, &vr->msg);
+	leap_buf_addf(&vr->msg, "%s.", where);
+	return "runtime_error";
+}
+
 json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
 			     const char *artifact, uint64_t seed, enum leap_status *st, char **err)
 {
@@ -303,137 +397,64 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		return NULL;
 	double t0 = leap_now(); /* verify.ms: the candidate's verification, not the preparation */
 	int trials = v->o.trials;
-	struct leap_case_data *cd = vc->cd;
 	struct leap_session s;
 	struct leap_session_opts so = {0};
 	for (size_t ci = 0; ci < t->ncases; ci++)
-		leap_session_fit(&so, &cd[ci], 1);
+		leap_session_fit(&so, &vc->cd[ci], 1);
 	so.lock_cache = v->o.cache; /* cuda: the GPU's lock, shared: never while leap-bench times on it */
-	int r = leap_session_start(v, &s, b, artifact, &so, err);
-	if (r < 0)
+	struct vrun vr = {.overrun = -1, .phase_case = -1, .phase_trial = -1};
+	vr.r = leap_session_start(v, &s, b, artifact, &so, err);
+	if (vr.r < 0)
 		return NULL;
-	int overrun = -1; /* the parameter whose guard a call damaged */
-	struct leap_errstats es = {0, 0};
-	size_t passed = 0;
-	const char *status = "pass";
-	json_t *mismatch = NULL, *crash = NULL;
-	struct leap_buf msg = {0};
-	int phase_case = -1, phase_trial = -1;
-	double run_ms = 0; /* the candidate's own time in its calls */
-	if (r == LEAP_SESS_OK) {
-		for (size_t ci = 0; ci < vc->ncases && r == LEAP_SESS_OK && !mismatch; ci++) {
-			struct leap_case_data *d = &cd[ci];
-			for (int k = 0; k < trials && r == LEAP_SESS_OK && !mismatch; k++) {
-				phase_case = (int)ci;
-				phase_trial = k;
-				leap_session_layout(&s, d);
-				leap_session_stage(&s, d, (uint32_t)k, 0);
-				uint32_t slot = 0;
-				struct leap_block bt;
-				r = leap_session_block(&s, d, &slot, 1, LEAP_RUN_OP_CALL, &bt);
-				if (r != LEAP_SESS_OK)
-					break;
-				run_ms += bt.ms;
-				if ((overrun = leap_session_guards(&s, d, 0)) >= 0)
-					break;
-				char *m = NULL;
-				mismatch = leap_case_check(d, (uint32_t)k, 0, s.arena, 1, &es, &m);
-				if (mismatch) {
-					status = "mismatch";
-					leap_buf_addf(&msg, "%s", m);
-					free(m);
-				}
-			}
-			if (r == LEAP_SESS_OK && !mismatch && overrun < 0)
-				passed++;
-			if (overrun >= 0)
-				break;
-		}
-	}
+	if (vr.r == LEAP_SESS_OK)
+		run_cases(vc, trials, &s, &vr);
 	char *why = NULL, *denied = NULL;
 	int timeout = 0;
 	struct leap_buf output = {0};
 	struct leap_run_reply last = s.last;
 	leap_session_end(&s, &why, &timeout, &output, MAX_OUTPUT);
+	char *fault = NULL; /* the harness's or the machine's, never a verdict on the candidate */
 	if (s.sb.setup_error[0]) {
-		/* The runner never ran: a fault of the harness or the machine (a runner that cannot
-		 * be executed, the process limit of the sandbox user reached at execve...), not a
-		 * verdict on the candidate, even though the child exited 127 like exit(127) would. */
-		*err = xasprintf("the sandbox could not start the runner: %s", s.sb.setup_error);
+		/* The runner never ran (a runner that cannot be executed, the process limit of the
+		 * sandbox user reached at execve...), though the child exited 127 like exit(127) would. */
+		fault = xasprintf("the sandbox could not start the runner: %s", s.sb.setup_error);
+	} else if (vr.r == LEAP_SESS_REPLY && vr.phase_case < 0 && last.status == LEAP_RUN_NOMEM) {
+		/* the runner makes its buffers before it loads the candidate */
+		fault = xasprintf("the runner could not make its buffers: %s", last.msg);
+	}
+	if (fault) {
+		*err = fault;
 		free(why);
-		json_decref(mismatch);
-		leap_buf_free(&msg);
+		json_decref(vr.mismatch);
+		leap_buf_free(&vr.msg);
 		leap_buf_free(&output);
 		return NULL;
 	}
-	char where[160] = "";
-	if (phase_case >= 0)
-		snprintf(where, sizeof where, " in case %d (%s), trial %d", phase_case + 1, cd[phase_case].desc,
-			 phase_trial + 1);
-	else
-		snprintf(where, sizeof where, " while loading");
-	if (r == LEAP_SESS_REPLY && phase_case < 0 && last.status == LEAP_RUN_NOMEM) {
-		/* the runner makes its buffers before it loads the candidate: the machine's fault */
-		*err = xasprintf("the runner could not make its buffers: %s", last.msg);
-		free(why);
-		json_decref(mismatch);
-		leap_buf_free(&msg);
-		leap_buf_free(&output);
-		return NULL;
-	}
-	if (overrun >= 0) {
+	char where[160] = " while loading";
+	if (vr.phase_case >= 0)
+		snprintf(where, sizeof where, " in case %d (%s), trial %d", vr.phase_case + 1, vc->cd[vr.phase_case].desc,
+			 vr.phase_trial + 1);
+	const char *status = vr.mismatch ? "mismatch" : "pass";
+	json_t *crash = NULL;
+	if (vr.overrun >= 0) {
 		status = "runtime_error";
-		leap_buf_addf(&msg, "Your code wrote outside the bounds of buffer %s%s.", t->params[overrun].name, where);
-	} else if (r == LEAP_SESS_REPLY) {
-		switch (last.status) {
-		case LEAP_RUN_NO_DEVICE:
-			status = "no_device";
-			leap_buf_addf(&msg, "Not verified: %s.", last.msg);
-			break;
-		case LEAP_RUN_LOAD:
-		case LEAP_RUN_ABI:
-			status = "runtime_error";
-			leap_buf_addf(&msg, "The compiled code could not be used: %s.", last.msg);
-			break;
-		case LEAP_RUN_CALL:
-		case LEAP_RUN_DEVICE:
-			status = "runtime_error";
-			leap_buf_addf(&msg, "Runtime error%s: %s", where, last.msg);
-			if (b == LEAP_BACKEND_CUDA)
-				kernels_named(&msg, artifact);
-			leap_buf_adds(&msg, ".");
-			break;
-		default:
-			status = "runtime_error";
-			leap_buf_addf(&msg, "The harness failed%s: %s (the code may have damaged it).", where, last.msg);
-			break;
-		}
-	} else if (r == LEAP_SESS_DIED || r == LEAP_SESS_TIMEOUT) {
-		status = timeout ? "timeout" : "runtime_error";
-		if (timeout) {
-			leap_buf_addf(&msg, "Your code %s%s: the limit is %g s.", why ? why : "timed out", where,
-				      v->o.sb.timeout);
-		} else {
-			if (s.sb.mem_hit) {
-				free(why);
-				why = xasprintf("reached the memory limit of %llu MiB (the kernel ended it)",
-						(unsigned long long)(s.sb.mem_limit >> 20));
-			}
-			leap_buf_addf(&msg, "Your code %s", why ? why : "died");
-			denied = denied_call(&s, &msg);
-			crash = crash_place(&s, b, artifact, &msg);
-			leap_buf_addf(&msg, "%s.", where);
-		}
-	} else if (!mismatch) {
+		leap_buf_addf(&vr.msg, "Your code wrote outside the bounds of buffer %s%s.", t->params[vr.overrun].name, where);
+	} else if (vr.r == LEAP_SESS_REPLY) {
+		status = reply_status(&last, b, artifact, where, &vr.msg);
+	} else if (vr.r == LEAP_SESS_DIED || vr.r == LEAP_SESS_TIMEOUT) {
+		status = death_status(v, &s, b, artifact, where, why, timeout, &vr, &denied, &crash);
+		why = NULL;
+	} else if (!vr.mismatch) {
 		if (vc->ndrawn)
-			leap_buf_addf(&msg, "All %zu cases passed (%zu listed, %zu of random sizes; %d trials each).", passed,
-				      t->ncases, vc->ndrawn, trials);
+			leap_buf_addf(&vr.msg, "All %zu cases passed (%zu listed, %zu of random sizes; %d trials each).",
+				      vr.passed, t->ncases, vc->ndrawn, trials);
 		else
-			leap_buf_addf(&msg, "All %zu cases passed (%d trials each).", passed, trials);
+			leap_buf_addf(&vr.msg, "All %zu cases passed (%d trials each).", vr.passed, trials);
 	}
 	free(why);
-	json_t *result = verdict(status, seed, passed, trials, &es, mismatch, t0, msg.s ? msg.s : "", &output);
-	json_object_set_new(result, "run_ms", json_real(run_ms));
+	json_t *result = verdict(status, seed, vr.passed, trials, &vr.es, vr.mismatch, t0, vr.msg.s ? vr.msg.s : "",
+				 &output);
+	json_object_set_new(result, "run_ms", json_real(vr.run_ms));
 	if (crash)
 		json_object_set_new(result, "crash", crash);
 	if (denied)
@@ -444,7 +465,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	if (vc->ndrawn)
 		json_object_set_new(result, "drawn", drawn_json(vc));
 	*st = record_status(status);
-	leap_buf_free(&msg);
+	leap_buf_free(&vr.msg);
 	leap_buf_free(&output);
 	return result;
 }
