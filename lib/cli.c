@@ -19,9 +19,15 @@ void leap_common_init(struct leap_common *c, const char *usage)
 	c->progress = -1;
 }
 
+void leap_common_init_usage(struct leap_common *c, const struct leap_usage *u)
+{
+	leap_common_init(c, u->head);
+	c->help = u;
+}
+
 static void print_synopsis(FILE *fp, const char *usage)
 {
-	/* The synopsis is every line up to the first blank one. */
+	/* The synopsis is every line up to the first blank one (of the head, for a table). */
 	const char *end = strstr(usage, "\n\n");
 	size_t n = end ? (size_t)(end - usage) + 1 : strlen(usage);
 	fwrite(usage, 1, n, fp);
@@ -44,7 +50,8 @@ int leap_common_option(struct leap_common *c, int opt, const char *arg)
 {
 	switch (opt) {
 	case 'h':
-		if (fputs(c->usage, stdout) == EOF || fflush(stdout) == EOF)
+		if ((c->help ? leap_usage_print(stdout, c->help) : fputs(c->usage, stdout) == EOF) ||
+		    fflush(stdout) == EOF)
 			exit(LEAP_EXIT_FATAL);
 		exit(LEAP_EXIT_OK);
 	case 'V':
