@@ -563,7 +563,7 @@ static void parse_args(struct ctx *c, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct ctx c = {.est = LEAP_EST_RANK, .reward = LEAP_REWARD_FIELD, .gamma = NAN};
-	leap_common_init_usage(&c.common, &usage);
+	leap_common_init(&c.common, &usage);
 	parse_args(&c, argc, argv);
 	leap_out_init(&c.out, stdout);
 	leap_progress_init(&c.progress, c.common.progress);

@@ -467,7 +467,7 @@ int main(int argc, char **argv)
 	leap_opts_getopt(&g, opts);
 	struct ctx c;
 	memset(&c, 0, sizeof c);
-	leap_common_init_usage(&c.common, &usage);
+	leap_common_init(&c.common, &usage);
 	struct leap_verify_opts o = {
 		.trials = 1,
 		.sb = {.timeout = 0, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},

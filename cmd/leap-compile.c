@@ -596,7 +596,7 @@ static pthread_t run_threads(struct ctx *c, int n, char **files)
 int main(int argc, char **argv)
 {
 	struct ctx *c = xcalloc(1, sizeof(*c));
-	leap_common_init_usage(&c->common, &usage);
+	leap_common_init(&c->common, &usage);
 	struct leap_compile_opts o;
 	leap_compile_defaults(&o);
 	c->backend = -1;

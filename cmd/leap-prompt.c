@@ -258,7 +258,7 @@ int main(int argc, char **argv)
 	struct ctx c = {.group_size = 1, .backend = -1, .skip_after = 3, .revisit = 0.1};
 	const char *skip_from = NULL;
 	int seed_given = 0;
-	leap_common_init_usage(&c.common, &usage);
+	leap_common_init(&c.common, &usage);
 	int all = 0, opt;
 	const char *file = NULL, *system_file = NULL, *device_file = NULL;
 	enum leap_tolerance tol = LEAP_TOL_TASK;

@@ -523,7 +523,7 @@ static const char *parse_args(struct ctx *c, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct ctx c = {.target = 0.5, .adapt_step = 0.05};
-	leap_common_init_usage(&c.common, &usage);
+	leap_common_init(&c.common, &usage);
 	leap_prune_defaults(&c.opts);
 	const char *done = parse_args(&c, argc, argv);
 	if (c.adaptive) {

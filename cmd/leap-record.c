@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 	struct leap_getopt g;
 	leap_opts_getopt(&g, opts);
 	struct ctx c = {0};
-	leap_common_init_usage(&c.common, &usage);
+	leap_common_init(&c.common, &usage);
 	int opt;
 	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))

@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	struct leap_getopt g;
 	leap_opts_getopt(&g, opts);
 	struct leap_common common;
-	leap_common_init_usage(&common, &usage);
+	leap_common_init(&common, &usage);
 	enum leap_report_format fmt = LEAP_FMT_TEXT;
 	const char *plot = NULL;
 	int max_turns = 3, opt;

@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 	struct leap_getopt g;
 	leap_opts_getopt(&g, opts);
 	struct leap_common common;
-	leap_common_init_usage(&common, &usage);
+	leap_common_init(&common, &usage);
 	int all = 0, check = 0, list = 0, draw = 0, opt;
 	int64_t seed = 0;
 	const char *shim = NULL;

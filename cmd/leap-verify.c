@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	leap_opts_getopt(&g, opts);
 	struct ctx c;
 	memset(&c, 0, sizeof c);
-	leap_common_init_usage(&c.common, &usage);
+	leap_common_init(&c.common, &usage);
 	c.jobs = 1;
 	struct leap_verify_opts o = {
 		.trials = 3,

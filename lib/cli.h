@@ -17,17 +17,6 @@ enum {
 	LEAP_OPT_PRIVATE = 0x1100, /* programs number their own long-only options from here */
 };
 
-/* The long options every program accepts; put first in a program's option table.
- * (The getopt_long form, for the programs not yet built from a leap_opt table.) */
-#define LEAP_COMMON_LONGOPTS                                           \
-	{"help", no_argument, NULL, 'h'},                              \
-	{"version", no_argument, NULL, 'V'},                           \
-	{"progress", no_argument, NULL, LEAP_OPT_PROGRESS},            \
-	{"no-progress", no_argument, NULL, LEAP_OPT_NO_PROGRESS}
-
-/* --tasks DIR, for the programs that read the task suite. */
-#define LEAP_TASKS_LONGOPT {"tasks", required_argument, NULL, LEAP_OPT_TASKS}
-
 /* Entries of a leap_opt table (opts.h) for the common options, last in every program's list:
  * --progress and --no-progress on one line with the help given, then --help and --version. */
 #define LEAP_OPTS_PROGRESS(help)                                              \
@@ -47,16 +36,12 @@ enum {
 
 /* The settings behind the common options. */
 struct leap_common {
-	const char *usage; /* the program's full --help text; its first line is the synopsis */
-	const struct leap_usage *help; /* or its parts, the options from the table */
+	const struct leap_usage *usage; /* --help (its head begins with the synopsis) */
 	int progress;      /* -1: when stderr is a terminal; 0: never; 1: always */
 	const char *tasks; /* --tasks DIR, or NULL */
 };
 
-void leap_common_init(struct leap_common *c, const char *usage);
-
-/* The same for a program whose --help is built from its option table. */
-void leap_common_init_usage(struct leap_common *c, const struct leap_usage *u);
+void leap_common_init(struct leap_common *c, const struct leap_usage *usage);
 
 /* Handles one getopt_long result `opt` if it is a common option (or '?'): prints help or
  * version and exits 0, prints the usage on stderr and exits 2 for '?', or records the
