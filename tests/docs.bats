@@ -106,6 +106,49 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+@test "docs cannot drift: the options of every --help are the OPTIONS of its man page" {
+	# --help's option list is built from the program's option table (lib/opts.h); the man
+	# page's OPTIONS are its .TP tags. Both must list the same entries, each once, with the
+	# same short letter and argument name: "-s, --seed N", "--expand-slow[=S]",
+	# "--progress, --no-progress".
+	python3 - "$ROOT" <<'PY'
+import os, re, subprocess, sys
+root = sys.argv[1]
+NAME = r"[a-z0-9][a-z0-9_-]*"
+OPT = r"(?:-[A-Za-z0-9], )?--" + NAME + r"(?: [A-Z][A-Z0-9_]*|\[=[A-Z][A-Z0-9_]*\])?"
+ENTRY = re.compile(r"^  (?:    )?(" + OPT + r"(?:, " + OPT + r")*)")
+def roff_text(line):
+    """The text of a font macro line (.B, .I, .BI, .BR, .IR, ...), fonts and escapes undone."""
+    m = re.match(r"^\.([BIR]{1,2})(?:\s+(.*))?$", line)
+    if not m:
+        return line
+    args = [q.replace('""', '"') if q or not b else b
+            for q, b in re.findall(r'"((?:[^"]|"")*)"|(\S+)', m.group(2) or "")]
+    text = (" " if len(m.group(1)) == 1 else "").join(args)
+    return re.sub(r"\\f[BIRP]|\\&", "", text).replace("\\-", "-")
+bad = []
+for f in sorted(os.listdir(f"{root}/cmd")):
+    prog, page = f[:-2], f"man/{f[:-2]}.1"
+    help_ = subprocess.run([f"{root}/bin/{prog}", "--help"], capture_output=True, text=True).stdout
+    listed = [m.group(1) for line in help_.splitlines() if (m := ENTRY.match(line))]
+    sect = re.search(r"^\.SH OPTIONS\n(.*?)(?=^\.SH )", open(f"{root}/{page}").read(), re.M | re.S)
+    if not sect:
+        bad.append(f"{page}: no OPTIONS section")
+        continue
+    lines = sect.group(1).splitlines()
+    tags = [roff_text(lines[i + 1]) for i, l in enumerate(lines[:-1]) if l == ".TP"]
+    documented = [t for t in tags if t.startswith("-")]
+    for what, got in (("--help", listed), (page, documented)):
+        bad += [f"{prog}: {what} lists '{e}' twice" for e in sorted({e for e in got if got.count(e) > 1})]
+    bad += [f"{prog}: --help lists '{e}', the OPTIONS of {page} do not" for e in listed if e not in documented]
+    bad += [f"{prog}: {page} documents '{e}', --help does not list it" for e in documented if e not in listed]
+    if not listed:
+        bad.append(f"{prog}: --help lists no option")
+print("\n".join(bad) or "ok")
+sys.exit(1 if bad else 0)
+PY
+}
+
 @test "docs cannot drift: every environment variable a program reads is in leap(7), the cache's in --help" {
 	cd "$ROOT"
 	env=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' man/leap.7)
