@@ -49,3 +49,25 @@ stray-argname:an argument needs a name
 no-help-first:no help and no entry before it
 TXT
 }
+
+@test "opts: every option a program's --help lists is one its code handles" {
+	# The table gives getopt_long the option; the program's switch must have a case for it, or
+	# the option is a usage error "unhandled option" (or "unknown option"). Each option is
+	# given once, with an argument "x" where it takes one (most are then a usage error naming
+	# the option, which is handled), on an empty input in an empty directory.
+	cd "$BATS_TEST_TMPDIR"
+	export LEAP_CACHE="$BATS_TEST_TMPDIR/cache"
+	n=0
+	for f in "$ROOT"/cmd/*.c; do
+		p=$(basename "$f" .c)
+		while read -r o; do
+			n=$((n + 1))
+			run --separate-stderr timeout 60 "$p" "$o" </dev/null
+			[[ "$status" -le 2 && "$stderr" != *"unhandled option"* && "$stderr" != *"unknown option"* ]] ||
+				{ echo "$p $o: status $status: $stderr"; return 1; }
+		done < <("$p" --help | grep -oE '^  (-[A-Za-z0-9], |    )--[a-z0-9-]+( [A-Z]|\[=[A-Z]|, --[a-z0-9-]+)?' |
+			sed -E 's/^  (-[A-Za-z0-9], |    )//; s/ [A-Z]$/=x/; s/\[=[A-Z]$//; s/, /\n/')
+	done
+	echo "$n options given"
+	[ "$n" -gt 100 ]
+}
