@@ -16,7 +16,9 @@
 #include "util.h"
 #include "banned.h"
 
-static const char usage[] =
+/* --help: the synopsis and description, the option list built from the table `opts` below, then
+ * the exit status. */
+static const char usage_head[] =
 	"usage: leap-advantage [OPTION]... [FILE]...\n"
 	"\n"
 	"Add `advantage` to every record. rank (default): the trajectory's rank score s from\n"
@@ -28,25 +30,9 @@ static const char usage[] =
 	"leave-one-out mean, turn-mean G - the mean of the returns of the same group and turn.\n"
 	"A group (or turn) of one keeps its value: R / (1 + 1e-6) under a group scale, R without.\n"
 	"A second record of the same (group, sample, turn) becomes an error record naming the first.\n"
-	"\n"
-	"  -p, --preset NAME      a method's settings: leap (rank, gamma 0.4), grpo-mt (grpo, binary),\n"
-	"                         kevin (kevin, kevin reward, gamma 0.4), drkernel (trloo,\n"
-	"                         kernelgym-speedup, gamma 1); --reward, --gamma, --scale override\n"
-	"  -e, --estimator NAME   rank (default), grpo, dr-grpo, rloo, kevin, trloo, turn-mean\n"
-	"  -r, --reward NAME      field (default: the record's `reward`), binary, kevin, kernelgym,\n"
-	"                         kernelgym-speedup (speedups count only when bench.status is ok)\n"
-	"      --gamma G          discount (default 1 for trloo, 0.4 for the others)\n"
-	"  -s, --scale S          group, batch or none: divide by std + 1e-6 of the group's values,\n"
-	"                         by std + 1e-4 of all values in the input, or not at all (default\n"
-	"                         group for grpo and kevin, none for the others; batch holds the input)\n"
-	"  -g, --group-size G     trajectories per group: a group is computed and written as soon\n"
-	"                         as G of its trajectories have ended (default: regular files are\n"
-	"                         read twice and records keep their order; a pipe is held)\n"
-	"      --stats            print mean and std of the advantages and the share of groups\n"
-	"                         whose advantages are all zero on stderr at the end\n"
-	"      --progress, --no-progress  force the progress line on stderr on or off\n"
-	"  -h, --help             show this help and exit\n"
-	"  -V, --version          show the version and exit\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 every record got an advantage, 1 some records carried an error instead\n"
 	"(they were written), 2 usage or fatal error.\n";
@@ -475,23 +461,44 @@ static int stream(struct ctx *c, int nfiles, char *const *files)
 	return open_failed;
 }
 
+/* The options of leap-advantage, in the order --help lists them (opts.h). */
+static const struct leap_opt opts[] = {
+	{"preset", 'p', required_argument, "NAME", 0,
+	 "a method's settings: leap (rank, gamma 0.4), grpo-mt (grpo, binary),\n"
+	 "kevin (kevin, kevin reward, gamma 0.4), drkernel (trloo,\n"
+	 "kernelgym-speedup, gamma 1); --reward, --gamma, --scale override"},
+	{"estimator", 'e', required_argument, "NAME", 0,
+	 "rank (default), grpo, dr-grpo, rloo, kevin, trloo, turn-mean"},
+	{"reward", 'r', required_argument, "NAME", 0,
+	 "field (default: the record's `reward`), binary, kevin, kernelgym,\n"
+	 "kernelgym-speedup (speedups count only when bench.status is ok)"},
+	{"gamma", 0, required_argument, "G", OPT_GAMMA,
+	 "discount (default 1 for trloo, 0.4 for the others)"},
+	{"scale", 's', required_argument, "S", 0,
+	 "group, batch or none: divide by std + 1e-6 of the group's values,\n"
+	 "by std + 1e-4 of all values in the input, or not at all (default\n"
+	 "group for grpo and kevin, none for the others; batch holds the input)"},
+	{"group-size", 'g', required_argument, "G", 0,
+	 "trajectories per group: a group is computed and written as soon\n"
+	 "as G of its trajectories have ended (default: regular files are\n"
+	 "read twice and records keep their order; a pipe is held)"},
+	{"stats", 0, no_argument, NULL, OPT_STATS,
+	 "print mean and std of the advantages and the share of groups\n"
+	 "whose advantages are all zero on stderr at the end"},
+	LEAP_OPTS_COMMON,
+	{NULL},
+};
+
+static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
+
 /* Parses the options into *c; a preset's settings fill what the flags did not set. */
 static void parse_args(struct ctx *c, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		LEAP_COMMON_LONGOPTS,
-		{"preset", required_argument, NULL, 'p'},
-		{"estimator", required_argument, NULL, 'e'},
-		{"reward", required_argument, NULL, 'r'},
-		{"gamma", required_argument, NULL, OPT_GAMMA},
-		{"scale", required_argument, NULL, 's'},
-		{"group-size", required_argument, NULL, 'g'},
-		{"stats", no_argument, NULL, OPT_STATS},
-		{NULL, 0, NULL, 0},
-	};
+	struct leap_getopt g;
+	leap_opts_getopt(&g, opts);
 	const struct leap_adv_preset *preset = NULL;
 	int opt, est_given = 0, reward_given = 0;
-	while ((opt = getopt_long(argc, argv, "p:e:r:s:g:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&c->common, opt, optarg))
 			continue;
 		switch (opt) {
@@ -556,7 +563,7 @@ static void parse_args(struct ctx *c, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct ctx c = {.est = LEAP_EST_RANK, .reward = LEAP_REWARD_FIELD, .gamma = NAN};
-	leap_common_init(&c.common, usage);
+	leap_common_init(&c.common, &usage);
 	parse_args(&c, argc, argv);
 	leap_out_init(&c.out, stdout);
 	leap_progress_init(&c.progress, c.common.progress);

@@ -22,7 +22,9 @@
 #include "verify.h"
 #include "banned.h"
 
-static const char usage[] =
+/* --help: the synopsis and description, the option list built from the table `opts` below, then
+ * the exit status. */
+static const char usage_head[] =
 	"usage: leap-bench [OPTION]... [FILE]...\n"
 	"   or: leap-bench [OPTION]... --task TASK SOURCE...\n"
 	"   or: leap-bench --stats [FILE]...\n"
@@ -37,44 +39,9 @@ static const char usage[] =
 	"records get bench.status skipped. With --task, build each SOURCE exactly as leap-compile\n"
 	"does, verify and time it, and print a table. With --stats, summarise the numbers read (one\n"
 	"sample each) as the timing loop does.\n"
-	"\n"
-	"      --target-ci F      the 95% CI half-width of the median, relative to it, to reach;\n"
-	"                         a wider one is `noisy` (default 0.01)\n"
-	"      --min-runs N       never fewer timed blocks (default 10)\n"
-	"      --max-runs N       never more timed blocks (default 1000)\n"
-	"      --max-time SECS    timing budget per record (default 2)\n"
-	"      --pool-memory SIZE memory for the input pool: input sets and the baseline's outputs\n"
-	"                         on them (default 512M)\n"
-	"      --cpus LIST        the cores of candidate and baseline (e.g. 0-3; default: all the\n"
-	"                         CPUs leap-bench may use)\n"
-	"      --freezer HOW      auto, cgroup, cgroup1, cgroup2 or signals (default auto: a cgroup\n"
-	"                         freezer, else SIGSTOP from the PID namespace's init)\n"
-	"      --block-ms MS      the length a block of calls aims at (default 20; shorter when\n"
-	"                         --max-time is small)\n"
-	"      --hot              cuda: do not flush the L2 cache between blocks\n"
-	"      --no-baseline-cache  time the baseline with every record\n"
-	"      --baseline-tolerance F  a cached baseline is used only while the check blocks of\n"
-	"                         a record agree with it within F (relative, default 0.05)\n"
-	"      --tolerance MODE   the check of every timed call: task (default) or kernelbench\n"
-	"                         (atol = rtol = 1e-2), as leap-verify --tolerance\n"
-	"  -s, --seed N           seed of the inputs (default: random per run)\n"
-	"  -t, --timeout SECS     wall-clock limit of a sandboxed child (default: max-time + 30)\n"
-	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G)\n"
-	"  -d, --device N         CUDA device (default 0)\n"
-	"      --devices LIST     time on each listed device at once (e.g. 0-7 or 0,2,5), one\n"
-	"                         timing per device, output in input order; bench.device_index\n"
-	"                         names it (cpu records: one timing at a time, the list as slots)\n"
-	"      --no-namespaces    no network, PID and mount isolation\n"
-	"      --task TASK        ad-hoc mode: the arguments are source files for TASK\n"
-	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension;\n"
-	"                         needed for '-')\n"
-	"      --stats            summarise samples read from the files or stdin\n"
-	"      --cache DIR        build, baseline and lock directory (default: $LEAP_CACHE, else\n"
-	"                         $XDG_CACHE_HOME/leap, else ~/.cache/leap)\n"
-	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
-	"      --progress, --no-progress  force the progress line on stderr on or off\n"
-	"  -h, --help             show this help and exit\n"
-	"  -V, --version          show the version and exit\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 every record processed, 1 some record carried an error or could not be\n"
 	"timed (no device), or in ad-hoc mode a source did not pass or time cleanly; 2 usage or\n"
@@ -446,38 +413,61 @@ static int stream(struct ctx *c, struct leap_sandbox_opts *sb, int nfiles, char 
 	return leap_filter_exit(leap_out_close(&c->out), open_failed, c->errors);
 }
 
+/* The options of leap-bench, in the order --help lists them (opts.h). */
+static const struct leap_opt opts[] = {
+	{"target-ci", 0, required_argument, "F", OPT_TARGET,
+	 "the 95% CI half-width of the median, relative to it, to reach;\n"
+	 "a wider one is `noisy` (default 0.01)"},
+	{"min-runs", 0, required_argument, "N", OPT_MIN_RUNS, "never fewer timed blocks (default 10)"},
+	{"max-runs", 0, required_argument, "N", OPT_MAX_RUNS, "never more timed blocks (default 1000)"},
+	{"max-time", 0, required_argument, "SECS", OPT_MAX_TIME, "timing budget per record (default 2)"},
+	{"pool-memory", 0, required_argument, "SIZE", OPT_POOL,
+	 "memory for the input pool: input sets and the baseline's outputs\n"
+	 "on them (default 512M)"},
+	{"cpus", 0, required_argument, "LIST", OPT_CPUS,
+	 "the cores of candidate and baseline (e.g. 0-3; default: all the\n"
+	 "CPUs leap-bench may use)"},
+	{"freezer", 0, required_argument, "HOW", OPT_FREEZER,
+	 "auto, cgroup, cgroup1, cgroup2 or signals (default auto: a cgroup\n"
+	 "freezer, else SIGSTOP from the PID namespace's init)"},
+	{"block-ms", 0, required_argument, "MS", OPT_BLOCK_MS,
+	 "the length a block of calls aims at (default 20; shorter when\n"
+	 "--max-time is small)"},
+	{"hot", 0, no_argument, NULL, OPT_HOT, "cuda: do not flush the L2 cache between blocks"},
+	{"no-baseline-cache", 0, no_argument, NULL, OPT_NO_BCACHE, "time the baseline with every record"},
+	{"baseline-tolerance", 0, required_argument, "F", OPT_BTOL,
+	 "a cached baseline is used only while the check blocks of\n"
+	 "a record agree with it within F (relative, default 0.05)"},
+	LEAP_RUNOPT_TOL("the check of every timed call: task (default) or kernelbench\n"
+	                "(atol = rtol = 1e-2), as leap-verify --tolerance"),
+	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run)"),
+	LEAP_RUNOPT_TIMEOUT("wall-clock limit of a sandboxed child (default: max-time + 30)"),
+	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default 4G)"),
+	LEAP_RUNOPT_DEVICE("CUDA device (default 0)"),
+	LEAP_RUNOPT_DEVICES("time on each listed device at once (e.g. 0-7 or 0,2,5), one\n"
+	                    "timing per device, output in input order; bench.device_index\n"
+	                    "names it (cpu records: one timing at a time, the list as slots)"),
+	LEAP_RUNOPT_NO_NS("no network, PID and mount isolation"),
+	LEAP_RUNOPT_TASK("ad-hoc mode: the arguments are source files for TASK"),
+	LEAP_RUNOPT_BACKEND("ad-hoc mode: cuda or cpu (default: from the file's extension;\n"
+	                    "needed for '-')"),
+	{"stats", 0, no_argument, NULL, OPT_STATS, "summarise samples read from the files or stdin"},
+	LEAP_RUNOPT_CACHE("build, baseline and lock directory (default: $LEAP_CACHE, else\n"
+	                  "$XDG_CACHE_HOME/leap, else ~/.cache/leap)"),
+	LEAP_OPTS_TASKS,
+	LEAP_OPTS_COMMON,
+	{NULL},
+};
+
+static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		LEAP_COMMON_LONGOPTS,
-		LEAP_TASKS_LONGOPT,
-		{"target-ci", required_argument, NULL, OPT_TARGET},
-		{"min-runs", required_argument, NULL, OPT_MIN_RUNS},
-		{"max-runs", required_argument, NULL, OPT_MAX_RUNS},
-		{"max-time", required_argument, NULL, OPT_MAX_TIME},
-		{"pool-memory", required_argument, NULL, OPT_POOL},
-		{"cpus", required_argument, NULL, OPT_CPUS},
-		{"freezer", required_argument, NULL, OPT_FREEZER},
-		{"hot", no_argument, NULL, OPT_HOT},
-		{"no-baseline-cache", no_argument, NULL, OPT_NO_BCACHE},
-		{"block-ms", required_argument, NULL, OPT_BLOCK_MS},
-		{"baseline-tolerance", required_argument, NULL, OPT_BTOL},
-		{"tolerance", required_argument, NULL, LEAP_OPT_TOL},
-		{"seed", required_argument, NULL, 's'},
-		{"timeout", required_argument, NULL, 't'},
-		{"memory", required_argument, NULL, 'm'},
-		{"device", required_argument, NULL, 'd'},
-		{"no-namespaces", no_argument, NULL, LEAP_OPT_NO_NS},
-		{"task", required_argument, NULL, LEAP_OPT_TASK},
-		{"backend", required_argument, NULL, 'b'},
-		{"stats", no_argument, NULL, OPT_STATS},
-		{"cache", required_argument, NULL, LEAP_OPT_CACHE},
-		{"devices", required_argument, NULL, LEAP_OPT_DEVICES},
-		{NULL, 0, NULL, 0},
-	};
+	struct leap_getopt g;
+	leap_opts_getopt(&g, opts);
 	struct ctx c;
 	memset(&c, 0, sizeof c);
-	leap_common_init(&c.common, usage);
+	leap_common_init(&c.common, &usage);
 	struct leap_verify_opts o = {
 		.trials = 1,
 		.sb = {.timeout = 0, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
@@ -488,7 +478,7 @@ int main(int argc, char **argv)
 	struct leap_runopts ro = {.o = &o, .devs = &c.devs};
 	int do_stats = 0, opt;
 	char *err = NULL;
-	while ((opt = getopt_long(argc, argv, "s:t:m:d:b:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg) || leap_runopts_option(&ro, &c.common, opt, optarg) ||
 		    bench_option(&c, &bo, opt, optarg))
 			continue;

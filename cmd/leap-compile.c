@@ -22,7 +22,9 @@
 #include "util.h"
 #include "banned.h"
 
-static const char usage[] =
+/* --help: the synopsis and description, the option list built from the table `opts` below, then
+ * the exit status. */
+static const char usage_head[] =
 	"usage: leap-compile [OPTION]... [FILE]...\n"
 	"   or: leap-compile [OPTION]... --task TASK SOURCE...\n"
 	"\n"
@@ -32,33 +34,9 @@ static const char usage[] =
 	"diagnostics, log}. A record without code gets status no_code, one that does not compile\n"
 	"compile_error. Results are cached by a SHA-256 of everything that affects the build.\n"
 	"With --task, compile the SOURCE files ('-': standard input) as candidates of TASK.\n"
-	"\n"
-	"  -b, --backend NAME     backend of records that name none: cuda or cpu (default: cuda\n"
-	"                         where a CUDA device is usable, else cpu; said on stderr); with\n"
-	"                         --task, of every SOURCE (default: from its extension, .c cpu,\n"
-	"                         .cu cuda)\n"
-	"  -j, --jobs N           compilers running at once (default: the number of CPUs)\n"
-	"  -t, --task TASK        the arguments are source files of TASK, not record files\n"
-	"  -H, --human            print a readable verdict per record instead of JSON Lines\n"
-	"      --arch ARCH        nvcc architecture (default: CUDA device 0's exact one, sm_90a\n"
-	"                         on H100/H200; without a visible GPU sm_90)\n"
-	"      --nvcc PATH        the CUDA compiler (default: $CUDA_HOME/bin/nvcc, else nvcc)\n"
-	"      --cc PATH          the C compiler (default: $CC, else cc)\n"
-	"      --nvcc-flag OPT    pass OPT to nvcc (repeatable)\n"
-	"      --cc-flag OPT      pass OPT to cc (repeatable)\n"
-	"      --cache DIR        the cache (default: $LEAP_CACHE, else $XDG_CACHE_HOME/leap,\n"
-	"                         else ~/.cache/leap)\n"
-	"      --cache-size SIZE  evict least recently used results above SIZE (default 5G)\n"
-	"      --no-cache         run the compiler for every record (results are still stored)\n"
-	"      --timeout SECONDS  wall-clock limit of one compiler run (default 120)\n"
-	"      --memory SIZE      address-space limit of each compiler process (default 8G)\n"
-	"      --max-log BYTES    bytes of compiler output kept in `log` (default 4096)\n"
-	"      --batch K          compile up to K cuda candidates of a task in one nvcc run\n"
-	"                         (default 1: each alone; see the man page)\n"
-	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
-	"      --progress, --no-progress  force the progress line on stderr on or off\n"
-	"  -h, --help             show this help and exit\n"
-	"  -V, --version          show the version and exit\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 every record processed (compile errors are verdicts, not failures), 1 some\n"
 	"record carried an error (or, with --task, some source did not compile), 2 usage or\n"
@@ -426,34 +404,57 @@ static void *on_signal(void *arg)
 	_exit(128 + sig);
 }
 
+/* The options of leap-compile, in the order --help lists them (opts.h). */
+static const struct leap_opt opts[] = {
+	{"backend", 'b', required_argument, "NAME", 0,
+	 "backend of records that name none: cuda or cpu (default: cuda\n"
+	 "where a CUDA device is usable, else cpu; said on stderr); with\n"
+	 "--task, of every SOURCE (default: from its extension, .c cpu,\n"
+	 ".cu cuda)"},
+	{"jobs", 'j', required_argument, "N", 0, "compilers running at once (default: the number of CPUs)"},
+	{"task", 't', required_argument, "TASK", 0,
+	 "the arguments are source files of TASK, not record files"},
+	{"human", 'H', no_argument, NULL, 0, "print a readable verdict per record instead of JSON Lines"},
+	{"arch", 0, required_argument, "ARCH", OPT_ARCH,
+	 "nvcc architecture (default: CUDA device 0's exact one, sm_90a\n"
+	 "on H100/H200; without a visible GPU sm_90)"},
+	{"nvcc", 0, required_argument, "PATH", OPT_NVCC,
+	 "the CUDA compiler (default: $CUDA_HOME/bin/nvcc, else nvcc)"},
+	{"cc", 0, required_argument, "PATH", OPT_CC, "the C compiler (default: $CC, else cc)"},
+	{"nvcc-flag", 0, required_argument, "OPT", OPT_NVCC_FLAG, "pass OPT to nvcc (repeatable)"},
+	{"cc-flag", 0, required_argument, "OPT", OPT_CC_FLAG, "pass OPT to cc (repeatable)"},
+	{"cache", 0, required_argument, "DIR", OPT_CACHE,
+	 "the cache (default: $LEAP_CACHE, else $XDG_CACHE_HOME/leap,\n"
+	 "else ~/.cache/leap)"},
+	{"cache-size", 0, required_argument, "SIZE", OPT_CACHE_SIZE,
+	 "evict least recently used results above SIZE (default 5G)"},
+	{"no-cache", 0, no_argument, NULL, OPT_NO_CACHE,
+	 "run the compiler for every record (results are still stored)"},
+	{"timeout", 0, required_argument, "SECONDS", OPT_TIMEOUT,
+	 "wall-clock limit of one compiler run (default 120)"},
+	{"memory", 0, required_argument, "SIZE", OPT_MEMORY,
+	 "address-space limit of each compiler process (default 8G)"},
+	{"max-log", 0, required_argument, "BYTES", OPT_MAX_LOG,
+	 "bytes of compiler output kept in `log` (default 4096)"},
+	{"batch", 0, required_argument, "K", OPT_BATCH,
+	 "compile up to K cuda candidates of a task in one nvcc run\n"
+	 "(default 1: each alone; see the man page)"},
+	LEAP_OPTS_TASKS,
+	LEAP_OPTS_COMMON,
+	{NULL},
+};
+
+static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
+
 /* Parses the options into c and o (exits 2 on a usage error). Returns optind. */
 static int parse_options(struct ctx *c, struct leap_compile_opts *o, int argc, char **argv, int64_t *cache_size,
 			 const char **cache_opt)
 {
-	static const struct option longopts[] = {
-		LEAP_COMMON_LONGOPTS,
-		LEAP_TASKS_LONGOPT,
-		{"backend", required_argument, NULL, 'b'},
-		{"jobs", required_argument, NULL, 'j'},
-		{"task", required_argument, NULL, 't'},
-		{"human", no_argument, NULL, 'H'},
-		{"arch", required_argument, NULL, OPT_ARCH},
-		{"nvcc", required_argument, NULL, OPT_NVCC},
-		{"cc", required_argument, NULL, OPT_CC},
-		{"nvcc-flag", required_argument, NULL, OPT_NVCC_FLAG},
-		{"cc-flag", required_argument, NULL, OPT_CC_FLAG},
-		{"cache", required_argument, NULL, OPT_CACHE},
-		{"cache-size", required_argument, NULL, OPT_CACHE_SIZE},
-		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"memory", required_argument, NULL, OPT_MEMORY},
-		{"max-log", required_argument, NULL, OPT_MAX_LOG},
-		{"batch", required_argument, NULL, OPT_BATCH},
-		{NULL, 0, NULL, 0},
-	};
+	struct leap_getopt g;
+	leap_opts_getopt(&g, opts);
 	size_t nvcc_cap = 0, cc_cap = 0;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "b:j:t:HhV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&c->common, opt, optarg))
 			continue;
 		int64_t v;
@@ -595,7 +596,7 @@ static pthread_t run_threads(struct ctx *c, int n, char **files)
 int main(int argc, char **argv)
 {
 	struct ctx *c = xcalloc(1, sizeof(*c));
-	leap_common_init(&c->common, usage);
+	leap_common_init(&c->common, &usage);
 	struct leap_compile_opts o;
 	leap_compile_defaults(&o);
 	c->backend = -1;

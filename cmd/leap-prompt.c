@@ -12,7 +12,9 @@
 #include "util.h"
 #include "banned.h"
 
-static const char usage[] =
+/* --help: the synopsis and description, the option list built from the table `opts` below, then
+ * the exit status. */
+static const char usage_head[] =
 	"usage: leap-prompt [OPTION]... TASK...\n"
 	"   or: leap-prompt [OPTION]... --all\n"
 	"   or: leap-prompt [OPTION]... --file FILE\n"
@@ -21,31 +23,9 @@ static const char usage[] =
 	"chat messages (system + user) that state the task, the exact prototype, the inputs and\n"
 	"sizes, the tolerance, the machine (cores or GPU), the compiler and flags leap-compile\n"
 	"uses, how speed is measured and the answer format.\n"
-	"\n"
-	"  -g, --group-size G     samples per task, the GRPO group size (default 1)\n"
-	"  -a, --all              every task of the suite, sorted by id\n"
-	"  -f, --file FILE        read task ids from FILE, one per line ('-': stdin; # comments)\n"
-	"  -b, --backend NAME     cuda or cpu (default: cuda where a CUDA device is usable, else\n"
-	"                         cpu; the choice is said on stderr)\n"
-	"      --group-prefix P   group key is P followed by the task id (e.g. 'step7/')\n"
-	"      --system FILE      use the text of FILE as the system message\n"
-	"      --device-info FILE the machine the candidates run on, as a JSON object: cores,\n"
-	"                         cpu_model, cpu_flags; for cuda the GPU's name, sm_count,\n"
-	"                         compute_capability, arch, memory_bytes, l2_bytes (default:\n"
-	"                         this machine's CPUs; the GPU is then not named)\n"
-	"      --tolerance MODE   the tolerance the prompt states: task (default) or kernelbench\n"
-	"                         (atol = rtol = 1e-2), as given to leap-verify\n"
-	"      --level N          with --all: only tasks of level N\n"
-	"      --skip-from STATE  skip tasks that leap-prune --adaptive STATE found easy or\n"
-	"                         hopeless in --skip-after consecutive steps, except with\n"
-	"                         probability --revisit, so that they are seen again\n"
-	"      --skip-after K     consecutive easy or hopeless steps before a skip (default 3)\n"
-	"      --revisit P        probability of keeping a task that would be skipped (default 0.1)\n"
-	"      --seed N           seed of those draws (default: the state's run count)\n"
-	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
-	"      --progress, --no-progress  force the progress line on stderr on or off\n"
-	"  -h, --help             show this help and exit\n"
-	"  -V, --version          show the version and exit\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 all records written, 1 some task could not be loaded (an error record was\n"
 	"written for it), 2 usage or fatal error.\n";
@@ -233,34 +213,56 @@ static void setup_machine(struct ctx *c, const char *device_file, enum leap_tole
 		leap_warn("the prompts name no GPU (model, SMs, memory): give --device-info FILE");
 }
 
+/* The options of leap-prompt, in the order --help lists them (opts.h). */
+static const struct leap_opt opts[] = {
+	{"group-size", 'g', required_argument, "G", 0, "samples per task, the GRPO group size (default 1)"},
+	{"all", 'a', no_argument, NULL, 0, "every task of the suite, sorted by id"},
+	{"file", 'f', required_argument, "FILE", 0,
+	 "read task ids from FILE, one per line ('-': stdin; # comments)"},
+	{"backend", 'b', required_argument, "NAME", 0,
+	 "cuda or cpu (default: cuda where a CUDA device is usable, else\n"
+	 "cpu; the choice is said on stderr)"},
+	{"group-prefix", 0, required_argument, "P", OPT_GROUP_PREFIX,
+	 "group key is P followed by the task id (e.g. 'step7/')"},
+	{"system", 0, required_argument, "FILE", OPT_SYSTEM, "use the text of FILE as the system message"},
+	{"device-info", 0, required_argument, "FILE", OPT_DEVICE_INFO,
+	 "the machine the candidates run on, as a JSON object: cores,\n"
+	 "cpu_model, cpu_flags; for cuda the GPU's name, sm_count,\n"
+	 "compute_capability, arch, memory_bytes, l2_bytes (default:\n"
+	 "this machine's CPUs; the GPU is then not named)"},
+	{"tolerance", 0, required_argument, "MODE", OPT_TOL,
+	 "the tolerance the prompt states: task (default) or kernelbench\n"
+	 "(atol = rtol = 1e-2), as given to leap-verify"},
+	{"level", 0, required_argument, "N", OPT_LEVEL, "with --all: only tasks of level N"},
+	{"skip-from", 0, required_argument, "STATE", OPT_SKIP_FROM,
+	 "skip tasks that leap-prune --adaptive STATE found easy or\n"
+	 "hopeless in --skip-after consecutive steps, except with\n"
+	 "probability --revisit, so that they are seen again"},
+	{"skip-after", 0, required_argument, "K", OPT_SKIP_AFTER,
+	 "consecutive easy or hopeless steps before a skip (default 3)"},
+	{"revisit", 0, required_argument, "P", OPT_REVISIT,
+	 "probability of keeping a task that would be skipped (default 0.1)"},
+	{"seed", 0, required_argument, "N", OPT_SEED,
+	 "seed of those draws (default: the state's run count)"},
+	LEAP_OPTS_TASKS,
+	LEAP_OPTS_COMMON,
+	{NULL},
+};
+
+static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		LEAP_COMMON_LONGOPTS,
-		LEAP_TASKS_LONGOPT,
-		{"group-size", required_argument, NULL, 'g'},
-		{"all", no_argument, NULL, 'a'},
-		{"file", required_argument, NULL, 'f'},
-		{"backend", required_argument, NULL, 'b'},
-		{"group-prefix", required_argument, NULL, OPT_GROUP_PREFIX},
-		{"system", required_argument, NULL, OPT_SYSTEM},
-		{"level", required_argument, NULL, OPT_LEVEL},
-		{"skip-from", required_argument, NULL, OPT_SKIP_FROM},
-		{"skip-after", required_argument, NULL, OPT_SKIP_AFTER},
-		{"revisit", required_argument, NULL, OPT_REVISIT},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"device-info", required_argument, NULL, OPT_DEVICE_INFO},
-		{"tolerance", required_argument, NULL, OPT_TOL},
-		{NULL, 0, NULL, 0},
-	};
+	struct leap_getopt g;
+	leap_opts_getopt(&g, opts);
 	struct ctx c = {.group_size = 1, .backend = -1, .skip_after = 3, .revisit = 0.1};
 	const char *skip_from = NULL;
 	int seed_given = 0;
-	leap_common_init(&c.common, usage);
+	leap_common_init(&c.common, &usage);
 	int all = 0, opt;
 	const char *file = NULL, *system_file = NULL, *device_file = NULL;
 	enum leap_tolerance tol = LEAP_TOL_TASK;
-	while ((opt = getopt_long(argc, argv, "g:af:b:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
 		int64_t v;

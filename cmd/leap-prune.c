@@ -19,7 +19,9 @@
 #include "util.h"
 #include "banned.h"
 
-static const char usage[] =
+/* --help: the synopsis and description, the option list built from the table `opts` below, then
+ * the exit status. */
+static const char usage_head[] =
 	"usage: leap-prune [OPTION]... --done FILE [FILE]...\n"
 	"   or: leap-prune [OPTION]... --annotate [FILE]...\n"
 	"\n"
@@ -33,36 +35,9 @@ static const char usage[] =
 	"that gets another turn also yields its next-turn record on stdout. A record the done file\n"
 	"already held when leap-prune started (a re-run turn) keeps that decision and is not\n"
 	"written again; a second record of a (group, sample, turn) becomes an error record.\n"
-	"\n"
-	"  -p, --preset NAME        leap (default), debug-all, debug-below-half or single-turn: the\n"
-	"                           paper's method and its ablations; the flags below override\n"
-	"  -d, --done FILE          append every decided record to FILE (whole lines)\n"
-	"      --annotate           write every record with its 'prune' decision on stdout instead\n"
-	"  -g, --group-size G       records per group at turn 1: decide a group as soon as G have\n"
-	"                           arrived (next-turn records carry their own count); default: at\n"
-	"                           end of input\n"
-	"  -e, --easy-below T       easy when n_fail < T (count 8, fraction 0.5 or 50%, or G-K: the\n"
-	"                           group's size less K; default 50%)\n"
-	"  -H, --hopeless-above T   hopeless when n_fail > T (default G-1: every sample failed)\n"
-	"  -c, --catastrophic LIST  statuses no feedback fixes: a group where every record failed\n"
-	"                           with one of them is hopeless (default '': the rule is off; the\n"
-	"                           old default was no_code,compile_error)\n"
-	"  -t, --max-turns N        records of turn N or later end (default 3)\n"
-	"      --regate             decide every turn again from that turn's records (the verdict\n"
-	"                           carried from turn 1 is ignored)\n"
-	"      --expand-slow[=S]    in expanded groups, passing records with speedup < S (default 1)\n"
-	"                           get another turn too\n"
-	"  -b, --feedback-bytes N   feedback text at most N bytes (default 1024, at least 64)\n"
-	"      --adaptive STATE     self-tuning: take the easy threshold from the state file STATE\n"
-	"                           and, after a turn-1 run, move it one step towards --target and\n"
-	"                           update the tasks' easy/hopeless streaks (for leap-prompt\n"
-	"                           --skip-from); STATE is replaced atomically under a lock\n"
-	"      --target P           share of turn-1 groups DCP should end (default 0.5)\n"
-	"      --adapt-step S       how far one run moves the easy threshold (default 0.05)\n"
-	"      --stats              print the decisions made on stderr at the end\n"
-	"      --progress, --no-progress  force the progress line on stderr on or off\n"
-	"  -h, --help               show this help and exit\n"
-	"  -V, --version            show the version and exit\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 all records decided, 1 some records carried an error (they were written\n"
 	"to the done file, or stdout with --annotate), 2 usage or fatal error.\n";
@@ -404,33 +379,62 @@ static void apply_preset(struct leap_prune_opts *o, const char *name, unsigned g
 		o->regate = p.regate;
 }
 
+/* The options of leap-prune, in the order --help lists them (opts.h). */
+static const struct leap_opt opts[] = {
+	{"preset", 'p', required_argument, "NAME", 0,
+	 "leap (default), debug-all, debug-below-half or single-turn: the\n"
+	 "paper's method and its ablations; the flags below override"},
+	{"done", 'd', required_argument, "FILE", 0, "append every decided record to FILE (whole lines)"},
+	{"annotate", 0, no_argument, NULL, OPT_ANNOTATE,
+	 "write every record with its 'prune' decision on stdout instead"},
+	{"group-size", 'g', required_argument, "G", 0,
+	 "records per group at turn 1: decide a group as soon as G have\n"
+	 "arrived (next-turn records carry their own count); default: at\n"
+	 "end of input"},
+	{"easy-below", 'e', required_argument, "T", 0,
+	 "easy when n_fail < T (count 8, fraction 0.5 or 50%, or G-K: the\n"
+	 "group's size less K; default 50%)"},
+	{"hopeless-above", 'H', required_argument, "T", 0,
+	 "hopeless when n_fail > T (default G-1: every sample failed)"},
+	{"catastrophic", 'c', required_argument, "LIST", 0,
+	 "statuses no feedback fixes: a group where every record failed\n"
+	 "with one of them is hopeless (default '': the rule is off; the\n"
+	 "old default was no_code,compile_error)"},
+	{"max-turns", 't', required_argument, "N", 0, "records of turn N or later end (default 3)"},
+	{"regate", 0, no_argument, NULL, OPT_REGATE,
+	 "decide every turn again from that turn's records (the verdict\n"
+	 "carried from turn 1 is ignored)"},
+	{"expand-slow", 0, optional_argument, "S", OPT_EXPAND_SLOW,
+	 "in expanded groups, passing records with speedup < S (default 1)\n"
+	 "get another turn too"},
+	{"feedback-bytes", 'b', required_argument, "N", 0,
+	 "feedback text at most N bytes (default 1024, at least 64)"},
+	{"adaptive", 0, required_argument, "STATE", OPT_ADAPTIVE,
+	 "self-tuning: take the easy threshold from the state file STATE\n"
+	 "and, after a turn-1 run, move it one step towards --target and\n"
+	 "update the tasks' easy/hopeless streaks (for leap-prompt\n"
+	 "--skip-from); STATE is replaced atomically under a lock"},
+	{"target", 0, required_argument, "P", OPT_TARGET,
+	 "share of turn-1 groups DCP should end (default 0.5)"},
+	{"adapt-step", 0, required_argument, "S", OPT_ADAPT_STEP,
+	 "how far one run moves the easy threshold (default 0.05)"},
+	{"stats", 0, no_argument, NULL, OPT_STATS, "print the decisions made on stderr at the end"},
+	LEAP_OPTS_COMMON,
+	{NULL},
+};
+
+static const struct leap_usage usage = {usage_head, opts, 27, usage_tail};
+
 /* Parses the options into *c and returns the done file (NULL with --annotate). */
 static const char *parse_args(struct ctx *c, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		LEAP_COMMON_LONGOPTS,
-		{"done", required_argument, NULL, 'd'},
-		{"annotate", no_argument, NULL, OPT_ANNOTATE},
-		{"preset", required_argument, NULL, 'p'},
-		{"group-size", required_argument, NULL, 'g'},
-		{"easy-below", required_argument, NULL, 'e'},
-		{"hopeless-above", required_argument, NULL, 'H'},
-		{"catastrophic", required_argument, NULL, 'c'},
-		{"max-turns", required_argument, NULL, 't'},
-		{"regate", no_argument, NULL, OPT_REGATE},
-		{"expand-slow", optional_argument, NULL, OPT_EXPAND_SLOW},
-		{"feedback-bytes", required_argument, NULL, 'b'},
-		{"stats", no_argument, NULL, OPT_STATS},
-		{"adaptive", required_argument, NULL, OPT_ADAPTIVE},
-		{"target", required_argument, NULL, OPT_TARGET},
-		{"adapt-step", required_argument, NULL, OPT_ADAPT_STEP},
-		{NULL, 0, NULL, 0},
-	};
+	struct leap_getopt g;
+	leap_opts_getopt(&g, opts);
 	const char *done = NULL, *preset = NULL;
 	int annotate = 0, opt;
 	unsigned given = 0;
 	int64_t v;
-	while ((opt = getopt_long(argc, argv, "d:p:g:e:H:c:t:b:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&c->common, opt, optarg))
 			continue;
 		switch (opt) {
@@ -519,7 +523,7 @@ static const char *parse_args(struct ctx *c, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct ctx c = {.target = 0.5, .adapt_step = 0.05};
-	leap_common_init(&c.common, usage);
+	leap_common_init(&c.common, &usage);
 	leap_prune_defaults(&c.opts);
 	const char *done = parse_args(&c, argc, argv);
 	if (c.adaptive) {

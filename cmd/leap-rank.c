@@ -15,7 +15,9 @@
 #include "util.h"
 #include "banned.h"
 
-static const char usage[] =
+/* --help: the synopsis and description, the option list built from the table `opts` below, then
+ * the exit status. */
+static const char usage_head[] =
 	"usage: leap-rank [OPTION]... [FILE]...\n"
 	"\n"
 	"Rank the finished trajectories of each GRPO group by a pairwise tournament. A trajectory\n"
@@ -26,16 +28,9 @@ static const char usage[] =
 	"tokens wins. Every record gets rank = {wins, losses, ties, score, group_size, turns,\n"
 	"complete} with score = (wins - losses) / (group_size - 1). A second record of the same\n"
 	"(group, sample, turn) becomes an error record naming the first.\n"
-	"\n"
-	"  -g, --group-size G     trajectories per group: a group is ranked and written as soon as\n"
-	"                         G of its trajectories have ended (default: regular files are\n"
-	"                         read twice and records keep their order; a pipe is held)\n"
-	"  -k, --key LIST         outcome key, components in order: turn, status, speed, tokens\n"
-	"                         (default turn)\n"
-	"  -m, --speed-tie M      relative tie margin for speed (default 0.02: within 2% is a tie)\n"
-	"      --progress, --no-progress  force the progress line on stderr on or off\n"
-	"  -h, --help             show this help and exit\n"
-	"  -V, --version          show the version and exit\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 all records ranked, 1 some records carried an error (they were written),\n"
 	"2 usage or fatal error.\n";
@@ -345,20 +340,32 @@ static void take_group(void *arg, struct leap_group *grp, int at_eof)
 	leap_group_free(grp);
 }
 
+/* The options of leap-rank, in the order --help lists them (opts.h). */
+static const struct leap_opt opts[] = {
+	{"group-size", 'g', required_argument, "G", 0,
+	 "trajectories per group: a group is ranked and written as soon as\n"
+	 "G of its trajectories have ended (default: regular files are\n"
+	 "read twice and records keep their order; a pipe is held)"},
+	{"key", 'k', required_argument, "LIST", 0,
+	 "outcome key, components in order: turn, status, speed, tokens\n"
+	 "(default turn)"},
+	{"speed-tie", 'm', required_argument, "M", 0,
+	 "relative tie margin for speed (default 0.02: within 2% is a tie)"},
+	LEAP_OPTS_COMMON,
+	{NULL},
+};
+
+static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		LEAP_COMMON_LONGOPTS,
-		{"group-size", required_argument, NULL, 'g'},
-		{"key", required_argument, NULL, 'k'},
-		{"speed-tie", required_argument, NULL, 'm'},
-		{NULL, 0, NULL, 0},
-	};
+	struct leap_getopt g;
+	leap_opts_getopt(&g, opts);
 	struct ctx c = {0};
-	leap_common_init(&c.common, usage);
+	leap_common_init(&c.common, &usage);
 	leap_rank_defaults(&c.opts);
 	int opt;
-	while ((opt = getopt_long(argc, argv, "g:k:m:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
 		switch (opt) {

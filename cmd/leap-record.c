@@ -9,7 +9,9 @@
 #include "util.h"
 #include "banned.h"
 
-static const char usage[] =
+/* --help: the synopsis and description, the option list built from the table `opts` below, then
+ * the exit status. */
+static const char usage_head[] =
 	"usage: leap-record [OPTION]... [FILE]...\n"
 	"\n"
 	"Check JSON Lines records against leap-record(5) and pass every one through: a valid\n"
@@ -17,11 +19,9 @@ static const char usage[] =
 	"type, or that lacks a required field, is written with an 'error' naming the field; a\n"
 	"line that is not a JSON object becomes an error record holding the raw text. Reads the\n"
 	"FILEs in order, or standard input.\n"
-	"\n"
-	"  -r, --require LIST     comma-separated fields every record must have (e.g. task,completion)\n"
-	"      --progress, --no-progress  force the progress line on stderr on or off\n"
-	"  -h, --help             show this help and exit\n"
-	"  -V, --version          show the version and exit\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 every record valid, 1 some record carried an error (it was still written),\n"
 	"2 usage error or an input file that could not be read.\n";
@@ -76,17 +76,24 @@ static void process(struct ctx *c, json_t *rec)
 	c->errors++;
 }
 
+/* The options of leap-record, in the order --help lists them (opts.h). */
+static const struct leap_opt opts[] = {
+	{"require", 'r', required_argument, "LIST", 0,
+	 "comma-separated fields every record must have (e.g. task,completion)"},
+	LEAP_OPTS_COMMON,
+	{NULL},
+};
+
+static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		LEAP_COMMON_LONGOPTS,
-		{"require", required_argument, NULL, 'r'},
-		{NULL, 0, NULL, 0},
-	};
+	struct leap_getopt g;
+	leap_opts_getopt(&g, opts);
 	struct ctx c = {0};
-	leap_common_init(&c.common, usage);
+	leap_common_init(&c.common, &usage);
 	int opt;
-	while ((opt = getopt_long(argc, argv, "r:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
 		switch (opt) {

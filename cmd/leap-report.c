@@ -10,7 +10,9 @@
 #include "util.h"
 #include "banned.h"
 
-static const char usage[] =
+/* --help: the synopsis and description, the option list built from the table `opts` below, then
+ * the exit status. */
+static const char usage_head[] =
 	"usage: leap-report [OPTION]... [FILE]...\n"
 	"\n"
 	"Summarise records of a rollout (any stage; typically the finished trajectories of\n"
@@ -18,33 +20,38 @@ static const char usage[] =
 	"recovery of turn-k failures at turn k+1, outcome shares, KernelBench's fast_p, the\n"
 	"geometric-mean speedup and roofline fraction of correct samples, the DCP ledger (group\n"
 	"decisions, compile/run time spent against an unpruned rollout) and advantage statistics.\n"
-	"\n"
-	"  -f, --format FMT       text (default), markdown, json or csv (csv: the per-task table)\n"
-	"  -p, --plot DIR         also write SVG charts into DIR (pass-by-turn, tasks, speedup, dcp,\n"
-	"                         advantage)\n"
-	"  -t, --max-turns N      the rollout's turn budget, for the DCP ledger (default 3)\n"
-	"      --progress, --no-progress  force the progress line on stderr on or off\n"
-	"  -h, --help             show this help and exit\n"
-	"  -V, --version          show the version and exit\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 report written, 1 some input records carried an error (they are counted,\n"
 	"not summarised), 2 usage error, unreadable input or a write error.\n";
 
+/* The options of leap-report, in the order --help lists them (opts.h). */
+static const struct leap_opt opts[] = {
+	{"format", 'f', required_argument, "FMT", 0,
+	 "text (default), markdown, json or csv (csv: the per-task table)"},
+	{"plot", 'p', required_argument, "DIR", 0,
+	 "also write SVG charts into DIR (pass-by-turn, tasks, speedup, dcp,\n"
+	 "advantage)"},
+	{"max-turns", 't', required_argument, "N", 0,
+	 "the rollout's turn budget, for the DCP ledger (default 3)"},
+	LEAP_OPTS_COMMON,
+	{NULL},
+};
+
+static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		LEAP_COMMON_LONGOPTS,
-		{"format", required_argument, NULL, 'f'},
-		{"plot", required_argument, NULL, 'p'},
-		{"max-turns", required_argument, NULL, 't'},
-		{NULL, 0, NULL, 0},
-	};
+	struct leap_getopt g;
+	leap_opts_getopt(&g, opts);
 	struct leap_common common;
-	leap_common_init(&common, usage);
+	leap_common_init(&common, &usage);
 	enum leap_report_format fmt = LEAP_FMT_TEXT;
 	const char *plot = NULL;
 	int max_turns = 3, opt;
-	while ((opt = getopt_long(argc, argv, "f:p:t:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&common, opt, optarg))
 			continue;
 		switch (opt) {

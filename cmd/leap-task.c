@@ -11,7 +11,9 @@
 #include "util.h"
 #include "banned.h"
 
-static const char usage[] =
+/* --help: the synopsis and description, the option list built from the table `opts` below, then
+ * the exit status. */
+static const char usage_head[] =
 	"usage: leap-task [OPTION]... TASK...\n"
 	"   or: leap-task [OPTION]... --all\n"
 	"   or: leap-task [OPTION]... --check DIR...\n"
@@ -23,18 +25,9 @@ static const char usage[] =
 	"(a path with a '/', such as ./my_task or tasks/softmax). With --check, validate task\n"
 	"folders given as paths and write one record per folder; an invalid task gets an error\n"
 	"record naming file, field and problem.\n"
-	"\n"
-	"  -a, --all              every task of the suite, sorted by id\n"
-	"  -c, --check            the arguments are task folders to validate\n"
-	"  -l, --list             print only the ids, one per line (plain text); alone: the suite's\n"
-	"  -s, --shim BACKEND     print the generated prelude and shim sources of one task (text)\n"
-	"      --draw N           add `drawn`: the first N cases leap-verify draws with --seed\n"
-	"      --seed N           the seed of --draw (default 0)\n"
-	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
-	"      --progress, --no-progress  accepted as by every leap program (leap-task is quick\n"
-	"                         and draws no progress line)\n"
-	"  -h, --help             show this help and exit\n"
-	"  -V, --version          show the version and exit\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 every task valid, 1 some task invalid or not found, 2 usage or fatal error\n"
 	"(a folder that is not there included).\n";
@@ -149,25 +142,36 @@ static void print_shim(const struct leap_common *common, struct leap_suite *suit
 	leap_task_free(owned);
 }
 
+/* The options of leap-task, in the order --help lists them (opts.h). */
+static const struct leap_opt opts[] = {
+	{"all", 'a', no_argument, NULL, 0, "every task of the suite, sorted by id"},
+	{"check", 'c', no_argument, NULL, 0, "the arguments are task folders to validate"},
+	{"list", 'l', no_argument, NULL, 0,
+	 "print only the ids, one per line (plain text); alone: the suite's"},
+	{"shim", 's', required_argument, "BACKEND", 0,
+	 "print the generated prelude and shim sources of one task (text)"},
+	{"draw", 0, required_argument, "N", OPT_DRAW,
+	 "add `drawn`: the first N cases leap-verify draws with --seed"},
+	{"seed", 0, required_argument, "N", OPT_SEED, "the seed of --draw (default 0)"},
+	LEAP_OPTS_TASKS,
+	LEAP_OPTS_PROGRESS("accepted as by every leap program (leap-task is quick\n"
+	                   "and draws no progress line)"),
+	LEAP_OPTS_HELP_VERSION,
+	{NULL},
+};
+
+static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		LEAP_COMMON_LONGOPTS,
-		LEAP_TASKS_LONGOPT,
-		{"all", no_argument, NULL, 'a'},
-		{"check", no_argument, NULL, 'c'},
-		{"list", no_argument, NULL, 'l'},
-		{"shim", required_argument, NULL, 's'},
-		{"draw", required_argument, NULL, OPT_DRAW},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{NULL, 0, NULL, 0},
-	};
+	struct leap_getopt g;
+	leap_opts_getopt(&g, opts);
 	struct leap_common common;
-	leap_common_init(&common, usage);
+	leap_common_init(&common, &usage);
 	int all = 0, check = 0, list = 0, draw = 0, opt;
 	int64_t seed = 0;
 	const char *shim = NULL;
-	while ((opt = getopt_long(argc, argv, "acls:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&common, opt, optarg))
 			continue;
 		switch (opt) {

@@ -20,7 +20,9 @@
 #include "verify.h"
 #include "banned.h"
 
-static const char usage[] =
+/* --help: the synopsis and description, the option list built from the table `opts` below, then
+ * the exit status. */
+static const char usage_head[] =
 	"usage: leap-verify [OPTION]... [FILE]...\n"
 	"   or: leap-verify [OPTION]... --task TASK SOURCE...\n"
 	"\n"
@@ -32,38 +34,9 @@ static const char usage[] =
 	"timeout. Records that did not compile get verify.status \"skipped\".\n"
 	"With --task, build each SOURCE (.c: cpu, .cu: cuda; '-': standard input) exactly as\n"
 	"leap-compile does, through its cache, and print a readable verdict.\n"
-	"\n"
-	"  -n, --trials N         fresh input sets per case (default 3)\n"
-	"      --drawn-cases N    cases of random sizes within the task's ranges, besides the\n"
-	"                         listed ones (default 3; 0: the listed cases only)\n"
-	"      --tolerance MODE   task (default): each task's own atol and rtol; kernelbench:\n"
-	"                         atol = rtol = 1e-2 as KernelBench (never tighter than the task's)\n"
-	"  -s, --seed N           seed of the inputs (default: random per run; written to verify.seed)\n"
-	"  -t, --timeout SECS     wall-clock limit per candidate (default 30); CPU time is limited\n"
-	"                         to that times the number of CPUs\n"
-	"  -m, --memory SIZE      address-space limit of a cpu child (default 4G; K, M, G suffixes)\n"
-	"      --memory-max SIZE  memory limit of a child's whole process tree through a memory\n"
-	"                         cgroup where this process may make one (default 4G for cuda\n"
-	"                         children only; given, for cpu children too; 0: none)\n"
-	"      --file-size SIZE   largest file or output a child may write (default 16M)\n"
-	"      --nproc N          process and thread limit of the sandbox user (default 256, or 4\n"
-	"                         per CPU beyond 64 CPUs)\n"
-	"  -j, --jobs N           verify up to N candidates at once (default 1); cuda: one per GPU\n"
-	"      --share-gpu        with -j: let cuda candidates share the GPU\n"
-	"  -d, --device N         CUDA device of the cuda children (default 0)\n"
-	"      --devices LIST     one child per listed device (e.g. 0-7 or 0,2,5), each record\n"
-	"                         served by a free one, named in verify.device_index; cpu\n"
-	"                         records use the list as worker slots\n"
-	"      --no-namespaces    no network, PID and mount isolation (when the kernel forbids it)\n"
-	"      --task TASK        ad-hoc mode: the arguments are source files for TASK\n"
-	"  -b, --backend NAME     ad-hoc mode: cuda or cpu (default: from the file's extension;\n"
-	"                         needed for '-')\n"
-	"      --cache DIR        build cache (default: $LEAP_CACHE, else $XDG_CACHE_HOME/leap,\n"
-	"                         else ~/.cache/leap)\n"
-	"      --tasks DIR        the task suite (default: $LEAP_TASKS, else the bundled suite)\n"
-	"      --progress, --no-progress  force the progress line on stderr on or off\n"
-	"  -h, --help             show this help and exit\n"
-	"  -V, --version          show the version and exit\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 every record processed, 1 some record carried an error or could not be\n"
 	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n"
@@ -207,33 +180,52 @@ static void finish(void *arg, struct leap_pool *p, struct leap_pool_entry *e, js
 	}
 }
 
+/* The options of leap-verify, in the order --help lists them (opts.h). */
+static const struct leap_opt opts[] = {
+	{"trials", 'n', required_argument, "N", 0, "fresh input sets per case (default 3)"},
+	{"drawn-cases", 0, required_argument, "N", OPT_DRAWN,
+	 "cases of random sizes within the task's ranges, besides the\n"
+	 "listed ones (default 3; 0: the listed cases only)"},
+	LEAP_RUNOPT_TOL("task (default): each task's own atol and rtol; kernelbench:\n"
+	                "atol = rtol = 1e-2 as KernelBench (never tighter than the task's)"),
+	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run; written to verify.seed)"),
+	LEAP_RUNOPT_TIMEOUT("wall-clock limit per candidate (default 30); CPU time is limited\n"
+	                    "to that times the number of CPUs"),
+	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default 4G; K, M, G suffixes)"),
+	{"memory-max", 0, required_argument, "SIZE", OPT_MEMMAX,
+	 "memory limit of a child's whole process tree through a memory\n"
+	 "cgroup where this process may make one (default 4G for cuda\n"
+	 "children only; given, for cpu children too; 0: none)"},
+	LEAP_RUNOPT_FSIZE("largest file or output a child may write (default 16M)"),
+	LEAP_RUNOPT_NPROC("process and thread limit of the sandbox user (default 256, or 4\n"
+	                  "per CPU beyond 64 CPUs)"),
+	{"jobs", 'j', required_argument, "N", 0,
+	 "verify up to N candidates at once (default 1); cuda: one per GPU"},
+	{"share-gpu", 0, no_argument, NULL, OPT_SHARE_GPU, "with -j: let cuda candidates share the GPU"},
+	LEAP_RUNOPT_DEVICE("CUDA device of the cuda children (default 0)"),
+	LEAP_RUNOPT_DEVICES("one child per listed device (e.g. 0-7 or 0,2,5), each record\n"
+	                    "served by a free one, named in verify.device_index; cpu\n"
+	                    "records use the list as worker slots"),
+	LEAP_RUNOPT_NO_NS("no network, PID and mount isolation (when the kernel forbids it)"),
+	LEAP_RUNOPT_TASK("ad-hoc mode: the arguments are source files for TASK"),
+	LEAP_RUNOPT_BACKEND("ad-hoc mode: cuda or cpu (default: from the file's extension;\n"
+	                    "needed for '-')"),
+	LEAP_RUNOPT_CACHE("build cache (default: $LEAP_CACHE, else $XDG_CACHE_HOME/leap,\n"
+	                  "else ~/.cache/leap)"),
+	LEAP_OPTS_TASKS,
+	LEAP_OPTS_COMMON,
+	{NULL},
+};
+
+static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		LEAP_COMMON_LONGOPTS,
-		LEAP_TASKS_LONGOPT,
-		{"trials", required_argument, NULL, 'n'},
-		{"seed", required_argument, NULL, 's'},
-		{"timeout", required_argument, NULL, 't'},
-		{"memory", required_argument, NULL, 'm'},
-		{"file-size", required_argument, NULL, LEAP_OPT_FSIZE},
-		{"memory-max", required_argument, NULL, OPT_MEMMAX},
-		{"nproc", required_argument, NULL, LEAP_OPT_NPROC},
-		{"device", required_argument, NULL, 'd'},
-		{"no-namespaces", no_argument, NULL, LEAP_OPT_NO_NS},
-		{"task", required_argument, NULL, LEAP_OPT_TASK},
-		{"backend", required_argument, NULL, 'b'},
-		{"cache", required_argument, NULL, LEAP_OPT_CACHE},
-		{"jobs", required_argument, NULL, 'j'},
-		{"share-gpu", no_argument, NULL, OPT_SHARE_GPU},
-		{"devices", required_argument, NULL, LEAP_OPT_DEVICES},
-		{"drawn-cases", required_argument, NULL, OPT_DRAWN},
-		{"tolerance", required_argument, NULL, LEAP_OPT_TOL},
-		{NULL, 0, NULL, 0},
-	};
+	struct leap_getopt g;
+	leap_opts_getopt(&g, opts);
 	struct ctx c;
 	memset(&c, 0, sizeof c);
-	leap_common_init(&c.common, usage);
+	leap_common_init(&c.common, &usage);
 	c.jobs = 1;
 	struct leap_verify_opts o = {
 		.trials = 3,
@@ -244,7 +236,7 @@ int main(int argc, char **argv)
 	};
 	struct leap_runopts r = {.o = &o, .devs = &c.devs};
 	int have_jobs = 0, opt;
-	while ((opt = getopt_long(argc, argv, "n:s:t:m:d:b:j:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg) || leap_runopts_option(&r, &c.common, opt, optarg))
 			continue;
 		switch (opt) {

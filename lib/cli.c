@@ -12,19 +12,19 @@
 #include "util.h"
 #include "banned.h"
 
-void leap_common_init(struct leap_common *c, const char *usage)
+void leap_common_init(struct leap_common *c, const struct leap_usage *usage)
 {
 	memset(c, 0, sizeof(*c));
 	c->usage = usage;
 	c->progress = -1;
 }
 
-static void print_synopsis(FILE *fp, const char *usage)
+static void print_synopsis(FILE *fp, const struct leap_usage *usage)
 {
-	/* The synopsis is every line up to the first blank one. */
-	const char *end = strstr(usage, "\n\n");
-	size_t n = end ? (size_t)(end - usage) + 1 : strlen(usage);
-	fwrite(usage, 1, n, fp);
+	/* The synopsis is every line of the head up to the first blank one. */
+	const char *head = usage->head, *end = strstr(head, "\n\n");
+	size_t n = end ? (size_t)(end - head) + 1 : strlen(head);
+	fwrite(head, 1, n, fp);
 	fprintf(fp, "Try '%s --help' for more information.\n", leap_prog());
 }
 
@@ -44,7 +44,7 @@ int leap_common_option(struct leap_common *c, int opt, const char *arg)
 {
 	switch (opt) {
 	case 'h':
-		if (fputs(c->usage, stdout) == EOF || fflush(stdout) == EOF)
+		if (leap_usage_print(stdout, c->usage) || fflush(stdout) == EOF)
 			exit(LEAP_EXIT_FATAL);
 		exit(LEAP_EXIT_OK);
 	case 'V':

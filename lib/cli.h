@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "opts.h"
 #include "progress.h"
 #include "task.h"
 
@@ -16,24 +17,31 @@ enum {
 	LEAP_OPT_PRIVATE = 0x1100, /* programs number their own long-only options from here */
 };
 
-/* The long options every program accepts; put first in a program's option table. */
-#define LEAP_COMMON_LONGOPTS                                           \
-	{"help", no_argument, NULL, 'h'},                              \
-	{"version", no_argument, NULL, 'V'},                           \
-	{"progress", no_argument, NULL, LEAP_OPT_PROGRESS},            \
-	{"no-progress", no_argument, NULL, LEAP_OPT_NO_PROGRESS}
+/* Entries of a leap_opt table (opts.h) for the common options, last in every program's list:
+ * --progress and --no-progress on one line with the help given, then --help and --version. */
+#define LEAP_OPTS_PROGRESS(help)                                              \
+	{"progress", 0, no_argument, NULL, LEAP_OPT_PROGRESS, help},          \
+	{"no-progress", 0, no_argument, NULL, LEAP_OPT_NO_PROGRESS, NULL}
+#define LEAP_OPTS_HELP_VERSION                                                \
+	{"help", 'h', no_argument, NULL, 0, "show this help and exit"},       \
+	{"version", 'V', no_argument, NULL, 0, "show the version and exit"}
+#define LEAP_OPTS_COMMON                                                      \
+	LEAP_OPTS_PROGRESS("force the progress line on stderr on or off"),    \
+	LEAP_OPTS_HELP_VERSION
 
-/* --tasks DIR, for the programs that read the task suite. */
-#define LEAP_TASKS_LONGOPT {"tasks", required_argument, NULL, LEAP_OPT_TASKS}
+/* --tasks DIR, for the programs that read the task suite (before LEAP_OPTS_COMMON). */
+#define LEAP_OPTS_TASKS                                                       \
+	{"tasks", 0, required_argument, "DIR", LEAP_OPT_TASKS,                \
+	 "the task suite (default: $LEAP_TASKS, else the bundled suite)"}
 
 /* The settings behind the common options. */
 struct leap_common {
-	const char *usage; /* the program's full --help text; its first line is the synopsis */
+	const struct leap_usage *usage; /* --help (its head begins with the synopsis) */
 	int progress;      /* -1: when stderr is a terminal; 0: never; 1: always */
 	const char *tasks; /* --tasks DIR, or NULL */
 };
 
-void leap_common_init(struct leap_common *c, const char *usage);
+void leap_common_init(struct leap_common *c, const struct leap_usage *usage);
 
 /* Handles one getopt_long result `opt` if it is a common option (or '?'): prints help or
  * version and exits 0, prints the usage on stderr and exits 2 for '?', or records the
