@@ -355,11 +355,11 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	struct leap_buf output = {0};
 	struct leap_run_reply last = s.last;
 	leap_session_end(&s, &why, &timeout, &output, MAX_OUTPUT);
-	if (s.sb.setup_error[0]) {
+	if (s.sb.child.setup_error[0]) {
 		/* The runner never ran: a fault of the harness or the machine (a runner that cannot
 		 * be executed, the process limit of the sandbox user reached at execve...), not a
 		 * verdict on the candidate, even though the child exited 127 like exit(127) would. */
-		*err = xasprintf("the sandbox could not start the runner: %s", s.sb.setup_error);
+		*err = xasprintf("the sandbox could not start the runner: %s", s.sb.child.setup_error);
 		free(why);
 		json_decref(mismatch);
 		leap_buf_free(&msg);
