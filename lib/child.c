@@ -59,7 +59,11 @@ void leap_child_limit(struct leap_child *ch, int res, uint64_t soft, uint64_t ha
 _Noreturn void leap_child_fail(const struct leap_child *ch, const char *what)
 {
 	char msg[200], line[256];
-	int n = snprintf(msg, sizeof msg, "%s: %s", what, strerror(errno));
+	/* strerrordesc_np, not strerror: no locale, no lock another thread of a threaded parent
+	 * may have held at the fork */
+	const char *why = strerrordesc_np(errno);
+	int n = why ? snprintf(msg, sizeof msg, "%s: %s", what, why)
+		    : snprintf(msg, sizeof msg, "%s: error %d", what, errno);
 	int rep = ch->placed ? (ch->report_slot >= 0 ? ch->report_slot : -1) : ch->report_w;
 	int log = ch->fail_slot < 0 ? -1 : ch->placed ? ch->fail_slot : ch->fd[ch->fail_slot];
 	if (n > 0 && rep >= 0 && write(rep, msg, (size_t)n) < 0) {
