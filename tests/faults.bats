@@ -118,12 +118,17 @@ alive() {
 }
 
 @test "compile: a compiler that cannot be executed any more is an error record, never a verdict on the candidate" {
-	# a cc that answers --version and then loses its execute bit: every later execve fails
-	# (lib/child.h contract 4: a set-up failure, not exit 127 read as the compiler's)
-	printf '#!/bin/sh\nif [ "$1" = --version ]; then\n\tcc --version\n\tchmod -x "$0"\n\texit 0\nfi\nexec cc "$@"\n' >"$T/cc"
+	# a cc that, once $T/break exists, answers --version and then loses its execute bit: the
+	# shim is in the cache from the first run, so the candidate's own execve is the one that
+	# fails (lib/child.h contract 4: a set-up failure, not exit 127 read as the compiler's)
+	printf '#!/bin/sh\nif [ "$1" = --version ]; then\n\tcc --version\n\t[ ! -e "%s" ] || chmod -x "$0"\n\texit 0\nfi\nexec cc "$@"\n' "$T/break" >"$T/cc"
 	chmod +x "$T/cc"
-	va_variants 2 >"$T/in.jsonl"
-	run --separate-stderr leap-compile --no-progress --no-cache --cc "$T/cc" "$T/in.jsonl"
+	va_variants 1 >"$T/first.jsonl"
+	run -0 leap-compile --no-progress --cc "$T/cc" "$T/first.jsonl"
+	[ "$(jq -r .compile.status <<<"$output")" = ok ]
+	touch "$T/break"
+	va_variants 3 | tail -n 2 >"$T/in.jsonl"
+	run --separate-stderr leap-compile --no-progress --cc "$T/cc" "$T/in.jsonl"
 	assert_equal "$status" 1
 	[ "${#lines[@]}" -eq 2 ]
 	run jq -r '[(.status // "-"), .compile.status, .error.message] | @tsv' <<<"$output"
