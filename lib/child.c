@@ -247,7 +247,8 @@ void leap_child_kill(pid_t pid)
 
 int leap_child_finish(struct leap_child *ch, double grace)
 {
-	ch->status = ch->killed = 0;
+	ch->status = ch->killed = ch->term_signal = 0;
+	ch->exit_code = -1;
 	ch->setup_error[0] = '\0';
 	int had = ch->pid > 0;
 	if (had) {
@@ -266,6 +267,8 @@ int leap_child_finish(struct leap_child *ch, double grace)
 		leap_child_kill(ch->pid); /* the child, or what it left behind in its group */
 		while (waitpid(ch->pid, &ch->status, 0) < 0 && errno == EINTR)
 			;
+		ch->exit_code = WIFEXITED(ch->status) ? WEXITSTATUS(ch->status) : -1;
+		ch->term_signal = WIFSIGNALED(ch->status) ? WTERMSIG(ch->status) : 0;
 		ch->pid = -1;
 	}
 	/* every writer of the report pipe is gone now (reaped, or past execve): no read blocks */

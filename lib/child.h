@@ -89,7 +89,9 @@ struct leap_child {
 	 * in the child by the module itself (placed, exec_fd, report_w). */
 	pid_t pid;
 	int report_fd;
-	int status;          /* wait status */
+	int status;          /* wait status, decoded: */
+	int exit_code;       /* its exit status, or -1 when a signal ended it */
+	int term_signal;     /* the signal that ended it, or 0 */
 	int killed;          /* the child had not exited when it was killed */
 	char setup_error[256];
 	int placed, exec_fd, report_w;
@@ -112,8 +114,9 @@ int leap_child_exited(const struct leap_child *ch);
 void leap_child_kill(pid_t pid);
 
 /* Waits up to `grace` seconds for the child to exit (0: only looks; < 0: as long as it
- * takes), kills its group, reaps it and reads its set-up report: fills status, killed and
- * setup_error, and sets pid to -1. Returns 0, or -1 when there was no child. */
+ * takes), kills its group, reaps it and reads its set-up report: fills status, exit_code,
+ * term_signal, killed and setup_error, and sets pid to -1. Returns 0, or -1 when there was
+ * no child. */
 int leap_child_finish(struct leap_child *ch, double grace);
 
 /* In the child: reports the set-up failure `what` (with errno) and exits 127 (contract 4). */

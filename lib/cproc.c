@@ -296,7 +296,7 @@ static int ns_works(const struct leap_compiler *c, int mode)
 	if (leap_child_start(&ch))
 		return 0;
 	leap_child_finish(&ch, -1);
-	return WIFEXITED(ch.status) && WEXITSTATUS(ch.status) == 0;
+	return ch.exit_code == 0;
 }
 
 /* 1 if hiding the canonical directory `d` would hide `p` (made canonical first; a path that

@@ -502,7 +502,7 @@ static void probe_root(struct leap_sandbox_env *env, const struct leap_sandbox_o
 	free(rp.top);
 	if (env->ns_ok != 1)
 		return; /* no namespaces: no root to make either */
-	env->root_ok = started && WIFEXITED(ch.status) && WEXITSTATUS(ch.status) == 0;
+	env->root_ok = started && ch.exit_code == 0;
 	if (!env->root_ok)
 		leap_warn("the sandbox cannot make its minimal root here (a new /proc or pivot_root is "
 			  "refused): candidates see the machine's files but the hidden ones (SECURITY.md)");
