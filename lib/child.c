@@ -172,7 +172,7 @@ static _Noreturn void in_child(struct leap_child *c, pid_t parent)
 	if (c->cpus && sched_setaffinity(0, sizeof *c->cpus, c->cpus))
 		leap_child_fail(c, "setting the CPU affinity");
 	if (c->open_early && c->argv && (c->exec_fd = open(c->argv[0], O_RDONLY | O_CLOEXEC)) < 0)
-		leap_child_fail(c, "opening the program");
+		leap_child_fail(c, c->exec_what ? c->exec_what : "cannot execute the program");
 	for (int i = 0; i < c->nlimit; i++) {
 		struct rlimit rl = {(rlim_t)c->limit[i].soft, (rlim_t)c->limit[i].hard};
 		if (setrlimit(c->limit[i].res, &rl))
@@ -194,7 +194,7 @@ static _Noreturn void in_child(struct leap_child *c, pid_t parent)
 		fexecve(c->exec_fd, c->argv, c->env);
 	else
 		execve(c->argv[0], c->argv, c->env);
-	leap_child_fail(c, "cannot execute the program");
+	leap_child_fail(c, c->exec_what ? c->exec_what : "cannot execute the program");
 }
 
 int leap_child_start(struct leap_child *ch)

@@ -59,6 +59,8 @@ struct leap_child {
 	const char *dir;     /* its working directory (NULL: ours) */
 	int open_early;      /* open argv[0] before the mounts and execute it through that
 			      * descriptor (the hidden directories may hold it) */
+	const char *exec_what; /* the set-up failure when argv[0] cannot be opened or executed,
+				* e.g. "cannot start the runner" (NULL: "cannot execute the program") */
 	/* Its descriptors (contract 2). */
 	int fd[LEAP_CHILD_FDS];
 	int nfd;

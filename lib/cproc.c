@@ -117,6 +117,7 @@ static void describe(const struct leap_compiler *c, int ns, char *const argv[], 
 	ch->report_slot = 3;
 	ch->fail_slot = 2;
 	ch->fail_prefix = "leap-compile: compiler set-up: ";
+	ch->exec_what = "cannot run the compiler";
 	if (mem > 0)
 		leap_child_limit(ch, RLIMIT_AS, (uint64_t)mem, (uint64_t)mem);
 	if (fsize > 0)

@@ -611,6 +611,7 @@ static void describe(const struct leap_sandbox_opts *o, struct leap_sandbox *sb,
 	ch->env = envp;
 	ch->dir = sb->tmpdir;
 	ch->open_early = 1;
+	ch->exec_what = "cannot start the runner";
 	int fds[] = {f->devnull, sb->log_fd, sb->log_fd, f->cmd[0], f->rep[1], in_fd, art_fd, out_fd, -1, f->ctl[1]};
 	memcpy(ch->fd, fds, sizeof fds);
 	ch->nfd = 10;

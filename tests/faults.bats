@@ -132,8 +132,8 @@ alive() {
 	assert_equal "$status" 1
 	[ "${#lines[@]}" -eq 2 ]
 	run jq -r '[(.status // "-"), .compile.status, .error.message] | @tsv' <<<"$output"
-	assert_line --index 0 "$(printf -- '-\tinternal\tcompiler set-up: cannot execute the program: Permission denied')"
-	assert_line --index 1 "$(printf -- '-\tinternal\tcompiler set-up: cannot execute the program: Permission denied')"
+	assert_line --index 0 "$(printf -- '-\tinternal\tcompiler set-up: cannot run the compiler: Permission denied')"
+	assert_line --index 1 "$(printf -- '-\tinternal\tcompiler set-up: cannot run the compiler: Permission denied')"
 }
 
 @test "compile: SIGTERM mid-run ends the running compilers with their process groups, removes the work directory and cache temporaries" {
