@@ -64,7 +64,7 @@ _Noreturn void leap_child_fail(const struct leap_child *ch, const char *what)
 	const char *why = strerrordesc_np(errno);
 	int n = why ? snprintf(msg, sizeof msg, "%s: %s", what, why)
 		    : snprintf(msg, sizeof msg, "%s: error %d", what, errno);
-	int rep = ch->placed ? (ch->report_slot >= 0 ? ch->report_slot : -1) : ch->report_w;
+	int rep = ch->report_w;
 	int log = ch->fail_slot < 0 ? -1 : ch->placed ? ch->fail_slot : ch->fd[ch->fail_slot];
 	if (n > 0 && rep >= 0 && write(rep, msg, (size_t)n) < 0) {
 		/* nothing more to do: the log below still tells */
@@ -111,8 +111,11 @@ static void place_fds(struct leap_child *c)
 		if (c->fd[i] >= 0 && hi[i] < 0)
 			leap_child_fail(c, "dup");
 	}
-	int rep = c->report_w >= 0 ? fcntl(c->report_w, F_DUPFD_CLOEXEC, 16) : -1;
-	if (c->report_w >= 0 && rep < 0)
+	/* the failure line and the report pipe use the copies until placed: the loop below
+	 * may overwrite where they were */
+	if (c->fail_slot >= 0 && c->fail_slot < c->nfd)
+		c->fd[c->fail_slot] = hi[c->fail_slot];
+	if (c->report_w >= 0 && (c->report_w = fcntl(c->report_w, F_DUPFD_CLOEXEC, 16)) < 0)
 		leap_child_fail(c, "dup");
 	for (int i = 0; i < c->nfd; i++) {
 		if (hi[i] < 0)
@@ -120,10 +123,12 @@ static void place_fds(struct leap_child *c)
 		else if (dup3(hi[i], i, (c->cloexec >> i) & 1 ? O_CLOEXEC : 0) < 0)
 			leap_child_fail(c, "dup3");
 	}
-	/* from here on failures go to fail_slot and report_slot */
-	c->placed = 1;
-	if (rep >= 0 && dup3(rep, c->report_slot, O_CLOEXEC) < 0)
-		leap_child_fail(c, "dup3");
+	c->placed = 1; /* the failure line goes to fail_slot from here on */
+	if (c->report_w >= 0) {
+		if (dup3(c->report_w, c->report_slot, O_CLOEXEC) < 0)
+			leap_child_fail(c, "dup3");
+		c->report_w = c->report_slot;
+	}
 	int first = c->report_slot >= c->nfd ? c->report_slot + 1 : c->nfd;
 	if ((first > c->nfd + 1 && close_range((unsigned)c->nfd, (unsigned)c->report_slot - 1, 0)) ||
 	    close_range((unsigned)first, ~0U, 0))

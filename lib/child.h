@@ -88,7 +88,8 @@ struct leap_child {
 	int fail_slot;       /* the child's descriptor for the failure line, or -1 */
 	int report_slot;     /* the child's descriptor of the report pipe, or -1: none */
 	/* State: set by leap_child_start (pid, report_fd), leap_child_finish (the rest), and
-	 * in the child by the module itself (placed, exec_fd, report_w). */
+	 * in the child by the module itself (placed: the failure line goes to fail_slot;
+	 * exec_fd; report_w: where the report pipe's write end is now). */
 	pid_t pid;
 	int report_fd;
 	int status;          /* wait status, decoded: */

@@ -848,16 +848,13 @@ void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *
 	if (sb->reply_fd >= 0)
 		close(sb->reply_fd);
 	sb->cmd_fd = sb->reply_fd = -1;
-	if (sb->child.pid > 0) {
-		/* a big address space takes a while to tear down */
-		leap_child_finish(&sb->child, wait_exit ? 0.5 : 0);
+	/* a big address space takes a while to tear down */
+	if (leap_child_finish(&sb->child, wait_exit ? 0.5 : 0) == 0) {
 		st = sb->child.status;
 		k = !wait_exit || sb->child.killed;
 		/* The reaper of an isolated child reports the runner's signal as 128 + signal. */
 		if (sb->isolated && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) <= 128 + 64)
 			st = WEXITSTATUS(st) - 128;
-	} else {
-		leap_child_finish(&sb->child, 0); /* never started: closes the report pipe */
 	}
 	sb->mem_hit = sb->mem_limit && leap_cgroup_memory_hit(&sb->cg);
 	leap_cgroup_remove(&sb->cg);
