@@ -34,6 +34,7 @@
 
 #include "compile.h"
 #include "compile_int.h"
+#include "child.h"
 #include "cproc.h"
 #include "diag.h"
 #include "build.h"
@@ -162,7 +163,7 @@ void leap_compiler_abort(struct leap_compiler *c)
 	pthread_mutex_lock(&c->run_lock);
 	c->aborting = 1;
 	for (size_t i = 0; i < c->ngroups; i++)
-		kill(-c->groups[i], SIGKILL); /* cc1, as, ld, ptxas... the whole group of each compiler */
+		leap_child_kill(c->groups[i]); /* cc1, as, ld, ptxas... the whole group of each compiler */
 	pthread_mutex_unlock(&c->run_lock);
 	if (c->workdir)
 		leap_remove_tree(c->workdir);

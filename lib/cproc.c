@@ -1,11 +1,12 @@
 /* cproc.c - run one compiler process under limits, its output captured, the suites hidden from it. */
 /*
  * Every program leap-compile starts (cc, nvcc, nm, and the --version and nvidia-smi queries)
- * starts here, so that one place decides what a compiler child may do. A child gets a clean
- * environment (PATH, the C locale, TMPDIR and HOME in its job directory), its own process
- * group, stdin from /dev/null, rlimits on address space, file size and CPU time (no core dumps), and a
- * wall-clock deadline after which the whole group is killed: a compiler driver runs cc1, as,
- * ld, ptxas as children, and a timeout must end them all.
+ * starts here, so that one place decides what a compiler child may do; how a child is started
+ * is lib/child.c's, shared with the run sandbox. A child gets a clean environment (PATH, the C
+ * locale, TMPDIR and HOME in its job directory), its own process group, stdin from /dev/null,
+ * rlimits on address space, file size and CPU time (no core dumps), and a wall-clock deadline
+ * after which the whole group is killed: a compiler driver runs cc1, as, ld, ptxas as
+ * children, and a timeout must end them all.
  *
  * The groups of the running children are registered in the compiler (under run_lock, from
  * the fork until the reap) rather than in a global, so that leap_compiler_abort, called from
@@ -15,21 +16,18 @@
  *
  * A run that reads a candidate's code is isolated: before execve the child makes a mount
  * namespace of its own and mounts empty read-only tmpfs over the task suites and /proc
- * (hide_dirs). Whether the system allows that is probed once at start (leap_crun_hiding), so
+ * (describe). Whether the system allows that is probed once at start (leap_crun_hiding), so
  * that a refusal is one warning then, not a failed compile per record; a child that cannot
- * hide what was promised writes setup_mark and exits 127, which leap_crun turns into an error
- * of leap's own, never into a verdict on the candidate.
+ * hide what was promised reports a set-up failure (lib/child.h contract 4) and never runs the
+ * compiler, which leap_crun turns into an error of leap's own, never into a verdict on the
+ * candidate.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -37,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "cproc.h"
 #include "incguard.h"
 #include "util.h"
@@ -96,127 +95,87 @@ void leap_strv_free(char **v)
 	free(v);
 }
 
-/* Written first by a compiler child whose set-up failed (exit 127): a fault of the machine,
- * not of the candidate, which leap_crun turns into an error of its own. */
-static const char setup_mark[] = "leap-compile: compiler set-up: ";
-
 /*
- * Puts the calling process (a compiler child: single-threaded, async-signal-safe calls only)
- * in a mount namespace of its own, mode 1 with unshare(CLONE_NEWNS) (root), mode 2 with a user
- * namespace too (an unprivileged user; the compiler keeps the caller's file access outside),
- * makes every mount private and mounts an empty read-only tmpfs over each directory of
- * hide[0..n) that exists and over /proc (whose /proc/PID/root links lead into the mount
- * namespaces of other processes, where nothing is hidden; the compilers do not need it).
- * Returns 0, or -1 with errno set (the mounts may be half done: the caller must not run the
- * compiler then).
+ * Describes the child of one run in *ch (lib/child.h): argv in `dir` with env, stdin from
+ * /dev/null `nul`, stdout and stderr on `out`, the limits, and with `ns` (c->ns or 0) a
+ * mount namespace of its own where c->hide and /proc are hidden (/proc/PID/root links lead
+ * into the mount namespaces of other processes, where nothing is hidden; the compilers do
+ * not need it): mode 1 unshare(CLONE_NEWNS) (root), mode 2 with a user namespace too (an
+ * unprivileged user; the compiler keeps the caller's file access outside).
  */
-static int hide_dirs(int mode, char *const *hide, size_t n)
+static void describe(const struct leap_compiler *c, int ns, char *const argv[], char *const env[],
+		     const char *dir, double timeout, int64_t mem, int64_t fsize, int nul, int out,
+		     struct leap_child *ch)
 {
-	if (unshare(mode == 1 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS))
-		return -1;
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-		if (stat(hide[i], &st) || !S_ISDIR(st.st_mode))
-			continue;
-		if (mount("leap-hidden", hide[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "size=4k,mode=0555"))
-			return -1;
+	leap_child_init(ch);
+	ch->argv = argv;
+	ch->env = env;
+	ch->dir = dir;
+	ch->fd[0] = nul;
+	ch->fd[1] = ch->fd[2] = out;
+	ch->nfd = 3;
+	ch->report_slot = 3;
+	ch->fail_slot = 2;
+	ch->fail_prefix = "leap-compile: compiler set-up: ";
+	ch->exec_what = "cannot run the compiler";
+	if (mem > 0)
+		leap_child_limit(ch, RLIMIT_AS, (uint64_t)mem, (uint64_t)mem);
+	if (fsize > 0)
+		leap_child_limit(ch, RLIMIT_FSIZE, (uint64_t)fsize, (uint64_t)fsize);
+	leap_child_limit(ch, RLIMIT_CPU, (uint64_t)timeout + 5, (uint64_t)timeout + 10);
+	leap_child_limit(ch, RLIMIT_CORE, 0, 0);
+	if (ns) {
+		/* never run the compiler where the suite is visible once hiding was promised */
+		ch->unshare_flags = ns == 1 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS;
+		ch->hide = (const char *const *)c->hide;
+		ch->nhide = c->nhide;
+		ch->hide_proc = 1;
 	}
-	if (mount("leap-hidden", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555"))
-		return -1;
-	return 0;
 }
 
-/*
- * Runs argv[0] (an absolute path) in directory `dir` with a clean environment, its own
- * process group, stdin from /dev/null, stdout and stderr captured together, and limits:
- * address space `mem`, file size `fsize`, CPU time and `timeout` seconds of wall time, after
- * which the whole group is killed. The group is registered in c (leap_compiler_abort kills
- * it) from the fork until it is reaped. With `isolate` (every run that reads a candidate's
- * code) and c->ns set, the program runs in a mount namespace of its own where c->hide is
- * hidden (hide_dirs). Returns 0 with *r filled, or -1 with a new message in *err when the
- * program could not be started at all (the namespace could not be made, or the compiler is
- * being aborted).
- */
-int leap_crun(struct leap_compiler *c, int isolate, char *const argv[], const char *dir, double timeout,
-	      int64_t mem, int64_t fsize, struct leap_crun *r, char **err)
+/* Starts ch and registers its group in c (leap_compiler_abort kills it) under run_lock: an
+ * abort either sees this group or stops the fork. Returns 0, or -1 with errno set. */
+static int start_registered(struct leap_compiler *c, struct leap_child *ch)
 {
-	memset(r, 0, sizeof(*r));
-	leap_buf_add(&r->out, "", 0);
-	char **env = child_env(dir);
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC)) {
-		*err = xasprintf("pipe: %s", strerror(errno));
-		leap_strv_free(env);
-		return -1;
-	}
-	struct rlimit cpu = {(rlim_t)timeout + 5, (rlim_t)timeout + 10};
-	struct rlimit as = {(rlim_t)mem, (rlim_t)mem};
-	struct rlimit fs = {(rlim_t)fsize, (rlim_t)fsize};
-	struct rlimit core = {0, 0};
-	double t0 = leap_now();
-	pid_t parent = getpid();
-	/* fork and register under run_lock: an abort either sees this group or stops the fork */
 	pthread_mutex_lock(&c->run_lock);
-	pid_t pid = c->aborting ? (errno = ECANCELED, -1) : fork();
-	if (pid > 0) {
+	int r = c->aborting ? (errno = ECANCELED, -1) : leap_child_start(ch);
+	if (!r) {
 		xgrow((void **)&c->groups, &c->groups_cap, c->ngroups + 1, sizeof *c->groups);
-		c->groups[c->ngroups++] = pid;
+		c->groups[c->ngroups++] = ch->pid;
 	}
-	if (pid != 0)
-		pthread_mutex_unlock(&c->run_lock);
-	if (pid < 0) {
-		*err = xasprintf("fork: %s", strerror(errno));
-		close(pfd[0]);
-		close(pfd[1]);
-		leap_strv_free(env);
-		return -1;
-	}
-	if (pid == 0) {
-		/* only async-signal-safe calls from here to execve */
-		setpgid(0, 0);
-		/* the compiler dies with leap-compile (its own process group hears no ^C) */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
-			_exit(127);
-		int nul = open("/dev/null", O_RDONLY);
-		if (nul < 0 || dup2(nul, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(pfd[1], 2) < 0 || chdir(dir))
-			_exit(127);
-		if (isolate && c->ns && hide_dirs(c->ns, c->hide, c->nhide)) {
-			/* never run the compiler where the suite is visible once hiding was promised */
-			static const char ns_fail[] = "cannot hide the task suites from the compiler (mount namespace)\n";
-			if (write(2, setup_mark, sizeof(setup_mark) - 1) < 0 || write(2, ns_fail, sizeof(ns_fail) - 1) < 0)
-				_exit(127);
-			_exit(127);
+	pthread_mutex_unlock(&c->run_lock);
+	return r;
+}
+
+/* Reaps ch (its group killed first: the timeout, or stragglers) and unregisters its group. */
+static void reap_registered(struct leap_compiler *c, struct leap_child *ch)
+{
+	pid_t pid = ch->pid;
+	leap_child_finish(ch, 0);
+	pthread_mutex_lock(&c->run_lock);
+	for (size_t i = 0; i < c->ngroups; i++)
+		if (c->groups[i] == pid) {
+			c->groups[i] = c->groups[--c->ngroups];
+			break;
 		}
-		if ((mem > 0 && setrlimit(RLIMIT_AS, &as)) || (fsize > 0 && setrlimit(RLIMIT_FSIZE, &fs)) ||
-		    setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_CORE, &core)) {
-			static const char lim[] = "leap-compile: cannot set the compiler's resource limits\n";
-			if (write(2, lim, sizeof(lim) - 1) < 0)
-				_exit(127);
-			_exit(127);
-		}
-		execve(argv[0], argv, env);
-		static const char msg[] = "leap-compile: cannot run the compiler\n";
-		if (write(2, msg, sizeof(msg) - 1) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	setpgid(pid, pid); /* also here, so the group exists before we might kill it */
-	close(pfd[1]);
-	leap_strv_free(env);
-	double deadline = t0 + timeout;
-	int open_pipe = 1, exited = 0;
+	pthread_mutex_unlock(&c->run_lock);
+}
+
+/* Reads the child's output from `fd` into r->out (at most CAPTURE_MAX, the rest counted in
+ * r->dropped) until it closed its output and exited, or `deadline` passed (r->timed_out). The
+ * child is not reaped, so that its group id stays ours. */
+static void capture(const struct leap_child *ch, int fd, double deadline, struct leap_crun *r)
+{
+	int open_pipe = 1;
 	char chunk[8192];
-	while (!exited) {
+	for (;;) {
 		double left = deadline - leap_now();
 		if (left <= 0) {
 			r->timed_out = 1;
-			break;
+			return;
 		}
 		if (open_pipe) {
-			struct pollfd p = {pfd[0], POLLIN, 0};
+			struct pollfd p = {fd, POLLIN, 0};
 			int ms = left > 1.0 ? 1000 : (int)(left * 1000) + 1;
 			int n = poll(&p, 1, ms);
 			if (n < 0 && errno != EINTR) {
@@ -224,7 +183,7 @@ int leap_crun(struct leap_compiler *c, int isolate, char *const argv[], const ch
 				continue;
 			}
 			if (n > 0) {
-				ssize_t k = read(pfd[0], chunk, sizeof(chunk));
+				ssize_t k = read(fd, chunk, sizeof(chunk));
 				if (k > 0) {
 					size_t keep = r->out.len < CAPTURE_MAX ? CAPTURE_MAX - r->out.len : 0;
 					if (keep > (size_t)k)
@@ -237,34 +196,59 @@ int leap_crun(struct leap_compiler *c, int isolate, char *const argv[], const ch
 			}
 			continue;
 		}
-		/* output closed: wait for the exit without reaping, so the group id stays ours */
-		siginfo_t si;
-		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
-			exited = 1;
-			break;
-		}
+		/* output closed: wait for the exit without reaping */
+		if (leap_child_exited(ch))
+			return;
 		struct timespec ts = {0, 2000000};
 		nanosleep(&ts, NULL);
 	}
-	kill(-pid, SIGKILL); /* the timeout, or stragglers of the group */
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	pthread_mutex_lock(&c->run_lock);
-	for (size_t i = 0; i < c->ngroups; i++)
-		if (c->groups[i] == pid) {
-			c->groups[i] = c->groups[--c->ngroups];
-			break;
-		}
-	pthread_mutex_unlock(&c->run_lock);
+}
+
+/*
+ * Runs argv[0] (an absolute path) in directory `dir` with a clean environment, its own
+ * process group, stdin from /dev/null, stdout and stderr captured together, and limits:
+ * address space `mem`, file size `fsize`, CPU time and `timeout` seconds of wall time, after
+ * which the whole group is killed. The group is registered in c (leap_compiler_abort kills
+ * it) from the fork until it is reaped. With `isolate` (every run that reads a candidate's
+ * code) and c->ns set, the program runs in a mount namespace of its own where c->hide is
+ * hidden (describe). Returns 0 with *r filled, or -1 with a new message in *err when the
+ * program could not be started at all (a set-up failure in the child: lib/child.h contract
+ * 4; or the compiler is being aborted).
+ */
+int leap_crun(struct leap_compiler *c, int isolate, char *const argv[], const char *dir, double timeout,
+	      int64_t mem, int64_t fsize, struct leap_crun *r, char **err)
+{
+	memset(r, 0, sizeof(*r));
+	leap_buf_add(&r->out, "", 0);
+	int pfd[2];
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nul < 0 || pipe2(pfd, O_CLOEXEC)) {
+		*err = xasprintf("%s: %s", nul < 0 ? "/dev/null" : "pipe", strerror(errno));
+		if (nul >= 0)
+			close(nul);
+		return -1;
+	}
+	char **env = child_env(dir);
+	struct leap_child ch;
+	describe(c, isolate ? c->ns : 0, argv, env, dir, timeout, mem, fsize, nul, pfd[1], &ch);
+	double t0 = leap_now();
+	int started = start_registered(c, &ch);
+	if (started)
+		*err = xasprintf("fork: %s", strerror(errno));
+	close(nul);
+	close(pfd[1]);
+	leap_strv_free(env);
+	if (started) {
+		close(pfd[0]);
+		return -1;
+	}
+	capture(&ch, pfd[0], t0 + timeout, r);
+	reap_registered(c, &ch);
 	close(pfd[0]);
-	r->status = st;
+	r->status = ch.status;
 	r->ms = (leap_now() - t0) * 1000.0;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && r->out.len >= sizeof(setup_mark) - 1 &&
-	    !memcmp(r->out.s, setup_mark, sizeof(setup_mark) - 1)) {
-		size_t n = strcspn(r->out.s, "\n");
-		*err = xasprintf("%.*s", (int)n, r->out.s);
+	if (ch.setup_error[0]) {
+		*err = xasprintf("compiler set-up: %s", ch.setup_error);
 		leap_buf_free(&r->out);
 		return -1;
 	}
@@ -302,19 +286,18 @@ int64_t leap_crun_limit(int res, int64_t want)
 }
 
 /* 1 if a compiler child can make a mount namespace the way `mode` says and hide c->hide in
- * it (hide_dirs): tried in a child of its own, so this process is left as it is. */
+ * it: a probe of its own (lib/child.h), so this process is left as it is. */
 static int ns_works(const struct leap_compiler *c, int mode)
 {
-	pid_t pid = fork();
-	if (pid < 0)
+	struct leap_child ch;
+	describe(c, mode, NULL, NULL, NULL, 0, 0, 0, -1, -1, &ch);
+	ch.nlimit = 0;
+	ch.report_slot = ch.fail_slot = -1;
+	ch.nfd = 0;
+	if (leap_child_start(&ch))
 		return 0;
-	if (pid == 0)
-		_exit(hide_dirs(mode, c->hide, c->nhide) ? 1 : 0);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return 0;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	leap_child_finish(&ch, -1);
+	return ch.exit_code == 0;
 }
 
 /* 1 if hiding the canonical directory `d` would hide `p` (made canonical first; a path that

@@ -511,14 +511,14 @@ static void close_sessions(struct rec *R, char **why, int *timeout, struct leap_
 	if (R->have_cs)
 		leap_session_end(&R->cs, why, timeout, output, 2048);
 	struct leap_bpool *P = R->P;
-	if (P->have_bs && (P->bs.dead || P->bs.sb.pid <= 0)) {
+	if (P->have_bs && (P->bs.dead || P->bs.sb.child.pid <= 0)) {
 		leap_session_end(&P->bs, NULL, NULL, NULL, 0);
 		P->have_bs = 0;
-		if (!R->err && P->bs.sb.setup_error[0])
-			R->err = xasprintf("the sandbox could not start the runner: %s", P->bs.sb.setup_error);
+		if (!R->err && P->bs.sb.child.setup_error[0])
+			R->err = xasprintf("the sandbox could not start the runner: %s", P->bs.sb.child.setup_error);
 	}
-	if (!R->err && R->have_cs && R->cs.sb.setup_error[0])
-		R->err = xasprintf("the sandbox could not start the runner: %s", R->cs.sb.setup_error);
+	if (!R->err && R->have_cs && R->cs.sb.child.setup_error[0])
+		R->err = xasprintf("the sandbox could not start the runner: %s", R->cs.sb.child.setup_error);
 }
 
 /* The verdict when the candidate's runner failed while timed. */

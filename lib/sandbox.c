@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "runproto.h"
 #include "sandbox.h"
 #include "sig.h"
@@ -48,47 +49,22 @@ void leap_sandbox_env_init(struct leap_sandbox_env *env)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Everything the child needs, prepared before the fork so that the child only makes
- * system calls. */
+/* What the sandbox's own steps in the child (lib/child.c's hooks) need, prepared before the
+ * fork so that the child only makes system calls. */
 struct child_plan {
 	const struct leap_sandbox_opts *o;
 	const struct leap_sandbox_env *env;
-	const char *runner;
 	char *tmpdir; /* the child's copy may be written (mkdirs_here) */
-	char *const *argv, *const *envp;
-	int fds[8]; /* source descriptor for 0..7 */
-	int errfd;  /* where to report a set-up failure (the log) */
-	int setupfd; /* the set-up report pipe (close-on-exec: closed once the runner runs) */
 	int holdfd; /* read end of the pipe the parent releases the child with once it is placed
 		     * in its groups, or -1 */
-	int ctlfd;  /* pidns freezing: the init's end of the control socket, or -1 */
-	const cpu_set_t *cpus; /* the cores, or NULL */
+	const struct leap_child *ch; /* in the child: itself (for leap_child_fail) */
 	int isolated; /* in new namespaces: PID 1 stays as a reaper */
-	long ncpus;   /* online CPUs (the CPU-time limit scales with them) */
 };
 
-/* Reports a set-up failure on the set-up pipe (what the parent trusts) and the log, and
- * exits 127. */
+/* Reports a set-up failure (lib/child.h contract 4) and exits 127. */
 static noreturn void child_fail(const struct child_plan *p, const char *what)
 {
-	char msg[200];
-	int n = snprintf(msg, sizeof msg, "%s: %s", what, strerror(errno));
-	if (n > 0 && p->setupfd >= 0 && write(p->setupfd, msg, (size_t)n) < 0) {
-		/* nothing more to do: the log below still tells */
-	}
-	char line[256];
-	n = snprintf(line, sizeof line, "leap sandbox: %s\n", msg);
-	if (n > 0 && write(p->errfd, line, (size_t)n) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-/* Sets one resource limit in the child; a failure ends the child (child_fail). */
-static void limit(const struct child_plan *p, int res, uint64_t soft, uint64_t hard)
-{
-	struct rlimit rl = {(rlim_t)soft, (rlim_t)hard};
-	if (setrlimit(res, &rl))
-		child_fail(p, "setrlimit");
+	leap_child_fail(p->ch, what);
 }
 
 /* Creates directory `path` and its parents (mode 0755) in place, allocating nothing: the
@@ -268,32 +244,6 @@ static noreturn void reaper(pid_t runner, int ctl)
 	}
 }
 
-/* Writes `text` to the file `path` (one write, as /proc/self/uid_map wants). Returns 0 or -1. */
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
-/* In a new user namespace (not root): maps our own user and group to themselves. Unmapped, the
- * user could own no file on the sandbox's tmpfs (EOVERFLOW); mapped to itself and not to 0,
- * the runner loses every capability at execve. Returns 0 or -1. */
-static int map_self(uid_t uid, gid_t gid)
-{
-	char line[64];
-	snprintf(line, sizeof line, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if (write_file("/proc/self/uid_map", line))
-		return -1;
-	snprintf(line, sizeof line, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	if (write_file("/proc/self/setgroups", "deny") || write_file("/proc/self/gid_map", line))
-		return -1;
-	return 0;
-}
-
 /* Binds `src` on `dst` (made first: a directory, or an empty file when `file`) and, unless
  * `rw`, makes the bind read-only, keeping the flags a user namespace may not drop (statvfs).
  * `rec`: with the mounts under src. Returns 0 or -1 (errno set). */
@@ -374,28 +324,13 @@ static void enter_root(const struct child_plan *p, const struct leap_root *root)
 	}
 }
 
-/* The file system view of an isolated child, in its own mount namespace: the user mapping
- * (without root), the policy's hidden directories, the minimal root, empty /tmp, /var/tmp and
- * /dev/shm, the private temp dir as a tmpfs, a /proc of its PID namespace. Fails the child on
- * an error (child_fail). */
+/* The file system view of an isolated child, in its own mount namespace, after lib/child.c
+ * mapped the user (without root) and hid the policy's directories: the minimal root, empty
+ * /tmp, /var/tmp and /dev/shm, the private temp dir as a tmpfs, a /proc of its PID namespace.
+ * Fails the child on an error (child_fail). */
 static void make_view(const struct child_plan *p)
 {
 	const struct leap_sandbox_opts *o = p->o;
-	/* Our own mount namespace: the harness's directories (the cache holding the
-	 * reference builds, the task suite) disappear under empty read-only tmpfs, and a
-	 * /proc of the new PID namespace hides the host's processes. */
-	if (!p->env->root && map_self(p->env->uid, p->env->gid))
-		child_fail(p, "mapping the user namespace");
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-		child_fail(p, "making the mounts private");
-	for (size_t i = 0; i < o->nhide; i++) {
-		struct stat st;
-		if (stat(o->hide[i], &st) || !S_ISDIR(st.st_mode))
-			continue;
-		if (mount("leap-hidden", o->hide[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "size=4k,mode=0555"))
-			child_fail(p, "hiding a harness directory");
-	}
 	if (o->root)
 		enter_root(p, o->root);
 	/* The host's world-writable directories become empty tmpfs of their own, so
@@ -416,7 +351,7 @@ static void make_view(const struct child_plan *p)
 			child_fail(p, "making the private temp dir again");
 	}
 	/* The private temp dir becomes a small tmpfs of its own: bounded in total, gone
-	 * with the namespace (in a user namespace too: map_self gave our user a
+	 * with the namespace (in a user namespace too: lib/child.c gave our user a
 	 * name there, so that it can own files on it). */
 	char opts[128];
 	if (o->root && mkdirs_here(p->tmpdir))
@@ -430,68 +365,32 @@ static void make_view(const struct child_plan *p)
 	}
 }
 
-/* The child side: descriptors, limits, user, directory, exec. Never returns. */
-static noreturn void child(const struct child_plan *p)
+/* lib/child.c's `early` hook: waits until the parent has placed us in our groups, so that
+ * everything from here on, the runner and the candidate's constructors included, runs inside
+ * them. */
+static void hold(const struct leap_child *ch, void *arg)
 {
-	if (setsid() < 0)
-		child_fail(p, "setsid");
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (p->holdfd >= 0) {
-		/* Wait until the parent has placed us in our groups: everything from here on, the
-		 * runner and the candidate's constructors included, runs inside them. */
-		char go;
-		ssize_t n;
-		while ((n = read(p->holdfd, &go, 1)) < 0 && errno == EINTR)
-			;
-		if (n != 1)
-			_exit(127); /* the parent gave up on this sandbox */
-	}
-	/* Move the sources out of the way, then into place 0..7. */
-	int hi[8];
-	for (int i = 0; i < 8; i++) {
-		hi[i] = fcntl(p->fds[i], F_DUPFD_CLOEXEC, 16);
-		if (hi[i] < 0)
-			child_fail(p, "dup");
-	}
-	int sfd = fcntl(p->setupfd, F_DUPFD_CLOEXEC, 16);
-	int cfd = p->ctlfd >= 0 ? fcntl(p->ctlfd, F_DUPFD_CLOEXEC, 16) : -1;
-	if (sfd < 0 || (p->ctlfd >= 0 && cfd < 0))
-		child_fail(p, "dup");
-	for (int i = 0; i < 8; i++)
-		if (dup2(hi[i], i) < 0)
-			child_fail(p, "dup2");
-	/* From here on the log is descriptor 2, the set-up pipe descriptor 8 and the freezing
-	 * control socket 9, both close-on-exec (p->errfd and p->setupfd may be closed or
-	 * reused): the runner never holds them. */
-	struct child_plan moved = *p;
-	moved.errfd = 2;
-	moved.setupfd = -1;
-	p = &moved;
-	if (dup3(sfd, 8, O_CLOEXEC) < 0 || (cfd >= 0 && dup3(cfd, 9, O_CLOEXEC) < 0))
-		child_fail(p, "dup3");
-	moved.setupfd = 8;
-	moved.ctlfd = cfd >= 0 ? 9 : -1;
-	if (close_range(10, ~0U, 0))
-		child_fail(p, "close_range");
-	if (p->cpus && sched_setaffinity(0, sizeof *p->cpus, p->cpus))
-		child_fail(p, "setting the CPU affinity");
-	/* The runner is opened now and executed through its descriptor: the mounts below may
-	 * cover the directory it lives in (a build under /tmp). */
-	int runner_fd = open(p->runner, O_RDONLY | O_CLOEXEC);
-	if (runner_fd < 0)
-		child_fail(p, "cannot start the runner");
-	const struct leap_sandbox_opts *o = p->o;
-	/* CPU time counts every thread: a parallel kernel may use all CPUs for the whole time. */
-	uint64_t cpu = (uint64_t)(o->timeout * (double)p->ncpus) + 1;
-	limit(p, RLIMIT_CPU, cpu, cpu + 1);
-	if (o->mem_bytes)
-		limit(p, RLIMIT_AS, o->mem_bytes, o->mem_bytes);
-	limit(p, RLIMIT_FSIZE, o->fsize_bytes, o->fsize_bytes);
-	limit(p, RLIMIT_NPROC, (uint64_t)o->nproc, (uint64_t)o->nproc);
-	limit(p, RLIMIT_CORE, 0, 0);
-	limit(p, RLIMIT_NOFILE, 256, 256);
-	if (chdir(p->tmpdir))
-		child_fail(p, "chdir");
+	const struct child_plan *p = arg;
+	(void)ch;
+	if (p->holdfd < 0)
+		return;
+	char go;
+	ssize_t n;
+	while ((n = read(p->holdfd, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(127); /* the parent gave up on this sandbox */
+}
+
+/* lib/child.c's `late` hook, after the descriptors (the log is 2, the set-up pipe 8 and the
+ * freezing control socket 9, both close-on-exec: the runner never holds them), the runner
+ * opened, the limits, the temp dir, the user mapping and the hidden directories: the rest of
+ * the view, the user, and the reaper. */
+static void finish_child(const struct leap_child *ch, void *arg)
+{
+	struct child_plan *p = arg;
+	p->ch = ch;
+	p->isolated = ch->clone_flags != 0;
 	if (p->isolated)
 		make_view(p);
 	if (p->env->root) {
@@ -515,49 +414,59 @@ static noreturn void child(const struct child_plan *p)
 		if (r < 0)
 			child_fail(p, "fork");
 		if (r > 0)
-			reaper(r, p->ctlfd);
+			reaper(r, ch->nfd > 9 && ch->fd[9] >= 0 ? 9 : -1);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	}
-	fexecve(runner_fd, p->argv, p->envp);
-	child_fail(p, "cannot start the runner");
 }
 
-/* fork(), or a clone into new PID, network and IPC namespaces (and a user namespace when
- * not root), following env->ns_ok. Warns once when namespaces are unavailable. */
-static pid_t spawn(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o, int *isolated)
+/* Starts ch (lib/child.c) in new PID, network, IPC and mount namespaces (and a user
+ * namespace when not root) following env->ns_ok, else with a plain fork; warns once when
+ * namespaces are unavailable. Returns 0 or -1 (errno set). */
+static int spawn(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o, struct leap_child *ch)
 {
-	*isolated = 0;
+	ch->map_user = !env->root;
+	ch->map_uid = env->uid;
+	ch->map_gid = env->gid;
 	if (o->namespaces && env->ns_ok != 0) {
-		unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS | SIGCHLD;
+		ch->clone_flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS;
 		if (!env->root)
-			flags |= CLONE_NEWUSER;
-		/* A raw clone without CLONE_VM behaves like fork(); the parent is single-threaded. */
-		pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
-		if (pid >= 0) {
+			ch->clone_flags |= CLONE_NEWUSER;
+		if (!leap_child_start(ch)) {
 			env->ns_ok = 1;
-			*isolated = 1;
-			return pid;
+			return 0;
 		}
 		if (errno != EPERM && errno != EINVAL && errno != ENOSPC && errno != EUSERS && errno != EACCES)
 			return -1;
 		leap_warn_errno("namespaces are unavailable, candidates run without network and PID isolation");
 		env->ns_ok = 0;
 	}
-	return fork();
+	ch->clone_flags = 0; /* nothing is hidden then either: lib/child.c hides in a new mount namespace */
+	return leap_child_start(ch);
 }
 
-/* In a child of spawn(): the steps of enter_root that a kernel or container may refuse (the
- * user mapping, a tmpfs, a read-only bind, a new /proc beside the machine's, pivot_root), on a
- * directory of its own. Exits 0 when all worked. */
-static noreturn void try_root(const struct leap_sandbox_env *env, const struct leap_root *root, char *top)
+/* What try_root needs. */
+struct root_probe {
+	const struct leap_root *root;
+	char *top;
+};
+
+/* lib/child.c's `late` hook of probe_root, after the user mapping and the private mounts: the
+ * steps of enter_root that a kernel or container may refuse (a tmpfs, a read-only bind, a new
+ * /proc beside the machine's, pivot_root), on a directory of its own. Exits 1 when one is
+ * refused; the probe exits 0 when all worked. */
+static void try_root(const struct leap_child *ch, void *arg)
 {
+	const struct root_probe *rp = arg;
+	const struct leap_root *root = rp->root;
+	const char *top = rp->top;
 	char dst[4096];
 	const char *lib = NULL;
+	if (!ch->clone_flags)
+		_exit(1);
 	for (size_t i = 0; i < root->n && !lib; i++)
 		if (root->e[i].kind == LEAP_ROOT_DIR)
 			lib = root->e[i].link ? root->e[i].link : root->e[i].path;
-	if ((!env->root && map_self(env->uid, env->gid)) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("leap-root", top, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755"))
+	if (mount("leap-root", top, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755"))
 		_exit(1);
 	if (lib && (snprintf(dst, sizeof dst, "%s/lib", top) >= (int)sizeof dst || bind_at(lib, dst, 0, 1, 0)))
 		_exit(1);
@@ -567,7 +476,6 @@ static noreturn void try_root(const struct leap_sandbox_env *env, const struct l
 	if (snprintf(dst, sizeof dst, "%s/.old", top) >= (int)sizeof dst || mkdir(dst, 0700) ||
 	    syscall(SYS_pivot_root, top, dst))
 		_exit(1);
-	_exit(0);
 }
 
 /* Finds out once whether this system lets the sandbox make its minimal root (a container may
@@ -578,27 +486,23 @@ static void probe_root(struct leap_sandbox_env *env, const struct leap_sandbox_o
 {
 	if (!o->root || !o->namespaces || env->root_ok != -1 || env->ns_ok == 0)
 		return;
-	char *top = xasprintf("%s/leap-root-probe.XXXXXX", env->tmp);
-	if (!mkdtemp(top)) {
-		free(top);
+	struct root_probe rp = {o->root, xasprintf("%s/leap-root-probe.XXXXXX", env->tmp)};
+	if (!mkdtemp(rp.top)) {
+		free(rp.top);
 		return; /* decided by the first sandbox's set-up, which reports it */
 	}
-	int isolated;
-	pid_t pid = spawn(env, o, &isolated);
-	if (pid == 0) {
-		if (!isolated)
-			_exit(1);
-		try_root(env, o->root, top);
-	}
-	int st = 0;
-	if (pid > 0)
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-	rmdir(top);
-	free(top);
+	struct leap_child ch;
+	leap_child_init(&ch);
+	ch.late = try_root;
+	ch.arg = &rp;
+	int started = spawn(env, o, &ch) == 0;
+	if (started)
+		leap_child_finish(&ch, -1);
+	rmdir(rp.top);
+	free(rp.top);
 	if (env->ns_ok != 1)
 		return; /* no namespaces: no root to make either */
-	env->root_ok = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	env->root_ok = started && ch.exit_code == 0;
 	if (!env->root_ok)
 		leap_warn("the sandbox cannot make its minimal root here (a new /proc or pivot_root is "
 			  "refused): candidates see the machine's files but the hidden ones (SECURITY.md)");
@@ -618,25 +522,22 @@ void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_
 		probe_root(env, o);
 		return;
 	}
-	int isolated;
-	pid_t pid = spawn(env, o, &isolated);
-	if (pid == 0)
-		_exit(0);
-	if (pid > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	struct leap_child ch;
+	leap_child_init(&ch);
+	if (spawn(env, o, &ch) == 0)
+		leap_child_finish(&ch, -1);
 	probe_root(env, o);
 }
 
 /* The descriptors of a new sandbox, parent and child ends (-1: not made). */
 struct sb_fds {
-	int cmd[2], rep[2], setup[2], hold[2], ctl[2], devnull;
+	int cmd[2], rep[2], hold[2], ctl[2], devnull;
 };
 
 /* Closes every descriptor of f that is still open. */
 static void close_fds(struct sb_fds *f)
 {
-	int *all[] = {f->cmd, f->rep, f->setup, f->hold, f->ctl};
+	int *all[] = {f->cmd, f->rep, f->hold, f->ctl};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		for (int j = 0; j < 2; j++)
 			if (all[i][j] >= 0) {
@@ -654,7 +555,7 @@ static int make_fds(struct sb_fds *f, int hold, int ctl)
 {
 	memset(f, -1, sizeof *f);
 	f->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (f->devnull < 0 || pipe2(f->cmd, O_CLOEXEC) || pipe2(f->rep, O_CLOEXEC) || pipe2(f->setup, O_CLOEXEC) ||
+	if (f->devnull < 0 || pipe2(f->cmd, O_CLOEXEC) || pipe2(f->rep, O_CLOEXEC) ||
 	    (hold && pipe2(f->hold, O_CLOEXEC)) || (ctl && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->ctl)))
 		return -1;
 	return 0;
@@ -666,11 +567,93 @@ static int place(struct leap_sandbox *sb, struct sb_fds *f, char **err)
 {
 	if (f->hold[1] < 0)
 		return 0;
-	if (leap_cgroup_enter(&sb->cg, sb->pid, err))
+	if (leap_cgroup_enter(&sb->cg, sb->child.pid, err))
 		return -1;
 	char go = 1;
 	if (write(f->hold[1], &go, 1) != 1) {
 		*err = xasprintf("cannot release the sandbox: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The environment of a runner: minimal, plus what selects and finds the GPU (no secrets
+ * there). Newly allocated. */
+static char **runner_env(const struct leap_sandbox_opts *o, const char *tmpdir)
+{
+	static const char *const keep[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
+					   "LD_LIBRARY_PATH"};
+	char **envp = xcalloc(4 + 4 + 1, sizeof *envp);
+	size_t ne = 0;
+	envp[ne++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
+	envp[ne++] = xasprintf("HOME=%s", tmpdir);
+	envp[ne++] = xasprintf("TMPDIR=%s", tmpdir);
+	envp[ne++] = xstrdup("LANG=C");
+	for (size_t i = 0; i < 4; i++) {
+		const char *val = i == 0 && o->visible ? o->visible : getenv(keep[i]);
+		if (val)
+			envp[ne++] = xasprintf("%s=%s", keep[i], val);
+	}
+	envp[ne] = NULL;
+	return envp;
+}
+
+/* Describes the runner's child in *ch (lib/child.h): descriptors 0..7 as runproto.h says, the
+ * set-up report on 8, the freezing control socket on 9; a session of its own; the limits;
+ * the hidden directories; the runner opened before the mounts (they may cover it: a build
+ * under /tmp); the hooks with `plan`. */
+static void describe(const struct leap_sandbox_opts *o, struct leap_sandbox *sb, const struct sb_fds *f,
+		     char *const *argv, char *const *envp, int in_fd, int art_fd, int out_fd,
+		     struct child_plan *plan, struct leap_child *ch)
+{
+	leap_child_init(ch);
+	ch->argv = argv;
+	ch->env = envp;
+	ch->dir = sb->tmpdir;
+	ch->open_early = 1;
+	ch->exec_what = "cannot start the runner";
+	int fds[] = {f->devnull, sb->log_fd, sb->log_fd, f->cmd[0], f->rep[1], in_fd, art_fd, out_fd, -1, f->ctl[1]};
+	memcpy(ch->fd, fds, sizeof fds);
+	ch->nfd = 10;
+	ch->cloexec = 1u << 9;
+	ch->report_slot = 8;
+	ch->fail_slot = 2;
+	ch->fail_prefix = "leap sandbox: ";
+	ch->session = 1;
+	ch->cpus = o->cpus;
+	/* CPU time counts every thread: a parallel kernel may use all CPUs for the whole time. */
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+	uint64_t cpu = (uint64_t)(o->timeout * (double)ncpus) + 1;
+	leap_child_limit(ch, RLIMIT_CPU, cpu, cpu + 1);
+	if (o->mem_bytes)
+		leap_child_limit(ch, RLIMIT_AS, o->mem_bytes, o->mem_bytes);
+	leap_child_limit(ch, RLIMIT_FSIZE, o->fsize_bytes, o->fsize_bytes);
+	leap_child_limit(ch, RLIMIT_NPROC, (uint64_t)o->nproc, (uint64_t)o->nproc);
+	leap_child_limit(ch, RLIMIT_CORE, 0, 0);
+	leap_child_limit(ch, RLIMIT_NOFILE, 256, 256);
+	/* Our own mount namespace: the harness's directories (the cache holding the reference
+	 * builds, the task suite) disappear under empty read-only tmpfs. */
+	ch->hide = o->hide;
+	ch->nhide = o->nhide;
+	ch->early = hold;
+	ch->late = finish_child;
+	ch->arg = plan;
+	plan->holdfd = f->hold[0];
+}
+
+/* Makes the private temp dir of a new sandbox (owned by the sandbox user) and its log.
+ * Returns 0, or -1 with a new message in *err (sb->tmpdir is set either way when made). */
+static int make_tmp(struct leap_sandbox_env *env, struct leap_sandbox *sb, char **err)
+{
+	char *tmpdir = xasprintf("%s/leap-sandbox.XXXXXX", env->tmp);
+	if (!mkdtemp(tmpdir)) {
+		*err = xasprintf("cannot create a temporary directory in %s: %s", env->tmp, strerror(errno));
+		free(tmpdir);
+		return -1;
+	}
+	sb->tmpdir = tmpdir;
+	if (env->root && chown(tmpdir, env->uid, env->gid)) {
+		*err = xasprintf("cannot hand the temporary directory to uid %d: %s", (int)env->uid, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -681,23 +664,14 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 		       char **err)
 {
 	memset(sb, 0, sizeof *sb);
-	sb->pid = -1;
-	sb->cmd_fd = sb->reply_fd = sb->log_fd = sb->setup_fd = sb->ctl_fd = -1;
+	leap_child_init(&sb->child);
+	sb->cmd_fd = sb->reply_fd = sb->log_fd = sb->ctl_fd = -1;
 	sb->cg.freeze_fd = sb->cg.events_fd = sb->cg.usage_fd = -1;
 	struct sb_fds f;
 	memset(&f, -1, sizeof f);
 	int grouped = o->cgroups && o->cg_ctrl;
-	char *tmpdir = xasprintf("%s/leap-sandbox.XXXXXX", env->tmp);
-	if (!mkdtemp(tmpdir)) {
-		*err = xasprintf("cannot create a temporary directory in %s: %s", env->tmp, strerror(errno));
-		free(tmpdir);
-		return -1;
-	}
-	if (env->root && chown(tmpdir, env->uid, env->gid)) {
-		*err = xasprintf("cannot hand the temporary directory to uid %d: %s", (int)env->uid, strerror(errno));
+	if (make_tmp(env, sb, err))
 		goto fail;
-	}
-	sb->tmpdir = tmpdir;
 	sb->log_fd = memfd_create("leap-log", MFD_CLOEXEC);
 	if (sb->log_fd < 0 || make_fds(&f, grouped, o->pidns_freeze)) {
 		*err = xasprintf("cannot create the sandbox's descriptors: %s", strerror(errno));
@@ -716,69 +690,43 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 		with_root.root = NULL;
 	o = &with_root;
 	char *argv[] = {(char *)runner, (char *)arg, (char *)role, NULL};
-	char *home = xasprintf("HOME=%s", tmpdir), *tmpenv = xasprintf("TMPDIR=%s", tmpdir);
-	/* A minimal environment, plus what selects and finds the GPU (no secrets there). */
-	static const char *const keep[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
-					   "LD_LIBRARY_PATH"};
-	char *kept[4] = {NULL, NULL, NULL, NULL};
-	char *envp[4 + 4 + 1] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, tmpenv, "LANG=C"};
-	size_t ne = 4;
-	for (size_t i = 0; i < 4; i++) {
-		const char *val = i == 0 && o->visible ? o->visible : getenv(keep[i]);
-		if (val)
-			envp[ne++] = kept[i] = xasprintf("%s=%s", keep[i], val);
-	}
-	envp[ne] = NULL;
-	struct child_plan plan = {
-		.o = o, .env = env, .runner = runner, .tmpdir = tmpdir, .argv = argv, .envp = envp,
-		.fds = {f.devnull, sb->log_fd, sb->log_fd, f.cmd[0], f.rep[1], in_fd, art_fd, out_fd},
-		.errfd = sb->log_fd, .setupfd = f.setup[1], .holdfd = f.hold[0], .ctlfd = f.ctl[1], .cpus = o->cpus,
-		.ncpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1,
-	};
-	int isolated;
-	pid_t pid = spawn(env, o, &isolated);
-	if (pid == 0) {
-		plan.isolated = isolated;
-		child(&plan);
-	}
-	free(home);
-	free(tmpenv);
-	for (size_t i = 0; i < 4; i++)
-		free(kept[i]);
-	if (pid < 0) {
-		*err = xasprintf("cannot start a sandboxed process: %s", strerror(errno));
+	char **envp = runner_env(o, sb->tmpdir);
+	struct child_plan plan = {.o = o, .env = env, .tmpdir = sb->tmpdir};
+	describe(o, sb, &f, argv, envp, in_fd, art_fd, out_fd, &plan, &sb->child);
+	int started = spawn(env, o, &sb->child);
+	int e = errno;
+	for (size_t i = 0; envp[i]; i++)
+		free(envp[i]);
+	free(envp);
+	if (started) {
+		*err = xasprintf("cannot start a sandboxed process: %s", strerror(e));
 		goto fail;
 	}
-	sb->pid = pid;
-	sb->isolated = isolated;
-	if (o->pidns_freeze && !isolated) {
+	sb->isolated = sb->child.clone_flags != 0;
+	if (o->pidns_freeze && !sb->isolated) {
 		*err = xstrdup("cannot freeze the candidate: no PID namespace to stop and no cgroup freezer");
 		goto kill;
 	}
 	if (place(sb, &f, err))
 		goto kill;
-	sb->setup_fd = f.setup[0];
 	sb->cmd_fd = f.cmd[1];
 	sb->reply_fd = f.rep[0];
 	sb->ctl_fd = f.ctl[0];
-	f.setup[0] = f.cmd[1] = f.rep[0] = f.ctl[0] = -1;
+	f.cmd[1] = f.rep[0] = f.ctl[0] = -1;
 	close_fds(&f);
 	sb->deadline = leap_now() + o->timeout;
 	return 0;
 kill:
-	kill(-pid, SIGKILL);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	sb->pid = -1;
+	leap_child_finish(&sb->child, 0);
 fail:
 	close_fds(&f);
 	leap_cgroup_remove(&sb->cg);
 	if (sb->log_fd >= 0)
 		close(sb->log_fd);
 	sb->log_fd = -1;
-	rmdir(tmpdir);
-	free(tmpdir);
+	if (sb->tmpdir)
+		rmdir(sb->tmpdir);
+	free(sb->tmpdir);
 	sb->tmpdir = NULL;
 	return -1;
 }
@@ -900,25 +848,10 @@ void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *
 	if (sb->reply_fd >= 0)
 		close(sb->reply_fd);
 	sb->cmd_fd = sb->reply_fd = -1;
-	if (sb->pid > 0) {
-		pid_t r = 0;
-		if (wait_exit) {
-			double until = leap_now() + 0.5; /* a big address space takes a while to tear down */
-			while ((r = waitpid(sb->pid, &st, WNOHANG)) == 0 && leap_now() < until) {
-				struct timespec ts = {0, 500000};
-				nanosleep(&ts, NULL);
-			}
-		}
-		if (r <= 0) {
-			k = 1;
-			kill(-sb->pid, SIGKILL);
-			kill(sb->pid, SIGKILL);
-			while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
-				;
-		} else {
-			kill(-sb->pid, SIGKILL); /* anything it left behind in its group */
-		}
-		sb->pid = -1;
+	/* a big address space takes a while to tear down */
+	if (leap_child_finish(&sb->child, wait_exit ? 0.5 : 0) == 0) {
+		st = sb->child.status;
+		k = !wait_exit || sb->child.killed;
 		/* The reaper of an isolated child reports the runner's signal as 128 + signal. */
 		if (sb->isolated && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) <= 128 + 64)
 			st = WEXITSTATUS(st) - 128;
@@ -929,16 +862,6 @@ void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *
 		close(sb->ctl_fd);
 	sb->ctl_fd = -1;
 	sb->frozen = 0;
-	/* Every writer of the set-up pipe is gone now (reaped, or past execve): no read blocks. */
-	sb->setup_error[0] = '\0';
-	if (sb->setup_fd >= 0) {
-		ssize_t n;
-		while ((n = read(sb->setup_fd, sb->setup_error, sizeof sb->setup_error - 1)) < 0 && errno == EINTR)
-			;
-		sb->setup_error[n > 0 ? n : 0] = '\0';
-		close(sb->setup_fd);
-		sb->setup_fd = -1;
-	}
 	if (log && sb->log_fd >= 0 && maxlog) {
 		char *tmp = xmalloc(maxlog);
 		ssize_t n = pread(sb->log_fd, tmp, maxlog, 0);

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
+#include "child.h"
 #include "unseen.h"
 #include "util.h"
 
@@ -53,16 +54,15 @@ struct leap_sandbox_env {
 
 /* One running child. */
 struct leap_sandbox {
-	pid_t pid;
+	struct leap_child child; /* the child (lib/child.h): its pid, and after leap_sandbox_end
+				  * its setup_error: why the sandbox could not start the runner
+				  * (a set-up failure: a harness fault, not the candidate's), or "" */
 	int cmd_fd, reply_fd;  /* the parent's ends of the command and reply pipes */
 	int log_fd;            /* memfd holding the child's stdout and stderr */
 	char *tmpdir;
 	double deadline;       /* leap_now() value after which the child is killed */
 	int timed_out;         /* the deadline passed during a read or write */
 	int isolated;          /* namespaces were used */
-	int setup_fd;          /* read end of the set-up report pipe (see leap_sandbox_end) */
-	char setup_error[256]; /* after leap_sandbox_end: why the sandbox could not start the
-				* runner (set-up failure: a harness fault, not the candidate's), or "" */
 	struct leap_cgroup cg; /* its groups (cg.mode[] says which exist) */
 	int ctl_fd;            /* pidns_freeze: the control socket to the namespace's init, or -1 */
 	int frozen;
@@ -117,7 +117,7 @@ int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n);
  * end by itself; then kills its whole process group (and PID namespace), reaps it, removes
  * its temp dir and closes the descriptors. When the set-up failed before the runner was
  * executed (limits, namespaces, privileges, execve of the runner: reported on a close-on-exec
- * pipe the candidate never holds, so it cannot be forged), sb->setup_error says why. *status receives the wait status; *killed is 1
+ * pipe the candidate never holds, so it cannot be forged), sb->child.setup_error says why. *status receives the wait status; *killed is 1
  * when this call had to kill it. Up to `maxlog` bytes of its output are appended to `log`
  * (UTF-8 sanitised) when log is not NULL. */
 void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *killed, struct leap_buf *log,

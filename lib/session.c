@@ -173,8 +173,8 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 	memset(s, 0, sizeof *s);
 	s->own.in_fd = s->own.out_fd = -1;
 	s->lock_fd = -1;
-	s->sb.pid = -1;
-	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = s->sb.setup_fd = s->sb.ctl_fd = -1;
+	leap_child_init(&s->sb.child);
+	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = s->sb.ctl_fd = -1;
 	int cuda = b == LEAP_BACKEND_CUDA;
 	char *runner = xasprintf("%s/leap-run-%s", v->o.libexec, cuda ? "cuda" : "cpu");
 	if (access(runner, X_OK)) {
@@ -461,7 +461,7 @@ void leap_session_end(struct leap_session *s, char **why, int *timeout, struct l
 {
 	int status = 0, killed = 0, timed_out = s->sb.timed_out;
 	int was_dead = s->dead;
-	if (s->sb.pid > 0 || s->sb.log_fd >= 0)
+	if (s->sb.child.pid > 0 || s->sb.log_fd >= 0)
 		leap_sandbox_end(&s->sb, was_dead && !timed_out && !s->sb.frozen, &status, &killed, log, maxlog);
 	s->status = status;
 	if (why)

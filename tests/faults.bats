@@ -117,6 +117,25 @@ alive() {
 	assert_line --index 1 "$(printf "cuda\t-\tthe cuda backend needs nvcc, and '/nonexistent' was not found (use --nvcc or set CUDA_HOME)")"
 }
 
+@test "compile: a compiler that cannot be executed any more is an error record, never a verdict on the candidate" {
+	# a cc that, once $T/break exists, answers --version and then loses its execute bit: the
+	# shim is in the cache from the first run, so the candidate's own execve is the one that
+	# fails (lib/child.h contract 4: a set-up failure, not exit 127 read as the compiler's)
+	printf '#!/bin/sh\nif [ "$1" = --version ]; then\n\tcc --version\n\t[ ! -e "%s" ] || chmod -x "$0"\n\texit 0\nfi\nexec cc "$@"\n' "$T/break" >"$T/cc"
+	chmod +x "$T/cc"
+	va_variants 1 >"$T/first.jsonl"
+	run -0 leap-compile --no-progress --cc "$T/cc" "$T/first.jsonl"
+	[ "$(jq -r .compile.status <<<"$output")" = ok ]
+	touch "$T/break"
+	va_variants 3 | tail -n 2 >"$T/in.jsonl"
+	run --separate-stderr leap-compile --no-progress --cc "$T/cc" "$T/in.jsonl"
+	assert_equal "$status" 1
+	[ "${#lines[@]}" -eq 2 ]
+	run jq -r '[(.status // "-"), .compile.status, .error.message] | @tsv' <<<"$output"
+	assert_line --index 0 "$(printf -- '-\tinternal\tcompiler set-up: cannot run the compiler: Permission denied')"
+	assert_line --index 1 "$(printf -- '-\tinternal\tcompiler set-up: cannot run the compiler: Permission denied')"
+}
+
 @test "compile: SIGTERM mid-run ends the running compilers with their process groups, removes the work directory and cache temporaries" {
 	# a compiler driver that starts a stage (cc1, as, ld) in its process group and writes half
 	# of its output file
