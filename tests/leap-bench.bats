@@ -309,7 +309,10 @@ groups() {
 	kill -9 "$pid"
 	wait "$pid" || true
 	sleep 0.5 # the sandbox dies with its parent (PDEATHSIG), its group stays behind, empty
-	[ -n "$(groups "$pid")" ]
+	# Any leap-bench that starts removes the groups of dead ones: one started beside this test
+	# (by another file of a parallel tests/run) may have been first. Then there is nothing
+	# left to show, and the test says so rather than pass.
+	[ -n "$(groups "$pid")" ] || skip "a leap-bench running beside this test removed the group first"
 	run -0 leap-bench --max-time 0.3 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ -z "$(groups "$pid")" ]
 }
