@@ -637,6 +637,73 @@ void leap_compile_publish(struct leap_compiler *c, const char *key, const char *
 }
 
 
+/* The verdict on one compiler run (r): what the include guard says first, then how the
+ * compiler ended. *log may be withheld (replaced) when the candidate read a file it must not. */
+static void judge(struct leap_compiler *c, struct leap_variant *v, const char *code, const char *dir,
+		  const char *out, const struct leap_crun *run, const char *hidden, char **plog,
+		  const struct leap_diags *dg, struct leap_cresult *r)
+{
+	enum leap_backend b = v->backend;
+	char *log = *plog;
+	struct stat st;
+	int built = WIFEXITED(run->status) && WEXITSTATUS(run->status) == 0 && stat(out, &st) == 0 && st.st_size > 0;
+	char *bad = NULL;
+	int deps = run->timed_out ? -1 : leap_guard_deps(c, b, dir, v->task->libraries, &bad);
+	const char *named = b == LEAP_BACKEND_CUDA ? leap_guard_named_library(code, v->task->libraries) : NULL;
+	if (deps == 2 || (named && deps >= 0 && deps != 1)) {
+		leap_guard_forbid_library(r, v->task, deps == 2 ? bad : named, deps == 2 ? "includes the headers of" : "names");
+		free(bad);
+	} else if (deps == 1) {
+		/* the candidate read a file outside the system headers (a task's reference.c, a
+		 * secret): no artifact, and no compiler output, which may quote that file */
+		leap_guard_forbid(r, &log,
+		       xasprintf("the candidate includes '%s', which is not a system or CUDA header: only those "
+				 "may be included",
+				 bad),
+		       "included", bad);
+		free(bad);
+	} else if (!built && !run->timed_out && hidden) {
+		/* it tried to read (#include, .incbin) a file the compiler cannot see: the same
+		 * verdict as the include guard's, and the output is withheld likewise */
+		leap_guard_forbid(r, &log,
+		       xasprintf("the candidate reads '%s', which is hidden from the compiler (a task suite or "
+				 "the reference builds): only system and CUDA headers may be included",
+				 hidden),
+		       "read", hidden);
+	} else if (built && deps < 0) {
+		r->status = LEAP_C_INTERNAL;
+		r->reason = xstrdup("internal");
+		r->message = xasprintf("the compiler wrote no dependency list (-MMD -MF %s): the include guard "
+				       "cannot check the candidate",
+				       LEAP_DEPS_FILE);
+	} else if (run->timed_out) {
+		r->status = LEAP_C_TIMEOUT;
+		r->reason = xstrdup("timeout");
+		r->message = xasprintf("the compiler ran longer than %g s and was stopped (a template, "
+				       "unrolling or include bomb?)", c->o.timeout);
+	} else if (built) {
+		r->status = LEAP_C_OK;
+	} else if (WIFSIGNALED(run->status)) {
+		int sig = WTERMSIG(run->status);
+		r->status = LEAP_C_ERROR;
+		if (sig == SIGXCPU) {
+			r->reason = xstrdup("cpu_limit");
+			r->message = xasprintf("the compiler used more than %g s of CPU time", c->o.timeout + 5);
+		} else if (sig == SIGXFSZ) {
+			r->reason = xstrdup("output_limit");
+			r->message = xasprintf("the compiler wrote a file larger than %lld bytes",
+					       (long long)c->o.out_limit);
+		} else {
+			r->reason = xstrdup("compiler_crash");
+			r->message = xasprintf("the compiler died of signal %d (%s)", sig, strsignal(sig));
+		}
+	} else {
+		r->status = LEAP_C_ERROR;
+		classify(v, code, dg, log, c->o.out_limit, r);
+	}
+	*plog = log;
+}
+
 void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const char *code, const char *key,
 		      struct leap_cresult *r)
 {
@@ -692,62 +759,7 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 	struct leap_diag_files files = {cand_name[b], LEAP_PRELUDE_FILE, shim_name[b]};
 	leap_diag_parse(log, strlen(log), &files, &d, c->o.max_diags ? c->o.max_diags : 50);
 	r->diagnostics = leap_diags_json(&d);
-	struct stat st;
-	int built = WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0 && stat(out, &st) == 0 && st.st_size > 0;
-	char *bad = NULL;
-	int deps = run.timed_out ? -1 : leap_guard_deps(c, b, dir, v->task->libraries, &bad);
-	const char *named = b == LEAP_BACKEND_CUDA ? leap_guard_named_library(code, v->task->libraries) : NULL;
-	if (deps == 2 || (named && deps >= 0 && deps != 1)) {
-		leap_guard_forbid_library(r, v->task, deps == 2 ? bad : named, deps == 2 ? "includes the headers of" : "names");
-		free(bad);
-	} else if (deps == 1) {
-		/* the candidate read a file outside the system headers (a task's reference.c, a
-		 * secret): no artifact, and no compiler output, which may quote that file */
-		leap_guard_forbid(r, &log,
-		       xasprintf("the candidate includes '%s', which is not a system or CUDA header: only those "
-				 "may be included",
-				 bad),
-		       "included", bad);
-		free(bad);
-	} else if (!built && !run.timed_out && hidden) {
-		/* it tried to read (#include, .incbin) a file the compiler cannot see: the same
-		 * verdict as the include guard's, and the output is withheld likewise */
-		leap_guard_forbid(r, &log,
-		       xasprintf("the candidate reads '%s', which is hidden from the compiler (a task suite or "
-				 "the reference builds): only system and CUDA headers may be included",
-				 hidden),
-		       "read", hidden);
-	} else if (built && deps < 0) {
-		r->status = LEAP_C_INTERNAL;
-		r->reason = xstrdup("internal");
-		r->message = xasprintf("the compiler wrote no dependency list (-MMD -MF %s): the include guard "
-				       "cannot check the candidate",
-				       LEAP_DEPS_FILE);
-	} else if (run.timed_out) {
-		r->status = LEAP_C_TIMEOUT;
-		r->reason = xstrdup("timeout");
-		r->message = xasprintf("the compiler ran longer than %g s and was stopped (a template, "
-				       "unrolling or include bomb?)", c->o.timeout);
-	} else if (built) {
-		r->status = LEAP_C_OK;
-	} else if (WIFSIGNALED(run.status)) {
-		int sig = WTERMSIG(run.status);
-		r->status = LEAP_C_ERROR;
-		if (sig == SIGXCPU) {
-			r->reason = xstrdup("cpu_limit");
-			r->message = xasprintf("the compiler used more than %g s of CPU time", c->o.timeout + 5);
-		} else if (sig == SIGXFSZ) {
-			r->reason = xstrdup("output_limit");
-			r->message = xasprintf("the compiler wrote a file larger than %lld bytes",
-					       (long long)c->o.out_limit);
-		} else {
-			r->reason = xstrdup("compiler_crash");
-			r->message = xasprintf("the compiler died of signal %d (%s)", sig, strsignal(sig));
-		}
-	} else {
-		r->status = LEAP_C_ERROR;
-		classify(v, code, &d, log, c->o.out_limit, r);
-	}
+	judge(c, v, code, dir, out, &run, hidden, &log, &d, r);
 	leap_diags_free(&d);
 	free(hidden);
 	r->log = log;
