@@ -115,6 +115,15 @@ static char *renamed_proto(const struct leap_variant *v, size_t i)
 	return xstrdup(v->proto);
 }
 
+/* 1 when the line p[0..len) is an #include directive (spaces and '#' before the word). */
+static int is_include(const char *p, size_t len)
+{
+	const char *q = p;
+	while (q < p + len && (*q == ' ' || *q == '\t' || *q == '#'))
+		q++;
+	return q > p && memchr(p, '#', (size_t)(q - p)) && (size_t)(p + len - q) >= 7 && !strncmp(q, "include", 7);
+}
+
 /* Writes the batch translation unit of the candidates idx[0..n). */
 static char *batch_source(const struct leap_variant *v, const char *const *codes, const size_t *idx, size_t n)
 {
@@ -124,10 +133,7 @@ static char *batch_source(const struct leap_variant *v, const char *const *codes
 		for (const char *p = codes[idx[k]]; *p;) {
 			const char *e = strchr(p, '\n');
 			size_t len = e ? (size_t)(e - p) : strlen(p);
-			const char *q = p;
-			while (q < p + len && (*q == ' ' || *q == '\t' || *q == '#'))
-				q++;
-			if (q > p && memchr(p, '#', (size_t)(q - p)) && !strncmp(q, "include", 7)) {
+			if (is_include(p, len)) {
 				char *line = xasprintf("%.*s\n", (int)len, p);
 				if (!strstr(inc.s, line))
 					leap_buf_adds(&inc, line);
@@ -149,10 +155,7 @@ static char *batch_source(const struct leap_variant *v, const char *const *codes
 		for (const char *p = codes[idx[k]]; *p;) {
 			const char *e = strchr(p, '\n');
 			size_t len = e ? (size_t)(e - p) : strlen(p);
-			const char *q = p;
-			while (q < p + len && (*q == ' ' || *q == '\t' || *q == '#'))
-				q++;
-			if (!(q > p && memchr(p, '#', (size_t)(q - p)) && !strncmp(q, "include", 7)))
+			if (!is_include(p, len))
 				leap_buf_add(&s, p, len); /* includes were hoisted; keep the line count */
 			leap_buf_add(&s, "\n", 1);
 			p = e ? e + 1 : p + len;
@@ -181,6 +184,83 @@ static int run_ok(struct leap_compiler *c, char **argv, const char *dir, char **
 		*ms = r.ms;
 	leap_buf_free(&r.out);
 	return ok;
+}
+
+/* Drops from idx[0..*m) the candidates (c<k>.cu) an error in the batch's log names. Returns
+ * how many were dropped. */
+static size_t drop_named(const char *log, size_t *idx, size_t *m)
+{
+	struct leap_diags d = {0};
+	struct leap_diag_files f = {NULL, LEAP_PRELUDE_FILE, NULL};
+	leap_diag_parse(log, strlen(log), &f, &d, 1000);
+	size_t keep = 0, named = 0;
+	for (size_t k = 0; k < *m; k++) {
+		char *name = xasprintf("c%zu.cu", k);
+		int bad = 0;
+		for (size_t j = 0; j < d.n; j++)
+			bad |= d.v[j].where && !strcmp(d.v[j].where, name) && !strcmp(d.v[j].severity, "error");
+		free(name);
+		named += bad;
+		if (!bad)
+			idx[keep++] = idx[k];
+	}
+	leap_diags_free(&d);
+	*m = keep;
+	return named;
+}
+
+/* 1 when nm finds no dynamic initializer in obj (one would run in every artifact linked). */
+static int no_initializers(struct leap_compiler *c, char *nm, const char *obj, const char *dir)
+{
+	char *const nmv[] = {nm, (char *)"-P", (char *)obj, NULL};
+	struct leap_crun nr;
+	char *nerr = NULL;
+	if (leap_crun(c, 1, nmv, dir, 60, 0, 0, &nr, &nerr)) {
+		free(nerr);
+		return 0;
+	}
+	int clean = !nr.timed_out && WIFEXITED(nr.status) && WEXITSTATUS(nr.status) == 0 &&
+		    !strstr(nr.out.s, "_GLOBAL__sub_I") && !strstr(nr.out.s, ".init_array");
+	leap_buf_free(&nr.out);
+	return clean;
+}
+
+/* Links candidate k of the compiled batch (its entry point renamed leap_b<k>_ENTRY) into an
+ * artifact of its own for each of idx[0..m), publishing each that links; done[i] marks them. */
+static void link_each(struct leap_compiler *c, struct leap_variant *v, const char *shim_obj, const char *dir,
+		      double ms, const size_t *idx, size_t m, const char *const *keys, struct leap_cresult *r, int *done)
+{
+	enum leap_backend b = v->backend;
+	for (size_t k = 0; k < m; k++) {
+		size_t i = idx[k];
+		char *out = leap_cache_tmp(c->cache, "so");
+		char *defsym = xasprintf("--defsym=%s=leap_b%zu_%s", v->task->entry, k, v->task->entry);
+		char libs[LEAP_LIB_COUNT][24];
+		const char *lt[9 + LEAP_LIB_COUNT] = {"batch.o", shim_obj, "-o", out, "-Xlinker", "-z,defs", "-Xlinker", defsym,
+						      NULL};
+		leap_guard_libs(v->task, libs, lt + 8);
+		char **lv = leap_tool_argv(c, b, 1, lt);
+		double lms = 0;
+		int linked = run_ok(c, lv, dir, NULL, &lms);
+		leap_strv_free(lv);
+		free(defsym);
+		if (linked) {
+			memset(&r[i], 0, sizeof(r[i]));
+			memcpy(r[i].hash, keys[i], 65);
+			r[i].arch = xstrdup(c->tools[b].arch);
+			r[i].status = LEAP_C_OK;
+			r[i].ms = leap_compile_round_ms(ms / (double)m + lms);
+			r[i].batch = (int)m;
+			r[i].diagnostics = json_array();
+			r[i].log = xstrdup("");
+			leap_compile_publish(c, keys[i], out, &r[i], "");
+			done[i] = r[i].status == LEAP_C_OK;
+			if (!done[i])
+				leap_cresult_free(&r[i]);
+		}
+		unlink(out);
+		free(out);
+	}
 }
 
 void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t n, const char *const *codes,
@@ -227,26 +307,10 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 		leap_strv_free(argv);
 		if (!ok) {
 			/* drop the candidates the errors name and try the rest once more */
-			struct leap_diags d = {0};
-			struct leap_diag_files f = {NULL, LEAP_PRELUDE_FILE, NULL};
-			leap_diag_parse(log, strlen(log), &f, &d, 1000);
-			size_t keep = 0, named = 0;
-			for (size_t k = 0; k < m; k++) {
-				char *name = xasprintf("c%zu.cu", k);
-				int bad = 0;
-				for (size_t j = 0; j < d.n; j++)
-					bad |= d.v[j].where && !strcmp(d.v[j].where, name) &&
-					       !strcmp(d.v[j].severity, "error");
-				free(name);
-				named += bad;
-				if (!bad)
-					idx[keep++] = idx[k];
-			}
-			leap_diags_free(&d);
+			size_t named = drop_named(log, idx, &m);
 			free(log);
 			if (!named)
 				break; /* errors the batch cannot attribute: everyone alone */
-			m = keep;
 			continue;
 		}
 		free(log);
@@ -257,52 +321,12 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 			break;
 		}
 		/* a dynamic initializer of one candidate would run in every artifact: not batched */
-		char *const nmv[] = {nm, (char *)"-P", obj, NULL};
-		struct leap_crun nr;
-		char *nerr = NULL;
-		int clean = 0;
-		if (!leap_crun(c, 1, nmv, dir, 60, 0, 0, &nr, &nerr)) {
-			clean = !nr.timed_out && WIFEXITED(nr.status) && WEXITSTATUS(nr.status) == 0 &&
-				!strstr(nr.out.s, "_GLOBAL__sub_I") && !strstr(nr.out.s, ".init_array");
-			leap_buf_free(&nr.out);
-		} else {
-			free(nerr);
-		}
-		if (!clean)
+		if (!no_initializers(c, nm, obj, dir))
 			break;
 		pthread_mutex_lock(&c->lock);
 		c->runs++;
 		pthread_mutex_unlock(&c->lock);
-		for (size_t k = 0; k < m; k++) {
-			size_t i = idx[k];
-			char *out = leap_cache_tmp(c->cache, "so");
-			char *defsym = xasprintf("--defsym=%s=leap_b%zu_%s", v->task->entry, k, v->task->entry);
-			char libs[LEAP_LIB_COUNT][24];
-			const char *lt[9 + LEAP_LIB_COUNT] = {"batch.o", shim_obj, "-o", out, "-Xlinker", "-z,defs", "-Xlinker", defsym,
-							      NULL};
-			leap_guard_libs(v->task, libs, lt + 8);
-			char **lv = leap_tool_argv(c, b, 1, lt);
-			double lms = 0;
-			int linked = run_ok(c, lv, dir, NULL, &lms);
-			leap_strv_free(lv);
-			free(defsym);
-			if (linked) {
-				memset(&r[i], 0, sizeof(r[i]));
-				memcpy(r[i].hash, keys[i], 65);
-				r[i].arch = xstrdup(c->tools[b].arch);
-				r[i].status = LEAP_C_OK;
-				r[i].ms = leap_compile_round_ms(ms / (double)m + lms);
-				r[i].batch = (int)m;
-				r[i].diagnostics = json_array();
-				r[i].log = xstrdup("");
-				leap_compile_publish(c, keys[i], out, &r[i], "");
-				done[i] = r[i].status == LEAP_C_OK;
-				if (!done[i])
-					leap_cresult_free(&r[i]);
-			}
-			unlink(out);
-			free(out);
-		}
+		link_each(c, v, shim_obj, dir, ms, idx, m, keys, r, done);
 		break;
 	}
 	free(idx);
