@@ -789,40 +789,33 @@ static int wait_fd(struct leap_sandbox *sb, int fd, short events)
 	}
 }
 
-int leap_sandbox_read(struct leap_sandbox *sb, void *buf, size_t n)
+/* Moves n bytes through fd (reading into buf, or writing from it), each step waiting for fd
+ * under the sandbox's deadline. Returns 0, wait_fd's failure, or -1. */
+static int transfer(struct leap_sandbox *sb, int fd, int writing, char *buf, size_t n)
 {
-	char *p = buf;
 	while (n) {
-		int w = wait_fd(sb, sb->reply_fd, POLLIN);
+		int w = wait_fd(sb, fd, writing ? POLLOUT : POLLIN);
 		if (w)
 			return w;
-		ssize_t r = read(sb->reply_fd, p, n);
+		ssize_t r = writing ? write(fd, buf, n) : read(fd, buf, n);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (r <= 0)
 			return -1;
-		p += r;
+		buf += r;
 		n -= (size_t)r;
 	}
 	return 0;
 }
 
+int leap_sandbox_read(struct leap_sandbox *sb, void *buf, size_t n)
+{
+	return transfer(sb, sb->reply_fd, 0, buf, n);
+}
+
 int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n)
 {
-	const char *p = buf;
-	while (n) {
-		int w = wait_fd(sb, sb->cmd_fd, POLLOUT);
-		if (w)
-			return w;
-		ssize_t r = write(sb->cmd_fd, p, n);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
+	return transfer(sb, sb->cmd_fd, 1, (char *)buf, n);
 }
 
 /* nftw callback removing one entry of a sandbox temp dir (depth first); never stops the walk. */
