@@ -69,18 +69,11 @@ synopsis_of_usage() {
 	# option a man page names is taken by the page's program or, named next to another leap
 	# program or tool, by that one.
 	python3 - "$ROOT" <<'PY'
-import os, re, subprocess, sys
+import os, re, sys
 root = sys.argv[1]
-NAME = r"[a-z0-9][a-z0-9_-]*"
-# an entry of the option list of --help: "  -x, --name ARG" or "      --name[=ARG], --other"
-OPT = r"(?:-[A-Za-z0-9], )?--" + NAME + r"(?: [A-Z][A-Z0-9_]*|\[=[A-Z][A-Z0-9_]*\])?"
-ENTRY = re.compile(r"^  (?:    )?(" + OPT + r"(?:, " + OPT + r")*)")
-opts = {}
-for f in sorted(os.listdir(f"{root}/cmd")):
-    prog = f[:-2]
-    help_ = subprocess.run([f"{root}/bin/{prog}", "--help"], capture_output=True, text=True).stdout
-    opts[prog] = {o for line in help_.splitlines() if (m := ENTRY.match(line))
-                  for o in re.findall(r"--(" + NAME + ")", m.group(1))}
+sys.path.insert(0, f"{root}/tests/fixtures/docs")
+from helpopts import NAME, names
+opts = {f[:-2]: names(root, f[:-2]) for f in sorted(os.listdir(f"{root}/cmd"))}
 # options of other tools that the pages quote, with the word that must be near them
 EXTERNAL = {"query-gpu": "nvidia-smi", "use_fast_math": "nvcc", "defsym": "linked", "rawfile": "jq", "pipe": "parallel"}
 bad = [f"{prog}: --help lists no option" for prog, own in opts.items() if not own]
@@ -112,11 +105,10 @@ PY
 	# same short letter and argument name: "-s, --seed N", "--expand-slow[=S]",
 	# "--progress, --no-progress".
 	python3 - "$ROOT" <<'PY'
-import os, re, subprocess, sys
+import os, re, sys
 root = sys.argv[1]
-NAME = r"[a-z0-9][a-z0-9_-]*"
-OPT = r"(?:-[A-Za-z0-9], )?--" + NAME + r"(?: [A-Z][A-Z0-9_]*|\[=[A-Z][A-Z0-9_]*\])?"
-ENTRY = re.compile(r"^  (?:    )?(" + OPT + r"(?:, " + OPT + r")*)")
+sys.path.insert(0, f"{root}/tests/fixtures/docs")
+from helpopts import entries
 def roff_text(line):
     """The text of a font macro line (.B, .I, .BI, .BR, .IR, ...), fonts and escapes undone."""
     m = re.match(r"^\.([BIR]{1,2})(?:\s+(.*))?$", line)
@@ -129,8 +121,7 @@ def roff_text(line):
 bad = []
 for f in sorted(os.listdir(f"{root}/cmd")):
     prog, page = f[:-2], f"man/{f[:-2]}.1"
-    help_ = subprocess.run([f"{root}/bin/{prog}", "--help"], capture_output=True, text=True).stdout
-    listed = [m.group(1) for line in help_.splitlines() if (m := ENTRY.match(line))]
+    listed = entries(root, prog)
     sect = re.search(r"^\.SH OPTIONS\n(.*?)(?=^\.SH )", open(f"{root}/{page}").read(), re.M | re.S)
     if not sect:
         bad.append(f"{page}: no OPTIONS section")
