@@ -494,11 +494,9 @@ static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
 /* Parses the options into *c; a preset's settings fill what the flags did not set. */
 static void parse_args(struct ctx *c, int argc, char **argv)
 {
-	struct leap_getopt g;
-	leap_opts_getopt(&g, opts);
 	const struct leap_adv_preset *preset = NULL;
 	int opt, est_given = 0, reward_given = 0;
-	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((opt = leap_common_getopt(&c->common, argc, argv)) != -1) {
 		if (leap_common_option(&c->common, opt, optarg))
 			continue;
 		switch (opt) {

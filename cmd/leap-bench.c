@@ -463,8 +463,6 @@ static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
 
 int main(int argc, char **argv)
 {
-	struct leap_getopt g;
-	leap_opts_getopt(&g, opts);
 	struct ctx c;
 	memset(&c, 0, sizeof c);
 	leap_common_init(&c.common, &usage);
@@ -478,7 +476,7 @@ int main(int argc, char **argv)
 	struct leap_runopts ro = {.o = &o, .devs = &c.devs};
 	int do_stats = 0, opt;
 	char *err = NULL;
-	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((opt = leap_common_getopt(&c.common, argc, argv)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg) || leap_runopts_option(&ro, &c.common, opt, optarg) ||
 		    bench_option(&c, &bo, opt, optarg))
 			continue;

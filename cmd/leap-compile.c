@@ -450,11 +450,9 @@ static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
 static int parse_options(struct ctx *c, struct leap_compile_opts *o, int argc, char **argv, int64_t *cache_size,
 			 const char **cache_opt)
 {
-	struct leap_getopt g;
-	leap_opts_getopt(&g, opts);
 	size_t nvcc_cap = 0, cc_cap = 0;
 	int opt;
-	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((opt = leap_common_getopt(&c->common, argc, argv)) != -1) {
 		if (leap_common_option(&c->common, opt, optarg))
 			continue;
 		int64_t v;

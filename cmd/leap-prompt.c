@@ -253,8 +253,6 @@ static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
 
 int main(int argc, char **argv)
 {
-	struct leap_getopt g;
-	leap_opts_getopt(&g, opts);
 	struct ctx c = {.group_size = 1, .backend = -1, .skip_after = 3, .revisit = 0.1};
 	const char *skip_from = NULL;
 	int seed_given = 0;
@@ -262,7 +260,7 @@ int main(int argc, char **argv)
 	int all = 0, opt;
 	const char *file = NULL, *system_file = NULL, *device_file = NULL;
 	enum leap_tolerance tol = LEAP_TOL_TASK;
-	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((opt = leap_common_getopt(&c.common, argc, argv)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
 		int64_t v;

@@ -428,13 +428,11 @@ static const struct leap_usage usage = {usage_head, opts, 27, usage_tail};
 /* Parses the options into *c and returns the done file (NULL with --annotate). */
 static const char *parse_args(struct ctx *c, int argc, char **argv)
 {
-	struct leap_getopt g;
-	leap_opts_getopt(&g, opts);
 	const char *done = NULL, *preset = NULL;
 	int annotate = 0, opt;
 	unsigned given = 0;
 	int64_t v;
-	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((opt = leap_common_getopt(&c->common, argc, argv)) != -1) {
 		if (leap_common_option(&c->common, opt, optarg))
 			continue;
 		switch (opt) {

@@ -359,13 +359,11 @@ static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
 
 int main(int argc, char **argv)
 {
-	struct leap_getopt g;
-	leap_opts_getopt(&g, opts);
 	struct ctx c = {0};
 	leap_common_init(&c.common, &usage);
 	leap_rank_defaults(&c.opts);
 	int opt;
-	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((opt = leap_common_getopt(&c.common, argc, argv)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
 			continue;
 		switch (opt) {

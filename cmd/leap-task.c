@@ -164,14 +164,12 @@ static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
 
 int main(int argc, char **argv)
 {
-	struct leap_getopt g;
-	leap_opts_getopt(&g, opts);
 	struct leap_common common;
 	leap_common_init(&common, &usage);
 	int all = 0, check = 0, list = 0, draw = 0, opt;
 	int64_t seed = 0;
 	const char *shim = NULL;
-	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((opt = leap_common_getopt(&common, argc, argv)) != -1) {
 		if (leap_common_option(&common, opt, optarg))
 			continue;
 		switch (opt) {

@@ -221,8 +221,6 @@ static const struct leap_usage usage = {usage_head, opts, 25, usage_tail};
 
 int main(int argc, char **argv)
 {
-	struct leap_getopt g;
-	leap_opts_getopt(&g, opts);
 	struct ctx c;
 	memset(&c, 0, sizeof c);
 	leap_common_init(&c.common, &usage);
@@ -236,7 +234,7 @@ int main(int argc, char **argv)
 	};
 	struct leap_runopts r = {.o = &o, .devs = &c.devs};
 	int have_jobs = 0, opt;
-	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((opt = leap_common_getopt(&c.common, argc, argv)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg) || leap_runopts_option(&r, &c.common, opt, optarg))
 			continue;
 		switch (opt) {

@@ -17,6 +17,12 @@ void leap_common_init(struct leap_common *c, const struct leap_usage *usage)
 	memset(c, 0, sizeof(*c));
 	c->usage = usage;
 	c->progress = -1;
+	leap_opts_getopt(&c->g, usage->opts);
+}
+
+int leap_common_getopt(struct leap_common *c, int argc, char **argv)
+{
+	return getopt_long(argc, argv, c->g.shortopts, c->g.longopts, NULL);
 }
 
 static void print_synopsis(FILE *fp, const struct leap_usage *usage)

@@ -39,9 +39,15 @@ struct leap_common {
 	const struct leap_usage *usage; /* --help (its head begins with the synopsis) */
 	int progress;      /* -1: when stderr is a terminal; 0: never; 1: always */
 	const char *tasks; /* --tasks DIR, or NULL */
+	struct leap_getopt g; /* getopt_long's arrays, built from usage->opts */
 };
 
+/* Sets the defaults and builds the getopt_long arrays from the table --help lists, so that
+ * the options parsed are always the options shown. */
 void leap_common_init(struct leap_common *c, const struct leap_usage *usage);
+
+/* The next option of argv, as getopt_long returns it for the program's table. */
+int leap_common_getopt(struct leap_common *c, int argc, char **argv);
 
 /* Handles one getopt_long result `opt` if it is a common option (or '?'): prints help or
  * version and exits 0, prints the usage on stderr and exits 2 for '?', or records the
