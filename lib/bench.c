@@ -368,8 +368,7 @@ static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum 
 	char *why = NULL;
 	struct leap_run_reply last = s.last;
 	leap_session_end(&s, &why, NULL, NULL, 0);
-	if (s.sb.child.setup_error[0]) {
-		*err = xasprintf("the sandbox could not start the runner: %s", s.sb.child.setup_error);
+	if ((*err = leap_sandbox_start_error(&s.sb))) {
 		free(why);
 		return -1;
 	}

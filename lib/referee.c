@@ -514,11 +514,11 @@ static void close_sessions(struct rec *R, char **why, int *timeout, struct leap_
 	if (P->have_bs && (P->bs.dead || P->bs.sb.child.pid <= 0)) {
 		leap_session_end(&P->bs, NULL, NULL, NULL, 0);
 		P->have_bs = 0;
-		if (!R->err && P->bs.sb.child.setup_error[0])
-			R->err = xasprintf("the sandbox could not start the runner: %s", P->bs.sb.child.setup_error);
+		if (!R->err)
+			R->err = leap_sandbox_start_error(&P->bs.sb);
 	}
-	if (!R->err && R->have_cs && R->cs.sb.child.setup_error[0])
-		R->err = xasprintf("the sandbox could not start the runner: %s", R->cs.sb.child.setup_error);
+	if (!R->err && R->have_cs)
+		R->err = leap_sandbox_start_error(&R->cs.sb);
 }
 
 /* The verdict when the candidate's runner failed while timed. */

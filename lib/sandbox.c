@@ -830,6 +830,12 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
 	return 0;
 }
 
+char *leap_sandbox_start_error(const struct leap_sandbox *sb)
+{
+	return sb->child.setup_error[0] ? xasprintf("the sandbox could not start the runner: %s", sb->child.setup_error)
+					: NULL;
+}
+
 void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *killed, struct leap_buf *log,
 		      size_t maxlog)
 {

@@ -117,11 +117,16 @@ int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n);
  * end by itself; then kills its whole process group (and PID namespace), reaps it, removes
  * its temp dir and closes the descriptors. When the set-up failed before the runner was
  * executed (limits, namespaces, privileges, execve of the runner: reported on a close-on-exec
- * pipe the candidate never holds, so it cannot be forged), sb->child.setup_error says why. *status receives the wait status; *killed is 1
- * when this call had to kill it. Up to `maxlog` bytes of its output are appended to `log`
- * (UTF-8 sanitised) when log is not NULL. */
+ * pipe the candidate never holds, so it cannot be forged), leap_sandbox_start_error says
+ * why. *status receives the wait status; *killed is 1 when this call had to kill it. Up to
+ * `maxlog` bytes of its output are appended to `log` (UTF-8 sanitised) when log is not NULL. */
 void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *killed, struct leap_buf *log,
 		      size_t maxlog);
+
+/* After leap_sandbox_end: "the sandbox could not start the runner: WHY" (newly allocated)
+ * when its set-up failed, a fault of the harness or the machine and never a verdict on the
+ * candidate, though the child exited 127 as exit(127) would; NULL when the runner ran. */
+char *leap_sandbox_start_error(const struct leap_sandbox *sb);
 
 /* A short description of a wait status for the model, e.g. "crashed with SIGSEGV (invalid
  * memory access)". Static or newly allocated into *buf; returns the text. */

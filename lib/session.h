@@ -148,8 +148,9 @@ int leap_session_probe(struct leap_session *s, double *copy_gbs, double *gflops)
 
 /* Ends the session. When the child died, *why receives a new description of how (signal,
  * exit, timeout) and *timeout is 1 when it ran out of time; the child's captured output (at
- * most maxlog bytes) is appended to `log` when not NULL. s->sb.setup_error is then non-empty
- * when the sandbox failed before the runner ran: a harness error, never the candidate's. */
+ * most maxlog bytes) is appended to `log` when not NULL. leap_sandbox_start_error(&s->sb)
+ * then says when the sandbox failed before the runner ran: a harness error, never the
+ * candidate's. */
 void leap_session_end(struct leap_session *s, char **why, int *timeout, struct leap_buf *log, size_t maxlog);
 
 #endif

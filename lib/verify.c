@@ -413,15 +413,12 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	struct leap_buf output = {0};
 	struct leap_run_reply last = s.last;
 	leap_session_end(&s, &why, &timeout, &output, MAX_OUTPUT);
-	char *fault = NULL; /* the harness's or the machine's, never a verdict on the candidate */
-	if (s.sb.child.setup_error[0]) {
-		/* The runner never ran (a runner that cannot be executed, the process limit of the
-		 * sandbox user reached at execve...), though the child exited 127 like exit(127) would. */
-		fault = xasprintf("the sandbox could not start the runner: %s", s.sb.child.setup_error);
-	} else if (vr.r == LEAP_SESS_REPLY && vr.phase_case < 0 && last.status == LEAP_RUN_NOMEM) {
-		/* the runner makes its buffers before it loads the candidate */
+	/* the harness's or the machine's faults, never a verdict on the candidate: a runner that
+	 * never ran (one that cannot be executed, the process limit of the sandbox user reached
+	 * at execve...), or one that could not make its buffers (before it loads the candidate) */
+	char *fault = leap_sandbox_start_error(&s.sb);
+	if (!fault && vr.r == LEAP_SESS_REPLY && vr.phase_case < 0 && last.status == LEAP_RUN_NOMEM)
 		fault = xasprintf("the runner could not make its buffers: %s", last.msg);
-	}
 	if (fault) {
 		*err = fault;
 		free(why);
