@@ -119,10 +119,7 @@ sys.exit(1 if bad or n == 0 else 0)
 }
 
 @test "reals are written in their shortest round-trip form: leap_fmt_double on 300 000 doubles" {
-	# linked like the programs (sanitized when the build is: make check SANITIZE=1)
-	san=$(grep -o -- '-fsanitize=[a-z,]*' "$ROOT/build/flags" | head -n 1 || true)
-	cc -std=c11 -D_GNU_SOURCE $san -I"$ROOT/lib" -o "$BATS_TEST_TMPDIR/fmt" "$FIXTURES/conventions/fmt_double.c" \
-		"$ROOT/lib/libleap.a" -ljansson -lcrypto -lm -ldl
+	link_with_lib "$FIXTURES/conventions/fmt_double.c" "$BATS_TEST_TMPDIR/fmt"
 	# random bit patterns, powers of two (where the doubles around are unevenly spaced),
 	# subnormals, short decimals, large integers; each must read back to the same bits, in
 	# no more digits than Python's repr (the shortest), in %g's style

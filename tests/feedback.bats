@@ -122,9 +122,7 @@ turn() {
 		return argc != 2;
 	}
 	C
-	local san=""
-	nm "$ROOT/lib/libleap.a" 2>/dev/null | grep -q __asan_ && san="-fsanitize=address,undefined" # make SANITIZE=1
-	cc $san -I"$ROOT/lib" -o "$T/k" "$T/k.c" "$ROOT/lib/libleap.a" -ljansson -lcrypto -ldw -lelf -lm -ldl
+	link_with_lib "$T/k.c" "$T/k"
 	run -0 "$T/k" "$art"
 	assert_output "2 detail::fill<...>, add_kernel"
 	# a cpu artifact has none

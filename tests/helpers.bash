@@ -22,6 +22,17 @@ skip_unless_gpu() {
 		skip "no CUDA GPU visible (nvidia-smi -L lists none)"
 }
 
+# link_with_lib SRC OUT: compiles the C file SRC against lib/libleap.a into OUT, linked as the
+# programs are (build/flags: sanitized when the build is, make check SANITIZE=1, and the same
+# libraries).
+link_with_lib() {
+	local san libs
+	san=$(grep -o -- '-fsanitize=[a-z,]*' "$ROOT/build/flags" | head -n 1 || true)
+	libs=$(grep -o -- ' -l[a-z0-9]*' "$ROOT/build/flags" | tr -d '\n')
+	# shellcheck disable=SC2086
+	cc -std=c11 -D_GNU_SOURCE $san -I"$ROOT/lib" -o "$2" "$1" "$ROOT/lib/libleap.a" $libs
+}
+
 # json_field FILE JQ: prints the result of a jq filter over one JSON document.
 json_field() {
 	jq -r "$2" <"$1"

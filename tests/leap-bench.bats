@@ -155,10 +155,7 @@ honest() {
 }
 
 @test "class 2: the memoisation rule needs the raw times and the times relative to the baseline to agree" {
-	san=$(grep -o -- '-fsanitize=[a-z,]*' "$ROOT/build/flags" | head -n 1 || true)
-	libs=$(grep -o -- ' -l[a-z0-9]*' "$ROOT/build/flags" | tr -d '\n')
-	cc -std=c11 -D_GNU_SOURCE $san -I"$ROOT/lib" -o "$BATS_TEST_TMPDIR/rule" "$FIXTURES/leap-bench/memo_rule.c" \
-		"$ROOT/lib/libleap.a" $libs
+	link_with_lib "$FIXTURES/leap-bench/memo_rule.c" "$BATS_TEST_TMPDIR/rule"
 	# name, new sets (median lo hi), repeats (median lo hi), baseline medians beside each phase
 	run -0 "$BATS_TEST_TMPDIR/rule" <<-EOF
 		memo 30 29 31 3 2.9 3.1 10 10

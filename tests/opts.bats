@@ -4,10 +4,7 @@
 load helpers
 
 setup() {
-	# linked like the programs (sanitized when the build is: make check SANITIZE=1)
-	san=$(grep -o -- '-fsanitize=[a-z,]*' "$ROOT/build/flags" | head -n 1 || true)
-	cc -std=c11 -D_GNU_SOURCE $san -I"$ROOT/lib" -o "$BATS_TEST_TMPDIR/opts" "$FIXTURES/opts/opts_check.c" \
-		"$ROOT/lib/libleap.a" -ljansson -lcrypto -lm -ldl
+	link_with_lib "$FIXTURES/opts/opts_check.c" "$BATS_TEST_TMPDIR/opts"
 }
 
 @test "opts: the help of each entry starts at the column, two spaces after longer names; --x, --y share a line" {
