@@ -88,13 +88,6 @@ static char **child_env(const char *dir)
 	return env;
 }
 
-void leap_strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /*
  * Describes the child of one run in *ch (lib/child.h): argv in `dir` with env, stdin from
  * /dev/null `nul`, stdout and stderr on `out`, the limits, and with `ns` (c->ns or 0) a

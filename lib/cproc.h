@@ -21,9 +21,6 @@ struct leap_crun {
  * path, or NULL. */
 char *leap_find_program(const char *name);
 
-/* Frees a NULL-terminated vector of strings and the strings (NULL is fine). */
-void leap_strv_free(char **v);
-
 /* Runs argv[0] (an absolute path) in `dir` under c's process rules (see cproc.c): the clean
  * environment, its own process group (registered in c until reaped, so that
  * leap_compiler_abort kills it), stdin from /dev/null, output captured, limits `mem` and

@@ -695,9 +695,7 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	describe(o, sb, &f, argv, envp, in_fd, art_fd, out_fd, &plan, &sb->child);
 	int started = spawn(env, o, &sb->child);
 	int e = errno;
-	for (size_t i = 0; envp[i]; i++)
-		free(envp[i]);
-	free(envp);
+	leap_strv_free(envp);
 	if (started) {
 		*err = xasprintf("cannot start a sandboxed process: %s", strerror(e));
 		goto fail;

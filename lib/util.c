@@ -114,6 +114,13 @@ char *xstrdup(const char *s)
 	return xstrndup(s, strlen(s));
 }
 
+void leap_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
 char *xstrndup(const char *s, size_t n)
 {
 	char *p = xmalloc(n + 1);

@@ -41,6 +41,8 @@ void *xrealloc(void *p, size_t n);
 /* Grows *p (of *cap elements of size `size`) to hold at least `need` elements. */
 void xgrow(void **p, size_t *cap, size_t need, size_t size);
 char *xstrdup(const char *s);
+/* Frees a NULL-terminated vector of strings and the strings (NULL is fine). */
+void leap_strv_free(char **v);
 char *xstrndup(const char *s, size_t n);
 /* Returns a newly allocated formatted string; dies on exhaustion. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
