@@ -46,11 +46,18 @@ verified() {
 # on a loaded machine even --target-ci 1 can be missed (one block three times the median).
 TIMED='if .bench.status == "noisy" then "timed" elif .bench.status == "ok" then "timed" else .bench.status end'
 
+# SLACK: jq, how far an ok speedup may be from its true ratio: what the bench object says it
+# knows (the candidate's and the baseline's intervals, plus --baseline-tolerance, default 0.05,
+# when the baseline is a cached one confirmed by checks; leap-bench(1)), at least 10%.
+# (CI of 2026-12-03: an honest kernel at 5.07 ms +-8.4% against a cached 5.62 ms, 1.11x, failed
+# a flat 10%.)
+SLACK='(.rel_ci + .baseline_rel_ci + (if .baseline_cached then 0.05 else 0 end)) as $s | if $s > 0.1 then $s else 0.1 end'
+
 # honest RECORD: a correct candidate after a hostile one: it passes and is timed honestly (ok with
-# a speedup within 10% of its true ratio, 1, or noisy with no speedup).
+# a speedup within SLACK of its true ratio, 1, or noisy with no speedup).
 honest() {
-	jq -e '.status == "pass" and ((.bench.status == "ok" and (.bench.speedup - 1 | fabs) <= 0.1) or
-		(.bench.status == "noisy" and .bench.speedup == 0))' <<<"$1" >/dev/null ||
+	jq -e ".status == \"pass\" and ((.bench.status == \"ok\" and (.bench.speedup - 1 | fabs) <= (.bench | $SLACK)) or
+		(.bench.status == \"noisy\" and .bench.speedup == 0))" <<<"$1" >/dev/null ||
 		{ echo "not honest: $(jq -c '[.name, .status, .bench.status, .bench.speedup, .bench.message]' <<<"$1")"; return 1; }
 }
 
@@ -207,7 +214,7 @@ honest() {
 	run -0 leap-bench --max-time 1 --target-ci 0.1 "$BATS_TEST_TMPDIR/in.jsonl"
 	out=$output
 	# never a speedup above what they earned (their own spinning slows only themselves)...
-	run -0 jq -r 'select(.name != "correct") | .bench | "\(.status) \(.speedup <= 1.1)"' <<<"$out"
+	run -0 jq -r "select(.name != \"correct\") | .bench | \"\\(.status) \\(.speedup <= 1 + ($SLACK))\"" <<<"$out"
 	refute_output --partial false
 	# ... the freezer held (the spinners ran only inside the candidate's blocks, where the CPU
 	# time counts against it) ...
