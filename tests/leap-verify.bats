@@ -4,7 +4,7 @@ load helpers
 load artifact
 
 HOSTILE="wrong zeros unwritten half noop nan modify_input static_cache segv abort overflow exit spin sleep
-	forkbomb alloc hugefile stdout env_secret escape kill_parent thread_late close_fds scribble"
+	forkbomb alloc hugefile stdout env_secret escape kill_parent thread_late close_fds scribble guard_fill"
 
 setup_file() {
 	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
@@ -104,6 +104,13 @@ verdict() {
 
 @test "writing past the end of an output buffer is caught by the guard" {
 	run -0 jq -r 'select(.name == "overflow") | "\(.status): \(.verify.message)"' "$OUT"
+	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1."
+}
+
+@test "the rest of an output's page filled with one value is caught" {
+	# the guard check compares the first byte with the canary and each byte with the next
+	# (lib/session.c all_canary): a uniform fill passes the second test only
+	run -0 jq -r 'select(.name == "guard_fill") | "\(.status): \(.verify.message)"' "$OUT"
 	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1."
 }
 
