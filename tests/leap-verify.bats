@@ -114,6 +114,15 @@ verdict() {
 	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1."
 }
 
+@test "max_rel_err is the largest relative error: 0 when exact, within (2^-24, 2^-23] one ulp off" {
+	compiled_record vector_add "$ART/ulp.so" '{"name":"ulp"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	compiled_record vector_add "$ART/correct.so" '{"name":"exact"}' >>"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '"\(.name) \(.status) \(.verify.max_rel_err > pow(2; -24) and .verify.max_rel_err <= pow(2; -23)) \(.verify.max_abs_err > 0)"' <<<"$output"
+	assert_line --index 0 "ulp pass true true"
+	assert_line --index 1 "exact pass false false"
+}
+
 @test "exit() inside the kernel is a runtime error" {
 	run -0 jq -r 'select(.name == "exit") | "\(.status): \(.verify.message)"' "$OUT"
 	assert_output --partial "runtime_error: Your code exited with status 0 during the call"
