@@ -193,6 +193,11 @@ static _Noreturn void in_child(struct leap_child *c, pid_t parent)
 	hide_dirs(c);
 	if (c->late)
 		c->late(c, c->arg);
+	leap_child_exec(c);
+}
+
+_Noreturn void leap_child_exec(const struct leap_child *c)
+{
 	if (!c->argv)
 		_exit(0);
 	if (c->exec_fd >= 0)

@@ -122,6 +122,10 @@ void leap_child_kill(pid_t pid);
  * no child. */
 int leap_child_finish(struct leap_child *ch, double grace);
 
+/* In the child: executes the program (exit 0 when there is none), or reports why it could
+ * not (leap_child_fail). A `late` hook that forks may call it from its child. */
+_Noreturn void leap_child_exec(const struct leap_child *ch);
+
 /* In the child: reports the set-up failure `what` (with errno) and exits 127 (contract 4). */
 _Noreturn void leap_child_fail(const struct leap_child *ch, const char *what);
 

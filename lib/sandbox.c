@@ -382,6 +382,55 @@ static void hold(const struct leap_child *ch, void *arg)
 		_exit(127); /* the parent gave up on this sandbox */
 }
 
+/* What the runner's side of start_runner needs. */
+struct runner_start {
+	const struct leap_child *ch;
+	sigset_t mask; /* PID 1's signal mask before start_runner blocked every signal */
+};
+
+/* The runner's side of start_runner, on PID 1's memory until execve: handlers back to the
+ * default (its own table: no CLONE_SIGHAND), the signal mask PID 1 had, death with PID 1,
+ * then lib/child.c's execve. */
+static int runner_side(void *arg)
+{
+	const struct runner_start *rs = arg;
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction cur;
+		if (sig != SIGKILL && sig != SIGSTOP && !sigaction(sig, NULL, &cur) && cur.sa_handler != SIG_DFL &&
+		    cur.sa_handler != SIG_IGN)
+			sigaction(sig, &dfl, NULL);
+	}
+	sigprocmask(SIG_SETMASK, &rs->mask, NULL);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		leap_child_fail(rs->ch, "prctl");
+	leap_child_exec(rs->ch);
+}
+
+/* Starts the runner as PID 2 of the sandbox. It shares PID 1's memory until its execve
+ * (CLONE_VM | CLONE_VFORK, as posix_spawn does; PID 1 waits meanwhile): a fork would copy
+ * every page table of leap-verify's image a second time, to be thrown away by the execve,
+ * about a twentieth of a trivial candidate's cost (bench/README.md section 3). Every signal is
+ * blocked across the clone, so that no handler of ours runs on the shared memory. Returns the
+ * runner's pid, or -1. */
+static pid_t start_runner(const struct leap_child *ch)
+{
+	/* the runner's stack until its execve: here, so that no limit of ours can refuse it */
+	_Alignas(64) char stack[64 * 1024];
+	struct runner_start rs = {.ch = ch};
+	sigset_t all;
+	sigfillset(&all);
+	if (sigprocmask(SIG_SETMASK, &all, &rs.mask))
+		return -1;
+	pid_t r = clone(runner_side, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &rs);
+	int e = errno;
+	sigprocmask(SIG_SETMASK, &rs.mask, NULL);
+	errno = e;
+	return r;
+}
+
 /* lib/child.c's `late` hook, after the descriptors (the log is 2, the set-up pipe 8 and the
  * freezing control socket 9, both close-on-exec: the runner never holds them), the runner
  * opened, the limits, the temp dir, the user mapping and the hidden directories: the rest of
@@ -410,12 +459,10 @@ static void finish_child(const struct leap_child *ch, void *arg)
 		 * exit code (128 + signal); when we exit the kernel kills whatever it left. */
 		wipe_cmdline();
 		prctl(PR_SET_DUMPABLE, 0); /* before the runner exists, not after */
-		pid_t r = fork();
+		pid_t r = start_runner(ch);
 		if (r < 0)
-			child_fail(p, "fork");
-		if (r > 0)
-			reaper(r, ch->nfd > 9 && ch->fd[9] >= 0 ? 9 : -1);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+			child_fail(p, "starting the runner");
+		reaper(r, ch->nfd > 9 && ch->fd[9] >= 0 ? 9 : -1);
 	}
 }
 

@@ -123,6 +123,15 @@ verdict() {
 	assert_line --index 1 "exact pass false false"
 }
 
+@test "the runner starts as a fresh program: no signal blocked, no handler of leap-verify's" {
+	# lib/sandbox.c start_runner blocks every signal while PID 1 clones the runner
+	compiled_record vector_add "$ART/sigmask.so" '{"name":"sigmask"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify --seed 7 "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -r .status <<<"$output")" = pass ] || { jq -c .verify <<<"$output"; false; }
+	run -0 leap-verify --seed 7 --no-namespaces "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -r .status <<<"$output")" = pass ]
+}
+
 @test "exit() inside the kernel is a runtime error" {
 	run -0 jq -r 'select(.name == "exit") | "\(.status): \(.verify.message)"' "$OUT"
 	assert_output --partial "runtime_error: Your code exited with status 0 during the call"
