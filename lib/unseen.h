@@ -38,8 +38,8 @@ struct leap_root {
 /* The other half of the policy: the only things a runner's file system holds besides its own
  * empty /tmp, /var/tmp, /dev/shm, its temp dir and a /proc of its PID namespace. Read-only
  * binds of the directories the dynamic loader searches (the one holding the C library, the
- * loader's, /etc/ld.so.conf.d's, LD_LIBRARY_PATH's: they hold libc, libm, libgomp, libstdc++,
- * libseccomp and the CUDA driver's libraries, which the driver opens by name), the symbolic
+ * loader's, /etc/ld.so.conf.d's, LD_LIBRARY_PATH's: they hold libc, libm, libgomp, libstdc++
+ * and the CUDA driver's libraries, which the driver opens by name), the symbolic
  * links /lib, /lib64... that lead there, /etc/ld.so.cache, the device nodes null, zero, full,
  * random, urandom and nvidia* (the directory nvidia-caps too), and on a machine with an NVIDIA device /sys (its mounts left
  * out: the driver reads the PCI topology). Directories under a directory of `unseen`

@@ -17,6 +17,18 @@ build/runner/%.o: runner/%.c runner/backend.h runner/crash.h runner/filter.h lib
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
+# The system-call filter's BPF program, made from runner/policy.h by libseccomp at build time:
+# the runners install it without compiling rules (or linking libseccomp) at every start.
+build/runner/mkfilter: runner/mkfilter.c runner/policy.h build/flags
+	@mkdir -p $(@D)
+	$(CC) $(RUNNER_CFLAGS) -o $@ $< -lseccomp
+
+build/runner/filter_bpf.h: build/runner/mkfilter
+	$< >$@.tmp && mv $@.tmp $@
+
+build/runner/filter.o: build/runner/filter_bpf.h runner/policy.h
+build/runner/filter.o: RUNNER_CFLAGS += -Ibuild/runner
+
 build/runner/runproto.o: lib/runproto.c lib/runproto.h
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
@@ -25,7 +37,7 @@ RUNNER_OBJ = build/runner/run.o build/runner/crash.o build/runner/filter.o build
 
 libexec/leap-run-cpu: $(RUNNER_OBJ) build/runner/cpu.o
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ -ldl -lseccomp
+	$(CC) -o $@ $^ -ldl
 
 build/runner/cuda.o: runner/cuda.cu runner/backend.h lib/runproto.h lib/abi.h
 	@mkdir -p $(@D)
@@ -33,7 +45,7 @@ build/runner/cuda.o: runner/cuda.cu runner/backend.h lib/runproto.h lib/abi.h
 
 libexec/leap-run-cuda: $(RUNNER_OBJ) build/runner/cuda.o
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_ARCH) -o $@ $^ -ldl -lseccomp
+	$(NVCC) $(NVCC_ARCH) -o $@ $^ -ldl
 
 install: install-runners
 .PHONY: install-runners

@@ -229,6 +229,16 @@ incbin_rec() {
 	rec_file vector_add cpu "$T/getpid.c" | leap-compile | leap-verify | jq -e '.status == "pass"'
 }
 
+@test "verify: the runners load the program libseccomp made at build time and do not link it" {
+	# runner/mkfilter.c makes it from runner/policy.h; the runners' start no longer compiles rules
+	run -0 readelf -d "$ROOT/libexec/leap-run-cpu"
+	assert_output --partial libc.so
+	refute_output --partial libseccomp
+	run -0 "$ROOT/build/runner/mkfilter"
+	[ "$output" = "$(cat "$ROOT/build/runner/filter_bpf.h")" ]
+	[[ "$output" == *"0xc000003e"* || "$(uname -m)" != x86_64 ]] # the architecture check (AUDIT_ARCH_X86_64)
+}
+
 @test "verify: clone with a namespace flag is trapped; clone3 answers ENOSYS, threads still start" {
 	cat >"$T/k.c" <<'EOF2'
 #define _GNU_SOURCE
