@@ -31,3 +31,12 @@ timed() {
 	T_CPU=$(awk -v a="$us" -v b="$sy" 'BEGIN { printf "%.2f", a + b }')
 	rm -f "$tf" "$tf.err"
 }
+
+# trivial_records DIR N: DIR/correct.so, a correct vector_add (the trivial kernel, where
+# leap-verify's own cost is everything), and DIR/in.jsonl, N compiled records of it: the
+# input of verify-overhead.sh and verify-ab.sh. Needs PATH and LEAP_TASKS set.
+trivial_records() {
+	source tests/artifact.bash
+	build_artifact vector_add tests/fixtures/leap-verify/correct.c "$1/correct.so" || return 1
+	for _ in $(seq "$2"); do compiled_record vector_add "$1/correct.so"; done >"$1/in.jsonl"
+}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # verify-ab.sh - leap-verify's CPU per candidate in two builds, run interleaved, so that a
 # machine whose load changes (other tenants) weighs on both alike: the way to tell whether a
-# change made verification cheaper. The records are verify-overhead.sh's (vector_add, a
-# correct trivial kernel); each round verifies them once with each build.
+# change made verification cheaper. The records are verify-overhead.sh's (trivial_records in
+# bench/lib.sh: a correct vector_add); each round verifies them once with each build.
 # usage: bench/verify-ab.sh OLD_TREE [ROUNDS] [RECORDS]   (OLD_TREE: another built checkout)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,12 +11,11 @@ rounds=${2:-10}
 n=${3:-300}
 [ -x "$old/bin/leap-verify" ] || { echo "verify-ab: $old/bin/leap-verify: not built" >&2; exit 2; }
 export PATH="$PWD/bin:$PATH" LEAP_TASKS="$PWD/tasks"
+. bench/lib.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export LEAP_CACHE="$work/cache"
-source tests/artifact.bash
-build_artifact vector_add tests/fixtures/leap-verify/correct.c "$work/correct.so"
-for _ in $(seq "$n"); do compiled_record vector_add "$work/correct.so"; done >"$work/in.jsonl"
+trivial_records "$work" "$n"
 for b in "$old" "$PWD"; do "$b/bin/leap-verify" --seed 1 <(head -1 "$work/in.jsonl") >/dev/null; done
 echo "leap-verify CPU (user + sys, children included) per candidate, ms; $rounds rounds of $n records"
 echo "load at the start: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -13,10 +13,8 @@ export PATH="$PWD/bin:$PATH" LEAP_TASKS="$PWD/tasks"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export LEAP_CACHE="$work/cache"
-source tests/artifact.bash
-build_artifact vector_add tests/fixtures/leap-verify/correct.c "$work/correct.so"
+trivial_records "$work" "$n"
 build_artifact vector_add tasks/vector_add/reference.c "$work/reference.so"
-for _ in $(seq "$n"); do compiled_record vector_add "$work/correct.so"; done >"$work/in.jsonl"
 leap-verify --seed 1 "$@" <(head -1 "$work/in.jsonl") >/dev/null # builds and caches the reference
 
 bench_header "leap-verify's overhead per candidate (cpu backend, vector_add)" \
