@@ -19,6 +19,20 @@ record() {
 
 # ---- nvcc: one lookup for make, leap-compile and the baselines ----
 
+@test "nvcc on PATH alone: make builds the cuda runner with it (its real path), its headers give the runtime version" {
+	skip_unless_nvcc
+	mkdir -p "$T/bin"
+	ln -s "$(readlink -f "$NVCC_REAL")" "$T/bin/nvcc"
+	CUDA_HOME=/nonexistent PATH="$T/bin:$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/gpu.c -C "$ROOT" all
+	assert_line --partial "$(readlink -f "$NVCC_REAL") -O3"
+	assert_line --partial "-o libexec/leap-run-cuda"
+	assert_line --regexp "-DLEAP_CUDART_VERSION=[0-9]+ .*-o build/lib/gpu.o lib/gpu.c"
+	# nowhere: no runner, no runtime version
+	CUDA_HOME=/nonexistent PATH="$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/gpu.c -C "$ROOT" all
+	refute_line --partial "leap-run-cuda"
+	refute_line --partial "LEAP_CUDART_VERSION"
+}
+
 @test "nvcc: leap-compile and the baselines' build look in the same places (\$NVCC, CUDA_HOME, PATH)" {
 	skip_unless_nvcc
 	record "$LEAP_TASKS/vector_add/baseline.cu" vector_add >"$T/in.jsonl"
