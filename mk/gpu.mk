@@ -1,12 +1,24 @@
-# gpu.mk - the GPU machine's tools: build/gpu/prebuild (tests/gpu/prebuild.c) builds tasks'
-# references and cuda baselines into a cache, as leap-verify and leap-bench would on first use,
-# so that a machine lent a GPU for minutes builds none of them.
+# gpu.mk - the GPU machine's tools: `make doctor` (what leap will and will not enforce on this
+# node, and why: tests/gpu/doctor.sh with its probes, tests/gpu/probe.c) and build/gpu/prebuild
+# (tests/gpu/prebuild.c: tasks' references and cuda baselines built into a cache, as leap-verify
+# and leap-bench would on first use, so that a machine lent a GPU for minutes builds none).
 
-GPU_TOOLS := build/gpu/prebuild
+GPU_TOOLS := build/gpu/probe build/gpu/prebuild
+ifeq ($(HAVE_NVCC),1)
+# the driver's types for the CUDA probes (the entry points are looked up at run time)
+PROBE_CUDA := -DLEAP_PROBE_CUDA -isystem $(CUDA_INCLUDE)
+endif
 
-.PHONY: gpu-tools
+.PHONY: doctor gpu-tools
 gpu-tools: $(GPU_TOOLS)
+
+build/gpu/probe: tests/gpu/probe.c lib/libleap.a build/flags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PROBE_CUDA) $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)
 
 build/gpu/prebuild: tests/gpu/prebuild.c lib/libleap.a build/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)
+
+doctor: all gpu-tools
+	@bash tests/gpu/doctor.sh
