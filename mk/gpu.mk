@@ -1,10 +1,12 @@
 # gpu.mk - the GPU machine's tools: `make doctor` (what leap will and will not enforce on this
 # node, and why: tests/gpu/doctor.sh with its probes, tests/gpu/probe.c) and build/gpu/prebuild
 # (tests/gpu/prebuild.c: tasks' references and cuda baselines built into a cache, as leap-verify
-# and leap-bench would on first use, so that a machine lent a GPU for minutes builds none).
+# and leap-bench would on first use, so that a machine lent a GPU for minutes builds none) and
+# build/gpu/eventloop (tests/gpu/eventloop.cu, the independent timing check-gpu compares with).
 
 GPU_TOOLS := build/gpu/probe build/gpu/prebuild
 ifeq ($(HAVE_NVCC),1)
+GPU_TOOLS += build/gpu/eventloop
 # the driver's types for the CUDA probes (the entry points are looked up at run time)
 PROBE_CUDA := -DLEAP_PROBE_CUDA -isystem $(CUDA_INCLUDE)
 endif
@@ -20,5 +22,11 @@ build/gpu/prebuild: tests/gpu/prebuild.c lib/libleap.a build/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)
 
+build/gpu/eventloop: tests/gpu/eventloop.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 $(NVCC_ARCH) -o $@ $<
+
 doctor: all gpu-tools
 	@bash tests/gpu/doctor.sh
+
+check-gpu: gpu-tools

@@ -169,11 +169,11 @@ no_unearned() {
 
 eventloop() {
 	local plain leap
-	timeout 300 "$NVCC" -O2 -o "$W/eventloop" tests/gpu/eventloop.cu 2>"$W/eventloop.err" || {
-		detail="nvcc could not build tests/gpu/eventloop.cu: $(head -1 "$W/eventloop.err")"
+	[ -x build/gpu/eventloop ] || {
+		detail="build/gpu/eventloop is not built (make gpu-tools where nvcc is found)"
 		return 1
 	}
-	plain=$(timeout 120 "$W/eventloop" 67108864 2>"$W/eventloop.err")
+	plain=$(timeout 120 build/gpu/eventloop 67108864 2>"$W/eventloop.err" | jq -r .flushed_ms)
 	leap=$(timeout 180 leap-bench --max-time 4 --no-baseline-cache --task vector_add tasks/vector_add/baseline.cu 2>&1 |
 		awk '$1 == "candidate" { print $2 }')
 	detail="vector_add n = 2^26: event loop ${plain:-?} ms, leap-bench ${leap:-?} ms"
