@@ -1,8 +1,12 @@
 # gpu.mk - the GPU machine's tools: `make doctor` (what leap will and will not enforce on this
-# node, and why: tests/gpu/doctor.sh with its probes, tests/gpu/probe.c) and build/gpu/prebuild
-# (tests/gpu/prebuild.c: tasks' references and cuda baselines built into a cache, as leap-verify
-# and leap-bench would on first use, so that a machine lent a GPU for minutes builds none) and
-# build/gpu/eventloop (tests/gpu/eventloop.cu, the independent timing check-gpu compares with).
+# node, and why: tests/gpu/doctor.sh with its probes, tests/gpu/probe.c); `make gpu-prepare`
+# (everything `make check-gpu` runs, built here once into build/gpu/prep and packed into
+# build/gpu-prep.tar.gz, so that a GPU machine without nvcc, leap's build libraries or a
+# network builds nothing: tests/gpu/check-gpu.sh --prepare); and their programs:
+# build/gpu/prebuild (tests/gpu/prebuild.c: tasks' references and cuda baselines built into a
+# cache, as leap-verify and leap-bench would on first use) and build/gpu/eventloop
+# (tests/gpu/eventloop.cu, the independent timing check-gpu compares with). `make check-gpu`
+# (runners.mk) prepares first; bench/README.md section 4 says how a GPU session runs it.
 
 GPU_TOOLS := build/gpu/probe build/gpu/prebuild
 ifeq ($(HAVE_NVCC),1)
@@ -11,7 +15,7 @@ GPU_TOOLS += build/gpu/eventloop
 PROBE_CUDA := -DLEAP_PROBE_CUDA -isystem $(CUDA_INCLUDE)
 endif
 
-.PHONY: doctor gpu-tools
+.PHONY: doctor gpu-prepare gpu-tools
 gpu-tools: $(GPU_TOOLS)
 
 build/gpu/probe: tests/gpu/probe.c lib/libleap.a build/flags
@@ -29,4 +33,8 @@ build/gpu/eventloop: tests/gpu/eventloop.cu
 doctor: all gpu-tools
 	@bash tests/gpu/doctor.sh
 
-check-gpu: gpu-tools
+# up to date when its content stamp matches (the script says so): nothing is rebuilt
+gpu-prepare: all gpu-tools
+	@bash tests/gpu/check-gpu.sh --prepare
+
+check-gpu: gpu-prepare
