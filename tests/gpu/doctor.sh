@@ -48,7 +48,7 @@ say() {
 	fi
 	printf '%-9s %s: %s\n' "$([ "$st" = fail ] && echo FAIL || echo "$st")" "$name" "$detail"
 	[ -n "$fb" ] && printf '%-9s -> %s\n' "" "$fb"
-	if [ -n "$json" ] && command -v jq >/dev/null; then
+	if [ -n "$json" ] && jq -n 1 >/dev/null 2>&1; then
 		jq -nc --arg n "$name" --arg s "$st" --arg d "$detail" --arg f "$fb" --arg o "${fb:+$opt}" \
 			'{name: $n, status: $s, detail: $d, fallback: (if $f == "" then null else $f end), option: (if $o == "" then null else $o end)}' >>"$json"
 	fi
@@ -76,7 +76,9 @@ has_lib() {
 }
 
 toolchain() {
-	local nvcc inc rel
+	local nvcc inc rel missing=fail
+	# a tree built elsewhere that runs here needs no compiler nor headers to run, only to rebuild
+	bin/leap-verify --version >/dev/null 2>&1 && missing=fallback
 	nvcc=$(gpu_nvcc_name)
 	if [ -n "$nvcc" ]; then
 		rel=$("$nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')
@@ -87,7 +89,7 @@ toolchain() {
 			"no cuda candidate compiles here and no cuda runner is built; the cpu backend works; a GPU run needs a tree built elsewhere (make gpu-prepare; bench/README.md section 4)"
 	fi
 	if ! command -v cc >/dev/null; then
-		say fail "C compiler" "cc not found" "leap cannot build, nor compile a cpu candidate or a reference"
+		say $missing "C compiler" "cc not found" "leap cannot be built here, nor a cpu candidate or a reference compiled (a prepared tree needs neither: make gpu-prepare)"
 	else
 		say ok "C compiler" "$(command -v cc) ($(cc --version 2>/dev/null | head -1))"
 		local spec h lib what
@@ -96,9 +98,9 @@ toolchain() {
 			"seccomp.h - libseccomp (the runner's filter, made at build time)"; do
 			read -r h lib what <<<"$spec"
 			if ! has_header "$h"; then
-				say fail "build library" "$what: $h missing" "leap does not build here: install its -dev package (sh tests/deps.sh check), or build elsewhere and bring the tree (bench/README.md section 4)"
+				say $missing "build library" "$what: $h missing" "leap cannot be built here: install its -dev package (sh tests/deps.sh check), or build elsewhere and bring the tree (bench/README.md section 4)"
 			elif [ "$lib" != - ] && ! has_lib "$lib"; then
-				say fail "build library" "$what: $h present, $lib not in the loader's cache" "install the runtime package"
+				say $missing "build library" "$what: $h present, $lib not in the loader's cache" "install the runtime package"
 			else
 				say ok "build library" "$what"
 			fi
@@ -178,7 +180,7 @@ kernel() {
 # A cpu candidate through leap-compile and leap-verify, in the real sandbox: the record's status
 # (JSON) and whatever leap warned.
 cpu_pipeline() {
-	if [ ! -x bin/leap-verify ] || ! command -v jq >/dev/null || ! command -v cc >/dev/null; then
+	if [ ! -x bin/leap-verify ] || ! jq -n 1 >/dev/null 2>&1 || ! command -v cc >/dev/null; then
 		say skip "cpu pipeline" "needs bin/ built, jq and cc"
 		return
 	fi
