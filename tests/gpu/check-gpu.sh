@@ -81,10 +81,13 @@ left() { echo $((DEADLINE - (SECONDS - START))); }
 
 # ---- preparing: everything the run needs, built here once ----
 
+# What --prepare makes, by version: bump it when prepare() makes something else.
+PREP_FORMAT=2
+
 # The stamp of a prepared tree: what it was built from (sources, programs, selection, arch).
 stamp() {
 	{
-		echo "tasks: $TASKS; arch: $1; nvcc: $2"
+		echo "format $PREP_FORMAT; tasks: $TASKS; arch: $1; nvcc: $2"
 		cat tests/fixtures/gpu/*.cu tests/gpu/eventloop.cu
 		for t in $TASKS vector_add row_sum; do cat tasks/"$t"/*; done
 		cat bin/leap-compile bin/leap-verify bin/leap-bench "$LIBEXEC"/leap-run-cuda 2>/dev/null
@@ -158,9 +161,11 @@ prepare() {
 	fi
 	jq -c --arg root "$ROOT/" 'del(.code) | .compile.artifact |= ltrimstr($root)' "$W/compiled.jsonl" >"$PREP/records.jsonl"
 	build/gpu/prebuild "$PREP/cache" "$PREP"/suite/* >"$PREP/trusted.txt" || return 1
-	# the libraries leap's programs load beyond the C library's, for a machine without them
+	# the libraries leap's programs and jq load beyond the C library's, and jq itself, for a
+	# machine without them
 	local lib
-	for lib in $(ldd bin/leap-verify bin/leap-bench bin/leap-compile "$LIBEXEC"/leap-run-* 2>/dev/null |
+	mkdir -p "$PREP/bin" && cp -L "$(command -v jq)" "$PREP/bin/jq"
+	for lib in $(ldd bin/leap-verify bin/leap-bench bin/leap-compile "$LIBEXEC"/leap-run-* "$PREP/bin/jq" 2>/dev/null |
 		awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u); do
 		case "$(basename "$lib")" in
 		libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | ld-linux*) ;;
@@ -222,7 +227,8 @@ check() {
 		nfail=$((nfail + 1))
 	fi
 	[ $res = SKIP ] && detail=$why
-	jq -nc --arg c "$name" --arg r "$res" --arg d "$detail" '{check: $c, result: $r, detail: $d}' >>"$W/checks.jsonl"
+	jq -n 1 >/dev/null 2>&1 &&
+		jq -nc --arg c "$name" --arg r "$res" --arg d "$detail" '{check: $c, result: $r, detail: $d}' >>"$W/checks.jsonl"
 }
 
 # bounded STEP CAP CMD...: runs CMD (stdout to $W/STEP.jsonl, stderr to $W/STEP.err) under
@@ -305,26 +311,38 @@ setup() {
 			return 1
 		}
 	fi
-	# leap's programs must load: the libraries the build machine had and this one lacks come
-	# from $PREP/rt, copied (the runners' minimal root cannot follow a link out of it)
-	if ! bin/leap-verify --version >/dev/null 2>&1 || ! bin/leap-bench --version >/dev/null 2>&1; then
-		mkdir -p "$PREP/rt-used"
-		for e in $(ldd bin/leap-verify bin/leap-bench "$LIBEXEC"/leap-run-cuda 2>/dev/null | awk '/not found/ { print $1 }' | sort -u); do
-			cp "$PREP/rt/$e" "$PREP/rt-used/" 2>/dev/null
-		done
-		export LD_LIBRARY_PATH=$PREP/rt-used${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-		if ! bin/leap-verify --version >/dev/null 2>&1; then
-			detail="bin/leap-verify does not load: $(bin/leap-verify --version 2>&1 | head -1)"
-			why="leap's programs do not load here"
-			return 1
-		fi
-		echo "check-gpu: leap's programs load with the libraries of $PREP/rt-used: $(ls "$PREP/rt-used" | tr '\n' ' ')"
-	fi
+	runtime || return 1
 	set -a
 	. "$PREP/env"
 	set +a
 	export LEAP_CACHE=$PREP/cache
 	detail="runner $LIBEXEC/leap-run-cuda, prepared $PREP for $PREP_ARCH ($(wc -l <"$PREP/records.jsonl") candidates), NVCC named $NVCC"
+}
+
+# leap's programs (and jq) must load: what the build machine had and this one lacks comes from
+# $PREP/bin and $PREP/rt, the libraries copied into $PREP/rt-used (only those: the runners'
+# minimal root shows LD_LIBRARY_PATH, and cannot follow a link out of it).
+runtime() {
+	local e p
+	jq -n 1 >/dev/null 2>&1 || export PATH=$PREP/bin:$PATH
+	if bin/leap-verify --version >/dev/null 2>&1 && bin/leap-bench --version >/dev/null 2>&1 && jq -n 1 >/dev/null 2>&1; then
+		return 0
+	fi
+	mkdir -p "$PREP/rt-used"
+	export LD_LIBRARY_PATH=$PREP/rt-used${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	for _ in 1 2 3; do # a library found now may name one missing too
+		for p in bin/leap-verify bin/leap-bench "$LIBEXEC"/leap-run-cuda "$(command -v jq)"; do
+			for e in $(ldd "$p" 2>/dev/null | awk '/not found/ { print $1 }'); do
+				cp "$PREP/rt/$e" "$PREP/rt-used/" 2>/dev/null
+			done
+		done
+	done
+	if ! bin/leap-verify --version >/dev/null 2>&1 || ! jq -n 1 >/dev/null 2>&1; then
+		detail="leap's programs or jq do not load here: $(bin/leap-verify --version 2>&1 | head -1); $(jq -n 1 2>&1 | head -1)"
+		why="leap's programs do not load here"
+		return 1
+	fi
+	echo "check-gpu: leap's programs load with the libraries of $PREP/rt-used: $(ls "$PREP/rt-used" | tr '\n' ' ')"
 }
 
 # The doctor's findings; a failure there is a check failure. Its fallbacks' options are handed
