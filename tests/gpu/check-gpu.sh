@@ -128,6 +128,7 @@ prepare() {
 	want=$(stamp "$arch" "$nvcc")
 	if [ -f "$PREP/stamp" ] && [ "$(cat "$PREP/stamp")" = "$want" ]; then
 		echo "check-gpu: prepared, up to date: $PREP ($TASKS; $arch)"
+		pack_stale && pack && echo "check-gpu: packed again: $PACK (a tool changed)"
 		return 0
 	fi
 	local t0=$SECONDS
@@ -190,7 +191,16 @@ pack() {
 	tar czf "$PACK.tmp" "$rel" "${tools[@]}" && mv "$PACK.tmp" "$PACK"
 }
 
+# pack_stale: the pack is missing, or something in it changed since.
+pack_stale() {
+	local rel=${PREP#"$ROOT"/}
+	[[ "$rel" != /* ]] || return 1
+	[ ! -f "$PACK" ] || [ -n "$(find "$rel" build/gpu/probe build/gpu/eventloop -newer "$PACK" 2>/dev/null | head -1)" ]
+}
+
 unpack() {
+	# only into the place it was packed from, and only where nothing is prepared yet
+	[ "$PREP" = "$ROOT/build/gpu/prep" ] || return 0
 	[ -f "$PREP/stamp" ] || [ ! -f "$PACK" ] || [ -n "${CHECK_GPU_REPLAY:-}" ] && return 0
 	tar xzf "$PACK" && echo "check-gpu: unpacked $PACK ($(du -sh "$PACK" | cut -f1))"
 }
