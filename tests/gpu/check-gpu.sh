@@ -296,7 +296,6 @@ SPEEDUP='"\(.bench.status // "none") \(if .bench.status == "ok" then .bench.spee
 # ---- the set-up and the preflight ----
 
 setup() {
-	local dev e
 	if [ -n "${CHECK_GPU_REPLAY:-}" ]; then
 		detail="replaying the recorded outputs in $CHECK_GPU_REPLAY"
 		return 0
@@ -306,6 +305,7 @@ setup() {
 		why="the cuda runner is missing"
 		return 1
 	fi
+	runtime || return 1 # before anything runs leap or jq, a preparation here included
 	if [ ! -f "$PREP/stamp" ] || [ "$(cat "$PREP/stamp")" != "$(stamp "$(sed -n 's/^PREP_ARCH=//p' "$PREP/env" 2>/dev/null)" "$(sed -n 's/^NVCC=//p' "$PREP/env" 2>/dev/null)")" ]; then
 		if [ -z "$(gpu_nvcc_name)" ]; then
 			detail="$PREP is missing or was prepared from other sources or programs, and there is no nvcc here to prepare it (run make gpu-prepare where leap was built, and bring build/)"
@@ -321,7 +321,6 @@ setup() {
 			return 1
 		}
 	fi
-	runtime || return 1
 	set -a
 	. "$PREP/env"
 	set +a
@@ -330,20 +329,26 @@ setup() {
 }
 
 # leap's programs (and jq) must load: what the build machine had and this one lacks comes from
-# $PREP/bin and $PREP/rt, the libraries copied into $PREP/rt-used (only those: the runners'
-# minimal root shows LD_LIBRARY_PATH, and cannot follow a link out of it).
+# the prepared tree's bin/ and rt/, copied into $USED (only what is missing: an older copy of a
+# library the machine has must not shadow it), which goes first on PATH and LD_LIBRARY_PATH
+# (the runners' minimal root shows it; it cannot follow a link out of it). $USED lies outside
+# $PREP, which a preparation here replaces.
+USED=$ROOT/build/gpu/rt-used
 runtime() {
 	local e p
-	jq -n 1 >/dev/null 2>&1 || export PATH=$PREP/bin:$PATH
+	if ! jq -n 1 >/dev/null 2>&1 && [ -x "$PREP/bin/jq" ]; then
+		mkdir -p "$USED" && cp "$PREP/bin/jq" "$USED/"
+		export PATH=$USED:$PATH
+	fi
 	if bin/leap-verify --version >/dev/null 2>&1 && bin/leap-bench --version >/dev/null 2>&1 && jq -n 1 >/dev/null 2>&1; then
 		return 0
 	fi
-	mkdir -p "$PREP/rt-used"
-	export LD_LIBRARY_PATH=$PREP/rt-used${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	mkdir -p "$USED"
+	export LD_LIBRARY_PATH=$USED${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	for _ in 1 2 3; do # a library found now may name one missing too
-		for p in bin/leap-verify bin/leap-bench "$LIBEXEC"/leap-run-cuda "$(command -v jq)"; do
+		for p in bin/leap-verify bin/leap-bench bin/leap-compile "$LIBEXEC"/leap-run-cuda "$(command -v jq)"; do
 			for e in $(ldd "$p" 2>/dev/null | awk '/not found/ { print $1 }'); do
-				cp "$PREP/rt/$e" "$PREP/rt-used/" 2>/dev/null
+				cp "$PREP/rt/$e" "$USED/" 2>/dev/null
 			done
 		done
 	done
@@ -352,7 +357,7 @@ runtime() {
 		why="leap's programs do not load here"
 		return 1
 	fi
-	echo "check-gpu: leap's programs load with the libraries of $PREP/rt-used: $(ls "$PREP/rt-used" | tr '\n' ' ')"
+	echo "check-gpu: leap's programs load with what $USED holds: $(ls "$USED" | tr '\n' ' ')"
 }
 
 # The doctor's findings; a failure there is a check failure. Its fallbacks' options are handed
