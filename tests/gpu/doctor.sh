@@ -231,7 +231,7 @@ gpu() {
 	local uvm=""
 	if [ -c /dev/nvidia-uvm ]; then
 		uvm="present"
-	elif command -v nvidia-modprobe >/dev/null && nvidia-modprobe -u -c=0 2>/dev/null && [ -c /dev/nvidia-uvm ]; then
+	elif command -v nvidia-modprobe >/dev/null && timeout 20 nvidia-modprobe -u -c=0 2>/dev/null && [ -c /dev/nvidia-uvm ]; then
 		uvm="created by nvidia-modprobe -u -c=0"
 	fi
 	if [ -x build/gpu/probe ]; then
