@@ -7,8 +7,14 @@ DATADIR   ?= $(PREFIX)/share/leap
 MANDIR    ?= $(PREFIX)/share/man
 LIBEXECDIR ?= $(PREFIX)/libexec/leap
 CUDA_HOME ?= /usr/local/cuda
-NVCC      ?= $(CUDA_HOME)/bin/nvcc
 CC        ?= cc
+# nvcc: $(NVCC) when given (make NVCC=..., or the environment), else $(CUDA_HOME)/bin/nvcc,
+# else the nvcc on PATH by its real path (nvcc finds its own tools beside the name it is run
+# by, so a link elsewhere does not run): the order leap-compile and the baselines' builds
+# follow (lib/toolchain.c, leap_nvcc_name), so that a runner is built wherever they find nvcc.
+ifeq ($(origin NVCC),undefined)
+NVCC      := $(or $(wildcard $(CUDA_HOME)/bin/nvcc),$(realpath $(shell command -v nvcc 2>/dev/null)),$(CUDA_HOME)/bin/nvcc)
+endif
 
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
@@ -23,12 +29,14 @@ CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 LDFLAGS   += -fsanitize=address,undefined
 endif
 
-HAVE_NVCC := $(shell test -x '$(NVCC)' && echo 1)
+HAVE_NVCC := $(shell command -v '$(NVCC)' >/dev/null 2>&1 && echo 1)
 # The CUDA runtime the runner and the artifacts link statically: lib/gpu.c checks the driver
-# against it (a driver older than its major version fails every CUDA call).
+# against it (a driver older than its major version fails every CUDA call). Its headers are
+# the ones of the nvcc found (bin/../include), wherever CUDA_HOME points.
 ifeq ($(HAVE_NVCC),1)
+CUDA_INCLUDE := $(abspath $(dir $(realpath $(shell command -v '$(NVCC)')))/../include)
 CUDART_VERSION := $(shell sed -n 's/^\#define CUDART_VERSION *\([0-9][0-9]*\).*/\1/p' \
-	'$(CUDA_HOME)/include/cuda_runtime_api.h' 2>/dev/null | head -1)
+	'$(CUDA_INCLUDE)/cuda_runtime_api.h' 2>/dev/null | head -1)
 CPPFLAGS  += $(if $(CUDART_VERSION),-DLEAP_CUDART_VERSION=$(CUDART_VERSION))
 endif
 

@@ -7,7 +7,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 export PATH="$PWD/bin:$PATH" LEAP_TASKS="$PWD/tasks" LC_ALL=C
-NVCC="${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}"
+. tests/gpu/lib.sh
+NVCC=$(gpu_nvcc_name) # as leap finds it: $NVCC, $CUDA_HOME/bin/nvcc, PATH
 N=${N:-64}
 REPEATS=${REPEATS:-5}
 MAX_TIME=${MAX_TIME:-3}
@@ -17,9 +18,9 @@ skip() {
 	echo "bench-gpu: skipped: $*" | tee "$report"
 	exit 0
 }
-[ -x "$NVCC" ] || skip "nvcc not found at $NVCC (set NVCC or CUDA_HOME)"
-{ command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; } ||
-	skip "no CUDA GPU visible (nvidia-smi -L lists none)"
+[ -n "$NVCC" ] || skip "nvcc not found (NVCC, CUDA_HOME/bin, PATH)"
+dev=$(gpu_device)
+[ "${dev%% *}" = gpu ] || skip "${dev#none }"
 [ -x libexec/leap-run-cuda ] || skip "libexec/leap-run-cuda is not built (run make where nvcc is found)"
 W=$(mktemp -d "${TMPDIR:-/tmp}/leap-bench-gpu.XXXXXX")
 trap 'rm -rf "$W"' EXIT

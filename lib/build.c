@@ -15,6 +15,7 @@
 
 #include "build.h"
 #include "shim.h"
+#include "toolchain.h"
 #include "util.h"
 #include "banned.h"
 
@@ -145,16 +146,14 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 			  const char *cache, char **err)
 {
 	int cuda = b == LEAP_BACKEND_CUDA;
-	const char *cc = getenv(cuda ? "NVCC" : "CC");
-	char *nvcc = NULL;
-	if (!cc || !*cc) {
-		if (cuda) {
-			const char *home = getenv("CUDA_HOME");
-			nvcc = xasprintf("%s/bin/nvcc", home && *home ? home : "/usr/local/cuda");
-			cc = nvcc;
-		} else {
+	/* the compiler as named enters the key: a cache built elsewhere with the same nvcc
+	 * named the same way is reused without running it */
+	char *nvcc = cuda ? leap_nvcc_name(NULL) : NULL;
+	const char *cc = nvcc;
+	if (!cuda) {
+		cc = getenv("CC");
+		if (!cc || !*cc)
 			cc = "cc";
-		}
 	}
 	const char *flags = cuda ? "-O3 -shared -Xcompiler -fPIC sm_80 sm_90 compute_90" : "-O2 -shared -fPIC";
 	char *pre = leap_shim_prelude(t, b), *shim = leap_shim_source(t, b);

@@ -14,8 +14,8 @@ char *leap_cache_dir(void);
 /* Builds `source` (the candidate or reference source text) for task `t` and backend `b`
  * into a shared object exporting the artifact ABI (abi.h): the task's prelude is
  * force-included and the generated shim linked in, with cc (cpu: $CC or "cc", -O2) or
- * nvcc (cuda: $NVCC or $CUDA_HOME/bin/nvcc, -O3, code for sm_80 and sm_90 and PTX for later
- * GPUs). Objects are cached under
+ * nvcc (cuda: leap_nvcc_name's, as leap-compile finds it: $NVCC, $CUDA_HOME/bin/nvcc, PATH;
+ * -O3, code for sm_80 and sm_90 and PTX for later GPUs). Objects are cached under
  * CACHE/artifacts/ by the SHA-256 of compiler, flags, prelude, shim and source, so a second
  * call is a lookup. Returns the absolute path of the object (new string), or NULL with a
  * new message in *err (compiler output included, at most a few KiB). */

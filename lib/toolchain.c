@@ -1,8 +1,8 @@
 /* toolchain.c - find a backend's compiler, name it for the cache keys, and build its command lines. */
 /*
  * A backend's toolchain is resolved on first use (leap_tool_resolve), not at start, so that
- * a cpu-only stream never needs nvcc: the compiler is looked up (--nvcc, $CUDA_HOME, PATH;
- * --cc, $CC, cc), asked for its --version (and, for nvcc, the host gcc it compiles with),
+ * a cpu-only stream never needs nvcc: the compiler is looked up (--nvcc, $NVCC, $CUDA_HOME,
+ * PATH: leap_nvcc_name, which the baselines' builds use too; --cc, $CC, cc), asked for its --version (and, for nvcc, the host gcc it compiles with),
  * and for cuda the arch is taken from --arch or the first visible GPU. The identity string
  * and every flag that shapes the code enter each cache key (leap_tool_hash), so that a
  * changed compiler or flag never reuses an artifact built by another.
@@ -24,6 +24,24 @@
 #include "util.h"
 #include "banned.h"
 
+char *leap_nvcc_name(const char *given)
+{
+	if (given)
+		return xstrdup(given);
+	const char *env = getenv("NVCC");
+	if (env && *env)
+		return xstrdup(env);
+	const char *home = getenv("CUDA_HOME");
+	char *at_home = xasprintf("%s/bin/nvcc", home && *home ? home : "/usr/local/cuda");
+	if (access(at_home, X_OK) == 0)
+		return at_home;
+	char *on_path = leap_find_program("nvcc");
+	if (!on_path)
+		return at_home;
+	free(at_home);
+	return on_path;
+}
+
 void leap_tool_resolve(struct leap_compiler *c, enum leap_backend b)
 {
 	struct leap_tool *t = &c->tools[b];
@@ -32,18 +50,18 @@ void leap_tool_resolve(struct leap_compiler *c, enum leap_backend b)
 	t->resolved = 1;
 	struct leap_buf id = {0};
 	if (b == LEAP_BACKEND_CUDA) {
-		const char *want = c->o.nvcc;
-		char *home_nvcc = NULL;
-		if (!want) {
-			const char *home = getenv("CUDA_HOME");
-			home_nvcc = xasprintf("%s/bin/nvcc", home && *home ? home : "/usr/local/cuda");
-			want = access(home_nvcc, X_OK) == 0 ? home_nvcc : "nvcc";
-		}
+		char *want = leap_nvcc_name(c->o.nvcc);
 		t->path = leap_find_program(want);
-		if (!t->path)
+		if (!t->path && c->o.nvcc)
 			t->err = xasprintf("the cuda backend needs nvcc, and '%s' was not found (use --nvcc or set "
 					   "CUDA_HOME)", want);
-		free(home_nvcc);
+		else if (!t->path && getenv("NVCC") && *getenv("NVCC"))
+			t->err = xasprintf("the cuda backend needs nvcc, and '%s' (from NVCC) was not found (set NVCC "
+					   "to nvcc's path, or unset it)", want);
+		else if (!t->path)
+			t->err = xasprintf("the cuda backend needs nvcc, and '%s' was not found, nor nvcc on PATH "
+					   "(use --nvcc, or set NVCC or CUDA_HOME)", want);
+		free(want);
 	} else {
 		const char *want = c->o.cc;
 		if (!want) {

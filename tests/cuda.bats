@@ -174,36 +174,3 @@ TWO_H200=$'0, NVIDIA H200, 9.0, GPU-aaaa, Disabled, 143771\n1, NVIDIA H200, 9.0,
 	FAKE_GPUS="${TWO_H200/Disabled/Enabled}" PATH="$SMI:$PATH" run -1 --separate-stderr leap-verify --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
 	[[ "$stderr" != *persistence* ]]
 }
-
-@test "make check-gpu runs here: every check says SKIP with its reason, then a summary, exit 0" {
-	command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU && skip "a GPU is present"
-	local ntasks checks
-	ntasks=$(find "$LEAP_TASKS" -mindepth 1 -maxdepth 1 -type d | wc -l)
-	checks=$((4 + ntasks + 8))
-	# no GPU: the fake nvidia-smi lists none
-	FAKE_GPUS="" PATH="$SMI:$PATH" run -0 make -s --no-print-directory -C "$ROOT" check-gpu
-	assert_line --index 0 --regexp '^check-gpu: .* on no GPU$'
-	assert_line --index "$((checks + 1))" "check-gpu: 0 passed, 0 failed, $checks skipped"
-	[ "${#lines[@]}" -eq "$((checks + 2))" ]
-	[ "$(grep -c '^SKIP .* (no CUDA GPU visible (nvidia-smi -L lists none))$' <<<"$output")" -eq "$checks" ]
-	for name in "env driver" "env arch" "env persistence" "env nvidia-uvm" "baseline vector_add" "baseline matmul" \
-		"wrong -> mismatch" "illegal address -> runtime_error, GPU usable after" "hang -> timeout, GPU usable after" \
-		"side stream: no unearned speedup" "memoisation: no unearned speedup" "deferred work: no unearned speedup" \
-		"leap-bench vs a CUDA-event loop within 5%" "L2 flush leaves a 32 MiB read cold"; do
-		assert_line --partial "SKIP $name ("
-	done
-	# no nvcc: the reason says so; with $OUT the report is written there too
-	NVCC=/nonexistent/nvcc OUT="$T/out" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
-	assert_line "SKIP env driver (nvcc not found at /nonexistent/nvcc (set NVCC or CUDA_HOME))"
-	assert_line "check-gpu: 0 passed, 0 failed, $checks skipped"
-	cmp <(printf '%s\n' "$output") "$T/out/check-gpu.txt"
-}
-
-@test "the fixtures check-gpu times compile for the GPU (memoisation, deferred work, side stream)" {
-	skip_unless_nvcc
-	for f in memo deferred side_stream illegal hang vector_add_wrong vector_add_fast; do
-		run -0 leap-compile --task vector_add --backend cuda "$FIXTURES/gpu/$f.cu"
-		[ "$(jq -r .compile.status <<<"$output")" = ok ] || { echo "$f: $output"; false; }
-	done
-	run -0 "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -O2 -o "$T/eventloop" "$ROOT/tests/gpu/eventloop.cu"
-}

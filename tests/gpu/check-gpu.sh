@@ -1,228 +1,583 @@
 #!/usr/bin/env bash
-# check-gpu.sh - make check-gpu: the cuda backend end to end on a real GPU, one line per check
-# (PASS NAME: detail, FAIL NAME: detail, or SKIP NAME (reason)) and a summary line. Checks:
-# the environment (driver against leap's CUDA runtime, the arch leap-compile picks, persistence
-# mode, /dev/nvidia-uvm); every baseline verified and timed against itself (speedup 0.9-1.1,
-# roofline <= 100%); wrong -> mismatch; illegal address -> runtime_error and the GPU usable
-# after; hang -> timeout and the GPU usable after; side stream, memoisation and deferred work
-# earn no speedup; leap-bench against a plain CUDA-event loop (tests/gpu/eventloop.cu) within
-# 5%; the L2 flush leaves a 32 MiB read cold. Under 8 minutes on one H200; every command runs
-# under `timeout`. Without a GPU (or nvcc, or the cuda runner) every check says SKIP with the
-# reason and the script exits 0. Exit status 1 when any check fails.
-# usage: tests/gpu/check-gpu.sh   (env: MAX_TIME=2 s per timing, OUT: also write the report
-# to $OUT/check-gpu.txt)
+# check-gpu.sh - make check-gpu: the cuda backend end to end on a real GPU, within one deadline,
+# one line per check (PASS NAME: detail, FAIL NAME: detail, SKIP NAME (reason)) and a summary.
+#
+# A GPU is lent for minutes, once, on a machine that may lack nvcc, leap's build libraries and
+# any network: so everything the checks run is built beforehand (--prepare, `make gpu-prepare`,
+# here: the candidates by leap-compile in one batch, the references and baselines into the cache
+# they are looked up in, the event loop, the runtime libraries leap's programs load) into
+# build/gpu/prep, which travels with build/; the run builds nothing that is there (a content
+# stamp says so, not file times, which a copy does not keep). The run: the preflight (doctor.sh:
+# the driver, the toolchain, what the sandbox can do here, and the options its fallbacks call
+# for), then five bounded steps, each one process over many records (leap-verify over every
+# verdict fixture, leap-verify --timeout 5 over the hang, leap-bench over the baselines and the
+# cheats, leap-bench --hot, the event loop), then the checks, which read the records those
+# steps wrote (JSON, with jq: never a line of stderr, where warnings come first). Every step
+# runs under `timeout`, cut to what is left of the deadline (DEADLINE, 480 s).
+#
+# Checks: the set-up (a GPU visible but no cuda runner, or no prepared tree, is a FAIL); the
+# preflight; the arch the candidates were built for; each representative task's baseline
+# verified and timed against itself (speedup 0.9-1.1, roofline <= 1: a vendor GEMM, a cuDNN
+# convolution, a reduction, an elementwise kernel, softmax, layernorm, attention; --full: every
+# task), in a suite where its baseline's libraries are allowed; wrong -> mismatch; illegal
+# address -> runtime_error and the GPU usable after; hang -> timeout and usable after; side
+# stream, memoisation and deferred work earn no speedup (a cheat never timed does not pass);
+# the event loop's own flush makes an L2-resident read cold; leap-bench against that loop,
+# flushed at 2^26 and 2^21 floats, and --hot at 2^21; the flush leaves a 32 MiB read cold.
+# Without a GPU every check says SKIP with the reason, exit 0. Exit 1 when a check fails.
+#
+# usage: tests/gpu/check-gpu.sh [--full]            the run
+#        tests/gpu/check-gpu.sh --prepare [--full]  build what the run needs (needs nvcc)
+# env: OUT       also write the report there: check-gpu.txt, check-gpu.jsonl (one record per
+#                check), records.jsonl (every record the steps wrote), stderr.txt, doctor.jsonl
+#      DEADLINE  seconds for the whole run (480); MAX_TIME per timing (2)
+#      GPU_PREP  the prepared tree (build/gpu/prep); GPU_ARCH the arch to prepare for (the
+#                visible GPU's, else sm_90a: an H100/H200); CHECK_GPU_TASKS the tasks to check
+#      LEAP_TEST_DEVICE, CHECK_GPU_REPLAY: test seams (tests/gpu.bats): the device probe's
+#                answer ("gpu NAME" or "none REASON"), and a directory of recorded step
+#                outputs read instead of running the steps.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
-export PATH="$PWD/bin:$PATH" LEAP_TASKS="$PWD/tasks" LC_ALL=C
-NVCC="${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}"
+ROOT=$PWD
+export PATH="$ROOT/bin:$PATH" LC_ALL=C
+. tests/gpu/lib.sh
+START=$SECONDS
+DEADLINE=${DEADLINE:-480}
 MAX_TIME=${MAX_TIME:-2}
+PREP=${GPU_PREP:-build/gpu/prep}
+[[ "$PREP" == /* ]] || PREP=$ROOT/$PREP
 G=tests/fixtures/gpu
-npass=0 nfail=0 nskip=0
+LIBEXEC=${LEAP_LIBEXEC:-$ROOT/libexec}
+RESERVE=10 # seconds kept for the checks and the report
+# a vendor GEMM, a cuDNN convolution, a reduction, an elementwise kernel, a row-wise softmax,
+# a normalisation, attention
+REPRESENTATIVE="vector_add row_sum softmax layernorm attention matmul conv2d"
 
-# The reason every GPU check is skipped, or "" when they can run.
-why=""
-if [ ! -x "$NVCC" ]; then
-	why="nvcc not found at $NVCC (set NVCC or CUDA_HOME)"
-elif [ ! -x libexec/leap-run-cuda ]; then
-	why="libexec/leap-run-cuda is not built (run make where nvcc is found)"
-elif ! command -v nvidia-smi >/dev/null 2>&1; then
-	why="no nvidia-smi: no NVIDIA driver here"
-elif ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
-	why="no CUDA GPU visible (nvidia-smi -L lists none)"
+mode=run full=0
+for a in "$@"; do
+	case "$a" in
+	--prepare) mode=prepare ;;
+	--full) full=1 ;;
+	*)
+		echo "usage: tests/gpu/check-gpu.sh [--prepare] [--full]" >&2
+		exit 2
+		;;
+	esac
+done
+if [ -n "${CHECK_GPU_TASKS:-}" ]; then
+	TASKS=$CHECK_GPU_TASKS
+elif [ $full = 1 ]; then
+	TASKS=$(find tasks -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ')
+else
+	TASKS=$REPRESENTATIVE
 fi
+read -r -a words <<<"$TASKS"
+TASKS="${words[*]}" # one space between names
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/leap-check-gpu.XXXXXX") || exit 2
 trap 'rm -rf "$W"' EXIT
-export LEAP_CACHE="$W/cache"
 
-# check NAME FUNCTION [ARG]...: runs FUNCTION, which sets $detail and returns 0 (PASS) or not
-# (FAIL); SKIP with the reason when GPU checks cannot run.
+left() { echo $((DEADLINE - (SECONDS - START))); }
+
+# ---- preparing: everything the run needs, built here once ----
+
+# What --prepare makes, by version: bump it when prepare() makes something else.
+PREP_FORMAT=2
+
+# The stamp of a prepared tree: what it was built from (sources, programs, selection, arch).
+stamp() {
+	{
+		echo "format $PREP_FORMAT; tasks: $TASKS; arch: $1; nvcc: $2"
+		cat tests/fixtures/gpu/*.cu tests/gpu/eventloop.cu
+		for t in $TASKS vector_add row_sum; do cat tasks/"$t"/*; done
+		cat bin/leap-compile bin/leap-verify bin/leap-bench "$LIBEXEC"/leap-run-cuda 2>/dev/null
+	} | sha256sum | cut -c1-64
+}
+
+# suite_task SRC ID JQ: a copy of task SRC as ID in the prepared suite, its task.json through JQ;
+# every task there allows the libraries its baseline calls, so that the baseline compiles as a
+# candidate (leap-compile refuses a library its task does not allow).
+suite_task() {
+	local d=$PREP/suite/$2
+	mkdir -p "$d"
+	cp tasks/"$1"/reference.c tasks/"$1"/baseline.cu "$d/"
+	jq --arg id "$2" '.id = $id | .libraries = ((.libraries // []) + (.baseline_libraries // []) | unique) | '"$3" \
+		tasks/"$1"/task.json >"$d/task.json"
+}
+
+# record CHECK TASK FILE: one candidate record of the run, marked with the check it serves.
+record() {
+	jq -nc --arg k "$1" --arg t "$2" --arg f "$3" --rawfile c "$3" \
+		'{task: $t, group: ($k + ":" + $t), sample: 0, turn: 1, backend: "cuda", gpu_check: $k, file: $f, code: $c}'
+}
+
+prepare() {
+	local nvcc arch want dev
+	nvcc=$(gpu_nvcc_name)
+	if [ -z "$nvcc" ]; then
+		echo "check-gpu: --prepare skipped: nvcc not found (NVCC, CUDA_HOME/bin, PATH)"
+		return 0
+	fi
+	for f in bin/leap-compile build/gpu/prebuild; do
+		[ -x "$f" ] || { echo "check-gpu: --prepare: $f is not built (make gpu-tools)" >&2; return 1; }
+	done
+	dev=$(gpu_device)
+	arch=${GPU_ARCH:-}
+	[ -z "$arch" ] && [ "${dev%% *}" = gpu ] && arch=$(gpu_arch_of "$(gpu_smi compute_cap)")
+	arch=${arch:-sm_90a}
+	want=$(stamp "$arch" "$nvcc")
+	if [ -f "$PREP/stamp" ] && [ "$(cat "$PREP/stamp")" = "$want" ]; then
+		echo "check-gpu: prepared, up to date: $PREP ($TASKS; $arch)"
+		pack_stale && pack && echo "check-gpu: packed again: $PACK (a tool changed)"
+		return 0
+	fi
+	local t0=$SECONDS
+	rm -rf "$PREP"
+	mkdir -p "$PREP/suite" "$PREP/rt" || return 1
+	for t in $TASKS; do suite_task "$t" "$t" .; done
+	# the L2 checks: vector_add on 2^21 floats (24 MiB: in an H100's or H200's L2), row_sum
+	# reading 32 MiB
+	suite_task vector_add vector_add_l2 '.bench = {n: 2097152}'
+	suite_task row_sum row_sum_l2 '.bench = {rows: 2048, cols: 4096}'
+	{
+		for t in $TASKS; do record baseline "$t" tasks/"$t"/baseline.cu; done
+		record l2 vector_add_l2 tasks/vector_add/baseline.cu
+		record l2 row_sum_l2 tasks/row_sum/baseline.cu
+		for f in side_stream memo deferred; do record cheat vector_add $G/$f.cu; done
+		record wrong vector_add $G/vector_add_wrong.cu
+		record illegal vector_add $G/illegal.cu
+		record after_illegal vector_add $G/vector_add_fast.cu
+		record hang vector_add $G/hang.cu
+		record after_hang vector_add $G/vector_add_fast.cu
+	} >"$W/candidates.jsonl"
+	# one leap-compile for all, and the trusted builds, with nvcc and cc named as the run will
+	# name them (their names enter the cache keys)
+	export NVCC=$nvcc CC=${CC:-cc} LEAP_CACHE=$PREP/cache
+	if ! leap-compile --no-progress --tasks "$PREP/suite" --arch "$arch" "$W/candidates.jsonl" >"$W/compiled.jsonl" 2>"$W/compile.err" ||
+		[ "$(jq -r .compile.status "$W/compiled.jsonl" | sort -u)" != ok ]; then
+		echo "check-gpu: --prepare: leap-compile failed:" >&2
+		jq -r 'select(.compile.status != "ok") | "\(.file): \(.compile.status // .error.message)"' "$W/compiled.jsonl" >&2
+		cat "$W/compile.err" >&2
+		return 1
+	fi
+	jq -c --arg root "$ROOT/" 'del(.code) | .compile.artifact |= ltrimstr($root)' "$W/compiled.jsonl" >"$PREP/records.jsonl"
+	build/gpu/prebuild "$PREP/cache" "$PREP"/suite/* >"$PREP/trusted.txt" || return 1
+	# the libraries leap's programs and jq load beyond the C library's, and jq itself, for a
+	# machine without them
+	local lib
+	mkdir -p "$PREP/bin" && cp -L "$(command -v jq)" "$PREP/bin/jq"
+	for lib in $(ldd bin/leap-verify bin/leap-bench bin/leap-compile "$LIBEXEC"/leap-run-* "$PREP/bin/jq" 2>/dev/null |
+		awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u); do
+		case "$(basename "$lib")" in
+		libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | ld-linux*) ;;
+		*) cp -L "$lib" "$PREP/rt/" ;;
+		esac
+	done
+	printf 'NVCC=%s\nCC=%s\nPREP_ARCH=%s\n' "$nvcc" "$CC" "$arch" >"$PREP/env"
+	echo "$want" >"$PREP/stamp"
+	# one compressed file to carry to the GPU machine (the artifacts are mostly the static
+	# CUDA runtime: a third of their size), with the probes and the event loop
+	pack
+	echo "check-gpu: prepared $PREP in $((SECONDS - t0)) s: $(wc -l <"$PREP/records.jsonl") candidates for $arch ($TASKS), $(wc -l <"$PREP/trusted.txt") trusted artifacts, $(du -sh "$PREP" | cut -f1); to carry: $PACK ($(du -sh "$PACK" 2>/dev/null | cut -f1))"
+}
+
+# pack: $PACK, what a GPU machine needs of build/gpu (the prepared tree, the probes, the event
+# loop) in one file; the run unpacks it where $PREP is missing.
+PACK=${GPU_PACK:-build/gpu-prep.tar.gz}
+pack() {
+	local rel=${PREP#"$ROOT"/} tools=()
+	[[ "$rel" == /* ]] && return 0 # a prepared tree outside the repository is not packed
+	for f in build/gpu/probe build/gpu/eventloop; do [ -x "$f" ] && tools+=("$f"); done
+	tar czf "$PACK.tmp" "$rel" "${tools[@]}" && mv "$PACK.tmp" "$PACK"
+}
+
+# pack_stale: the pack is missing, or something in it changed since.
+pack_stale() {
+	local rel=${PREP#"$ROOT"/}
+	[[ "$rel" != /* ]] || return 1
+	[ ! -f "$PACK" ] || [ -n "$(find "$rel" build/gpu/probe build/gpu/eventloop -newer "$PACK" 2>/dev/null | head -1)" ]
+}
+
+unpack() {
+	# only into the place it was packed from, and only where nothing is prepared yet
+	[ "$PREP" = "$ROOT/build/gpu/prep" ] || return 0
+	[ -f "$PREP/stamp" ] || [ ! -f "$PACK" ] || [ -n "${CHECK_GPU_REPLAY:-}" ] && return 0
+	tar xzf "$PACK" && echo "check-gpu: unpacked $PACK ($(du -sh "$PACK" | cut -f1))"
+}
+
+if [ $mode = prepare ]; then
+	prepare
+	exit
+fi
+
+# ---- the run ----
+
+npass=0 nfail=0 nskip=0
+why="" # the reason every GPU check is skipped, or ""
+VOPTS=() BOPTS=() # the fallbacks' options each program takes
+declare -A STEP_NOTE=()
+
+# check NAME FUNCTION [ARG]...: FUNCTION sets $detail and returns 0 (PASS) or not (FAIL);
+# SKIP with the reason while $why is set.
 check() {
-	local name=$1
+	local name=$1 res
 	shift
+	detail=""
 	if [ -n "$why" ]; then
+		res=SKIP
 		echo "SKIP $name ($why)"
 		nskip=$((nskip + 1))
-		return
-	fi
-	detail=""
-	if "$@"; then
+	elif "$@"; then
+		res=PASS
 		echo "PASS $name${detail:+: $detail}"
 		npass=$((npass + 1))
 	else
+		res=FAIL
 		echo "FAIL $name${detail:+: $detail}"
 		nfail=$((nfail + 1))
 	fi
+	[ $res = SKIP ] && detail=$why
+	jq -n 1 >/dev/null 2>&1 &&
+		jq -nc --arg c "$name" --arg r "$res" --arg d "$detail" '{check: $c, result: $r, detail: $d}' >>"$W/checks.jsonl"
 }
 
-# smi FIELD: the first GPU's value of an nvidia-smi query field.
-smi() {
-	timeout 20 nvidia-smi --query-gpu="$1" --format=csv,noheader,nounits 2>/dev/null | head -1 | sed 's/ *$//'
-}
-
-# verdict TASK FILE [OPTION]...: leap-verify's status word for one source (ad-hoc mode).
-verdict() {
-	local task=$1 file=$2
+# bounded STEP CAP CMD...: runs CMD (stdout to $W/STEP.jsonl, stderr to $W/STEP.err) under
+# `timeout`, at most CAP seconds and never past the deadline; with CHECK_GPU_REPLAY, copies the
+# recorded outputs instead. STEP_NOTE[STEP] says what became of it.
+bounded() {
+	local step=$1 cap=$2 t rc t0=$SECONDS
 	shift 2
-	timeout 120 leap-verify --task "$task" "$@" "$file" 2>&1 | head -1 | sed -E 's/^[^:]*: ([a-z_]+).*/\1/'
+	t=$(($(left) - RESERVE))
+	[ "$t" -gt "$cap" ] && t=$cap
+	if [ "$t" -lt 5 ]; then
+		: >"$W/$step.jsonl"
+		STEP_NOTE[$step]="not run: the $DEADLINE s deadline left no time"
+		echo "step $step: ${STEP_NOTE[$step]}"
+		return 125
+	fi
+	if [ -n "${CHECK_GPU_REPLAY:-}" ]; then
+		cp "$CHECK_GPU_REPLAY/$step.jsonl" "$W/$step.jsonl" 2>/dev/null || : >"$W/$step.jsonl"
+		cp "$CHECK_GPU_REPLAY/$step.err" "$W/$step.err" 2>/dev/null || : >"$W/$step.err"
+		STEP_NOTE[$step]="replayed"
+		echo "step $step: replayed from $CHECK_GPU_REPLAY"
+		return 0
+	fi
+	timeout -k 5 "$t" "$@" >"$W/$step.jsonl" 2>"$W/$step.err"
+	rc=$?
+	case $rc in
+	124 | 137) STEP_NOTE[$step]="killed at its limit of $t s" ;;
+	*) STEP_NOTE[$step]="exit $rc" ;;
+	esac
+	echo "step $step: $(wc -l <"$W/$step.jsonl") lines in $((SECONDS - t0)) s (limit $t s, ${STEP_NOTE[$step]})"
+	return $rc
 }
 
-# ---- the environment ----
-
-env_driver() {
-	local drv rt need
-	drv=$(smi driver_version)
-	rt=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$(dirname "$NVCC")/../include/cuda_runtime_api.h")
-	case "${rt:0:2}" in 13) need=580 ;; 12) need=525 ;; *) need=0 ;; esac
-	detail="driver $drv, leap's CUDA runtime $rt (needs driver >= $need)"
-	[ -n "$drv" ] && [ "${drv%%.*}" -ge "$need" ]
+# get STEP CHECK [TASK] [FILE] JQ: JQ over the first record of STEP marked CHECK (and TASK, and
+# whose file ends in FILE); "" when there is none.
+get() {
+	local step=$1 k=$2 t=$3 f=$4
+	jq -r --arg k "$k" --arg t "$t" --arg f "$f" \
+		"select(.gpu_check == \$k and (\$t == \"\" or .task == \$t) and (\$f == \"\" or (.file // \"\" | endswith(\$f)))) | $5" \
+		"$W/$step.jsonl" 2>/dev/null | head -1
 }
 
+# missing STEP: the detail of a record STEP did not write.
+missing() {
+	local e
+	e=$(grep -v 'persistence mode' "$W/$1.err" 2>/dev/null | head -1 | cut -c1-160)
+	echo "no record (step $1: ${STEP_NOTE[$1]:-not run}${e:+; stderr: $e})"
+}
+
+# The fields that say why a record is what it is.
+WHY='((if .bench.status == "ok" then null else .bench.message end) // (if .verify.status == "pass" then null else .verify.message end) // .error.message // "" | gsub("\\s+"; " ") | .[:160])'
+# "STATUS SPEEDUP": the speedup an ok record carries, "-" for any other (a noisy record's is 0)
+SPEEDUP='"\(.bench.status // "none") \(if .bench.status == "ok" then .bench.speedup else "-" end)"'
+
+# ---- the set-up and the preflight ----
+
+setup() {
+	if [ -n "${CHECK_GPU_REPLAY:-}" ]; then
+		detail="replaying the recorded outputs in $CHECK_GPU_REPLAY"
+		return 0
+	fi
+	if [ ! -x "$LIBEXEC/leap-run-cuda" ]; then
+		detail="a GPU is visible, but $LIBEXEC/leap-run-cuda is not built (nvcc was not found when leap was built: build where NVCC, CUDA_HOME or PATH finds it, and bring libexec/)"
+		why="the cuda runner is missing"
+		return 1
+	fi
+	runtime || return 1 # before anything runs leap or jq, a preparation here included
+	if [ ! -f "$PREP/stamp" ] || [ "$(cat "$PREP/stamp")" != "$(stamp "$(sed -n 's/^PREP_ARCH=//p' "$PREP/env" 2>/dev/null)" "$(sed -n 's/^NVCC=//p' "$PREP/env" 2>/dev/null)")" ]; then
+		if [ -z "$(gpu_nvcc_name)" ]; then
+			detail="$PREP is missing or was prepared from other sources or programs, and there is no nvcc here to prepare it (run make gpu-prepare where leap was built, and bring build/)"
+			why="the run is not prepared"
+			return 1
+		fi
+		echo "check-gpu: $PREP missing or stale: preparing it here"
+		local args=(--prepare)
+		[ $full = 1 ] && args+=(--full)
+		timeout $(($(left) - RESERVE)) bash "$0" "${args[@]}" || {
+			detail="preparing $PREP here failed"
+			why="the run is not prepared"
+			return 1
+		}
+	fi
+	set -a
+	. "$PREP/env"
+	set +a
+	export LEAP_CACHE=$PREP/cache
+	detail="runner $LIBEXEC/leap-run-cuda, prepared $PREP for $PREP_ARCH ($(wc -l <"$PREP/records.jsonl") candidates), NVCC named $NVCC"
+}
+
+# leap's programs (and jq) must load: what the build machine had and this one lacks comes from
+# the prepared tree's bin/ and rt/, copied into $USED (only what is missing: an older copy of a
+# library the machine has must not shadow it), which goes first on PATH and LD_LIBRARY_PATH
+# (the runners' minimal root shows it; it cannot follow a link out of it). $USED lies outside
+# $PREP, which a preparation here replaces.
+USED=$ROOT/build/gpu/rt-used
+runtime() {
+	local e p
+	if ! jq -n 1 >/dev/null 2>&1 && [ -x "$PREP/bin/jq" ]; then
+		mkdir -p "$USED" && cp "$PREP/bin/jq" "$USED/"
+		export PATH=$USED:$PATH
+	fi
+	if bin/leap-verify --version >/dev/null 2>&1 && bin/leap-bench --version >/dev/null 2>&1 && jq -n 1 >/dev/null 2>&1; then
+		return 0
+	fi
+	mkdir -p "$USED"
+	export LD_LIBRARY_PATH=$USED${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	for _ in 1 2 3; do # a library found now may name one missing too
+		for p in bin/leap-verify bin/leap-bench bin/leap-compile "$LIBEXEC"/leap-run-cuda "$(command -v jq)"; do
+			for e in $(ldd "$p" 2>/dev/null | awk '/not found/ { print $1 }'); do
+				cp "$PREP/rt/$e" "$USED/" 2>/dev/null
+			done
+		done
+	done
+	if ! bin/leap-verify --version >/dev/null 2>&1 || ! jq -n 1 >/dev/null 2>&1; then
+		detail="leap's programs or jq do not load here: $(bin/leap-verify --version 2>&1 | head -1); $(jq -n 1 2>&1 | head -1)"
+		why="leap's programs do not load here"
+		return 1
+	fi
+	echo "check-gpu: leap's programs load with what $USED holds: $(ls "$USED" | tr '\n' ' ')"
+}
+
+# The doctor's findings; a failure there is a check failure. Its fallbacks' options are handed
+# to the programs whose --help takes them.
+preflight() {
+	local failed
+	failed=$(jq -r 'select(.status == "fail") | .name' "$W/doctor.jsonl" 2>/dev/null | sort -u | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+	local -a words
+	while read -r -a words; do
+		[ ${#words[@]} -eq 0 ] && continue
+		leap-verify --help | grep -q -- "^ *${words[0]} " && VOPTS+=("${words[@]}")
+		leap-bench --help | grep -q -- "^ *${words[0]} " && BOPTS+=("${words[@]}")
+	done < <(jq -r 'select(.option) | .option' "$W/doctor.jsonl" 2>/dev/null | sort -u)
+	detail="$(jq -s 'length' "$W/doctor.jsonl" 2>/dev/null || echo 0) findings${failed:+; failed: $failed}; options: leap-verify ${VOPTS[*]:-none}, leap-bench ${BOPTS[*]:-none}"
+	[ -s "$W/doctor.jsonl" ] && [ -z "$failed" ]
+}
+
+# The arch the candidates were built for is the one leap-compile picks for this GPU.
 env_arch() {
 	local cc want got
-	cc=$(smi compute_cap)
-	case "$cc" in 9.0) want=sm_90a ;; 10.0) want=sm_100a ;; *) want="sm_${cc/./}" ;; esac
-	got=$(jq -nc '{task:"vector_add",backend:"cuda",code:"extern \"C\" void vector_add(const float *a, const float *b, float *c, int n) { }"}' |
-		timeout 120 leap-compile 2>/dev/null | jq -r .compile.arch)
-	detail="$(smi name), compute $cc: leap-compile builds for $got (want $want)"
-	[ "$got" = "$want" ]
+	cc=$(gpu_smi compute_cap)
+	want=$(gpu_arch_of "$cc")
+	got=$(jq -r '.compile.arch' "$W/verify.jsonl" 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/ $//')
+	detail="compute capability ${cc:-unknown}: leap-compile picks ${want:-?}; the candidates were built for ${got:-?}"
+	[ -n "$want" ] && [ "$got" = "$want" ]
 }
 
-env_persistence() {
-	local pm
-	pm=$(smi persistence_mode)
-	detail="persistence mode $pm"
-	[ "$pm" = Enabled ] || detail+=" (every runner pays a full GPU initialisation: sudo nvidia-smi -pm 1)"
-	[ "$pm" = Enabled ]
-}
-
-env_uvm() {
-	detail="/dev/nvidia-uvm"
-	[ -c /dev/nvidia-uvm ] || { detail+=" missing (load nvidia-uvm: sudo modprobe nvidia-uvm)"; return 1; }
-}
-
-# ---- every baseline against itself ----
-
-# Compiles, verifies and times every task's baseline.cu as a candidate (one process each), into
-# $W/bench.jsonl; then one check per task reads its record.
-run_baselines() {
-	for d in tasks/*/; do
-		t=$(basename "$d")
-		jq -nc --arg t "$t" --rawfile c "$d/baseline.cu" '{task:$t,group:$t,sample:0,turn:1,backend:"cuda",code:$c}'
-	done >"$W/baselines.jsonl"
-	timeout 300 leap-compile "$W/baselines.jsonl" 2>"$W/compile.err" |
-		timeout 300 leap-verify 2>"$W/verify.err" |
-		timeout 900 leap-bench --max-time "$MAX_TIME" --target-ci 0.02 --no-baseline-cache >"$W/bench.jsonl" 2>"$W/bench.err"
-}
+# ---- the checks, over the steps' records ----
 
 baseline_self() {
-	local t=$1 line
-	line=$(jq -r --arg t "$t" 'select(.task == $t) | "\(.verify.status // "none") \(.bench.status // "none") " +
-		"\(.bench.speedup // "-") \(.bench.roofline // "-") \(.error.message // "" | .[:100])"' "$W/bench.jsonl")
-	read -r st bst sp rf err <<<"${line:-missing none - -}"
-	detail="verify $st, bench $bst, speedup $sp, roofline $rf${err:+ ($err)}"
-	[ "$st" = pass ] && [ "$bst" = ok ] &&
+	local t=$1 v b st sp rf msg
+	v=$(get verify baseline "$t" "" '.verify.status // "none"')
+	b=$(get bench baseline "$t" "" "$SPEEDUP"' + " \(.bench.roofline // "-") \(.bench.baseline_kind // "-") " + '"$WHY")
+	[ -z "$v" ] && { detail="verify: $(missing verify)"; return 1; }
+	[ -z "$b" ] && { detail="verify $v; bench: $(missing bench)"; return 1; }
+	read -r st sp rf kind msg <<<"$b"
+	detail="verify $v, bench $st, speedup $sp against its $kind baseline, roofline $rf${msg:+ ($msg)}"
+	[ "$v" = pass ] && [ "$st" = ok ] &&
 		awk -v s="$sp" -v r="$rf" 'BEGIN { exit !(s >= 0.9 && s <= 1.1 && (r == "-" || r <= 1.0)) }'
 }
 
-# ---- verdicts and recovery ----
+# verdict_is STEP CHECK WANT: the record's verify.status is WANT.
+verdict_is() {
+	local v
+	v=$(get "$1" "$2" "" "" '"\(.verify.status // "none") " + '"$WHY")
+	[ -z "$v" ] && { detail="$2: $(missing "$1")"; return 1; }
+	detail="$2: ${v% }"
+	[ "${v%% *}" = "$3" ]
+}
 
 wrong_mismatch() {
-	local v
-	v=$(verdict vector_add $G/vector_add_wrong.cu)
-	detail="vector_add_wrong.cu: $v"
-	[ "$v" = mismatch ]
+	verdict_is verify wrong mismatch
 }
 
-illegal_runtime_error() {
-	local v u
-	v=$(verdict vector_add $G/illegal.cu)
-	u=$(verdict vector_add $G/vector_add_fast.cu)
-	detail="illegal.cu: $v; then vector_add_fast.cu: $u"
-	[ "$v" = runtime_error ] && [ "$u" = pass ]
+# after_is STEP BAD WANT: BAD gets WANT, and the correct candidate run after it passes.
+after_is() {
+	local d1
+	verdict_is "$1" "$2" "$3"
+	local r=$?
+	d1=$detail
+	verdict_is "$1" "after_$2" pass
+	local r2=$?
+	detail="$d1; then vector_add_fast.cu: ${detail#*: }"
+	[ $r = 0 ] && [ $r2 = 0 ]
 }
 
-hang_timeout() {
-	local v u
-	v=$(verdict vector_add $G/hang.cu --timeout 5)
-	u=$(verdict vector_add $G/vector_add_fast.cu)
-	detail="hang.cu: $v; then vector_add_fast.cu: $u"
-	[ "$v" = timeout ] && [ "$u" = pass ]
-}
-
-# no_unearned FILE: leap-bench times FILE against the vector_add baseline; it must not come out
-# ok with a speedup above 1.1. Any other verdict passes; no verdict (no_device, an error) fails.
+# no_unearned FILE: the cheat FILE was timed against the vector_add baseline and earned no
+# speedup: ok with a speedup of at most 1.1, or a verdict that carries none after timing
+# (noisy, suspicious, mismatch), or leap-verify found it wrong. A record never timed (an error,
+# a crash or a timeout of the harness, no device, none at all) proves nothing and fails.
 no_unearned() {
-	local f=$1 out st sp
-	out=$(timeout 180 leap-bench --max-time "$MAX_TIME" --task vector_add "$f" 2>&1)
-	st=$(head -1 <<<"$out" | sed -E 's/^[^:]*: ([a-z_]+).*/\1/')
-	sp=$(awk '$1 == "speedup" { sub(/x$/, "", $2); print $2 }' <<<"$out")
-	detail="$(basename "$f"): $st${sp:+, speedup ${sp}x}"
+	local f=$1 v b st sp msg
+	v=$(get verify cheat vector_add "$f" '.verify.status // "none"')
+	b=$(get bench cheat vector_add "$f" "$SPEEDUP"' + " " + '"$WHY")
+	if [ "$v" = mismatch ]; then
+		detail="$f: caught by leap-verify (mismatch)"
+		return 0
+	fi
+	[ -z "$b" ] && { detail="$f: verify ${v:-none}; bench: $(missing bench)"; return 1; }
+	read -r st sp msg <<<"$b"
+	detail="$f: verify $v, bench $st"
+	[ "$sp" != - ] && detail+=", speedup ${sp}x"
+	[ -n "$msg" ] && detail+=" ($msg)"
 	case "$st" in
-	ok) awk -v s="${sp:-0}" 'BEGIN { exit !(s <= 1.1) }' ;;
-	mismatch | suspicious | noisy | runtime_error | timeout) true ;;
-	*) false ;;
+	ok) awk -v s="$sp" 'BEGIN { exit !(s != "-" && s <= 1.1) }' ;;
+	noisy | suspicious | mismatch) true ;;
+	*) detail+=" (never timed: proves nothing)" && false ;;
 	esac
 }
 
-# ---- timing against an independent loop, and the L2 flush ----
-
-eventloop() {
-	local plain leap
-	timeout 300 "$NVCC" -O2 -o "$W/eventloop" tests/gpu/eventloop.cu 2>"$W/eventloop.err" || {
-		detail="nvcc could not build tests/gpu/eventloop.cu: $(head -1 "$W/eventloop.err")"
-		return 1
-	}
-	plain=$(timeout 120 "$W/eventloop" 67108864 2>"$W/eventloop.err")
-	leap=$(timeout 180 leap-bench --max-time 4 --no-baseline-cache --task vector_add tasks/vector_add/baseline.cu 2>&1 |
-		awk '$1 == "candidate" { print $2 }')
-	detail="vector_add n = 2^26: event loop ${plain:-?} ms, leap-bench ${leap:-?} ms"
-	[ -n "$plain" ] || detail+=" ($(head -1 "$W/eventloop.err"))"
-	[ -n "$plain" ] && [ -n "$leap" ] || return 1
-	local d
-	d=$(awk -v a="$plain" -v b="$leap" 'BEGIN { printf "%.2f", 100 * (a > b ? a - b : b - a) / a }')
-	detail+=", difference $d%"
-	awk -v d="$d" 'BEGIN { exit !(d < 5) }'
+# loop N FIELD: the event loop's FIELD at N floats.
+loop() {
+	jq -r --argjson n "$1" "select(.n == \$n) | .$2" "$W/eventloop.jsonl" 2>/dev/null | head -1
 }
 
-# row_sum over 2048 x 4096 floats: a 32 MiB read, which fits the L2 of an H100/H200. Timed with
-# the flush (the default) and with --hot: the flushed median must be clearly the slower.
+# The event loop's flushed median is a cold one: at 2^21 floats (in the L2) clearly above the
+# hot one; otherwise comparing leap-bench's flush with it says nothing.
+loop_l2() {
+	local c h fits
+	c=$(loop 2097152 flushed_ms) h=$(loop 2097152 hot_ms) fits=$(loop 2097152 fits_l2)
+	[ -z "$c" ] && { detail="$(missing eventloop)"; return 1; }
+	detail="2^21 floats ($(loop 2097152 bytes) bytes, L2 $(loop 2097152 l2_bytes) bytes, fits: $fits): flushed ${c} ms, hot ${h} ms"
+	[ "$fits" = true ] && awk -v c="$c" -v h="$h" 'BEGIN { exit !(c > 1.2 * h) }'
+}
+
+# near STEP CHECK TASK N FIELD PCT: leap-bench's median of the record against the event loop's
+# FIELD at N floats, within PCT percent.
+near() {
+	local b st med plain d
+	b=$(get "$1" "$2" "$3" "" '"\(.bench.status // "none") \(.bench.median_ms // "-")"')
+	plain=$(loop "$4" "$5")
+	read -r st med <<<"${b:-none -}"
+	detail="event loop ${plain:-?} ms, leap-bench ${med} ms ($st)"
+	[ -z "$b" ] && detail+="; $(missing "$1")"
+	[ -z "$plain" ] && detail+="; $(missing eventloop)"
+	[ -n "$plain" ] && [ "$med" != - ] || return 1
+	d=$(awk -v a="$plain" -v b="$med" 'BEGIN { printf "%.2f", 100 * (a > b ? a - b : b - a) / a }')
+	detail+=", difference $d%"
+	awk -v d="$d" -v p="$6" 'BEGIN { exit !(d < p) }'
+}
+
+# row_sum over 2048 x 4096 floats (a 32 MiB read, in an H100's or H200's L2), flushed and
+# --hot: the flushed median must be clearly the slower.
 l2_cold() {
-	local suite=$W/l2 cold hot
-	mkdir -p "$suite/row_sum"
-	cp tasks/row_sum/baseline.cu tasks/row_sum/reference.c "$suite/row_sum/"
-	jq '.bench = {"rows": 2048, "cols": 4096}' tasks/row_sum/task.json >"$suite/row_sum/task.json"
-	cold=$(timeout 180 leap-bench --tasks "$suite" --max-time 3 --task row_sum tasks/row_sum/baseline.cu 2>&1 |
-		awk '$1 == "candidate" { print $2 }')
-	hot=$(timeout 180 leap-bench --tasks "$suite" --hot --max-time 3 --task row_sum tasks/row_sum/baseline.cu 2>&1 |
-		awk '$1 == "candidate" { print $2 }')
+	local cold hot
+	cold=$(get bench l2 row_sum_l2 "" '.bench.median_ms // empty')
+	hot=$(get hot l2 row_sum_l2 "" '.bench.median_ms // empty')
 	detail="32 MiB row_sum: flushed ${cold:-?} ms, --hot ${hot:-?} ms"
+	[ -z "$cold" ] && detail+="; flushed: $(missing bench)"
+	[ -z "$hot" ] && detail+="; --hot: $(missing hot)"
 	[ -n "$cold" ] && [ -n "$hot" ] && awk -v c="$cold" -v h="$hot" 'BEGIN { exit !(c > 1.2 * h) }'
 }
 
-main() {
-echo "check-gpu: $(date -u +%Y-%m-%dT%H:%M:%SZ) on ${why:+no GPU}$([ -z "$why" ] && smi name)"
-check "env driver" env_driver
-check "env arch" env_arch
-check "env persistence" env_persistence
-check "env nvidia-uvm" env_uvm
-[ -z "$why" ] && run_baselines
-for d in tasks/*/; do
-	check "baseline $(basename "$d")" baseline_self "$(basename "$d")"
-done
-check "wrong -> mismatch" wrong_mismatch
-check "illegal address -> runtime_error, GPU usable after" illegal_runtime_error
-check "hang -> timeout, GPU usable after" hang_timeout
-check "side stream: no unearned speedup" no_unearned $G/side_stream.cu
-check "memoisation: no unearned speedup" no_unearned $G/memo.cu
-check "deferred work: no unearned speedup" no_unearned $G/deferred.cu
-check "leap-bench vs a CUDA-event loop within 5%" eventloop
-check "L2 flush leaves a 32 MiB read cold" l2_cold
-echo "check-gpu: $npass passed, $nfail failed, $nskip skipped"
-[ "$nfail" -eq 0 ]
+# ---- the steps ----
+
+run_steps() {
+	local recs=$W/prepared.jsonl
+	[ -n "${CHECK_GPU_REPLAY:-}" ] && : >"$recs" ||
+		jq -c --arg root "$ROOT/" '.compile.artifact |= (if startswith("/") then . else $root + . end)' \
+			"$PREP/records.jsonl" >"$recs"
+	local -a common=(--no-progress --seed 1 --tasks "$PREP/suite")
+	# every verdict fixture in one leap-verify; the illegal address last but one, then a
+	# correct candidate: is the GPU still usable?
+	jq -c 'select(.gpu_check != "hang" and .gpu_check != "after_hang")' "$recs" >"$W/verify.in"
+	bounded verify 150 leap-verify "${common[@]}" "${VOPTS[@]}" "$W/verify.in"
+	jq -c 'select(.gpu_check == "hang" or .gpu_check == "after_hang")' "$recs" >"$W/hang.in"
+	bounded hang 60 leap-verify "${common[@]}" "${VOPTS[@]}" --timeout 5 "$W/hang.in"
+	# the baselines against themselves, the cheats, and the L2 sizes, in one leap-bench
+	jq -c 'select(.gpu_check == "baseline" or .gpu_check == "cheat" or .gpu_check == "l2")' "$W/verify.jsonl" >"$W/bench.in"
+	bounded bench 240 leap-bench "${common[@]}" "${BOPTS[@]}" --max-time "$MAX_TIME" --target-ci 0.02 \
+		--no-baseline-cache "$W/bench.in"
+	jq -c 'select(.gpu_check == "l2")' "$W/verify.jsonl" >"$W/hot.in"
+	bounded hot 60 leap-bench "${common[@]}" "${BOPTS[@]}" --hot --max-time "$MAX_TIME" --target-ci 0.02 "$W/hot.in"
+	if [ -x build/gpu/eventloop ] || [ -n "${CHECK_GPU_REPLAY:-}" ]; then
+		bounded eventloop 60 build/gpu/eventloop 67108864 2097152
+	else
+		STEP_NOTE[eventloop]="build/gpu/eventloop is not built (no nvcc where leap was built)"
+		: >"$W/eventloop.jsonl"
+	fi
 }
 
-report=/dev/null
-[ -n "${OUT:-}" ] && mkdir -p "$OUT" && report=$OUT/check-gpu.txt
-main 2>&1 | tee "$report"
-exit "${PIPESTATUS[0]}"
+main() {
+	local dev
+	echo "check-gpu: $(date -u +%Y-%m-%dT%H:%M:%SZ), deadline $DEADLINE s, MAX_TIME $MAX_TIME s, tasks: $TASKS"
+	dev=$(gpu_device)
+	[ -n "${CHECK_GPU_REPLAY:-}" ] && [ -z "${LEAP_TEST_DEVICE:-}" ] && dev="gpu (replayed)"
+	[ "${dev%% *}" = gpu ] || why=${dev#none }
+	echo "check-gpu: device: ${dev#* }"
+	unpack
+	check "setup" setup
+	echo "check-gpu: preflight (tests/gpu/doctor.sh)"
+	if [ -n "${CHECK_GPU_REPLAY:-}" ]; then
+		cp "$CHECK_GPU_REPLAY/doctor.jsonl" "$W/doctor.jsonl" 2>/dev/null || : >"$W/doctor.jsonl"
+		jq -r '"  \(.status) \(.name): \(.detail)"' "$W/doctor.jsonl"
+	else
+		DOCTOR_JSON=$W/doctor.jsonl timeout $(($(left) > 100 ? 90 : $(left) / 2)) bash tests/gpu/doctor.sh 2>&1 | sed 's/^/  /'
+	fi
+	check "preflight" preflight
+	if [ -z "$why" ]; then
+		run_steps
+	else
+		echo "step verify, hang, bench, hot, eventloop: not run ($why)"
+	fi
+	check "env arch" env_arch
+	for t in $TASKS; do
+		check "baseline $t" baseline_self "$t"
+	done
+	check "wrong -> mismatch" wrong_mismatch
+	check "illegal address -> runtime_error, GPU usable after" after_is verify illegal runtime_error
+	check "hang -> timeout, GPU usable after" after_is hang hang timeout
+	check "side stream: no unearned speedup" no_unearned side_stream.cu
+	check "memoisation: no unearned speedup" no_unearned memo.cu
+	check "deferred work: no unearned speedup" no_unearned deferred.cu
+	check "event loop: its flush makes an L2-resident read cold" loop_l2
+	check "leap-bench vs a CUDA-event loop within 5% (2^26 floats, flushed)" near bench baseline vector_add 67108864 flushed_ms 5
+	check "leap-bench vs a CUDA-event loop within 5% (2^21 floats, flushed)" near bench l2 vector_add_l2 2097152 flushed_ms 5
+	check "leap-bench --hot vs the event loop's hot median within 10% (2^21 floats)" near hot l2 vector_add_l2 2097152 hot_ms 10
+	check "L2 flush leaves a 32 MiB read cold" l2_cold
+	echo "check-gpu: $npass passed, $nfail failed, $nskip skipped in $((SECONDS - START)) s (deadline $DEADLINE s)"
+	[ "$nfail" -eq 0 ]
+}
+
+# The report, and what the steps wrote, into $OUT (at most five files).
+save() {
+	[ -n "${OUT:-}" ] || return 0
+	mkdir -p "$OUT"
+	cp "$W/report.txt" "$OUT/check-gpu.txt"
+	cp "$W/checks.jsonl" "$OUT/check-gpu.jsonl" 2>/dev/null || : >"$OUT/check-gpu.jsonl"
+	cp "$W/doctor.jsonl" "$OUT/doctor.jsonl" 2>/dev/null || : >"$OUT/doctor.jsonl"
+	local s
+	: >"$OUT/records.jsonl"
+	: >"$OUT/stderr.txt"
+	for s in verify hang bench hot eventloop; do
+		[ -f "$W/$s.jsonl" ] && jq -c --arg s "$s" '. + {gpu_step: $s}' "$W/$s.jsonl" >>"$OUT/records.jsonl" 2>/dev/null
+		[ -s "$W/$s.err" ] && { echo "== $s"; cat "$W/$s.err"; } >>"$OUT/stderr.txt"
+	done
+}
+
+: >"$W/checks.jsonl"
+main 2>&1 | tee "$W/report.txt"
+rc=${PIPESTATUS[0]}
+save
+exit $rc

@@ -1,5 +1,15 @@
 // eventloop.cu - times the vector_add baseline kernel with a plain CUDA-event loop, written
-// apart from leap, to cross-check leap-bench (make check-gpu). Prints the median in ms.
+// apart from leap, to cross-check leap-bench (make check-gpu), and checks its own L2 claim.
+//
+// For each N given it times 200 launches of c = a + b on N floats twice: each launch after
+// writing 2 x L2 bytes elsewhere (flushed: the cold read leap-bench's default promises), and
+// back to back on the same buffers (hot: what --hot promises where the 12 N bytes fit in the
+// L2). The flushed figure is only a cold one if the flush works: at an N whose working set fits
+// in the L2 the flushed median must be clearly above the hot one, and check-gpu checks that
+// before it compares leap-bench with either. Clocks are warmed first (100 ms of launches).
+// Prints one JSON line per N: {"n", "bytes", "l2_bytes", "fits_l2", "flushed_ms", "hot_ms"}
+// (medians). Exit status 2 when a CUDA call fails (the error on stderr).
+// usage: eventloop N...   (build: nvcc -O2 -o eventloop eventloop.cu; make gpu-tools)
 #include <stdio.h>
 #include <stdlib.h>
 #include <cuda_runtime.h>
@@ -12,6 +22,8 @@
 			exit(2);                                                         \
 		}                                                                        \
 	} while (0)
+
+enum { ITERS = 200 };
 
 __global__ static void add_kernel(const float *a, const float *b, float *c, int n)
 {
@@ -26,25 +38,22 @@ static int cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-int main(int argc, char **argv)
+static float median(float *ms)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 67108864, iters = 200, l2 = 0;
-	float *a, *b, *c, ms[200];
-	void *flush;
-	CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-	CHECK(cudaMalloc(&a, (size_t)n * 4));
-	CHECK(cudaMalloc(&b, (size_t)n * 4));
-	CHECK(cudaMalloc(&c, (size_t)n * 4));
-	CHECK(cudaMalloc(&flush, 2 * (size_t)l2));
-	CHECK(cudaMemset(a, 0, (size_t)n * 4));
-	CHECK(cudaMemset(b, 0, (size_t)n * 4));
+	qsort(ms, ITERS, sizeof *ms, cmp);
+	return (ms[ITERS / 2 - 1] + ms[ITERS / 2]) / 2;
+}
+
+// The median of ITERS timed launches; with `flush`, 2 x l2 bytes are written before each.
+static float timed(const float *a, const float *b, float *c, int n, void *flush, size_t l2, bool with_flush)
+{
+	float ms[ITERS];
 	cudaEvent_t e0, e1;
 	CHECK(cudaEventCreate(&e0));
 	CHECK(cudaEventCreate(&e1));
-	add_kernel<<<(n + 255) / 256, 256>>>(a, b, c, n);
-	CHECK(cudaDeviceSynchronize());
-	for (int i = 0; i < iters; i++) {
-		CHECK(cudaMemset(flush, i, 2 * (size_t)l2));
+	for (int i = 0; i < ITERS; i++) {
+		if (with_flush)
+			CHECK(cudaMemset(flush, i, 2 * l2));
 		CHECK(cudaEventRecord(e0));
 		add_kernel<<<(n + 255) / 256, 256>>>(a, b, c, n);
 		CHECK(cudaEventRecord(e1));
@@ -52,7 +61,64 @@ int main(int argc, char **argv)
 		CHECK(cudaGetLastError());
 		CHECK(cudaEventElapsedTime(&ms[i], e0, e1));
 	}
-	qsort(ms, iters, sizeof *ms, cmp);
-	printf("%.4f\n", (ms[iters / 2 - 1] + ms[iters / 2]) / 2);
+	CHECK(cudaEventDestroy(e0));
+	CHECK(cudaEventDestroy(e1));
+	return median(ms);
+}
+
+// Launches for at least 100 ms so that the clocks are up before anything is timed.
+static void warm(const float *a, const float *b, float *c, int n)
+{
+	cudaEvent_t e0, e1;
+	float ms = 0;
+	CHECK(cudaEventCreate(&e0));
+	CHECK(cudaEventCreate(&e1));
+	CHECK(cudaEventRecord(e0));
+	while (ms < 100) {
+		for (int i = 0; i < 20; i++)
+			add_kernel<<<(n + 255) / 256, 256>>>(a, b, c, n);
+		CHECK(cudaEventRecord(e1));
+		CHECK(cudaEventSynchronize(e1));
+		CHECK(cudaEventElapsedTime(&ms, e0, e1));
+	}
+	CHECK(cudaEventDestroy(e0));
+	CHECK(cudaEventDestroy(e1));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: eventloop N...\n");
+		return 2;
+	}
+	int l2 = 0;
+	void *flush;
+	CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+	CHECK(cudaMalloc(&flush, 2 * (size_t)l2));
+	for (int k = 1; k < argc; k++) {
+		char *end;
+		long n = strtol(argv[k], &end, 10);
+		if (*end || n < 1 || n > (1L << 30)) {
+			fprintf(stderr, "eventloop: '%s' is not a size in [1, 2^30]\n", argv[k]);
+			return 2;
+		}
+		float *a, *b, *c;
+		size_t bytes = (size_t)n * 4;
+		CHECK(cudaMalloc(&a, bytes));
+		CHECK(cudaMalloc(&b, bytes));
+		CHECK(cudaMalloc(&c, bytes));
+		CHECK(cudaMemset(a, 0, bytes));
+		CHECK(cudaMemset(b, 0, bytes));
+		warm(a, b, c, (int)n);
+		float cold = timed(a, b, c, (int)n, flush, (size_t)l2, true);
+		float hot = timed(a, b, c, (int)n, flush, (size_t)l2, false);
+		printf("{\"n\": %ld, \"bytes\": %zu, \"l2_bytes\": %d, \"fits_l2\": %s, \"flushed_ms\": %.4f, "
+		       "\"hot_ms\": %.4f}\n",
+		       n, 3 * bytes, l2, 3 * bytes <= (size_t)l2 ? "true" : "false", cold, hot);
+		fflush(stdout);
+		CHECK(cudaFree(a));
+		CHECK(cudaFree(b));
+		CHECK(cudaFree(c));
+	}
 	return 0;
 }

@@ -1,0 +1,40 @@
+# gpu.mk - the GPU machine's tools: `make doctor` (what leap will and will not enforce on this
+# node, and why: tests/gpu/doctor.sh with its probes, tests/gpu/probe.c); `make gpu-prepare`
+# (everything `make check-gpu` runs, built here once into build/gpu/prep and packed into
+# build/gpu-prep.tar.gz, so that a GPU machine without nvcc, leap's build libraries or a
+# network builds nothing: tests/gpu/check-gpu.sh --prepare); and their programs:
+# build/gpu/prebuild (tests/gpu/prebuild.c: tasks' references and cuda baselines built into a
+# cache, as leap-verify and leap-bench would on first use) and build/gpu/eventloop
+# (tests/gpu/eventloop.cu, the independent timing check-gpu compares with). `make check-gpu`
+# (runners.mk) prepares first; bench/README.md section 4 says how a GPU session runs it.
+
+GPU_TOOLS := build/gpu/probe build/gpu/prebuild
+ifeq ($(HAVE_NVCC),1)
+GPU_TOOLS += build/gpu/eventloop
+# the driver's types for the CUDA probes (the entry points are looked up at run time)
+PROBE_CUDA := -DLEAP_PROBE_CUDA -isystem $(CUDA_INCLUDE)
+endif
+
+.PHONY: doctor gpu-prepare gpu-tools
+gpu-tools: $(GPU_TOOLS)
+
+build/gpu/probe: tests/gpu/probe.c lib/libleap.a build/flags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PROBE_CUDA) $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)
+
+build/gpu/prebuild: tests/gpu/prebuild.c lib/libleap.a build/flags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)
+
+build/gpu/eventloop: tests/gpu/eventloop.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 $(NVCC_ARCH) -o $@ $<
+
+doctor: all gpu-tools
+	@bash tests/gpu/doctor.sh
+
+# up to date when its content stamp matches (the script says so): nothing is rebuilt
+gpu-prepare: all gpu-tools
+	@bash tests/gpu/check-gpu.sh --prepare
+
+check-gpu: gpu-prepare

@@ -1,0 +1,271 @@
+# gpu.bats - the GPU machine's side that runs without a GPU: nvcc found the same way by make,
+# leap-compile and the baselines' build; the doctor's probes (make doctor) and its fallbacks;
+# check-gpu's set-up, deadline and steps, and its verdicts read from recorded records (issue 27).
+# The recorded outputs (tests/fixtures/gpu/replay/) are the records a good H200 run writes,
+# made from the prepared candidates with verify and bench objects in the programs' shape, and
+# stderr files whose first line is the persistence-mode warning.
+load helpers
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	export LEAP_CACHE="$T/cache"
+	SMI="$FIXTURES/gpu/bin"
+	REPLAY="$FIXTURES/gpu/replay"
+	NVCC_REAL="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
+	# a PATH without any nvcc (and without the fake nvidia-smi)
+	BARE_PATH="$ROOT/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+}
+
+# record FILE TASK: a cuda candidate record of FILE for TASK.
+record() {
+	jq -nc --arg t "$2" --rawfile c "$1" '{task: $t, backend: "cuda", code: $c}'
+}
+
+# ---- nvcc: one lookup for make, leap-compile and the baselines ----
+
+@test "nvcc on PATH alone: make builds the cuda runner with it (its real path), its headers give the runtime version" {
+	skip_unless_nvcc
+	mkdir -p "$T/bin"
+	ln -s "$(readlink -f "$NVCC_REAL")" "$T/bin/nvcc"
+	CUDA_HOME=/nonexistent PATH="$T/bin:$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/gpu.c -C "$ROOT" all
+	assert_line --partial "$(readlink -f "$NVCC_REAL") -O3"
+	assert_line --partial "-o libexec/leap-run-cuda"
+	assert_line --regexp "-DLEAP_CUDART_VERSION=[0-9]+ .*-o build/lib/gpu.o lib/gpu.c"
+	# nowhere: no runner, no runtime version
+	CUDA_HOME=/nonexistent PATH="$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/gpu.c -C "$ROOT" all
+	refute_line --partial "leap-run-cuda"
+	refute_line --partial "LEAP_CUDART_VERSION"
+}
+
+@test "nvcc: leap-compile and the baselines' build look in the same places (\$NVCC, CUDA_HOME, PATH)" {
+	skip_unless_nvcc
+	record "$LEAP_TASKS/vector_add/baseline.cu" vector_add >"$T/in.jsonl"
+	mkdir -p "$T/bin"
+	ln -s "$(readlink -f "$NVCC_REAL")" "$T/bin/nvcc"
+	# $NVCC alone (no CUDA_HOME, none on PATH): both use it
+	local real
+	real=$(readlink -f "$NVCC_REAL")
+	NVCC="$real" CUDA_HOME=/nonexistent PATH="$BARE_PATH" run -0 leap-compile --arch sm_90 --no-progress "$T/in.jsonl"
+	[ "$(jq -r .compile.status <<<"$output")" = ok ]
+	NVCC="$real" CUDA_HOME=/nonexistent PATH="$BARE_PATH" run -0 "$ROOT/build/gpu/prebuild" "$T/c1" "$LEAP_TASKS/vector_add"
+	assert_line --regexp "^vector_add baseline $T/c1/artifacts/[0-9a-f]{64}\.so$"
+	# $NVCC first, wherever else nvcc is
+	NVCC=/nonexistent/nvcc run -1 --separate-stderr leap-compile --no-progress "$T/in.jsonl"
+	[ "$(jq -r .error.message <<<"$output")" = "the cuda backend needs nvcc, and '/nonexistent/nvcc' (from NVCC) was not found (set NVCC to nvcc's path, or unset it)" ]
+	NVCC=/nonexistent/nvcc run -1 --separate-stderr "$ROOT/build/gpu/prebuild" "$T/c2" "$LEAP_TASKS/vector_add"
+	[[ "$stderr" == *"cannot run /nonexistent/nvcc"* ]]
+	# PATH alone: both find it there
+	CUDA_HOME=/nonexistent PATH="$T/bin:$BARE_PATH" run -0 leap-compile --arch sm_90 --no-progress "$T/in.jsonl"
+	[ "$(jq -r .compile.status <<<"$output")" = ok ]
+	CUDA_HOME=/nonexistent PATH="$T/bin:$BARE_PATH" run -0 "$ROOT/build/gpu/prebuild" "$T/c3" "$LEAP_TASKS/vector_add"
+	assert_line --partial "vector_add baseline $T/c3/artifacts/"
+	# nowhere: both say where they looked
+	CUDA_HOME=/nonexistent PATH="$BARE_PATH" run -1 --separate-stderr leap-compile --no-progress "$T/in.jsonl"
+	[ "$(jq -r .error.message <<<"$output")" = "the cuda backend needs nvcc, and '/nonexistent/bin/nvcc' was not found, nor nvcc on PATH (use --nvcc, or set NVCC or CUDA_HOME)" ]
+	CUDA_HOME=/nonexistent PATH="$BARE_PATH" run -1 --separate-stderr "$ROOT/build/gpu/prebuild" "$T/c4" "$LEAP_TASKS/vector_add"
+	[[ "$stderr" == *"cannot run /nonexistent/bin/nvcc"* ]]
+}
+
+# ---- the doctor ----
+
+@test "doctor: a node without nvcc says what that costs; the kernel's part is still tried" {
+	CUDA_HOME=/nonexistent PATH="$BARE_PATH" DOCTOR_JSON="$T/d.jsonl" run -0 bash "$ROOT/tests/gpu/doctor.sh"
+	assert_line --regexp '^fallback +nvcc: not found \(NVCC unset or not there, no /nonexistent/bin/nvcc, none on PATH\)$'
+	assert_line --partial "-> no cuda candidate compiles here and no cuda runner is built; the cpu backend works"
+	refute_line --partial "CUDA headers"
+	for name in "user namespace" "PID namespace" "mount namespace" "network namespace" "/sys bind" "memfd seals" \
+		seccomp "cgroup freezer" "sandbox namespaces" "cpu pipeline"; do
+		assert_line --regexp "^(ok|fallback|FAIL|skip) +$name: "
+	done
+	assert_line --regexp '^doctor: [0-9]+ ok, [0-9]+ fallback, 0 failed, [0-9]+ skipped$'
+	# every finding is a JSON line too, with its status and fallback
+	[ "$(grep -cE '^(ok|fallback|FAIL|skip) ' <<<"$output")" -eq "$(wc -l <"$T/d.jsonl")" ]
+	jq -e -s 'map(select(.name == "nvcc"))[0] | .status == "fallback" and (.fallback | startswith("no cuda candidate"))' "$T/d.jsonl"
+	jq -e -s 'map(select(.name == "cpu pipeline"))[0] | .status == "ok"' "$T/d.jsonl"
+}
+
+@test "doctor: a GPU visible without a cuda runner is a FAIL, not a skip" {
+	mkdir -p "$T/empty"
+	LEAP_TEST_DEVICE="gpu NVIDIA H200 (test seam)" LEAP_LIBEXEC="$T/empty" run -1 bash "$ROOT/tests/gpu/doctor.sh"
+	assert_line "ok        GPU: NVIDIA H200 (test seam)"
+	assert_line "FAIL      cuda runner: a GPU is visible, but $T/empty/leap-run-cuda is not built (nvcc was not found when leap was built)"
+}
+
+@test "doctor: the /sys bind probe answers as util-linux's mount does in a user namespace" {
+	[ "$(id -u)" -eq 0 ] || skip "not root: cannot run the probe as another user"
+	command -v setpriv >/dev/null && command -v unshare >/dev/null || skip "setpriv or unshare missing"
+	local as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	"${as[@]}" unshare --user --map-root-user true 2>/dev/null || skip "no unprivileged user namespaces"
+	cp "$ROOT/build/gpu/probe" "$T/probe"
+	chmod 755 "$T" "$T/probe"
+	local want mnt
+	mnt=$("${as[@]}" mktemp -d)
+	if "${as[@]}" unshare --user --map-root-user --mount sh -c "mount --make-rprivate / && mount --bind /sys $mnt" 2>/dev/null; then
+		want="bind: ok"
+	else
+		want="bind: Invalid argument"
+	fi
+	rmdir "$mnt"
+	HOME="$T" run -0 "${as[@]}" "$T/probe" sysbind
+	[[ "$output" == *$'\t'"$want, recursive bind: ok"$'\t'* ]]
+	if [ "$want" != "bind: ok" ]; then
+		assert_line --regexp $'^fallback\t/sys bind\t.*\tautomatic on an NVIDIA machine: the minimal root cannot be made'
+	fi
+}
+
+@test "doctor: libcuda linked into a directory the runner's root does not show calls for --no-namespaces" {
+	local stub="${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so"
+	[ -e "$stub" ] || skip "no CUDA toolkit stub libcuda.so"
+	mkdir -p "$T/lib" "$T/real" "$T/same"
+	cp "$stub" "$T/real/libcuda.so"
+	ln -s ../real/libcuda.so "$T/lib/libcuda.so.1"
+	LD_LIBRARY_PATH="$T/lib" run -0 "$ROOT/build/gpu/probe" libcuda cuda
+	assert_line "$(printf 'fallback\tlibcuda\t%s -> %s; the runner%ss minimal root does not show %s: a cuda runner would find no driver (no_device)\t--no-namespaces (no minimal root: the runner sees the machine%ss files), or add the directory to LD_LIBRARY_PATH, which the minimal root shows' \
+		"$T/lib/libcuda.so.1" "$T/real/libcuda.so" "'" "$T/real" "'")"
+	# the toolkit's stub is no driver, and says so
+	assert_line --regexp $'^skip\tcuda driver\tcuInit: this libcuda.so.1 is the toolkit.s stub, not a driver \\(34\\)'
+	# a link within a directory the root shows is fine
+	cp "$stub" "$T/same/libcuda.so"
+	ln -s libcuda.so "$T/same/libcuda.so.1"
+	LD_LIBRARY_PATH="$T/same" run -0 "$ROOT/build/gpu/probe" libcuda
+	assert_line --regexp "^ok"$'\t'"libcuda"$'\t'".*; the runner's minimal root shows $T/same"$'\t'"$"
+	# the doctor hands the fallback's option on
+	LEAP_TEST_DEVICE="gpu test seam" LD_LIBRARY_PATH="$T/lib" DOCTOR_JSON="$T/d.jsonl" run bash "$ROOT/tests/gpu/doctor.sh"
+	assert_line "doctor: options the fallbacks call for: --no-namespaces"
+	jq -e -s 'map(select(.name == "libcuda"))[0] | .status == "fallback" and .option == "--no-namespaces"' "$T/d.jsonl"
+}
+
+# ---- check-gpu ----
+
+@test "check-gpu runs here end to end under its deadline: each check and each GPU step SKIPs with its reason, exit 0" {
+	local t0=$SECONDS checks
+	FAKE_GPUS="" PATH="$SMI:$PATH" DEADLINE=120 OUT="$T/out" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
+	[ $((SECONDS - t0)) -lt 120 ]
+	local why="no CUDA GPU visible (nvidia-smi -L lists none)"
+	assert_line --index 0 --regexp '^check-gpu: .*, deadline 120 s, MAX_TIME 2 s, tasks: vector_add row_sum softmax layernorm attention matmul conv2d$'
+	assert_line "check-gpu: device: $why"
+	assert_line "step verify, hang, bench, hot, eventloop: not run ($why)"
+	checks=$((3 + 7 + 11))
+	[ "$(grep -c "^SKIP .* ($why)$" <<<"$output")" -eq "$checks" ]
+	[ "$(grep -cE '^(PASS|FAIL) ' <<<"$output")" -eq 0 ]
+	for name in setup preflight "env arch" "baseline vector_add" "baseline matmul" "baseline conv2d" \
+		"wrong -> mismatch" "illegal address -> runtime_error, GPU usable after" "hang -> timeout, GPU usable after" \
+		"side stream: no unearned speedup" "memoisation: no unearned speedup" "deferred work: no unearned speedup" \
+		"event loop: its flush makes an L2-resident read cold" "L2 flush leaves a 32 MiB read cold"; do
+		assert_line "SKIP $name ($why)"
+	done
+	assert_line --regexp "^check-gpu: 0 passed, 0 failed, $checks skipped in [0-9]+ s \(deadline 120 s\)$"
+	# the preflight ran all the same, and everything went into $OUT
+	assert_line --regexp '^  doctor: [0-9]+ ok, '
+	cmp <(printf '%s\n' "$output") "$T/out/check-gpu.txt"
+	[ "$(jq -s 'length' "$T/out/check-gpu.jsonl")" -eq "$checks" ]
+	[ -z "$(jq -c --arg w "$why" 'select(.result != "SKIP" or .detail != $w)' "$T/out/check-gpu.jsonl")" ]
+	[ -s "$T/out/doctor.jsonl" ]
+}
+
+@test "check-gpu: a GPU visible without the cuda runner is a FAIL, not a SKIP" {
+	mkdir -p "$T/empty"
+	LEAP_TEST_DEVICE="gpu NVIDIA H200 (test seam)" LEAP_LIBEXEC="$T/empty" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "FAIL setup: a GPU is visible, but $T/empty/leap-run-cuda is not built (nvcc was not found when leap was built: build where NVCC, CUDA_HOME or PATH finds it, and bring libexec/)"
+	assert_line "SKIP baseline vector_add (the cuda runner is missing)"
+	assert_line --regexp '^check-gpu: 0 passed, 1 failed, 20 skipped in '
+}
+
+@test "check-gpu: a GPU visible, no prepared tree and no nvcc to prepare one is a FAIL" {
+	LEAP_TEST_DEVICE="gpu NVIDIA H200 (test seam)" GPU_PREP="$T/none" CUDA_HOME=/nonexistent PATH="$BARE_PATH" \
+		run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "FAIL setup: $T/none is missing or was prepared from other sources or programs, and there is no nvcc here to prepare it (run make gpu-prepare where leap was built, and bring build/)"
+	assert_line "SKIP wrong -> mismatch (the run is not prepared)"
+}
+
+@test "check-gpu reads records, not stderr: a recorded good run passes every check, warnings first or not" {
+	head -1 "$REPLAY/verify.err" | grep -q 'persistence mode is off'
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$REPLAY" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line --regexp '^check-gpu: 21 passed, 0 failed, 0 skipped in '
+	assert_line "PASS wrong -> mismatch: wrong: mismatch Case n=1: output c differs from the reference at element 0: got 0, expected 1.337 (atol 1e-05, rtol 1e-05)."
+	assert_line "PASS baseline matmul: verify pass, bench ok, speedup 0.9968 against its vendor baseline, roofline 0.33"
+	assert_line "PASS leap-bench vs a CUDA-event loop within 5% (2^26 floats, flushed): event loop 0.193 ms, leap-bench 0.1912 ms (ok), difference 0.93%"
+}
+
+# replay_with STEP JQ: a copy of the recorded run with STEP's records passed through JQ; its
+# directory on stdout.
+replay_with() {
+	local d="$T/replay-$1"
+	rm -rf "$d"
+	cp -r "$REPLAY" "$d"
+	jq -c "$2" "$REPLAY/$1.jsonl" >"$d/$1.jsonl"
+	echo "$d"
+}
+
+@test "check-gpu: a cheat never timed (runtime_error, timeout, no_device) does not pass 'no unearned speedup'" {
+	local d
+	d=$(replay_with bench 'if (.file // "") | endswith("side_stream.cu") then .bench = {status: "runtime_error", message: "The runner crashed"}
+		elif (.file // "") | endswith("memo.cu") then .bench = {status: "timeout"}
+		elif (.file // "") | endswith("deferred.cu") then .bench = {status: "ok", speedup: 3.5} else . end')
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "FAIL side stream: no unearned speedup: side_stream.cu: verify pass, bench runtime_error (The runner crashed) (never timed: proves nothing)"
+	assert_line "FAIL memoisation: no unearned speedup: memo.cu: verify pass, bench timeout (never timed: proves nothing)"
+	assert_line "FAIL deferred work: no unearned speedup: deferred.cu: verify pass, bench ok, speedup 3.5x"
+	# noisy (timed, carries no speedup) passes; so does a cheat leap-verify already found wrong
+	d=$(replay_with bench 'if (.file // "") | endswith("side_stream.cu") then .bench = {status: "noisy", speedup: 0} else . end')
+	jq -c 'if (.file // "") | endswith("memo.cu") then .verify.status = "mismatch" else . end' "$REPLAY/verify.jsonl" >"$d/verify.jsonl"
+	jq -c 'if (.file // "") | endswith("memo.cu") then .bench = {status: "skipped"} else . end' "$d/bench.jsonl" >"$d/b" && mv "$d/b" "$d/bench.jsonl"
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "PASS side stream: no unearned speedup: side_stream.cu: verify pass, bench noisy"
+	assert_line "PASS memoisation: no unearned speedup: memo.cu: caught by leap-verify (mismatch)"
+}
+
+@test "check-gpu: missing records, a failed baseline and a weak flush are FAILs that say why" {
+	local d
+	d=$(replay_with bench 'select(.task != "conv2d") | if .task == "matmul" then .bench.speedup = 0.7 else . end')
+	jq -c 'select(.gpu_check != "hang")' "$REPLAY/hang.jsonl" >"$d/hang.jsonl"
+	jq -c 'if .n == 2097152 then .hot_ms = .flushed_ms else . end' "$REPLAY/eventloop.jsonl" >"$d/eventloop.jsonl"
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "FAIL baseline matmul: verify pass, bench ok, speedup 0.7 against its vendor baseline, roofline 0.33"
+	assert_line "FAIL baseline conv2d: verify pass; bench: no record (step bench: replayed)"
+	assert_line --partial "FAIL hang -> timeout, GPU usable after: hang: no record (step hang: replayed"
+	assert_line "FAIL event loop: its flush makes an L2-resident read cold: 2^21 floats (25165824 bytes, L2 62914560 bytes, fits: true): flushed 0.0115 ms, hot 0.0115 ms"
+	# the persistence warning, first on stderr, is never read as a verdict
+	refute_line --partial "persistence mode is off"
+}
+
+@test "check-gpu: the preflight's failures fail it, and its fallbacks' options reach the programs that take them" {
+	local d="$T/r"
+	cp -r "$REPLAY" "$d"
+	{
+		echo '{"name":"sandbox namespaces","status":"fallback","detail":"x","fallback":"--no-namespaces (y)","option":"--no-namespaces"}'
+		echo '{"name":"cgroup freezer","status":"fallback","detail":"x","fallback":"--freezer signals (y)","option":"--freezer signals"}'
+		echo '{"name":"compute mode","status":"fail","detail":"compute mode EXCLUSIVE_PROCESS","fallback":"one context at a time","option":null}'
+	} >>"$d/doctor.jsonl"
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "FAIL preflight: 12 findings; failed: compute mode; options: leap-verify --no-namespaces, leap-bench --freezer signals --no-namespaces"
+}
+
+@test "check-gpu: a step the deadline leaves no time for is not run, and its checks fail saying so" {
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$REPLAY" DEADLINE=5 run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "step verify: not run: the 5 s deadline left no time"
+	assert_line "step eventloop: not run: the 5 s deadline left no time"
+	assert_line "FAIL wrong -> mismatch: wrong: no record (step verify: not run: the 5 s deadline left no time)"
+}
+
+@test "check-gpu --prepare: one build of what the run needs, with the baselines' libraries allowed; then nothing" {
+	skip_unless_nvcc
+	local p="$T/prep"
+	CHECK_GPU_TASKS="vector_add matmul" GPU_PREP="$p" FAKE_GPUS="" PATH="$SMI:$PATH" run -0 bash "$ROOT/tests/gpu/check-gpu.sh" --prepare
+	assert_line --regexp "^check-gpu: prepared $p in [0-9]+ s: 12 candidates for sm_90a \(vector_add matmul\), 8 trusted artifacts, "
+	# matmul's baseline calls cuBLAS: allowed in the prepared suite, so it compiled as a candidate
+	jq -e '.libraries == ["cublas"]' "$p/suite/matmul/task.json"
+	jq -e -s 'map(select(.gpu_check == "baseline" and .task == "matmul"))[0] | .compile.status == "ok" and .compile.arch == "sm_90a"' "$p/records.jsonl"
+	# artifacts named relative to the tree, there in the prepared cache
+	for a in $(jq -r .compile.artifact "$p/records.jsonl"); do
+		[[ "$a" != /* ]] && [ -f "$ROOT/$a" ] || [ -f "$a" ]
+	done
+	[ "$(awk '{ print $2 }' "$p/trusted.txt" | sort | uniq -c | tr -s ' ')" = "$(printf ' 4 baseline\n 4 reference')" ]
+	grep -q '^NVCC=/' "$p/env"
+	# the same again: nothing to do
+	CHECK_GPU_TASKS="vector_add matmul" GPU_PREP="$p" FAKE_GPUS="" PATH="$SMI:$PATH" run -0 bash "$ROOT/tests/gpu/check-gpu.sh" --prepare
+	assert_output "check-gpu: prepared, up to date: $p (vector_add matmul; sm_90a)"
+	# no nvcc: skipped, saying why
+	CUDA_HOME=/nonexistent PATH="$BARE_PATH" GPU_PREP="$T/p2" run -0 bash "$ROOT/tests/gpu/check-gpu.sh" --prepare
+	assert_output "check-gpu: --prepare skipped: nvcc not found (NVCC, CUDA_HOME/bin, PATH)"
+}
