@@ -500,6 +500,9 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return c && c->s ? http_writable(c) : 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		/* libwebsockets frees the per-session memory after either (a kept-alive connection
+		 * gets fresh memory for its next request): nothing may point to it after this */
 		if (c)
 			conn_close(c);
 		return 0;
