@@ -264,7 +264,7 @@ static int give_groups(struct srv *s, struct srv_req *r, struct srv_item **items
 		int best = -1;
 		long room = 0;
 		for (int d = 0; d < s->ndev; d++) {
-			long rm = s->o->queue - s->dev[d].nq - s->dev[d].nf - taken[d];
+			long rm = srv_room(s, d) - taken[d];
 			if (rm >= r->grp_left[g] && (best < 0 || rm > room))
 				best = d, room = rm;
 		}

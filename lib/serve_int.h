@@ -85,6 +85,7 @@ struct srv_dev {
 	long nq;
 	struct srv_item *fhead, *ftail;  /* written, answers awaited in this order */
 	long nf;
+	long ncancel;               /* of those, cancelled (they hold no room: see srv_room) */
 	int restart;                /* a cancelled record is in the pipeline: end it */
 	long busy_since_ms;         /* for the busy-device gauge */
 	/* the thread's own: */
@@ -259,8 +260,9 @@ int srv_engine_start(struct srv *s);
 /* Stops the threads after they finished everything given (the caller waits for answers
  * first); kills the pipelines when `now`. */
 void srv_engine_stop(struct srv *s, int now);
-/* The device with the most room for n records, or -1 when none has room. Under mu. */
-int srv_pick_device(struct srv *s, long n);
+/* The records device d may still take: --queue less those queued and those in its pipeline
+ * that are not cancelled (they leave with the restart under way). Under mu. */
+long srv_room(const struct srv *s, int d);
 /* Gives items (a list linked by next) to device d. Under mu. */
 void srv_give(struct srv *s, int d, struct srv_item *head, struct srv_item *tail, long n);
 /* Drops every item of req: queued ones are moved to the answered list (cancelled), those in

@@ -280,6 +280,7 @@ static void requeue(struct srv_dev *d, const char *why)
 	}
 	d->fhead = d->ftail = NULL;
 	d->nf = 0;
+	d->ncancel = 0;
 	if (keep) {
 		struct srv_item *last = keep;
 		while (last->next)
@@ -330,6 +331,7 @@ static int take_answer(struct srv_dev *d, char *line, size_t len)
 	if (!d->fhead)
 		d->ftail = NULL;
 	d->nf--;
+	d->ncancel -= it->cancel;
 	if (d->wcur == it) /* answered before we saw its last byte written: cannot happen */
 		d->wcur = NULL;
 	it->sent = 0;
@@ -505,18 +507,10 @@ static void *device_main(void *arg)
 	return NULL;
 }
 
-int srv_pick_device(struct srv *s, long n)
+long srv_room(const struct srv *s, int d)
 {
-	int best = -1;
-	long room = 0;
-	for (int i = 0; i < s->ndev; i++) {
-		long r = s->o->queue - s->dev[i].nq - s->dev[i].nf;
-		if (r >= n && (best < 0 || r > room)) {
-			best = i;
-			room = r;
-		}
-	}
-	return best;
+	const struct srv_dev *dv = &s->dev[d];
+	return s->o->queue - dv->nq - (dv->nf - dv->ncancel);
 }
 
 void srv_give(struct srv *s, int d, struct srv_item *head, struct srv_item *tail, long n)
@@ -553,8 +547,9 @@ void srv_cancel_items(struct srv *s, struct srv_req *req)
 		d->qtail = last;
 		int inside = 0;
 		for (struct srv_item *it = d->fhead; it; it = it->next)
-			if (it->req == req) {
+			if (it->req == req && !it->cancel) {
 				it->cancel = 1;
+				d->ncancel++;
 				inside = 1;
 			}
 		if (inside) {
