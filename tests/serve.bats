@@ -61,6 +61,18 @@ venv_python() {
 	run -1 grep -c leap_serve_tag "$BATS_TEST_TMPDIR/out.jsonl"
 }
 
+@test "serve: a record's own compile.artifact is never loaded: leap-compile rebuilds it or the record is an error" {
+	serve --no-bench
+	{
+		echo '{"task":"vector_add","group":"x","sample":0,"compile":{"status":"ok","artifact":"/nonexistent/evil.so"}}'
+		record correct x 1 | jq -c '.compile = {status: "ok", artifact: "/nonexistent/evil.so"}'
+	} | curl -sf --data-binary @- "$URL/v1/evaluate" >"$BATS_TEST_TMPDIR/out.jsonl"
+	run -0 jq -c 'select(.sample == 0) | [.error.program, (.verify == null)]' "$BATS_TEST_TMPDIR/out.jsonl"
+	assert_output '["leap-compile",true]'
+	run -0 jq -r 'select(.sample == 1) | .status, (.compile.artifact | startswith(env.LEAP_CACHE))' "$BATS_TEST_TMPDIR/out.jsonl"
+	assert_output $'pass\ntrue'
+}
+
 @test "serve: a malformed request gets a clear 4xx, a malformed record an error record in its place" {
 	serve --no-bench --max-request 64K --max-line 2K
 	run -0 curl -s -o /dev/null -w '%{http_code}' "$URL/nope"
