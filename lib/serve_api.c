@@ -341,7 +341,6 @@ static void admit_lines(struct srv_conn *c)
 	size_t cap = 0;
 	long nitems = 0, lineno = 0;
 	struct leap_buf errs = {0};
-	long nerr = 0;
 	const char *p = c->body.s ? c->body.s : "", *end = p + c->body.len;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -365,7 +364,6 @@ static void admit_lines(struct srv_conn *c)
 			if (t) {
 				leap_buf_add(&errs, t, el);
 				leap_buf_add(&errs, "\n", 1);
-				nerr++;
 				count_verdict(s, t, el);
 			}
 			free(t);
@@ -390,10 +388,8 @@ static void admit_lines(struct srv_conn *c)
 	}
 	free(items);
 	srv_stream_begin(c, "application/x-ndjson");
-	if (errs.len)
-		leap_buf_add(&c->out, errs.s, errs.len);
+	srv_stream_bytes(c, errs.s, errs.len);
 	leap_buf_free(&errs);
-	(void)nerr;
 	if (!nitems) {
 		srv_stream_end(c);
 		req_finish(r, 200);
@@ -467,12 +463,8 @@ static void turn_pruned(struct srv_req *r, struct srv_run *run)
 			free(t);
 		}
 	} else if (c) {
-		if (run->out3.len)
-			leap_buf_add(&c->out, run->out3.s, run->out3.len);
-		if (run->out.len)
-			leap_buf_add(&c->out, run->out.s, run->out.len);
-		srv_stream_line(c, "", 0);
-		c->out.len--; /* srv_stream_line added an empty line: only the kick was wanted */
+		srv_stream_bytes(c, run->out3.s, run->out3.len); /* the decided records, then the next turn's */
+		srv_stream_bytes(c, run->out.s, run->out.len);
 	}
 	r->answered += r->grp_n[g];
 	if (r->answered == r->n && c) {

@@ -102,6 +102,14 @@ void srv_stream_line(struct srv_conn *c, const char *line, size_t len)
 	kick(c);
 }
 
+void srv_stream_bytes(struct srv_conn *c, const char *data, size_t len)
+{
+	if (!len)
+		return;
+	leap_buf_add(&c->out, data, len);
+	kick(c);
+}
+
 void srv_stream_end(struct srv_conn *c)
 {
 	c->complete = 1;

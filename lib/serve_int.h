@@ -233,6 +233,8 @@ void srv_reply_error(struct srv_conn *c, int status, const char *fmt, ...) __att
 /* A streamed answer: the status line now, then lines as they come, then the end. */
 void srv_stream_begin(struct srv_conn *c, const char *ctype);
 void srv_stream_line(struct srv_conn *c, const char *line, size_t len);
+/* Whole lines already ended by their newlines. */
+void srv_stream_bytes(struct srv_conn *c, const char *data, size_t len);
 void srv_stream_end(struct srv_conn *c);
 /* A WebSocket text message. */
 void srv_ws_send(struct srv_conn *c, const char *data, size_t len);
