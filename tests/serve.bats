@@ -355,6 +355,38 @@ PY
 	assert_line 'leap_serve_retries_served_total 2'
 }
 
+@test "serve: leap.Server, the Python client: evaluate in input order, stream, turn, prompts, a refusal raises ServerError" {
+	run -0 env PYTHONPATH="$ROOT/python" python3 - "$ROOT" "$FIXTURES/leap-serve" <<'PY'
+import sys
+import leap, leap.serve
+root, fix = sys.argv[1], sys.argv[2]
+code = lambda n: "```c\n" + open(f"{fix}/{n}.c").read() + "```"
+recs = [{"task": "vector_add", "group": f"g{i % 3}", "sample": i // 3, "turn": 1, "backend": "cpu",
+         "completion": code("correct" if i % 2 else "wrong"), "i": i} for i in range(9)]
+with leap.serve.start(["--backend", "cpu", "--no-bench", "--devices", "0-1"], prefix=root) as srv:
+    out = srv.evaluate(recs, errors="keep")
+    assert [r["i"] for r in out] == list(range(9)), "not in input order"
+    assert [r["status"] for r in out] == ["pass" if i % 2 else "mismatch" for i in range(9)]
+    assert all("leap_row" not in r for r in out)
+    local = leap.Leap(root, backend="cpu", bench=False).evaluate(recs, errors="keep")
+    assert [r["status"] for r in local] == [r["status"] for r in out]
+    assert sorted(r["i"] for r in srv.evaluate_stream(recs, errors="keep")) == list(range(9))
+    turn = srv.turn(out, group_size=3)
+    assert len(turn.done) == 9 and all("prune" in r for r in turn.done), turn
+    assert all(r["turn"] == 2 and r["feedback"] for r in turn.next), turn.next
+    p = srv.prompts("vector_add", group_size=2)
+    assert [r["sample"] for r in p] == [0, 1] and p[0]["messages"], p
+    try:
+        srv.evaluate([{"task": "vector_add", "completion": "x", "group": "big", "sample": i} for i in range(300)])
+        raise AssertionError("a group larger than the queue was taken")
+    except leap.ServerError as e:
+        assert e.status == 413, e
+    print("ok")
+PY
+	echo "$output"
+	assert_line ok
+}
+
 @test "serve: the Ray pool starts a server per worker and routes every group to one of them" {
 	venv_python
 	run -0 env PYTHONPATH="$ROOT/python" LEAP_PREFIX="$ROOT" "$PY" "$ROOT/tests/serve/test_ray_pool.py"
