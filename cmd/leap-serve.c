@@ -16,8 +16,9 @@ static const char usage_head[] =
 	"Serve leap's filters over HTTP and WebSocket: every record goes through the real\n"
 	"leap-compile | leap-verify | leap-bench of one device, kept running, and a turn's\n"
 	"decision and feedback come from leap-prune. Endpoints: POST /v1/evaluate and /v1/turn\n"
-	"(JSON Lines in, each record written back as soon as it is answered), OpenEnv's POST\n"
-	"/reset and /step and WebSocket /ws, OpenRLHF's remote reward POST /v1/reward, GET\n"
+	"(JSON Lines in, each record written back as soon as it is answered), WebSocket\n"
+	"/v1/stream (records in and out as they come), OpenEnv's POST /reset and /step and\n"
+	"WebSocket /ws, OpenRLHF's remote reward POST /v1/reward, GET\n"
 	"/v1/prompts (turn-1 records made on this machine), /healthz and /metrics (Prometheus).\n"
 	"Binds 127.0.0.1 unless told otherwise; elsewhere a bearer token is required.\n"
 	"\n";
@@ -66,7 +67,7 @@ static const struct leap_opt opts[] = {
 	 "largest request body or WebSocket message (default 64M)"},
 	{"max-line", 0, required_argument, "SIZE", OPT_MAX_LINE, "largest record (default 4M)"},
 	{"max-sessions", 0, required_argument, "N", OPT_MAX_SESSIONS,
-	 "OpenEnv WebSocket sessions open at once (default 1024)"},
+	 "WebSocket sessions open at once (default 1024)"},
 	{"max-turns", 0, required_argument, "N", OPT_MAX_TURNS,
 	 "turns of an OpenEnv trajectory (leap-prune --max-turns; default 3)"},
 	{"retry-keep", 0, required_argument, "N", OPT_RETRY_KEEP,

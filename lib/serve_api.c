@@ -10,6 +10,10 @@
  *   The records of one group (`group`, else `task`) go to one device together.
  * - /v1/turn: the same, then leap-prune over each group once all its records are answered;
  *   out come the decided records (with `prune`) and the next-turn records (without).
+ * - WebSocket /v1/stream: records in as they come (messages of JSON Lines, the empty message
+ *   ends them), each answer a message; a group stays on its first record's device, and while
+ *   a device has no room the session is not read (lws_rx_flow_control), so the client's own
+ *   sends block instead of a buffer growing here.
  * - OpenEnv (openenv-core's protocol): POST /reset and /step, stateless (the action carries
  *   the record), and the WebSocket /ws, one session per trajectory: reset gives the turn-1
  *   record from leap-prompt run on this machine (its facts are this machine's), each step
@@ -38,7 +42,7 @@
 #include "serve_int.h"
 #include "banned.h"
 
-static const char *const ep_name[EP_COUNT] = {"other", "evaluate", "turn", "reset", "step", "reward", "ws", "prompts", "get"};
+static const char *const ep_name[EP_COUNT] = {"other", "evaluate", "turn", "reset", "step", "reward", "ws", "prompts", "get", "stream"};
 
 /* The group a record is given to a device with. */
 static const char *group_key(const json_t *rec)
@@ -317,6 +321,62 @@ static void refuse(struct srv_conn *c, struct srv_req *r, int status, struct srv
 
 /* ---- /v1/evaluate and /v1/turn ---- */
 
+/* The records of text[0..len), JSON Lines: items for the valid ones (their group key parked in
+ * out, for the device choice), error records for the others in *errs (one line each), blank
+ * lines skipped; line numbers count on from `base`. */
+static void parse_lines(struct srv *s, struct srv_req *r, const char *text, size_t len, long base,
+			struct srv_item ***items, long *nitems, long *lines, struct leap_buf *errs)
+{
+	size_t cap = 0;
+	long lineno = base;
+	const char *p = text ? text : "", *end = p + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		lineno++;
+		const char *q = p;
+		p += ll + (nl != NULL);
+		size_t l = ll;
+		while (l && (q[l - 1] == '\r' || q[l - 1] == ' ' || q[l - 1] == '\t'))
+			l--;
+		size_t lead = 0;
+		while (lead < l && (q[lead] == ' ' || q[lead] == '\t'))
+			lead++;
+		if (lead == l)
+			continue; /* blank lines are skipped, as the filters skip them */
+		json_t *err, *rec = parse_record(s, lineno, q, l, &err);
+		if (!rec) {
+			size_t el;
+			char *t = dump(err, &el);
+			json_decref(err);
+			if (t) {
+				leap_buf_add(errs, t, el);
+				leap_buf_add(errs, "\n", 1);
+			}
+			free(t);
+			continue;
+		}
+		xgrow((void **)items, &cap, (size_t)*nitems + 1, sizeof(**items));
+		struct srv_item *it = item_new(s, r, lineno - 1, q, l);
+		it->out = xstrdup(group_key(rec));
+		(*items)[(*nitems)++] = it;
+		json_decref(rec);
+	}
+	*lines = lineno - base;
+}
+
+/* Counts the verdicts of error records written at admission. */
+static void count_errors(struct srv *s, const struct leap_buf *errs)
+{
+	const char *p = errs->s ? errs->s : "", *end = p + errs->len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		count_verdict(s, p, l);
+		p += l + 1;
+	}
+}
+
 static void admit_lines(struct srv_conn *c)
 {
 	struct srv *s = c->s;
@@ -338,43 +398,9 @@ static void admit_lines(struct srv_conn *c)
 		}
 	}
 	struct srv_item **items = NULL;
-	size_t cap = 0;
 	long nitems = 0, lineno = 0;
 	struct leap_buf errs = {0};
-	const char *p = c->body.s ? c->body.s : "", *end = p + c->body.len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		lineno++;
-		const char *q = p;
-		p += len + (nl != NULL);
-		size_t l = len;
-		while (l && (q[l - 1] == '\r' || q[l - 1] == ' ' || q[l - 1] == '\t'))
-			l--;
-		size_t lead = 0;
-		while (lead < l && (q[lead] == ' ' || q[lead] == '\t'))
-			lead++;
-		if (lead == l)
-			continue; /* blank lines are skipped, as the filters skip them */
-		json_t *err, *rec = parse_record(s, lineno, q, l, &err);
-		if (!rec) {
-			size_t el;
-			char *t = dump(err, &el);
-			json_decref(err);
-			if (t) {
-				leap_buf_add(&errs, t, el);
-				leap_buf_add(&errs, "\n", 1);
-				count_verdict(s, t, el);
-			}
-			free(t);
-			continue;
-		}
-		xgrow((void **)&items, &cap, (size_t)nitems + 1, sizeof(*items));
-		struct srv_item *it = item_new(s, r, lineno - 1, q, l);
-		it->out = (char *)xstrdup(group_key(rec)); /* parked for give_groups */
-		items[nitems++] = it;
-		json_decref(rec);
-	}
+	parse_lines(s, r, c->body.s, c->body.len, 0, &items, &nitems, &lineno, &errs);
 	r->n = lineno;
 	r->answered = lineno - nitems; /* blank lines and error records need no device */
 	r->ans = xcalloc((size_t)lineno + 1, sizeof(*r->ans));
@@ -387,6 +413,7 @@ static void admit_lines(struct srv_conn *c)
 		return;
 	}
 	free(items);
+	count_errors(s, &errs);
 	srv_stream_begin(c, "application/x-ndjson");
 	srv_stream_bytes(c, errs.s, errs.len);
 	leap_buf_free(&errs);
@@ -394,6 +421,141 @@ static void admit_lines(struct srv_conn *c)
 		srv_stream_end(c);
 		req_finish(r, 200);
 		req_release(r);
+	}
+}
+
+/* ---- WebSocket /v1/stream ---- */
+
+void srv_stream_open(struct srv_conn *c)
+{
+	struct srv_req *r = req_new(c->s, c, EP_STREAM);
+	r->deadline = r->t0 + c->s->o->deadline;
+}
+
+/* Admits the records of text[0..len) to the stream's request: each group to the device it
+ * already has, a new group to the device with the most room. 0 when admitted (error records
+ * sent, the rest given), 1 when a device has no room now (nothing taken). */
+static int stream_admit(struct srv_conn *c, const char *text, size_t len)
+{
+	struct srv *s = c->s;
+	struct srv_req *r = c->req;
+	struct srv_item **items = NULL;
+	long nitems = 0, lines = 0;
+	struct leap_buf errs = {0};
+	parse_lines(s, r, text, len, r->n, &items, &nitems, &lines, &errs);
+	if (nitems > s->o->queue) { /* it could never fit: each record says so */
+		for (long i = 0; i < nitems; i++) {
+			json_t *e = leap_error_record("<request>", items[i]->idx + 1, NULL, 0,
+						      "a message of %ld records: a device holds at most %ld (--queue); send fewer per message",
+						      nitems, s->o->queue);
+			size_t el;
+			char *t = dump(e, &el);
+			json_decref(e);
+			if (t) {
+				leap_buf_add(&errs, t, el);
+				leap_buf_add(&errs, "\n", 1);
+			}
+			free(t);
+			item_free(items[i]);
+		}
+		nitems = 0;
+	}
+	int *dev = xcalloc((size_t)nitems + 1, sizeof(*dev));
+	long *need = xcalloc((size_t)s->ndev, sizeof(*need));
+	int full = 0;
+	pthread_mutex_lock(&s->mu);
+	for (long i = 0; i < nitems && !full; i++) {
+		const char *k = items[i]->out;
+		uintptr_t d = (uintptr_t)leap_hmap_get(&c->gdev, k, strlen(k));
+		for (long j = 0; !d && j < i; j++) /* a group new in this message: where its first went */
+			if (!strcmp(items[j]->out, k))
+				d = (uintptr_t)dev[j] + 1;
+		if (!d) {
+			long room = 0;
+			for (int x = 0; x < s->ndev; x++)
+				if (srv_room(s, x) - need[x] > room)
+					room = srv_room(s, x) - need[x], d = (uintptr_t)x + 1;
+		}
+		if (!d || srv_room(s, (int)d - 1) - need[d - 1] < 1)
+			full = 1;
+		else
+			dev[i] = (int)d - 1, need[d - 1]++;
+	}
+	if (!full) {
+		for (long i = 0; i < nitems; i++) {
+			*leap_hmap_put(&c->gdev, items[i]->out, strlen(items[i]->out), NULL) = (void *)(uintptr_t)(dev[i] + 1);
+			free(items[i]->out);
+			items[i]->out = NULL;
+			items[i]->next = NULL;
+			srv_give(s, dev[i], items[i], items[i], 1);
+		}
+		r->pending += nitems;
+	}
+	pthread_mutex_unlock(&s->mu);
+	free(dev);
+	free(need);
+	if (full) {
+		for (long i = 0; i < nitems; i++)
+			item_free(items[i]);
+		free(items);
+		leap_buf_free(&errs);
+		return 1;
+	}
+	free(items);
+	count_errors(s, &errs);
+	r->n += lines;
+	r->answered += lines - nitems;
+	r->deadline = leap_now() + s->o->deadline; /* a stream lives while records come */
+	for (const char *p = errs.s, *end = errs.s + errs.len; p && p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		srv_ws_send(c, p, l);
+		p += l + 1;
+	}
+	leap_buf_free(&errs);
+	return 0;
+}
+
+/* The stream is over once the client said so and every record is answered. */
+static void stream_maybe_end(struct srv_conn *c, struct srv_req *r)
+{
+	if (c->in_ended && !c->held.len && r->answered == r->n) {
+		req_finish(r, 200);
+		c->close_after = 1;
+		lws_callback_on_writable(c->wsi);
+	}
+}
+
+/* Tries the records held for room again; reading resumes once they are taken. */
+static void stream_retry(struct srv_conn *c)
+{
+	if (!c->held.len || stream_admit(c, c->held.s, c->held.len))
+		return;
+	leap_buf_free(&c->held);
+	lws_rx_flow_control(c->wsi, 1);
+}
+
+static void stream_message(struct srv_conn *c, const char *msg, size_t len)
+{
+	struct srv_req *r = c->req;
+	size_t lead = 0;
+	while (lead < len && (msg[lead] == ' ' || msg[lead] == '\n' || msg[lead] == '\r' || msg[lead] == '\t'))
+		lead++;
+	if (!r || r->done || c->in_ended)
+		return;
+	if (lead == len) { /* the empty message: the end of the records */
+		c->in_ended = 1;
+		stream_maybe_end(c, r);
+		return;
+	}
+	if (c->held.len) { /* messages read before the pause took effect wait behind the held ones */
+		leap_buf_add(&c->held, "\n", 1);
+		leap_buf_add(&c->held, msg, len);
+		return;
+	}
+	if (stream_admit(c, msg, len)) {
+		leap_buf_add(&c->held, msg, len);
+		lws_rx_flow_control(c->wsi, 0);
 	}
 }
 
@@ -669,6 +831,10 @@ static void openenv_step_http(struct srv_conn *c)
 
 void srv_ws_message(struct srv_conn *c, const char *msg, size_t len)
 {
+	if (c->ep == EP_STREAM) {
+		stream_message(c, msg, len);
+		return;
+	}
 	json_error_t je;
 	json_t *m = json_loadb(msg, len, 0, &je);
 	if (!json_is_object(m)) {
@@ -1091,6 +1257,14 @@ static void item_back(struct srv *s, struct srv_item *it)
 	case EP_REWARD:
 		reward_answer(r, it);
 		break;
+	case EP_STREAM:
+		r->answered++;
+		if (r->conn) {
+			srv_ws_send(r->conn, it->out, it->outlen);
+			stream_retry(r->conn);
+			stream_maybe_end(r->conn, r);
+		}
+		break;
 	default:
 		break;
 	}
@@ -1132,6 +1306,14 @@ void srv_collect(struct srv *s)
 		run_back(runs);
 		runs = next;
 	}
+	/* room may have come free: streams waiting for it try again */
+	for (size_t i = 0; i < s->nconns; i++) {
+		struct srv_conn *c = s->conns[i];
+		if (c->ep == EP_STREAM && c->held.len && c->req) {
+			stream_retry(c);
+			stream_maybe_end(c, c->req);
+		}
+	}
 }
 
 /* A request past its deadline: what is unanswered is said so, and its work dropped. */
@@ -1156,6 +1338,22 @@ static void expire(struct srv_req *r)
 		}
 		if (c)
 			srv_stream_end(c);
+		req_cancel(r);
+		req_finish(r, 200);
+	} else if (r->ep == EP_STREAM) {
+		long left = r->n - r->answered;
+		for (long k = 0; c && k < left; k++) {
+			json_t *e = leap_error_record("<request>", 0, NULL, 0,
+						      "the stream's deadline (%g s) passed before this record was answered", secs);
+			size_t len;
+			char *t = dump(e, &len);
+			json_decref(e);
+			if (t)
+				srv_ws_send(c, t, len);
+			free(t);
+		}
+		if (c)
+			c->close_after = 1;
 		req_cancel(r);
 		req_finish(r, 200);
 	} else if (r->ep == EP_REWARD) {
@@ -1264,7 +1462,7 @@ void srv_metrics_text(struct srv *s, struct leap_buf *b)
 		      busy, s->ndev);
 	leap_buf_addf(b, "# HELP leap_serve_requests_in_progress Requests admitted and not yet answered.\n"
 			 "# TYPE leap_serve_requests_in_progress gauge\nleap_serve_requests_in_progress %ld\n"
-			 "# HELP leap_serve_sessions OpenEnv WebSocket sessions open.\n# TYPE leap_serve_sessions gauge\n"
+			 "# HELP leap_serve_sessions WebSocket sessions open (OpenEnv and streams).\n# TYPE leap_serve_sessions gauge\n"
 			 "leap_serve_sessions %d\n",
 		      s->nreqs, s->sessions);
 	leap_buf_addf(b, "# HELP leap_serve_rejected_total Requests refused with 429 (queues full).\n"

@@ -455,6 +455,8 @@ static void conn_close(struct srv_conn *c)
 	c->mtail = NULL;
 	json_decref(c->cur);
 	c->cur = NULL;
+	leap_hmap_free(&c->gdev);
+	leap_buf_free(&c->held);
 	c->wsi = NULL;
 	c->s = NULL;
 }
@@ -517,18 +519,26 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
 		struct srv *s = srv_of(wsi);
 		char uri[128];
-		if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 || strcmp(uri, "/ws"))
-			return -1; /* the one WebSocket endpoint is OpenEnv's */
+		if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
+		    (strcmp(uri, "/ws") && strcmp(uri, "/v1/stream")))
+			return -1; /* OpenEnv's sessions and the record stream */
 		if (!authorised(s, wsi) || s->draining || s->sessions >= s->o->max_sessions)
 			return -1;
 		return 0;
 	}
-	case LWS_CALLBACK_ESTABLISHED:
+	case LWS_CALLBACK_ESTABLISHED: {
+		char uri[128] = "";
 		conn_open(c, wsi);
 		c->ws = 1;
-		c->ep = EP_WS;
 		c->s->sessions++;
+		if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) > 0 && !strcmp(uri, "/v1/stream")) {
+			c->ep = EP_STREAM;
+			srv_stream_open(c);
+		} else {
+			c->ep = EP_WS;
+		}
 		return 0;
+	}
 	case LWS_CALLBACK_RECEIVE:
 		return c && c->s ? ws_receive(c, in, len) : 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:

@@ -150,7 +150,7 @@ struct srv {
 };
 
 /* The endpoints, for routing and for the request counters of /metrics. */
-enum srv_ep { EP_NONE, EP_EVALUATE, EP_TURN, EP_RESET, EP_STEP, EP_REWARD, EP_WS, EP_PROMPTS, EP_GET, EP_COUNT };
+enum srv_ep { EP_NONE, EP_EVALUATE, EP_TURN, EP_RESET, EP_STEP, EP_REWARD, EP_WS, EP_PROMPTS, EP_GET, EP_STREAM, EP_COUNT };
 
 /* A WebSocket message waiting to be sent. */
 struct srv_msg {
@@ -189,6 +189,10 @@ struct srv_conn {
 	long steps;
 	int ended;               /* the trajectory is done */
 	int close_after;         /* close once the queued messages are sent */
+	/* a /v1/stream WebSocket */
+	struct leap_hmap gdev;   /* group key -> its device + 1: a group stays on one device */
+	struct leap_buf held;    /* records that found no room yet (reading is paused) */
+	int in_ended;            /* the client sent the empty message: no more records */
 };
 
 /* One request in progress: its records, their answers, and where they go. */
@@ -244,8 +248,10 @@ int srv_query(const struct srv_conn *c, const char *name, char *buf, size_t len)
 /* serve_api.c: what each endpoint does. */
 /* A request whose body has been read. */
 void srv_dispatch(struct srv_conn *c);
-/* A WebSocket message of an OpenEnv session. */
+/* A WebSocket message: of an OpenEnv session, or records of a /v1/stream. */
 void srv_ws_message(struct srv_conn *c, const char *msg, size_t len);
+/* A /v1/stream WebSocket opened: its request. */
+void srv_stream_open(struct srv_conn *c);
 /* Items and runs handed back by the engine; deadlines. */
 void srv_collect(struct srv *s);
 void srv_check_deadlines(struct srv *s, double now);

@@ -317,6 +317,36 @@ PY
 	assert_line "health {'status': 'healthy'}"
 }
 
+@test "serve: the WebSocket stream: records in as they come, each answered as ready, reading paused while queues are full" {
+	venv_python
+	serve --no-bench --queue 2 --inflight 1 --devices 0-1
+	run -0 "$PY" - "$URL" "$FIXTURES/leap-serve" <<'PY'
+import asyncio, json, sys
+from websockets.asyncio.client import connect
+url, fix = sys.argv[1], sys.argv[2]
+code = lambda n: "```c\n" + open(f"{fix}/{n}.c").read() + "```"
+rec = lambda g, s, n: json.dumps({"task": "vector_add", "group": g, "sample": s, "backend": "cpu", "completion": code(n)})
+async def main():
+    # 12 records, one message each (the sixth with a malformed line), on queues of 2: the
+    # server stops reading until there is room, and loses nothing
+    async with connect(url.replace("http", "ws") + "/v1/stream", max_size=None) as ws:
+        for i in range(12):
+            await ws.send(rec(f"g{i % 4}", i // 4, "correct" if i % 2 else "wrong") + ("\nnot json" if i == 5 else ""))
+        await ws.send("")  # the end of the records: the server closes once all are answered
+        out = [json.loads(m) async for m in ws]
+    print(len(out), sum(1 for r in out if "error" in r))
+    print(sorted((r["group"], r["sample"], r["status"]) for r in out if "error" not in r) ==
+          sorted((f"g{i % 4}", i // 4, "pass" if i % 2 else "mismatch") for i in range(12)))
+asyncio.run(main())
+PY
+	echo "$output"
+	assert_line '13 1'
+	assert_line 'True'
+	run -0 curl -s "$URL/metrics"
+	assert_line 'leap_serve_requests_total{endpoint="stream",code="2xx"} 1'
+	assert_line 'leap_serve_requests_in_progress 0'
+}
+
 @test "serve: an OpenRLHF-shaped reward request, retried after a client timeout, is evaluated once" {
 	serve --no-bench
 	python3 - "$URL" "$FIXTURES/leap-serve" <<'PY' >"$BATS_TEST_TMPDIR/out"
