@@ -383,6 +383,14 @@ PY
 	assert_line 'leap_serve_records_total{status="mismatch"} 1'
 	assert_line 'leap_serve_records_total{status="no_code"} 1'
 	assert_line 'leap_serve_retries_served_total 2'
+	# with X-Request-Id the id is the caller's: the same id is the same request
+	for q in '"def f"' '"def g"'; do
+		curl -sf -H 'X-Request-Id: step-7/batch-3' -d '{"query":['"$q"'],"prompts":[""],"labels":["vector_add"]}' \
+			"$URL/v1/reward" >>"$BATS_TEST_TMPDIR/ids"
+	done
+	run -0 curl -s "$URL/metrics"
+	assert_line 'leap_serve_records_total{status="no_code"} 2'
+	assert_line 'leap_serve_retries_served_total 3'
 }
 
 @test "serve: leap.Server, the Python client: evaluate in input order, stream, turn, prompts, a refusal raises ServerError" {
