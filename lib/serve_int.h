@@ -263,6 +263,55 @@ void srv_metrics_text(struct srv *s, struct leap_buf *b);
 int srv_load_prompts(struct srv *s);
 void srv_free_state(struct srv *s);
 
+/* serve_api.c: requests and records, shared by the endpoints. */
+char *srv_dump(const json_t *j, size_t *len);
+struct srv_req *srv_req_new(struct srv *s, struct srv_conn *c, int ep);
+void srv_req_free(struct srv_req *r);
+/* Frees r once nothing holds it (no item or run, and answered or its client gone). */
+void srv_req_release(struct srv_req *r);
+/* r is answered in full or given up: counted, and off its connection. */
+void srv_req_finish(struct srv_req *r, int status);
+/* Drops what the engine still holds of r. */
+void srv_req_cancel(struct srv_req *r);
+/* The item of the record raw[0..len) (a JSON object), tagged for the pipeline. */
+struct srv_item *srv_item_new(struct srv *s, struct srv_req *r, long idx, const char *raw, size_t len);
+void srv_item_free(struct srv_item *it);
+/* Gives items (their group keys parked in out) to devices, each group to one: 0, or 413/429
+ * with nothing given. */
+int srv_give_groups(struct srv *s, struct srv_req *r, struct srv_item **items, long nitems);
+/* Answers a request whose records could not be given (413 or 429) and frees them. */
+void srv_refuse(struct srv_conn *c, struct srv_req *r, int status, struct srv_item **items, long n);
+/* Queues leap-prune over group g of r's answers. */
+void srv_queue_prune(struct srv *s, struct srv_req *r, long g, long group_size, const char *preset, int max_turns);
+
+/* serve_openenv.c */
+void srv_openenv_reset(struct srv_conn *c);
+void srv_openenv_step(struct srv_conn *c);
+void srv_openenv_message(struct srv_conn *c, const char *msg, size_t len);
+void srv_ws_error(struct srv_conn *c, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void srv_step_answer(struct srv_req *r, struct srv_item *it);
+void srv_step_pruned(struct srv_req *r, struct srv_run *run);
+void srv_prompts(struct srv_conn *c);
+void srv_openenv_free(struct srv *s);
+
+/* serve_reward.c */
+void srv_reward(struct srv_conn *c);
+void srv_reward_answer(struct srv_req *r, struct srv_item *it);
+void srv_reward_ranked(struct srv_req *r, struct srv_run *run);
+/* Gives the entry its answer (kept for retries when status is 200, else dropped). */
+void srv_idem_done(struct srv *s, struct srv_idem *e, int status, char *body, size_t len);
+void srv_idem_drop(struct srv *s, struct srv_idem *e);
+/* The connection no longer waits for a reward answer. */
+void srv_reward_forget(struct srv_conn *c);
+/* Drops the kept answers older than --retry-ttl. */
+void srv_reward_expire(struct srv *s, double now);
+void srv_reward_free(struct srv *s);
+
+/* serve_metrics.c */
+void srv_hist_add(struct srv_hist *h, double v);
+void srv_count_request(struct srv *s, int ep, int status);
+void srv_count_verdict(struct srv *s, const char *line, size_t len);
+
 /* serve_pipe.c: the engine. */
 int srv_engine_start(struct srv *s);
 /* Stops the threads after they finished everything given (the caller waits for answers
