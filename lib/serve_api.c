@@ -584,6 +584,11 @@ static void turn_pruned(struct srv_req *r, struct srv_run *run)
 		srv_stream_bytes(c, run->out3.s, run->out3.len); /* the decided records, then the next turn's */
 		srv_stream_bytes(c, run->out.s, run->out.len);
 	}
+	for (long k = 0; k < r->grp_n[g]; k++) { /* written: a deadline now has nothing of it to say */
+		long i = r->grp_idx[g][k];
+		free(r->ans[i]);
+		r->ans[i] = NULL;
+	}
 	r->answered += r->grp_n[g];
 	if (r->answered == r->n && c) {
 		srv_stream_end(c);
@@ -718,45 +723,80 @@ void srv_collect(struct srv *s)
 }
 
 /* A request past its deadline: what is unanswered is said so, and its work dropped. */
+/* The record raw[0..len) (tagged or not) with `error` set to why, as one line. */
+static char *error_line(const char *raw, size_t rawlen, long idx, const char *why, size_t *len)
+{
+	json_t *rec = json_loadb(raw, rawlen, 0, NULL);
+	if (rec && json_is_object(rec)) {
+		json_object_del(rec, SRV_TAG);
+		leap_record_set_error(rec, "<request>", idx + 1, "%s", why);
+	} else {
+		json_decref(rec);
+		rec = leap_error_record("<request>", idx + 1, NULL, 0, "%s", why);
+	}
+	char *t = srv_dump(rec, len);
+	json_decref(rec);
+	return t;
+}
+
+/* Sends the line to r's client, as its endpoint sends answers. */
+static void send_line(struct srv_req *r, const char *t, size_t len)
+{
+	if (!r->conn)
+		return;
+	if (r->ep == EP_STREAM)
+		srv_ws_send(r->conn, t, len);
+	else
+		srv_stream_line(r->conn, t, len);
+}
+
+/* The records of a JSON Lines request past its deadline: each one not yet answered comes back
+ * with an error saying so, its fields kept (those the engine holds, and for /v1/turn those
+ * whose group leap-prune has not decided yet), and its work is dropped. */
+static void expire_lines(struct srv_req *r, double secs)
+{
+	struct srv *s = r->s;
+	char *why = xasprintf("the request's deadline (%g s) passed before this record was answered", secs);
+	pthread_mutex_lock(&s->mu);
+	for (int d = 0; d < s->ndev; d++)
+		for (int list = 0; list < 2; list++)
+			for (struct srv_item *it = list ? s->dev[d].fhead : s->dev[d].qhead; it; it = it->next) {
+				if (it->req != r || it->cancel)
+					continue;
+				size_t len;
+				char *t = error_line(it->in, it->inlen, it->idx, why, &len);
+				if (t)
+					send_line(r, t, len);
+				free(t);
+			}
+	pthread_mutex_unlock(&s->mu);
+	for (long g = 0; r->ep == EP_TURN && g < r->ngrp; g++)
+		for (long k = 0; k < r->grp_n[g]; k++) {
+			long i = r->grp_idx[g][k];
+			if (!r->ans[i])
+				continue;
+			size_t len;
+			char *t = error_line(r->ans[i], r->anslen[i], i, why, &len);
+			if (t)
+				send_line(r, t, len);
+			free(t);
+		}
+	free(why);
+	srv_req_cancel(r);
+	if (r->conn && r->ep == EP_STREAM)
+		r->conn->close_after = 1;
+	else if (r->conn)
+		srv_stream_end(r->conn);
+	srv_req_finish(r, 200);
+}
+
 static void expire(struct srv_req *r)
 {
 	struct srv *s = r->s;
 	double secs = r->deadline - r->t0;
 	struct srv_conn *c = r->conn;
-	if (r->ep == EP_EVALUATE || r->ep == EP_TURN) {
-		/* which records are unanswered only the engine knows: one error record for each
-		 * record not yet written */
-		long left = r->n - r->answered;
-		for (long k = 0; c && k < left; k++) {
-			json_t *e = leap_error_record("<request>", 0, NULL, 0,
-						      "the request's deadline (%g s) passed before this record was answered", secs);
-			size_t len;
-			char *t = srv_dump(e, &len);
-			json_decref(e);
-			if (t)
-				srv_stream_line(c, t, len);
-			free(t);
-		}
-		if (c)
-			srv_stream_end(c);
-		srv_req_cancel(r);
-		srv_req_finish(r, 200);
-	} else if (r->ep == EP_STREAM) {
-		long left = r->n - r->answered;
-		for (long k = 0; c && k < left; k++) {
-			json_t *e = leap_error_record("<request>", 0, NULL, 0,
-						      "the stream's deadline (%g s) passed before this record was answered", secs);
-			size_t len;
-			char *t = srv_dump(e, &len);
-			json_decref(e);
-			if (t)
-				srv_ws_send(c, t, len);
-			free(t);
-		}
-		if (c)
-			c->close_after = 1;
-		srv_req_cancel(r);
-		srv_req_finish(r, 200);
+	if (r->ep == EP_EVALUATE || r->ep == EP_TURN || r->ep == EP_STREAM) {
+		expire_lines(r, secs);
 	} else if (r->ep == EP_REWARD) {
 		char *t = xasprintf("{\"error\":{\"status\":504,\"message\":\"the deadline (%g s) passed\"}}", secs);
 		srv_req_cancel(r);

@@ -141,13 +141,28 @@ venv_python() {
 	# a deadline shorter than the candidate's 3 s: the record is answered with an error and the
 	# device is free again for the next request
 	run -0 curl -sf --data-binary @"$BATS_TEST_TMPDIR/slow.jsonl" "$URL/v1/evaluate?timeout=1"
-	assert_output --partial 'deadline (1 s) passed'
+	# the record comes back with its own fields and the error, once
+	run -0 jq -c '[.group, .sample, .error.line, .error.message, .verify]' <<<"$output"
+	assert_output '["q",0,1,"the request'"'"'s deadline (1 s) passed before this record was answered",null]'
 	record correct q 1 | curl -sf --data-binary @- "$URL/v1/evaluate" | jq -r .status >"$BATS_TEST_TMPDIR/after"
 	run -0 cat "$BATS_TEST_TMPDIR/after"
 	assert_output pass
 	run -0 curl -s "$URL/metrics"
 	assert_line 'leap_serve_rejected_total 1'
 	assert_line 'leap_serve_cancelled_records_total 1'
+	# in /v1/turn too, where a group waits for all its records: the answered one comes back
+	# with the error as well, and leap-prune's decision never comes
+	kill -TERM "$SERVE_PID"
+	wait "$SERVE_PID" || true
+	serve --no-bench
+	{ record correct t 0; record slow t 1; } | curl -sf --data-binary @- "$URL/v1/turn?timeout=2" >"$BATS_TEST_TMPDIR/turn"
+	run -0 jq -c '[.sample, (.error.message | test("deadline")), .prune]' "$BATS_TEST_TMPDIR/turn"
+	assert_line '[0,true,null]'
+	assert_line '[1,true,null]'
+	[ "${#lines[@]}" -eq 2 ]
+	# sample 0 was answered by then on any machine but the most loaded (its verdict is kept)
+	run -0 jq -r 'select(.sample == 0) | .status // "unanswered"' "$BATS_TEST_TMPDIR/turn"
+	assert_output --regexp '^(pass|unanswered)$'
 }
 
 @test "serve: a client that disconnects cancels its work and leaves no process behind" {
