@@ -87,14 +87,12 @@ struct srv_dev {
 	long nf;
 	long ncancel;               /* of those, cancelled (they hold no room: see srv_room) */
 	int restart;                /* a cancelled record is in the pipeline: end it */
-	long busy_since_ms;         /* for the busy-device gauge */
 	/* the thread's own: */
 	struct srv_pipeline p;
 	int running;
 	struct srv_item *wcur;      /* being written */
 	size_t woff;
 	struct leap_buf rbuf;
-	long restarts;
 };
 
 /* Counters for /metrics (the event loop's, except those under mu). */

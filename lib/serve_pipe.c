@@ -302,7 +302,6 @@ static void device_stop_pipeline(struct srv_dev *d, int kill_now, const char *wh
 	if (d->running) {
 		srv_pipeline_end(&d->p, kill_now, kill_now ? 5.0 : 60.0, buf, sizeof(buf));
 		d->running = 0;
-		d->restarts++;
 	}
 	d->wcur = NULL;
 	d->woff = 0;
