@@ -11,7 +11,7 @@
 # of pins makes a new one and an old one is never half-upgraded). The environment is reused
 # when its stamp file says it is complete; an install that fails leaves no stamp and is
 # tried again next time. Point the tests at it with LEAP_SERVE_VENV=DIR (the path printed
-# last). About 1 GB of wheels (ray, gradio and their dependencies): not part of `make check`'s
+# last). About 720 MB installed (ray, gradio and their dependencies): not part of `make check`'s
 # own downloads, so a machine without it skips those tests with the reason.
 set -eu
 openenv=0.3.0
