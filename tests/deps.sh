@@ -8,13 +8,13 @@
 # `make demo` runs the demo set: what building leap and running examples/demo.sh need (a C
 # compiler, make, jansson, libcrypto, libdw (elfutils: lib/crash.c maps a crash to the
 # candidate's source line through the artifact's DWARF line table), libseccomp (the runner's
-# system-call filter), jq for the replay
+# system-call filter), libwebsockets (leap-serve's HTTP and WebSocket) with pkg-config, jq for the replay
 # sampler). `make check` runs the check set (the default): the demo set and what the tests
 # need, including python3-venv, -setuptools and -wheel (tests/python.bats pip-installs
 # python/ offline) and clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes, only
 # "recommended" by clang on Debian) for the fuzz targets of `make fuzz`.
 set -eu
-demo="gcc libc6-dev make libjansson-dev libssl-dev libdw-dev libseccomp-dev jq"
+demo="gcc libc6-dev make libjansson-dev libssl-dev libdw-dev libseccomp-dev libwebsockets-dev pkg-config jq"
 check="$demo python3 python3-venv python3-setuptools python3-wheel man-db groff-base bats bats-assert bats-support parallel clang libclang-rt-dev"
 
 list=false

@@ -59,7 +59,14 @@ TXT
 		p=$(basename "$f" .c)
 		while read -r o; do
 			n=$((n + 1))
-			run --separate-stderr timeout 60 "$p" "$o" </dev/null
+			# leap-serve serves until a signal (on a free port here): still serving after 5 s
+			# (timeout's 124) is an option handled
+			if [ "$p" = leap-serve ]; then
+				run --separate-stderr timeout 5 "$p" "$o" --port 0 </dev/null
+				[ "$status" -ne 124 ] || status=0
+			else
+				run --separate-stderr timeout 60 "$p" "$o" </dev/null
+			fi
 			[[ "$status" -le 2 && "$stderr" != *"unhandled option"* && "$stderr" != *"unknown option"* ]] ||
 				{ echo "$p $o: status $status: $stderr"; return 1; }
 		done < <("$p" --help | grep -oE '^  (-[A-Za-z0-9], |    )--[a-z0-9-]+( [A-Z]|\[=[A-Z]|, --[a-z0-9-]+)?' |

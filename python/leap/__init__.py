@@ -19,7 +19,8 @@ from ._errors import LeapError, PipelineError, ProgramNotFound, RecordError
 from ._leap import Leap, Turn
 from ._pipeline import run, stream
 from ._programs import find_program
+from .serve import Server, ServerError  # a remote leap-serve (leap.ray_pool: a pool of them)
 
 __version__ = "0.1.0"
 __all__ = ["Leap", "Turn", "run", "stream", "find_program", "LeapError", "PipelineError",
-           "ProgramNotFound", "RecordError", "__version__"]
+           "ProgramNotFound", "RecordError", "Server", "ServerError", "__version__"]
