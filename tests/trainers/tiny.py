@@ -31,7 +31,7 @@ def answers():
     return by, rows
 
 
-def tokenizer(texts, extra_specials=(), chat_template=CHAT_TEMPLATE, vocab=600):
+def tokenizer(texts, extra_specials=(), chat_template=CHAT_TEMPLATE, vocab=600, eos="<eos>"):
     """A PreTrainedTokenizerFast: byte-level BPE trained on `texts`."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -43,8 +43,8 @@ def tokenizer(texts, extra_specials=(), chat_template=CHAT_TEMPLATE, vocab=600):
     trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(texts, trainer)
-    t = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>",
-                                additional_special_tokens=specials[2:])
+    t = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token=eos,
+                                additional_special_tokens=[x for x in specials[1:] if x != eos])
     t.chat_template = chat_template
     return t
 
