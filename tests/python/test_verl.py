@@ -157,6 +157,14 @@ class TestInteraction(LeapCase):
         for s in (0, 1, 2, 4, 5, 6, 7):
             self.assertEqual(len(results[s][1]), 1, s)
 
+    def test_past_leaps_deadline_the_group_ends_with_zero_scores(self):
+        # every leap pipeline is stopped at timeout_s: no verdict, so the same 0.0 for the whole
+        # group (no advantage), and nobody waits for it
+        inter, results = self.rollout(["softmax"], config={"timeout_s": 0.001})
+        self.assertEqual([r[1] for r in results], [[0.0]] * 8)
+        self.assertEqual([r[0] for r in results], [1] * 8)
+        self.assertEqual(inter._instances, {})
+
     def test_validation_with_one_sample_is_scored_without_waiting(self):
         # val_kwargs.n = 1 while group_size is rollout.n = 8; wait_s far beyond HANG_S
         passing = [r["sample"] for r in replay("softmax") if r["expect"] == "pass"][0]
