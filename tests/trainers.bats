@@ -1,5 +1,6 @@
 # trainers.bats - leap inside the trainers' own classes (TRL's GRPOTrainer; verl's config,
-# dataset, DataProto, AgentLoopWorker, agent loops and reward manager), at the versions
+# dataset, DataProto, AgentLoopWorker, agent loops and reward manager; verl 0.6.1's ToolAgentLoop;
+# OpenRLHF's MultiTurnAgentExecutor), at the versions
 # tests/trainers/requirements.txt pins, on the cpu backend. The only stand-in is the model
 # server (tests/trainers/*.py say why). The python comes from tests/trainers/venvs.sh, which .ci/run
 # calls: eval "$(sh tests/trainers/venvs.sh)" sets LEAP_TRAINERS_PYTHON.
@@ -26,6 +27,11 @@ unittest() {
 
 @test "trainers: verl's AgentLoopWorker runs leap's agent loop; its reward manager scores single turns" {
 	unittest tests/trainers/test_verl.py
+}
+
+@test "trainers: verl 0.6.1's ToolAgentLoop drives LeapInteraction; a cut turn does not hang its group" {
+	[ -n "${LEAP_VERL061_PATH:-}" ] || skip "LEAP_VERL061_PATH is not set (tests/trainers/venvs.sh prints it)"
+	PYTHONPATH="$LEAP_VERL061_PATH:$PYTHONPATH" unittest tests/trainers/test_verl061.py
 }
 
 @test "trainers: OpenRLHF's MultiTurnAgentExecutor runs leap's agent with DCP" {
