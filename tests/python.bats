@@ -1,5 +1,6 @@
 # python.bats - the leap Python package (python/) and the trainer glue of examples/trl, examples/verl
-# and examples/openrlhf, against the real programs on the cpu backend (tests/python/*.py).
+# and examples/openrlhf, against the real programs on the cpu backend (tests/python/*.py), called
+# as the trainers call them. Inside the trainers' own classes: tests/trainers.bats.
 load helpers
 
 setup() {
@@ -23,15 +24,6 @@ unittest() {
 	unittest python3 tests/python/test_trl.py
 }
 
-@test "python: the TRL reward inside the real GRPOTrainer (one step, tiny random model)" {
-	# pip install trl pulls torch with its CUDA libraries (5.9 GB, 2 min 21 s on this machine):
-	# beyond what make check downloads. Point LEAP_TRL_PYTHON at a python that has trl.
-	py=${LEAP_TRL_PYTHON:-python3}
-	"$py" -c 'import trl, datasets, tokenizers' 2>/dev/null ||
-		skip "trl is not installed for $py (pip install trl pulls torch, 5.9 GB; set LEAP_TRL_PYTHON=/path/to/python with trl)"
-	HF_HUB_OFFLINE=1 unittest "$py" tests/python/test_trl_trainer.py
-}
-
 @test "python: the verl reward functions and interaction, called as verl 0.6.1 calls them" {
 	# verl's own BaseInteraction when its wheel can be had (1.7 MB, no dependencies: verl's
 	# package __init__ imports torch and ray, so only verl/interactions/base.py is loaded)
@@ -43,5 +35,5 @@ open(sys.argv[1] + "/base.py", "wb").write(z.read("verl/interactions/base.py"))'
 	else
 		echo "# the verl 0.6.1 wheel could not be downloaded: LeapInteraction runs without verl's base class" >&3
 	fi
-	unittest python3 tests/python/test_verl.py
+	PYTHONPATH=$ROOT/python unittest python3 tests/python/test_verl.py
 }

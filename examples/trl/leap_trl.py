@@ -30,23 +30,34 @@ Use (examples/trl/README.md has the whole script):
                           train_dataset=Dataset.from_list(rows))
 """
 
-import os
-import sys
+import logging
 
-try:
-    import leap
-except ImportError:  # run from a checkout without `pip install ./python`
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-    import leap
+import leap
 from leap.groups import ROW, in_batch_order, number_samples
 
+log = logging.getLogger("leap")
 
-def leap_dataset(lp, tasks, args=()):
+# What the system message adds when the rollouts have LeapKernelEnv's tool: a model told to
+# answer with a fenced block, and never told the tool exists, has no reason to call it.
+SUBMIT_NOTE = ("Submit each complete kernel with the `submit` tool (argument `code`: the whole source file); "
+               "its answer says whether it compiled and matched the reference, and what to fix. "
+               "You may submit again after a failed check.")
+
+
+def leap_dataset(lp, tasks, args=(), tools=False):
     """Dataset rows for GRPOTrainer from leap-prompt: one row per task, conversational `prompt`
-    (leap's system and user messages), `task`, `group` (the grouping key) and `backend`."""
+    (leap's system and user messages), `task`, `group` (the grouping key) and `backend`.
+    tools=True (rollouts with LeapKernelEnv) adds SUBMIT_NOTE to the system message."""
     rows = []
     for r in lp.prompts(tasks, group_size=1, args=args):
-        rows.append({"prompt": r["messages"], "task": r["task"], "group": r["group"], "backend": r["backend"]})
+        messages = [dict(m) for m in r["messages"]]
+        if tools:
+            system = next((m for m in messages if m.get("role") == "system"), None)
+            if system is None:
+                messages.insert(0, {"role": "system", "content": SUBMIT_NOTE})
+            else:
+                system["content"] = system["content"].rstrip() + "\n\n" + SUBMIT_NOTE
+        rows.append({"prompt": messages, "task": r["task"], "group": r["group"], "backend": r["backend"]})
     return rows
 
 
@@ -80,6 +91,9 @@ class LeapRankReward:
                   or a (gather_object, process_index) pair
     on_error      "raise" (default): a record leap could not process raises leap.RecordError;
                   "none": its reward is None, which TRL leaves out of the group's baseline
+    The pipelines run under lp.timeout (TRL has no bound of its own on a reward call; set one):
+    past it every reward of the call is None, which TRL leaves out of the baselines and the
+    loss, and a warning says so.
     """
 
     __name__ = "leap_rank"
@@ -95,9 +109,19 @@ class LeapRankReward:
         tasks = kwargs.get("task") or keys
         backends = kwargs.get("backend") or [self.lp.backend or "cuda"] * len(keys)
         envs = kwargs.get("environments")
-        local = self._evaluate(completions, completion_ids, keys, tasks, backends, envs)
+        try:
+            local = self._evaluate(completions, completion_ids, keys, tasks, backends, envs)
+        except leap.Timeout as exc:
+            log.warning("leap: %s; the rewards of these %d completions are None", exc, len(completions))
+            local = None
         every, offset = self._gather(local)
-        ranked = self._rank(every)
+        if any(t is None for t in every):  # some process got no verdict: nobody ranks partial groups
+            return [None] * len(completions)
+        try:
+            ranked = self._rank(every)
+        except leap.Timeout as exc:
+            log.warning("leap: %s; the rewards of these %d completions are None", exc, len(completions))
+            return [None] * len(completions)
         mine = ranked[offset:offset + len(completions)]
         return [self._score(r) for r in mine]
 
@@ -121,11 +145,17 @@ class LeapRankReward:
         return trajs
 
     def _gather(self, local):
+        """Every process's trajectories (None for a process that got no verdict) and where this
+        process's rows start among them."""
         g = accelerate_gather() if self.gather is None else (self.gather or None)
         if g is None:
-            return local, 0
+            return ([None] if local is None else local), 0
         gather_object, index = g
-        counts = gather_object([len(local)])
+        n = len(local) if local is not None else 0
+        counts = gather_object([n if local is not None else -1])
+        if any(c < 0 for c in counts):
+            gather_object([None])
+            return [None], 0
         return gather_object(local), sum(counts[:index])
 
     def _rank(self, trajs):
@@ -188,7 +218,11 @@ class LeapKernelEnv:
                "sample": 0, "turn": turn, "backend": self.row.get("backend") or self.lp.backend or "cuda",
                "code": code}
         args = ["--group-size", "1", "--preset", "debug-all", "--max-turns", str(self.max_turns), *self.prune_args]
-        result = self.lp.turn([rec], prune_args=args, errors="keep")
+        try:
+            result = self.lp.turn([rec], prune_args=args, errors="keep")
+        except leap.Timeout as exc:  # the turn is not counted: the model may submit again
+            log.warning("leap: submit: %s", exc)
+            return f"leap could not check this submission within {exc.timeout:g} s; submit it again."
         decided = result.done[0]
         self.records.append(decided)
         if "error" in decided:

@@ -1,87 +1,109 @@
-"""leap inside verl: reward functions and a multi-turn interaction that keeps DCP.
+"""leap inside verl: an agent loop that runs leap's turns, reward functions, and the verl 0.6
+interaction, all on the `leap` package (`pip install ./python`) and leap's installed programs.
 
-Written against verl 0.6.1 (read from its wheel): custom_reward_function.path/name,
-reward_model.reward_manager (naive: compute_score per response; batch: compute_score_batch
-over the whole batch), actor_rollout_ref.rollout.multi_turn.interaction_config_path with a
-verl.interactions.base.BaseInteraction. verl 0.7 keeps the interaction but moves the reward
-settings under reward.* and keeps only per-response managers (compute_score still works, the
-batch form does not); verl 0.8 removed verl.interactions. See examples/verl/README.md.
+- LeapAgentLoop (verl >= 0.9; tested with the version examples/trainers.md names): an
+  AgentLoopBase registered as "leap_agent". Each trajectory asks the model server for a kernel,
+  leap compiles, checks and times it, and leap-prune decides the trajectory's group after every
+  turn (DCP, leap.dcp); feedback goes back as the next user message. When the group has ended,
+  leap-rank's score of the trajectory is its `reward_score`, which verl puts at the last token
+  (rm_scores) without calling a reward function. agent_loop_config.yaml is the config to copy.
+- compute_score / compute_score_batch: verl's custom reward function (naive / batch reward
+  manager). A response with turn scores (extra_info["turn_scores"], written by LeapInteraction)
+  gets its last one; any other response is compiled and checked here: 1.0 when it passes, else
+  0.0 (single-turn; compute_score_batch gives leap-rank's score within the group instead).
+- LeapInteraction (verl 0.6; verl removed verl.interactions later): the same DCP turns through
+  ToolAgentLoop's interaction hook; interaction_config.yaml is its config.
 
-Why the interaction waits for its group: Difficulty-Conditioned Pruning decides a GRPO group
-after each turn from all its samples (easy: every trajectory ends; hopeless: likewise; else the
-failed ones get feedback). verl runs the rollout.n trajectories of a prompt as separate
-coroutines of one agent-loop worker, each calling generate_response on its own; LeapInteraction
-holds each caller until every live trajectory of its group has answered the turn, runs
-compile | verify | bench | leap-prune on the group, and answers each one: terminate, or go on
-with leap's feedback. When the last trajectory of the group has ended, leap-rank ranks the
-group, and every trajectory's final generate_response returns its rank score as that turn's
-score; verl hands the turn scores to compute_score (extra_info["turn_scores"]), which returns
-it. A trajectory that verl ends on its own (response length, max_assistant_turns) never
-answers: after `wait_s` seconds the group is decided without it.
+Deadlines (what happens at each bound is in examples/verl/README.md): every leap pipeline runs
+under `timeout_s` (default 240 s, below verl's per-sample reward timeout of 300 s), every turn
+is decided at the latest `wait_s` after it opened (default 600 s).
 """
 
 import asyncio
+import logging
 import os
-import sys
-import uuid
+from uuid import uuid4
 
-try:
-    import leap
-except ImportError:  # run from a checkout without `pip install ./python`
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-    import leap
+import leap
+from leap import dcp
 from leap.groups import ROW, in_batch_order, number_samples
 
-try:
+log = logging.getLogger("leap")
+
+# Below verl's own per-sample bound on a reward (reward.timeout, 300 s by default), so that leap
+# answers, and says why, before verl gives up on the call.
+TIMEOUT_S = 240.0
+
+try:  # verl 0.6
     from verl.interactions.base import BaseInteraction
-except ImportError:  # verl >= 0.8 or not installed: the class still runs under any caller
+except ImportError:  # verl >= 0.9, or verl not installed: the class still runs under any caller
     BaseInteraction = object
+
+try:  # verl >= 0.9
+    from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
+except ImportError:
+    AgentLoopBase = None
+
+
+def _plain(config):
+    """A config (dict, or omegaconf's DictConfig as hydra hands it) as a plain dict."""
+    if config is None:
+        return {}
+    try:
+        from omegaconf import DictConfig, OmegaConf
+        if isinstance(config, DictConfig):
+            return OmegaConf.to_container(config, resolve=True)
+    except ImportError:
+        pass
+    return dict(config)
 
 
 def _leap(config):
-    """A leap.Leap from an interaction's or reward function's settings (a dict)."""
-    c = dict(config or {})
+    """A leap.Leap from an agent loop's, interaction's or reward function's settings (a dict)."""
+    c = _plain(config)
     return leap.Leap(c.get("prefix") or os.environ.get("LEAP_PREFIX"), backend=c.get("backend"), tasks=c.get("tasks"),
                      cache=c.get("cache"), jobs=c.get("jobs"), seed=c.get("seed"), bench=c.get("bench", True),
-                     prune_args=c.get("prune_args", ()), rank_args=c.get("rank_args", ()))
+                     prune_args=c.get("prune_args", ()), rank_args=c.get("rank_args", ()),
+                     timeout=float(c.get("timeout_s", TIMEOUT_S)))
 
 
 # -- reward functions ---------------------------------------------------------------------------
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
-    """verl's custom reward function (reward_model.reward_manager=naive), one response at a time.
+    """verl's custom reward function (reward manager naive), one response at a time.
 
-    With LeapInteraction (multi-turn: extra_info holds interaction_kwargs) the score is
-    leap-rank's, computed by the interaction when the response's group ended and found in
-    extra_info["turn_scores"]; the response is not evaluated again (a trajectory verl cut before
-    leap decided its turn has no score: 0.0, with leap_cut set). Single-turn, the response is compiled and checked here and the score is 1.0
-    when it passes, else 0.0 (verl's GRPO normalises it over the group; leap-rank needs the group:
-    use compute_score_batch). `ground_truth` is the task id; extra_info may name "task" and
-    "backend"; reward_kwargs (custom_reward_function.reward_kwargs) may carry leap settings under
-    "leap" (prefix, backend, cache, tasks, bench, ...).
+    A trajectory that LeapInteraction scored carries its turn scores (extra_info["turn_scores"],
+    the rank score last): that score is returned and nothing is evaluated again. Any other
+    response (single turn; or a trajectory verl cut before the interaction scored it) is compiled
+    and checked here: 1.0 when it passes, else 0.0. `ground_truth` is the task id; extra_info may
+    name "task" and "backend"; reward_kwargs may carry leap settings under "leap". Every answer
+    has the same keys (verl stacks them per key over the batch). At leap's deadline (timeout_s)
+    the score is 0.0 with leap_timeout set.
     """
     info = extra_info or {}
-    if info.get("interaction_kwargs"):  # multi-turn: the interaction scored the trajectory
-        turns = info.get("turn_scores")
-        if turns is None or len(turns) == 0:  # verl ended it before leap decided its turn
-            return {"score": 0.0, "leap_cut": True}
-        return {"score": float(turns[-1]), "leap_cut": False}
+    turns = info.get("turn_scores")
+    if turns is not None and len(turns) > 0:
+        return {"score": float(turns[-1]), "status": "ranked", "speedup": 0.0, "leap_timeout": False}
     lp = _leap(kwargs.get("leap"))
     rec = {"task": info.get("task") or ground_truth, "group": str(info.get("group") or ground_truth), "sample": 0,
            "turn": 1, "backend": info.get("backend") or lp.backend or "cuda", "completion": solution_str}
-    out = lp.evaluate([rec])[0]
+    try:
+        out = lp.evaluate([rec], errors="keep")[0]
+    except leap.Timeout:
+        log.warning("leap: compute_score: no verdict within %.0f s; score 0.0", lp.timeout)
+        return {"score": 0.0, "status": "timeout", "speedup": 0.0, "leap_timeout": True}
+    if "error" in out:
+        raise leap.RecordError(out)
     return {"score": 1.0 if out.get("status") == "pass" else 0.0, "status": out.get("status"),
-            "speedup": float((out.get("bench") or {}).get("speedup") or 0.0)}
+            "speedup": float((out.get("bench") or {}).get("speedup") or 0.0), "leap_timeout": False}
 
 
 def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos, **kwargs):
-    """verl's batch reward function (reward_model.reward_manager=batch): leap-rank's score of
-    each response within its group, over the whole batch at once.
-
-    verl repeats each prompt rollout.n times in place, with the prompt's extra_info; the group
-    of a response is extra_info["group"] (unique per prompt: make_dataset.py writes it), else its
-    ground truth (the task id). Samples are numbered in batch order within a group.
-    """
+    """verl's batch reward function (reward manager batch, verl 0.6): leap-rank's score of each
+    response within its group, over the whole batch at once. The group of a response is
+    extra_info["group"] (unique per prompt: make_dataset.py writes it), else its ground truth;
+    samples are numbered in batch order within a group. At leap's deadline every score is 0.0
+    (no advantage for a batch leap did not judge)."""
     lp = _leap(kwargs.get("leap"))
     infos = [e or {} for e in extra_infos]
     keys = [str(e.get("group") or g) for e, g in zip(infos, ground_truths)]
@@ -90,123 +112,146 @@ def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos,
         records.append({"task": info.get("task") or truth, "group": key, "sample": sample, "turn": 1,
                         "backend": info.get("backend") or lp.backend or "cuda", "completion": text, ROW: i})
     stages = lp.evaluate_stages() + [["leap-rank", "--no-progress", *lp.rank_args]]
-    out = in_batch_order(lp.run(stages, records), len(records))
+    try:
+        out = in_batch_order(lp.run(stages, records), len(records))
+    except leap.Timeout:
+        log.warning("leap: compute_score_batch: no verdict within %.0f s; every score 0.0", lp.timeout)
+        return [0.0] * len(records)
     return [float(r["rank"]["score"]) for r in out]
 
 
-# -- the interaction ----------------------------------------------------------------------------
+# -- the agent loop (verl >= 0.9) -----------------------------------------------------------------
 
-class _Group:
-    """The trajectories of one prompt's GRPO group inside one worker process."""
+if AgentLoopBase is not None:
 
-    def __init__(self, key, size):
-        self.key, self.size = key, size
-        self.samples = {}          # instance id -> sample index
-        self.alive = set(range(size))  # samples expected at the current turn
-        self.arrived = {}          # turn -> {sample: (record, future)}
-        self.decided = set()       # turns decided
-        self.records = []          # every decided record (the group's done file)
-        self.next = {}             # sample -> its next-turn record from leap-prune (carries `dcp`)
-        self.scores = {}           # sample -> leap-rank score, once the group has ended
-        self.ended = None          # asyncio.Event set once ranked
+    @register("leap_agent")
+    class LeapAgentLoop(AgentLoopBase):
+        """verl agent loop: leap's turns with DCP, the trajectory's leap-rank score as its reward.
 
+        Settings come from the agent loop config entry (agent_loop_config.yaml, key `leap`):
+        the leap settings of _leap (prefix, backend, tasks, cache, jobs, seed, bench, prune_args,
+        rank_args, timeout_s), max_turns (leap-prune --max-turns), wait_s, group_size (default
+        actor_rollout_ref.rollout.n). Each dataset row names its task in extra_info["task"] (else
+        reward_model.ground_truth) and may name its backend; its group is verl's `uid` (one per
+        prompt and step).
+        """
+
+        def __init__(self, *args, leap=None, **kwargs):
+            super().__init__(*args, **kwargs)
+            c = _plain(leap)
+            self.lp = _leap(c)
+            self.settings = dcp.settings_from(c, self.lp)
+            self.cap = int(c.get("group_size") or self.rollout_config.n)
+            self.response_length = self.rollout_config.response_length
+
+        async def run(self, sampling_params, **kwargs):
+            info = _plain(kwargs.get("extra_info"))
+            truth = (_plain(kwargs.get("reward_model")) or {}).get("ground_truth")
+            task = info.get("task") or truth
+            fields = {"task": task, "backend": info.get("backend") or self.lp.backend or "cuda"}
+            key = str(kwargs.get("uid") or info.get("group") or task)
+            grp, sample = dcp.table().join(key, self.cap, self.settings, fields)  # before any await
+            try:
+                out = await self._turns(grp, sample, list(kwargs["raw_prompt"]), sampling_params)
+            except BaseException:
+                grp.leave(sample)
+                raise
+            out.reward_score = await grp.score(sample)
+            out.extra_fields.update({"turn_scores": [out.reward_score], "tool_rewards": [],
+                                     "leap_turns": out.num_turns // 2, "leap_status": grp.outcome.get(sample)})
+            return out
+
+        async def _turns(self, grp, sample, messages, sampling_params):
+            prompt_ids = await self.ct_build_initial_tokens(messages)
+            mask, turns, request_id = [], 0, uuid4().hex
+            while True:
+                gen = await self.server_manager.generate(request_id=request_id, prompt_ids=prompt_ids,
+                                                         sampling_params=sampling_params)
+                turns += 1
+                merged, mask, _ = await self.ct_merge_assistant_token(prompt_ids, gen.token_ids, mask)
+                prompt_ids = merged.token_ids
+                text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
+                go_on, reply = await grp.submit(sample, text, {"tokens": len(gen.token_ids)})
+                if go_on and len(mask) >= self.response_length:
+                    grp.leave(sample)  # no room for another answer: the trajectory ends as it stands
+                    go_on = False
+                if not go_on:
+                    break
+                messages.append({"role": "assistant", "content": text})
+                before = list(messages)
+                messages.append({"role": "user", "content": reply})
+                merged, mask2, _ = await self.ct_merge_context_msg(before, messages, prompt_ids, mask)
+                if len(mask2) >= self.response_length:
+                    grp.leave(sample)
+                    break
+                prompt_ids, mask = merged.token_ids, mask2
+            prompt_len = len(prompt_ids) - len(mask)
+            return AgentLoopOutput(prompt_ids=prompt_ids[:prompt_len], response_ids=prompt_ids[prompt_len:][:self.response_length],
+                                   response_mask=mask[:self.response_length], num_turns=2 * turns,
+                                   metrics={}, extra_fields={})
+
+
+# -- the interaction (verl 0.6) ---------------------------------------------------------------------
 
 class LeapInteraction(BaseInteraction):
-    """verl interaction: each assistant turn is compiled, checked and timed by leap, and DCP
-    decides the group after every turn (see the module's comment).
+    """verl 0.6 interaction: each assistant turn is compiled, checked and timed by leap, and DCP
+    decides the group after every turn (leap.dcp).
 
-    config (interaction_config.yaml): group_size (= actor_rollout_ref.rollout.n), max_turns
-    (leap-prune --max-turns; keep multi_turn.max_assistant_turns >= it), wait_s (how long a
-    group waits for a trajectory that verl ended on its own; default 600), and the leap settings
-    (prefix, backend, tasks, cache, jobs, seed, bench, prune_args, rank_args).
-    interaction_kwargs of each row (extra_info): name, task, group (unique per prompt), backend.
+    config (interaction_config.yaml): group_size (= actor_rollout_ref.rollout.n),
+    max_turns (leap-prune --max-turns), max_assistant_turns (copy verl's
+    multi_turn.max_assistant_turns: verl ends a trajectory at that assistant turn before the
+    interaction sees it, so leap's last turn is one before it), wait_s, timeout_s and the leap
+    settings. interaction_kwargs of each row (extra_info): name, task, group (unique per prompt),
+    backend. A trajectory's final generate_response carries its rank score (verl's turn score,
+    which compute_score returns). A group's instances are freed when it ends, those verl cut
+    included (verl 0.6 never calls finalize_interaction).
     """
-
-    _groups = {}  # key -> open _Group, shared by the instances of a worker process
 
     def __init__(self, config):
         if BaseInteraction is not object:
             super().__init__(config)
-        self.config, self.name = config, config.get("name", "leap")
-        self.lp = _leap(config)
-        self.group_size = int(config["group_size"])
-        self.max_turns = int(config.get("max_turns", 3))
-        self.wait_s = float(config.get("wait_s", 600))
-        self._instances = {}  # instance id -> (group, sample, task, backend)
+        c = _plain(config)
+        self.config, self.name = c, c.get("name", "leap")
+        self.lp = _leap(c)
+        turns = int(c.get("max_turns", 3))
+        if c.get("max_assistant_turns"):
+            turns = min(turns, int(c["max_assistant_turns"]) - 1)
+        self.settings = dcp.settings_from(dict(c, max_turns=turns), self.lp)
+        self.group_size = int(c["group_size"])
+        self._instances = {}  # instance id -> (group, sample), until its trajectory has ended
 
     async def start_interaction(self, instance_id=None, **kwargs):
-        instance_id = instance_id or str(uuid.uuid4())
+        instance_id = instance_id or str(uuid4())
         key = str(kwargs.get("group") or kwargs["task"])
-        grp = self._groups.get(key)
-        if grp is None or len(grp.samples) >= grp.size:  # verl starts rollout.n per prompt and step
-            grp = self._groups[key] = _Group(key, self.group_size)
-            grp.ended = asyncio.Event()
-        sample = len(grp.samples)
-        grp.samples[instance_id] = sample
-        self._instances[instance_id] = (grp, sample, kwargs.get("task") or key,
-                                        kwargs.get("backend") or self.lp.backend or "cuda")
+        fields = {"task": kwargs.get("task") or key, "backend": kwargs.get("backend") or self.lp.backend or "cuda"}
+        grp, sample = dcp.table().join(key, self.group_size, self.settings, fields)
+        if sample == 0:  # free the group's instances when it ends, also those verl cut (never called again)
+            grp.on_end.append(self._free)
+        self._instances[instance_id] = (grp, sample)
         return instance_id
 
-    async def generate_response(self, instance_id, messages, **kwargs):
-        grp, sample, task, backend = self._instances[instance_id]
-        turn = 1 + sum(1 for r in grp.records if r.get("sample") == sample)
-        completion = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "assistant"), "")
-        rec = {"task": task, "group": grp.key, "sample": sample, "turn": turn, "backend": backend}
-        if sample in grp.next:  # leap-prune's next-turn record: it carries the group's DCP decision
-            rec = {k: v for k, v in grp.next.pop(sample).items() if k not in ("messages", "feedback")}
-        rec["completion"] = completion
-        if turn in grp.decided:  # too late: the group went on without this turn
-            await grp.ended.wait()
-            return True, "No more turns.", grp.scores.get(sample, 0.0), {"leap_turn": turn}
-        fut = asyncio.get_running_loop().create_future()
-        grp.arrived.setdefault(turn, {})[sample] = (rec, fut)
-        if set(grp.arrived[turn]) >= grp.alive:
-            await self._decide(grp, turn)
-        else:
-            asyncio.get_running_loop().call_later(self.wait_s, lambda: asyncio.ensure_future(self._decide(grp, turn)))
-        final, text = await fut
-        if not final:
-            return False, text, None, {"leap_turn": turn}
-        await grp.ended.wait()
-        return True, text, grp.scores.get(sample, 0.0), {"leap_turn": turn}
+    def _free(self, grp):
+        for iid in [i for i, (g, _) in self._instances.items() if g is grp]:
+            del self._instances[iid]
 
-    async def _decide(self, grp, turn):
-        """DCP on the records of `turn` that arrived; rank the group once nothing goes on."""
-        if turn in grp.decided:
-            return
-        grp.decided.add(turn)
-        arrived = grp.arrived.pop(turn)
-        loop = asyncio.get_running_loop()
-        args = ["--group-size", str(len(arrived)), "--max-turns", str(self.max_turns), *self.lp.prune_args]
-        try:
-            result = await loop.run_in_executor(None, lambda: self.lp.turn([r for r, _ in arrived.values()], args))
-        except Exception as exc:  # leap failed: end the group's trajectories, the trainer sees the error
-            for _, fut in arrived.values():
-                if not fut.done():
-                    fut.set_exception(exc)
-            grp.ended.set()
-            raise
-        feedback = {r["sample"]: r["feedback"] for r in result.next}
-        grp.next = {r["sample"]: r for r in result.next}
-        grp.records += result.done
-        grp.alive = set(feedback)
-        for sample, (_, fut) in arrived.items():
-            if sample in feedback:
-                fut.set_result((False, feedback[sample]))
-            else:
-                status = next((r.get("status") for r in result.done if r.get("sample") == sample), None)
-                fut.set_result((True, "Correct." if status == "pass" else "No more turns."))
-        if not grp.alive:
-            ranked = await loop.run_in_executor(None, lambda: self.lp.rank(grp.records))
-            grp.scores = {r["sample"]: float(r["rank"]["score"]) for r in ranked}
-            if self._groups.get(grp.key) is grp:
-                del self._groups[grp.key]
-            grp.ended.set()
+    async def generate_response(self, instance_id, messages, **kwargs):
+        grp, sample = self._instances[instance_id]
+        completion = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "assistant"), "")
+        go_on, text = await grp.submit(sample, completion)
+        if go_on:
+            return False, text, None, {"leap_turn": grp.turn}
+        score = await grp.score(sample)
+        return True, text, score, {"leap_turn": grp.turn}
 
     async def calculate_score(self, instance_id=None, **kwargs):
-        """The trajectory's leap-rank score once its group has ended, else 0.0."""
-        grp, sample, _, _ = self._instances[instance_id]
-        return grp.scores.get(sample, 0.0)
+        """The trajectory's leap-rank score while its group is held (ended: in its last turn's
+        score), else 0.0."""
+        held = self._instances.get(instance_id)
+        if held is None or held[0].scores is None:
+            return 0.0
+        return held[0].scores.get(held[1], 0.0)
 
     async def finalize_interaction(self, instance_id=None, **kwargs):
-        self._instances.pop(instance_id, None)
+        held = self._instances.pop(instance_id, None)
+        if held is not None:
+            held[0].leave(held[1])

@@ -10,10 +10,8 @@ backend}}. `group` is unique per row: it is what the rewards and the interaction
 
 import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from leap_verl import _leap  # noqa: E402
+import leap
 
 
 def rows(lp, tasks, all_tasks=False):
@@ -38,7 +36,7 @@ def main():
     a = p.parse_args()
     import pandas as pd
 
-    data = rows(_leap({"prefix": a.prefix, "backend": a.backend}), a.tasks, a.all)
+    data = rows(leap.Leap(a.prefix or os.environ.get("LEAP_PREFIX"), backend=a.backend), a.tasks, a.all)
     os.makedirs(a.out, exist_ok=True)
     pd.DataFrame(data).to_parquet(os.path.join(a.out, "train.parquet"))
     print(f"{len(data)} rows -> {a.out}/train.parquet")

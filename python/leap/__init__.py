@@ -12,10 +12,11 @@ leap-rank, leap-advantage) as a subprocess pipeline, for trainers and scripts.
 
 Standard library only. An error record raises leap.RecordError (its `record` attribute holds
 it); a stage that fails (exit status 2, a signal) raises leap.PipelineError; a program that is
-not found raises leap.ProgramNotFound.
+not found raises leap.ProgramNotFound; a pipeline that runs past its `timeout` is stopped and
+raises leap.Timeout.
 """
 
-from ._errors import LeapError, PipelineError, ProgramNotFound, RecordError
+from ._errors import LeapError, PipelineError, ProgramNotFound, RecordError, Timeout
 from ._leap import Leap, Turn
 from ._pipeline import run, stream
 from ._programs import find_program
@@ -23,4 +24,4 @@ from .serve import Server, ServerError  # a remote leap-serve (leap.ray_pool: a 
 
 __version__ = "0.1.0"
 __all__ = ["Leap", "Turn", "run", "stream", "find_program", "LeapError", "PipelineError",
-           "ProgramNotFound", "RecordError", "Server", "ServerError", "__version__"]
+           "ProgramNotFound", "RecordError", "Server", "ServerError", "Timeout", "__version__"]

@@ -41,6 +41,22 @@ class RecordError(LeapError):
         super().__init__(f"{where}: {msg}")
 
 
+class Timeout(LeapError, TimeoutError):
+    """The pipeline ran past its deadline and was stopped (SIGTERM, then SIGKILL).
+
+    `stage` is the first command line, `timeout` the bound in seconds, `records` what the
+    pipeline wrote before it was stopped. A trainer's step has a bound of its own (OpenRLHF's
+    reward request, verl's per-sample reward timeout); leap's is set below it, so that the glue
+    answers (and says why) before the trainer gives up on the call.
+    """
+
+    def __init__(self, stage, timeout, records=()):
+        self.stage = list(stage)
+        self.timeout = timeout
+        self.records = list(records)
+        super().__init__(f"{self.stage[0]}: stopped after {timeout:g} s (the pipeline's deadline)")
+
+
 class PipelineError(LeapError):
     """A stage of the pipeline failed: exit status 2 (usage or fatal error) or killed by a signal.
 

@@ -40,11 +40,13 @@ class Leap:
     bench         False leaves leap-bench out (no timing: correctness and ranking by turn only)
     *_args        extra arguments of each program, as lists of strings
     env           further environment variables; stderr: where the stages' diagnostics go
+    timeout       seconds each pipeline may run before it is stopped and leap.Timeout raised
+                  (None: no bound); every method also takes timeout= for one call
     """
 
     def __init__(self, prefix=None, *, backend=None, tasks=None, cache=None, jobs=None, seed=None,
                  bench=True, compile_args=(), verify_args=(), bench_args=(), prune_args=(),
-                 rank_args=(), advantage_args=(), env=None, stderr=None):
+                 rank_args=(), advantage_args=(), env=None, stderr=None, timeout=None):
         self.prefix = prefix
         self.backend, self.jobs, self.seed, self.bench = backend, jobs, seed, bench
         self.compile_args, self.verify_args, self.bench_args = list(compile_args), list(verify_args), list(bench_args)
@@ -55,15 +57,18 @@ class Leap:
         if cache is not None:
             self.env["LEAP_CACHE"] = os.fspath(cache)
         self.stderr = stderr
+        self.timeout = timeout
 
     # -- the pipeline ------------------------------------------------------------------------
-    def run(self, stages, records, errors="raise"):
+    def run(self, stages, records, errors="raise", timeout=None):
         """A batch through `stages` (see leap.run); returns the output records."""
-        return run(stages, records, prefix=self.prefix, env=self.env, errors=errors, stderr=self.stderr)
+        return run(stages, records, prefix=self.prefix, env=self.env, errors=errors, stderr=self.stderr,
+                   timeout=self.timeout if timeout is None else timeout)
 
-    def stream(self, stages, records, errors="raise"):
+    def stream(self, stages, records, errors="raise", timeout=None):
         """Records through `stages` as they come (see leap.stream); yields output records."""
-        return stream(stages, records, prefix=self.prefix, env=self.env, errors=errors, stderr=self.stderr)
+        return stream(stages, records, prefix=self.prefix, env=self.env, errors=errors, stderr=self.stderr,
+                      timeout=self.timeout if timeout is None else timeout)
 
     # -- the stages ----------------------------------------------------------------------------
     def evaluate_stages(self):
@@ -92,16 +97,16 @@ class Leap:
             argv += ["--backend", self.backend]
         return self.run([argv + ["--file", "-"]], list(tasks), errors=errors)
 
-    def evaluate(self, records, errors="raise"):
+    def evaluate(self, records, errors="raise", timeout=None):
         """Compile, verify (and time) sampled records; returns them with compile, verify, bench
         and status added, in input order."""
-        return self.run(self.evaluate_stages(), records, errors=errors)
+        return self.run(self.evaluate_stages(), records, errors=errors, timeout=timeout)
 
-    def evaluate_stream(self, records, errors="raise"):
+    def evaluate_stream(self, records, errors="raise", timeout=None):
         """evaluate() as a stream: compiling starts with the first record `records` yields."""
-        return self.stream(self.evaluate_stages(), records, errors=errors)
+        return self.stream(self.evaluate_stages(), records, errors=errors, timeout=timeout)
 
-    def turn(self, records, prune_args=None, done=None, evaluate=True, errors="raise"):
+    def turn(self, records, prune_args=None, done=None, evaluate=True, errors="raise", timeout=None):
         """One turn of a rollout: evaluate the sampled `records` (unless evaluate=False: they
         already carry their status) and let leap-prune decide their groups. Returns a Turn.
         `prune_args` replaces this object's prune_args (e.g. ["--group-size", "8",
@@ -113,7 +118,7 @@ class Leap:
         try:
             stages = (self.evaluate_stages() if evaluate else []) + [
                 ["leap-prune", "--no-progress", *args, "--done", tmp]]
-            nxt = self.run(stages, records, errors="keep")
+            nxt = self.run(stages, records, errors="keep", timeout=timeout)
             with open(tmp, "rb") as f:
                 raw = f.read()
         finally:
@@ -128,10 +133,10 @@ class Leap:
                     raise RecordError(record, decided + nxt)
         return Turn(decided, nxt)
 
-    def rank(self, records, rank_args=None, errors="raise"):
+    def rank(self, records, rank_args=None, errors="raise", timeout=None):
         """leap-rank over finished trajectories (every record of every turn); adds `rank`."""
         args = self.rank_args if rank_args is None else list(rank_args)
-        return self.run([["leap-rank", "--no-progress", *args]], records, errors=errors)
+        return self.run([["leap-rank", "--no-progress", *args]], records, errors=errors, timeout=timeout)
 
     def advantage(self, records, advantage_args=None, errors="raise"):
         """leap-advantage (after leap-rank for the default rank estimator); adds `advantage`."""

@@ -11,6 +11,12 @@ Contracts kept from the programs (leap-record(5)): records are strict JSON (NaN 
 refused before they reach a filter), fields leap does not own pass through, a bad input becomes
 an error record in its place. Exit status 1 only says that some record carries an error, which
 the records themselves show; status 2 or a signal is a failed stage and raises PipelineError.
+
+A deadline (`timeout`, seconds from the start) bounds the whole pipeline: a trainer waits on it
+inside a step that has a bound of its own, and a pipeline that outlives the step's bound only
+turns the trainer's timeout into a silent zero. At the deadline every stage is stopped (SIGTERM,
+leap's programs clean up on it, then SIGKILL) and leap.Timeout is raised, carrying the records
+written so far.
 """
 
 import json
@@ -18,7 +24,7 @@ import os
 import subprocess
 import threading
 
-from ._errors import LeapError, PipelineError, RecordError
+from ._errors import LeapError, PipelineError, RecordError, Timeout
 from ._programs import find_program
 
 # How much of each stage's standard error is kept for the exception (the end of it).
@@ -142,7 +148,7 @@ def _environ(env):
     return merged
 
 
-def stream(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", stderr=None):
+def stream(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", stderr=None, timeout=None):
     """Run `records` through the pipeline `stages` and yield the output records as they come.
 
     stages:  a list of command lines, e.g. [["leap-compile", "--backend", "cpu"], ["leap-verify"]];
@@ -155,10 +161,31 @@ def stream(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", 
     env:     variables to set (None removes one) on top of this process's environment.
     stderr:  a file object that receives the stages' standard error as it comes (default: kept,
              and the end of it attached to a PipelineError).
+    timeout: seconds from the start after which the pipeline is stopped and leap.Timeout raised
+             (None: no bound).
     """
     if errors not in ("raise", "keep"):
         raise ValueError("errors must be 'raise' or 'keep'")
+    if timeout is not None and not timeout > 0:
+        raise ValueError("timeout must be a positive number of seconds (or None)")
     argvs, procs = _start(stages, prefix, _environ(env), cwd)
+    expired = threading.Event()
+
+    def expire():  # runs in the timer's thread: the reader sees EOF once the last stage is gone
+        expired.set()
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(5.0)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+    timer = threading.Timer(timeout, expire) if timeout is not None else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
     readers = [_Stderr(p.stderr, stderr) for p in procs]
     for r in readers:
         r.start()
@@ -167,6 +194,8 @@ def stream(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", 
     finished, seen = False, []
     try:
         for line in procs[-1].stdout:
+            if expired.is_set():
+                break
             if not line.strip():
                 continue
             try:
@@ -177,6 +206,8 @@ def stream(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", 
                 raise RecordError(record, seen + [record])
             seen.append(record)
             yield record
+        if expired.is_set():
+            raise Timeout(argvs[0], timeout, seen)
         procs[-1].stdout.close()
         writer.join()
         for p in procs:
@@ -190,6 +221,8 @@ def stream(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", 
             if p.returncode not in (0, 1):
                 raise PipelineError(argv, p.returncode, r.text(), seen)
     finally:
+        if timer is not None:
+            timer.cancel()
         if not finished:
             writer.stop = True
             _stop(procs)
@@ -198,14 +231,15 @@ def stream(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", 
                 r.join(5.0)
 
 
-def run(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", stderr=None):
+def run(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", stderr=None, timeout=None):
     """Run a complete batch through the pipeline and return the output records (a list).
 
     The same arguments as stream(). With errors="raise" the whole batch is still processed:
     the RecordError raised at the end carries the first error record and, in `records`, every
     record the pipeline wrote, so nothing is lost to the exception.
     """
-    out = list(stream(stages, records, prefix=prefix, env=env, cwd=cwd, errors="keep", stderr=stderr))
+    out = list(stream(stages, records, prefix=prefix, env=env, cwd=cwd, errors="keep", stderr=stderr,
+                      timeout=timeout))
     if errors == "raise":
         for record in out:
             if isinstance(record, dict) and "error" in record:

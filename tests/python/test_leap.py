@@ -118,6 +118,21 @@ class TestRun(LeapCase):
         self.assertEqual(cm.exception.returncode, 2)
         self.assertIn("no-such-option", cm.exception.stderr)
 
+    def test_a_pipeline_past_its_deadline_is_stopped_and_raises_timeout(self):
+        # a stage that never answers (cat on a pipe the writer keeps open: an endless sampler)
+        def endless():
+            yield replay("softmax")[0]
+            threading.Event().wait(120)
+        start = time.monotonic()
+        with self.assertRaises(leap.Timeout) as cm:
+            list(self.lp.stream([["cat"]], endless(), timeout=1))
+        self.assertLess(time.monotonic() - start, 60)  # stopped, not waited out (the bound is 1 s)
+        self.assertEqual(cm.exception.timeout, 1)
+        self.assertEqual([r["task"] for r in cm.exception.records], ["softmax"])
+        self.assertIsInstance(cm.exception, TimeoutError)
+        with self.assertRaises(ValueError):
+            self.lp.run([["cat"]], [], timeout=0)
+
     def test_nan_is_refused_before_it_reaches_a_filter(self):
         rec = dict(replay("softmax")[0], reward=float("nan"))
         with self.assertRaises(ValueError):
@@ -244,6 +259,9 @@ class TestInstall(unittest.TestCase):
         where, task = out.stdout.split()
         self.assertTrue(where.startswith(venv), where)
         self.assertEqual(task, "x")
+        version = subprocess.run([vpy, "-c", "import importlib.metadata as m; print(m.version('leap-filters'))"],
+                                 check=True, capture_output=True, text=True, cwd=tmp).stdout.strip()
+        self.assertEqual(version, leap.__version__)  # one place holds the version: leap/__init__.py
 
 
 if __name__ == "__main__":

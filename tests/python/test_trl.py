@@ -119,6 +119,19 @@ class TestRankReward(LeapCase):
         rows = leap_dataset(self.lp, ["softmax", "gelu"])
         self.assertEqual([(r["task"], r["group"], r["backend"]) for r in rows], [("softmax", "softmax", "cpu"), ("gelu", "gelu", "cpu")])
         self.assertEqual([m["role"] for m in rows[0]["prompt"]], ["system", "user"])
+        self.assertNotIn("submit", rows[0]["prompt"][0]["content"])
+        tooled = leap_dataset(self.lp, ["softmax"], tools=True)
+        self.assertIn("`submit` tool", tooled[0]["prompt"][0]["content"])  # the model is told the tool exists
+        self.assertTrue(tooled[0]["prompt"][0]["content"].startswith(rows[0]["prompt"][0]["content"].rstrip()))
+        self.assertEqual(tooled[0]["prompt"][1], rows[0]["prompt"][1])
+
+    def test_past_the_deadline_every_reward_is_none(self):
+        rows, completions, ids = self.batch(("softmax",))
+        slow = leap.Leap(self.lp.prefix, backend="cpu", bench=False, tasks=self.lp.env["LEAP_TASKS"],
+                         cache=self.lp.env["LEAP_CACHE"], timeout=0.001)
+        got = LeapRankReward(slow)(prompts=[None] * len(rows), completions=completions, completion_ids=ids,
+                                   **trl_kwargs(rows))
+        self.assertEqual(got, [None] * len(rows))  # TRL leaves None out of the baseline and the loss
 
 
 class TestFeedbackTool(LeapCase):

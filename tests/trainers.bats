@@ -1,0 +1,47 @@
+# trainers.bats - leap inside the trainers' own classes (TRL's GRPOTrainer; verl's config,
+# dataset, DataProto, AgentLoopWorker, agent loops and reward manager; verl 0.6.1's ToolAgentLoop;
+# OpenRLHF's MultiTurnAgentExecutor), at the versions
+# tests/trainers/requirements.txt pins, on the cpu backend. The only stand-in is the model
+# server (tests/trainers/*.py say why). The python comes from tests/trainers/venvs.sh, which .ci/run
+# calls: eval "$(sh tests/trainers/venvs.sh)" sets LEAP_TRAINERS_PYTHON.
+load helpers
+
+setup() {
+	py=${LEAP_TRAINERS_PYTHON:-}
+	[ -n "$py" ] || skip "LEAP_TRAINERS_PYTHON is not set: eval \"\$(sh tests/trainers/venvs.sh)\" builds the trainers' environment (once per machine, ~8 GB)"
+	export PYTHONPATH="$ROOT/python" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+	export LEAP_CACHE="$BATS_TEST_TMPDIR/cache"
+	cd "$ROOT"
+}
+
+# unittest FILE: runs one test module with the trainers' python, shows its report when it fails.
+unittest() {
+	run "$py" "$1"
+	echo "$output" | grep -v -i -e warning -e '^ *warnings.warn' | tail -n 60
+	[ "$status" -eq 0 ]
+}
+
+@test "trainers: TRL's GRPOTrainer learns from leap's rank scores (one step, tiny model)" {
+	unittest tests/trainers/test_trl.py
+}
+
+@test "trainers: verl's AgentLoopWorker runs leap's agent loop; its reward manager scores single turns" {
+	unittest tests/trainers/test_verl.py
+}
+
+@test "trainers: verl 0.6.1's ToolAgentLoop drives LeapInteraction; a cut turn does not hang its group" {
+	[ -n "${LEAP_VERL061_PATH:-}" ] || skip "LEAP_VERL061_PATH is not set (tests/trainers/venvs.sh prints it)"
+	PYTHONPATH="$LEAP_VERL061_PATH:$PYTHONPATH" unittest tests/trainers/test_verl061.py
+}
+
+@test "trainers: OpenRLHF's MultiTurnAgentExecutor runs leap's agent with DCP" {
+	unittest tests/trainers/test_openrlhf.py
+}
+
+@test "trainers: examples/trainers.md names the versions the tests pin" {
+	for pkg in trl verl openrlhf torch transformers; do
+		v=$(sed -n "s/^$pkg==//p" tests/trainers/requirements.txt)
+		[ -n "$v" ]
+		grep -q "$pkg $v" examples/trainers.md || { echo "examples/trainers.md does not name $pkg $v"; return 1; }
+	done
+}
