@@ -88,7 +88,7 @@ deps-demo:
 
 check:
 	@sh tests/deps.sh check
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all gpu-tools
 	@bash tests/run
 
 lint-tasks: all
