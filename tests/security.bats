@@ -1,5 +1,6 @@
 # security.bats - the claims of SECURITY.md: the include guard of the compile step, and the limits it documents (what the sandbox does NOT stop), shown; a fix turns a limit's test red: update SECURITY.md with it.
 load helpers
+load artifact
 
 F="$FIXTURES/security"
 
@@ -328,4 +329,37 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64); time.sleep
 	# with room (or no limit) the same candidate passes: the test can fail
 	run -0 --separate-stderr leap-verify --memory-max 0 "$T/c.jsonl"
 	jq -e '.status == "pass"' <<<"$output"
+}
+
+# ---- issue 26: the referee survives its candidates (the plumbing: shared memory, the runner's
+# messages, what a record leaves, the page cache) ----
+
+# arts NAME...: builds $F/NAME.c into $T/NAME.so (vector_add), and correct.so.
+arts() {
+	local n
+	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$T/correct.so"
+	for n in "$@"; do build_artifact vector_add "$F/$n.c" "$T/$n.so"; done
+}
+
+# recs [STATUS] NAME...: compiled records of $T/NAME.so, named, with the record status STATUS
+# ("-": none; "pass" for leap-bench without leap-verify before it).
+recs() {
+	local st=$1 n
+	shift
+	for n in "$@"; do
+		if [ "$st" = - ]; then
+			compiled_record vector_add "$T/$n.so" "{\"name\":\"$n\"}"
+		else
+			compiled_record vector_add "$T/$n.so" "{\"name\":\"$n\",\"status\":\"$st\"}"
+		fi
+	done
+}
+
+@test "verify: the page-cache and residency calls fail, quietly; madvise of its own memory and preadv2 still work" {
+	# fadvise64, readahead, preadv2 with RWF_NOWAIT, mincore, madvise MADV_PAGEOUT and
+	# MADV_COLD, cachestat: a channel between sandboxes through the files they all map
+	arts cache_channel
+	recs - cache_channel >"$T/in.jsonl"
+	run -0 --separate-stderr leap-verify "$T/in.jsonl"
+	jq -e '.status == "pass" and (.verify.output // "" | contains("channel:") | not)' <<<"$output"
 }
