@@ -23,28 +23,32 @@ extern "C" {
  * Descriptors of the runner (set up by lib/sandbox.c):
  *   3 CMD    "go" tokens, referee -> runner (a pipe; struct leap_run_go)
  *   4 REPLY  the hello and "done" replies, runner -> referee (a pipe; struct leap_run_reply)
- *   5 IN     the input region (a memfd): the control page (struct leap_run_ctl), the call
- *            table, then the input slots. When the control page says SEALED (leap-bench), the
- *            memfd carries F_SEAL_FUTURE_WRITE: only the referee's mapping, made before the
- *            seal, can write it; the runner maps it read-only and a candidate cannot change
- *            an input or the call table.
+ *   5 IN     the input region (a memfd): the input slots. When the control page says SEALED
+ *            (leap-bench), the memfd carries F_SEAL_FUTURE_WRITE: only the referee's mapping,
+ *            made before the seal, can write it; the runner maps it read-only and a candidate
+ *            cannot change an input.
  *   6 ART    the artifact (.so), read-only
  *   7 OUT    the output region (a memfd): output (and in-out) slots, each between guard
  *            ranges the runner makes inaccessible and the referee fills with a canary (0xFF:
  *            a NaN in every floating-point type) and checks after every block.
- * and argv[1] = the device index (cuda) or "-", argv[2] = the runner's role on cuda
+ *   10 CTL   the control region (a memfd, F_SEAL_FUTURE_WRITE where the kernel has it: the
+ *            runner maps it read-only): the control page (struct leap_run_ctl), the call
+ *            table and the guard list.
+ * The referee never reads anything back from these regions but outputs and canaries, which it
+ * checks: every offset, length and count it uses is its own copy.
+ * argv[1] = the device index (cuda) or "-", argv[2] = the runner's role on cuda
  * ("copy": buffers of its own, copied to and from the host slots around each call, as
  * leap-verify uses it; "client": the device regions of an owner, opened from the IPC handles
  * in the control page; "owner": a trusted runner holding the baseline, which makes its own
  * and a client's device regions and moves data between them and the host (LEAP_RUN_OP_XFER)).
  *
- * Conversation: the runner maps IN and OUT, makes the guard ranges inaccessible, then loads the
- * artifact and sends the hello (status OK with the device's name, or an error). Each block:
- * the referee writes the call table and the block fields of the control page, then writes a
- * go token naming the block's sequence number; the runner checks the page against the token,
- * makes `ncalls` calls (call j's arguments are row j of the table: each a slot of IN or OUT,
- * or a scalar's value) and replies once. A reply's times are the runner's own clock (cuda:
- * events around the block) and serve at most as a cross-check.
+ * Conversation: the runner maps IN, OUT and CTL, makes the guard ranges inaccessible, then
+ * loads the artifact and sends the hello (status OK with the device's name, or an error).
+ * Each block: the referee writes the call table and the block fields of the control page,
+ * then writes a go token naming the block's sequence number; the runner checks the page
+ * against the token, makes `ncalls` calls (call j's arguments are row j of the table: each a
+ * slot of IN or OUT, or a scalar's value) and replies once. A reply's times are the runner's
+ * own clock (cuda: events around the block) and serve at most as a cross-check.
  */
 
 enum {
@@ -53,6 +57,7 @@ enum {
 	LEAP_RUN_FD_IN = 5,
 	LEAP_RUN_FD_ART = 6,
 	LEAP_RUN_FD_OUT = 7,
+	LEAP_RUN_FD_CTL = 10,
 };
 
 #define LEAP_RUN_MAGIC 0x4c504132u /* "LPA2" */
@@ -117,15 +122,16 @@ enum leap_run_ctl_flags {
 				       * regions are staging, mostly never touched) */
 };
 
-/* The control page, at offset 0 of IN. The first part is fixed for the session; the block
- * part is rewritten before each go. */
+/* The control page, at offset 0 of CTL. The first part is fixed for the session; the block
+ * part is rewritten before each go. The referee writes it and never reads it back. */
 struct leap_run_ctl {
 	uint32_t magic, flags;
 	uint64_t in_len, out_len;   /* sizes of IN and OUT (what the runner maps) */
-	uint64_t guards_off;        /* offset in IN of `nguards` struct leap_run_range: the ranges
+	uint64_t guards_off;        /* offset in CTL of `nguards` struct leap_run_range: the ranges
 				     * (offsets as below) the runner makes inaccessible */
 	uint32_t nguards, nparams;  /* nparams: the width of a call-table row */
-	uint64_t table_off, table_cap; /* offset in IN of the call table and its size in bytes */
+	uint64_t table_off, table_cap; /* offset in CTL of the call table and its size in bytes */
+	uint64_t ctl_len;           /* size of CTL */
 	uint8_t ipc[2][64];         /* cuda client: IPC handles of the owner's device IN and OUT */
 	uint64_t pool_len;          /* cuda owner: bytes of its device pool of input sets */
 	/* the block */
@@ -195,26 +201,28 @@ struct leap_run_reply {
  * parameter p (index s * nparams + p): in[] the offset of an input buffer (for an in-out
  * buffer: its place in OUT, where its input is written), out[] the offset of an output or
  * in-out buffer; after[] = in[] for inputs (they are checked in place) and out[] otherwise.
- * Input slots follow the control page, a call table of `calls` rows and the guard list; every
- * slot lies between LEAP_RUN_GUARD-byte guards, its buffer ending 64-byte aligned just before
- * the upper guard. Returns LEAP_RUN_OUT_BASE + the size of OUT (0 on overflow); *in_len and
- * *out_len receive the sizes of IN and OUT (page multiples). in/out/after may be NULL. */
+ * Both regions start with a guard; every slot lies between LEAP_RUN_GUARD-byte guards, its
+ * buffer ending 64-byte aligned just before the upper guard. Returns LEAP_RUN_OUT_BASE + the
+ * size of OUT (0 on overflow); *in_len and *out_len receive the sizes of IN and OUT (page
+ * multiples). in/out/after may be NULL. */
 uint64_t leap_run_layout(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint64_t *in,
 			 uint64_t *out, uint64_t *after);
-uint64_t leap_run_layout2(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint32_t calls,
-			  uint64_t *in, uint64_t *out, uint64_t *after, uint64_t *in_len, uint64_t *out_len);
+uint64_t leap_run_layout2(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint64_t *in,
+			  uint64_t *out, uint64_t *after, uint64_t *in_len, uint64_t *out_len);
 
 /* The ranges around the buffer at `off` of `bytes` (as leap_run_layout placed it) that must hold
  * the canary: the guard before, the slack before the buffer, the slack after it, the guard
  * after. */
 void leap_run_canary_ranges(uint64_t off, uint64_t bytes, struct leap_run_range r[4]);
 
-/* The call table's offset in IN and its size for `calls` rows of `nparams` arguments; the
- * guard list's offset after it and its capacity (entries) for `nslots` slots. */
+/* The call table's offset in CTL and its size for `calls` rows of `nparams` arguments; the
+ * guard list's offset after it and its capacity (entries) for `nslots` slots; the size of CTL
+ * (a page multiple, 0 on overflow). */
 uint64_t leap_run_table_off(void);
 uint64_t leap_run_table_bytes(uint32_t nparams, uint32_t calls);
 uint64_t leap_run_guards_off(uint32_t nparams, uint32_t calls);
 uint64_t leap_run_guards_cap(uint32_t nparams, uint32_t nslots);
+uint64_t leap_run_ctl_len(uint32_t nparams, uint32_t calls, uint32_t nslots);
 
 /* Reads/writes exactly n bytes, retrying on EINTR. Returns 0, or -1 (error or EOF). */
 int leap_read_full(int fd, void *buf, size_t n);

@@ -67,17 +67,24 @@ struct leap_block {
 	double own_ms;    /* what the runner says it took (cross-check only) */
 };
 
-/* The shared regions of a session. A caller may make them once and hand them to many
- * sessions in turn (leap_session_opts.regions): a new runner then maps memory that is already
- * there. Nothing of a candidate outlives its session in them: the next session writes the
- * control page, the guard list, the canaries, every input and every poison again. */
+/* The shared regions of a session: IN and OUT (the slots) and CTL (the control page, the call
+ * table, the guard list), each a memfd; CTL, and IN when `sealed`, sealed against writing
+ * (F_SEAL_FUTURE_WRITE): the runner maps them read-only. A caller may make them once and hand them to many sessions in turn
+ * (leap_session_opts.regions): a new runner then maps memory that is already there. The layout
+ * (offsets, capacities, counts) lives here, in leap's own memory: leap writes the control page
+ * and never reads it back. */
 struct leap_regions {
-	int in_fd, out_fd;
+	int in_fd, out_fd, ctl_fd;
 	unsigned char *arena;     /* IN at arena, OUT at arena + LEAP_RUN_OUT_BASE */
 	uint64_t span;            /* bytes of the reservation */
-	uint64_t in_len, out_len;
-	struct leap_run_ctl *ctl; /* the control page (at arena) */
-	uint32_t calls, nslots;
+	uint64_t in_len, out_len, ctl_len;
+	struct leap_run_ctl *ctl; /* the control page (leap's writable mapping of CTL): write only */
+	unsigned char *ctlmap;    /* = (unsigned char *)ctl */
+	uint64_t table_off, table_cap; /* the call table in CTL */
+	uint64_t guards_off, guards_cap; /* the guard list in CTL (entries) */
+	uint64_t guard_gen;       /* the generation of the guard list written last */
+	uint32_t nparams, calls, nslots;
+	uint32_t flags;           /* the control page's flags as written */
 	int sealed;               /* IN carries F_SEAL_FUTURE_WRITE */
 	const struct leap_case_data *laid; /* the case the guard list and canaries are for */
 };

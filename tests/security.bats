@@ -355,6 +355,13 @@ recs() {
 	done
 }
 
+@test "verify: a candidate that scribbles over the control page changes nothing leap reads" {
+	arts scribble_ctl
+	recs - scribble_ctl correct >"$T/in.jsonl"
+	run -0 --separate-stderr leap-verify "$T/in.jsonl"
+	[ "$(jq -r .status <<<"$output" | tr '\n' ' ')" = "pass pass " ]
+}
+
 @test "verify: the page-cache and residency calls fail, quietly; madvise of its own memory and preadv2 still work" {
 	# fadvise64, readahead, preadv2 with RWF_NOWAIT, mincore, madvise MADV_PAGEOUT and
 	# MADV_COLD, cachestat: a channel between sandboxes through the files they all map
