@@ -34,16 +34,20 @@ extern "C" {
  *   10 CTL   the control region (a memfd, F_SEAL_FUTURE_WRITE where the kernel has it: the
  *            runner maps it read-only): the control page (struct leap_run_ctl), the call
  *            table and the guard list.
- * The referee never reads anything back from these regions but outputs and canaries, which it
- * checks: every offset, length and count it uses is its own copy.
+ * Every memfd is sealed against shrinking and growing, and its seals are sealed
+ * (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), so that no access of the referee's mappings can
+ * fault. The referee never reads anything back from these regions but outputs and canaries,
+ * which it checks: every offset, length and count it uses is its own copy. The runner maps the
+ * three regions and closes 5, 7 and 10 before any candidate code runs.
  * argv[1] = the device index (cuda) or "-", argv[2] = the runner's role on cuda
  * ("copy": buffers of its own, copied to and from the host slots around each call, as
  * leap-verify uses it; "client": the device regions of an owner, opened from the IPC handles
  * in the control page; "owner": a trusted runner holding the baseline, which makes its own
  * and a client's device regions and moves data between them and the host (LEAP_RUN_OP_XFER)).
  *
- * Conversation: the runner maps IN, OUT and CTL, makes the guard ranges inaccessible, then
- * loads the artifact and sends the hello (status OK with the device's name, or an error).
+ * Conversation: the runner maps IN, OUT and CTL, makes the guard ranges inaccessible, closes
+ * the region descriptors, then loads the artifact and sends the hello (status OK with the
+ * device's name, or an error).
  * Each block: the referee writes the call table and the block fields of the control page,
  * then writes a go token naming the block's sequence number; the runner checks the page
  * against the token, makes `ncalls` calls (call j's arguments are row j of the table: each a

@@ -82,6 +82,21 @@ static int read_reply(struct leap_session *s)
 	return s->last.status == LEAP_RUN_OK ? LEAP_SESS_OK : LEAP_SESS_REPLY;
 }
 
+/* Seals memfd fd against shrinking and growing and seals its seals, after sealing it against
+ * writing when `nowrite` (F_SEAL_FUTURE_WRITE, Linux 5.1: no new writable mapping, no write();
+ * leap's own mapping, made before, still writes). Returns 1 when it is sealed against writing,
+ * 0 when not, -1 when the size seals do not hold (then no candidate may map it: a shrunk
+ * region would fault in leap's own mapping). */
+static int seal(int fd, int nowrite)
+{
+	const int size = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	int w = nowrite && fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE) == 0;
+	int have = fcntl(fd, F_ADD_SEALS, size) == 0 ? fcntl(fd, F_GET_SEALS) : -1;
+	if (have < 0 || (have & size) != size)
+		return -1;
+	return w && (have & F_SEAL_FUTURE_WRITE) ? 1 : 0;
+}
+
 /* Writes the fixed part of the control page from the layout in g (leap's own copy). */
 static void write_ctl(struct leap_regions *g)
 {
@@ -122,7 +137,7 @@ int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o,
 	g->ctl_len = leap_run_ctl_len(o->nparams, o->calls, o->nslots);
 	g->guard_gen = 1;
 	g->in_fd = memfd_create("leap-in", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	g->out_fd = memfd_create("leap-out", MFD_CLOEXEC);
+	g->out_fd = memfd_create("leap-out", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	g->ctl_fd = memfd_create("leap-ctl", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (g->in_fd < 0 || g->out_fd < 0 || g->ctl_fd < 0 || !g->ctl_len || g->in_len > SIZE_MAX ||
 	    g->out_len > SIZE_MAX || ftruncate(g->in_fd, (off_t)g->in_len) || ftruncate(g->out_fd, (off_t)g->out_len) ||
@@ -149,12 +164,14 @@ int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o,
 	g->ctl = ctl;
 	g->ctlmap = ctl;
 	/* From now on no new writable mapping of CTL (and of IN when sealed) can be made and
-	 * write() fails: only ours, made above, writes the control page, the table and the inputs. */
-	if (o->seal && fcntl(g->in_fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW) == 0)
-		g->sealed = 1;
-	if (fcntl(g->ctl_fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)) {
-		/* before Linux 5.1: the runner's process may write it, but leap never reads it back */
+	 * write() fails: only ours, made above, writes the control page, the table and the inputs.
+	 * And no region can change size: leap's mappings can never fault. */
+	int in_w = seal(g->in_fd, o->seal), out_w = seal(g->out_fd, 0), ctl_w = seal(g->ctl_fd, 1);
+	if (in_w < 0 || out_w < 0 || ctl_w < 0) {
+		*err = xasprintf("cannot seal the shared regions against resizing: %s", strerror(errno));
+		goto fail;
 	}
+	g->sealed = in_w == 1;
 	g->flags = (g->sealed ? LEAP_RUN_CTL_SEALED : 0) | (o->lazy ? LEAP_RUN_CTL_LAZY : 0);
 	write_ctl(g);
 	return 0;

@@ -68,8 +68,10 @@ struct leap_block {
 };
 
 /* The shared regions of a session: IN and OUT (the slots) and CTL (the control page, the call
- * table, the guard list), each a memfd; CTL, and IN when `sealed`, sealed against writing
- * (F_SEAL_FUTURE_WRITE): the runner maps them read-only. A caller may make them once and hand them to many sessions in turn
+ * table, the guard list), each a memfd sealed against shrinking and growing with its seals
+ * sealed, so that no access of leap's own mappings can fault (SIGBUS) whatever the candidate
+ * does; CTL, and IN when `sealed`, also against writing (F_SEAL_FUTURE_WRITE): the runner maps
+ * them read-only. A caller may make them once and hand them to many sessions in turn
  * (leap_session_opts.regions): a new runner then maps memory that is already there. The layout
  * (offsets, capacities, counts) lives here, in leap's own memory: leap writes the control page
  * and never reads it back. */

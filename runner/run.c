@@ -22,7 +22,9 @@
  * uses, copies nothing back (on the host the candidate's buffers are the referee's shared
  * memory), and checks nothing but the offsets it is given, so that a bug in a candidate cannot
  * make it touch memory outside the two regions. Order matters: the regions and their guard
- * ranges are set up before the artifact is loaded, so that a failure there is the machine's.
+ * ranges are set up before the artifact is loaded, so that a failure there is the machine's,
+ * and the region descriptors are closed before it (the candidate needs only the mappings, and
+ * a descriptor would let it resize or remap a region).
  */
 
 /* The runner's state (one per process, owned by main). */
@@ -296,6 +298,11 @@ int main(int argc, char **argv)
 		reply(&r, st, 0, 0, 0, NULL, "%s", msg);
 		return 1;
 	}
+	/* The mappings are all the candidate's calls need: with a region's descriptor it could
+	 * map it anew or try to resize it. */
+	close(LEAP_RUN_FD_IN);
+	close(LEAP_RUN_FD_OUT);
+	close(LEAP_RUN_FD_CTL);
 	/* The system-call filter comes after the device is set up (the driver's start-up is
 	 * not the candidate's) and before the artifact's first instruction (its constructors). */
 	if (filter_install(msg, sizeof msg)) {

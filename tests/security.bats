@@ -355,11 +355,31 @@ recs() {
 	done
 }
 
+@test "verify and bench: a candidate that shrinks the shared regions is judged, and leap lives (no SIGBUS)" {
+	arts truncate
+	recs - truncate correct >"$T/in.jsonl"
+	for j in 1 2; do
+		run -0 --separate-stderr leap-verify --jobs "$j" "$T/in.jsonl"
+		[ "$(jq -r .status <<<"$output" | tr '\n' ' ')" = "pass pass " ]
+	done
+	recs pass truncate correct >"$T/p.jsonl"
+	run -0 --separate-stderr leap-bench --max-time 0.3 "$T/p.jsonl"
+	[ "$(jq -r .name <<<"$output" | tr '\n' ' ')" = "truncate correct " ]
+	[ "$(jq -s 'map(select(.error or (.bench.message | test("SIGBUS")))) | length' <<<"$output")" = 0 ]
+}
+
 @test "verify: a candidate that scribbles over the control page changes nothing leap reads" {
 	arts scribble_ctl
 	recs - scribble_ctl correct >"$T/in.jsonl"
 	run -0 --separate-stderr leap-verify "$T/in.jsonl"
 	[ "$(jq -r .status <<<"$output" | tr '\n' ' ')" = "pass pass " ]
+}
+
+@test "the shared regions are sealed against resizing, seals sealed; the control region and sealed inputs against writing" {
+	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
+	link_with_lib "$F/regions.c" "$T/regions"
+	run -0 "$T/regions"
+	assert_output ok
 }
 
 @test "verify: the page-cache and residency calls fail, quietly; madvise of its own memory and preadv2 still work" {
