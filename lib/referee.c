@@ -438,7 +438,7 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 	if (R->r < 0)
 		return -1;
 	R->have_cs = 1;
-	snprintf(R->device, sizeof R->device, "%s", R->cs.last.msg);
+	snprintf(R->device, sizeof R->device, "%s", R->cs.hello.msg); /* from before its code loaded */
 	return 0;
 }
 

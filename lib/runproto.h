@@ -22,7 +22,8 @@ extern "C" {
  *
  * Descriptors of the runner (set up by lib/sandbox.c):
  *   3 CMD    "go" tokens, referee -> runner (a pipe; struct leap_run_go)
- *   4 REPLY  the hello and "done" replies, runner -> referee (a pipe; struct leap_run_reply)
+ *   4 REPLY  the hello, the load reply and "done" replies, runner -> referee (a pipe; struct
+ *            leap_run_reply)
  *   5 IN     the input region (a memfd): the input slots. When the control page says SEALED
  *            (leap-bench), the memfd carries F_SEAL_FUTURE_WRITE: only the referee's mapping,
  *            made before the seal, can write it; the runner maps it read-only and a candidate
@@ -45,9 +46,14 @@ extern "C" {
  * in the control page; "owner": a trusted runner holding the baseline, which makes its own
  * and a client's device regions and moves data between them and the host (LEAP_RUN_OP_XFER)).
  *
- * Conversation: the runner maps IN, OUT and CTL, makes the guard ranges inaccessible, closes
- * the region descriptors, then loads the artifact and sends the hello (status OK with the
- * device's name, or an error).
+ * Conversation. Start-up is in two steps, so that a message the referee relies on can only
+ * come from the runner's own code: (1) trusted set-up: the runner sets up its device, maps
+ * the regions, makes the guard ranges inaccessible, opens device memory (cuda), closes the
+ * region descriptors, installs its system-call filter and sends the HELLO (seq 0: status OK
+ * with the device's name and UUID, or a set-up failure: NO_DEVICE, NOMEM, PROTO); (2) on the
+ * go token LEAP_RUN_OP_LOAD it loads the artifact (its constructors run then) and sends the
+ * LOAD REPLY (seq 0: OK, LOAD or ABI). Every reply after the hello may be the candidate's
+ * forgery: a set-up status there (NO_DEVICE, NOMEM) is never believed (lib/session.c).
  * Each block: the referee writes the call table and the block fields of the control page,
  * then writes a go token naming the block's sequence number; the runner checks the page
  * against the token, makes `ncalls` calls (call j's arguments are row j of the table: each a
@@ -80,9 +86,9 @@ enum {
  * referee's calibration of what a block costs beyond its calls; only asked of a trusted
  * runner). PROBE: measure the device (copy GB/s and FP32 GFLOP/s in the reply's aux; trusted
  * runners only). XFER: an owner's data moves (struct leap_run_xfer rows in the table). QUIT:
- * exit. */
+ * exit. LOAD (seq 0, once, after the hello): load the artifact. */
 enum leap_run_op { LEAP_RUN_OP_CALL = 1, LEAP_RUN_OP_QUIT = 2, LEAP_RUN_OP_PROBE = 3, LEAP_RUN_OP_EMPTY = 4,
-		   LEAP_RUN_OP_XFER = 5 };
+		   LEAP_RUN_OP_XFER = 5, LEAP_RUN_OP_LOAD = 6 };
 
 /* Status of a reply. */
 enum leap_run_status {
@@ -91,16 +97,19 @@ enum leap_run_status {
 	LEAP_RUN_ABI = 2,       /* missing leap_entry / leap_abi_version, or a wrong version */
 	LEAP_RUN_CALL = 3,      /* leap_entry returned non-zero (cuda: the launch error) */
 	LEAP_RUN_DEVICE = 4,    /* a CUDA error during or after the call (message names it) */
-	LEAP_RUN_NO_DEVICE = 5, /* no usable GPU */
+	LEAP_RUN_NO_DEVICE = 5, /* no usable GPU (the hello only) */
 	LEAP_RUN_OVERRUN = 6,   /* a write past the end of a buffer (found by the referee) */
 	LEAP_RUN_PROTO = 7,     /* a malformed command (a bug, or a scribbled descriptor) */
-	LEAP_RUN_NOMEM = 8,     /* the runner could not make its regions (before loading any code) */
+	LEAP_RUN_NOMEM = 8,     /* the runner could not make its regions (the hello only) */
 	LEAP_RUN_CRASH = 9,     /* the runner's last word before a fault kills it (runner/crash.c):
 				 * code = the signal, msg = "0x..." the offset into the artifact,
 				 * call = 0 the faulting instruction, 1 the candidate's call into the
 				 * function that faulted, 2 not found; for SIGSYS (runner/filter.c)
 				 * call = LEAP_RUN_CRASH_SYSCALL and msg the denied call's name.
 				 * Feedback only: forgeable. */
+	LEAP_RUN_FORGED = 10,   /* never sent: lib/session.c gives it to a reply after the hello
+				 * whose status only the trusted set-up may send (its message then
+				 * quotes the claim) */
 };
 
 /* `call` of a LEAP_RUN_CRASH reply for a system call the filter denied. */

@@ -52,6 +52,43 @@ void leap_session_fit(struct leap_session_opts *o, const struct leap_case_data *
 		o->nslots = d->arena_sets;
 }
 
+/* 1 when a reply with `status` may come from the runner once candidate code may have run:
+ * the load reply's and a block's statuses. The set-up statuses (no device, no memory) come
+ * only in the hello, from the runner's own code; OVERRUN is the referee's finding, never sent. */
+static int after_load(int32_t status)
+{
+	switch (status) {
+	case LEAP_RUN_OK:
+	case LEAP_RUN_LOAD:
+	case LEAP_RUN_ABI:
+	case LEAP_RUN_CALL:
+	case LEAP_RUN_DEVICE:
+	case LEAP_RUN_PROTO:
+	case LEAP_RUN_CRASH:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A reply after the load that claims what only the trusted set-up may say is the candidate's
+ * (its constructor or its calls wrote onto the reply descriptor): it becomes LEAP_RUN_FORGED,
+ * its message quoting the claim, so that no caller reads it as the machine's fault. */
+static void unforge(struct leap_run_reply *r)
+{
+	char claim[100]; /* with the words around it, the whole claim fits the message */
+	size_t n = 0;
+	for (const char *p = r->msg; *p && n < sizeof claim - 1; p++)
+		claim[n++] = *p == '"' ? '\'' : *p;
+	claim[n] = 0;
+	int was = r->status;
+	r->status = LEAP_RUN_FORGED;
+	r->call = 0;
+	snprintf(r->msg, sizeof r->msg, "a reply claiming %s (\"%s\") came after the code was loaded; only the "
+		 "harness's set-up sends that", was == LEAP_RUN_NO_DEVICE ? "no device" : was == LEAP_RUN_NOMEM ?
+		 "no memory" : "a status the runner never sends", claim);
+}
+
 /* Reads one reply into s->last; returns an enum leap_sess. */
 static int read_reply(struct leap_session *s)
 {
@@ -65,6 +102,11 @@ static int read_reply(struct leap_session *s)
 		return LEAP_SESS_DIED;
 	}
 	s->last.msg[sizeof s->last.msg - 1] = 0;
+	if (s->loaded && !after_load(s->last.status)) {
+		unforge(&s->last);
+		s->dead = 1;
+		return LEAP_SESS_REPLY;
+	}
 	if (s->last.status == LEAP_RUN_CRASH) { /* its last word before dying (runner/crash.c) */
 		s->crash = s->last;
 		s->dead = 1;
@@ -210,6 +252,52 @@ static int freeze(struct leap_session *s)
 	return LEAP_SESS_OK;
 }
 
+/* The hello: the runner's first reply, sent by its own code before any candidate code loads
+ * (runproto.h). Anything but OK is a set-up failure and the harness's or the machine's, never
+ * the candidate's: -1 with *err (the session ended), except no device on cuda, which is the
+ * no_device verdict (LEAP_SESS_REPLY). Returns LEAP_SESS_OK, LEAP_SESS_REPLY or -1. */
+static int read_hello(struct leap_session *s, int cuda, char **err)
+{
+	int r = read_reply(s);
+	s->hello = s->last;
+	if (r == LEAP_SESS_OK)
+		return r;
+	if (r == LEAP_SESS_REPLY && cuda && s->last.status == LEAP_RUN_NO_DEVICE) {
+		s->dead = 1;
+		return r;
+	}
+	char *why = NULL;
+	int timeout = 0;
+	struct leap_run_reply last = s->last;
+	leap_session_end(s, &why, &timeout, NULL, 0);
+	*err = leap_sandbox_start_error(&s->sb);
+	if (!*err && r == LEAP_SESS_REPLY)
+		*err = xasprintf("the runner could not set up (before loading the code): %s", last.msg);
+	else if (!*err)
+		*err = xasprintf("the runner %s before loading the code", why ? why : "failed");
+	free(why);
+	return -1;
+}
+
+/* Has the runner load the artifact (the candidate's constructors run now) and reads the load
+ * reply. From here on every reply may be forged (read_reply). Returns an enum leap_sess. */
+static int load(struct leap_session *s)
+{
+	struct leap_run_go g = {LEAP_RUN_MAGIC, LEAP_RUN_OP_LOAD, 0};
+	s->loaded = 1;
+	int r = leap_sandbox_write(&s->sb, &g, sizeof g);
+	if (r) {
+		s->dead = 1;
+		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
+	}
+	r = read_reply(s);
+	if (r == LEAP_SESS_OK && s->last.seq != 0) {
+		s->dead = 1;
+		return LEAP_SESS_DIED;
+	}
+	return r;
+}
+
 /* The regions of a new session: the caller's or its own. Returns 0, or -1 with *err. */
 static int take_regions(struct leap_session *s, const struct leap_session_opts *o, char **err)
 {
@@ -283,9 +371,10 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		goto fail;
 	close(art);
 	free(runner);
-	int r = read_reply(s);
-	s->hello = s->last;
-	if (r == LEAP_SESS_OK && cuda && o->lock_cache) {
+	int r = read_hello(s, cuda, err);
+	if (r != LEAP_SESS_OK)
+		return r;
+	if (cuda && o->lock_cache) { /* before the candidate's code runs: its constructors too */
 		char *path = leap_device_lock_path(o->lock_cache, s->hello.uuid);
 		s->lock_fd = leap_device_lock(path, LOCK_SH, NULL, NULL, err);
 		free(path);
@@ -294,6 +383,7 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 			return -1;
 		}
 	}
+	r = load(s);
 	if (r == LEAP_SESS_OK && s->freeze)
 		r = freeze(s);
 	return r;

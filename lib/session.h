@@ -105,7 +105,9 @@ struct leap_session {
 	uint64_t seq;
 	enum leap_freeze freeze;
 	uint64_t frozen_usage;    /* CPU ns when last frozen (the freeze must hold) */
-	struct leap_run_reply hello; /* the runner's first reply (device, UUID, an owner's IPC handles) */
+	struct leap_run_reply hello; /* the runner's first reply, sent by its own code before any
+				      * candidate code loaded (device, UUID, an owner's IPC handles) */
+	int loaded;               /* the artifact was told to load: every reply since may be forged */
 	int lock_fd;              /* the device lock held for the session, or -1 */
 	int has_usage;
 	int dead;                 /* the child died or timed out: no more calls */
@@ -124,10 +126,13 @@ enum leap_sess {
 	LEAP_SESS_FREEZE,    /* the child could not be frozen, or ran while frozen (s->last.msg) */
 };
 
-/* Starts a runner for `artifact` on backend `b` with regions as `o` says, reads its hello and,
- * when o->freeze, freezes it. Returns an enum leap_sess; -1 with a new message in *err when
- * the harness itself failed (no runner, artifact unreadable, out of descriptors, no way to
- * freeze). */
+/* Starts a runner for `artifact` on backend `b` with regions as `o` says, reads its hello, has
+ * it load the artifact, reads the load reply and, when o->freeze, freezes it. Returns an enum
+ * leap_sess; -1 with a new message in *err when the harness itself failed (no runner, artifact
+ * unreadable, out of descriptors, no way to freeze, a hello that says the runner could not set
+ * up: everything before candidate code runs is the harness's, except no device on cuda, which
+ * is LEAP_SESS_REPLY with s->last.status LEAP_RUN_NO_DEVICE). A reply after the hello that
+ * claims a set-up status has s->last.status LEAP_RUN_FORGED: the candidate's doing. */
 int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
 		       const struct leap_session_opts *o, char **err);
 

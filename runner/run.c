@@ -21,10 +21,13 @@
  * loaded, so the runner does nothing the referee must rely on. It times nothing the referee
  * uses, copies nothing back (on the host the candidate's buffers are the referee's shared
  * memory), and checks nothing but the offsets it is given, so that a bug in a candidate cannot
- * make it touch memory outside the two regions. Order matters: the regions and their guard
- * ranges are set up before the artifact is loaded, so that a failure there is the machine's,
- * and the region descriptors are closed before it (the candidate needs only the mappings, and
- * a descriptor would let it resize or remap a region).
+ * make it touch memory outside the two regions. Order matters, in two steps. First the trusted
+ * set-up: the device, the regions mapped and their guard ranges made inaccessible, device
+ * memory (cuda), the region descriptors closed (the candidate needs only the mappings, and a
+ * descriptor would let it resize or remap a region), the system-call filter; then the hello,
+ * which is the only message that can say "no device" or "no memory" (the referee believes it
+ * because no candidate code has run yet). Second, on the referee's LOAD token, the artifact:
+ * its constructors run there, and every message after it may be theirs.
  */
 
 /* The runner's state (one per process, owned by main). */
@@ -280,22 +283,22 @@ static void xfer(struct runner *r, const struct leap_run_ctl *c)
 	reply(r, st, 0, 0, c->seq, NULL, "%s", msg);
 }
 
-int main(int argc, char **argv)
+/* The trusted set-up (the device, the regions, device memory, the filter), ended by the hello.
+ * Returns 0, or 1 after a failed hello. */
+static int setup(struct runner *r, int argc, char **argv)
 {
-	struct runner r;
-	memset(&r, 0, sizeof r);
 	char msg[LEAP_RUN_MSG] = "", device[LEAP_RUN_MSG];
-	int st = rb_init(&r.rb, argc > 1 ? argv[1] : "-", argc > 2 ? argv[2] : "copy", msg, r.uuid);
+	int st = rb_init(&r->rb, argc > 1 ? argv[1] : "-", argc > 2 ? argv[2] : "copy", msg, r->uuid);
 	if (st) {
-		reply(&r, st, 0, 0, 0, NULL, "%s", msg);
+		reply(r, st, 0, 0, 0, NULL, "%s", msg);
 		return 1;
 	}
 	snprintf(device, sizeof device, "%s", msg);
-	if (map_regions(&r))
+	if (map_regions(r))
 		return 1;
-	st = rb_regions(r.rb, r.in, r.in_len, r.out, r.out_len, &r.ctl, r.ipc, msg);
+	st = rb_regions(r->rb, r->in, r->in_len, r->out, r->out_len, &r->ctl, r->ipc, msg);
 	if (st) {
-		reply(&r, st, 0, 0, 0, NULL, "%s", msg);
+		reply(r, st, 0, 0, 0, NULL, "%s", msg);
 		return 1;
 	}
 	/* The mappings are all the candidate's calls need: with a region's descriptor it could
@@ -306,14 +309,28 @@ int main(int argc, char **argv)
 	/* The system-call filter comes after the device is set up (the driver's start-up is
 	 * not the candidate's) and before the artifact's first instruction (its constructors). */
 	if (filter_install(msg, sizeof msg)) {
-		reply(&r, LEAP_RUN_LOAD, 0, 0, 0, NULL, "%s", msg);
+		reply(r, LEAP_RUN_PROTO, 0, 0, 0, NULL, "%s", msg);
 		return 1;
 	}
+	reply(r, LEAP_RUN_OK, 0, 0, 0, NULL, "%s", device); /* the hello names the device */
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct runner r;
+	memset(&r, 0, sizeof r);
+	if (setup(&r, argc, argv))
+		return 1;
+	struct leap_run_go g;
+	if (leap_read_full(LEAP_RUN_FD_CMD, &g, sizeof g))
+		return LEAP_RUN_EXIT_LOST;
+	if (g.magic != LEAP_RUN_MAGIC || g.op != LEAP_RUN_OP_LOAD)
+		return 0; /* the referee wants no candidate code run */
 	if (load(&r))
 		return 1;
-	reply(&r, LEAP_RUN_OK, 0, 0, 0, NULL, "%s", device); /* the hello names the device */
+	reply(&r, LEAP_RUN_OK, 0, 0, 0, NULL, NULL);
 	for (;;) {
-		struct leap_run_go g;
 		if (leap_read_full(LEAP_RUN_FD_CMD, &g, sizeof g))
 			return LEAP_RUN_EXIT_LOST;
 		if (g.magic != LEAP_RUN_MAGIC || g.op == LEAP_RUN_OP_QUIT || g.seq == 0)

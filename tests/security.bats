@@ -382,6 +382,45 @@ recs() {
 	assert_output ok
 }
 
+@test "verify: a set-up reply forged after the code loaded is the candidate's runtime error, its claim quoted" {
+	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$T/correct.so"
+	# no device, an overrun (never sent), a malformed command, no memory, a status that does
+	# not exist, a forged "all is well", a forged load failure: each before the runner's own
+	for k in 5 6 7 8 99 0 1; do
+		build_artifact vector_add "$F/forge_setup.c" "$T/forge$k.so" -I"$ROOT/lib" -DKIND="$k"
+		recs - "forge$k" correct
+	done >"$T/in.jsonl"
+	run -0 --separate-stderr leap-verify "$T/in.jsonl"
+	echo "$output" >"$T/out.jsonl"
+	[ "$(jq -r 'select(.name != "correct") | .status' "$T/out.jsonl" | sort -u)" = runtime_error ]
+	[ "$(jq -r 'select(.name == "correct") | .status' "$T/out.jsonl" | sort -u)" = pass ]
+	[ "$(jq -s 'map(select(.error)) | length' "$T/out.jsonl")" = 0 ]
+	for k in 5 8; do
+		jq -se --arg n "forge$k" 'map(select(.name == $n))[0].verify.message |
+			test("a reply claiming no (device|memory) .*forged by the candidate.* came after the code was loaded")' "$T/out.jsonl"
+	done
+}
+
+@test "bench: a 'no device' or 'no memory' forged while timed fails the record (runtime_error)" {
+	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$T/correct.so"
+	for k in 5 8; do build_artifact vector_add "$F/forge_setup.c" "$T/forge$k.so" -I"$ROOT/lib" -DKIND="$k"; done
+	recs pass forge5 forge8 correct >"$T/in.jsonl"
+	run -0 --separate-stderr leap-bench --max-time 0.3 "$T/in.jsonl"
+	[ "$(jq -r 'select(.name != "correct") | "\(.status) \(.bench.status)"' <<<"$output" | sort -u)" = \
+		"runtime_error runtime_error" ]
+}
+
+@test "a hello that says the runner's set-up failed is leap's error, not a verdict (on cpu, also 'no device')" {
+	arts
+	recs - correct >"$T/in.jsonl"
+	for st in 5 8; do
+		mkdir -p "$T/libexec$st"
+		cc -I"$ROOT/lib" -DSTATUS="$st" -o "$T/libexec$st/leap-run-cpu" "$F/hello_runner.c"
+		run -1 --separate-stderr env LEAP_LIBEXEC="$T/libexec$st" leap-verify "$T/in.jsonl"
+		jq -e '(.status | not) and (.error.message | test("the runner could not set up \\(before loading the code\\): the set-up failed here"))' <<<"$output"
+	done
+}
+
 @test "verify: the page-cache and residency calls fail, quietly; madvise of its own memory and preadv2 still work" {
 	# fadvise64, readahead, preadv2 with RWF_NOWAIT, mincore, madvise MADV_PAGEOUT and
 	# MADV_COLD, cachestat: a channel between sandboxes through the files they all map
