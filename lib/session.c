@@ -178,6 +178,7 @@ int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o,
 	g->guards_cap = leap_run_guards_cap(o->nparams, o->nslots);
 	g->ctl_len = leap_run_ctl_len(o->nparams, o->calls, o->nslots);
 	g->guard_gen = 1;
+	g->lazy = o->lazy;
 	g->in_fd = memfd_create("leap-in", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	g->out_fd = memfd_create("leap-out", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	g->ctl_fd = memfd_create("leap-ctl", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -239,6 +240,30 @@ void leap_regions_free(struct leap_regions *g)
 	g->laid = NULL;
 }
 
+/* Zeroes len bytes of memfd fd, mapped at p: for a lazy region by punching a hole (its pages
+ * are given back, and read as zeros; CTL and sealed IN refuse it), else by writing zeros into
+ * the pages that are already there. */
+static void wipe(unsigned char *p, uint64_t len, int fd, int lazy)
+{
+	if (lazy && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)len) == 0)
+		return;
+	memset(p, 0, (size_t)len);
+}
+
+void leap_regions_clear(struct leap_regions *g)
+{
+	if (!g->used)
+		return;
+	if (g->in_written || !g->sealed)
+		wipe(g->arena, g->in_len, g->in_fd, g->lazy);
+	wipe(g->arena + LEAP_RUN_OUT_BASE, g->out_len, g->out_fd, g->lazy);
+	memset(g->ctlmap + g->table_off, 0, (size_t)(g->ctl_len - g->table_off));
+	g->guard_gen++;
+	write_ctl(g);
+	g->laid = NULL;
+	g->used = g->in_written = 0;
+}
+
 /* Freezes the child and remembers its CPU time then. Returns an enum leap_sess. */
 static int freeze(struct leap_session *s)
 {
@@ -298,17 +323,20 @@ static int load(struct leap_session *s)
 	return r;
 }
 
-/* The regions of a new session: the caller's or its own. Returns 0, or -1 with *err. */
+/* The regions of a new session: the caller's (cleared of the last candidate's traces) or its
+ * own. Returns 0, or -1 with *err. */
 static int take_regions(struct leap_session *s, const struct leap_session_opts *o, char **err)
 {
 	if (o->regions) {
 		s->rg = o->regions;
+		leap_regions_clear(s->rg);
 	} else if (leap_regions_make(&s->own, o, err)) {
 		return -1;
 	} else {
 		s->rg = &s->own;
 	}
 	s->rg->laid = NULL; /* this session lays the guards and canaries out afresh */
+	s->rg->used = 1;
 	s->arena = s->rg->arena;
 	s->sealed = s->rg->sealed;
 	struct leap_run_ctl *c = s->rg->ctl;
@@ -449,6 +477,7 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot)
 {
 	leap_case_upload(d, set, slot, s->arena);
+	s->rg->in_written = 1;
 	size_t np = d->t->nparams;
 	for (size_t p = 0; p < np; p++) {
 		const struct leap_run_param *rp = &d->rp[p];

@@ -72,7 +72,8 @@ struct leap_block {
  * sealed, so that no access of leap's own mappings can fault (SIGBUS) whatever the candidate
  * does; CTL, and IN when `sealed`, also against writing (F_SEAL_FUTURE_WRITE): the runner maps
  * them read-only. A caller may make them once and hand them to many sessions in turn
- * (leap_session_opts.regions): a new runner then maps memory that is already there. The layout
+ * (leap_session_opts.regions): each session clears them before its runner maps them, so that
+ * nothing of one candidate (its call table, inputs, outputs) reaches the next. The layout
  * (offsets, capacities, counts) lives here, in leap's own memory: leap writes the control page
  * and never reads it back. */
 struct leap_regions {
@@ -88,6 +89,9 @@ struct leap_regions {
 	uint32_t nparams, calls, nslots;
 	uint32_t flags;           /* the control page's flags as written */
 	int sealed;               /* IN carries F_SEAL_FUTURE_WRITE */
+	int lazy;                 /* not populated (leap_session_opts.lazy) */
+	int used;                 /* a runner mapped them since they were made or cleared */
+	int in_written;           /* leap wrote inputs into IN since then (sealed IN: only leap can) */
 	const struct leap_case_data *laid; /* the case the guard list and canaries are for */
 };
 
@@ -95,6 +99,11 @@ struct leap_regions {
  * *err. leap_regions_free undoes it (safe on zeroed regions with fds -1). */
 int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o, char **err);
 void leap_regions_free(struct leap_regions *g);
+
+/* Clears regions a runner has used: every byte of IN and OUT, the call table and the guard list,
+ * and the block fields of the control page (leap_session_start does it before a new runner
+ * maps them). */
+void leap_regions_clear(struct leap_regions *g);
 
 struct leap_session {
 	struct leap_sandbox sb;

@@ -375,7 +375,7 @@ recs() {
 	[ "$(jq -r .status <<<"$output" | tr '\n' ' ')" = "pass pass " ]
 }
 
-@test "the shared regions are sealed against resizing, seals sealed; the control region and sealed inputs against writing" {
+@test "the shared regions are sealed against resizing, seals sealed; the control region and sealed inputs against writing; a clear leaves nothing" {
 	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
 	link_with_lib "$F/regions.c" "$T/regions"
 	run -0 "$T/regions"
@@ -419,6 +419,15 @@ recs() {
 		run -1 --separate-stderr env LEAP_LIBEXEC="$T/libexec$st" leap-verify "$T/in.jsonl"
 		jq -e '(.status | not) and (.error.message | test("the runner could not set up \\(before loading the code\\): the set-up failed here"))' <<<"$output"
 	done
+}
+
+@test "bench: nothing of one record reaches the next: the regions are cleared before a new runner maps them" {
+	arts leftover
+	recs pass correct leftover leftover >"$T/in.jsonl"
+	run -0 --separate-stderr leap-bench --max-time 0.3 "$T/in.jsonl"
+	# leftover.c's kernel is wrong when its constructor found anything in the regions
+	[ "$(jq -s 'map(select(.name == "leftover" and (.status == "mismatch" or .bench.mismatch))) | length' <<<"$output")" = 0 ]
+	[ "$(jq -r .name <<<"$output" | tr '\n' ' ')" = "correct leftover leftover " ]
 }
 
 @test "verify: the page-cache and residency calls fail, quietly; madvise of its own memory and preadv2 still work" {
