@@ -89,6 +89,17 @@ static void unforge(struct leap_run_reply *r)
 		 "no memory" : "a status the runner never sends", claim);
 }
 
+/* Keeps only printable ASCII of a reply's message (NUL-terminating it): after the load the
+ * message is the candidate's to write, and it reaches the record's JSON (which must stay
+ * valid UTF-8) and a model's prompt (which needs no control bytes). */
+static void clean_msg(char *m, size_t n)
+{
+	m[n - 1] = 0;
+	for (char *p = m; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			*p = '?';
+}
+
 /* Reads one reply into s->last; returns an enum leap_sess. */
 static int read_reply(struct leap_session *s)
 {
@@ -101,7 +112,7 @@ static int read_reply(struct leap_session *s)
 		s->dead = 1;
 		return LEAP_SESS_DIED;
 	}
-	s->last.msg[sizeof s->last.msg - 1] = 0;
+	clean_msg(s->last.msg, sizeof s->last.msg);
 	if (s->loaded && !after_load(s->last.status)) {
 		unforge(&s->last);
 		s->dead = 1;

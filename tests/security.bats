@@ -390,8 +390,12 @@ recs() {
 		build_artifact vector_add "$F/forge_setup.c" "$T/forge$k.so" -I"$ROOT/lib" -DKIND="$k"
 		recs - "forge$k" correct
 	done >"$T/in.jsonl"
+	# a claim that is not text (control bytes, not UTF-8): the message must stay a string
+	build_artifact vector_add "$F/forge_setup.c" "$T/forgejunk.so" -I"$ROOT/lib" -DKIND=7 -DJUNK
+	recs - forgejunk >>"$T/in.jsonl"
 	run -0 --separate-stderr leap-verify "$T/in.jsonl"
 	echo "$output" >"$T/out.jsonl"
+	[ "$(jq -r '.verify.message | type' "$T/out.jsonl" | sort -u)" = string ]
 	[ "$(jq -r 'select(.name != "correct") | .status' "$T/out.jsonl" | sort -u)" = runtime_error ]
 	[ "$(jq -r 'select(.name == "correct") | .status' "$T/out.jsonl" | sort -u)" = pass ]
 	[ "$(jq -s 'map(select(.error)) | length' "$T/out.jsonl")" = 0 ]
