@@ -302,16 +302,22 @@ static int read_hello(struct leap_session *s, int cuda, char **err)
 		s->dead = 1;
 		return r;
 	}
-	char *why = NULL;
-	int timeout = 0;
+	int timed_out = s->sb.timed_out;
 	struct leap_run_reply last = s->last;
-	leap_session_end(s, &why, &timeout, NULL, 0);
+	leap_session_end(s, NULL, NULL, NULL, 0);
 	*err = leap_sandbox_start_error(&s->sb);
-	if (!*err && r == LEAP_SESS_REPLY)
+	if (*err)
+		return -1;
+	if (r == LEAP_SESS_REPLY)
 		*err = xasprintf("the runner could not set up (before loading the code): %s", last.msg);
-	else if (!*err)
-		*err = xasprintf("the runner %s before loading the code", why ? why : "failed");
-	free(why);
+	else if (timed_out)
+		*err = xstrdup("the runner did not finish its set-up in time (before loading the code)");
+	else if (WIFSIGNALED(s->status))
+		*err = xasprintf("the runner was killed by signal %d (%s) before loading the code", WTERMSIG(s->status),
+				 strsignal(WTERMSIG(s->status)));
+	else
+		*err = xasprintf("the runner ended (status %d) before loading the code",
+				 WIFEXITED(s->status) ? WEXITSTATUS(s->status) : -1);
 	return -1;
 }
 

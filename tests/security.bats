@@ -414,7 +414,7 @@ recs() {
 		"runtime_error runtime_error" ]
 }
 
-@test "a hello that says the runner's set-up failed is leap's error, not a verdict (on cpu, also 'no device')" {
+@test "a hello that says the runner's set-up failed, or no hello, is leap's error, not a verdict (on cpu, also 'no device')" {
 	arts
 	recs - correct >"$T/in.jsonl"
 	for st in 5 8; do
@@ -423,6 +423,12 @@ recs() {
 		run -1 --separate-stderr env LEAP_LIBEXEC="$T/libexec$st" leap-verify "$T/in.jsonl"
 		jq -e '(.status | not) and (.error.message | test("the runner could not set up \\(before loading the code\\): the set-up failed here"))' <<<"$output"
 	done
+	# a runner that ends before its hello: no candidate code ran, so no verdict either
+	mkdir -p "$T/libexec-dies"
+	printf 'int main(void) { return 3; }\n' >"$T/dies.c"
+	cc -o "$T/libexec-dies/leap-run-cpu" "$T/dies.c"
+	run -1 --separate-stderr env LEAP_LIBEXEC="$T/libexec-dies" leap-verify "$T/in.jsonl"
+	jq -e '(.status | not) and .error.message == "the runner ended (status 3) before loading the code"' <<<"$output"
 }
 
 @test "bench: nothing of one record reaches the next: the regions are cleared before a new runner maps them" {
