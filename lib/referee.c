@@ -144,7 +144,7 @@ static uint32_t space_of(uint64_t off, uint32_t in_space, uint32_t out_space, ui
 /* Sends the moves to the owner, in pieces its call table holds. Returns 0, or -1 with R->err. */
 static int xf_run(struct rec *R, struct xfers *xs, int flush)
 {
-	size_t per = R->bs->rg->ctl->table_cap / sizeof *xs->x, done = 0;
+	size_t per = R->bs->rg->table_cap / sizeof *xs->x, done = 0;
 	int r = LEAP_SESS_OK;
 	while (r == LEAP_SESS_OK && done < xs->n) {
 		size_t k = xs->n - done < per ? xs->n - done : per;
@@ -438,7 +438,7 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 	if (R->r < 0)
 		return -1;
 	R->have_cs = 1;
-	snprintf(R->device, sizeof R->device, "%s", R->cs.last.msg);
+	snprintf(R->device, sizeof R->device, "%s", R->cs.hello.msg); /* from before its code loaded */
 	return 0;
 }
 

@@ -51,14 +51,16 @@ uint64_t leap_run_guards_off(uint32_t nparams, uint32_t calls)
 	return leap_run_table_off() + leap_run_table_bytes(nparams, calls);
 }
 
-uint64_t leap_run_layout2(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint32_t calls,
-			  uint64_t *in, uint64_t *out, uint64_t *after, uint64_t *in_len, uint64_t *out_len)
+uint64_t leap_run_ctl_len(uint32_t nparams, uint32_t calls, uint32_t nslots)
 {
-	uint64_t nguards = leap_run_guards_cap(nparams, nslots);
-	uint64_t off = up(leap_run_guards_off(nparams, calls) + nguards * sizeof(struct leap_run_range), LEAP_RUN_GUARD);
-	if (!off)
-		return 0;
-	off += LEAP_RUN_GUARD; /* the guard before the first input slot */
+	uint64_t g = leap_run_guards_cap(nparams, nslots) * sizeof(struct leap_run_range);
+	return up(leap_run_guards_off(nparams, calls) + g, LEAP_RUN_GUARD);
+}
+
+uint64_t leap_run_layout2(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint64_t *in,
+			  uint64_t *out, uint64_t *after, uint64_t *in_len, uint64_t *out_len)
+{
+	uint64_t off = LEAP_RUN_GUARD; /* IN starts with a guard, as OUT does */
 	for (uint32_t s = 0; s < nslots; s++)
 		for (uint32_t i = 0; i < nparams; i++)
 			if (p[i].kind == LEAP_RUN_K_IN) {
@@ -107,7 +109,7 @@ uint64_t leap_run_layout2(const struct leap_run_param *p, uint32_t nparams, uint
 uint64_t leap_run_layout(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint64_t *in,
 			 uint64_t *out, uint64_t *after)
 {
-	return leap_run_layout2(p, nparams, nslots, nslots, in, out, after, NULL, NULL);
+	return leap_run_layout2(p, nparams, nslots, in, out, after, NULL, NULL);
 }
 
 void leap_run_canary_ranges(uint64_t off, uint64_t bytes, struct leap_run_range r[4])

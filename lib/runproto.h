@@ -22,29 +22,43 @@ extern "C" {
  *
  * Descriptors of the runner (set up by lib/sandbox.c):
  *   3 CMD    "go" tokens, referee -> runner (a pipe; struct leap_run_go)
- *   4 REPLY  the hello and "done" replies, runner -> referee (a pipe; struct leap_run_reply)
- *   5 IN     the input region (a memfd): the control page (struct leap_run_ctl), the call
- *            table, then the input slots. When the control page says SEALED (leap-bench), the
- *            memfd carries F_SEAL_FUTURE_WRITE: only the referee's mapping, made before the
- *            seal, can write it; the runner maps it read-only and a candidate cannot change
- *            an input or the call table.
+ *   4 REPLY  the hello, the load reply and "done" replies, runner -> referee (a pipe; struct
+ *            leap_run_reply)
+ *   5 IN     the input region (a memfd): the input slots. When the control page says SEALED
+ *            (leap-bench), the memfd carries F_SEAL_FUTURE_WRITE: only the referee's mapping,
+ *            made before the seal, can write it; the runner maps it read-only and a candidate
+ *            cannot change an input.
  *   6 ART    the artifact (.so), read-only
  *   7 OUT    the output region (a memfd): output (and in-out) slots, each between guard
  *            ranges the runner makes inaccessible and the referee fills with a canary (0xFF:
  *            a NaN in every floating-point type) and checks after every block.
- * and argv[1] = the device index (cuda) or "-", argv[2] = the runner's role on cuda
+ *   10 CTL   the control region (a memfd, F_SEAL_FUTURE_WRITE where the kernel has it: the
+ *            runner maps it read-only): the control page (struct leap_run_ctl), the call
+ *            table and the guard list.
+ * Every memfd is sealed against shrinking and growing, and its seals are sealed
+ * (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), so that no access of the referee's mappings can
+ * fault. The referee never reads anything back from these regions but outputs and canaries,
+ * which it checks: every offset, length and count it uses is its own copy. The runner maps the
+ * three regions and closes 5, 7 and 10 before any candidate code runs.
+ * argv[1] = the device index (cuda) or "-", argv[2] = the runner's role on cuda
  * ("copy": buffers of its own, copied to and from the host slots around each call, as
  * leap-verify uses it; "client": the device regions of an owner, opened from the IPC handles
  * in the control page; "owner": a trusted runner holding the baseline, which makes its own
  * and a client's device regions and moves data between them and the host (LEAP_RUN_OP_XFER)).
  *
- * Conversation: the runner maps IN and OUT, makes the guard ranges inaccessible, then loads the
- * artifact and sends the hello (status OK with the device's name, or an error). Each block:
- * the referee writes the call table and the block fields of the control page, then writes a
- * go token naming the block's sequence number; the runner checks the page against the token,
- * makes `ncalls` calls (call j's arguments are row j of the table: each a slot of IN or OUT,
- * or a scalar's value) and replies once. A reply's times are the runner's own clock (cuda:
- * events around the block) and serve at most as a cross-check.
+ * Conversation. Start-up is in two steps, so that a message the referee relies on can only
+ * come from the runner's own code: (1) trusted set-up: the runner sets up its device, maps
+ * the regions, makes the guard ranges inaccessible, opens device memory (cuda), closes the
+ * region descriptors, installs its system-call filter and sends the HELLO (seq 0: status OK
+ * with the device's name and UUID, or a set-up failure: NO_DEVICE, NOMEM, PROTO); (2) on the
+ * go token LEAP_RUN_OP_LOAD it loads the artifact (its constructors run then) and sends the
+ * LOAD REPLY (seq 0: OK, LOAD or ABI). Every reply after the hello may be the candidate's
+ * forgery: a set-up status there (NO_DEVICE, NOMEM) is never believed (lib/session.c).
+ * Each block: the referee writes the call table and the block fields of the control page,
+ * then writes a go token naming the block's sequence number; the runner checks the page
+ * against the token, makes `ncalls` calls (call j's arguments are row j of the table: each a
+ * slot of IN or OUT, or a scalar's value) and replies once. A reply's times are the runner's
+ * own clock (cuda: events around the block) and serve at most as a cross-check.
  */
 
 enum {
@@ -53,6 +67,7 @@ enum {
 	LEAP_RUN_FD_IN = 5,
 	LEAP_RUN_FD_ART = 6,
 	LEAP_RUN_FD_OUT = 7,
+	LEAP_RUN_FD_CTL = 10,
 };
 
 #define LEAP_RUN_MAGIC 0x4c504132u /* "LPA2" */
@@ -71,9 +86,9 @@ enum {
  * referee's calibration of what a block costs beyond its calls; only asked of a trusted
  * runner). PROBE: measure the device (copy GB/s and FP32 GFLOP/s in the reply's aux; trusted
  * runners only). XFER: an owner's data moves (struct leap_run_xfer rows in the table). QUIT:
- * exit. */
+ * exit. LOAD (seq 0, once, after the hello): load the artifact. */
 enum leap_run_op { LEAP_RUN_OP_CALL = 1, LEAP_RUN_OP_QUIT = 2, LEAP_RUN_OP_PROBE = 3, LEAP_RUN_OP_EMPTY = 4,
-		   LEAP_RUN_OP_XFER = 5 };
+		   LEAP_RUN_OP_XFER = 5, LEAP_RUN_OP_LOAD = 6 };
 
 /* Status of a reply. */
 enum leap_run_status {
@@ -82,16 +97,19 @@ enum leap_run_status {
 	LEAP_RUN_ABI = 2,       /* missing leap_entry / leap_abi_version, or a wrong version */
 	LEAP_RUN_CALL = 3,      /* leap_entry returned non-zero (cuda: the launch error) */
 	LEAP_RUN_DEVICE = 4,    /* a CUDA error during or after the call (message names it) */
-	LEAP_RUN_NO_DEVICE = 5, /* no usable GPU */
+	LEAP_RUN_NO_DEVICE = 5, /* no usable GPU (the hello only) */
 	LEAP_RUN_OVERRUN = 6,   /* a write past the end of a buffer (found by the referee) */
 	LEAP_RUN_PROTO = 7,     /* a malformed command (a bug, or a scribbled descriptor) */
-	LEAP_RUN_NOMEM = 8,     /* the runner could not make its regions (before loading any code) */
+	LEAP_RUN_NOMEM = 8,     /* the runner could not make its regions (the hello only) */
 	LEAP_RUN_CRASH = 9,     /* the runner's last word before a fault kills it (runner/crash.c):
 				 * code = the signal, msg = "0x..." the offset into the artifact,
 				 * call = 0 the faulting instruction, 1 the candidate's call into the
 				 * function that faulted, 2 not found; for SIGSYS (runner/filter.c)
 				 * call = LEAP_RUN_CRASH_SYSCALL and msg the denied call's name.
 				 * Feedback only: forgeable. */
+	LEAP_RUN_FORGED = 10,   /* never sent: lib/session.c gives it to a reply after the hello
+				 * whose status only the trusted set-up may send (its message then
+				 * quotes the claim) */
 };
 
 /* `call` of a LEAP_RUN_CRASH reply for a system call the filter denied. */
@@ -117,15 +135,16 @@ enum leap_run_ctl_flags {
 				       * regions are staging, mostly never touched) */
 };
 
-/* The control page, at offset 0 of IN. The first part is fixed for the session; the block
- * part is rewritten before each go. */
+/* The control page, at offset 0 of CTL. The first part is fixed for the session; the block
+ * part is rewritten before each go. The referee writes it and never reads it back. */
 struct leap_run_ctl {
 	uint32_t magic, flags;
 	uint64_t in_len, out_len;   /* sizes of IN and OUT (what the runner maps) */
-	uint64_t guards_off;        /* offset in IN of `nguards` struct leap_run_range: the ranges
+	uint64_t guards_off;        /* offset in CTL of `nguards` struct leap_run_range: the ranges
 				     * (offsets as below) the runner makes inaccessible */
 	uint32_t nguards, nparams;  /* nparams: the width of a call-table row */
-	uint64_t table_off, table_cap; /* offset in IN of the call table and its size in bytes */
+	uint64_t table_off, table_cap; /* offset in CTL of the call table and its size in bytes */
+	uint64_t ctl_len;           /* size of CTL */
 	uint8_t ipc[2][64];         /* cuda client: IPC handles of the owner's device IN and OUT */
 	uint64_t pool_len;          /* cuda owner: bytes of its device pool of input sets */
 	/* the block */
@@ -195,26 +214,28 @@ struct leap_run_reply {
  * parameter p (index s * nparams + p): in[] the offset of an input buffer (for an in-out
  * buffer: its place in OUT, where its input is written), out[] the offset of an output or
  * in-out buffer; after[] = in[] for inputs (they are checked in place) and out[] otherwise.
- * Input slots follow the control page, a call table of `calls` rows and the guard list; every
- * slot lies between LEAP_RUN_GUARD-byte guards, its buffer ending 64-byte aligned just before
- * the upper guard. Returns LEAP_RUN_OUT_BASE + the size of OUT (0 on overflow); *in_len and
- * *out_len receive the sizes of IN and OUT (page multiples). in/out/after may be NULL. */
+ * Both regions start with a guard; every slot lies between LEAP_RUN_GUARD-byte guards, its
+ * buffer ending 64-byte aligned just before the upper guard. Returns LEAP_RUN_OUT_BASE + the
+ * size of OUT (0 on overflow); *in_len and *out_len receive the sizes of IN and OUT (page
+ * multiples). in/out/after may be NULL. */
 uint64_t leap_run_layout(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint64_t *in,
 			 uint64_t *out, uint64_t *after);
-uint64_t leap_run_layout2(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint32_t calls,
-			  uint64_t *in, uint64_t *out, uint64_t *after, uint64_t *in_len, uint64_t *out_len);
+uint64_t leap_run_layout2(const struct leap_run_param *p, uint32_t nparams, uint32_t nslots, uint64_t *in,
+			  uint64_t *out, uint64_t *after, uint64_t *in_len, uint64_t *out_len);
 
 /* The ranges around the buffer at `off` of `bytes` (as leap_run_layout placed it) that must hold
  * the canary: the guard before, the slack before the buffer, the slack after it, the guard
  * after. */
 void leap_run_canary_ranges(uint64_t off, uint64_t bytes, struct leap_run_range r[4]);
 
-/* The call table's offset in IN and its size for `calls` rows of `nparams` arguments; the
- * guard list's offset after it and its capacity (entries) for `nslots` slots. */
+/* The call table's offset in CTL and its size for `calls` rows of `nparams` arguments; the
+ * guard list's offset after it and its capacity (entries) for `nslots` slots; the size of CTL
+ * (a page multiple, 0 on overflow). */
 uint64_t leap_run_table_off(void);
 uint64_t leap_run_table_bytes(uint32_t nparams, uint32_t calls);
 uint64_t leap_run_guards_off(uint32_t nparams, uint32_t calls);
 uint64_t leap_run_guards_cap(uint32_t nparams, uint32_t nslots);
+uint64_t leap_run_ctl_len(uint32_t nparams, uint32_t calls, uint32_t nslots);
 
 /* Reads/writes exactly n bytes, retrying on EINTR. Returns 0, or -1 (error or EOF). */
 int leap_read_full(int fd, void *buf, size_t n);

@@ -84,8 +84,8 @@ void leap_sandbox_slot(struct leap_sandbox_env *env, int slot);
 void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o);
 
 /* Starts `runner` (an absolute path) with argv {runner, arg, role} in a new sandbox, handing
- * it in_fd, art_fd and out_fd as LEAP_RUN_FD_IN, LEAP_RUN_FD_ART and LEAP_RUN_FD_OUT
- * (runproto.h) and a minimal environment (PATH, HOME and TMPDIR = its private temp dir, LANG=C,
+ * it regions[0..2] (IN, OUT, CTL) as LEAP_RUN_FD_IN, LEAP_RUN_FD_OUT and LEAP_RUN_FD_CTL, and
+ * art_fd as LEAP_RUN_FD_ART (runproto.h), and a minimal environment (PATH, HOME and TMPDIR = its private temp dir, LANG=C,
  * and, when set, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES,
  * LD_LIBRARY_PATH, which select and find the GPU). With o->cgroups, the child is placed in
  * its groups before it executes the runner (it waits for that), so that the runner and
@@ -93,7 +93,7 @@ void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_
  * instruction; with o->cpus its affinity is set then too. Returns 0, or -1 with a new message
  * in *err (nothing is left running). */
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
-		       const char *runner, const char *arg, const char *role, int in_fd, int art_fd, int out_fd,
+		       const char *runner, const char *arg, const char *role, const int regions[3], int art_fd,
 		       char **err);
 
 /* Freezes every process of the sandbox (its cgroup freezer, else SIGSTOP to every process of

@@ -37,10 +37,9 @@ void leap_session_fit(struct leap_session_opts *o, const struct leap_case_data *
 {
 	uint64_t in_len = 0, out_len = 0;
 	uint32_t np = (uint32_t)d->t->nparams;
-	/* the case's own offsets (leap_case_prepare) leave room for a table of arena_sets rows */
-	if (calls < d->arena_sets)
+	if (calls < d->arena_sets) /* a block may call every slot of the case once */
 		calls = d->arena_sets;
-	leap_run_layout2(d->rp, np, d->arena_sets, calls, NULL, NULL, NULL, &in_len, &out_len);
+	leap_run_layout2(d->rp, np, d->arena_sets, NULL, NULL, NULL, &in_len, &out_len);
 	if (in_len > o->in_cap)
 		o->in_cap = in_len;
 	if (out_len > o->out_cap)
@@ -51,6 +50,54 @@ void leap_session_fit(struct leap_session_opts *o, const struct leap_case_data *
 		o->calls = calls;
 	if (d->arena_sets > o->nslots)
 		o->nslots = d->arena_sets;
+}
+
+/* 1 when a reply with `status` may come from the runner once candidate code may have run:
+ * the load reply's and a block's statuses. The set-up statuses (no device, no memory) come
+ * only in the hello, from the runner's own code; OVERRUN is the referee's finding, never sent. */
+static int after_load(int32_t status)
+{
+	switch (status) {
+	case LEAP_RUN_OK:
+	case LEAP_RUN_LOAD:
+	case LEAP_RUN_ABI:
+	case LEAP_RUN_CALL:
+	case LEAP_RUN_DEVICE:
+	case LEAP_RUN_PROTO:
+	case LEAP_RUN_CRASH:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A reply after the load that claims what only the trusted set-up may say is the candidate's
+ * (its constructor or its calls wrote onto the reply descriptor): it becomes LEAP_RUN_FORGED,
+ * its message quoting the claim, so that no caller reads it as the machine's fault. */
+static void unforge(struct leap_run_reply *r)
+{
+	char claim[100]; /* with the words around it, the whole claim fits the message */
+	size_t n = 0;
+	for (const char *p = r->msg; *p && n < sizeof claim - 1; p++)
+		claim[n++] = *p == '"' ? '\'' : *p;
+	claim[n] = 0;
+	int was = r->status;
+	r->status = LEAP_RUN_FORGED;
+	r->call = 0;
+	snprintf(r->msg, sizeof r->msg, "a reply claiming %s (\"%s\") came after the code was loaded; only the "
+		 "harness's set-up sends that", was == LEAP_RUN_NO_DEVICE ? "no device" : was == LEAP_RUN_NOMEM ?
+		 "no memory" : "a status the runner never sends", claim);
+}
+
+/* Keeps only printable ASCII of a reply's message (NUL-terminating it): after the load the
+ * message is the candidate's to write, and it reaches the record's JSON (which must stay
+ * valid UTF-8) and a model's prompt (which needs no control bytes). */
+static void clean_msg(char *m, size_t n)
+{
+	m[n - 1] = 0;
+	for (char *p = m; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			*p = '?';
 }
 
 /* Reads one reply into s->last; returns an enum leap_sess. */
@@ -65,7 +112,12 @@ static int read_reply(struct leap_session *s)
 		s->dead = 1;
 		return LEAP_SESS_DIED;
 	}
-	s->last.msg[sizeof s->last.msg - 1] = 0;
+	clean_msg(s->last.msg, sizeof s->last.msg);
+	if (s->loaded && !after_load(s->last.status)) {
+		unforge(&s->last);
+		s->dead = 1;
+		return LEAP_SESS_REPLY;
+	}
 	if (s->last.status == LEAP_RUN_CRASH) { /* its last word before dying (runner/crash.c) */
 		s->crash = s->last;
 		s->dead = 1;
@@ -83,15 +135,67 @@ static int read_reply(struct leap_session *s)
 	return s->last.status == LEAP_RUN_OK ? LEAP_SESS_OK : LEAP_SESS_REPLY;
 }
 
+/* Seals memfd fd against shrinking and growing and seals its seals, after sealing it against
+ * writing when `nowrite` (F_SEAL_FUTURE_WRITE, Linux 5.1: no new writable mapping, no write();
+ * leap's own mapping, made before, still writes). Returns 1 when it is sealed against writing,
+ * 0 when not, -1 when the size seals do not hold (then no candidate may map it: a shrunk
+ * region would fault in leap's own mapping). */
+static int seal(int fd, int nowrite)
+{
+	const int size = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	int w = nowrite && fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE) == 0;
+	int have = fcntl(fd, F_ADD_SEALS, size) == 0 ? fcntl(fd, F_GET_SEALS) : -1;
+	if (have < 0 || (have & size) != size)
+		return -1;
+	return w && (have & F_SEAL_FUTURE_WRITE) ? 1 : 0;
+}
+
+/* Writes the fixed part of the control page from the layout in g (leap's own copy). */
+static void write_ctl(struct leap_regions *g)
+{
+	struct leap_run_ctl *c = g->ctl;
+	memset(c, 0, sizeof *c);
+	c->magic = LEAP_RUN_MAGIC;
+	c->flags = g->flags;
+	c->in_len = g->in_len;
+	c->out_len = g->out_len;
+	c->ctl_len = g->ctl_len;
+	c->nparams = g->nparams;
+	c->table_off = g->table_off;
+	c->table_cap = g->table_cap;
+	c->guards_off = g->guards_off;
+	c->guard_gen = g->guard_gen;
+}
+
+/* Maps memfd fd (len bytes) at `at` (MAP_FIXED) or anywhere (at NULL). Returns the address or
+ * MAP_FAILED. */
+static void *map_shared(void *at, uint64_t len, int fd, int lazy)
+{
+	return mmap(at, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED | (at ? MAP_FIXED : 0) | (lazy ? 0 : MAP_POPULATE),
+		    fd, 0);
+}
+
 int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o, char **err)
 {
 	memset(g, 0, sizeof *g);
-	g->in_len = o->in_cap;
+	g->in_len = o->in_cap ? o->in_cap : LEAP_RUN_GUARD;
 	g->out_len = o->out_cap ? o->out_cap : LEAP_RUN_GUARD;
+	g->nparams = o->nparams;
+	g->calls = o->calls;
+	g->nslots = o->nslots;
+	g->table_off = leap_run_table_off();
+	g->table_cap = leap_run_table_bytes(o->nparams, o->calls);
+	g->guards_off = leap_run_guards_off(o->nparams, o->calls);
+	g->guards_cap = leap_run_guards_cap(o->nparams, o->nslots);
+	g->ctl_len = leap_run_ctl_len(o->nparams, o->calls, o->nslots);
+	g->guard_gen = 1;
+	g->lazy = o->lazy;
 	g->in_fd = memfd_create("leap-in", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	g->out_fd = memfd_create("leap-out", MFD_CLOEXEC);
-	if (g->in_fd < 0 || g->out_fd < 0 || g->in_len > SIZE_MAX || g->out_len > SIZE_MAX ||
-	    ftruncate(g->in_fd, (off_t)g->in_len) || ftruncate(g->out_fd, (off_t)g->out_len)) {
+	g->out_fd = memfd_create("leap-out", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	g->ctl_fd = memfd_create("leap-ctl", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (g->in_fd < 0 || g->out_fd < 0 || g->ctl_fd < 0 || !g->ctl_len || g->in_len > SIZE_MAX ||
+	    g->out_len > SIZE_MAX || ftruncate(g->in_fd, (off_t)g->in_len) || ftruncate(g->out_fd, (off_t)g->out_len) ||
+	    ftruncate(g->ctl_fd, (off_t)g->ctl_len)) {
 		*err = xasprintf("cannot create the shared regions (%llu and %llu bytes): %s",
 				 (unsigned long long)g->in_len, (unsigned long long)g->out_len, strerror(errno));
 		goto fail;
@@ -103,37 +207,27 @@ int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o,
 		goto fail;
 	}
 	g->arena = base;
-	int pop = o->lazy ? 0 : MAP_POPULATE;
-	if (mmap(g->arena, (size_t)g->in_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | pop, g->in_fd, 0) ==
-		    MAP_FAILED ||
-	    mmap(g->arena + LEAP_RUN_OUT_BASE, (size_t)g->out_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | pop,
-		 g->out_fd, 0) == MAP_FAILED) {
+	void *ctl = map_shared(NULL, g->ctl_len, g->ctl_fd, 0);
+	if (ctl == MAP_FAILED || map_shared(g->arena, g->in_len, g->in_fd, o->lazy) == MAP_FAILED ||
+	    map_shared(g->arena + LEAP_RUN_OUT_BASE, g->out_len, g->out_fd, o->lazy) == MAP_FAILED) {
+		if (ctl != MAP_FAILED)
+			munmap(ctl, (size_t)g->ctl_len);
 		*err = xasprintf("cannot map the shared regions: %s", strerror(errno));
 		goto fail;
 	}
-	struct leap_run_ctl *c = g->ctl = (struct leap_run_ctl *)g->arena;
-	c->magic = LEAP_RUN_MAGIC;
-	c->in_len = g->in_len;
-	c->out_len = g->out_len;
-	c->nparams = o->nparams;
-	c->table_off = leap_run_table_off();
-	c->table_cap = leap_run_table_bytes(o->nparams, o->calls);
-	c->guards_off = leap_run_guards_off(o->nparams, o->calls);
-	c->guard_gen = 1;
-	if (o->lazy)
-		c->flags |= LEAP_RUN_CTL_LAZY;
-	if (c->guards_off + leap_run_guards_cap(o->nparams, o->nslots) * sizeof(struct leap_run_range) > g->in_len) {
-		*err = xstrdup("internal error: the input region has no room for the guard list");
+	g->ctl = ctl;
+	g->ctlmap = ctl;
+	/* From now on no new writable mapping of CTL (and of IN when sealed) can be made and
+	 * write() fails: only ours, made above, writes the control page, the table and the inputs.
+	 * And no region can change size: leap's mappings can never fault. */
+	int in_w = seal(g->in_fd, o->seal), out_w = seal(g->out_fd, 0), ctl_w = seal(g->ctl_fd, 1);
+	if (in_w < 0 || out_w < 0 || ctl_w < 0) {
+		*err = xasprintf("cannot seal the shared regions against resizing: %s", strerror(errno));
 		goto fail;
 	}
-	g->calls = o->calls;
-	g->nslots = o->nslots;
-	/* From now on no new writable mapping of IN can be made and write() fails: only ours,
-	 * made above, writes the inputs and the call table. */
-	if (o->seal && fcntl(g->in_fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW) == 0) {
-		c->flags |= LEAP_RUN_CTL_SEALED;
-		g->sealed = 1;
-	}
+	g->sealed = in_w == 1;
+	g->flags = (g->sealed ? LEAP_RUN_CTL_SEALED : 0) | (o->lazy ? LEAP_RUN_CTL_LAZY : 0);
+	write_ctl(g);
 	return 0;
 fail:
 	leap_regions_free(g);
@@ -144,14 +238,41 @@ void leap_regions_free(struct leap_regions *g)
 {
 	if (g->arena)
 		munmap(g->arena, (size_t)g->span);
-	g->arena = NULL;
+	if (g->ctlmap)
+		munmap(g->ctlmap, (size_t)g->ctl_len);
+	g->arena = g->ctlmap = NULL;
 	g->ctl = NULL;
-	if (g->in_fd >= 0)
-		close(g->in_fd);
-	if (g->out_fd >= 0)
-		close(g->out_fd);
-	g->in_fd = g->out_fd = -1;
+	int *fds[] = {&g->in_fd, &g->out_fd, &g->ctl_fd};
+	for (size_t i = 0; i < 3; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
 	g->laid = NULL;
+}
+
+/* Zeroes len bytes of memfd fd, mapped at p: for a lazy region by punching a hole (its pages
+ * are given back, and read as zeros; CTL and sealed IN refuse it), else by writing zeros into
+ * the pages that are already there. */
+static void wipe(unsigned char *p, uint64_t len, int fd, int lazy)
+{
+	if (lazy && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)len) == 0)
+		return;
+	memset(p, 0, (size_t)len);
+}
+
+void leap_regions_clear(struct leap_regions *g)
+{
+	if (!g->used)
+		return;
+	if (g->in_written || !g->sealed)
+		wipe(g->arena, g->in_len, g->in_fd, g->lazy);
+	wipe(g->arena + LEAP_RUN_OUT_BASE, g->out_len, g->out_fd, g->lazy);
+	memset(g->ctlmap + g->table_off, 0, (size_t)(g->ctl_len - g->table_off));
+	g->guard_gen++;
+	write_ctl(g);
+	g->laid = NULL;
+	g->used = g->in_written = 0;
 }
 
 /* Freezes the child and remembers its CPU time then. Returns an enum leap_sess. */
@@ -167,11 +288,86 @@ static int freeze(struct leap_session *s)
 	return LEAP_SESS_OK;
 }
 
+/* The hello: the runner's first reply, sent by its own code before any candidate code loads
+ * (runproto.h). Anything but OK is a set-up failure and the harness's or the machine's, never
+ * the candidate's: -1 with *err (the session ended), except no device on cuda, which is the
+ * no_device verdict (LEAP_SESS_REPLY). Returns LEAP_SESS_OK, LEAP_SESS_REPLY or -1. */
+static int read_hello(struct leap_session *s, int cuda, char **err)
+{
+	int r = read_reply(s);
+	s->hello = s->last;
+	if (r == LEAP_SESS_OK)
+		return r;
+	if (r == LEAP_SESS_REPLY && cuda && s->last.status == LEAP_RUN_NO_DEVICE) {
+		s->dead = 1;
+		return r;
+	}
+	int timed_out = s->sb.timed_out;
+	struct leap_run_reply last = s->last;
+	leap_session_end(s, NULL, NULL, NULL, 0);
+	*err = leap_sandbox_start_error(&s->sb);
+	if (*err)
+		return -1;
+	if (r == LEAP_SESS_REPLY)
+		*err = xasprintf("the runner could not set up (before loading the code): %s", last.msg);
+	else if (timed_out)
+		*err = xstrdup("the runner did not finish its set-up in time (before loading the code)");
+	else if (WIFSIGNALED(s->status))
+		*err = xasprintf("the runner was killed by signal %d (%s) before loading the code", WTERMSIG(s->status),
+				 strsignal(WTERMSIG(s->status)));
+	else
+		*err = xasprintf("the runner ended (status %d) before loading the code",
+				 WIFEXITED(s->status) ? WEXITSTATUS(s->status) : -1);
+	return -1;
+}
+
+/* Has the runner load the artifact (the candidate's constructors run now) and reads the load
+ * reply. From here on every reply may be forged (read_reply). Returns an enum leap_sess. */
+static int load(struct leap_session *s)
+{
+	struct leap_run_go g = {LEAP_RUN_MAGIC, LEAP_RUN_OP_LOAD, 0};
+	s->loaded = 1;
+	int r = leap_sandbox_write(&s->sb, &g, sizeof g);
+	if (r) {
+		s->dead = 1;
+		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
+	}
+	r = read_reply(s);
+	if (r == LEAP_SESS_OK && s->last.seq != 0) {
+		s->dead = 1;
+		return LEAP_SESS_DIED;
+	}
+	return r;
+}
+
+/* The regions of a new session: the caller's (cleared of the last candidate's traces) or its
+ * own. Returns 0, or -1 with *err. */
+static int take_regions(struct leap_session *s, const struct leap_session_opts *o, char **err)
+{
+	if (o->regions) {
+		s->rg = o->regions;
+		leap_regions_clear(s->rg);
+	} else if (leap_regions_make(&s->own, o, err)) {
+		return -1;
+	} else {
+		s->rg = &s->own;
+	}
+	s->rg->laid = NULL; /* this session lays the guards and canaries out afresh */
+	s->rg->used = 1;
+	s->arena = s->rg->arena;
+	s->sealed = s->rg->sealed;
+	struct leap_run_ctl *c = s->rg->ctl;
+	c->pool_len = o->pool_len;
+	if (o->ipc)
+		memcpy(c->ipc, o->ipc, sizeof c->ipc);
+	return 0;
+}
+
 int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
 		       const struct leap_session_opts *o, char **err)
 {
 	memset(s, 0, sizeof *s);
-	s->own.in_fd = s->own.out_fd = -1;
+	s->own.in_fd = s->own.out_fd = s->own.ctl_fd = -1;
 	s->lock_fd = -1;
 	leap_child_init(&s->sb.child);
 	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = s->sb.ctl_fd = -1;
@@ -195,26 +391,13 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		free(runner);
 		return -1;
 	}
-	s->own.in_fd = s->own.out_fd = -1;
-	if (o->regions) {
-		s->rg = o->regions;
-	} else if (leap_regions_make(&s->own, o, err)) {
+	if (take_regions(s, o, err))
 		goto fail;
-	} else {
-		s->rg = &s->own;
-	}
-	s->rg->laid = NULL; /* this session lays the guards and canaries out afresh */
-	s->arena = s->rg->arena;
-	s->sealed = s->rg->sealed;
-	struct leap_run_ctl *c = s->rg->ctl;
-	c->pool_len = o->pool_len;
-	if (o->ipc)
-		memcpy(c->ipc, o->ipc, sizeof c->ipc);
 	struct leap_sandbox_opts so = o->sb ? *o->sb : v->o.sb;
 	if (cuda)
 		so.mem_bytes = 0; /* the CUDA driver reserves more address space than any sane limit */
 	else if (so.mem_bytes)
-		so.mem_bytes += s->rg->in_len + s->rg->out_len; /* room for the mapped regions */
+		so.mem_bytes += s->rg->in_len + s->rg->out_len + s->rg->ctl_len; /* room for the mapped regions */
 	if (!cuda && so.cg_mem_cuda_only) {
 		so.cg_ctrl &= ~(1u << LEAP_CG_MEMORY);
 		so.cg_mem_bytes = 0;
@@ -225,16 +408,18 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 	 * gets a context from it, and no candidate can reach a neighbour's device. */
 	char *visible = cuda ? leap_gpu_visible(v->gpu.done ? &v->gpu.g : NULL, v->o.device) : NULL;
 	so.visible = visible;
+	int fds[3] = {s->rg->in_fd, s->rg->out_fd, s->rg->ctl_fd};
 	int started = leap_sandbox_start(&v->env, &s->sb, &so, runner, !cuda ? "-" : visible ? "0" : v->o.device,
-					 o->role ? o->role : "copy", s->rg->in_fd, art, s->rg->out_fd, err);
+					 o->role ? o->role : "copy", fds, art, err);
 	free(visible);
 	if (started)
 		goto fail;
 	close(art);
 	free(runner);
-	int r = read_reply(s);
-	s->hello = s->last;
-	if (r == LEAP_SESS_OK && cuda && o->lock_cache) {
+	int r = read_hello(s, cuda, err);
+	if (r != LEAP_SESS_OK)
+		return r;
+	if (cuda && o->lock_cache) { /* before the candidate's code runs: its constructors too */
 		char *path = leap_device_lock_path(o->lock_cache, s->hello.uuid);
 		s->lock_fd = leap_device_lock(path, LOCK_SH, NULL, NULL, err);
 		free(path);
@@ -243,6 +428,7 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 			return -1;
 		}
 	}
+	r = load(s);
 	if (r == LEAP_SESS_OK && s->freeze)
 		r = freeze(s);
 	return r;
@@ -281,11 +467,11 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 	if (s->rg->laid == d)
 		return;
 	size_t np = d->t->nparams;
-	struct leap_run_ctl *c = s->rg->ctl;
-	struct leap_run_range *g = (struct leap_run_range *)(s->arena + c->guards_off);
+	struct leap_regions *rg = s->rg;
+	struct leap_run_range *g = (struct leap_run_range *)(rg->ctlmap + rg->guards_off);
 	uint32_t n = 0;
 	uint8_t canary = LEAP_RUN_CANARY;
-	for (uint32_t sl = 0; sl < d->arena_sets && sl < s->rg->nslots; sl++)
+	for (uint32_t sl = 0; sl < d->arena_sets && sl < rg->nslots && n + 2 * np <= rg->guards_cap; sl++)
 		for (size_t p = 0; p < np; p++) {
 			const struct leap_run_param *rp = &d->rp[p];
 			if (rp->kind == LEAP_RUN_K_SCALAR)
@@ -300,14 +486,15 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 				for (int i = 0; i < 4; i++)
 					fill(s->arena + r[i].off, r[i].len, &canary, 1);
 		}
-	c->nguards = n;
-	c->guard_gen++;
-	s->rg->laid = d;
+	rg->ctl->nguards = n;
+	rg->ctl->guard_gen = ++rg->guard_gen;
+	rg->laid = d;
 }
 
 void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot)
 {
 	leap_case_upload(d, set, slot, s->arena);
+	s->rg->in_written = 1;
 	size_t np = d->t->nparams;
 	for (size_t p = 0; p < np; p++) {
 		const struct leap_run_param *rp = &d->rp[p];
@@ -345,13 +532,13 @@ int leap_session_guards(const struct leap_session *s, const struct leap_case_dat
 static void write_table(struct leap_session *s, const struct leap_case_data *d, const uint32_t *slots, uint32_t n)
 {
 	size_t np = d->t->nparams;
-	const struct leap_run_ctl *c = s->rg->ctl;
-	struct leap_run_arg *a = (struct leap_run_arg *)(s->arena + c->table_off);
+	const struct leap_regions *rg = s->rg;
+	struct leap_run_arg *a = (struct leap_run_arg *)(rg->ctlmap + rg->table_off);
 	for (uint32_t j = 0; j < n; j++)
 		for (size_t p = 0; p < np; p++) {
 			const struct leap_run_param *rp = &d->rp[p];
 			size_t k = (size_t)slots[j] * np + p;
-			struct leap_run_arg *x = &a[(size_t)j * c->nparams + p];
+			struct leap_run_arg *x = &a[(size_t)j * rg->nparams + p];
 			memset(x, 0, sizeof *x);
 			x->kind = rp->kind;
 			if (rp->kind == LEAP_RUN_K_SCALAR) {
@@ -411,7 +598,7 @@ int leap_session_block(struct leap_session *s, const struct leap_case_data *d, c
 	bt->cpu_ms = bt->own_ms = -1;
 	if (s->dead)
 		return LEAP_SESS_DIED;
-	if (n > s->rg->calls || d->t->nparams > s->rg->ctl->nparams)
+	if (n > s->rg->calls || d->t->nparams > s->rg->nparams)
 		return LEAP_SESS_DIED; /* a caller's bug: never a verdict */
 	leap_session_layout(s, d);
 	write_table(s, d, slots, n);
@@ -497,14 +684,16 @@ int leap_session_xfer(struct leap_session *s, const struct leap_run_xfer *x, uin
 {
 	if (s->dead)
 		return LEAP_SESS_DIED;
-	struct leap_run_ctl *c = s->rg->ctl;
-	if ((uint64_t)n * sizeof *x > c->table_cap)
+	struct leap_regions *rg = s->rg;
+	struct leap_run_ctl *c = rg->ctl;
+	if ((uint64_t)n * sizeof *x > rg->table_cap)
 		return LEAP_SESS_DIED; /* a caller's bug */
-	memcpy(s->arena + c->table_off, x, (size_t)n * sizeof *x);
+	memcpy(rg->ctlmap + rg->table_off, x, (size_t)n * sizeof *x);
 	c->seq = ++s->seq;
 	c->op = LEAP_RUN_OP_XFER;
 	c->ncalls = n;
-	c->flags = (c->flags & ~(uint32_t)LEAP_RUN_CTL_FLUSH_L2) | (flush ? LEAP_RUN_CTL_FLUSH_L2 : 0);
+	rg->flags = (rg->flags & ~(uint32_t)LEAP_RUN_CTL_FLUSH_L2) | (flush ? LEAP_RUN_CTL_FLUSH_L2 : 0);
+	c->flags = rg->flags;
 	uint64_t u0;
 	int r = s->freeze ? thaw(s, &u0) : LEAP_SESS_OK;
 	if (r == LEAP_SESS_OK)

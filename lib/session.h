@@ -67,18 +67,31 @@ struct leap_block {
 	double own_ms;    /* what the runner says it took (cross-check only) */
 };
 
-/* The shared regions of a session. A caller may make them once and hand them to many
- * sessions in turn (leap_session_opts.regions): a new runner then maps memory that is already
- * there. Nothing of a candidate outlives its session in them: the next session writes the
- * control page, the guard list, the canaries, every input and every poison again. */
+/* The shared regions of a session: IN and OUT (the slots) and CTL (the control page, the call
+ * table, the guard list), each a memfd sealed against shrinking and growing with its seals
+ * sealed, so that no access of leap's own mappings can fault (SIGBUS) whatever the candidate
+ * does; CTL, and IN when `sealed`, also against writing (F_SEAL_FUTURE_WRITE): the runner maps
+ * them read-only. A caller may make them once and hand them to many sessions in turn
+ * (leap_session_opts.regions): each session clears them before its runner maps them, so that
+ * nothing of one candidate (its call table, inputs, outputs) reaches the next. The layout
+ * (offsets, capacities, counts) lives here, in leap's own memory: leap writes the control page
+ * and never reads it back. */
 struct leap_regions {
-	int in_fd, out_fd;
+	int in_fd, out_fd, ctl_fd;
 	unsigned char *arena;     /* IN at arena, OUT at arena + LEAP_RUN_OUT_BASE */
 	uint64_t span;            /* bytes of the reservation */
-	uint64_t in_len, out_len;
-	struct leap_run_ctl *ctl; /* the control page (at arena) */
-	uint32_t calls, nslots;
+	uint64_t in_len, out_len, ctl_len;
+	struct leap_run_ctl *ctl; /* the control page (leap's writable mapping of CTL): write only */
+	unsigned char *ctlmap;    /* = (unsigned char *)ctl */
+	uint64_t table_off, table_cap; /* the call table in CTL */
+	uint64_t guards_off, guards_cap; /* the guard list in CTL (entries) */
+	uint64_t guard_gen;       /* the generation of the guard list written last */
+	uint32_t nparams, calls, nslots;
+	uint32_t flags;           /* the control page's flags as written */
 	int sealed;               /* IN carries F_SEAL_FUTURE_WRITE */
+	int lazy;                 /* not populated (leap_session_opts.lazy) */
+	int used;                 /* a runner mapped them since they were made or cleared */
+	int in_written;           /* leap wrote inputs into IN since then (sealed IN: only leap can) */
 	const struct leap_case_data *laid; /* the case the guard list and canaries are for */
 };
 
@@ -86,6 +99,11 @@ struct leap_regions {
  * *err. leap_regions_free undoes it (safe on zeroed regions with fds -1). */
 int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o, char **err);
 void leap_regions_free(struct leap_regions *g);
+
+/* Clears regions a runner has used: every byte of IN and OUT, the call table and the guard list,
+ * and the block fields of the control page (leap_session_start does it before a new runner
+ * maps them). */
+void leap_regions_clear(struct leap_regions *g);
 
 struct leap_session {
 	struct leap_sandbox sb;
@@ -96,7 +114,9 @@ struct leap_session {
 	uint64_t seq;
 	enum leap_freeze freeze;
 	uint64_t frozen_usage;    /* CPU ns when last frozen (the freeze must hold) */
-	struct leap_run_reply hello; /* the runner's first reply (device, UUID, an owner's IPC handles) */
+	struct leap_run_reply hello; /* the runner's first reply, sent by its own code before any
+				      * candidate code loaded (device, UUID, an owner's IPC handles) */
+	int loaded;               /* the artifact was told to load: every reply since may be forged */
 	int lock_fd;              /* the device lock held for the session, or -1 */
 	int has_usage;
 	int dead;                 /* the child died or timed out: no more calls */
@@ -115,10 +135,13 @@ enum leap_sess {
 	LEAP_SESS_FREEZE,    /* the child could not be frozen, or ran while frozen (s->last.msg) */
 };
 
-/* Starts a runner for `artifact` on backend `b` with regions as `o` says, reads its hello and,
- * when o->freeze, freezes it. Returns an enum leap_sess; -1 with a new message in *err when
- * the harness itself failed (no runner, artifact unreadable, out of descriptors, no way to
- * freeze). */
+/* Starts a runner for `artifact` on backend `b` with regions as `o` says, reads its hello, has
+ * it load the artifact, reads the load reply and, when o->freeze, freezes it. Returns an enum
+ * leap_sess; -1 with a new message in *err when the harness itself failed (no runner, artifact
+ * unreadable, out of descriptors, no way to freeze, a hello that says the runner could not set
+ * up: everything before candidate code runs is the harness's, except no device on cuda, which
+ * is LEAP_SESS_REPLY with s->last.status LEAP_RUN_NO_DEVICE). A reply after the hello that
+ * claims a set-up status has s->last.status LEAP_RUN_FORGED: the candidate's doing. */
 int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
 		       const struct leap_session_opts *o, char **err);
 

@@ -358,6 +358,9 @@ static const char *reply_status(const struct leap_run_reply *last, enum leap_bac
 			kernels_named(msg, artifact);
 		leap_buf_adds(msg, ".");
 		return "runtime_error";
+	case LEAP_RUN_FORGED: /* lib/session.c: the code wrote on the harness's reply descriptor */
+		leap_buf_addf(msg, "Runtime error%s: %s (your code wrote on the harness's descriptors).", where, last->msg);
+		return "runtime_error";
 	default:
 		leap_buf_addf(msg, "The harness failed%s: %s (the code may have damaged it).", where, last->msg);
 		return "runtime_error";
@@ -415,10 +418,9 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	leap_session_end(&s, &why, &timeout, &output, MAX_OUTPUT);
 	/* the harness's or the machine's faults, never a verdict on the candidate: a runner that
 	 * never ran (one that cannot be executed, the process limit of the sandbox user reached
-	 * at execve...), or one that could not make its buffers (before it loads the candidate) */
+	 * at execve...); one that could not set up (its hello: before the candidate's code) was
+	 * leap_session_start's -1 */
 	char *fault = leap_sandbox_start_error(&s.sb);
-	if (!fault && vr.r == LEAP_SESS_REPLY && vr.phase_case < 0 && last.status == LEAP_RUN_NOMEM)
-		fault = xasprintf("the runner could not make its buffers: %s", last.msg);
 	if (fault) {
 		*err = fault;
 		free(why);

@@ -122,7 +122,7 @@ int rb_probe(struct rb *b, double *copy_gbs, double *gflops, char *msg)
 	unsigned char *y = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (x == MAP_FAILED || y == MAP_FAILED) {
 		snprintf(msg, LEAP_RUN_MSG, "cannot allocate the probe buffers");
-		return LEAP_RUN_NOMEM;
+		return LEAP_RUN_DEVICE; /* not NOMEM: that status belongs to the hello (runproto.h) */
 	}
 	memset(x, 1, n);
 	memset(y, 2, n);

@@ -356,7 +356,7 @@ extern "C" int rb_probe(struct rb *be, double *copy_gbs, double *gflops, char *m
 	cudaError_t e;
 	if ((e = cudaMalloc(&a, n)) != cudaSuccess || (e = cudaMalloc(&b, n)) != cudaSuccess) {
 		cudaFree(a);
-		return fail(msg, LEAP_RUN_NOMEM, "allocating the probe buffers", e);
+		return fail(msg, LEAP_RUN_DEVICE, "allocating the probe buffers", e); /* NOMEM: the hello's */
 	}
 	float best = INFINITY, ms = 0;
 	for (int i = 0; i < 6; i++) {

@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <linux/fs.h>
 
 #include "policy.h"
 
@@ -34,6 +36,23 @@ static int add_rules(scmp_filter_ctx ctx)
 		    (rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
 					   SCMP_A0(SCMP_CMP_MASKED_EQ, 1ull << b, 1ull << b))) < 0)
 			return rc;
+	static const int refused[] = {
+#define D(x) SCMP_SYS(x),
+		LEAP_REFUSED(D)
+#undef D
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+		if (refused[i] >= 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), refused[i], 0)) < 0)
+			return rc;
+	/* the page-cache rules that look at an argument (policy.h) */
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(madvise), 1,
+				   SCMP_A2(SCMP_CMP_EQ, MADV_PAGEOUT))) < 0 ||
+	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(madvise), 1, SCMP_A2(SCMP_CMP_EQ, MADV_COLD))) < 0 ||
+	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), SCMP_SYS(preadv2), 1,
+				   SCMP_A5(SCMP_CMP_MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT))) < 0 ||
+	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), SCMP_SYS(pwritev2), 1,
+				   SCMP_A5(SCMP_CMP_MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT))) < 0)
+		return rc;
 	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) < 0 ||
 	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
 				   SCMP_A0(SCMP_CMP_NE, AF_UNIX))) < 0 ||

@@ -11,7 +11,9 @@
  * a negative pseudo-number where the architecture has no such call, which libseccomp skips.
  * Besides these: clone with a namespace flag is trapped; clone3, which passes its flags in
  * memory seccomp cannot read, answers ENOSYS (the C library then uses clone); socket and
- * socketpair of a family other than AF_UNIX answer EPERM (runner/mkfilter.c). */
+ * socketpair of a family other than AF_UNIX answer EPERM (runner/mkfilter.c); so do the calls
+ * below, and madvise with MADV_PAGEOUT or MADV_COLD; preadv2 and pwritev2 with RWF_NOWAIT
+ * answer EOPNOTSUPP (as where a file does not support it). */
 #ifndef LEAP_RUNNER_POLICY_H
 #define LEAP_RUNNER_POLICY_H
 
@@ -36,5 +38,19 @@
 	/* the machine's state */                                                                              \
 	D(reboot) D(swapon) D(swapoff) D(settimeofday) D(clock_settime) D(clock_adjtime) D(adjtimex) D(acct)  \
 	D(quotactl) D(syslog) D(vhangup) D(lookup_dcookie) D(open_by_handle_at) D(name_to_handle_at)
+
+/* Refused calls (EPERM, quietly: they are hints or queries, and a library that makes one copes
+ * with its failure). Each is a way to see or change what of a file is in the page cache, which
+ * every sandbox shares: evicting pages (fadvise DONTNEED), loading them ahead (readahead),
+ * asking which are resident (mincore, cachestat). A candidate that evicts a page of a library
+ * file and another that asks whether it is back pass bits between sandboxes. io_setup: Linux
+ * AIO, whose requests carry RWF_NOWAIT in memory seccomp cannot read. */
+#define LEAP_REFUSED(D) D(fadvise64) D(readahead) D(mincore) D(cachestat) D(io_setup)
+
+/* cachestat (Linux 6.5) is newer than some kernel headers: its number is 451 on every
+ * architecture but alpha (new calls share one table since Linux 5.1). */
+#if !defined(__NR_cachestat) && !defined(__alpha__)
+#define __NR_cachestat 451
+#endif
 
 #endif

@@ -21,8 +21,13 @@
  * loaded, so the runner does nothing the referee must rely on. It times nothing the referee
  * uses, copies nothing back (on the host the candidate's buffers are the referee's shared
  * memory), and checks nothing but the offsets it is given, so that a bug in a candidate cannot
- * make it touch memory outside the two regions. Order matters: the regions and their guard
- * ranges are set up before the artifact is loaded, so that a failure there is the machine's.
+ * make it touch memory outside the two regions. Order matters, in two steps. First the trusted
+ * set-up: the device, the regions mapped and their guard ranges made inaccessible, device
+ * memory (cuda), the region descriptors closed (the candidate needs only the mappings, and a
+ * descriptor would let it resize or remap a region), the system-call filter; then the hello,
+ * which is the only message that can say "no device" or "no memory" (the referee believes it
+ * because no candidate code has run yet). Second, on the referee's LOAD token, the artifact:
+ * its constructors run there, and every message after it may be theirs.
  */
 
 /* The runner's state (one per process, owned by main). */
@@ -30,6 +35,7 @@ struct runner {
 	struct rb *rb;
 	leap_entry_fn entry;
 	unsigned char *in, *out; /* host mappings of IN and OUT */
+	const unsigned char *cp; /* the mapping of CTL (read-only) */
 	uint64_t in_len, out_len;
 	struct leap_run_ctl ctl; /* the session part of the control page, read at start */
 	uint64_t guard_gen;      /* the guard list applied (0: none yet) */
@@ -74,14 +80,15 @@ static int apply_guards(struct runner *r, const struct leap_run_ctl *c)
 {
 	int sealed = (r->ctl.flags & LEAP_RUN_CTL_SEALED) != 0;
 	if (r->guard_gen) {
-		mprotect(r->in, (size_t)r->in_len, PROT_READ | (sealed ? 0 : PROT_WRITE));
+		if (r->in)
+			mprotect(r->in, (size_t)r->in_len, PROT_READ | (sealed ? 0 : PROT_WRITE));
 		if (r->out)
 			mprotect(r->out, (size_t)r->out_len, PROT_READ | PROT_WRITE);
 	}
 	r->guard_gen = c->guard_gen ? c->guard_gen : 1;
-	const struct leap_run_range *g = (const struct leap_run_range *)(r->in + r->ctl.guards_off);
+	const struct leap_run_range *g = (const struct leap_run_range *)(r->cp + r->ctl.guards_off);
 	uint32_t n = c->nguards;
-	if (n > (r->in_len - r->ctl.guards_off) / sizeof *g)
+	if (n > (r->ctl.ctl_len - r->ctl.guards_off) / sizeof *g)
 		return LEAP_RUN_PROTO;
 	for (uint32_t i = 0; i < n; i++) {
 		struct leap_run_range x = g[i];
@@ -94,44 +101,60 @@ static int apply_guards(struct runner *r, const struct leap_run_ctl *c)
 	return LEAP_RUN_OK;
 }
 
-/* Maps IN (read-only when sealed) and OUT, reading their sizes from the control page, and
- * makes the guard ranges inaccessible. Returns 0 or a status (reply sent). */
-static int map_regions(struct runner *r)
+/* Maps CTL (read-only) and reads the control page's session part from it, checking it against
+ * the regions' sizes. Returns 0 or a status (reply sent). */
+static int map_ctl(struct runner *r)
 {
-	struct stat si, so;
-	if (fstat(LEAP_RUN_FD_IN, &si) || fstat(LEAP_RUN_FD_OUT, &so) || si.st_size < LEAP_RUN_GUARD) {
+	struct stat sc, si, so;
+	if (fstat(LEAP_RUN_FD_CTL, &sc) || fstat(LEAP_RUN_FD_IN, &si) || fstat(LEAP_RUN_FD_OUT, &so) ||
+	    sc.st_size < LEAP_RUN_GUARD) {
 		reply(r, LEAP_RUN_PROTO, 0, 0, 0, NULL, "the shared regions are missing");
 		return LEAP_RUN_PROTO;
 	}
-	unsigned char *page = mmap(NULL, LEAP_RUN_GUARD, PROT_READ, MAP_SHARED, LEAP_RUN_FD_IN, 0);
-	if (page == MAP_FAILED) {
-		reply(r, LEAP_RUN_NOMEM, 0, 0, 0, NULL, "cannot map the control page: %s", strerror(errno));
+	r->cp = mmap(NULL, (size_t)sc.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, LEAP_RUN_FD_CTL, 0);
+	if (r->cp == MAP_FAILED) {
+		reply(r, LEAP_RUN_NOMEM, 0, 0, 0, NULL, "cannot map the control region: %s", strerror(errno));
 		return LEAP_RUN_NOMEM;
 	}
-	memcpy(&r->ctl, page, sizeof r->ctl);
-	munmap(page, LEAP_RUN_GUARD);
+	memcpy(&r->ctl, r->cp, sizeof r->ctl);
 	const struct leap_run_ctl *c = &r->ctl;
 	if (c->magic != LEAP_RUN_MAGIC || c->in_len > (uint64_t)si.st_size || c->out_len > (uint64_t)so.st_size ||
-	    c->in_len < LEAP_RUN_GUARD || c->nparams > LEAP_RUN_MAX_PARAMS || c->table_off > c->in_len ||
-	    c->table_cap > c->in_len - c->table_off || c->guards_off > c->in_len ||
-	    c->nguards > (c->in_len - c->guards_off) / sizeof(struct leap_run_range) || c->in_len > SIZE_MAX ||
+	    c->ctl_len != (uint64_t)sc.st_size || c->nparams > LEAP_RUN_MAX_PARAMS || c->table_off > c->ctl_len ||
+	    c->table_cap > c->ctl_len - c->table_off || c->guards_off > c->ctl_len || c->in_len > SIZE_MAX ||
 	    c->out_len > SIZE_MAX) {
 		reply(r, LEAP_RUN_PROTO, 0, 0, 0, NULL, "the control page is malformed");
 		return LEAP_RUN_PROTO;
 	}
+	return LEAP_RUN_OK;
+}
+
+/* Maps CTL, then IN (read-only when sealed) and OUT at the sizes the control page gives, and
+ * makes the guard ranges inaccessible. Returns 0 or a status (reply sent). */
+static int map_regions(struct runner *r)
+{
+	int st = map_ctl(r);
+	if (st)
+		return st;
+	const struct leap_run_ctl *c = &r->ctl;
 	int sealed = (c->flags & LEAP_RUN_CTL_SEALED) != 0;
 	r->in_len = c->in_len;
 	r->out_len = c->out_len;
 	/* populated now, before any candidate code runs: no page fault lands in a timed block */
 	int pop = c->flags & LEAP_RUN_CTL_LAZY ? 0 : MAP_POPULATE;
-	r->in = mmap(NULL, (size_t)r->in_len, PROT_READ | (sealed ? 0 : PROT_WRITE), MAP_SHARED | pop, LEAP_RUN_FD_IN, 0);
+	r->in = r->in_len ? mmap(NULL, (size_t)r->in_len, PROT_READ | (sealed ? 0 : PROT_WRITE), MAP_SHARED | pop,
+				 LEAP_RUN_FD_IN, 0)
+			  : NULL;
 	r->out = r->out_len ? mmap(NULL, (size_t)r->out_len, PROT_READ | PROT_WRITE, MAP_SHARED | pop, LEAP_RUN_FD_OUT, 0)
 			    : NULL;
 	if (r->in == MAP_FAILED || r->out == MAP_FAILED) {
 		reply(r, LEAP_RUN_NOMEM, 0, 0, 0, NULL, "cannot map the shared regions: %s", strerror(errno));
 		return LEAP_RUN_NOMEM;
 	}
-	return apply_guards(r, c);
+	if (apply_guards(r, c)) {
+		reply(r, LEAP_RUN_PROTO, 0, 0, 0, NULL, "the guard list is malformed");
+		return LEAP_RUN_PROTO;
+	}
+	return LEAP_RUN_OK;
 }
 
 /* Copies the artifact (fd LEAP_RUN_FD_ART) into a memfd this user owns and loads it, so the
@@ -221,7 +244,7 @@ static void block(struct runner *r, const struct leap_run_ctl *c)
 		reply(r, st, 0, 0, c->seq, NULL, "%s", msg);
 		return;
 	}
-	const unsigned char *tab = r->in + r->ctl.table_off;
+	const unsigned char *tab = r->cp + r->ctl.table_off;
 	for (uint32_t j = 0; j < n; j++) {
 		struct leap_run_arg row[LEAP_RUN_MAX_PARAMS];
 		void *args[LEAP_RUN_MAX_PARAMS];
@@ -255,46 +278,65 @@ static void xfer(struct runner *r, const struct leap_run_ctl *c)
 		return;
 	}
 	char msg[LEAP_RUN_MSG] = "";
-	const struct leap_run_xfer *x = (const struct leap_run_xfer *)(r->in + r->ctl.table_off);
+	const struct leap_run_xfer *x = (const struct leap_run_xfer *)(r->cp + r->ctl.table_off);
 	int st = rb_xfer(r->rb, x, c->ncalls, (c->flags & LEAP_RUN_CTL_FLUSH_L2) != 0, msg);
 	reply(r, st, 0, 0, c->seq, NULL, "%s", msg);
+}
+
+/* The trusted set-up (the device, the regions, device memory, the filter), ended by the hello.
+ * Returns 0, or 1 after a failed hello. */
+static int setup(struct runner *r, int argc, char **argv)
+{
+	char msg[LEAP_RUN_MSG] = "", device[LEAP_RUN_MSG];
+	int st = rb_init(&r->rb, argc > 1 ? argv[1] : "-", argc > 2 ? argv[2] : "copy", msg, r->uuid);
+	if (st) {
+		reply(r, st, 0, 0, 0, NULL, "%s", msg);
+		return 1;
+	}
+	snprintf(device, sizeof device, "%s", msg);
+	if (map_regions(r))
+		return 1;
+	st = rb_regions(r->rb, r->in, r->in_len, r->out, r->out_len, &r->ctl, r->ipc, msg);
+	if (st) {
+		reply(r, st, 0, 0, 0, NULL, "%s", msg);
+		return 1;
+	}
+	/* The mappings are all the candidate's calls need: with a region's descriptor it could
+	 * map it anew or try to resize it. */
+	close(LEAP_RUN_FD_IN);
+	close(LEAP_RUN_FD_OUT);
+	close(LEAP_RUN_FD_CTL);
+	/* The system-call filter comes after the device is set up (the driver's start-up is
+	 * not the candidate's) and before the artifact's first instruction (its constructors). */
+	if (filter_install(msg, sizeof msg)) {
+		reply(r, LEAP_RUN_PROTO, 0, 0, 0, NULL, "%s", msg);
+		return 1;
+	}
+	reply(r, LEAP_RUN_OK, 0, 0, 0, NULL, "%s", device); /* the hello names the device */
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct runner r;
 	memset(&r, 0, sizeof r);
-	char msg[LEAP_RUN_MSG] = "", device[LEAP_RUN_MSG];
-	int st = rb_init(&r.rb, argc > 1 ? argv[1] : "-", argc > 2 ? argv[2] : "copy", msg, r.uuid);
-	if (st) {
-		reply(&r, st, 0, 0, 0, NULL, "%s", msg);
+	if (setup(&r, argc, argv))
 		return 1;
-	}
-	snprintf(device, sizeof device, "%s", msg);
-	if (map_regions(&r))
-		return 1;
-	st = rb_regions(r.rb, r.in, r.in_len, r.out, r.out_len, &r.ctl, r.ipc, msg);
-	if (st) {
-		reply(&r, st, 0, 0, 0, NULL, "%s", msg);
-		return 1;
-	}
-	/* The system-call filter comes after the device is set up (the driver's start-up is
-	 * not the candidate's) and before the artifact's first instruction (its constructors). */
-	if (filter_install(msg, sizeof msg)) {
-		reply(&r, LEAP_RUN_LOAD, 0, 0, 0, NULL, "%s", msg);
-		return 1;
-	}
+	struct leap_run_go g;
+	if (leap_read_full(LEAP_RUN_FD_CMD, &g, sizeof g))
+		return LEAP_RUN_EXIT_LOST;
+	if (g.magic != LEAP_RUN_MAGIC || g.op != LEAP_RUN_OP_LOAD)
+		return 0; /* the referee wants no candidate code run */
 	if (load(&r))
 		return 1;
-	reply(&r, LEAP_RUN_OK, 0, 0, 0, NULL, "%s", device); /* the hello names the device */
+	reply(&r, LEAP_RUN_OK, 0, 0, 0, NULL, NULL);
 	for (;;) {
-		struct leap_run_go g;
 		if (leap_read_full(LEAP_RUN_FD_CMD, &g, sizeof g))
 			return LEAP_RUN_EXIT_LOST;
 		if (g.magic != LEAP_RUN_MAGIC || g.op == LEAP_RUN_OP_QUIT || g.seq == 0)
 			return 0;
 		struct leap_run_ctl c;
-		memcpy(&c, r.in, sizeof c); /* one snapshot: the page may change under a candidate */
+		memcpy(&c, r.cp, sizeof c); /* one snapshot */
 		if (c.seq != g.seq || c.op != g.op) {
 			reply(&r, LEAP_RUN_PROTO, 0, 0, g.seq, NULL, "the control page does not match the go token");
 			continue;

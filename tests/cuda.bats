@@ -120,8 +120,9 @@ extern "C" void vector_add(const float *a, const float *b, float *c, int n) { k<
 }
 
 # fake_runner: $T/lx, a runner directory whose leap-run-cuda only says what it was given
-# (CUDA_VISIBLE_DEVICES and its device argument) and exits 3: the code's output of a
-# runtime_error. The real runner needs a GPU; the cpu runner is the real one.
+# (CUDA_VISIBLE_DEVICES and its device argument), sends a hello (its set-up went well:
+# runproto.h) and exits 3 when told to load: the code's output of a runtime_error. The real
+# runner needs a GPU; the cpu runner is the real one.
 fake_runner() {
 	mkdir -p "$T/lx"
 	chmod 755 "$T" "$T/lx"
@@ -129,14 +130,26 @@ fake_runner() {
 	cat >"$T/lx/fake.c" <<-'EOF'
 	#include <stdio.h>
 	#include <stdlib.h>
+	#include <string.h>
+	#include <unistd.h>
+	#include "runproto.h"
 	int main(int argc, char **argv)
 	{
 		const char *v = getenv("CUDA_VISIBLE_DEVICES");
 		fprintf(stderr, "VISIBLE=%s DEVICE=%s\n", v ? v : "(unset)", argc > 1 ? argv[1] : "?");
+		struct leap_run_reply r;
+		memset(&r, 0, sizeof r);
+		r.magic = LEAP_RUN_MAGIC;
+		strcpy(r.msg, "fake GPU");
+		if (write(LEAP_RUN_FD_REPLY, &r, sizeof r) != (ssize_t)sizeof r)
+			return 2;
+		struct leap_run_go g;
+		if (read(LEAP_RUN_FD_CMD, &g, sizeof g) < 0)
+			return 2;
 		return 3;
 	}
 	EOF
-	cc -o "$T/lx/leap-run-cuda" "$T/lx/fake.c"
+	cc -I"$ROOT/lib" -o "$T/lx/leap-run-cuda" "$T/lx/fake.c"
 	export LEAP_LIBEXEC="$T/lx"
 }
 

@@ -1,5 +1,6 @@
 # security.bats - the claims of SECURITY.md: the include guard of the compile step, and the limits it documents (what the sandbox does NOT stop), shown; a fix turns a limit's test red: update SECURITY.md with it.
 load helpers
+load artifact
 
 F="$FIXTURES/security"
 
@@ -328,4 +329,122 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64); time.sleep
 	# with room (or no limit) the same candidate passes: the test can fail
 	run -0 --separate-stderr leap-verify --memory-max 0 "$T/c.jsonl"
 	jq -e '.status == "pass"' <<<"$output"
+}
+
+# ---- issue 26: the referee survives its candidates (the plumbing: shared memory, the runner's
+# messages, what a record leaves, the page cache) ----
+
+# arts NAME...: builds $F/NAME.c into $T/NAME.so (vector_add), and correct.so.
+arts() {
+	local n
+	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$T/correct.so"
+	for n in "$@"; do build_artifact vector_add "$F/$n.c" "$T/$n.so"; done
+}
+
+# recs [STATUS] NAME...: compiled records of $T/NAME.so, named, with the record status STATUS
+# ("-": none; "pass" for leap-bench without leap-verify before it).
+recs() {
+	local st=$1 n
+	shift
+	for n in "$@"; do
+		if [ "$st" = - ]; then
+			compiled_record vector_add "$T/$n.so" "{\"name\":\"$n\"}"
+		else
+			compiled_record vector_add "$T/$n.so" "{\"name\":\"$n\",\"status\":\"$st\"}"
+		fi
+	done
+}
+
+@test "verify and bench: a candidate that shrinks the shared regions is judged, and leap lives (no SIGBUS)" {
+	arts truncate
+	recs - truncate correct >"$T/in.jsonl"
+	for j in 1 2; do
+		run -0 --separate-stderr leap-verify --jobs "$j" "$T/in.jsonl"
+		[ "$(jq -r .status <<<"$output" | tr '\n' ' ')" = "pass pass " ]
+	done
+	recs pass truncate correct >"$T/p.jsonl"
+	run -0 --separate-stderr leap-bench --max-time 0.3 "$T/p.jsonl"
+	[ "$(jq -r .name <<<"$output" | tr '\n' ' ')" = "truncate correct " ]
+	[ "$(jq -s 'map(select(.error or (.bench.message | test("SIGBUS")))) | length' <<<"$output")" = 0 ]
+}
+
+@test "verify: a candidate that scribbles over the control page changes nothing leap reads" {
+	arts scribble_ctl
+	recs - scribble_ctl correct >"$T/in.jsonl"
+	run -0 --separate-stderr leap-verify "$T/in.jsonl"
+	[ "$(jq -r .status <<<"$output" | tr '\n' ' ')" = "pass pass " ]
+}
+
+@test "the shared regions are sealed against resizing, seals sealed; the control region and sealed inputs against writing; a clear leaves nothing" {
+	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
+	link_with_lib "$F/regions.c" "$T/regions"
+	run -0 "$T/regions"
+	assert_output ok
+}
+
+@test "verify: a set-up reply forged after the code loaded is the candidate's runtime error, its claim quoted" {
+	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$T/correct.so"
+	# no device, an overrun (never sent), a malformed command, no memory, a status that does
+	# not exist, a forged "all is well", a forged load failure: each before the runner's own
+	for k in 5 6 7 8 99 0 1; do
+		build_artifact vector_add "$F/forge_setup.c" "$T/forge$k.so" -I"$ROOT/lib" -DKIND="$k"
+		recs - "forge$k" correct
+	done >"$T/in.jsonl"
+	# a claim that is not text (control bytes, not UTF-8): the message must stay a string
+	build_artifact vector_add "$F/forge_setup.c" "$T/forgejunk.so" -I"$ROOT/lib" -DKIND=7 -DJUNK
+	recs - forgejunk >>"$T/in.jsonl"
+	run -0 --separate-stderr leap-verify "$T/in.jsonl"
+	echo "$output" >"$T/out.jsonl"
+	[ "$(jq -r '.verify.message | type' "$T/out.jsonl" | sort -u)" = string ]
+	[ "$(jq -r 'select(.name != "correct") | .status' "$T/out.jsonl" | sort -u)" = runtime_error ]
+	[ "$(jq -r 'select(.name == "correct") | .status' "$T/out.jsonl" | sort -u)" = pass ]
+	[ "$(jq -s 'map(select(.error)) | length' "$T/out.jsonl")" = 0 ]
+	for k in 5 8; do
+		jq -se --arg n "forge$k" 'map(select(.name == $n))[0].verify.message |
+			test("a reply claiming no (device|memory) .*forged by the candidate.* came after the code was loaded")' "$T/out.jsonl"
+	done
+}
+
+@test "bench: a 'no device' or 'no memory' forged while timed fails the record (runtime_error)" {
+	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$T/correct.so"
+	for k in 5 8; do build_artifact vector_add "$F/forge_setup.c" "$T/forge$k.so" -I"$ROOT/lib" -DKIND="$k"; done
+	recs pass forge5 forge8 correct >"$T/in.jsonl"
+	run -0 --separate-stderr leap-bench --max-time 0.3 "$T/in.jsonl"
+	[ "$(jq -r 'select(.name != "correct") | "\(.status) \(.bench.status)"' <<<"$output" | sort -u)" = \
+		"runtime_error runtime_error" ]
+}
+
+@test "a hello that says the runner's set-up failed, or no hello, is leap's error, not a verdict (on cpu, also 'no device')" {
+	arts
+	recs - correct >"$T/in.jsonl"
+	for st in 5 8; do
+		mkdir -p "$T/libexec$st"
+		cc -I"$ROOT/lib" -DSTATUS="$st" -o "$T/libexec$st/leap-run-cpu" "$F/hello_runner.c"
+		run -1 --separate-stderr env LEAP_LIBEXEC="$T/libexec$st" leap-verify "$T/in.jsonl"
+		jq -e '(.status | not) and (.error.message | test("the runner could not set up \\(before loading the code\\): the set-up failed here"))' <<<"$output"
+	done
+	# a runner that ends before its hello: no candidate code ran, so no verdict either
+	mkdir -p "$T/libexec-dies"
+	printf 'int main(void) { return 3; }\n' >"$T/dies.c"
+	cc -o "$T/libexec-dies/leap-run-cpu" "$T/dies.c"
+	run -1 --separate-stderr env LEAP_LIBEXEC="$T/libexec-dies" leap-verify "$T/in.jsonl"
+	jq -e '(.status | not) and .error.message == "the runner ended (status 3) before loading the code"' <<<"$output"
+}
+
+@test "bench: nothing of one record reaches the next: the regions are cleared before a new runner maps them" {
+	arts leftover
+	recs pass correct leftover leftover >"$T/in.jsonl"
+	run -0 --separate-stderr leap-bench --max-time 0.3 "$T/in.jsonl"
+	# leftover.c's kernel is wrong when its constructor found anything in the regions
+	[ "$(jq -s 'map(select(.name == "leftover" and (.status == "mismatch" or .bench.mismatch))) | length' <<<"$output")" = 0 ]
+	[ "$(jq -r .name <<<"$output" | tr '\n' ' ')" = "correct leftover leftover " ]
+}
+
+@test "verify: the page-cache and residency calls fail, quietly; madvise of its own memory and preadv2 still work" {
+	# fadvise64, readahead, preadv2 with RWF_NOWAIT, mincore, madvise MADV_PAGEOUT and
+	# MADV_COLD, cachestat: a channel between sandboxes through the files they all map
+	arts cache_channel
+	recs - cache_channel >"$T/in.jsonl"
+	run -0 --separate-stderr leap-verify "$T/in.jsonl"
+	jq -e '.status == "pass" and (.verify.output // "" | contains("channel:") | not)' <<<"$output"
 }
