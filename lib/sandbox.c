@@ -388,9 +388,12 @@ struct runner_start {
 	sigset_t mask; /* PID 1's signal mask before start_runner blocked every signal */
 };
 
-/* The runner's side of start_runner, on PID 1's memory until execve: handlers back to the
- * default (its own table: no CLONE_SIGHAND), the signal mask PID 1 had, death with PID 1,
- * then lib/child.c's execve. */
+/* The runner's side of start_runner, on PID 1's memory until execve: every disposition back
+ * to the default (its own table: no CLONE_SIGHAND), the signal mask PID 1 had, death with PID
+ * 1, then lib/child.c's execve. Ignored signals are reset too: an ignored disposition survives
+ * execve, and leap is often started with some (SIGPIPE by the filter itself; SIGINT and
+ * SIGQUIT for every background job of a non-interactive shell), so a candidate would see a
+ * different process depending on how leap was started. */
 static int runner_side(void *arg)
 {
 	const struct runner_start *rs = arg;
@@ -399,8 +402,7 @@ static int runner_side(void *arg)
 	dfl.sa_handler = SIG_DFL;
 	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction cur;
-		if (sig != SIGKILL && sig != SIGSTOP && !sigaction(sig, NULL, &cur) && cur.sa_handler != SIG_DFL &&
-		    cur.sa_handler != SIG_IGN)
+		if (sig != SIGKILL && sig != SIGSTOP && !sigaction(sig, NULL, &cur) && cur.sa_handler != SIG_DFL)
 			sigaction(sig, &dfl, NULL);
 	}
 	sigprocmask(SIG_SETMASK, &rs->mask, NULL);
