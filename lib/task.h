@@ -111,6 +111,7 @@ unsigned leap_library_of_header(const char *header);
 
 struct leap_task {
 	char *id, *dir;
+	char *suite;                     /* the suite it was found in by leap_suite_get, else NULL */
 	int level;
 	char *title, *prompt, *entry;
 	struct leap_param *params;
@@ -211,20 +212,41 @@ char *leap_task_ranges_text(const struct leap_task *t);
  * "dim": {"range": [8, 128], "multiple_of": "heads"}} (new reference). */
 json_t *leap_task_ranges_json(const struct leap_task *t);
 
-/* A set of tasks loaded on demand from one suite directory. */
+/* The tasks of one task root, loaded on demand. A root holds suites: its own task folders
+ * (the suite named LEAP_SUITE_OWN, "leap") and suite folders, subfolders without a task.json
+ * whose subfolders are tasks (tasks/kernelbench-l1/kb1_023_softmax/). A task id names one task
+ * of the whole root: an id is looked up among the root's own tasks, then in each suite folder
+ * (ids are unique across the suites of a root), so every program that resolves ids finds every
+ * suite's tasks; listing (--all) stays within one suite, the root's own unless one is selected. */
+#define LEAP_SUITE_OWN "leap"
+
 struct leap_suite {
 	char *dir;
+	char *only;              /* the suite selected (leap_suite_select), or NULL: lookups search all */
+	char **subs;             /* the suite folders of dir, sorted (read on first need) */
+	size_t nsubs;
+	int subs_read;
 	struct leap_task **tasks;
 	size_t n, cap;
 };
 
 void leap_suite_init(struct leap_suite *s, const char *dir);
+/* Restricts s to the suite `name`: LEAP_SUITE_OWN or a suite folder of the root. Lists and
+ * lookups then see that suite only. Returns 0, or -1 with a new message in *err naming the
+ * suites there are. */
+int leap_suite_select(struct leap_suite *s, const char *name, char **err);
+/* The suites of the root: LEAP_SUITE_OWN first when the root has task folders of its own,
+ * then the suite folders, sorted. Returns the count and a new array of new strings in *names;
+ * -1 with a message in *err if the directory cannot be read. */
+long leap_suite_names(struct leap_suite *s, char ***names, char **err);
 /* Returns the task `id`, loading it on first use. Returns NULL with a new message in *err
- * when the id is invalid, unknown or fails to load. The task belongs to the suite. */
+ * when the id is invalid, unknown or fails to load. The task belongs to the suite; its
+ * `suite` field names the suite it was found in. */
 const struct leap_task *leap_suite_get(struct leap_suite *s, const char *id, char **err);
-/* Lists the ids of the suite (folders holding task.json), sorted. Returns the count and a new
- * array of new strings in *ids; -1 with a message in *err if the directory cannot be read. */
-long leap_suite_list(const struct leap_suite *s, char ***ids, char **err);
+/* Lists the ids of the selected suite (LEAP_SUITE_OWN when none was selected): its folders
+ * holding task.json, sorted. Returns the count and a new array of new strings in *ids; -1 with
+ * a message in *err if the directory cannot be read. */
+long leap_suite_list(struct leap_suite *s, char ***ids, char **err);
 void leap_suite_free(struct leap_suite *s);
 
 #endif
