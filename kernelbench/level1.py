@@ -1,0 +1,98 @@
+"""level1.py - KernelBench level 1 (100 single operators) as leap tasks.
+
+Each function below builds the tasks of one family of problems. The sizes of `bench` are
+KernelBench's own (its module-level constants; /work/shared/kernelbench/problems.jsonl lists
+them), scaled down by a stated factor only where one benchmark input set would not fit the
+budget of kb/task.py (BUDGET); the listed cases are small and awkward (1, primes, sizes that are
+no multiple of a warp), the ranges let leap-verify draw others, and bench_cpu is what the C
+reference (the cpu backend's baseline) runs in tens of milliseconds.
+
+KernelBench draws every input with torch.rand (uniform on [0, 1)). The tasks draw them from
+leap's input patterns instead (each task.json names the patterns it allows): negative values,
+zeros, tiny and large magnitudes exercise every branch of an operator, where [0, 1) would leave
+ReLU an identity and a softmax nearly flat. Where an operator needs a domain (a log, a
+division), the patterns are the positive ones; the prompt says so.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from kb.task import Task  # noqa: E402
+
+ACT = ["normal", "uniform", "small", "large", "sparse"]
+RAND_NOTE = ("KernelBench draws the inputs from torch.rand (uniform on [0, 1)); here they are drawn from the "
+             "patterns listed below, negative values included, so every branch of the operator is exercised.")
+
+
+# ---------------------------------------------------------------------------------------------
+# elementwise activations: (batch, dim) -> (batch, dim)
+
+ELEMENTWISE = [
+    # num, KernelBench file, short id, title, kind, params, torch name
+    (19, "19_ReLU", "relu", "ReLU", "relu", {}, "torch.relu"),
+    (20, "20_LeakyReLU", "leaky_relu", "LeakyReLU (slope 0.01)", "leaky_relu", {"slope": 0.01},
+     "torch.nn.functional.leaky_relu(x, negative_slope=0.01)"),
+    (21, "21_Sigmoid", "sigmoid", "Sigmoid", "sigmoid", {}, "torch.sigmoid"),
+    (22, "22_Tanh", "tanh", "Tanh", "tanh", {}, "torch.tanh"),
+    (25, "25_Swish", "swish", "Swish (x * sigmoid(x))", "swish", {}, "x * torch.sigmoid(x)"),
+    (26, "26_GELU_", "gelu", "GELU (exact, erf)", "gelu", {}, "torch.nn.functional.gelu (exact, with erf)"),
+    (27, "27_SELU_", "selu", "SELU", "selu", {}, "torch.selu"),
+    (28, "28_HardSigmoid", "hardsigmoid", "HardSigmoid", "hardsigmoid", {}, "torch.nn.functional.hardsigmoid"),
+    (29, "29_Softplus", "softplus", "Softplus", "softplus", {},
+     "torch.nn.functional.softplus (beta 1, threshold 20)"),
+    (30, "30_Softsign", "softsign", "Softsign", "softsign", {}, "x / (1 + torch.abs(x))"),
+    (31, "31_ELU", "elu", "ELU (alpha 1.0)", "elu", {"alpha": 1.0}, "torch.nn.functional.elu(x, alpha=1.0)"),
+    (32, "32_HardTanh", "hardtanh", "HardTanh [-1, 1]", "hardtanh", {"lo": -1.0, "hi": 1.0},
+     "torch.nn.functional.hardtanh(x, min_val=-1., max_val=1.)"),
+    (88, "88_MinGPTNewGelu", "mingpt_new_gelu", "GELU, tanh approximation (minGPT's NewGELU)", "gelu_tanh", {},
+     "0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))"),
+]
+
+EW_CASES = [{"batch": 1, "dim": 1}, {"batch": 7, "dim": 33}, {"batch": 3, "dim": 1000}, {"batch": 17, "dim": 4097}]
+EW_RANGES = {"batch": [1, 17], "dim": [1, 4097]}
+
+
+def elementwise():
+    out = []
+    for num, kb, short, title, kind, p, tname in ELEMENTWISE:
+        t = Task(1, num, kb, short, title)
+        batch, dim = t.int("batch", "dim")
+        x = t.input("x", [batch, dim], dist=ACT)
+        y = t.output(t.unary(kind, x, **p))
+        from kb.ops import UNARY
+
+        t.stmt = "Compute %s elementwise: y[i][j] = f(x[i][j]) with f(v) = %s." % (tname, UNARY[kind][3](p))
+        t.notes.append(RAND_NOTE)
+        big = {"batch": 8192, "dim": 8192} if num == 88 else {"batch": 4096, "dim": 393216}
+        t.sizes(EW_CASES, big, {"batch": 64, "dim": 65536}, EW_RANGES)
+        out.append(t)
+    # 5: A * s with a float scalar
+    t = Task(1, 5, "5_Matrix_scalar_multiplication", "matrix_scalar_mul", "Matrix-scalar multiplication")
+    M, N = t.int("M", "N")
+    A = t.input("A", [M, N], dist=ACT)
+    s = t.float("s", 3.14)
+    t.output(t.unary("mul_s", A, s=s), "C")
+    t.stmt = "Multiply the matrix A by the scalar s: C[i][j] = A[i][j] * s (s = 3.14, as KernelBench passes it)."
+    t.notes.append(RAND_NOTE)
+    t.sizes([{"M": 1, "N": 1}, {"M": 7, "N": 33}, {"M": 3, "N": 1000}, {"M": 17, "N": 4097}],
+            {"M": 65536, "N": 16384}, {"M": 1024, "N": 4096}, {"M": [1, 17], "N": [1, 4097]})
+    out.append(t)
+    # 12: diag(A) @ B written as A.unsqueeze(1) * B
+    t = Task(1, 12, "12_Matmul_with_diagonal_matrices_", "diag_matmul", "Diagonal matrix times a matrix")
+    N, M = t.int("N", "M")
+    A = t.input("A", [N], dist=["normal", "uniform", "large"])
+    B = t.input("B", [N, M], dist=["normal", "uniform", "sparse"])
+    t.output(t.binary("mul", t.view(A, [N, 1], "%s.unsqueeze(1)"), B), "C")
+    t.stmt = ("Multiply B on the left by the diagonal matrix diag(A), as KernelBench computes it "
+              "(A.unsqueeze(1) * B, no matrix product): C[i][j] = A[i] * B[i][j].")
+    t.notes.append(RAND_NOTE)
+    t.sizes([{"N": 1, "M": 1}, {"N": 7, "M": 33}, {"N": 100, "M": 31}, {"N": 17, "M": 4097}],
+            {"N": 4096, "M": 4096}, {"N": 2048, "M": 2048}, {"N": [1, 100], "M": [1, 4097]})
+    out.append(t)
+    return out
+
+
+def tasks():
+    return elementwise()
