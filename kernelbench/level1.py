@@ -94,5 +94,67 @@ def elementwise():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# softmax and reductions over one axis
+
+def softmaxes():
+    out = []
+    for num, kb, short, title, log in [(23, "23_Softmax", "softmax", "Softmax over rows", False),
+                                       (24, "24_LogSoftmax", "log_softmax", "LogSoftmax over rows", True)]:
+        t = Task(1, num, kb, short, title)
+        batch, dim = t.int("batch", "dim")
+        x = t.input("x", [batch, dim], dist=["logits", "normal", "uniform", "large"])
+        t.output(t.softmax(x, [1], log=log))
+        if log:
+            t.stmt = ("Compute torch.log_softmax(x, dim=1): y[i][j] = x[i][j] - m_i - log(sum over k of "
+                      "exp(x[i][k] - m_i)), m_i the maximum of row i (subtracting it keeps large inputs finite).")
+        else:
+            t.stmt = ("Compute torch.softmax(x, dim=1): y[i][j] = exp(x[i][j] - m_i) / sum over k of "
+                      "exp(x[i][k] - m_i), m_i the maximum of row i (subtracting it keeps large inputs finite).")
+        t.notes.append(RAND_NOTE)
+        t.sizes([{"batch": 1, "dim": 2}, {"batch": 7, "dim": 33}, {"batch": 64, "dim": 1000},
+                 {"batch": 3, "dim": 4097}], {"batch": 4096, "dim": 393216}, {"batch": 256, "dim": 16384},
+                {"batch": [1, 64], "dim": [2, 4097]})
+        out.append(t)
+    return out
+
+
+REDUCTIONS = [
+    (47, "47_Sum_reduction_over_a_dimension", "sum_dim", "Sum over dimension 1 (keepdim)", "sum", True),
+    (48, "48_Mean_reduction_over_a_dimension", "mean_dim", "Mean over dimension 1", "mean", False),
+    (49, "49_Max_reduction_over_a_dimension", "max_dim", "Max over dimension 1", "max", False),
+    (51, "51_Argmax_over_a_dimension", "argmax_dim", "Argmax over dimension 1", "argmax", False),
+    (52, "52_Argmin_over_a_dimension", "argmin_dim", "Argmin over dimension 1", "argmin", False),
+    (53, "53_Min_reduction_over_a_dimension", "min_dim", "Min over dimension 1", "min", False),
+]
+
+TORCH_REDUCE = {"sum": "torch.sum(x, dim=1, keepdim=True)", "mean": "torch.mean(x, dim=1)",
+                "max": "torch.max(x, dim=1)[0]", "min": "torch.min(x, dim=1)[0]", "argmax": "torch.argmax(x, dim=1)",
+                "argmin": "torch.argmin(x, dim=1)"}
+
+
+def reductions():
+    out = []
+    for num, kb, short, title, kind, keep in REDUCTIONS:
+        t = Task(1, num, kb, short, title)
+        b, d1, d2 = t.int("batch", "dim1", "dim2")
+        arg = kind.startswith("arg")
+        x = t.input("x", [b, d1, d2], dist=["normal", "uniform", "large"] if arg else ACT)
+        t.output(t.reduce(kind, x, [1], keepdim=keep))
+        from kb.ops import REDUCE
+
+        what = REDUCE[kind][4]
+        t.stmt = "Compute %s: y[b][k] = %s of x[b][j][k] over j%s." % (
+            TORCH_REDUCE[kind], what, " (an int64 index; among equal values the first)" if arg else "")
+        t.notes.append(RAND_NOTE)
+        lo = 2 if arg else 1
+        t.sizes([{"batch": 2, "dim1": max(lo, 1), "dim2": 3}, {"batch": 3, "dim1": 33, "dim2": 7},
+                 {"batch": 1, "dim1": 100, "dim2": 65}, {"batch": 5, "dim1": 17, "dim2": 1}],
+                {"batch": 128, "dim1": 4096, "dim2": 4095}, {"batch": 16, "dim1": 1024, "dim2": 1023},
+                {"batch": [1, 5], "dim1": [lo, 100], "dim2": [1, 65]})
+        out.append(t)
+    return out
+
+
 def tasks():
-    return elementwise()
+    return elementwise() + softmaxes() + reductions()

@@ -345,3 +345,309 @@ class View(Op):
 
     def flops(self):
         return "0"
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions over a run of axes: x viewed as [O, R, I]
+
+
+def ori(shape, axes):
+    """The [O, R, I] view of `shape` reduced over the contiguous `axes`."""
+    axes = sorted(a % len(shape) for a in axes)
+    assert axes == list(range(axes[0], axes[-1] + 1)), "reduced axes must be contiguous"
+    return shape[:axes[0]], shape[axes[0]:axes[-1] + 1], shape[axes[-1] + 1:]
+
+
+REDUCE = {
+    # kind: (init, update (C, T acc, v, r), final(acc, R), torch, words)
+    "sum": ("0", "acc += v;", "acc", "torch.sum(%s, dim=%s, keepdim=%s)", "the sum"),
+    "mean": ("0", "acc += v;", "acc / R", "torch.mean(%s, dim=%s, keepdim=%s)", "the mean"),
+    "max": (None, "if (r == 0 || v > acc)\n\tacc = v;", "acc", "torch.amax(%s, dim=%s, keepdim=%s)", "the maximum"),
+    "min": (None, "if (r == 0 || v < acc)\n\tacc = v;", "acc", "torch.amin(%s, dim=%s, keepdim=%s)", "the minimum"),
+    "argmax": (None, "if (r == 0 || v > acc) {\n\tacc = v;\n\tbest = r;\n}", "best",
+               "torch.argmax(%s, dim=%s, keepdim=%s)", "the index of the first maximum"),
+    "argmin": (None, "if (r == 0 || v < acc) {\n\tacc = v;\n\tbest = r;\n}", "best",
+               "torch.argmin(%s, dim=%s, keepdim=%s)", "the index of the first minimum"),
+    "prod": ("1", "acc *= v;", "acc", "torch.prod(%s, dim=%s, keepdim=%s)", "the product"),
+    "logsumexp": (None, None, None, "torch.logsumexp(%s, dim=%s, keepdim=%s)", "log(sum(exp(v)))"),
+}
+
+
+class Reduce(Op):
+    helpers = ("grid",)
+
+    def __init__(self, kind, x, axes, out):
+        self.kind, self.x, self.axes, self.out = kind, x, list(axes), out
+        self.ins = [x]
+        self.O, self.R, self.I = ori(x.shape, axes)
+
+    def c(self, E, code):
+        O, R, I = prod_c(self.O), prod_c(self.R), prod_c(self.I)
+        code.scope()
+        code("const long O = %s, R = %s, I = %s;" % (O, R, I))
+        code.open("for (long o = 0; o < O; o++)")
+        code.open("for (long i = 0; i < I; i++)")
+        code("const %s *xp = %s + o * R * I + i;" % ("float" if self.x.kind == "in" else E.T, E.buf(self.x)))
+        if self.kind == "logsumexp":
+            code("%s m = xp[0], s = 0;" % E.T)
+            code.open("for (long r = 1; r < R; r++)")
+            code("m = xp[r * I] > m ? xp[r * I] : m;")
+            code.close()
+            code.open("for (long r = 0; r < R; r++)")
+            code("s += %s(xp[r * I] - m);" % E.fn("exp"))
+            code.close()
+            code(E.st(self.out, "o * I + i", "m + %s(s)" % E.fn("log")))
+        else:
+            init, upd, fin = REDUCE[self.kind][:3]
+            code("%s acc = %s;" % (E.T, E.k(float(init)) if init else E.k(0)))
+            if self.kind.startswith("arg"):
+                code("long best = 0;")
+            code.open("for (long r = 0; r < R; r++)")
+            code("%s v = xp[r * I];" % E.T)
+            code(upd)
+            code.close()
+            code(E.st(self.out, "o * I + i", fin))
+        code.close()
+        code.close()
+        code.close()
+
+    def _parts(self):
+        k = self.kind
+        init = {"sum": "0.0f", "mean": "0.0f", "prod": "1.0f", "max": "-INFINITY", "min": "INFINITY",
+                "argmax": "-INFINITY", "argmin": "INFINITY", "logsumexp": "-INFINITY"}[k]
+        upd = {"sum": "acc += v;", "mean": "acc += v;", "prod": "acc *= v;", "max": "acc = fmaxf(acc, v);",
+               "min": "acc = fminf(acc, v);", "argmax": "if (v > acc) {\n\tacc = v;\n\tidx = r;\n}",
+               "argmin": "if (v < acc) {\n\tacc = v;\n\tidx = r;\n}", "logsumexp": "acc = fmaxf(acc, v);"}[k]
+        merge = {"sum": "acc += a2;", "mean": "acc += a2;", "prod": "acc *= a2;", "max": "acc = fmaxf(acc, a2);",
+                 "min": "acc = fminf(acc, a2);",
+                 "argmax": "if (a2 > acc || (a2 == acc && i2 < idx)) {\n\tacc = a2;\n\tidx = i2;\n}",
+                 "argmin": "if (a2 < acc || (a2 == acc && i2 < idx)) {\n\tacc = a2;\n\tidx = i2;\n}",
+                 "logsumexp": "acc = fmaxf(acc, a2);"}[k]
+        fin = {"mean": "acc / (float)R", "argmax": "idx", "argmin": "idx"}.get(k, "acc")
+        return init, upd, merge, fin
+
+    def cu_defs(self, u):
+        init, upd, merge, fin = self._parts()
+        ot = "int64_t" if self.out.dtype == "int64" else "float"
+        ind = lambda s, n: ("\n" + "\t" * n).join(s.split("\n"))
+        lse_row = lse_col = ""
+        if self.kind == "logsumexp":
+            # a second pass: the sum of exp(v - max)
+            lse_row = r'''
+	__shared__ float mx;
+	if (threadIdx.x == 0)
+		mx = acc;
+	__syncthreads();
+	float m = mx, s = 0.0f;
+	for (long r = threadIdx.x; r < R; r += blockDim.x)
+		s += expf(xr[r] - m);
+	acc = red%(u)d(s, &idx, 1);
+	acc = m + logf(acc);''' % dict(u=u)
+            lse_col = r'''
+		float m = acc, s = 0.0f;
+		for (long r = 0; r < R; r++)
+			s += expf(xp[r * I] - m);
+		acc = m + logf(s);'''
+        merge_sum = "acc += a2;"
+        return [("r%d" % u, r'''/* Combines (acc, idx) over the block (sum: 1 adds, else the operator's own merge); the
+ * result in every thread. */
+__device__ static float red%(u)d(float acc, long *pidx, int sum)
+{
+	__shared__ float sa[32];
+	__shared__ long si[32];
+	long idx = *pidx;
+	for (int o = 16; o > 0; o >>= 1) {
+		float a2 = __shfl_xor_sync(0xffffffffu, acc, o);
+%(i2shfl)s		if (sum) {
+			%(merge_sum)s
+		} else {
+			%(merge)s
+		}
+	}
+	__syncthreads();
+	if ((threadIdx.x & 31) == 0) {
+		sa[threadIdx.x >> 5] = acc;
+		si[threadIdx.x >> 5] = idx;
+	}
+	__syncthreads();
+	acc = sa[0];
+	idx = si[0];
+	for (int w = 1; w < (int)(blockDim.x >> 5); w++) {
+		float a2 = sa[w];
+%(i2sh)s		if (sum) {
+			%(merge_sum)s
+		} else {
+			%(merge)s
+		}
+	}
+	*pidx = idx;
+	return acc;
+}
+
+/* One block per row of a reduction over contiguous elements (I == 1). */
+__global__ static void k%(u)dr(const float *__restrict__ x, %(ot)s *__restrict__ y, long R)
+{
+	const float *xr = x + (long)blockIdx.x * R;
+	float acc = %(init)s;
+	long idx = 0;
+	for (long r = threadIdx.x; r < R; r += blockDim.x) {
+		float v = xr[r];
+		%(upd)s
+	}
+	acc = red%(u)d(acc, &idx, 0);%(lse_row)s
+	if (threadIdx.x == 0)
+		y[blockIdx.x] = %(fin)s;
+}
+
+/* One thread per (o, i) of a reduction over a strided axis (I > 1): neighbouring threads read
+ * neighbouring elements. */
+__global__ static void k%(u)dc(const float *__restrict__ x, %(ot)s *__restrict__ y, long O, long R, long I)
+{
+	for (long t = (long)blockIdx.x * blockDim.x + threadIdx.x; t < O * I; t += (long)gridDim.x * blockDim.x) {
+		const float *xp = x + t / I * R * I + t %% I;
+		float acc = %(init)s;%(idxdecl)s
+		for (long r = 0; r < R; r++) {
+			float v = xp[r * I];
+			%(updc)s
+		}%(lse_col)s
+		y[t] = %(fin)s;
+	}
+}
+''' % dict(u=u, ot=ot, init=init, upd=ind(upd, 2), updc=ind(upd, 3), merge=ind(merge, 3), merge_sum=merge_sum,
+           fin=fin, lse_row=lse_row, lse_col=lse_col,
+           idxdecl="\n\t\tlong idx = 0;" if self.kind.startswith("arg") else "",
+           i2shfl="\t\tlong i2 = __shfl_xor_sync(0xffffffffu, idx, o);\n" if self.kind.startswith("arg") else "",
+           i2sh="\t\tlong i2 = si[w];\n" if self.kind.startswith("arg") else ""))]
+
+    def cu(self, E, code, u):
+        O, R, I = prod_c(self.O), prod_c(self.R), prod_c(self.I)
+        code.scope()
+        code("const long O = %s, R = %s, I = %s;" % (O, R, I))
+        code.open("if (I == 1)")
+        code("k%dr<<<(unsigned)O, R >= 16384 ? 1024 : 256>>>(%s, %s, R);" % (u, E.buf(self.x), E.buf(self.out)))
+        code.close(" else {")
+        code.depth += 1
+        code("k%dc<<<grid_for(O * I, 256, 1), 256>>>(%s, %s, O, R, I);" % (u, E.buf(self.x), E.buf(self.out)))
+        code.close()
+        code.close()
+
+    def torch(self, nm):
+        keep = len(self.out.shape) == len(self.x.shape)
+        ax = self.axes[0] if len(self.axes) == 1 else tuple(self.axes)
+        if self.kind in ("argmax", "argmin", "prod"):
+            assert len(self.axes) == 1
+        return REDUCE[self.kind][3] % (nm[self.x], ax, keep)
+
+    def flops(self):
+        return self.x.numel_full() if self.kind != "logsumexp" else "5*" + self.x.numel_full()
+
+    def words(self):
+        return REDUCE[self.kind][4]
+
+
+class Softmax(Op):
+    """softmax or log_softmax over a run of axes ([O, R, I] view), stable (the max subtracted)."""
+    helpers = ("grid",)
+
+    def __init__(self, x, axes, out, log=False):
+        self.x, self.axes, self.out, self.log = x, list(axes), out, log
+        self.ins = [x]
+        self.O, self.R, self.I = ori(x.shape, axes)
+
+    def c(self, E, code):
+        code.scope()
+        code("const long O = %s, R = %s, I = %s;" % (prod_c(self.O), prod_c(self.R), prod_c(self.I)))
+        code.open("for (long o = 0; o < O; o++)")
+        code.open("for (long i = 0; i < I; i++)")
+        code("const %s *xp = %s + o * R * I + i;" % ("float" if self.x.kind == "in" else E.T, E.buf(self.x)))
+        code("%s m = xp[0], s = 0;" % E.T)
+        code.open("for (long r = 1; r < R; r++)")
+        code("m = xp[r * I] > m ? xp[r * I] : m;")
+        code.close()
+        code.open("for (long r = 0; r < R; r++)")
+        code("s += %s((%s)xp[r * I] - m);" % (E.fn("exp"), E.T))
+        code.close()
+        code.open("for (long r = 0; r < R; r++)")
+        if self.log:
+            code(E.st(self.out, "o * R * I + i + r * I", "(%s)xp[r * I] - m - %s(s)" % (E.T, E.fn("log"))))
+        else:
+            code(E.st(self.out, "o * R * I + i + r * I", "%s((%s)xp[r * I] - m) / s" % (E.fn("exp"), E.T)))
+        code.close()
+        code.close()
+        code.close()
+        code.close()
+
+    def cu_defs(self, u):
+        wr = "v - m - logf(s)" if self.log else "expf(v - m) / s"
+        return [("online", r'''/* Merges the running (max, sum of exp(v - max)) of two parts of a row. */
+__device__ static __forceinline__ void online_merge(float *m, float *s, float m2, float s2)
+{
+	float mm = fmaxf(*m, m2);
+	if (mm == -INFINITY)
+		return;
+	*s = *s * expf(*m - mm) + s2 * expf(m2 - mm);
+	*m = mm;
+}
+'''), ("s%d" % u, r'''/* One block per row (I == 1): one pass for the max and the sum of exponentials (online), one
+ * to write. */
+__global__ static void k%(u)dr(const float *__restrict__ x, float *__restrict__ y, long R)
+{
+	const float *xr = x + (long)blockIdx.x * R;
+	float *yr = y + (long)blockIdx.x * R;
+	float m = -INFINITY, s = 0.0f;
+	for (long r = threadIdx.x; r < R; r += blockDim.x)
+		online_merge(&m, &s, xr[r], 1.0f);
+	for (int o = 16; o > 0; o >>= 1)
+		online_merge(&m, &s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+	__shared__ float pm[32], ps[32];
+	if ((threadIdx.x & 31) == 0) {
+		pm[threadIdx.x >> 5] = m;
+		ps[threadIdx.x >> 5] = s;
+	}
+	__syncthreads();
+	m = pm[0];
+	s = ps[0];
+	for (int w = 1; w < (int)(blockDim.x >> 5); w++)
+		online_merge(&m, &s, pm[w], ps[w]);
+	for (long r = threadIdx.x; r < R; r += blockDim.x) {
+		float v = xr[r];
+		yr[r] = %(wr)s;
+	}
+}
+
+/* One thread per (o, i) (I > 1): neighbouring threads read neighbouring elements. */
+__global__ static void k%(u)dc(const float *__restrict__ x, float *__restrict__ y, long O, long R, long I)
+{
+	for (long t = (long)blockIdx.x * blockDim.x + threadIdx.x; t < O * I; t += (long)gridDim.x * blockDim.x) {
+		long base = t / I * R * I + t %% I;
+		float m = -INFINITY, s = 0.0f;
+		for (long r = 0; r < R; r++)
+			online_merge(&m, &s, x[base + r * I], 1.0f);
+		for (long r = 0; r < R; r++) {
+			float v = x[base + r * I];
+			y[base + r * I] = %(wr)s;
+		}
+	}
+}
+''' % dict(u=u, wr=wr))]
+
+    def cu(self, E, code, u):
+        code.scope()
+        code("const long O = %s, R = %s, I = %s;" % (prod_c(self.O), prod_c(self.R), prod_c(self.I)))
+        code.open("if (I == 1)")
+        code("k%dr<<<(unsigned)O, R >= 16384 ? 1024 : 256>>>(%s, %s, R);" % (u, E.buf(self.x), E.buf(self.out)))
+        code.close(" else {")
+        code.depth += 1
+        code("k%dc<<<grid_for(O * I, 256, 1), 256>>>(%s, %s, O, R, I);" % (u, E.buf(self.x), E.buf(self.out)))
+        code.close()
+        code.close()
+
+    def torch(self, nm):
+        f = "torch.log_softmax" if self.log else "torch.softmax"
+        if len(self.axes) == 1:
+            return "%s(%s, dim=%d)" % (f, nm[self.x], self.axes[0])
+        a0, a1 = min(self.axes), max(self.axes)
+        return "%s(%s.flatten(%d, %d), dim=%d).reshape(%s.shape)" % (f, nm[self.x], a0, a1, a0, nm[self.x])
+
+    def flops(self):
+        return "5*" + self.x.numel_full()

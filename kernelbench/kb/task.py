@@ -377,3 +377,12 @@ class Task:
 
     def binary(self, kind, a, b):
         return self.add(O.Binary(kind, a, b, self.tmp(O.bcast_shape(a.shape, b.shape))))
+
+    def reduce(self, kind, x, axes, keepdim=False):
+        axes = [a % len(x.shape) for a in axes]
+        shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keepdim else \
+            [d for i, d in enumerate(x.shape) if i not in axes]
+        return self.add(O.Reduce(kind, x, axes, self.tmp(shape, "int64" if kind.startswith("arg") else "float")))
+
+    def softmax(self, x, axes, log=False):
+        return self.add(O.Softmax(x, [a % len(x.shape) for a in axes], self.tmp(x.shape), log))
