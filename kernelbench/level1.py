@@ -156,5 +156,118 @@ def reductions():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# normalisations
+
+NCHW_CASES = [{"batch": 2, "features": 3, "dim1": 5, "dim2": 7}, {"batch": 1, "features": 4, "dim1": 16, "dim2": 17},
+              {"batch": 3, "features": 2, "dim1": 1, "dim2": 33}, {"batch": 4, "features": 8, "dim1": 9, "dim2": 9}]
+NCHW_RANGES = {"batch": [1, 4], "features": [1, 8], "dim1": [1, 17], "dim2": [2, 33]}
+NORM_DIST = ["normal", "uniform", "small", "large"]
+PARAM_DIST = ["normal", "uniform"]
+BATCH_STATS = ("KernelBench's harness never calls model.eval(): the module is in training mode, so it normalises "
+               "with the statistics of this batch (biased variance) and its running statistics, which it would update, "
+               "are no output.")
+
+
+def norms():
+    out = []
+
+    def nchw(t, big, cpu, cases=NCHW_CASES, ranges=NCHW_RANGES):
+        t.sizes(cases, big, cpu, ranges)
+
+    # 33: BatchNorm2d in training mode
+    t = Task(1, 33, "33_BatchNorm", "batchnorm2d", "BatchNorm2d (training mode: batch statistics)")
+    N, C, H, W = t.int("batch", "features", "dim1", "dim2")
+    x = t.input("x", [N, C, H, W], dist=NORM_DIST)
+    w = t.input("weight", [C], dist=PARAM_DIST, doc="nn.BatchNorm2d's weight")
+    b = t.input("bias", [C], dist=PARAM_DIST, doc="its bias")
+    t.output(t.batchnorm(x, w, b))
+    t.stmt = ("Compute nn.BatchNorm2d(features)(x) in training mode (eps 1e-5): for each channel c, mean_c and "
+              "var_c (biased) over every batch and position, y[n][c][h][w] = (x[n][c][h][w] - mean_c) / "
+              "sqrt(var_c + 1e-5) * weight[c] + bias[c]. " + BATCH_STATS)
+    t.notes.append("The module's weight and bias (ones and zeros when KernelBench builds it) are inputs here, drawn "
+                   "like x. " + RAND_NOTE)
+    nchw(t, {"batch": 64, "features": 64, "dim1": 512, "dim2": 512}, {"batch": 8, "features": 16, "dim1": 128, "dim2": 128})
+    out.append(t)
+    # 34: InstanceNorm2d (no affine by default)
+    t = Task(1, 34, "34_InstanceNorm", "instancenorm2d", "InstanceNorm2d")
+    N, C, H, W = t.int("batch", "features", "dim1", "dim2")
+    x = t.input("x", [N, C, H, W], dist=NORM_DIST)
+    t.output(t.instancenorm(x))
+    t.stmt = ("Compute nn.InstanceNorm2d(features)(x) (no affine parameters, eps 1e-5): for each image n and "
+              "channel c, mean and var (biased) over its dim1 x dim2 positions, y = (x - mean) / sqrt(var + 1e-5).")
+    t.notes.append(RAND_NOTE)
+    nchw(t, {"batch": 112, "features": 64, "dim1": 512, "dim2": 512},
+         {"batch": 8, "features": 16, "dim1": 128, "dim2": 128})
+    out.append(t)
+    # 35: GroupNorm with 8 groups
+    t = Task(1, 35, "35_GroupNorm_", "groupnorm", "GroupNorm (8 groups)")
+    N, C, H, W = t.int("batch", "features", "dim1", "dim2")
+    x = t.input("x", [N, C, H, W], dist=NORM_DIST)
+    w = t.input("weight", [C], dist=PARAM_DIST, doc="nn.GroupNorm's weight")
+    b = t.input("bias", [C], dist=PARAM_DIST, doc="its bias")
+    t.output(t.groupnorm(x, 8, w, b))
+    t.stmt = ("Compute nn.GroupNorm(num_groups=8, num_channels=features)(x) (eps 1e-5): the channels form 8 groups "
+              "of features/8 consecutive channels; for each image n and group g, mean and var (biased) over the "
+              "group's channels and positions, y[n][c][h][w] = (x[n][c][h][w] - mean) / sqrt(var + 1e-5) * "
+              "weight[c] + bias[c]. features is a multiple of 8.")
+    t.notes.append("The module's weight and bias are inputs here, drawn like x. " + RAND_NOTE)
+    nchw(t, {"batch": 112, "features": 64, "dim1": 512, "dim2": 512}, {"batch": 4, "features": 32, "dim1": 128, "dim2": 128},
+         [{"batch": 2, "features": 8, "dim1": 5, "dim2": 7}, {"batch": 1, "features": 16, "dim1": 16, "dim2": 17},
+          {"batch": 3, "features": 8, "dim1": 1, "dim2": 33}, {"batch": 4, "features": 16, "dim1": 9, "dim2": 9}],
+         {"batch": [1, 4], "features": {"range": [8, 16], "multiple_of": 8}, "dim1": [1, 17], "dim2": [1, 33]})
+    out.append(t)
+    # 36: RMSNorm over the channels
+    t = Task(1, 36, "36_RMSNorm_", "rmsnorm", "RMS normalisation over the channel axis")
+    N, C, H, W = t.int("batch", "features", "dim1", "dim2")
+    x = t.input("x", [N, C, H, W], dist=NORM_DIST)
+    t.output(t.statscale("rms", x, [1], eps=1e-5))
+    t.stmt = ("Divide x by its root mean square over the channel axis (dim 1), as KernelBench's module computes it: "
+              "rms[n][h][w] = sqrt(mean over c of x[n][c][h][w]^2 + 1e-5), y = x / rms.")
+    t.notes.append(RAND_NOTE)
+    nchw(t, {"batch": 112, "features": 64, "dim1": 512, "dim2": 512}, {"batch": 8, "features": 16, "dim1": 128, "dim2": 128})
+    out.append(t)
+    # 37: Frobenius norm of the whole tensor
+    t = Task(1, 37, "37_FrobeniusNorm_", "frobenius_norm", "Division by the Frobenius norm")
+    N, C, H, W = t.int("batch", "features", "dim1", "dim2")
+    x = t.input("x", [N, C, H, W], dist=NORM_DIST)
+    t.output(t.statscale("fro", x, [0, 1, 2, 3]))
+    t.stmt = "Divide x by its Frobenius norm (torch.norm(x, p='fro'), over the whole tensor): y = x / sqrt(sum of x^2)."
+    t.notes.append(RAND_NOTE)
+    nchw(t, {"batch": 112, "features": 64, "dim1": 512, "dim2": 512}, {"batch": 8, "features": 16, "dim1": 128, "dim2": 128})
+    out.append(t)
+    # 38, 39: L1 and L2 normalisation of rows
+    for num, kb, short, title, kind, words in [
+            (38, "38_L1Norm_", "l1_norm", "L1 normalisation of rows", "l1",
+             "Divide each row of x by the mean of its absolute values (dim 1): y[i][j] = x[i][j] / (mean over k of "
+             "|x[i][k]|)."),
+            (39, "39_L2Norm_", "l2_norm", "L2 normalisation of rows", "l2",
+             "Divide each row of x by its Euclidean norm (torch.norm(x, p=2, dim=1)): y[i][j] = x[i][j] / sqrt(sum "
+             "over k of x[i][k]^2).")]:
+        t = Task(1, num, kb, short, title)
+        batch, dim = t.int("batch", "dim")
+        x = t.input("x", [batch, dim], dist=NORM_DIST)
+        t.output(t.statscale(kind, x, [1]))
+        t.stmt = words
+        t.notes.append(RAND_NOTE)
+        t.sizes([{"batch": 1, "dim": 2}, {"batch": 7, "dim": 33}, {"batch": 64, "dim": 1000}, {"batch": 3, "dim": 4097}],
+                {"batch": 32768, "dim": 65535}, {"batch": 256, "dim": 16384}, {"batch": [1, 64], "dim": [2, 4097]})
+        out.append(t)
+    # 40: LayerNorm over (features, dim1, dim2)
+    t = Task(1, 40, "40_LayerNorm", "layernorm", "LayerNorm over the last three axes")
+    N, C, H, W = t.int("batch", "features", "dim1", "dim2")
+    x = t.input("x", [N, C, H, W], dist=NORM_DIST)
+    w = t.input("weight", [C, H, W], dist=PARAM_DIST, doc="nn.LayerNorm's elementwise weight")
+    b = t.input("bias", [C, H, W], dist=PARAM_DIST, doc="its bias")
+    t.output(t.layernorm(x, 3, w, b))
+    t.stmt = ("Compute nn.LayerNorm((features, dim1, dim2))(x) (eps 1e-5): for each image n, mean and var (biased) "
+              "over its features x dim1 x dim2 elements, y[n][c][h][w] = (x[n][c][h][w] - mean) / sqrt(var + 1e-5) * "
+              "weight[c][h][w] + bias[c][h][w].")
+    t.notes.append("The module's weight and bias are inputs here, drawn like x. " + RAND_NOTE)
+    nchw(t, {"batch": 16, "features": 64, "dim1": 256, "dim2": 256}, {"batch": 4, "features": 16, "dim1": 128, "dim2": 128})
+    out.append(t)
+    return out
+
+
 def tasks():
-    return elementwise() + softmaxes() + reductions()
+    return elementwise() + softmaxes() + reductions() + norms()

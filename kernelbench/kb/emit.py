@@ -109,22 +109,6 @@ template <typename T> __device__ static T block_sum(T v)
 		s += part[i];
 	return s;
 }
-
-/* Maximum of v over the block, in every thread. */
-__device__ static float block_max(float v)
-{
-	__shared__ float part[32];
-	for (int o = 16; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-	__syncthreads();
-	if ((threadIdx.x & 31) == 0)
-		part[threadIdx.x >> 5] = v;
-	__syncthreads();
-	float m = part[0];
-	for (int i = 1; i < (int)(blockDim.x >> 5); i++)
-		m = fmaxf(m, part[i]);
-	return m;
-}
 '''
 
 CU_BLAS = r'''/* The cuBLAS handle, made on the first call (the referee's untimed warm-up) as a framework

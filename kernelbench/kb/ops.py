@@ -651,3 +651,285 @@ __global__ static void k%(u)dc(const float *__restrict__ x, float *__restrict__ 
 
     def flops(self):
         return "5*" + self.x.numel_full()
+
+
+# ---------------------------------------------------------------------------------------------
+# normalisations
+
+
+class GroupStats(Op):
+    """Normalisation by the mean and (biased) variance of groups: x viewed as [A, G, B], group g
+    the elements x[a][g][b] for every a and b; y = (x - mean_g) / sqrt(var_g + eps), times
+    w[ch] plus bias[ch] when affine. ch, the affine parameters' index, is "g" (BatchNorm: a
+    channel), "gn" (GroupNorm: the channel of element b of group g; p1 = groups, p2 = channels
+    per group, p3 = spatial size) or "b" (LayerNorm: the position in the normalised shape).
+
+    The baseline: partial sums (in double, so that a group of 16 million fp32 values keeps its
+    variance) over blocks of a group, one thread per group to finish them, then one
+    elementwise kernel, as eager's native norms do in three launches."""
+    helpers = ("grid", "blockred")
+
+    def __init__(self, x, A, G, B, out, eps, w=None, b=None, ch=None, p=(1, 1, 1), torch_expr=None, what=""):
+        self.x, self.A, self.G, self.B, self.out, self.eps = x, A, G, B, out, eps
+        self.w, self.b, self.ch, self.p, self.texpr, self.what = w, b, ch, p, torch_expr, what
+        self.ins = [x] + [t for t in (w, b) if t is not None]
+
+    def _ch(self):
+        P1, P2, P3 = self.p
+        return {"g": "g", "b": "b", "gn": "(g %% %s) * %s + b / (%s)" % (P1, P2, P3)}[self.ch]
+
+    def c(self, E, code):
+        code.scope()
+        code("const long A = %s, G = %s, B = %s;" % (self.A, self.G, self.B))
+        code.open("for (long g = 0; g < G; g++)")
+        code("%s s = 0, q = 0;" % E.T)
+        code.open("for (long a = 0; a < A; a++)")
+        code.open("for (long b = 0; b < B; b++)")
+        code("s += %s;" % E.ld(self.x, "(a * G + g) * B + b"))
+        code.close()
+        code.close()
+        code("const %s mean = s / (A * B);" % E.T)
+        code.open("for (long a = 0; a < A; a++)")
+        code.open("for (long b = 0; b < B; b++)")
+        code("const %s d = %s - mean;" % (E.T, E.ld(self.x, "(a * G + g) * B + b")))
+        code("q += d * d;")
+        code.close()
+        code.close()
+        code("const %s rstd = %s / %s(q / (A * B) + %s);" % (E.T, E.k(1), E.fn("sqrt"), E.k(self.eps)))
+        code.open("for (long a = 0; a < A; a++)")
+        code.open("for (long b = 0; b < B; b++)")
+        code("const long j = (a * G + g) * B + b;")
+        v = "(%s - mean) * rstd" % E.ld(self.x, "j")
+        if self.w is not None:
+            ch = self._ch()
+            v = "%s * %s + %s" % (v, E.ld(self.w, ch), E.ld(self.b, ch))
+        code(E.st(self.out, "j", v))
+        code.close()
+        code.close()
+        code.close()
+        code.close()
+
+    def ws(self):
+        return "16L * %s * 64 + 8L * %s" % (self.G, self.G)
+
+    def cu_defs(self, u):
+        aff = ""
+        if self.w is not None:
+            ch = {"g": "g", "b": "i % B", "gn": "(g % p1) * p2 + i % B / p3"}[self.ch]
+            aff = " * w[%s] + bb[%s]" % (ch, ch)
+        return [("gstats", r'''/* Partial sums of group g = blockIdx.y over its chunk blockIdx.x of P: part[g][p] = (sum,
+ * sum of squares), in double. */
+__global__ static void gstats_part(const float *__restrict__ x, double2 *__restrict__ part, long A, long G, long B, long chunk)
+{
+	const long g = blockIdx.y, n = A * B, e0 = (long)blockIdx.x * chunk;
+	const long e1 = e0 + chunk < n ? e0 + chunk : n;
+	double s = 0, q = 0;
+	for (long e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
+		double v = x[(e / B * G + g) * B + e % B];
+		s += v;
+		q += v * v;
+	}
+	s = block_sum(s);
+	q = block_sum(q);
+	if (threadIdx.x == 0)
+		part[g * gridDim.x + blockIdx.x] = make_double2(s, q);
+}
+
+/* One thread per group: the mean and 1 / sqrt(variance + eps) from the partial sums. */
+__global__ static void gstats_final(const double2 *__restrict__ part, float2 *__restrict__ st, long G, int P, long n, double eps)
+{
+	for (long g = (long)blockIdx.x * blockDim.x + threadIdx.x; g < G; g += (long)gridDim.x * blockDim.x) {
+		double s = 0, q = 0;
+		for (int p = 0; p < P; p++) {
+			s += part[g * P + p].x;
+			q += part[g * P + p].y;
+		}
+		double mean = s / n, var = q / n - mean * mean;
+		st[g] = make_float2((float)mean, (float)(1.0 / sqrt((var > 0 ? var : 0) + eps)));
+	}
+}
+
+/* P, the blocks a group's sums are split into: enough blocks to fill the GPU, at least 2048
+ * elements a block, at most 64. */
+static int gstats_split(long G, long n)
+{
+	long p = (2048 + G - 1) / G, most = (n + 2047) / 2048;
+	p = p < most ? p : most;
+	return (int)(p < 1 ? 1 : p > 64 ? 64 : p);
+}
+'''), ("g%d" % u, r'''/* y = (x - mean) * rstd%(aff_words)s elementwise, the statistics of element i's group. */
+__global__ static void k%(u)d(const float *__restrict__ x, const float2 *__restrict__ st, const float *__restrict__ w,
+			    const float *__restrict__ bb, float *__restrict__ y, long n, long G, long B, long p1, long p2, long p3)
+{
+	for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+		const long g = i / B %% G;
+		const float2 m = st[g];
+		y[i] = (x[i] - m.x) * m.y%(aff)s;
+	}
+}
+''' % dict(u=u, aff=aff, aff_words=" * w + b (the channel's)" if aff else ""))]
+
+    def cu(self, E, code, u):
+        code.scope()
+        code("const long A = %s, G = %s, B = %s, n = A * G * B;" % (self.A, self.G, self.B))
+        code("const int P = gstats_split(G, A * B);")
+        code("double2 *part = (double2 *)ws%d;" % u)
+        code("float2 *st = (float2 *)(part + G * 64);")
+        code("gstats_part<<<dim3(P, (unsigned)G), 256>>>(%s, part, A, G, B, (A * B + P - 1) / P);" % E.buf(self.x))
+        code("gstats_final<<<grid_for(G, 128, 1), 128>>>(part, st, G, P, A * B, %s);" % repr(float(self.eps)))
+        P1, P2, P3 = self.p
+        code("k%d<<<grid_for(n, 256, 1), 256>>>(%s, st, %s, %s, %s, n, G, B, %s, %s, %s);" % (
+            u, E.buf(self.x), E.buf(self.w) if self.w is not None else "NULL",
+            E.buf(self.b) if self.b is not None else "NULL", E.buf(self.out), P1, P2, P3))
+        code.close()
+
+    def torch(self, nm):
+        return self.texpr % dict((k, nm[v]) for k, v in (("x", self.x), ("w", self.w), ("b", self.b)) if v is not None)
+
+    def flops(self):
+        return "8*" + self.x.numel_full()
+
+
+STAT = {
+    # kind: (C accumulate of v into s, C scale from s and R (E), torch expression, words)
+    "rms": ("s += v * v;", lambda E, R, eps: "%s(s / %s + %s)" % (E.fn("sqrt"), R, E.k(eps)),
+            "%(x)s / torch.sqrt(torch.mean(%(x)s ** 2, dim=%(d)s, keepdim=True) + %(eps)r)"),
+    "l2": ("s += v * v;", lambda E, R, eps: "%s(s)" % E.fn("sqrt"), "%(x)s / torch.norm(%(x)s, p=2, dim=%(d)s, keepdim=True)"),
+    "l1": ("s += %(fabs)s(v);", lambda E, R, eps: "s / %s" % R,
+           "%(x)s / torch.mean(torch.abs(%(x)s), dim=%(d)s, keepdim=True)"),
+    "fro": ("s += v * v;", lambda E, R, eps: "%s(s)" % E.fn("sqrt"), "%(x)s / torch.norm(%(x)s, p='fro')"),
+}
+
+
+class StatScale(Op):
+    """y = x / f(a statistic of x over the axes `axes`) ([O, R, I] view): RMSNorm (rms), the
+    L1 and L2 normalisations of rows, the Frobenius normalisation of the whole tensor."""
+    helpers = ("grid", "blockred")
+
+    def __init__(self, kind, x, axes, out, eps=0.0):
+        self.kind, self.x, self.axes, self.out, self.eps = kind, x, list(axes), out, eps
+        self.ins = [x]
+        self.O, self.R, self.I = ori(x.shape, axes)
+
+    def c(self, E, code):
+        acc, scale, _ = STAT[self.kind]
+        code.scope()
+        code("const long O = %s, R = %s, I = %s;" % (prod_c(self.O), prod_c(self.R), prod_c(self.I)))
+        code.open("for (long o = 0; o < O; o++)")
+        code.open("for (long i = 0; i < I; i++)")
+        code("%s s = 0;" % E.T)
+        code.open("for (long r = 0; r < R; r++)")
+        code("const %s v = %s;" % (E.T, E.ld(self.x, "(o * R + r) * I + i")))
+        code(acc % {"fabs": E.fn("fabs")})
+        code.close()
+        code("const %s f = %s;" % (E.T, scale(E, "R", self.eps)))
+        code.open("for (long r = 0; r < R; r++)")
+        code(E.st(self.out, "(o * R + r) * I + i", "%s / f" % E.ld(self.x, "(o * R + r) * I + i")))
+        code.close()
+        code.close()
+        code.close()
+        code.close()
+
+    def ws(self):
+        return "64L * 1024" if self.kind == "fro" else None
+
+    def _cuda_acc(self):
+        return {"rms": "s += v * v;", "l2": "s += v * v;", "fro": "s += v * v;", "l1": "s += fabsf(v);"}[self.kind]
+
+    def _cuda_scale(self):
+        return {"rms": "sqrtf(s / (float)R + %sf)" % repr(float(self.eps)), "l2": "sqrtf(s)", "fro": "sqrtf(s)",
+                "l1": "s / (float)R"}[self.kind]
+
+    def cu_defs(self, u):
+        if self.kind == "fro":
+            return [("f%d" % u, r'''/* The sum of squares of the whole tensor: partial sums (double) of grid-stride chunks... */
+__global__ static void k%(u)dp(const float *__restrict__ x, double *__restrict__ part, long n)
+{
+	double s = 0;
+	for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+		double v = x[i];
+		s += v * v;
+	}
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		part[blockIdx.x] = s;
+}
+
+/* ... summed by one block into the norm ... */
+__global__ static void k%(u)dn(const double *__restrict__ part, int P, float *__restrict__ norm)
+{
+	double s = 0;
+	for (int p = threadIdx.x; p < P; p += blockDim.x)
+		s += part[p];
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		*norm = (float)sqrt(s);
+}
+
+/* ... and y = x / norm elementwise. */
+__global__ static void k%(u)d(const float *__restrict__ x, const float *__restrict__ norm, float *__restrict__ y, long n)
+{
+	const float f = *norm;
+	for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+		y[i] = x[i] / f;
+}
+''' % dict(u=u))]
+        return [("n%d" % u, r'''/* One block per row (I == 1): the statistic by a block reduction, then y = x / f(s). */
+__global__ static void k%(u)dr(const float *__restrict__ x, float *__restrict__ y, long R)
+{
+	const float *xr = x + (long)blockIdx.x * R;
+	float *yr = y + (long)blockIdx.x * R;
+	float s = 0.0f;
+	for (long r = threadIdx.x; r < R; r += blockDim.x) {
+		float v = xr[r];
+		%(acc)s
+	}
+	s = block_sum(s);
+	const float f = %(scale)s;
+	for (long r = threadIdx.x; r < R; r += blockDim.x)
+		yr[r] = xr[r] / f;
+}
+
+/* One thread per (o, i) (I > 1): neighbouring threads read neighbouring elements. */
+__global__ static void k%(u)dc(const float *__restrict__ x, float *__restrict__ y, long O, long R, long I)
+{
+	for (long t = (long)blockIdx.x * blockDim.x + threadIdx.x; t < O * I; t += (long)gridDim.x * blockDim.x) {
+		const long base = t / I * R * I + t %% I;
+		float s = 0.0f;
+		for (long r = 0; r < R; r++) {
+			float v = x[base + r * I];
+			%(acc)s
+		}
+		const float f = %(scale)s;
+		for (long r = 0; r < R; r++)
+			y[base + r * I] = x[base + r * I] / f;
+	}
+}
+''' % dict(u=u, acc=self._cuda_acc(), scale=self._cuda_scale()))]
+
+    def cu(self, E, code, u):
+        code.scope()
+        if self.kind == "fro":
+            code("const long R = %s;" % prod_c(self.R))
+            code("double *part = (double *)ws%d;" % u)
+            code("float *norm = (float *)(part + 1024);")
+            code("const unsigned P = grid_for(R, 256, 8) < 1024 ? grid_for(R, 256, 8) : 1024;")
+            code("k%dp<<<P, 256>>>(%s, part, R);" % (u, E.buf(self.x)))
+            code("k%dn<<<1, 1024>>>(part, (int)P, norm);" % u)
+            code("k%d<<<grid_for(R, 256, 4), 256>>>(%s, norm, %s, R);" % (u, E.buf(self.x), E.buf(self.out)))
+        else:
+            code("const long O = %s, R = %s, I = %s;" % (prod_c(self.O), prod_c(self.R), prod_c(self.I)))
+            code.open("if (I == 1)")
+            code("k%dr<<<(unsigned)O, R >= 16384 ? 1024 : 256>>>(%s, %s, R);" % (u, E.buf(self.x), E.buf(self.out)))
+            code.close(" else {")
+            code.depth += 1
+            code("k%dc<<<grid_for(O * I, 256, 1), 256>>>(%s, %s, O, R, I);" % (u, E.buf(self.x), E.buf(self.out)))
+            code.close()
+        code.close()
+
+    def torch(self, nm):
+        d = self.axes[0] if len(self.axes) == 1 else tuple(self.axes)
+        return STAT[self.kind][2] % {"x": nm[self.x], "d": d, "eps": self.eps}
+
+    def flops(self):
+        return "3*" + self.x.numel_full()

@@ -194,7 +194,8 @@ class Task:
                     keys.add(k)
                     defs.append(src)
         tmps = [t for t in self.tensors() if t.kind == "tmp"]
-        if tmps:
+        wss = self._ws()
+        if tmps or wss:
             uses.add("scratch")
         libs = self.libs()
         code = Code()
@@ -218,24 +219,36 @@ class Task:
         code("{")
         code.depth += 1
         self._decl_dims(code)
-        if tmps:
+        if tmps or wss:
             sizes = []
             for t in tmps:
                 w = 8 if t.dtype == "int64" else 4
                 sizes.append("((%d * %s + 255) & ~255L)" % (w, t.numel_c()))
+            for u, b in wss:
+                sizes.append("((%s + 255) & ~255L)" % b)
             code("char *work = (char *)scratch(%s);" % " + ".join(sizes))
             code.open("if (!work)")
             code("return;")
             code.close()
             off = "work"
-            for t, sz in zip(tmps, sizes):
+            k = 0
+            for t in tmps:
                 tt = "int64_t" if t.dtype == "int64" else "float"
-                code("%s *%s = (%s *)%s;" % (tt, t.name, tt, off))
-                off = "(char *)%s + %s" % (t.name, sz)
+                code("%s *%s = (%s *)(%s);" % (tt, t.name, tt, off))
+                off = "(char *)%s + %s" % (t.name, sizes[k])
+                k += 1
+            for u, b in wss:
+                code("void *ws%d = %s;" % (u, off))
+                off = "(char *)ws%d + %s" % (u, sizes[k])
+                k += 1
         for u, n in enumerate(self.nodes):
             n.cu(E, code, u)
         code.close()
         return code.text()
+
+    def _ws(self):
+        """(u, bytes C expression) of the nodes that need device workspace of their own."""
+        return [(u, n.ws()) for u, n in enumerate(self.nodes) if hasattr(n, "ws") and n.ws()]
 
     def baseline_words(self):
         libs = self.libs()
@@ -386,3 +399,31 @@ class Task:
 
     def softmax(self, x, axes, log=False):
         return self.add(O.Softmax(x, [a % len(x.shape) for a in axes], self.tmp(x.shape), log))
+
+    def batchnorm(self, x, w, b, eps=1e-5):
+        """nn.BatchNormNd in training mode: the statistics of each channel over the batch."""
+        N, C, S = x.shape[0], x.shape[1], x.shape[2:]
+        return self.add(O.GroupStats(x, prod_c([N]), prod_c([C]), prod_c(S), self.tmp(x.shape), eps, w, b, "g",
+                                     torch_expr="F.batch_norm(%%(x)s, None, None, %%(w)s, %%(b)s, training=True, eps=%r)" % eps))
+
+    def instancenorm(self, x, eps=1e-5):
+        N, C, S = x.shape[0], x.shape[1], x.shape[2:]
+        return self.add(O.GroupStats(x, "1L", prod_c([N, C]), prod_c(S), self.tmp(x.shape), eps,
+                                     torch_expr="F.instance_norm(%%(x)s, eps=%r)" % eps))
+
+    def groupnorm(self, x, groups, w, b, eps=1e-5):
+        N, C, S = x.shape[0], x.shape[1], x.shape[2:]
+        cpg = "(%s / %d)" % (cname(C), groups)
+        return self.add(O.GroupStats(x, "1L", "(long)%s * %d" % (cname(N), groups), "%s * %s" % (cpg, prod_c(S)),
+                                     self.tmp(x.shape), eps, w, b, "gn", p=(str(groups), cpg, prod_c(S)),
+                                     torch_expr="F.group_norm(%%(x)s, %d, %%(w)s, %%(b)s, eps=%r)" % (groups, eps)))
+
+    def layernorm(self, x, k, w, b, eps=1e-5):
+        """nn.LayerNorm over the last k axes, elementwise affine w, b of that shape."""
+        lead, norm = x.shape[:-k], x.shape[-k:]
+        return self.add(O.GroupStats(x, "1L", prod_c(lead), prod_c(norm), self.tmp(x.shape), eps, w, b, "b",
+                                     torch_expr="F.layer_norm(%%(x)s, %%(x)s.shape[-%d:], %%(w)s, %%(b)s, eps=%r)"
+                                     % (k, eps)))
+
+    def statscale(self, kind, x, axes, eps=0.0):
+        return self.add(O.StatScale(kind, x, [a % len(x.shape) for a in axes], self.tmp(x.shape), eps))
