@@ -259,6 +259,7 @@ static const char *dist_words(unsigned bit)
 	case LEAP_DIST_SPARSE: return "90% zeros, the rest N(0, 1)";
 	case LEAP_DIST_POSITIVE: return "uniform on [0.1, 10]";
 	case LEAP_DIST_LOGITS: return "N(0, 1) scaled by 3 (the spread of logits)";
+	case LEAP_DIST_NEAR_ONE: return "1 plus N(0, 1) scaled by 1e-2 (products of thousands stay finite)";
 	default: return "?";
 	}
 }

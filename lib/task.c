@@ -70,7 +70,7 @@ const char *leap_role_name(enum leap_role r)
 	return roles[r];
 }
 
-static const char *const dists[] = {"normal", "uniform", "small", "large", "sparse", "positive", "logits"};
+static const char *const dists[] = {"normal", "uniform", "small", "large", "sparse", "positive", "logits", "near_one"};
 #define NDISTS (sizeof(dists) / sizeof(dists[0]))
 
 const char *leap_dist_name(unsigned bit)
@@ -267,7 +267,7 @@ static int parse_buffer(struct ld *l, json_t *pj, size_t i)
 					di++;
 				if (di == NDISTS) {
 					json_decref(list);
-					return bad(l, field, "dist[%zu]: unknown pattern (normal, uniform, small, large, sparse, positive)", k);
+					return bad(l, field, "dist[%zu]: unknown pattern (normal, uniform, small, large, sparse, positive, logits, near_one)", k);
 				}
 				p->dists |= 1u << di;
 			}

@@ -37,7 +37,9 @@ enum leap_dist {
 	LEAP_DIST_POSITIVE = 1 << 5, /* U(0.1, 10) */
 	LEAP_DIST_LOGITS = 1 << 6,   /* N(0, 1) * 3: the spread of a model's logits, so that a
 				      * softmax over thousands of columns has outputs above 1e-2 */
-	LEAP_DIST_LAST = LEAP_DIST_LOGITS,
+	LEAP_DIST_NEAR_ONE = 1 << 7, /* 1 + N(0, 1) * 1e-2: a product of thousands of them stays
+				      * finite and far from 0 (a cumulative product is informative) */
+	LEAP_DIST_LAST = LEAP_DIST_NEAR_ONE,
 	LEAP_DIST_ALL_DEFAULT = 0x1f,
 };
 
