@@ -269,5 +269,133 @@ def norms():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# scans along dim 1 of (batch, 32768)
+
+SCAN_CASES = [{"batch": 1, "len": 2}, {"batch": 7, "len": 33}, {"batch": 64, "len": 1000}, {"batch": 3, "len": 4097}]
+SCAN_RANGES = {"batch": [1, 64], "len": [2, 4097]}
+
+
+def scans():
+    out = []
+    specs = [
+        (89, "89_cumsum", "cumsum", "Cumulative sum", {}, "torch.cumsum(%(x)s, dim=1)",
+         "y[i][j] = x[i][0] + ... + x[i][j] (torch.cumsum(x, dim=1))."),
+        (90, "90_cumprod", "cumprod", "Cumulative product", {"prod": True}, "torch.cumprod(%(x)s, dim=1)",
+         "y[i][j] = x[i][0] * ... * x[i][j] (torch.cumprod(x, dim=1))."),
+        (91, "91_cumsum_reverse", "cumsum_reverse", "Reverse cumulative sum", {"reverse": True},
+         "torch.cumsum(%(x)s.flip(1), dim=1).flip(1)",
+         "y[i][j] = x[i][j] + ... + x[i][len-1] (torch.cumsum(x.flip(1), dim=1).flip(1))."),
+        (92, "92_cumsum_exclusive", "cumsum_exclusive", "Exclusive cumulative sum", {"exclusive": True},
+         "torch.cat((torch.zeros_like(%(x)s[:, :1]), torch.cumsum(%(x)s[:, :-1], dim=1)), dim=1)",
+         "y[i][0] = 0 and y[i][j] = x[i][0] + ... + x[i][j-1] (KernelBench: the cumsum of x without its last "
+         "column, after a column of zeros)."),
+        (93, "93_masked_cumsum", "masked_cumsum", "Masked cumulative sum", {"mask": True},
+         "torch.cumsum(%(x)s * %(mask)s, dim=1)",
+         "y[i][j] = sum over k <= j of x[i][k] * mask[i][k] (torch.cumsum(x * mask, dim=1)); mask holds 0 or 1 (a "
+         "bool tensor in KernelBench, one byte an element here)."),
+    ]
+    for num, kb, short, title, kw, texpr, words in specs:
+        t = Task(1, num, kb, short, title)
+        batch, ln = t.int("batch", "len")
+        if kw.get("prod"):
+            x = t.input("x", [batch, ln], dist=["near_one"])
+        else:
+            x = t.input("x", [batch, ln], dist=["positive", "uniform"])
+        if kw.get("mask"):
+            kw = dict(kw, mask=t.input("mask", [batch, ln], dtype="uint8", rng=[0, 1]))
+        t.output(t.scan(x, texpr, **kw))
+        t.stmt = "Scan every row of x along dim 1: " + words
+        if kw.get("prod"):
+            t.notes.append("KernelBench draws x from torch.rand: a product of 32768 such values underflows to 0 "
+                           "within a few hundred elements, so most of its output is zeros that a kernel need not "
+                           "compute. Here x is drawn near 1 (1 + N(0, 1) x 1e-2), and every element of every row "
+                           "is an informative product.")
+        else:
+            t.notes.append("KernelBench draws x from torch.rand (positive); here x is drawn positive (uniform on "
+                           "[0.1, 10]) or uniform on [-1, 1].")
+        t.sizes(SCAN_CASES, {"batch": 32768, "len": 32768}, {"batch": 256, "len": 16384}, SCAN_RANGES)
+        out.append(t)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# losses: one scalar
+
+LOSS_NOTE = ("The output is one number, the mean over %s: at the benchmark size it averages about a billion terms "
+             "and hardly depends on the inputs, so the listed and drawn cases (small sizes, every input pattern "
+             "in turn) are where a wrong kernel shows.")
+
+
+def losses():
+    out = []
+    for num, kb, short, title, kind, words, pd, td in [
+            (94, "94_MSELoss", "mse_loss", "Mean squared error", "mse",
+             "torch.mean((predictions - targets) ** 2), one number.", ACT, ACT),
+            (96, "96_HuberLoss", "huber_loss", "Huber (smooth L1) loss", "huber",
+             "torch.nn.functional.smooth_l1_loss(predictions, targets) (beta 1, mean): the mean over elements of "
+             "0.5 d^2 where |d| < 1, else |d| - 0.5, d = predictions - targets; one number.", ACT, ACT),
+            (98, "98_KLDivLoss", "kl_div_loss", "KL divergence (batchmean)", "kl",
+             "torch.nn.functional.kl_div(torch.log(predictions), targets, reduction='batchmean'): the sum over every "
+             "element of targets * (log(targets) - log(predictions)), divided by the batch size; one number. Both "
+             "inputs are positive.", ["positive"], ["positive"]),
+            (100, "100_HingeLoss", "hinge_loss", "Hinge loss", "hinge",
+             "torch.mean(torch.clamp(1 - predictions * targets, min=0)) where targets (one value per column) "
+             "broadcasts along the last axis: the mean over i, j of max(0, 1 - predictions[i][j] * targets[j]); one "
+             "number.", ACT, ["normal", "uniform"])]:
+        t = Task(1, num, kb, short, title)
+        batch, dim = t.int("batch", "dim")
+        p = t.input("predictions", [batch, dim], dist=pd)
+        tg = t.input("targets", [dim] if kind == "hinge" else [batch, dim], dist=td)
+        t.output(t.elem_loss(kind, p, tg))
+        t.stmt = "Compute " + words
+        if kind == "hinge":
+            t.notes.append("KernelBench's targets are batch_size values of +1 or -1 multiplying a batch_size x "
+                           "batch_size matrix, so they broadcast along the columns; here they have one value per "
+                           "column (dim of them) and take any value.")
+        elif kind == "kl":
+            t.notes.append("KernelBench passes rows that are softmaxes (each sums to 1); here they are positive "
+                           "values that need not sum to 1, and the formula above is what torch computes for them.")
+        else:
+            t.notes.append("KernelBench scales predictions by a random factor; here both inputs take every pattern.")
+        t.notes.append(LOSS_NOTE % "the elements" if kind != "kl" else LOSS_NOTE % "the rows")
+        big = {"batch": 16384, "dim": 16384} if num == 98 else {"batch": 32768, "dim": 32768}
+        t.sizes([{"batch": 1, "dim": 1}, {"batch": 7, "dim": 33}, {"batch": 64, "dim": 1000}, {"batch": 3, "dim": 4097}],
+                big, {"batch": 256, "dim": 16384}, {"batch": [1, 64], "dim": [1, 4097]})
+        out.append(t)
+    # 95: cross entropy with int64 labels
+    t = Task(1, 95, "95_CrossEntropyLoss", "cross_entropy_loss", "Cross-entropy loss")
+    batch, classes = t.int("batch", "num_classes")
+    x = t.input("predictions", [batch, classes], dist=["logits", "normal", "large"])
+    lab = t.input("targets", [batch], dtype="int64", rng=[0, 32], doc="int64 class indices")
+    t.output(t.row_loss("ce", [x, lab]))
+    t.stmt = ("Compute torch.nn.functional.cross_entropy(predictions, targets): the mean over rows i of "
+              "log(sum over j of exp(predictions[i][j])) - predictions[i][targets[i]]; one number. Compute the "
+              "log-sum-exp stably (the inputs may be large).")
+    t.notes.append("targets are int64 class indices, drawn here from 0 to 32 (every case has at least 33 classes) so "
+                   "that a drawn case never holds an index past its num_classes; KernelBench draws them from all "
+                   "4096 classes, which a kernel must handle the same way.")
+    t.notes.append(LOSS_NOTE % "the rows")
+    t.sizes([{"batch": 1, "num_classes": 33}, {"batch": 7, "num_classes": 100}, {"batch": 64, "num_classes": 1000},
+             {"batch": 3, "num_classes": 4097}], {"batch": 32768, "num_classes": 4096},
+            {"batch": 1024, "num_classes": 4096}, {"batch": [1, 64], "num_classes": [33, 4097]})
+    out.append(t)
+    # 99: triplet margin loss
+    t = Task(1, 99, "99_TripletMarginLoss", "triplet_margin_loss", "Triplet margin loss")
+    batch, dim = t.int("batch", "dim")
+    a = t.input("anchor", [batch, dim], dist=["normal", "uniform"])
+    pp = t.input("positive", [batch, dim], dist=["normal", "uniform"])
+    n = t.input("negative", [batch, dim], dist=["normal", "uniform"])
+    t.output(t.row_loss("triplet", [a, pp, n]))
+    t.stmt = ("Compute torch.nn.TripletMarginLoss(margin=1.0)(anchor, positive, negative): the mean over rows i of "
+              "max(d(anchor_i, positive_i) - d(anchor_i, negative_i) + 1, 0), d(u, v) = sqrt(sum over j of "
+              "(u[j] - v[j] + 1e-6)^2) (torch's pairwise distance adds its eps 1e-6 to each difference); one number.")
+    t.notes.append(LOSS_NOTE % "the rows")
+    t.sizes([{"batch": 1, "dim": 1}, {"batch": 7, "dim": 33}, {"batch": 64, "dim": 1000}, {"batch": 3, "dim": 4097}],
+            {"batch": 32768, "dim": 8192}, {"batch": 256, "dim": 16384}, {"batch": [1, 64], "dim": [1, 4097]})
+    out.append(t)
+    return out
+
+
 def tasks():
-    return elementwise() + softmaxes() + reductions() + norms()
+    return elementwise() + softmaxes() + reductions() + norms() + scans() + losses()

@@ -933,3 +933,301 @@ __global__ static void k%(u)dc(const float *__restrict__ x, float *__restrict__ 
 
     def flops(self):
         return "3*" + self.x.numel_full()
+
+
+# ---------------------------------------------------------------------------------------------
+# scans along the last axis: x viewed as [rows, len]
+
+
+class Scan(Op):
+    """Cumulative sum or product along the last axis; reverse (from the end), exclusive (y[j]
+    leaves out x[j]; y[0] is the identity), masked (x[j] * mask[j], mask 0 or 1).
+
+    The baseline: one block per row, each thread a contiguous chunk of it: the chunks' totals,
+    a scan of the totals in shared memory, then each chunk scanned again from its prefix."""
+    helpers = ()
+
+    def __init__(self, x, out, prod=False, reverse=False, exclusive=False, mask=None, torch_expr=None):
+        self.x, self.out, self.prod, self.reverse, self.exclusive, self.mask = x, out, prod, reverse, exclusive, mask
+        self.ins = [x] + ([mask] if mask is not None else [])
+        self.texpr = torch_expr
+        self.rows, self.len = prod_c(x.shape[:-1]), prod_c(x.shape[-1:])
+
+    def c(self, E, code):
+        code.scope()
+        code("const long nrow = %s, nlen = %s;" % (self.rows, self.len))
+        code.open("for (long r = 0; r < nrow; r++)")
+        code("%s acc = %s;" % (E.T, E.k(1 if self.prod else 0)))
+        code.open("for (long p = 0; p < nlen; p++)")
+        code("const long j = r * nlen + %s;" % ("nlen - 1 - p" if self.reverse else "p"))
+        v = E.ld(self.x, "j")
+        if self.mask is not None:
+            v = "(%s)%s * %s" % (E.T, v, E.ld(self.mask, "j"))
+        op = "*=" if self.prod else "+="
+        if self.exclusive:
+            code(E.st(self.out, "j", "acc"))
+            code("acc %s %s;" % (op, v))
+        else:
+            code("acc %s %s;" % (op, v))
+            code(E.st(self.out, "j", "acc"))
+        code.close()
+        code.close()
+        code.close()
+
+    def cu_defs(self, u):
+        op = "*" if self.prod else "+"
+        ident = "1.0f" if self.prod else "0.0f"
+        pos = "len - 1 - p" if self.reverse else "p"
+        val = "x[base + j] * (float)mask[base + j]" if self.mask is not None else "x[base + j]"
+        mp = ", const uint8_t *__restrict__ mask" if self.mask is not None else ""
+        if self.exclusive:
+            body = "y[base + j] = acc;\n\t\tacc = acc %s v;" % op
+        else:
+            body = "acc = acc %s v;\n\t\ty[base + j] = acc;" % op
+        return [("c%d" % u, r'''/* One block of 1024 threads per row: thread t scans elements [t * chunk, (t + 1) * chunk) of
+ * the row (in scan order), after the totals of the chunks before it. */
+__global__ static void __launch_bounds__(1024) k%(u)d(const float *__restrict__ x%(mp)s, float *__restrict__ y, long len)
+{
+	__shared__ float tot[1024];
+	const long base = (long)blockIdx.x * len, chunk = (len + 1023) / 1024;
+	const long p0 = threadIdx.x * chunk, p1 = p0 + chunk < len ? p0 + chunk : len;
+	float acc = %(ident)s;
+	for (long p = p0; p < p1; p++) {
+		const long j = %(pos)s;
+		acc = acc %(op)s %(val)s;
+	}
+	tot[threadIdx.x] = acc;
+	__syncthreads();
+	for (int o = 1; o < 1024; o <<= 1) { /* inclusive scan of the totals (Hillis-Steele) */
+		float t = threadIdx.x >= o ? tot[threadIdx.x - o] : %(ident)s;
+		__syncthreads();
+		tot[threadIdx.x] = tot[threadIdx.x] %(op)s t;
+		__syncthreads();
+	}
+	acc = threadIdx.x ? tot[threadIdx.x - 1] : %(ident)s;
+	for (long p = p0; p < p1; p++) {
+		const long j = %(pos)s;
+		const float v = %(val)s;
+		%(body)s
+	}
+}
+''' % dict(u=u, op=op, ident=ident, pos=pos, val=val, mp=mp, body=body))]
+
+    def cu(self, E, code, u):
+        args = [E.buf(self.x)] + ([E.buf(self.mask)] if self.mask is not None else [])
+        code("k%d<<<(unsigned)(%s), 1024>>>(%s, %s, %s);" % (u, self.rows, ", ".join(args), E.buf(self.out), self.len))
+
+    def torch(self, nm):
+        return self.texpr % dict(x=nm[self.x], mask=nm[self.mask] if self.mask is not None else None)
+
+    def flops(self):
+        return self.x.numel_full()
+
+
+# ---------------------------------------------------------------------------------------------
+# losses: a mean over elements or rows, one scalar out
+
+LOSS_ELEM = {
+    # kind: (C term from p, t as T values (E), CUDA term, torch, denominator "n" or "rows")
+    "mse": (lambda E: "(p - t) * (p - t)", "(p - t) * (p - t)", "torch.mean((%(p)s - %(t)s) ** 2)", "n"),
+    "huber": (lambda E: "%s(p - t) < 1 ? %s * (p - t) * (p - t) : %s(p - t) - %s" % (E.fn("fabs"), E.k(0.5), E.fn("fabs"),
+                                                                                     E.k(0.5)),
+              "fabsf(p - t) < 1.0f ? 0.5f * (p - t) * (p - t) : fabsf(p - t) - 0.5f",
+              "F.smooth_l1_loss(%(p)s, %(t)s)", "n"),
+    "kl": (lambda E: "t * (%s(t) - %s(p))" % (E.fn("log"), E.fn("log")), "t * (logf(t) - logf(p))",
+           "F.kl_div(torch.log(%(p)s), %(t)s, reduction='batchmean')", "rows"),
+    "hinge": (lambda E: "%s(%s - p * t, %s)" % (E.fn("fmax"), E.k(1), E.k(0)), "fmaxf(1.0f - p * t, 0.0f)",
+              "torch.mean(torch.clamp(1 - %(p)s * %(t)s, min=0))", "n"),
+}
+
+
+class ElemLoss(Op):
+    """mean (or sum / rows) of a term of two tensors; t broadcasts along the last axis (hinge)."""
+    helpers = ("blockred",)
+
+    def __init__(self, kind, p, t, out, rows, cols, tcols):
+        self.kind, self.p, self.t, self.out = kind, p, t, out
+        self.ins = [p, t]
+        self.rows, self.cols, self.tcols = rows, cols, tcols  # tcols: t is [cols] (broadcast) when True
+
+    def c(self, E, code):
+        term = LOSS_ELEM[self.kind][0](E)
+        code.scope()
+        code("const long rows = %s, cols = %s;" % (self.rows, self.cols))
+        code("%s s = 0;" % E.T)
+        code.open("for (long i = 0; i < rows; i++)")
+        code.open("for (long j = 0; j < cols; j++)")
+        code("const %s p = %s, t = %s;" % (E.T, E.ld(self.p, "i * cols + j"), E.ld(self.t, "j" if self.tcols else "i * cols + j")))
+        code("s += %s;" % term)
+        code.close()
+        code.close()
+        code(E.st(self.out, "0", "s / %s" % ("(rows * cols)" if LOSS_ELEM[self.kind][3] == "n" else "rows")))
+        code.close()
+
+    def ws(self):
+        return "8L * 1024"
+
+    def cu_defs(self, u):
+        tidx = "i %% cols" if self.tcols else "i"
+        return [("l%d" % u, r'''/* Partial sums (double) of the loss's terms over grid-stride chunks... */
+__global__ static void k%(u)dp(const float *__restrict__ P, const float *__restrict__ T, double *__restrict__ part, long n, long cols)
+{
+	double s = 0;
+	for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+		const float p = P[i], t = T[%(tidx)s];
+		s += %(term)s;
+	}
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		part[blockIdx.x] = s;
+	(void)cols;
+}
+
+/* ... summed by one block and divided into the mean. */
+__global__ static void k%(u)dn(const double *__restrict__ part, int P, float *__restrict__ y, double denom)
+{
+	double s = 0;
+	for (int p = threadIdx.x; p < P; p += blockDim.x)
+		s += part[p];
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		*y = (float)(s / denom);
+}
+''' % dict(u=u, tidx=tidx.replace("%%", "%"), term=LOSS_ELEM[self.kind][1]))]
+
+    def cu(self, E, code, u):
+        code.scope()
+        code("const long rows = %s, cols = %s, n = rows * cols;" % (self.rows, self.cols))
+        code("const unsigned P = grid_for(n, 256, 8) < 1024 ? grid_for(n, 256, 8) : 1024;")
+        code("k%dp<<<P, 256>>>(%s, %s, (double *)ws%d, n, cols);" % (u, E.buf(self.p), E.buf(self.t), u))
+        code("k%dn<<<1, 1024>>>((const double *)ws%d, (int)P, %s, (double)%s);" % (
+            u, u, E.buf(self.out), "n" if LOSS_ELEM[self.kind][3] == "n" else "rows"))
+        code.close()
+
+    def uses(self):
+        return {"grid", "blockred"}
+
+    def torch(self, nm):
+        return LOSS_ELEM[self.kind][2] % {"p": nm[self.p], "t": nm[self.t]}
+
+    def flops(self):
+        return "3*" + self.p.numel_full()
+
+
+class RowLoss(Op):
+    """The mean over rows of a per-row loss: cross entropy (logits, int64 labels) or the triplet
+    margin loss (anchor, positive, negative; Euclidean distances with torch's eps 1e-6 added to
+    the differences, margin 1)."""
+    helpers = ("blockred",)
+
+    def __init__(self, kind, ins, out, rows, cols, margin=1.0, eps=1e-6):
+        self.kind, self.ins, self.out, self.rows, self.cols = kind, list(ins), out, rows, cols
+        self.margin, self.eps = margin, eps
+
+    def c(self, E, code):
+        code.scope()
+        code("const long rows = %s, cols = %s;" % (self.rows, self.cols))
+        code("%s s = 0;" % E.T)
+        code.open("for (long i = 0; i < rows; i++)")
+        if self.kind == "ce":
+            x, lab = self.ins
+            code("const %s *xr = %s + i * cols;" % ("float" if x.kind == "in" else E.T, E.buf(x)))
+            code("%s m = xr[0], e = 0;" % E.T)
+            code.open("for (long j = 1; j < cols; j++)")
+            code("m = xr[j] > m ? xr[j] : m;")
+            code.close()
+            code.open("for (long j = 0; j < cols; j++)")
+            code("e += %s((%s)xr[j] - m);" % (E.fn("exp"), E.T))
+            code.close()
+            code("s += m + %s(e) - xr[%s];" % (E.fn("log"), E.ld(lab, "i")))
+        else:
+            a, p, n = self.ins
+            code("%s dp = 0, dn = 0;" % E.T)
+            code.open("for (long j = 0; j < cols; j++)")
+            code("const %s da = (%s)%s - %s + %s, db = (%s)%s - %s + %s;" % (
+                E.T, E.T, E.ld(a, "i * cols + j"), E.ld(p, "i * cols + j"), E.k(self.eps), E.T, E.ld(a, "i * cols + j"),
+                E.ld(n, "i * cols + j"), E.k(self.eps)))
+            code("dp += da * da;")
+            code("dn += db * db;")
+            code.close()
+            code("s += %s(%s(dp) - %s(dn) + %s, %s);" % (E.fn("fmax"), E.fn("sqrt"), E.fn("sqrt"), E.k(self.margin),
+                                                           E.k(0)))
+        code.close()
+        code(E.st(self.out, "0", "s / rows"))
+        code.close()
+
+    def ws(self):
+        return "4L * (%s)" % self.rows
+
+    def cu_defs(self, u):
+        if self.kind == "ce":
+            row = r'''/* One block per row: the row's cross entropy, log(sum(exp(x))) - x[label]. */
+__global__ static void k%(u)dr(const float *__restrict__ x, const int64_t *__restrict__ lab, float *__restrict__ loss, long cols)
+{
+	const float *xr = x + (long)blockIdx.x * cols;
+	float m = -INFINITY, s = 0.0f;
+	for (long j = threadIdx.x; j < cols; j += blockDim.x)
+		m = fmaxf(m, xr[j]);
+	__shared__ float wm[32];
+	for (int o = 16; o > 0; o >>= 1)
+		m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+	if ((threadIdx.x & 31) == 0)
+		wm[threadIdx.x >> 5] = m;
+	__syncthreads();
+	m = wm[0];
+	for (int w = 1; w < (int)(blockDim.x >> 5); w++)
+		m = fmaxf(m, wm[w]);
+	for (long j = threadIdx.x; j < cols; j += blockDim.x)
+		s += expf(xr[j] - m);
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		loss[blockIdx.x] = m + logf(s) - xr[lab[blockIdx.x]];
+}
+'''
+        else:
+            row = r'''/* One block per row: max(|a - p + eps| - |a - n + eps| + margin, 0). */
+__global__ static void k%%(u)dr(const float *__restrict__ a, const float *__restrict__ p, const float *__restrict__ n,
+			     float *__restrict__ loss, long cols)
+{
+	const long base = (long)blockIdx.x * cols;
+	float dp = 0.0f, dn = 0.0f;
+	for (long j = threadIdx.x; j < cols; j += blockDim.x) {
+		const float da = a[base + j] - p[base + j] + %(eps)sf, db = a[base + j] - n[base + j] + %(eps)sf;
+		dp += da * da;
+		dn += db * db;
+	}
+	dp = block_sum(dp);
+	dn = block_sum(dn);
+	if (threadIdx.x == 0)
+		loss[blockIdx.x] = fmaxf(sqrtf(dp) - sqrtf(dn) + %(margin)sf, 0.0f);
+}
+''' % dict(eps=repr(self.eps), margin=repr(float(self.margin)))
+        return [("rl%d" % u, (row + r'''
+/* The mean of the rows' losses, by one block. */
+__global__ static void k%(u)dm(const float *__restrict__ loss, long rows, float *__restrict__ y)
+{
+	double s = 0;
+	for (long i = threadIdx.x; i < rows; i += blockDim.x)
+		s += loss[i];
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		*y = (float)(s / rows);
+}
+''') % dict(u=u))]
+
+    def cu(self, E, code, u):
+        code.scope()
+        code("const long rows = %s, cols = %s;" % (self.rows, self.cols))
+        code("float *loss = (float *)ws%d;" % u)
+        code("k%dr<<<(unsigned)rows, 256>>>(%s, loss, cols);" % (u, ", ".join(E.buf(t) for t in self.ins)))
+        code("k%dm<<<1, 1024>>>(loss, rows, %s);" % (u, E.buf(self.out)))
+        code.close()
+
+    def torch(self, nm):
+        if self.kind == "ce":
+            return "F.cross_entropy(%s, %s)" % (nm[self.ins[0]], nm[self.ins[1]])
+        return "F.triplet_margin_loss(%s, %s, %s, margin=%r)" % (nm[self.ins[0]], nm[self.ins[1]], nm[self.ins[2]],
+                                                                 self.margin)
+
+    def flops(self):
+        return "4*" + self.ins[0].numel_full()

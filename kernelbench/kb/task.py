@@ -427,3 +427,14 @@ class Task:
 
     def statscale(self, kind, x, axes, eps=0.0):
         return self.add(O.StatScale(kind, x, [a % len(x.shape) for a in axes], self.tmp(x.shape), eps))
+
+    def scan(self, x, torch_expr, **kw):
+        return self.add(O.Scan(x, self.tmp(x.shape), torch_expr=torch_expr, **kw))
+
+    def elem_loss(self, kind, p, t):
+        rows, cols = prod_c(p.shape[:-1]), prod_c(p.shape[-1:])
+        return self.add(O.ElemLoss(kind, p, t, self.tmp([]), rows, cols, len(t.shape) == 1))
+
+    def row_loss(self, kind, ins, **kw):
+        x = ins[0]
+        return self.add(O.RowLoss(kind, ins, self.tmp([]), prod_c(x.shape[:-1]), prod_c(x.shape[-1:]), **kw))
