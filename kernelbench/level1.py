@@ -397,5 +397,64 @@ def losses():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# pooling
+
+def pools():
+    out = []
+    specs = [
+        # num, kb, short, title, kind, nd, k, s, p, d, shape names, bench, cpu, cases (spatial), ranges (spatial)
+        (41, "41_Max_Pooling_1D", "maxpool1d", "MaxPool1d (kernel 8, stride 1, padding 4, dilation 3)", "max", 1,
+         (8,), 1, 4, 3, ["batch", "features", "sequence_length"], [64, 192, 65536], [8, 32, 8192],
+         [[14], [33], [100], [1000]], [[14, 1000]]),
+        (42, "42_Max_Pooling_2D", "maxpool2d", "MaxPool2d (kernel 4, stride 1, padding 1)", "max", 2, (4, 4), 1, 1, 1,
+         ["batch", "channels", "height", "width"], [32, 64, 512, 512], [4, 16, 256, 256],
+         [[2, 3], [5, 7], [17, 16], [33, 9]], [[2, 33], [2, 16]]),
+        (43, "43_Max_Pooling_3D", "maxpool3d", "MaxPool3d (kernel 3, stride 2, padding 1, dilation 3)", "max", 3,
+         (3, 3, 3), 2, 1, 3, ["batch", "channels", "dim1", "dim2", "dim3"], [16, 32, 128, 128, 128],
+         [2, 8, 64, 64, 64], [[5, 5, 5], [6, 9, 7], [12, 8, 13], [17, 6, 5]], [[5, 17], [5, 9], [5, 13]]),
+        (44, "44_Average_Pooling_1D", "avgpool1d", "AvgPool1d (kernel 8, stride 1, padding 4)", "avg", 1, (8,), 1, 4, 1,
+         ["batch", "in_channels", "input_length"], [64, 128, 65536], [8, 32, 8192], [[1], [33], [100], [1000]],
+         [[1, 1000]]),
+        (45, "45_Average_Pooling_2D", "avgpool2d", "AvgPool2d (kernel 11, stride 11)", "avg", 2, (11, 11), 11, 0, 1,
+         ["batch", "channels", "height", "width"], [8, 64, 2048, 2048], [2, 16, 512, 512],
+         [[11, 11], [23, 12], [40, 33], [11, 57]], [[11, 40], [11, 57]]),
+        (46, "46_Average_Pooling_3D", "avgpool3d", "AvgPool3d (kernel 3, stride 2, padding 1)", "avg", 3, (3, 3, 3), 2,
+         1, 1, ["batch", "channels", "depth", "height", "width"], [16, 32, 128, 128, 256], [2, 8, 64, 64, 64],
+         [[3, 3, 4], [6, 9, 7], [12, 8, 13], [17, 6, 5]], [[3, 17], [3, 9], [3, 13]]),
+    ]
+    for num, kb, short, title, kind, nd, k, st, pd, dl, names, big, cpu, cases, rng in specs:
+        t = Task(1, num, kb, short, title)
+        dims = t.int(*names)
+        x = t.input("x", dims, dist=ACT)
+        t.output(t.pool(kind, x, k, st, pd, dl))
+        words = ("the maximum of its window (padding never wins)" if kind == "max" else
+                 "the mean of its window, padding counted as zeros in a divisor of %d (count_include_pad)" % (
+                     k[0] ** nd))
+        t.stmt = ("Compute nn.%sPool%dd(kernel_size=%d, stride=%d, padding=%d%s)(x) over the last %d ax%s: each "
+                  "output element is %s; output length per axis floor((L + 2*%d - %d*(%d - 1) - 1) / %d) + 1." % (
+                      "Max" if kind == "max" else "Avg", nd, k[0], st, pd, ", dilation=%d" % dl if kind == "max" else "",
+                      nd, "is" if nd == 1 else "es", words, pd, dl, k[0], st))
+        t.notes.append(RAND_NOTE)
+        if num == 45:
+            t.scale = ("The benchmark batch is KernelBench's 16 halved to 8: at 16, x alone is 16 GiB, past the budget "
+                       "of one benchmark input set (16 GiB with the output) on one H200.")
+            t.notes.append("The benchmark case is KernelBench's with the batch halved (16 to 8), to fit one H200.")
+        lead = [{"%s" % names[0]: 2, names[1]: 3}, {names[0]: 1, names[1]: 4}, {names[0]: 3, names[1]: 2},
+                {names[0]: 2, names[1]: 5}]
+        cs = []
+        for c, sp in zip(lead, cases):
+            c = dict(c)
+            for a in range(nd):
+                c[names[2 + a]] = sp[a]
+            cs.append(c)
+        ranges = {names[0]: [1, 3], names[1]: [2, 5]}
+        for a in range(nd):
+            ranges[names[2 + a]] = rng[a]
+        t.sizes(cs, dict(zip(names, big)), dict(zip(names, cpu)), ranges)
+        out.append(t)
+    return out
+
+
 def tasks():
-    return elementwise() + softmaxes() + reductions() + norms() + scans() + losses()
+    return elementwise() + softmaxes() + reductions() + norms() + scans() + losses() + pools()

@@ -1231,3 +1231,120 @@ __global__ static void k%(u)dm(const float *__restrict__ loss, long rows, float 
 
     def flops(self):
         return "4*" + self.ins[0].numel_full()
+
+
+# ---------------------------------------------------------------------------------------------
+# pooling over the last nd axes of [N, C, spatial...]
+
+
+class Pool(Op):
+    """nn.MaxPoolNd / nn.AvgPoolNd (floor mode; an average counts the padding, as
+    count_include_pad=True does). Baseline: one thread per output element."""
+    helpers = ("grid",)
+
+    def __init__(self, kind, x, out, k, s, p, d):
+        self.kind, self.x, self.out, self.k, self.s, self.p, self.d = kind, x, out, k, s, p, d
+        self.ins = [x]
+        self.nd = len(k)
+
+    def _loops(self, code, E, T, ld):
+        nd = self.nd
+        sp_in = [cname(x) for x in self.x.shape[-nd:]]
+        sp_out = [cname(x) for x in self.out.shape[-nd:]]
+        code.open("for (long nc = 0; nc < %s; nc++)" % prod_c(self.x.shape[:-nd]))
+        for a in range(nd):
+            code.open("for (long o%d = 0; o%d < %s; o%d++)" % (a, a, sp_out[a], a))
+        init = ("-INFINITY" if T == "float" and not E.cuda else "-INFINITY") if self.kind == "max" else E.k(0)
+        code("%s acc = %s;" % (T, init))
+        for a in range(nd):
+            code.open("for (long q%d = 0; q%d < %d; q%d++)" % (a, a, self.k[a], a))
+            code("const long i%d = o%d * %d - %d + q%d * %d;" % (a, a, self.s[a], self.p[a], a, self.d[a]))
+            code.open("if (i%d < 0 || i%d >= %s)" % (a, a, sp_in[a]))
+            code("continue;")
+            code.close()
+        idx = "nc"
+        for a in range(nd):
+            idx = "(%s) * %s + i%d" % (idx, sp_in[a], a) if a else "%s * %s + i%d" % (idx, sp_in[a], a)
+        v = ld(idx)
+        if self.kind == "max":
+            code("const %s v = %s;" % (T, v))
+            code("acc = v > acc ? v : acc;")
+        else:
+            code("acc += %s;" % v)
+        for a in range(nd):
+            code.close()
+        oidx = "nc"
+        for a in range(nd):
+            oidx = "(%s) * %s + o%d" % (oidx, sp_out[a], a) if a else "%s * %s + o%d" % (oidx, sp_out[a], a)
+        win = 1
+        for kk in self.k:
+            win *= kk
+        res = "acc" if self.kind == "max" else "acc / %s" % E.k(float(win))
+        return oidx, res
+
+    def c(self, E, code):
+        oidx, res = self._loops(code, E, E.T, lambda i: E.ld(self.x, i))
+        code(E.st(self.out, oidx, res))
+        for a in range(self.nd + 1):
+            code.close()
+
+    def cu_defs(self, u):
+        from .core import Code
+        from .emit import CudaEm
+
+        E = CudaEm({}, {})
+        nd = self.nd
+        c = Code(1)
+        # one thread per output: decompose t into (nc, o0, ...) instead of looping
+        c("long r = t;")
+        for a in reversed(range(nd)):
+            c("const long o%d = r %% so%d;" % (a, a))
+            c("r /= so%d;" % a)
+        c("const long nc = r;")
+        init = "-INFINITY" if self.kind == "max" else "0.0f"
+        c("float acc = %s;" % init)
+        for a in range(nd):
+            c.open("for (int q%d = 0; q%d < %d; q%d++)" % (a, a, self.k[a], a))
+            c("const long i%d = o%d * %d - %d + q%d * %d;" % (a, a, self.s[a], self.p[a], a, self.d[a]))
+            c.open("if (i%d < 0 || i%d >= si%d)" % (a, a, a))
+            c("continue;")
+            c.close()
+        idx = "nc"
+        for a in range(nd):
+            idx = "(%s * si%d + i%d)" % (idx, a, a)
+        c(("acc = fmaxf(acc, x[%s]);" if self.kind == "max" else "acc += x[%s];") % idx)
+        for a in range(nd):
+            c.close()
+        win = 1
+        for kk in self.k:
+            win *= kk
+        c("y[t] = %s;" % ("acc" if self.kind == "max" else "acc / %d.0f" % win))
+        params = ", ".join("long si%d, long so%d" % (a, a) for a in range(nd))
+        body = "\n".join("\t" + ln if ln else ln for ln in c.lines)
+        return [("p%d" % u, '''/* One thread per output element of a %s pool (window %s, stride %s, padding %s, dilation %s). */
+__global__ static void k%d(const float *__restrict__ x, float *__restrict__ y, long n, %s)
+{
+	for (long t = (long)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += (long)gridDim.x * blockDim.x) {
+%s
+	}
+}
+''' % (self.kind, self.k, self.s, self.p, self.d, u, params, body))]
+
+    def cu(self, E, code, u):
+        nd = self.nd
+        sizes = ", ".join("%s, %s" % (cname(self.x.shape[-nd + a]), cname(self.out.shape[-nd + a])) for a in range(nd))
+        n = self.out.numel_c()
+        code("k%d<<<grid_for(%s, 256, 1), 256>>>(%s, %s, %s, %s);" % (u, n, E.buf(self.x), E.buf(self.out), n, sizes))
+
+    def torch(self, nm):
+        nd = self.nd
+        if self.kind == "max":
+            return "F.max_pool%dd(%s, %r, stride=%r, padding=%r, dilation=%r)" % (nd, nm[self.x], self.k, self.s,
+                                                                                 self.p, self.d)
+        return "F.avg_pool%dd(%s, %r, stride=%r, padding=%r)" % (nd, nm[self.x], self.k, self.s, self.p)
+
+    def flops(self):
+        win = 1
+        for kk in self.k:
+            win *= kk
+        return "%d*%s" % (win, self.out.numel_full())

@@ -438,3 +438,17 @@ class Task:
     def row_loss(self, kind, ins, **kw):
         x = ins[0]
         return self.add(O.RowLoss(kind, ins, self.tmp([]), prod_c(x.shape[:-1]), prod_c(x.shape[-1:]), **kw))
+
+    def pool(self, kind, x, k, s=None, p=0, d=1, names=None):
+        """nn.MaxPoolNd / nn.AvgPoolNd over the last len(k) axes (s defaults to k, as torch's)."""
+        nd = len(k)
+        s = s or k
+        s = s if isinstance(s, (tuple, list)) else (s,) * nd
+        p = p if isinstance(p, (tuple, list)) else (p,) * nd
+        d = d if isinstance(d, (tuple, list)) else (d,) * nd
+        sp = []
+        for a, L in enumerate(x.shape[-nd:]):
+            num = "%s%s - %d" % (cname(L), " + %d" % (2 * p[a]) if p[a] else "", d[a] * (k[a] - 1) + 1)
+            expr = "(%s) / %d + 1" % (num, s[a]) if s[a] != 1 else "%s + 1" % num
+            sp.append(self.dim((names or {}).get(a, "%s_out" % cname(L)), expr))
+        return self.add(O.Pool(kind, x, self.tmp(list(x.shape[:-nd]) + sp), tuple(k), tuple(s), tuple(p), tuple(d)))
