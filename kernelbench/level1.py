@@ -456,5 +456,150 @@ def pools():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# matrix products
+
+GEMM_DIST = ["normal", "uniform"]
+FP32_NOTE = ("Precision fp32: on these zero-mean inputs a product on TF32 tensor cores misses KernelBench's fp32 "
+             "tolerance (1e-4); KernelBench's torch.rand inputs, all positive, would hide that.")
+
+
+def gemms():
+    out = []
+
+    def mk(num, kb, short, title, stmt, names, shapes, build, cases, big, cpu, ranges, extra=None):
+        t = Task(1, num, kb, short, title)
+        r = t.int(*names)
+        ds = dict(zip(names, r if isinstance(r, list) else [r]))
+        ins = [t.input(n, [ds[d] for d in sh], dist=GEMM_DIST) for n, sh in shapes]
+        t.output(build(t, ds, *ins), "C")
+        t.stmt = stmt
+        t.notes.append(FP32_NOTE)
+        if extra:
+            t.notes.append(extra)
+        t.notes.append(RAND_NOTE)
+        t.sizes(cases, big, cpu, ranges)
+        out.append(t)
+
+    mk(1, "1_Square_matrix_multiplication_", "square_matmul", "Square matrix multiplication",
+       "Multiply two N x N matrices: C = A B, C[i][j] = sum over k of A[i][k] * B[k][j] (torch.matmul).",
+       ["N"], [("A", ["N", "N"]), ("B", ["N", "N"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["N"]], [d["N"]], [d["N"]]),
+       [{"N": 1}, {"N": 17}, {"N": 64}, {"N": 130}], {"N": 4096}, {"N": 256}, {"N": [1, 130]})
+    mk(2, "2_Standard_matrix_multiplication_", "matmul", "Matrix multiplication",
+       "Multiply A (M x K) by B (K x N): C[i][j] = sum over k of A[i][k] * B[k][j] (torch.matmul).",
+       ["M", "K", "N"], [("A", ["M", "K"]), ("B", ["K", "N"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["M"]], [d["N"]], [d["K"]]),
+       [{"M": 1, "K": 1, "N": 1}, {"M": 7, "K": 33, "N": 5}, {"M": 64, "K": 100, "N": 70}, {"M": 33, "K": 257, "N": 17}],
+       {"M": 2048, "K": 8192, "N": 4096}, {"M": 256, "K": 256, "N": 256},
+       {"M": [1, 64], "K": [1, 257], "N": [1, 70]})
+    mk(3, "3_Batched_matrix_multiplication", "bmm", "Batched matrix multiplication",
+       "Multiply each of batch_size pairs: C[b] = A[b] B[b], A[b] m x k, B[b] k x n (torch.bmm).",
+       ["batch_size", "m", "k", "n"], [("A", ["batch_size", "m", "k"]), ("B", ["batch_size", "k", "n"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["m"]], [d["n"]], [d["k"]], batch=[d["batch_size"]]),
+       [{"batch_size": 1, "m": 1, "k": 1, "n": 1}, {"batch_size": 3, "m": 7, "k": 33, "n": 5},
+        {"batch_size": 2, "m": 64, "k": 100, "n": 70}, {"batch_size": 5, "m": 33, "k": 65, "n": 17}],
+       {"batch_size": 128, "m": 512, "k": 1024, "n": 2048}, {"batch_size": 8, "m": 128, "k": 128, "n": 128},
+       {"batch_size": [1, 5], "m": [1, 64], "k": [1, 100], "n": [1, 70]})
+    mk(4, "4_Matrix_vector_multiplication_", "matvec", "Matrix-vector multiplication",
+       "Multiply the M x K matrix A by the K x 1 column B: C[i] = sum over k of A[i][k] * B[k] (torch.matmul).",
+       ["M", "K"], [("A", ["M", "K"]), ("B", ["K"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["M"]], [1], [d["K"]], out_shape=[d["M"], 1]),
+       [{"M": 1, "K": 1}, {"M": 7, "K": 33}, {"M": 64, "K": 1000}, {"M": 3, "K": 4097}],
+       {"M": 2048, "K": 1048576}, {"M": 256, "K": 65536}, {"M": [1, 64], "K": [1, 4097]},
+       "B is given as its K values (KernelBench's K x 1 tensor), C as M values (its M x 1 result). The benchmark's A "
+       "holds 2^31 elements: index it with 64-bit integers.")
+    mk(6, "6_Matmul_with_large_K_dimension_", "matmul_large_k", "Matrix multiplication, large K",
+       "Multiply A (M x K) by B (K x N), K much larger than M and N: C[i][j] = sum over k of A[i][k] * B[k][j].",
+       ["M", "N", "K"], [("A", ["M", "K"]), ("B", ["K", "N"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["M"]], [d["N"]], [d["K"]]),
+       [{"M": 1, "N": 1, "K": 1}, {"M": 7, "N": 5, "K": 1000}, {"M": 16, "N": 17, "K": 2049},
+        {"M": 3, "N": 2, "K": 4097}], {"M": 256, "N": 256, "K": 524288}, {"M": 64, "N": 64, "K": 16384},
+       {"M": [1, 16], "N": [1, 17], "K": [1, 4097]})
+    mk(7, "7_Matmul_with_small_K_dimension_", "matmul_small_k", "Matrix multiplication, small K",
+       "Multiply A (M x K) by B (K x N), K small: C[i][j] = sum over k of A[i][k] * B[k][j].",
+       ["M", "N", "K"], [("A", ["M", "K"]), ("B", ["K", "N"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["M"]], [d["N"]], [d["K"]]),
+       [{"M": 1, "N": 1, "K": 1}, {"M": 33, "N": 70, "K": 64}, {"M": 100, "N": 129, "K": 7},
+        {"M": 257, "N": 33, "K": 32}], {"M": 32768, "N": 32768, "K": 64}, {"M": 1024, "N": 1024, "K": 64},
+       {"M": [1, 257], "N": [1, 129], "K": [1, 64]})
+    mk(8, "8_Matmul_with_irregular_shapes_", "matmul_irregular", "Matrix multiplication, irregular shapes",
+       "Multiply A (M x K) by B (K x N): C[i][j] = sum over k of A[i][k] * B[k][j] (sizes that are no multiple of "
+       "any tile).", ["M", "K", "N"], [("A", ["M", "K"]), ("B", ["K", "N"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["M"]], [d["N"]], [d["K"]]),
+       [{"M": 1, "K": 1, "N": 1}, {"M": 13, "K": 29, "N": 5}, {"M": 61, "K": 103, "N": 71},
+        {"M": 41, "K": 257, "N": 19}], {"M": 8205, "K": 2949, "N": 5921}, {"M": 257, "K": 251, "N": 263},
+       {"M": [1, 61], "K": [1, 257], "N": [1, 71]})
+    mk(9, "9_Tall_skinny_matrix_multiplication_", "tall_skinny_matmul", "Tall-skinny matrix multiplication",
+       "Multiply the tall A (M x N) by the wide B (N x M), N small: C (M x M), C[i][j] = sum over k < N of "
+       "A[i][k] * B[k][j].", ["M", "N"], [("A", ["M", "N"]), ("B", ["N", "M"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["M"]], [d["M"]], [d["N"]]),
+       [{"M": 1, "N": 1}, {"M": 33, "N": 7}, {"M": 100, "N": 32}, {"M": 257, "N": 16}], {"M": 32768, "N": 32},
+       {"M": 1024, "N": 32}, {"M": [1, 257], "N": [1, 32]})
+    mk(10, "10_3D_tensor_matrix_multiplication", "tensor3d_matmul", "3-D tensor times a matrix",
+       "Multiply every N x M slice... precisely: C[n][m][l] = sum over k of A[n][m][k] * B[k][l] (torch.matmul of "
+       "an N x M x K tensor and a K x L matrix).", ["N", "M", "K", "L"], [("A", ["N", "M", "K"]), ("B", ["K", "L"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["N"], d["M"]], [d["L"]], [d["K"]], out_shape=[d["N"], d["M"], d["L"]]),
+       [{"N": 1, "M": 1, "K": 1, "L": 1}, {"N": 3, "M": 7, "K": 33, "L": 5}, {"N": 2, "M": 64, "K": 100, "L": 70},
+        {"N": 4, "M": 17, "K": 65, "L": 33}], {"N": 16, "M": 1024, "K": 2048, "L": 768},
+       {"N": 4, "M": 128, "K": 256, "L": 128}, {"N": [1, 4], "M": [1, 64], "K": [1, 100], "L": [1, 70]})
+    mk(11, "11_4D_tensor_matrix_multiplication", "tensor4d_matmul", "4-D tensor times a matrix (einsum)",
+       "Compute torch.einsum(\"bijl,lk->bijk\", A, B): C[b][i][j][k] = sum over l of A[b][i][j][l] * B[l][k].",
+       ["b", "i", "j", "l", "k"], [("A", ["b", "i", "j", "l"]), ("B", ["l", "k"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["b"], d["i"], d["j"]], [d["k"]], [d["l"]],
+                                   out_shape=[d["b"], d["i"], d["j"], d["k"]]),
+       [{"b": 1, "i": 1, "j": 1, "l": 1, "k": 1}, {"b": 2, "i": 3, "j": 5, "l": 33, "k": 7},
+        {"b": 1, "i": 8, "j": 9, "l": 100, "k": 70}, {"b": 3, "i": 2, "j": 17, "l": 65, "k": 33}],
+       {"b": 8, "i": 256, "j": 512, "l": 256, "k": 768}, {"b": 2, "i": 32, "j": 64, "l": 256, "k": 128},
+       {"b": [1, 3], "i": [1, 8], "j": [1, 17], "l": [1, 100], "k": [1, 70]})
+    mk(13, "13_Matmul_for_symmetric_matrices", "symmetric_matmul", "Product of symmetric matrices",
+       "Multiply two symmetric N x N matrices: C = A B. A and B are given by their lower triangles: element "
+       "(i, j) of A is A[i][j] for j <= i and A[j][i] above the diagonal (likewise B); the entries above the "
+       "diagonal of the inputs are not part of the matrices and must not be read as such.",
+       ["N"], [("A", ["N", "N"]), ("B", ["N", "N"])],
+       lambda t, d, A, B: t.matmul(A, B, [d["N"]], [d["N"]], [d["N"]], sym=True),
+       [{"N": 1}, {"N": 17}, {"N": 64}, {"N": 130}], {"N": 4096}, {"N": 256}, {"N": [1, 130]},
+       "KernelBench passes symmetric matrices ((X + X^T) / 2); the harness here draws every entry, so the task "
+       "names the lower triangles as the data, which is the same product for KernelBench's inputs. The baseline "
+       "mirrors them (a copy of 2 N^2 elements, 1% of the product at N = 4096) and calls SGEMM, as eager would on "
+       "the full matrices.")
+    for num, kb, short, title, tri in [(14, "14_Matmul_for_upper_triangular_matrices", "upper_triangular_matmul",
+                                        "Product of upper triangular matrices", "upper"),
+                                       (15, "15_Matmul_for_lower_triangular_matrices", "lower_triangular_matmul",
+                                        "Product of lower triangular matrices", "lower")]:
+        nm = "N" if tri == "upper" else "M"
+        word = "below" if tri == "upper" else "above"
+        mk(num, kb, short, title,
+           "Multiply two %s triangular %s x %s matrices and keep the %s triangle of the product: C = torch.%s(A B). "
+           "The entries %s the diagonal of A and B are zeros of the matrices; the harness fills them with other "
+           "values, which must not be read as part of the matrices. C's entries %s the diagonal are 0." % (
+               tri, nm, nm, tri, "triu" if tri == "upper" else "tril", word, word),
+           [nm], [("A", [nm, nm]), ("B", [nm, nm])],
+           (lambda tri_: lambda t, d, A, B: t.matmul(A, B, list(d.values()), list(d.values()), list(d.values()),
+                                                     tri=tri_))(tri),
+           [{nm: 1}, {nm: 17}, {nm: 64}, {nm: 130}], {nm: 4096}, {nm: 256}, {nm: [1, 130]},
+           "KernelBench passes matrices with zeros there; the baseline zeroes copies of them, calls SGEMM and then "
+           "torch.%s, as eager would." % ("triu" if tri == "upper" else "tril"))
+    for num, kb, short, title, ta, tb in [(16, "16_Matmul_with_transposed_A", "matmul_transposed_a",
+                                           "Matrix multiplication, A transposed", True, False),
+                                          (17, "17_Matmul_with_transposed_B", "matmul_transposed_b",
+                                           "Matrix multiplication, B transposed", False, True),
+                                          (18, "18_Matmul_with_transposed_both", "matmul_transposed_both",
+                                           "Matrix multiplication, both transposed", True, True)]:
+        a_sh = ["K", "M"] if ta else ["M", "K"]
+        b_sh = ["N", "K"] if tb else ["K", "N"]
+        aw = "A[k][i]" if ta else "A[i][k]"
+        bw = "B[j][k]" if tb else "B[k][j]"
+        mk(num, kb, short, title,
+           "Compute torch.matmul(%s, %s) with A stored %s x %s and B stored %s x %s: C[i][j] = sum over k of %s * %s "
+           "(C is M x N)." % ("A.T" if ta else "A", "B.T" if tb else "B", a_sh[0], a_sh[1], b_sh[0], b_sh[1], aw, bw),
+           ["M", "K", "N"], [("A", a_sh), ("B", b_sh)],
+           (lambda ta_, tb_: lambda t, d, A, B: t.matmul(A, B, [d["M"]], [d["N"]], [d["K"]], ta=ta_, tb=tb_))(ta, tb),
+           [{"M": 1, "K": 1, "N": 1}, {"M": 7, "K": 33, "N": 5}, {"M": 64, "K": 100, "N": 70},
+            {"M": 33, "K": 257, "N": 17}], {"M": 2048, "K": 8192, "N": 4096}, {"M": 256, "K": 256, "N": 256},
+           {"M": [1, 64], "K": [1, 257], "N": [1, 70]})
+    return out
+
+
 def tasks():
-    return elementwise() + softmaxes() + reductions() + norms() + scans() + losses() + pools()
+    return elementwise() + softmaxes() + reductions() + norms() + scans() + losses() + pools() + gemms()

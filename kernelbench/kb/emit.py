@@ -124,21 +124,20 @@ static cublasHandle_t blas(void)
 	return h;
 }
 
-/* Row-major C[b] = op(A[b]) op(B[b]) (+ beta C[b]) for b < batch: the column-major SGEMM of the
- * transposes, operands swapped. ta: A is stored K x M; tb: B is stored N x K. A batch stride of
- * 0 shares the operand across the batch. Returns 0, or -1 after a message. */
-static int gemm(int ta, int tb, long M, long N, long K, const float *A, long sa, const float *B, long sb, float beta,
-		float *C, long sc, long batch)
+/* Row-major C[b] = alpha op(A[b]) op(B[b]) + beta C[b] for b < batch: the column-major SGEMM of
+ * the transposes, operands swapped. ta: A is stored K x M; tb: B is stored N x K. A batch stride
+ * of 0 shares the operand across the batch. Returns 0, or -1 after a message. */
+static int gemm(int ta, int tb, long M, long N, long K, float alpha, const float *A, long sa, const float *B, long sb,
+		float beta, float *C, long sc, long batch)
 {
 	cublasHandle_t h = blas();
-	const float one = 1.0f;
 	if (!h)
 		return -1;
 	cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
 	int lda = (int)(ta ? M : K), ldb = (int)(tb ? K : N);
 	cublasStatus_t st = batch == 1
-		? cublasSgemm(h, ob, oa, (int)N, (int)M, (int)K, &one, B, ldb, A, lda, &beta, C, (int)N)
-		: cublasSgemmStridedBatched(h, ob, oa, (int)N, (int)M, (int)K, &one, B, ldb, sb, A, lda, sa, &beta, C,
+		? cublasSgemm(h, ob, oa, (int)N, (int)M, (int)K, &alpha, B, ldb, A, lda, &beta, C, (int)N)
+		: cublasSgemmStridedBatched(h, ob, oa, (int)N, (int)M, (int)K, &alpha, B, ldb, sb, A, lda, sa, &beta, C,
 					    (int)N, sc, (int)batch);
 	if (st != CUBLAS_STATUS_SUCCESS) {
 		fprintf(stderr, "baseline: cuBLAS SGEMM failed (%d)\n", (int)st);

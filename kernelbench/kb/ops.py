@@ -1348,3 +1348,162 @@ __global__ static void k%d(const float *__restrict__ x, float *__restrict__ y, l
         for kk in self.k:
             win *= kk
         return "%d*%s" % (win, self.out.numel_full())
+
+
+# ---------------------------------------------------------------------------------------------
+# matrix products (cuBLAS)
+
+
+class Matmul(Op):
+    """C[b] = op(A[b]) op(B[b]) (+ bias[j]) with C[b] M x N: ta, A stored K x M; tb, B stored
+    N x K; a batch (bs: A and B both batched, or only A when B is shared). tri "upper" or
+    "lower": A and B are triangular (the other triangle is not read: it is zero) and so is C
+    (torch.triu/tril of the product); sym: A and B are symmetric, given by their lower triangles.
+
+    Baseline: cublasSgemm (StridedBatched for a batch), as torch.matmul/bmm/Linear eager call
+    it, with the elementwise kernels eager would run around it (a bias broadcast, a triu)."""
+    libs = ("cublas",)
+    helpers = ("grid", "blas")
+
+    def __init__(self, A, B, out, M, N, K, batch=None, ta=False, tb=False, bshared=False, bias=None, tri=None,
+                 sym=False, alpha=1.0):
+        self.A, self.B, self.out, self.M, self.N, self.K = A, B, out, M, N, K
+        self.batch, self.ta, self.tb, self.bshared, self.bias = batch, ta, tb, bshared, bias
+        self.tri, self.sym, self.alpha = tri, sym, alpha
+        self.ins = [A, B] + ([bias] if bias is not None else [])
+
+    def _aval(self, E):
+        if self.sym:
+            return "(ii >= kk ? %s : %s)" % (E.ld(self.A, "ii * gk + kk"), E.ld(self.A, "kk * gk + ii"))
+        return E.ld(self.A, "%s%s" % ("bt * gm * gk + " if self.batch else "", "kk * gm + ii" if self.ta else "ii * gk + kk"))
+
+    def _bval(self, E):
+        if self.sym:
+            return "(kk >= jj ? %s : %s)" % (E.ld(self.B, "kk * gn + jj"), E.ld(self.B, "jj * gn + kk"))
+        off = "bt * gk * gn + " if self.batch and not self.bshared else ""
+        return E.ld(self.B, off + ("jj * gk + kk" if self.tb else "kk * gn + jj"))
+
+    def c(self, E, code):
+        code.scope()
+        code("const long gm = %s, gn = %s, gk = %s;" % (self.M, self.N, self.K))
+        if self.batch:
+            code.open("for (long bt = 0; bt < %s; bt++)" % self.batch)
+        code.open("for (long ii = 0; ii < gm; ii++)")
+        code.open("for (long jj = 0; jj < gn; jj++)")
+        oi = ("(bt * gm + ii) * gn + jj" if self.batch else "ii * gn + jj")
+        lo, hi = "0", "gk"
+        if self.tri == "upper":
+            code.open("if (jj < ii)")
+            code(E.st(self.out, oi, E.k(0)))
+            code("continue;")
+            code.close()
+            lo, hi = "ii", "jj + 1"
+        elif self.tri == "lower":
+            code.open("if (jj > ii)")
+            code(E.st(self.out, oi, E.k(0)))
+            code("continue;")
+            code.close()
+            lo, hi = "jj", "ii + 1"
+        code("%s acc = %s;" % (E.T, E.ld(self.bias, "jj") if self.bias is not None else E.k(0)))
+        code.open("for (long kk = %s; kk < %s; kk++)" % (lo, hi))
+        code("acc += (%s)%s * %s;" % (E.T, self._aval(E), self._bval(E)))
+        code.close()
+        code(E.st(self.out, oi, "acc" if self.alpha == 1.0 else "acc * %s" % E.k(self.alpha)))
+        code.close()
+        code.close()
+        if self.batch:
+            code.close()
+        code.close()
+
+    def uses(self):
+        return {"blas", "grid"} if self.bias is not None or self.sym or self.tri else {"blas"}
+
+    def ws(self):
+        if self.sym or self.tri:
+            return "8L * %s * %s" % (self.M, self.M)
+        return None
+
+    def cu_defs(self, u):
+        d = []
+        if self.bias is not None:
+            d.append(("biasrows", r'''/* C[i][j] = bias[j]: the bias copied into every row, the output SGEMM then adds to (beta 1),
+ * as addmm does for nn.Linear. */
+__global__ static void bias_rows(const float *__restrict__ bias, float *__restrict__ C, long rows, long cols)
+{
+	for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < rows * cols; i += (long)gridDim.x * blockDim.x)
+		C[i] = bias[i % cols];
+}
+'''))
+        if self.sym:
+            d.append(("mirror", r'''/* S = the symmetric matrix whose lower triangle is A's (n x n): the full operand cuBLAS reads. */
+__global__ static void mirror(const float *__restrict__ A, float *__restrict__ S, long n)
+{
+	for (long t = (long)blockIdx.x * blockDim.x + threadIdx.x; t < n * n; t += (long)gridDim.x * blockDim.x) {
+		const long i = t / n, j = t % n;
+		S[t] = i >= j ? A[t] : A[j * n + i];
+	}
+}
+'''))
+        if self.tri:
+            d.append(("trimask", r'''/* S = A with the triangle below (upper: 1) or above (upper: 0) the diagonal zeroed; in place
+ * when S is A (torch.triu/tril of the product). */
+__global__ static void tri_mask(const float *A, float *S, long n, int upper)
+{
+	for (long t = (long)blockIdx.x * blockDim.x + threadIdx.x; t < n * n; t += (long)gridDim.x * blockDim.x) {
+		const long i = t / n, j = t % n;
+		S[t] = (upper ? j >= i : j <= i) ? A[t] : 0.0f;
+	}
+}
+'''))
+        return d
+
+    def cu(self, E, code, u):
+        code.scope()
+        code("const long gm = %s, gn = %s, gk = %s;" % (self.M, self.N, self.K))
+        A, B = E.buf(self.A), E.buf(self.B)
+        if self.sym or self.tri:
+            code("float *a2 = (float *)ws%d, *b2 = a2 + gm * gm;" % u)
+            if self.sym:
+                code("mirror<<<grid_for(gm * gm, 256, 1), 256>>>(%s, a2, gm);" % A)
+                code("mirror<<<grid_for(gm * gm, 256, 1), 256>>>(%s, b2, gm);" % B)
+            else:
+                up = 1 if self.tri == "upper" else 0
+                code("tri_mask<<<grid_for(gm * gm, 256, 1), 256>>>(%s, a2, gm, %d);" % (A, up))
+                code("tri_mask<<<grid_for(gm * gm, 256, 1), 256>>>(%s, b2, gm, %d);" % (B, up))
+            A, B = "a2", "b2"
+        beta = "0.0f"
+        if self.bias is not None:
+            code("bias_rows<<<grid_for(gm * gn, 256, 1), 256>>>(%s, %s, gm, gn);" % (E.buf(self.bias), E.buf(self.out)))
+            beta = "1.0f"
+        batch = self.batch or "1"
+        sa = "gm * gk" if self.batch else "0"
+        sb = "gk * gn" if self.batch and not self.bshared else "0"
+        sc = "gm * gn" if self.batch else "0"
+        code("gemm(%d, %d, gm, gn, gk, %sf, %s, %s, %s, %s, %s, %s, %s, %s);" % (
+            self.ta, self.tb, repr(float(self.alpha)), A, sa, B, sb, beta, E.buf(self.out), sc, batch))
+        if self.tri:
+            code("tri_mask<<<grid_for(gm * gn, 256, 1), 256>>>(%s, %s, gm, %d);" % (
+                E.buf(self.out), E.buf(self.out), 1 if self.tri == "upper" else 0))
+        code.close()
+
+    def torch(self, nm):
+        A, B = nm[self.A], nm[self.B]
+        if self.sym:
+            A = "(torch.tril(%s) + torch.tril(%s, -1).T)" % (A, A)
+            B = "(torch.tril(%s) + torch.tril(%s, -1).T)" % (B, B)
+        if self.tri:
+            f = "torch.triu" if self.tri == "upper" else "torch.tril"
+            return "%s(torch.matmul(%s(%s), %s(%s)))" % (f, f, A, f, B)
+        if self.ta:
+            A = "%s.transpose(-1, -2)" % A
+        if self.tb:
+            B = "%s.transpose(-1, -2)" % B
+        r = "torch.matmul(%s, %s)" % (A, B)
+        if self.bias is not None:
+            r = "(%s + %s)" % (r, nm[self.bias])
+        if self.alpha != 1.0:
+            r = "(%s * %r)" % (r, self.alpha)
+        return r
+
+    def flops(self):
+        return self.fl

@@ -452,3 +452,10 @@ class Task:
             expr = "(%s) / %d + 1" % (num, s[a]) if s[a] != 1 else "%s + 1" % num
             sp.append(self.dim((names or {}).get(a, "%s_out" % cname(L)), expr))
         return self.add(O.Pool(kind, x, self.tmp(list(x.shape[:-nd]) + sp), tuple(k), tuple(s), tuple(p), tuple(d)))
+
+    def matmul(self, A, B, M, N, K, batch=None, out_shape=None, **kw):
+        """C = op(A) op(B) (ops.Matmul); M, N, K and batch are lists of dims (their products)."""
+        shape = out_shape or ((list(batch) if batch else []) + list(M) + list(N))
+        op = O.Matmul(A, B, self.tmp(shape), prod_c(M), prod_c(N), prod_c(K), prod_c(batch) if batch else None, **kw)
+        op.fl = "2*" + prod_full((list(batch) if batch else []) + list(M) + list(N) + list(K))
+        return self.add(op)
