@@ -601,5 +601,287 @@ def gemms():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# convolutions
+
+# num, KernelBench file, short id, transposed, kernel, stride, padding, dilation, output padding, groups ("dw":
+# depthwise), bias, spatial names, (batch, in, out, spatial...) of the benchmark
+CONVS = [
+    (50, "50_conv_standard_2D__square_input__square_kernel", "conv2d_alexnet_stem", False, (11, 11), 4, 2, 1, 0, 1,
+     True, ["height", "width"], (256, 3, 96, 224, 224)),
+    (54, "54_conv_standard_3D__square_input__square_kernel", "conv3d_square", False, (3, 3, 3), 1, 0, 1, 0, 1, False,
+     ["depth", "width", "height"], (16, 3, 64, 64, 64, 64)),
+    (55, "55_conv_standard_2D__asymmetric_input__square_kernel", "conv2d_asym_input", False, (3, 3), 1, 0, 1, 0, 1,
+     False, ["height", "width"], (8, 64, 128, 512, 1024)),
+    (56, "56_conv_standard_2D__asymmetric_input__asymmetric_kernel", "conv2d_asym_kernel", False, (5, 7), 1, 0, 1, 0,
+     1, False, ["height", "width"], (8, 64, 128, 512, 256)),
+    (57, "57_conv_transposed_2D__square_input__square_kernel", "conv_transpose2d_square", True, (3, 3), 1, 0, 1, 0, 1,
+     False, ["height", "width"], (8, 64, 64, 1024, 1024)),
+    (58, "58_conv_transposed_3D__asymmetric_input__asymmetric_kernel", "conv_transpose3d_asym", True, (3, 5, 7), 1, 0,
+     1, 0, 1, False, ["depth_in", "height_in", "width_in"], (16, 32, 16, 16, 32, 64)),
+    (59, "59_conv_standard_3D__asymmetric_input__square_kernel", "conv3d_asym_input", False, (3, 3, 1), 1, 0, 1, 0, 1,
+     False, ["height", "width", "depth"], (16, 3, 64, 256, 256, 10)),
+    (60, "60_conv_standard_3D__square_input__asymmetric_kernel", "conv3d_asym_kernel", False, (3, 5, 7), 1, 0, 1, 0,
+     1, False, ["width", "height", "depth"], (16, 3, 64, 64, 64, 64)),
+    (61, "61_conv_transposed_3D__square_input__square_kernel", "conv_transpose3d_square", True, (3, 3, 3), 1, 0, 1,
+     0, 1, False, ["depth", "height", "width"], (8, 48, 48, 64, 64, 64)),
+    (62, "62_conv_standard_2D__square_input__asymmetric_kernel", "conv2d_kernel_5x9", False, (5, 9), 1, 0, 1, 0, 1,
+     False, ["height", "width"], (8, 32, 64, 512, 512)),
+    (63, "63_conv_standard_2D__square_input__square_kernel", "conv2d_square", False, (3, 3), 1, 0, 1, 0, 1, False,
+     ["height", "width"], (16, 16, 128, 1024, 1024)),
+    (64, "64_conv_transposed_1D", "conv_transpose1d", True, (3,), 1, 0, 1, 0, 1, False, ["length"],
+     (64, 128, 128, 65536)),
+    (65, "65_conv_transposed_2D__square_input__asymmetric_kernel", "conv_transpose2d_kernel_3x7", True, (3, 7), 1, 0,
+     1, 0, 1, False, ["height", "width"], (8, 64, 64, 512, 512)),
+    (66, "66_conv_standard_3D__asymmetric_input__asymmetric_kernel", "conv3d_asym", False, (3, 5, 7), 1, 0, 1, 0, 1,
+     False, ["depth", "height", "width"], (8, 3, 64, 16, 128, 128)),
+    (67, "67_conv_standard_1D", "conv1d", False, (3,), 1, 0, 1, 0, 1, False, ["length"], (32, 64, 128, 131072)),
+    (68, "68_conv_transposed_3D__square_input__asymmetric_kernel", "conv_transpose3d_kernel_3x5x5", True, (3, 5, 5),
+     1, 0, 1, 0, 1, False, ["depth", "width", "height"], (16, 32, 64, 64, 64, 64)),
+    (69, "69_conv_transposed_2D__asymmetric_input__asymmetric_kernel", "conv_transpose2d_asym", True, (3, 5), 1, 0, 1,
+     0, 1, False, ["height_in", "width_in"], (64, 64, 128, 128, 256)),
+    (70, "70_conv_transposed_3D__asymmetric_input__square_kernel", "conv_transpose3d_96", True, (3, 3, 3), 1, 0, 1, 0,
+     1, False, ["depth", "height", "width"], (8, 48, 24, 96, 96, 96)),
+    (71, "71_conv_transposed_2D__asymmetric_input__square_kernel", "conv_transpose2d_asym_input", True, (3, 3), 1, 0,
+     1, 0, 1, False, ["height_in", "width_in"], (8, 32, 32, 512, 1024)),
+    (72, "72_conv_transposed_3D_asymmetric_input_asymmetric_kernel___strided_padded_grouped_",
+     "conv_transpose3d_strided_padded_grouped", True, (3, 5, 7), (2, 2, 2), (1, 2, 3), 1, (1, 1, 1), 4, False,
+     ["depth", "height", "width"], (8, 32, 32, 12, 24, 48)),
+    (73, "73_conv_transposed_3D_asymmetric_input_square_kernel__strided_padded__grouped",
+     "conv_transpose3d_strided_grouped", True, (3, 3, 3), 2, 1, 1, 0, 4, False, ["depth", "height", "width"],
+     (4, 32, 32, 32, 64, 128)),
+    (74, "74_conv_transposed_1D_dilated", "conv_transpose1d_dilated", True, (5,), 1, 0, 3, 0, 1, False, ["length"],
+     (32, 32, 64, 131072)),
+    (75, "75_conv_transposed_2D_asymmetric_input_asymmetric_kernel_strided__grouped____padded____dilated__",
+     "conv_transpose2d_strided_grouped_dilated", True, (3, 5), (2, 3), (1, 2), (2, 1), 0, 4, False,
+     ["height", "width"], (16, 32, 64, 128, 256)),
+    (76, "76_conv_standard_1D_dilated_strided__", "conv1d_dilated_strided", False, (3,), 3, 0, 4, 0, 1, False,
+     ["length"], (64, 64, 128, 524280)),
+    (77, "77_conv_transposed_3D_square_input_square_kernel___padded____dilated____strided__",
+     "conv_transpose3d_padded_dilated_strided", True, (3, 3, 3), 2, 1, 2, 0, 1, False, ["depth", "height", "width"],
+     (16, 32, 64, 16, 32, 32)),
+    (78, "78_conv_transposed_2D_asymmetric_input_asymmetric_kernel___padded__", "conv_transpose2d_padded", True,
+     (3, 7), 1, (1, 3), 1, 0, 1, False, ["height", "width"], (8, 32, 32, 512, 1024)),
+    (79, "79_conv_transposed_1D_asymmetric_input_square_kernel___padded____strided____dilated__",
+     "conv_transpose1d_padded_strided_dilated", True, (3,), 2, 1, 2, 0, 1, False, ["length"], (16, 32, 64, 131072)),
+    (80, "80_conv_standard_2D_square_input_asymmetric_kernel___dilated____padded__", "conv2d_dilated_padded", False,
+     (5, 9), 1, (2, 4), (2, 3), 0, 1, False, ["height", "width"], (8, 32, 64, 512, 512)),
+    (81, "81_conv_transposed_2D_asymmetric_input_square_kernel___dilated____padded____strided__",
+     "conv_transpose2d_dilated_padded_strided", True, (3, 3), 5, 1, 2, 0, 1, False, ["height_in", "width_in"],
+     (16, 32, 64, 64, 128)),
+    (82, "82_conv_depthwise_2D_square_input_square_kernel", "depthwise_conv2d", False, (3, 3), 1, 0, 1, 0, "dw",
+     False, ["height", "width"], (16, 64, 64, 512, 512)),
+    (83, "83_conv_depthwise_2D_square_input_asymmetric_kernel", "depthwise_conv2d_kernel_3x1", False, (3, 1), 1, 0, 1,
+     0, "dw", False, ["height", "width"], (64, 8, 8, 512, 512)),
+    (84, "84_conv_depthwise_2D_asymmetric_input_square_kernel", "depthwise_conv2d_asym_input", False, (3, 3), 1, 0,
+     1, 0, "dw", False, ["height_in", "width_in"], (64, 128, 128, 256, 512)),
+    (85, "85_conv_depthwise_2D_asymmetric_input_asymmetric_kernel", "depthwise_conv2d_kernel_3x7", False, (3, 7), 1,
+     0, 1, 0, "dw", False, ["height", "width"], (32, 128, 128, 128, 256)),
+    (87, "87_conv_pointwise_2D", "pointwise_conv2d", False, (1, 1), 1, 0, 1, 0, 1, False, ["height", "width"],
+     (16, 64, 128, 1024, 1024)),
+]
+
+
+def _tup(v, nd):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * nd
+
+
+def _conv_out(L, k, s, p, d, op, tr):
+    if tr:
+        return (L - 1) * s - 2 * p + d * (k - 1) + op + 1
+    return (L + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _conv_flops(c, nd, k, s, p, d, op, tr, g):
+    n, ci, co = c[0], c[1], c[2]
+    sp = c[3:]
+    kv = 1
+    for kk in k:
+        kv *= kk
+    out = 1
+    for a in range(nd):
+        out *= _conv_out(sp[a], k[a], s[a], p[a], d[a], op[a], tr)
+    per = 1 if g == "dw" else (co if tr else ci) // g
+    if tr:
+        inn = 1
+        for v in sp:
+            inn *= v
+        return 2 * n * ci * inn * per * kv
+    return 2 * n * co * out * per * kv
+
+
+def convs():
+    out = []
+    for num, kb, short, tr, k, st, pd, dl, op, g, bias, sp_names, big in CONVS:
+        nd = len(k)
+        s, p, d, opd = _tup(st, nd), _tup(pd, nd), _tup(dl, nd), _tup(op, nd)
+        title = "%s%dd %s" % ("ConvTranspose" if tr else "Conv", nd, "x".join(map(str, k)))
+        if g == "dw":
+            title = "Depthwise " + title
+        t = Task(1, num, kb, short, title)
+        dw = g == "dw"
+        if dw:
+            names = ["batch_size", "in_channels"] + sp_names
+        else:
+            names = ["batch_size", "in_channels", "out_channels"] + sp_names
+        ds = t.int(*names)
+        N, cin = ds[0], ds[1]
+        cout = cin if dw else ds[2]
+        sps = ds[1 + (1 if dw else 2):]
+        x = t.input("x", [N, cin] + sps, dist=["normal", "uniform"])
+        if dw:
+            wshape = [cin, 1] + list(k)
+        elif tr:
+            wshape = [cin, cout if g == 1 else t.dim("out_per_group", "out_channels / %d" % g)] + list(k)
+        else:
+            wshape = [cout, cin if g == 1 else t.dim("in_per_group", "in_channels / %d" % g)] + list(k)
+        w = t.input("weight", wshape, dist=["normal", "uniform"], doc="the module's weight")
+        b = t.input("bias", [cout], dist=["normal", "uniform"], doc="its bias") if bias else None
+        groups = "in_channels" if dw else g
+        t.output(t.conv(x, w, b, cout, k, s, p, d, opd, groups, transposed=tr,
+                        names={a: n[:-3] + "_out" if n.endswith("_in") else n + "_out"
+                               for a, n in enumerate(sp_names)}))
+        mod = "nn.ConvTranspose%dd" % nd if tr else "nn.Conv%dd" % nd
+        args = ["kernel_size=%s" % ((k if len(set(k)) > 1 else k[0]),)]
+        if set(s) != {1}:
+            args.append("stride=%s" % ((s if len(set(s)) > 1 else s[0]),))
+        if set(p) != {0}:
+            args.append("padding=%s" % ((p if len(set(p)) > 1 else p[0]),))
+        if tr and set(opd) != {0}:
+            args.append("output_padding=%s" % ((opd if len(set(opd)) > 1 else opd[0]),))
+        if set(d) != {1}:
+            args.append("dilation=%s" % ((d if len(set(d)) > 1 else d[0]),))
+        if dw:
+            args.append("groups=in_channels")
+        elif g != 1:
+            args.append("groups=%d" % g)
+        args.append("bias=%s" % bias)
+        what = "%s(%s, %s, %s)" % (mod, "in_channels", "in_channels" if dw else "out_channels", ", ".join(args))
+        if tr:
+            how = ("each input element x[n][c][i...] adds x * weight[c][o - g*out/groups][q...] to output position "
+                   "i * stride - padding + q * dilation of channel o (for the channels o of c's group g)")
+            lay = "weight is in_channels x out_channels/groups x kernel (torch's layout for a transposed convolution)"
+        else:
+            how = ("y[n][o][pos] = sum over the channels c of o's group and the kernel positions q of x[n][c][pos * "
+                   "stride - padding + q * dilation] * weight[o][c - g*in/groups][q], positions outside x reading 0")
+            lay = "weight is out_channels x in_channels/groups x kernel"
+        t.stmt = "Compute %s(x)%s: %s; %s%s." % (
+            what, " plus its bias per output channel" if bias else " (no bias)", how, lay,
+            "; groups = in_channels, so each channel is convolved with its own filter" if dw else "")
+        if g != 1 and not dw:
+            t.stmt += " in_channels and out_channels are multiples of %d." % g
+        t.notes.append("The module's weight%s (initialised at random when KernelBench builds the module) %s an input "
+                       "here, drawn like x." % (" and bias" if bias else "", "are" if bias else "is"))
+        t.notes.append("cuDNN's fp32 convolution is the baseline (CUDNN_FMA_MATH); PyTorch eager would let cuDNN use "
+                       "TF32 (torch.backends.cudnn.allow_tf32 is True by default), which misses KernelBench's fp32 "
+                       "tolerance on these zero-mean inputs." + (" For a depthwise convolution in fp32, eager calls "
+                                                                 "its own kernel rather than cuDNN." if dw else ""))
+        t.notes.append(RAND_NOTE)
+        # sizes: KernelBench's for the benchmark (problem 54's file names kernel_size's dims depth, width, height)
+        bench = dict(zip(names, [big[0], big[1]] + ([] if dw else [big[2]]) + list(big[3:] if len(big) == 3 + nd
+                                                                                       else big[-nd:])))
+        # the smallest spatial size giving an output
+        mins = [1 if tr else max(1, d[a] * (k[a] - 1) + 1 - 2 * p[a]) for a in range(nd)]
+        gg = 1 if (g == "dw" or g == 1) else g
+        chans = [(1, 1), (3, 5), (4, 2), (2, 3)] if gg == 1 else [(gg, gg), (2 * gg, gg), (gg, 2 * gg), (gg, gg)]
+        grow = {1: [[0], [13], [60], [5]], 2: [[0, 1], [3, 6], [9, 4], [1, 11]], 3: [[0, 0, 1], [2, 3, 1], [4, 1, 3],
+                                                                                     [1, 2, 2]]}[nd]
+        cases = []
+        for m, (ci, co) in enumerate(chans):
+            c = {names[0]: [1, 2, 1, 3][m], names[1]: ci}
+            if not dw:
+                c[names[2]] = co
+            for a in range(nd):
+                c[sp_names[a]] = mins[a] + grow[m][a]
+            cases.append(c)
+        ranges = {names[0]: [1, 3]}
+        if gg == 1:
+            ranges[names[1]] = [1, 4]
+            if not dw:
+                ranges[names[2]] = [1, 5]
+        else:
+            ranges[names[1]] = {"range": [gg, 2 * gg], "multiple_of": gg}
+            ranges[names[2]] = {"range": [gg, 2 * gg], "multiple_of": gg}
+        for a in range(nd):
+            ranges[sp_names[a]] = [mins[a], max(c[sp_names[a]] for c in cases)]
+        # bench_cpu: batch 1, then halve the largest dims until the reference's work is about 1e8 MACs x 2
+        cpu = dict(bench)
+        cpu[names[0]] = 1
+        order = list(sp_names) + names[1:1 + (1 if dw else 2)]
+        for _ in range(60):
+            vals = [cpu[n] for n in names]
+            if not dw:
+                f = _conv_flops(vals, nd, k, s, p, d, opd, tr, g)
+            else:
+                f = _conv_flops([vals[0], vals[1], vals[1]] + vals[2:], nd, k, s, p, d, opd, tr, g)
+            if f <= 2e8:
+                break
+            cand = [n for n in order if (cpu[n] // 2 >= max(mins[sp_names.index(n)] if n in sp_names else gg, 1)
+                                         and (n in sp_names or cpu[n] // 2 % gg == 0))]
+            if not cand:
+                break
+            n = max(cand, key=lambda q: cpu[q])
+            cpu[n] //= 2
+        t.sizes(cases, bench, cpu, ranges)
+        out.append(t)
+    # 86: depthwise separable = depthwise 3x3 (padding 1) then pointwise 1x1
+    t = Task(1, 86, "86_conv_depthwise_separable_2D", "depthwise_separable_conv2d", "Depthwise-separable Conv2d")
+    N, cin, cout, H, W = t.int("batch_size", "in_channels", "out_channels", "height", "width")
+    x = t.input("x", [N, cin, H, W], dist=["normal", "uniform"])
+    wd = t.input("depthwise_weight", [cin, 1, 3, 3], dist=["normal", "uniform"], doc="the depthwise conv's weight")
+    wp = t.input("pointwise_weight", [cout, cin, 1, 1], dist=["normal", "uniform"], doc="the pointwise conv's weight")
+    h = t.conv(x, wd, None, cin, (3, 3), 1, 1, 1, 0, "in_channels", names={0: "h_mid", 1: "w_mid"})
+    t.output(t.conv(h, wp, None, cout, (1, 1), names={0: "h_out", 1: "w_out"}))
+    t.stmt = ("Compute a depthwise-separable convolution: h = nn.Conv2d(in_channels, in_channels, 3, padding=1, "
+              "groups=in_channels, bias=False)(x) (each channel with its own 3 x 3 filter, zero padding 1), then "
+              "y = nn.Conv2d(in_channels, out_channels, 1, bias=False)(h): y[n][o][i][j] = sum over c of "
+              "pointwise_weight[o][c] * h[n][c][i][j].")
+    t.notes.append("The modules' weights are inputs here, drawn like x.")
+    t.notes.append("The baseline is cuDNN's fp32 convolution for both, as eager's two modules.")
+    t.notes.append(RAND_NOTE)
+    t.sizes([{"batch_size": 1, "in_channels": 1, "out_channels": 1, "height": 1, "width": 2},
+             {"batch_size": 2, "in_channels": 3, "out_channels": 5, "height": 4, "width": 7},
+             {"batch_size": 1, "in_channels": 4, "out_channels": 2, "height": 10, "width": 5},
+             {"batch_size": 3, "in_channels": 2, "out_channels": 3, "height": 2, "width": 12}],
+            {"batch_size": 16, "in_channels": 64, "out_channels": 128, "height": 512, "width": 512},
+            {"batch_size": 1, "in_channels": 16, "out_channels": 32, "height": 128, "width": 128},
+            {"batch_size": [1, 3], "in_channels": [1, 4], "out_channels": [1, 5], "height": [1, 10], "width": [2, 12]})
+    out.append(t)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# attention
+
+def attention():
+    t = Task(1, 97, "97_ScaledDotProductAttention", "scaled_dot_product_attention", "Scaled dot-product attention")
+    B, H, S, E = t.int("batch_size", "num_heads", "sequence_length", "embedding_dimension")
+    Q = t.input("Q", [B, H, S, E], dist=["normal", "uniform"])
+    K = t.input("K", [B, H, S, E], dist=["normal", "uniform"])
+    V = t.input("V", [B, H, S, E], dist=["normal", "uniform"])
+    sc = t.matmul(Q, K, [S], [S], [E], batch=[B, H], tb=True,
+                  alpha_expr=("1.0 / sqrt((double)embedding_dimension)", "(1.0 / math.sqrt(embedding_dimension))"))
+    pr = t.softmax(sc, [3])
+    t.output(t.matmul(pr, V, [S], [E], [S], batch=[B, H]), "out")
+    t.torch_lines = ["out = F.scaled_dot_product_attention(Q, K, V)"]
+    t.stmt = ("Compute torch.nn.functional.scaled_dot_product_attention(Q, K, V) (no mask, no dropout): for each "
+              "batch b and head h, scores = Q K^T / sqrt(embedding_dimension) (sequence_length x sequence_length), "
+              "P = the softmax of each row of scores, out = P V.")
+    t.notes.append("The baseline is what eager runs for fp32 with a head dimension of 1024 (past the fused kernels' "
+                   "limits): two cuBLAS batched SGEMMs and a softmax kernel between them, the scores in a buffer of "
+                   "batch x heads x sequence_length^2 floats.")
+    t.notes.append(FP32_NOTE)
+    t.notes.append(RAND_NOTE)
+    t.sizes([{"batch_size": 1, "num_heads": 1, "sequence_length": 1, "embedding_dimension": 1},
+             {"batch_size": 2, "num_heads": 3, "sequence_length": 7, "embedding_dimension": 16},
+             {"batch_size": 1, "num_heads": 2, "sequence_length": 33, "embedding_dimension": 64},
+             {"batch_size": 1, "num_heads": 1, "sequence_length": 100, "embedding_dimension": 9}],
+            {"batch_size": 32, "num_heads": 32, "sequence_length": 512, "embedding_dimension": 1024},
+            {"batch_size": 1, "num_heads": 4, "sequence_length": 256, "embedding_dimension": 128},
+            {"batch_size": [1, 2], "num_heads": [1, 3], "sequence_length": [1, 100], "embedding_dimension": [1, 64]})
+    return [t]
+
+
 def tasks():
-    return elementwise() + softmaxes() + reductions() + norms() + scans() + losses() + pools() + gemms()
+    return (elementwise() + softmaxes() + reductions() + norms() + scans() + losses() + pools() + gemms() + convs() +
+            attention())

@@ -1366,10 +1366,11 @@ class Matmul(Op):
     helpers = ("grid", "blas")
 
     def __init__(self, A, B, out, M, N, K, batch=None, ta=False, tb=False, bshared=False, bias=None, tri=None,
-                 sym=False, alpha=1.0):
+                 sym=False, alpha=1.0, alpha_expr=None):
         self.A, self.B, self.out, self.M, self.N, self.K = A, B, out, M, N, K
         self.batch, self.ta, self.tb, self.bshared, self.bias = batch, ta, tb, bshared, bias
         self.tri, self.sym, self.alpha = tri, sym, alpha
+        self.alpha_expr = alpha_expr  # (C expression in double, torch expression): a scale from the sizes
         self.ins = [A, B] + ([bias] if bias is not None else [])
 
     def _aval(self, E):
@@ -1408,7 +1409,10 @@ class Matmul(Op):
         code.open("for (long kk = %s; kk < %s; kk++)" % (lo, hi))
         code("acc += (%s)%s * %s;" % (E.T, self._aval(E), self._bval(E)))
         code.close()
-        code(E.st(self.out, oi, "acc" if self.alpha == 1.0 else "acc * %s" % E.k(self.alpha)))
+        if self.alpha_expr:
+            code(E.st(self.out, oi, "acc * (%s)(%s)" % (E.T, self.alpha_expr[0])))
+        else:
+            code(E.st(self.out, oi, "acc" if self.alpha == 1.0 else "acc * %s" % E.k(self.alpha)))
         code.close()
         code.close()
         if self.batch:
@@ -1479,8 +1483,9 @@ __global__ static void tri_mask(const float *A, float *S, long n, int upper)
         sa = "gm * gk" if self.batch else "0"
         sb = "gk * gn" if self.batch and not self.bshared else "0"
         sc = "gm * gn" if self.batch else "0"
-        code("gemm(%d, %d, gm, gn, gk, %sf, %s, %s, %s, %s, %s, %s, %s, %s);" % (
-            self.ta, self.tb, repr(float(self.alpha)), A, sa, B, sb, beta, E.buf(self.out), sc, batch))
+        alpha = "(float)(%s)" % self.alpha_expr[0] if self.alpha_expr else repr(float(self.alpha)) + "f"
+        code("gemm(%d, %d, gm, gn, gk, %s, %s, %s, %s, %s, %s, %s, %s, %s);" % (
+            self.ta, self.tb, alpha, A, sa, B, sb, beta, E.buf(self.out), sc, batch))
         if self.tri:
             code("tri_mask<<<grid_for(gm * gn, 256, 1), 256>>>(%s, %s, gm, %d);" % (
                 E.buf(self.out), E.buf(self.out), 1 if self.tri == "upper" else 0))
@@ -1501,9 +1506,142 @@ __global__ static void tri_mask(const float *A, float *S, long n, int upper)
         r = "torch.matmul(%s, %s)" % (A, B)
         if self.bias is not None:
             r = "(%s + %s)" % (r, nm[self.bias])
-        if self.alpha != 1.0:
+        if self.alpha_expr:
+            r = "(%s * %s)" % (r, self.alpha_expr[1])
+        elif self.alpha != 1.0:
             r = "(%s * %r)" % (r, self.alpha)
         return r
+
+    def flops(self):
+        return self.fl
+
+
+# ---------------------------------------------------------------------------------------------
+# convolutions (cuDNN)
+
+
+class Conv(Op):
+    """nn.ConvNd (transposed=False) or nn.ConvTransposeNd over [N, C, spatial...], nd of 1 to 3,
+    with groups, stride, padding, dilation, output padding and an optional bias. Weights are
+    [Cout, Cin/groups, k...] (forward) or [Cin, Cout/groups, k...] (transposed), as torch's.
+
+    The reference gathers: every output element sums its window (for a transposed convolution,
+    the input positions i with i * stride - padding + q * dilation at the output's place).
+    Baseline: cuDNN forward (or backward data for the transposed one), as PyTorch eager calls
+    it, split over the batch where a tensor has 2^31 elements or more (cuDNN indexes with 32
+    bits, and PyTorch splits so too); the bias by a kernel of its own."""
+    libs = ("cudnn",)
+
+    def __init__(self, x, w, bias, out, transposed, k, s, p, d, op, groups, N, cin, cout):
+        self.x, self.w, self.bias, self.out, self.tr = x, w, bias, out, transposed
+        self.k, self.s, self.p, self.d, self.op, self.groups = k, s, p, d, op, groups
+        self.N, self.cin, self.cout = N, cin, cout
+        self.nd = len(k)
+        self.ins = [x, w] + ([bias] if bias is not None else [])
+
+    def uses(self):
+        return {"dnn", "grid"} if self.bias is not None else {"dnn"}
+
+    def c(self, E, code):
+        nd = self.nd
+        Ls = [cname(v) for v in self.x.shape[2:]]
+        Os = [cname(v) for v in self.out.shape[2:]]
+        code.scope()
+        code("const long nb = %s, ci = %s, co = %s, ng = %s;" % (cname(self.N), cname(self.cin), cname(self.cout),
+                                                                  self.groups))
+        code("const long cig = ci / ng, cog = co / ng;")
+        code.open("for (long n = 0; n < nb; n++)")
+        code.open("for (long o = 0; o < co; o++)")
+        for a in range(nd):
+            code.open("for (long y%d = 0; y%d < %s; y%d++)" % (a, a, Os[a], a))
+        code("const long g = o / cog;")
+        code("%s acc = %s;" % (E.T, E.ld(self.bias, "o") if self.bias is not None else E.k(0)))
+        code.open("for (long c = 0; c < cig; c++)")
+        for a in range(nd):
+            code.open("for (long q%d = 0; q%d < %d; q%d++)" % (a, a, self.k[a], a))
+            if not self.tr:
+                code("const long i%d = y%d * %d - %d + q%d * %d;" % (a, a, self.s[a], self.p[a], a, self.d[a]))
+                code.open("if (i%d < 0 || i%d >= %s)" % (a, a, Ls[a]))
+                code("continue;")
+                code.close()
+            else:
+                code("const long t%d = y%d + %d - q%d * %d;" % (a, a, self.p[a], a, self.d[a]))
+                code.open("if (t%d < 0 || t%d %% %d != 0 || t%d / %d >= %s)" % (a, a, self.s[a], a, self.s[a], Ls[a]))
+                code("continue;")
+                code.close()
+                code("const long i%d = t%d / %d;" % (a, a, self.s[a]))
+        xi = "n * ci + g * cig + c"
+        for a in range(nd):
+            xi = "(%s) * %s + i%d" % (xi, Ls[a], a)
+        if not self.tr:
+            wi = "o * cig + c"
+        else:
+            wi = "(g * cig + c) * cog + o % cog"
+        for a in range(nd):
+            wi = "(%s) * %d + q%d" % (wi, self.k[a], a)
+        code("acc += (%s)%s * %s;" % (E.T, E.ld(self.x, xi), E.ld(self.w, wi)))
+        for a in range(nd):
+            code.close()
+        code.close()
+        oi = "n * co + o"
+        for a in range(nd):
+            oi = "(%s) * %s + y%d" % (oi, Os[a], a)
+        code(E.st(self.out, oi, "acc"))
+        for a in range(nd + 2):
+            code.close()
+        code.close()
+
+    def cu_defs(self, u):
+        if self.bias is None:
+            return []
+        return [("chbias", r'''/* y[n][c][...] += bias[c]: the convolution's bias, added as eager adds it after cuDNN. */
+__global__ static void channel_bias(float *__restrict__ y, const float *__restrict__ bias, long n, long C, long S)
+{
+	for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+		y[i] += bias[i / S % C];
+}
+''')]
+
+    def cu(self, E, code, u):
+        nd = self.nd
+        Ls = [cname(v) for v in self.x.shape[2:]]
+        Os = [cname(v) for v in self.out.shape[2:]]
+        code.scope()
+        code("static struct conv_plan plan[2]; /* the batch's chunks, and the last one when shorter */")
+        code("const int xs[] = {%s}, ys[] = {%s}, ks[] = {%s}, st[] = {%s}, pd[] = {%s}, dl[] = {%s};" % (
+            ", ".join("(int)%s" % v for v in Ls), ", ".join("(int)%s" % v for v in Os),
+            ", ".join(map(str, self.k)), ", ".join(map(str, self.s)), ", ".join(map(str, self.p)),
+            ", ".join(map(str, self.d))))
+        code("const long xper = %s, yper = %s;" % (prod_c([self.cin] + self.x.shape[2:]),
+                                                  prod_c([self.cout] + self.out.shape[2:])))
+        code("const long most = 2147483647L / (xper > yper ? xper : yper);")
+        code("const int ng = (int)(%s), nb = %s, chunk = (int)(nb < most ? nb : most < 1 ? 1 : most);" % (
+            self.groups, cname(self.N)))
+        code.open("for (int b0 = 0; b0 < nb; b0 += chunk)")
+        code("const int m = nb - b0 < chunk ? nb - b0 : chunk;")
+        code("struct conv_plan *p = &plan[m != chunk];")
+        fk, fc = ("%s" % cname(self.cin), "%s / ng" % cname(self.cout)) if self.tr else \
+            ("%s" % cname(self.cout), "%s / ng" % cname(self.cin))
+        code("if (conv_setup(p, %d, %d, m, %s, xs, %s, ys, %s, %s, ks, st, pd, dl, ng) ||" % (
+            1 if self.tr else 0, nd, cname(self.cin), cname(self.cout), fk, fc))
+        code("    conv_run(p, %d, %s + b0 * xper, %s, %s + b0 * yper))" % (1 if self.tr else 0, E.buf(self.x),
+                                                                        E.buf(self.w), E.buf(self.out)))
+        code("\treturn;")
+        code.close()
+        if self.bias is not None:
+            n = self.out.numel_c()
+            code("channel_bias<<<grid_for(%s, 256, 1), 256>>>(%s, %s, %s, %s, %s);" % (
+                n, E.buf(self.out), E.buf(self.bias), n, cname(self.cout), prod_c(self.out.shape[2:])))
+        code.close()
+
+    def torch(self, nm):
+        b = nm[self.bias] if self.bias is not None else "None"
+        g = self.groups if not isinstance(self.groups, str) else self.groups
+        if self.tr:
+            return "F.conv_transpose%dd(%s, %s, %s, stride=%r, padding=%r, output_padding=%r, groups=%s, dilation=%r)" % (
+                self.nd, nm[self.x], nm[self.w], b, self.s, self.p, self.op, g, self.d)
+        return "F.conv%dd(%s, %s, %s, stride=%r, padding=%r, dilation=%r, groups=%s)" % (
+            self.nd, nm[self.x], nm[self.w], b, self.s, self.p, self.d, g)
 
     def flops(self):
         return self.fl

@@ -142,9 +142,17 @@ class Task:
     def names(self):
         return {t: t.name for t in self.tensors()}
 
-    def _decl_dims(self, code):
+    def _decl_dims(self, code, body):
+        """Declares the derived sizes the code `body` (or a declaration it needs) names."""
+        import re
+
+        need = set(re.findall(r"\b[A-Za-z_]\w*\b", body))
+        for d in reversed(self.derived):
+            if d.name in need:
+                need |= set(re.findall(r"\b[A-Za-z_]\w*\b", d.cexpr))
         for d in self.derived:
-            code("const long %s = %s;" % (d.name, d.cexpr))
+            if d.name in need:
+                code("const long %s = %s;" % (d.name, d.cexpr))
 
     def c_source(self, T):
         ts = self.tensors()
@@ -162,7 +170,7 @@ class Task:
         code(self.proto())
         code("{")
         code.depth += 1
-        self._decl_dims(code)
+        head = len(code.lines)
         tmps = [t for t in ts if t.kind == "tmp"]
         if tmps:
             for t in tmps:
@@ -177,9 +185,11 @@ class Task:
             n.c(E, code)
         for t in tmps:
             code("free(%s);" % t.name)
+        dims = Code(1)
+        self._decl_dims(dims, "\n".join(code.lines[head:]))
+        code.lines[head:head] = dims.lines
         code.close()
-        text = code.text()
-        return text
+        return code.text()
 
     def cu_source(self):
         names = self.names()
@@ -218,7 +228,7 @@ class Task:
         code(self.proto(cuda=True))
         code("{")
         code.depth += 1
-        self._decl_dims(code)
+        head = len(code.lines)
         if tmps or wss:
             sizes = []
             for t in tmps:
@@ -243,6 +253,9 @@ class Task:
                 k += 1
         for u, n in enumerate(self.nodes):
             n.cu(E, code, u)
+        dims = Code(1)
+        self._decl_dims(dims, "\n".join(code.lines[head:]))
+        code.lines[head:head] = dims.lines
         code.close()
         return code.text()
 
@@ -264,6 +277,8 @@ class Task:
         return "vendor" if self.libs() else "kernel"
 
     def torch_code(self):
+        if getattr(self, "torch_lines", None):
+            return self.torch_lines
         nm = {t: t.name for t in self.tensors()}
         lines = []
         for n in self.nodes:
@@ -459,3 +474,32 @@ class Task:
         op = O.Matmul(A, B, self.tmp(shape), prod_c(M), prod_c(N), prod_c(K), prod_c(batch) if batch else None, **kw)
         op.fl = "2*" + prod_full((list(batch) if batch else []) + list(M) + list(N) + list(K))
         return self.add(op)
+
+    def conv(self, x, w, bias, cout, k, s=1, p=0, d=1, op=0, groups=1, transposed=False, names=None):
+        """nn.ConvNd / nn.ConvTransposeNd (ops.Conv) over the last len(k) axes of x [N, Cin, ...]
+        into cout channels. groups: an int, or a scalar's name (depthwise: groups = channels)."""
+        nd = len(k)
+        tup = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,) * nd
+        s, p, d, op = tup(s), tup(p), tup(d), tup(op)
+        N, cin = x.shape[0], x.shape[1]
+        sp = []
+        for a, L in enumerate(x.shape[2:]):
+            Lc = cname(L)
+            if transposed:
+                e = "(%s - 1) * %d" % (Lc, s[a]) if s[a] != 1 else "%s - 1" % Lc
+                tail = d[a] * (k[a] - 1) + op[a] + 1 - 2 * p[a]
+                expr = "%s %s %d" % (e, "+" if tail >= 0 else "-", abs(tail))
+            else:
+                num = "%s%s - %d" % (Lc, " + %d" % (2 * p[a]) if p[a] else "", d[a] * (k[a] - 1) + 1)
+                expr = "(%s) / %d + 1" % (num, s[a]) if s[a] != 1 else "%s + 1" % num
+            sp.append(self.dim((names or {}).get(a, "%s_out" % Lc), expr))
+        out = self.tmp([N, cout] + sp)
+        op_ = O.Conv(x, w, bias, out, transposed, tuple(k), s, p, d, op, str(groups), N, cin, cout)
+        kv = 1
+        for kk in k:
+            kv *= kk
+        other = cout if transposed else cin
+        per = "1" if isinstance(groups, str) else full(other) if groups == 1 else "%s/%d" % (full(other), groups)
+        big = prod_full(x.shape) if transposed else prod_full(out.shape)
+        op_.fl = "2*%s*%s*%d" % (big, per, kv) if per != "1" else "2*%s*%d" % (big, kv)
+        return self.add(op_)
