@@ -231,8 +231,9 @@ static const struct leap_opt opts[] = {
 	 "compute_capability, arch, memory_bytes, l2_bytes (default:\n"
 	 "this machine's CPUs; the GPU is then not named)"},
 	{"tolerance", 0, required_argument, "MODE", OPT_TOL,
-	 "the tolerance the prompt states: task (default) or kernelbench\n"
-	 "(atol = rtol = 1e-2), as given to leap-verify"},
+	 "the tolerance the prompt states: task (default), kernelbench\n"
+	 "(1e-4 fp32, 1e-2 half/bf16) or kernelbench-v0.1 (1e-2), as given\n"
+	 "to leap-verify"},
 	{"level", 0, required_argument, "N", OPT_LEVEL, "with --all: only tasks of level N"},
 	{"skip-from", 0, required_argument, "STATE", OPT_SKIP_FROM,
 	 "skip tasks that leap-prune --adaptive STATE found easy or\n"
@@ -305,7 +306,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TOL:
 			if (leap_tolerance_parse(optarg, &tol))
-				leap_usage_error(&c.common, "--tolerance: '%s' is not task or kernelbench", optarg);
+				leap_usage_error(&c.common, "--tolerance: '%s' is not " LEAP_TOLERANCE_NAMES, optarg);
 			break;
 		case OPT_SEED:
 			if (leap_parse_i64(optarg, 0, INT64_MAX, &v))

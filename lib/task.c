@@ -382,6 +382,8 @@ int leap_tolerance_parse(const char *s, enum leap_tolerance *out)
 		*out = LEAP_TOL_TASK;
 	else if (!strcmp(s, "kernelbench"))
 		*out = LEAP_TOL_KERNELBENCH;
+	else if (!strcmp(s, "kernelbench-v0.1"))
+		*out = LEAP_TOL_KERNELBENCH_V01;
 	else
 		return -1;
 	return 0;
@@ -389,21 +391,30 @@ int leap_tolerance_parse(const char *s, enum leap_tolerance *out)
 
 const char *leap_tolerance_name(enum leap_tolerance m)
 {
-	return m == LEAP_TOL_KERNELBENCH ? "kernelbench" : "task";
+	return m == LEAP_TOL_KERNELBENCH ? "kernelbench" : m == LEAP_TOL_KERNELBENCH_V01 ? "kernelbench-v0.1" : "task";
 }
 
 void leap_task_tolerance(const struct leap_task *t, enum leap_tolerance mode, double *atol, double *rtol)
 {
 	*atol = t->atol;
 	*rtol = t->rtol;
+	if (mode == LEAP_TOL_TASK)
+		return;
+	/* KernelBench's torch.allclose(atol=tol, rtol=tol): tol by the precision of the outputs
+	 * (an output of half or bf16 is a half-precision run) now, 1e-2 for all in v0 and v0.1. A
+	 * task whose own rounding needs more keeps its own, or a correct kernel would fail. */
+	double kb = LEAP_KERNELBENCH_V01_TOL;
 	if (mode == LEAP_TOL_KERNELBENCH) {
-		/* KernelBench's torch.allclose(atol=rtol=1e-2); a task whose own fp32 rounding needs
-		 * more keeps its own, or a correct kernel would fail */
-		if (*atol < LEAP_KERNELBENCH_TOL)
-			*atol = LEAP_KERNELBENCH_TOL;
-		if (*rtol < LEAP_KERNELBENCH_TOL)
-			*rtol = LEAP_KERNELBENCH_TOL;
+		kb = LEAP_KERNELBENCH_TOL_FP32;
+		for (size_t i = 0; i < t->nparams; i++)
+			if ((t->params[i].role == LEAP_ROLE_OUT || t->params[i].role == LEAP_ROLE_INOUT) &&
+			    (t->params[i].type == LEAP_T_HALF || t->params[i].type == LEAP_T_BF16))
+				kb = LEAP_KERNELBENCH_TOL_HALF;
 	}
+	if (*atol < kb)
+		*atol = kb;
+	if (*rtol < kb)
+		*rtol = kb;
 }
 
 static const char *const lib_names[LEAP_LIB_COUNT] = {"cublas", "cublasLt", "cudnn", "cufft", "curand", "cusparse",

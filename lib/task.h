@@ -82,13 +82,20 @@ enum leap_precision { LEAP_PREC_FP32, LEAP_PREC_TF32 };
 
 const char *leap_precision_name(enum leap_precision p);
 
-/* Which tolerance a check applies: the task's own atol and rtol, or KernelBench's
- * (atol = rtol = 1e-2, never tighter than the task's own), as `--tolerance task|kernelbench`. */
-enum leap_tolerance { LEAP_TOL_TASK, LEAP_TOL_KERNELBENCH };
+/* Which tolerance a check applies, as `--tolerance task|kernelbench|kernelbench-v0.1`: the
+ * task's own atol and rtol; KernelBench's current one (its eval.py: atol = rtol = 1e-4 in fp32,
+ * 1e-2 where an output is half or bf16); or KernelBench v0 and v0.1's (atol = rtol = 1e-2 in
+ * every precision). KernelBench's are never tighter than the task's own. */
+enum leap_tolerance { LEAP_TOL_TASK, LEAP_TOL_KERNELBENCH, LEAP_TOL_KERNELBENCH_V01 };
 
-#define LEAP_KERNELBENCH_TOL 1e-2
+#define LEAP_KERNELBENCH_TOL_FP32 1e-4
+#define LEAP_KERNELBENCH_TOL_HALF 1e-2
+#define LEAP_KERNELBENCH_V01_TOL 1e-2
 
-/* Parses "task" or "kernelbench"; returns 0, or -1 when s is neither. */
+/* The names --tolerance takes, for messages. */
+#define LEAP_TOLERANCE_NAMES "task, kernelbench or kernelbench-v0.1"
+
+/* Parses "task", "kernelbench" or "kernelbench-v0.1"; returns 0, or -1 when s is none of them. */
 int leap_tolerance_parse(const char *s, enum leap_tolerance *out);
 const char *leap_tolerance_name(enum leap_tolerance m);
 
