@@ -16,13 +16,14 @@
  * the exit status. */
 static const char usage_head[] =
 	"usage: leap-prompt [OPTION]... TASK...\n"
-	"   or: leap-prompt [OPTION]... --all\n"
+	"   or: leap-prompt [OPTION]... [--suite NAME] --all\n"
 	"   or: leap-prompt [OPTION]... --file FILE\n"
 	"\n"
 	"Write one turn-1 record per task and sample: task, group, sample, turn, backend and the\n"
 	"chat messages (system + user) that state the task, the exact prototype, the inputs and\n"
 	"sizes, the tolerance, the machine (cores or GPU), the compiler and flags leap-compile\n"
-	"uses, how speed is measured and the answer format.\n"
+	"uses, how speed is measured and the answer format. --all takes every task of one suite:\n"
+	"leap's own (leap) unless --suite names another, such as kernelbench-l1.\n"
 	"\n";
 
 static const char usage_tail[] =
@@ -31,7 +32,7 @@ static const char usage_tail[] =
 	"written for it), 2 usage or fatal error.\n";
 
 enum { OPT_GROUP_PREFIX = LEAP_OPT_PRIVATE, OPT_SYSTEM, OPT_LEVEL, OPT_SKIP_FROM, OPT_SKIP_AFTER, OPT_REVISIT, OPT_SEED,
-       OPT_DEVICE_INFO, OPT_TOL };
+       OPT_DEVICE_INFO, OPT_TOL, OPT_SUITE };
 
 struct ctx {
 	struct leap_common common;
@@ -166,7 +167,7 @@ static void emit_all(struct ctx *c)
 	if (n < 0)
 		leap_die("%s", err);
 	if (n == 0)
-		leap_die("%s: no tasks found", c->suite.dir);
+		leap_die("%s: no tasks found in suite '%s'", c->suite.dir, c->suite.only ? c->suite.only : LEAP_SUITE_OWN);
 	unsigned levels = 0; /* bit L: a task of level L exists */
 	long matched = 0;
 	for (long i = 0; i < n; i++) {
@@ -185,18 +186,22 @@ static void emit_all(struct ctx *c)
 		for (int l = 0; l < 32; l++)
 			if (levels & (1u << l))
 				leap_buf_addf(&have, "%s%d", have.len ? ", " : "", l);
-		leap_die("--level %d: no task of that level in %s (its levels: %s)", c->level, c->suite.dir,
-			 have.len ? have.s : "none");
+		leap_die("--level %d: no task of that level in suite '%s' of %s (its levels: %s)", c->level,
+			 c->suite.only ? c->suite.only : LEAP_SUITE_OWN, c->suite.dir, have.len ? have.s : "none");
 	}
 }
 
-/* Opens the task suite and learns the machine the prompts describe: the backend (the
- * default when none was given), its compiler and flags, the GPU (--device-info FILE). */
-static void setup_machine(struct ctx *c, const char *device_file, enum leap_tolerance tol)
+/* Opens the task suite (--suite: one suite of the root) and learns the machine the prompts
+ * describe: the backend (the default when none was given), its compiler and flags, the GPU
+ * (--device-info FILE). */
+static void setup_machine(struct ctx *c, const char *suite, const char *device_file, enum leap_tolerance tol)
 {
 	char *dir = leap_tasks_dir(c->common.tasks);
 	leap_suite_init(&c->suite, dir);
 	free(dir);
+	char *serr = NULL;
+	if (suite && leap_suite_select(&c->suite, suite, &serr))
+		leap_usage_error(&c->common, "--suite: %s", serr);
 	if ((int)c->backend < 0) {
 		char said[256];
 		c->backend = leap_backend_default(said, sizeof said);
@@ -217,6 +222,10 @@ static void setup_machine(struct ctx *c, const char *device_file, enum leap_tole
 static const struct leap_opt opts[] = {
 	{"group-size", 'g', required_argument, "G", 0, "samples per task, the GRPO group size (default 1)"},
 	{"all", 'a', no_argument, NULL, 0, "every task of the suite, sorted by id"},
+	{"suite", 0, required_argument, "NAME", OPT_SUITE,
+	 "the suite --all and --level take, and the only one task ids are\n"
+	 "looked up in: leap (the default for --all: leap's own tasks),\n"
+	 "kernelbench-l1, kernelbench-l2 or another folder of the task root"},
 	{"file", 'f', required_argument, "FILE", 0,
 	 "read task ids from FILE, one per line ('-': stdin; # comments)"},
 	{"backend", 'b', required_argument, "NAME", 0,
@@ -259,7 +268,7 @@ int main(int argc, char **argv)
 	int seed_given = 0;
 	leap_common_init(&c.common, &usage);
 	int all = 0, opt;
-	const char *file = NULL, *system_file = NULL, *device_file = NULL;
+	const char *file = NULL, *system_file = NULL, *device_file = NULL, *suite = NULL;
 	enum leap_tolerance tol = LEAP_TOL_TASK;
 	while ((opt = leap_common_getopt(&c.common, argc, argv)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
@@ -308,6 +317,9 @@ int main(int argc, char **argv)
 			if (leap_tolerance_parse(optarg, &tol))
 				leap_usage_error(&c.common, "--tolerance: '%s' is not " LEAP_TOLERANCE_NAMES, optarg);
 			break;
+		case OPT_SUITE:
+			suite = optarg;
+			break;
 		case OPT_SEED:
 			if (leap_parse_i64(optarg, 0, INT64_MAX, &v))
 				leap_usage_error(&c.common, "--seed: '%s' is not an integer >= 0", optarg);
@@ -321,7 +333,7 @@ int main(int argc, char **argv)
 	check_sources(&c, all, file, argc - optind);
 	if (system_file)
 		c.system = read_text(system_file);
-	setup_machine(&c, device_file, tol);
+	setup_machine(&c, suite, device_file, tol);
 	struct leap_adaptive state;
 	if (skip_from) {
 		char *err = NULL;
