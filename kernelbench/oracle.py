@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """oracle.py - checks every KernelBench task's reference.c against PyTorch's own CPU operators.
 
-usage: PYTHON kernelbench/oracle.py [--only ID_PREFIX]... [--list]
+usage: PYTHON kernelbench/oracle.py [--only ID_PREFIX]... [--tasks ROOT]
   (PYTHON: a python3 with torch; the tests take it from $LEAP_TORCH_PYTHON)
 
 The references were written here, from the problems' files; the oracle is code no one here
@@ -15,7 +15,8 @@ code in float64 on the same values, and requires
 
 (the reference computes in double and rounds once to float, 6e-8 relative; the rest is room
 for the summation order of two double computations), and integer outputs (indices) equal.
-Prints one line per task and a last line "oracle: N tasks, N passed, N failed"; exit 0 when all
+--tasks: the task root holding the suites (default tasks/). Prints one line per task and a last
+line "oracle: N tasks, N passed, N failed"; exit 0 when all
 passed, 1 when one failed, 2 on a usage or build error, 77 when torch cannot be imported.
 """
 
@@ -136,6 +137,7 @@ def check_case(ent, tj, lib, case, k):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--tasks", default="tasks")
     a = ap.parse_args()
     ents = [json.loads(l) for l in open(TABLE)]
     if a.only:
@@ -143,7 +145,7 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as work:
         for ent in ents:
-            tdir = os.path.join("tasks", ent["suite"], ent["id"])
+            tdir = os.path.join(a.tasks, ent["suite"], ent["id"])
             tj = json.load(open(os.path.join(tdir, "task.json")))
             try:
                 lib = build(tdir, work)
