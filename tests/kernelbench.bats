@@ -12,7 +12,9 @@ load helpers
 # first shows in one of these.
 SAMPLE="kb1_019_relu kb1_012_diag_matmul kb1_023_softmax kb1_051_argmax_dim kb1_035_groupnorm
 	kb1_037_frobenius_norm kb1_090_cumprod kb1_095_cross_entropy_loss kb1_043_maxpool3d
-	kb1_014_upper_triangular_matmul kb1_072_conv_transpose3d_strided_padded_grouped kb1_097_scaled_dot_product_attention"
+	kb1_014_upper_triangular_matmul kb1_072_conv_transpose3d_strided_padded_grouped kb1_097_scaled_dot_product_attention
+	kb2_011_convtranspose2d_batchnorm_tanh_maxpool_groupnorm kb2_038_avgpool_convtranspose3d_clamp_softmax_mul
+	kb2_075_linear_groupnorm_min_biasadd kb2_098_linear_avgpool_gelu_scale_max"
 
 setup() {
 	cd "$ROOT"
@@ -26,7 +28,7 @@ lint_ids() {
 		leap-task --suite kernelbench-l1 --list
 		leap-task --suite kernelbench-l2 --list 2>/dev/null || true
 	else
-		echo $SAMPLE ${SAMPLE_L2:-} | tr ' ' '\n'
+		echo $SAMPLE | tr ' ' '\n'
 	fi
 }
 
@@ -59,6 +61,16 @@ torch_python() {
 	[ "$(sort -u <<<"$output")" = kernelbench-l1 ]
 }
 
+@test "kernelbench: level 2's problems are tasks but for the three excluded, each named with its reason" {
+	run -0 leap-task --suite kernelbench-l2 --list
+	[ "${#lines[@]}" -eq 97 ]
+	# every number from 1 to 100 but the excluded
+	run -0 bash -c 'comm -13 <(leap-task --suite kernelbench-l2 --list | sed -n "s/^kb2_\([0-9]*\)_.*/\1/p" | sed "s/^0*//" | sort) <(seq 1 100 | sort) | sort -n | tr "\n" " "'
+	assert_output "66 80 83 "
+	run -0 python3 -c 'import sys; sys.path.insert(0, "kernelbench"); import level2; print(" ".join(map(str, sorted(level2.EXCLUDED))))'
+	assert_output "66 80 83"
+}
+
 @test "kernelbench: every task loads; no solution and nothing but the three files lies in a suite" {
 	run -0 bash -c 'leap-task --check tasks/kernelbench-l*/*/ > "$1/check.jsonl"' _ "$WORK"
 	run -0 jq -s '[.[] | select(.error)] | length' "$WORK/check.jsonl"
@@ -85,6 +97,16 @@ torch_python() {
 		if [ "$want" = kernel: ]; then
 			! grep -qE "#include <cu(blas|dnn)" "$d/baseline.cu" || bad="$bad $id:includes-a-library"
 		fi
+	done
+	# level 2: the front layer's library, cuDNN for a convolution, cuBLAS for a linear layer
+	for d in tasks/kernelbench-l2/*/; do
+		id=$(basename "$d")
+		kind=$(jq -r '.baseline_kind + ":" + ((.baseline_libraries // []) | join(","))' "$d/task.json")
+		case $id in
+		*conv*) want=vendor:cudnn ;;
+		*) want=vendor:cublas ;;
+		esac
+		[ "$kind" = "$want" ] || bad="$bad $id:$kind"
 	done
 	[ -z "$bad" ] || fail "baseline kinds:$bad"
 }

@@ -1565,11 +1565,11 @@ class Conv(Op):
                 code("continue;")
                 code.close()
             else:
-                code("const long t%d = y%d + %d - q%d * %d;" % (a, a, self.p[a], a, self.d[a]))
-                code.open("if (t%d < 0 || t%d %% %d != 0 || t%d / %d >= %s)" % (a, a, self.s[a], a, self.s[a], Ls[a]))
+                code("const long u%d = y%d + %d - q%d * %d;" % (a, a, self.p[a], a, self.d[a]))
+                code.open("if (u%d < 0 || u%d %% %d != 0 || u%d / %d >= %s)" % (a, a, self.s[a], a, self.s[a], Ls[a]))
                 code("continue;")
                 code.close()
-                code("const long i%d = t%d / %d;" % (a, a, self.s[a]))
+                code("const long i%d = u%d / %d;" % (a, a, self.s[a]))
         xi = "n * ci + g * cig + c"
         for a in range(nd):
             xi = "(%s) * %s + i%d" % (xi, Ls[a], a)
