@@ -16,11 +16,11 @@ void kb_conv_transpose1d(const float *x, const float *weight, float *y, int batc
 					double acc = 0.0;
 					for (long c = 0; c < cig; c++) {
 						for (long q0 = 0; q0 < 3; q0++) {
-							const long t0 = y0 + 0 - q0 * 1;
-							if (t0 < 0 || t0 % 1 != 0 || t0 / 1 >= length) {
+							const long u0 = y0 + 0 - q0 * 1;
+							if (u0 < 0 || u0 % 1 != 0 || u0 / 1 >= length) {
 								continue;
 							}
-							const long i0 = t0 / 1;
+							const long i0 = u0 / 1;
 							acc += (double)x[(n * ci + g * cig + c) * length + i0] * weight[((g * cig + c) * cog + o % cog) * 3 + q0];
 						}
 					}

@@ -18,17 +18,17 @@ void kb_conv_transpose2d_asym(const float *x, const float *weight, float *y, int
 						double acc = 0.0;
 						for (long c = 0; c < cig; c++) {
 							for (long q0 = 0; q0 < 3; q0++) {
-								const long t0 = y0 + 0 - q0 * 1;
-								if (t0 < 0 || t0 % 1 != 0 || t0 / 1 >= height_in) {
+								const long u0 = y0 + 0 - q0 * 1;
+								if (u0 < 0 || u0 % 1 != 0 || u0 / 1 >= height_in) {
 									continue;
 								}
-								const long i0 = t0 / 1;
+								const long i0 = u0 / 1;
 								for (long q1 = 0; q1 < 5; q1++) {
-									const long t1 = y1 + 0 - q1 * 1;
-									if (t1 < 0 || t1 % 1 != 0 || t1 / 1 >= width_in) {
+									const long u1 = y1 + 0 - q1 * 1;
+									if (u1 < 0 || u1 % 1 != 0 || u1 / 1 >= width_in) {
 										continue;
 									}
-									const long i1 = t1 / 1;
+									const long i1 = u1 / 1;
 									acc += (double)x[((n * ci + g * cig + c) * height_in + i0) * width_in + i1] * weight[(((g * cig + c) * cog + o % cog) * 3 + q0) * 5 + q1];
 								}
 							}

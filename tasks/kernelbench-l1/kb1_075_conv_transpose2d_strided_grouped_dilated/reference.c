@@ -18,17 +18,17 @@ void kb_conv_transpose2d_strided_grouped_dilated(const float *x, const float *we
 						double acc = 0.0;
 						for (long c = 0; c < cig; c++) {
 							for (long q0 = 0; q0 < 3; q0++) {
-								const long t0 = y0 + 1 - q0 * 2;
-								if (t0 < 0 || t0 % 2 != 0 || t0 / 2 >= height) {
+								const long u0 = y0 + 1 - q0 * 2;
+								if (u0 < 0 || u0 % 2 != 0 || u0 / 2 >= height) {
 									continue;
 								}
-								const long i0 = t0 / 2;
+								const long i0 = u0 / 2;
 								for (long q1 = 0; q1 < 5; q1++) {
-									const long t1 = y1 + 2 - q1 * 1;
-									if (t1 < 0 || t1 % 3 != 0 || t1 / 3 >= width) {
+									const long u1 = y1 + 2 - q1 * 1;
+									if (u1 < 0 || u1 % 3 != 0 || u1 / 3 >= width) {
 										continue;
 									}
-									const long i1 = t1 / 3;
+									const long i1 = u1 / 3;
 									acc += (double)x[((n * ci + g * cig + c) * height + i0) * width + i1] * weight[(((g * cig + c) * cog + o % cog) * 3 + q0) * 5 + q1];
 								}
 							}

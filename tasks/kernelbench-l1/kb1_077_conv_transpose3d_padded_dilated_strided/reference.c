@@ -20,23 +20,23 @@ void kb_conv_transpose3d_padded_dilated_strided(const float *x, const float *wei
 							double acc = 0.0;
 							for (long c = 0; c < cig; c++) {
 								for (long q0 = 0; q0 < 3; q0++) {
-									const long t0 = y0 + 1 - q0 * 2;
-									if (t0 < 0 || t0 % 2 != 0 || t0 / 2 >= depth) {
+									const long u0 = y0 + 1 - q0 * 2;
+									if (u0 < 0 || u0 % 2 != 0 || u0 / 2 >= depth) {
 										continue;
 									}
-									const long i0 = t0 / 2;
+									const long i0 = u0 / 2;
 									for (long q1 = 0; q1 < 3; q1++) {
-										const long t1 = y1 + 1 - q1 * 2;
-										if (t1 < 0 || t1 % 2 != 0 || t1 / 2 >= height) {
+										const long u1 = y1 + 1 - q1 * 2;
+										if (u1 < 0 || u1 % 2 != 0 || u1 / 2 >= height) {
 											continue;
 										}
-										const long i1 = t1 / 2;
+										const long i1 = u1 / 2;
 										for (long q2 = 0; q2 < 3; q2++) {
-											const long t2 = y2 + 1 - q2 * 2;
-											if (t2 < 0 || t2 % 2 != 0 || t2 / 2 >= width) {
+											const long u2 = y2 + 1 - q2 * 2;
+											if (u2 < 0 || u2 % 2 != 0 || u2 / 2 >= width) {
 												continue;
 											}
-											const long i2 = t2 / 2;
+											const long i2 = u2 / 2;
 											acc += (double)x[(((n * ci + g * cig + c) * depth + i0) * height + i1) * width + i2] * weight[((((g * cig + c) * cog + o % cog) * 3 + q0) * 3 + q1) * 3 + q2];
 										}
 									}

@@ -18,17 +18,17 @@ void kb_conv_transpose2d_dilated_padded_strided(const float *x, const float *wei
 						double acc = 0.0;
 						for (long c = 0; c < cig; c++) {
 							for (long q0 = 0; q0 < 3; q0++) {
-								const long t0 = y0 + 1 - q0 * 2;
-								if (t0 < 0 || t0 % 5 != 0 || t0 / 5 >= height_in) {
+								const long u0 = y0 + 1 - q0 * 2;
+								if (u0 < 0 || u0 % 5 != 0 || u0 / 5 >= height_in) {
 									continue;
 								}
-								const long i0 = t0 / 5;
+								const long i0 = u0 / 5;
 								for (long q1 = 0; q1 < 3; q1++) {
-									const long t1 = y1 + 1 - q1 * 2;
-									if (t1 < 0 || t1 % 5 != 0 || t1 / 5 >= width_in) {
+									const long u1 = y1 + 1 - q1 * 2;
+									if (u1 < 0 || u1 % 5 != 0 || u1 / 5 >= width_in) {
 										continue;
 									}
-									const long i1 = t1 / 5;
+									const long i1 = u1 / 5;
 									acc += (double)x[((n * ci + g * cig + c) * height_in + i0) * width_in + i1] * weight[(((g * cig + c) * cog + o % cog) * 3 + q0) * 3 + q1];
 								}
 							}
