@@ -191,3 +191,19 @@ torch_python() {
 	run -0 bash -c 'leap-compile < "$1" | leap-verify' _ "$WORK/c.jsonl"
 	[ "$(jq -r .status <<<"$output")" = pass ]
 }
+
+@test "kernelbench: the sample's baselines (every one under make lint-tasks) pass their tasks on the GPU" {
+	skip_unless_gpu
+	failed=""
+	# a vendor baseline is verified as a candidate of a task that allows its libraries
+	for id in $(lint_ids); do
+		d=$(leap-task "$id" | jq -r .dir)
+		s=$(basename "$(dirname "$d")")
+		mkdir -p "$WORK/root/$s"
+		cp -R "$d" "$WORK/root/$s/"
+		jq '. + {libraries: (.baseline_libraries // [])}' "$d/task.json" >"$WORK/root/$s/$id/task.json"
+		leap-verify --tasks "$WORK/root" --task "$id" "$d/baseline.cu" >"$WORK/$id.txt" 2>&1 ||
+			{ failed="$failed $id"; head -3 "$WORK/$id.txt"; }
+	done
+	[ -z "$failed" ] || fail "baselines that do not pass:$failed"
+}
