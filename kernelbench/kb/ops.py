@@ -717,11 +717,11 @@ class GroupStats(Op):
         if self.w is not None:
             ch = {"g": "g", "b": "i % B", "gn": "(g % p1) * p2 + i % B / p3"}[self.ch]
             aff = " * w[%s] + bb[%s]" % (ch, ch)
-        return [("gstats", r'''/* Partial sums of group g = blockIdx.y over its chunk blockIdx.x of P: part[g][p] = (sum,
- * sum of squares), in double. */
+        return [("gstats", r'''/* Partial sums of group g = blockIdx.x over its chunk blockIdx.y of P: part[g][p] = (sum,
+ * sum of squares), in double. (Groups on x: there may be millions, past gridDim.y's 65535.) */
 __global__ static void gstats_part(const float *__restrict__ x, double2 *__restrict__ part, long A, long G, long B, long chunk)
 {
-	const long g = blockIdx.y, n = A * B, e0 = (long)blockIdx.x * chunk;
+	const long g = blockIdx.x, n = A * B, e0 = (long)blockIdx.y * chunk;
 	const long e1 = e0 + chunk < n ? e0 + chunk : n;
 	double s = 0, q = 0;
 	for (long e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
@@ -732,7 +732,7 @@ __global__ static void gstats_part(const float *__restrict__ x, double2 *__restr
 	s = block_sum(s);
 	q = block_sum(q);
 	if (threadIdx.x == 0)
-		part[g * gridDim.x + blockIdx.x] = make_double2(s, q);
+		part[g * gridDim.y + blockIdx.y] = make_double2(s, q);
 }
 
 /* One thread per group: the mean and 1 / sqrt(variance + eps) from the partial sums. */
@@ -775,7 +775,7 @@ __global__ static void k%(u)d(const float *__restrict__ x, const float2 *__restr
         code("const int P = gstats_split(G, A * B);")
         code("double2 *part = (double2 *)ws%d;" % u)
         code("float2 *st = (float2 *)(part + G * 64);")
-        code("gstats_part<<<dim3(P, (unsigned)G), 256>>>(%s, part, A, G, B, (A * B + P - 1) / P);" % E.buf(self.x))
+        code("gstats_part<<<dim3((unsigned)G, P), 256>>>(%s, part, A, G, B, (A * B + P - 1) / P);" % E.buf(self.x))
         code("gstats_final<<<grid_for(G, 128, 1), 128>>>(part, st, G, P, A * B, %s);" % repr(float(self.eps)))
         P1, P2, P3 = self.p
         code("k%d<<<grid_for(n, 256, 1), 256>>>(%s, st, %s, %s, %s, n, G, B, %s, %s, %s);" % (

@@ -238,11 +238,11 @@ __global__ static void k1(const float *__restrict__ A, const float *__restrict__
 	}
 }
 
-/* Partial sums of group g = blockIdx.y over its chunk blockIdx.x of P: part[g][p] = (sum,
- * sum of squares), in double. */
+/* Partial sums of group g = blockIdx.x over its chunk blockIdx.y of P: part[g][p] = (sum,
+ * sum of squares), in double. (Groups on x: there may be millions, past gridDim.y's 65535.) */
 __global__ static void gstats_part(const float *__restrict__ x, double2 *__restrict__ part, long A, long G, long B, long chunk)
 {
-	const long g = blockIdx.y, n = A * B, e0 = (long)blockIdx.x * chunk;
+	const long g = blockIdx.x, n = A * B, e0 = (long)blockIdx.y * chunk;
 	const long e1 = e0 + chunk < n ? e0 + chunk : n;
 	double s = 0, q = 0;
 	for (long e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
@@ -253,7 +253,7 @@ __global__ static void gstats_part(const float *__restrict__ x, double2 *__restr
 	s = block_sum(s);
 	q = block_sum(q);
 	if (threadIdx.x == 0)
-		part[g * gridDim.x + blockIdx.x] = make_double2(s, q);
+		part[g * gridDim.y + blockIdx.y] = make_double2(s, q);
 }
 
 /* One thread per group: the mean and 1 / sqrt(variance + eps) from the partial sums. */
@@ -390,7 +390,7 @@ extern "C" void kb_convtranspose3d_sum_layernorm_avgpool_gelu(const float *x, co
 		const int P = gstats_split(G, A * B);
 		double2 *part = (double2 *)ws2;
 		float2 *st = (float2 *)(part + G * 64);
-		gstats_part<<<dim3(P, (unsigned)G), 256>>>(t2, part, A, G, B, (A * B + P - 1) / P);
+		gstats_part<<<dim3((unsigned)G, P), 256>>>(t2, part, A, G, B, (A * B + P - 1) / P);
 		gstats_final<<<grid_for(G, 128, 1), 128>>>(part, st, G, P, A * B, 1e-05);
 		k2<<<grid_for(n, 256, 1), 256>>>(t2, st, ln_weight, ln_bias, t3, n, G, B, 1, 1, 1);
 	}

@@ -199,11 +199,11 @@ __global__ static void channel_bias(float *__restrict__ y, const float *__restri
 		y[i] += bias[i / S % C];
 }
 
-/* Partial sums of group g = blockIdx.y over its chunk blockIdx.x of P: part[g][p] = (sum,
- * sum of squares), in double. */
+/* Partial sums of group g = blockIdx.x over its chunk blockIdx.y of P: part[g][p] = (sum,
+ * sum of squares), in double. (Groups on x: there may be millions, past gridDim.y's 65535.) */
 __global__ static void gstats_part(const float *__restrict__ x, double2 *__restrict__ part, long A, long G, long B, long chunk)
 {
-	const long g = blockIdx.y, n = A * B, e0 = (long)blockIdx.x * chunk;
+	const long g = blockIdx.x, n = A * B, e0 = (long)blockIdx.y * chunk;
 	const long e1 = e0 + chunk < n ? e0 + chunk : n;
 	double s = 0, q = 0;
 	for (long e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
@@ -214,7 +214,7 @@ __global__ static void gstats_part(const float *__restrict__ x, double2 *__restr
 	s = block_sum(s);
 	q = block_sum(q);
 	if (threadIdx.x == 0)
-		part[g * gridDim.x + blockIdx.x] = make_double2(s, q);
+		part[g * gridDim.y + blockIdx.y] = make_double2(s, q);
 }
 
 /* One thread per group: the mean and 1 / sqrt(variance + eps) from the partial sums. */
@@ -348,7 +348,7 @@ extern "C" void kb_conv3d_groupnorm_mean(const float *x, const float *weight, co
 		const int P = gstats_split(G, A * B);
 		double2 *part = (double2 *)ws1;
 		float2 *st = (float2 *)(part + G * 64);
-		gstats_part<<<dim3(P, (unsigned)G), 256>>>(t1, part, A, G, B, (A * B + P - 1) / P);
+		gstats_part<<<dim3((unsigned)G, P), 256>>>(t1, part, A, G, B, (A * B + P - 1) / P);
 		gstats_final<<<grid_for(G, 128, 1), 128>>>(part, st, G, P, A * B, 1e-05);
 		k1<<<grid_for(n, 256, 1), 256>>>(t1, st, gn_weight, gn_bias, t2, n, G, B, 8, (out_channels / 8), (long)D_c * H_c * W_c);
 	}
