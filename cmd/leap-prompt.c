@@ -166,8 +166,12 @@ static void emit_all(struct ctx *c)
 	long n = leap_suite_list(&c->suite, &ids, &err);
 	if (n < 0)
 		leap_die("%s", err);
+	/* "in suite 'kernelbench-l1' of DIR" when --suite named one, else "in DIR" */
+	char *where = c->suite.only ? xasprintf("suite '%s' of %s", c->suite.only, c->suite.dir) : xstrdup(c->suite.dir);
+	if (n == 0 && !c->suite.only)
+		leap_die("%s: no tasks found", where);
 	if (n == 0)
-		leap_die("%s: no tasks found in suite '%s'", c->suite.dir, c->suite.only ? c->suite.only : LEAP_SUITE_OWN);
+		leap_die("no tasks found in %s", where);
 	unsigned levels = 0; /* bit L: a task of level L exists */
 	long matched = 0;
 	for (long i = 0; i < n; i++) {
@@ -186,9 +190,10 @@ static void emit_all(struct ctx *c)
 		for (int l = 0; l < 32; l++)
 			if (levels & (1u << l))
 				leap_buf_addf(&have, "%s%d", have.len ? ", " : "", l);
-		leap_die("--level %d: no task of that level in suite '%s' of %s (its levels: %s)", c->level,
-			 c->suite.only ? c->suite.only : LEAP_SUITE_OWN, c->suite.dir, have.len ? have.s : "none");
+		leap_die("--level %d: no task of that level in %s (its levels: %s)", c->level, where,
+			 have.len ? have.s : "none");
 	}
+	free(where);
 }
 
 /* Opens the task suite (--suite: one suite of the root) and learns the machine the prompts
