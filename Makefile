@@ -92,7 +92,7 @@ check:
 	@bash tests/run
 
 lint-tasks: all
-	@bash tests/run tests/tasks.bats
+	@LEAP_LINT_ALL=1 bash tests/run tests/tasks.bats tests/kernelbench.bats
 
 install: all
 	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(DATADIR)/tasks' '$(DESTDIR)$(MANDIR)/man1' \

@@ -438,8 +438,9 @@ static const struct leap_opt opts[] = {
 	{"baseline-tolerance", 0, required_argument, "F", OPT_BTOL,
 	 "a cached baseline is used only while the check blocks of\n"
 	 "a record agree with it within F (relative, default 0.05)"},
-	LEAP_RUNOPT_TOL("the check of every timed call: task (default) or kernelbench\n"
-	                "(atol = rtol = 1e-2), as leap-verify --tolerance"),
+	LEAP_RUNOPT_TOL("the check of every timed call: task (default), kernelbench\n"
+	                "(1e-4 fp32, 1e-2 half/bf16) or kernelbench-v0.1 (1e-2), as\n"
+	                "leap-verify --tolerance"),
 	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run)"),
 	LEAP_RUNOPT_TIMEOUT("wall-clock limit of a sandboxed child (default: max-time + 30)"),
 	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default 4G)"),

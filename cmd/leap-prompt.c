@@ -16,13 +16,14 @@
  * the exit status. */
 static const char usage_head[] =
 	"usage: leap-prompt [OPTION]... TASK...\n"
-	"   or: leap-prompt [OPTION]... --all\n"
+	"   or: leap-prompt [OPTION]... [--suite NAME] --all\n"
 	"   or: leap-prompt [OPTION]... --file FILE\n"
 	"\n"
 	"Write one turn-1 record per task and sample: task, group, sample, turn, backend and the\n"
 	"chat messages (system + user) that state the task, the exact prototype, the inputs and\n"
 	"sizes, the tolerance, the machine (cores or GPU), the compiler and flags leap-compile\n"
-	"uses, how speed is measured and the answer format.\n"
+	"uses, how speed is measured and the answer format. --all takes every task of one suite:\n"
+	"leap's own (leap) unless --suite names another, such as kernelbench-l1.\n"
 	"\n";
 
 static const char usage_tail[] =
@@ -31,7 +32,7 @@ static const char usage_tail[] =
 	"written for it), 2 usage or fatal error.\n";
 
 enum { OPT_GROUP_PREFIX = LEAP_OPT_PRIVATE, OPT_SYSTEM, OPT_LEVEL, OPT_SKIP_FROM, OPT_SKIP_AFTER, OPT_REVISIT, OPT_SEED,
-       OPT_DEVICE_INFO, OPT_TOL };
+       OPT_DEVICE_INFO, OPT_TOL, OPT_SUITE };
 
 struct ctx {
 	struct leap_common common;
@@ -165,8 +166,12 @@ static void emit_all(struct ctx *c)
 	long n = leap_suite_list(&c->suite, &ids, &err);
 	if (n < 0)
 		leap_die("%s", err);
+	/* "in suite 'kernelbench-l1' of DIR" when --suite named one, else "in DIR" */
+	char *where = c->suite.only ? xasprintf("suite '%s' of %s", c->suite.only, c->suite.dir) : xstrdup(c->suite.dir);
+	if (n == 0 && !c->suite.only)
+		leap_die("%s: no tasks found", where);
 	if (n == 0)
-		leap_die("%s: no tasks found", c->suite.dir);
+		leap_die("no tasks found in %s", where);
 	unsigned levels = 0; /* bit L: a task of level L exists */
 	long matched = 0;
 	for (long i = 0; i < n; i++) {
@@ -185,18 +190,23 @@ static void emit_all(struct ctx *c)
 		for (int l = 0; l < 32; l++)
 			if (levels & (1u << l))
 				leap_buf_addf(&have, "%s%d", have.len ? ", " : "", l);
-		leap_die("--level %d: no task of that level in %s (its levels: %s)", c->level, c->suite.dir,
+		leap_die("--level %d: no task of that level in %s (its levels: %s)", c->level, where,
 			 have.len ? have.s : "none");
 	}
+	free(where);
 }
 
-/* Opens the task suite and learns the machine the prompts describe: the backend (the
- * default when none was given), its compiler and flags, the GPU (--device-info FILE). */
-static void setup_machine(struct ctx *c, const char *device_file, enum leap_tolerance tol)
+/* Opens the task suite (--suite: one suite of the root) and learns the machine the prompts
+ * describe: the backend (the default when none was given), its compiler and flags, the GPU
+ * (--device-info FILE). */
+static void setup_machine(struct ctx *c, const char *suite, const char *device_file, enum leap_tolerance tol)
 {
 	char *dir = leap_tasks_dir(c->common.tasks);
 	leap_suite_init(&c->suite, dir);
 	free(dir);
+	char *serr = NULL;
+	if (suite && leap_suite_select(&c->suite, suite, &serr))
+		leap_usage_error(&c->common, "--suite: %s", serr);
 	if ((int)c->backend < 0) {
 		char said[256];
 		c->backend = leap_backend_default(said, sizeof said);
@@ -217,6 +227,10 @@ static void setup_machine(struct ctx *c, const char *device_file, enum leap_tole
 static const struct leap_opt opts[] = {
 	{"group-size", 'g', required_argument, "G", 0, "samples per task, the GRPO group size (default 1)"},
 	{"all", 'a', no_argument, NULL, 0, "every task of the suite, sorted by id"},
+	{"suite", 0, required_argument, "NAME", OPT_SUITE,
+	 "the suite --all and --level take, and the only one task ids are\n"
+	 "looked up in: leap (the default for --all: leap's own tasks),\n"
+	 "kernelbench-l1, kernelbench-l2 or another folder of the task root"},
 	{"file", 'f', required_argument, "FILE", 0,
 	 "read task ids from FILE, one per line ('-': stdin; # comments)"},
 	{"backend", 'b', required_argument, "NAME", 0,
@@ -231,8 +245,9 @@ static const struct leap_opt opts[] = {
 	 "compute_capability, arch, memory_bytes, l2_bytes (default:\n"
 	 "this machine's CPUs; the GPU is then not named)"},
 	{"tolerance", 0, required_argument, "MODE", OPT_TOL,
-	 "the tolerance the prompt states: task (default) or kernelbench\n"
-	 "(atol = rtol = 1e-2), as given to leap-verify"},
+	 "the tolerance the prompt states: task (default), kernelbench\n"
+	 "(1e-4 fp32, 1e-2 half/bf16) or kernelbench-v0.1 (1e-2), as given\n"
+	 "to leap-verify"},
 	{"level", 0, required_argument, "N", OPT_LEVEL, "with --all: only tasks of level N"},
 	{"skip-from", 0, required_argument, "STATE", OPT_SKIP_FROM,
 	 "skip tasks that leap-prune --adaptive STATE found easy or\n"
@@ -258,7 +273,7 @@ int main(int argc, char **argv)
 	int seed_given = 0;
 	leap_common_init(&c.common, &usage);
 	int all = 0, opt;
-	const char *file = NULL, *system_file = NULL, *device_file = NULL;
+	const char *file = NULL, *system_file = NULL, *device_file = NULL, *suite = NULL;
 	enum leap_tolerance tol = LEAP_TOL_TASK;
 	while ((opt = leap_common_getopt(&c.common, argc, argv)) != -1) {
 		if (leap_common_option(&c.common, opt, optarg))
@@ -305,7 +320,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TOL:
 			if (leap_tolerance_parse(optarg, &tol))
-				leap_usage_error(&c.common, "--tolerance: '%s' is not task or kernelbench", optarg);
+				leap_usage_error(&c.common, "--tolerance: '%s' is not " LEAP_TOLERANCE_NAMES, optarg);
+			break;
+		case OPT_SUITE:
+			suite = optarg;
 			break;
 		case OPT_SEED:
 			if (leap_parse_i64(optarg, 0, INT64_MAX, &v))
@@ -320,7 +338,7 @@ int main(int argc, char **argv)
 	check_sources(&c, all, file, argc - optind);
 	if (system_file)
 		c.system = read_text(system_file);
-	setup_machine(&c, device_file, tol);
+	setup_machine(&c, suite, device_file, tol);
 	struct leap_adaptive state;
 	if (skip_from) {
 		char *err = NULL;

@@ -27,6 +27,8 @@ static const char usage_tail[] =
 	"Exit status: 0 report written, 1 some input records carried an error (they are counted,\n"
 	"not summarised), 2 usage error, unreadable input or a write error.\n";
 
+enum { OPT_METRIC = LEAP_OPT_PRIVATE };
+
 /* The options of leap-report, in the order --help lists them (opts.h). */
 static const struct leap_opt opts[] = {
 	{"format", 'f', required_argument, "FMT", 0,
@@ -36,6 +38,10 @@ static const struct leap_opt opts[] = {
 	 "advantage)"},
 	{"max-turns", 't', required_argument, "N", 0,
 	 "the rollout's turn budget, for the DCP ledger (default 3)"},
+	{"metric", 0, required_argument, "NAME", OPT_METRIC,
+	 "kernelbench: also KernelBench's fast_0, fast_1, fast_2 per answer\n"
+	 "(every record counts), beside leap's per-trajectory fast_p;\n"
+	 "leap (default): leap's alone"},
 	LEAP_OPTS_COMMON,
 	{NULL},
 };
@@ -48,7 +54,7 @@ int main(int argc, char **argv)
 	leap_common_init(&common, &usage);
 	enum leap_report_format fmt = LEAP_FMT_TEXT;
 	const char *plot = NULL;
-	int max_turns = 3, opt;
+	int max_turns = 3, kernelbench = 0, opt;
 	while ((opt = leap_common_getopt(&common, argc, argv)) != -1) {
 		if (leap_common_option(&common, opt, optarg))
 			continue;
@@ -73,6 +79,14 @@ int main(int argc, char **argv)
 				leap_usage_error(&common, "--max-turns: '%s' is not an integer from 1 to %d", optarg,
 						 LEAP_REPORT_MAX_TURNS);
 			break;
+		case OPT_METRIC:
+			if (!strcmp(optarg, "kernelbench"))
+				kernelbench = 1;
+			else if (!strcmp(optarg, "leap"))
+				kernelbench = 0;
+			else
+				leap_usage_error(&common, "--metric: '%s' is not leap or kernelbench", optarg);
+			break;
 		default:
 			leap_usage_error(&common, "unhandled option");
 		}
@@ -95,9 +109,13 @@ int main(int argc, char **argv)
 	leap_in_close(&in);
 
 	json_t *sum = leap_report_json(&r);
+	if (kernelbench)
+		json_object_set_new(sum, "kernelbench", leap_report_kernelbench_json(&r));
 	signal(SIGPIPE, SIG_IGN);
 	int rc = LEAP_EXIT_OK;
-	if (leap_report_print(stdout, sum, fmt)) {
+	if (leap_report_print(stdout, sum, fmt) ||
+	    (kernelbench && (fmt == LEAP_FMT_TEXT || fmt == LEAP_FMT_MARKDOWN) &&
+	     leap_report_print_kernelbench(stdout, json_object_get(sum, "kernelbench"), fmt))) {
 		leap_warn_errno("write error");
 		rc = LEAP_EXIT_FATAL;
 	}

@@ -15,8 +15,9 @@
  * the exit status. */
 static const char usage_head[] =
 	"usage: leap-task [OPTION]... TASK...\n"
-	"   or: leap-task [OPTION]... --all\n"
+	"   or: leap-task [OPTION]... [--suite NAME] --all\n"
 	"   or: leap-task [OPTION]... --check DIR...\n"
+	"   or: leap-task [OPTION]... --suites\n"
 	"\n"
 	"Describe tasks as JSON Lines: id, level, title, folder, entry point, the C and CUDA\n"
 	"prototypes, parameters, cases and the benchmark case with buffer sizes and the bytes/flops\n"
@@ -24,7 +25,9 @@ static const char usage_head[] =
 	"use and the baseline's kind and libraries. A TASK is an id of the suite or a task folder\n"
 	"(a path with a '/', such as ./my_task or tasks/softmax). With --check, validate task\n"
 	"folders given as paths and write one record per folder; an invalid task gets an error\n"
-	"record naming file, field and problem.\n"
+	"record naming file, field and problem. The task root holds suites: leap's own tasks\n"
+	"(suite leap) and suite folders such as kernelbench-l1; an id is found in any of them,\n"
+	"--all lists one (leap's own unless --suite names another), --suites names them.\n"
 	"\n";
 
 static const char usage_tail[] =
@@ -38,7 +41,7 @@ static int is_folder(const char *arg)
 	return strchr(arg, '/') || !strcmp(arg, ".") || !strcmp(arg, "..");
 }
 
-enum { OPT_DRAW = LEAP_OPT_PRIVATE, OPT_SEED };
+enum { OPT_DRAW = LEAP_OPT_PRIVATE, OPT_SEED, OPT_SUITE, OPT_SUITES };
 
 static json_t *case_with_sizes(const struct leap_task *t, const struct leap_case *c)
 {
@@ -93,6 +96,8 @@ static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 			      "cuda", pg, "params", params, "cases", cases, "bench",
 			      case_with_sizes(t, &t->bench), "bench_cpu", case_with_sizes(t, &t->bench_cpu),
 			      "atol", t->atol, "rtol", t->rtol);
+	if (o && t->suite)
+		json_object_set_new(o, "suite", json_string(t->suite));
 	free(pc);
 	free(pg);
 	if (!o)
@@ -142,6 +147,26 @@ static void print_shim(const struct leap_common *common, struct leap_suite *suit
 	leap_task_free(owned);
 }
 
+/* --suites: the names of the root's suites, one per line. */
+static int print_suites(struct leap_suite *suite)
+{
+	char **names = NULL, *err = NULL;
+	long n = leap_suite_names(suite, &names, &err);
+	if (n < 0)
+		leap_die("%s", err);
+	for (long i = 0; i < n; i++) {
+		printf("%s\n", names[i]);
+		free(names[i]);
+	}
+	free(names);
+	leap_suite_free(suite);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		leap_warn_errno("write error");
+		return LEAP_EXIT_FATAL;
+	}
+	return LEAP_EXIT_OK;
+}
+
 /* The options of leap-task, in the order --help lists them (opts.h). */
 static const struct leap_opt opts[] = {
 	{"all", 'a', no_argument, NULL, 0, "every task of the suite, sorted by id"},
@@ -153,6 +178,11 @@ static const struct leap_opt opts[] = {
 	{"draw", 0, required_argument, "N", OPT_DRAW,
 	 "add `drawn`: the first N cases leap-verify draws with --seed"},
 	{"seed", 0, required_argument, "N", OPT_SEED, "the seed of --draw (default 0)"},
+	{"suite", 0, required_argument, "NAME", OPT_SUITE,
+	 "the suite --all lists and task ids are looked up in (leap: leap's\n"
+	 "own tasks, the default of --all; kernelbench-l1, kernelbench-l2, ...)"},
+	{"suites", 0, no_argument, NULL, OPT_SUITES,
+	 "print the names of the task root's suites, one per line (plain text)"},
 	LEAP_OPTS_TASKS,
 	LEAP_OPTS_PROGRESS("accepted as by every leap program (leap-task is quick\n"
 	                   "and draws no progress line)"),
@@ -166,9 +196,9 @@ int main(int argc, char **argv)
 {
 	struct leap_common common;
 	leap_common_init(&common, &usage);
-	int all = 0, check = 0, list = 0, draw = 0, opt;
+	int all = 0, check = 0, list = 0, draw = 0, suites = 0, opt;
 	int64_t seed = 0;
-	const char *shim = NULL;
+	const char *shim = NULL, *suite_name = NULL;
 	while ((opt = leap_common_getopt(&common, argc, argv)) != -1) {
 		if (leap_common_option(&common, opt, optarg))
 			continue;
@@ -193,15 +223,23 @@ int main(int argc, char **argv)
 			if (leap_parse_i64(optarg, 0, ((int64_t)1 << 53) - 1, &seed))
 				leap_usage_error(&common, "--seed: '%s' is not an integer in [0, 2^53)", optarg);
 			break;
+		case OPT_SUITE:
+			suite_name = optarg;
+			break;
+		case OPT_SUITES:
+			suites = 1;
+			break;
 		default:
 			leap_usage_error(&common, "unhandled option");
 		}
 	}
+	if (suites && (all || check || list || shim || optind < argc))
+		leap_usage_error(&common, "--suites takes no task and no other listing");
 	if (list && !all && !check && optind >= argc)
 		all = 1; /* --list alone: the suite */
 	if (all + check > 1 || (all && optind < argc))
 		leap_usage_error(&common, "give task ids, --all or --check DIR..., not several of them");
-	if (!all && optind >= argc)
+	if (!all && !suites && optind >= argc)
 		leap_usage_error(&common, check ? "--check needs task folders" : "no tasks given (name them, or use --all)");
 	if (shim && (all || check || list || argc - optind != 1))
 		leap_usage_error(&common, "--shim takes exactly one task id");
@@ -212,6 +250,11 @@ int main(int argc, char **argv)
 	struct leap_suite suite;
 	leap_suite_init(&suite, dir);
 	free(dir);
+	char *serr = NULL;
+	if (suite_name && leap_suite_select(&suite, suite_name, &serr))
+		leap_usage_error(&common, "--suite: %s", serr);
+	if (suites)
+		return print_suites(&suite);
 	struct leap_out out;
 	leap_out_init(&out, stdout);
 	long errors = 0, missing = 0;

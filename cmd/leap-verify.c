@@ -187,7 +187,9 @@ static const struct leap_opt opts[] = {
 	 "cases of random sizes within the task's ranges, besides the\n"
 	 "listed ones (default 3; 0: the listed cases only)"},
 	LEAP_RUNOPT_TOL("task (default): each task's own atol and rtol; kernelbench:\n"
-	                "atol = rtol = 1e-2 as KernelBench (never tighter than the task's)"),
+	                "KernelBench's atol = rtol = 1e-4 (fp32 outputs) or 1e-2 (half,\n"
+	                "bf16); kernelbench-v0.1: 1e-2 for all, as KernelBench v0/v0.1\n"
+	                "(both never tighter than the task's)"),
 	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run; written to verify.seed)"),
 	LEAP_RUNOPT_TIMEOUT("wall-clock limit per candidate (default 30); CPU time is limited\n"
 	                    "to that times the number of CPUs"),

@@ -259,6 +259,7 @@ static const char *dist_words(unsigned bit)
 	case LEAP_DIST_SPARSE: return "90% zeros, the rest N(0, 1)";
 	case LEAP_DIST_POSITIVE: return "uniform on [0.1, 10]";
 	case LEAP_DIST_LOGITS: return "N(0, 1) scaled by 3 (the spread of logits)";
+	case LEAP_DIST_NEAR_ONE: return "1 plus N(0, 1) scaled by 1e-2 (products of thousands stay finite)";
 	default: return "?";
 	}
 }
@@ -358,9 +359,14 @@ static int digits(double rtol)
  * 4.9e-4, bf16 3.9e-3). */
 static void add_precision(struct leap_buf *s, const struct leap_task *t, double rtol, enum leap_tolerance mode)
 {
-	if (mode == LEAP_TOL_KERNELBENCH)
-		leap_buf_adds(s, "This is KernelBench's tolerance (atol = rtol = 1e-2): TF32 tensor cores pass, "
+	if (mode == LEAP_TOL_KERNELBENCH_V01)
+		leap_buf_adds(s, "This is KernelBench v0.1's tolerance (atol = rtol = 1e-2): TF32 tensor cores pass, "
 				 "and half precision or bf16 inputs may, depending on the length of the sums. ");
+	else if (mode == LEAP_TOL_KERNELBENCH && rtol < 4.9e-4)
+		leap_buf_adds(s, "This is KernelBench's tolerance in fp32 (atol = rtol = 1e-4): tighter than TF32 or "
+				 "half precision rounds (4.9e-4 relative): compute in float. ");
+	else if (mode == LEAP_TOL_KERNELBENCH)
+		leap_buf_adds(s, "This is KernelBench's tolerance, kept at the task's own where that is wider. ");
 	else if (t->precision == LEAP_PREC_TF32)
 		leap_buf_adds(s, "Precision class tf32: the tolerance admits tensor cores in TF32 (the inputs of "
 				 "products rounded to a 10-bit mantissa, 4.9e-4 relative, sums in float); "

@@ -18,6 +18,10 @@ const double leap_report_fastp[LEAP_REPORT_NFASTP] = {0, 0.5, 0.8, 1, 1.5, 2};
 /* What a speedup is against (leap-bench's bench.baseline_kind); 0: not said (older records). */
 static const char *const against[] = {"unknown", "vendor", "kernel", "reference"};
 #define NAGAINST (sizeof against / sizeof against[0])
+/* ... said in words */
+static const char *const against_words[NAGAINST] = {"an unnamed baseline (records of before baseline_kind)",
+						     "a vendor library (cuBLAS, cuDNN)", "a hand-written CUDA kernel",
+						     "the C reference (cc -O2)"};
 
 /* One trajectory: a (group, sample) across its turns. */
 struct traj {
@@ -82,6 +86,34 @@ static uint16_t file_id(struct leap_report *r, const char *file)
 	return (uint16_t)r->nfiles++;
 }
 
+/* KernelBench's metric counts answers, not trajectories: each record with a status, at its
+ * turn and in all turns ([0]), correct or not, timed or not. */
+static void kb_add(struct leap_report *r, const json_t *rec, enum leap_status st, json_int_t turn)
+{
+	if (st == LEAP_ST_NONE)
+		return;
+	int k = turn >= 1 && turn <= LEAP_REPORT_MAX_TURNS ? (int)turn : 0;
+	const json_t *bench = json_object_get(rec, "bench");
+	double s = leap_get_num(bench, "speedup", -1);
+	int timed = st == LEAP_ST_PASS && isfinite(s) && s > 0;
+	int a = 0;
+	if (timed)
+		for (int i = 1; i < (int)NAGAINST; i++)
+			if (!strcmp(leap_get_str(bench, "baseline_kind", ""), against[i]))
+				a = i;
+	for (int j = 0; j < 2; j++) {
+		int at = j ? k : 0;
+		if (j && !k)
+			break;
+		r->kb_answers[at]++;
+		r->kb_fast[at][0] += st == LEAP_ST_PASS;
+		r->kb_fast[at][1] += timed && s > 1;
+		r->kb_fast[at][2] += timed && s > 2;
+		r->kb_timed[at] += timed;
+	}
+	r->kb_against[a] += timed;
+}
+
 void leap_report_add(struct leap_report *r, const json_t *rec)
 {
 	leap_report_add_at(r, rec, NULL, 0);
@@ -117,6 +149,7 @@ void leap_report_add_at(struct leap_report *r, const json_t *rec, const char *fi
 	enum leap_status st = leap_status_parse(leap_get_str(rec, "status", NULL));
 	if (st != LEAP_ST_NONE)
 		r->status[st]++;
+	kb_add(r, rec, st, turn);
 	enum leap_backend b;
 	if (!leap_backend_parse(leap_get_str(rec, "backend", ""), &b))
 		r->backends |= 1u << b;
@@ -276,9 +309,7 @@ static json_t *stats(struct traj **v, size_t n, int max_turn)
  * (KernelBench's are against PyTorch eager, that is vendor libraries). Nothing untimed. */
 static void against_line(FILE *fp, const json_t *all, enum leap_report_format fmt)
 {
-	static const char *const words[NAGAINST] = {"an unnamed baseline (records of before baseline_kind)",
-						    "a vendor library (cuBLAS, cuDNN)", "a hand-written CUDA kernel",
-						    "the C reference (cc -O2)"};
+	const char *const *words = against_words;
 	const json_t *ag = json_object_get(all, "against");
 	int first = 1;
 	for (size_t a = 0; a < NAGAINST; a++) {
@@ -838,4 +869,77 @@ int leap_report_plot(struct leap_report *r, const json_t *sum, const char *dir, 
 		 plot_advantage(r, dir, what, err);
 	free(what);
 	return rc ? -1 : 0;
+}
+
+/* ---- KernelBench's metric: per answer, not per trajectory ---- */
+
+/* {"0", "1", "2"} of one row of counts; fast_1 and fast_2 null when correct answers have no
+ * timing data (unknown, not 0). */
+static json_t *kb_fast(long answers, const long *fast, long timed)
+{
+	json_t *o = json_object();
+	for (int p = 0; p < 3; p++) {
+		char name[4];
+		snprintf(name, sizeof name, "%d", p);
+		json_object_set_new(o, name, p > 0 && fast[0] && !timed ? json_null() : ratio(fast[p], answers));
+	}
+	return o;
+}
+
+json_t *leap_report_kernelbench_json(const struct leap_report *r)
+{
+	json_t *turns = json_array();
+	for (int k = 1; k <= LEAP_REPORT_MAX_TURNS; k++)
+		if (r->kb_answers[k])
+			json_array_append_new(turns, json_pack("{s:i,s:I,s:o}", "turn", k, "answers",
+							       (json_int_t)r->kb_answers[k],
+							       "fast_p", kb_fast(r->kb_answers[k], r->kb_fast[k], r->kb_timed[k])));
+	json_t *ag = json_object();
+	for (size_t a = 0; a < NAGAINST; a++)
+		if (r->kb_against[a])
+			json_object_set_new(ag, against[a], json_integer(r->kb_against[a]));
+	return json_pack("{s:s,s:I,s:o,s:o,s:o}", "definition",
+			 "fast_p = answers correct with speedup > p / all answers (each record with a status is an "
+			 "answer; KernelBench's definition)",
+			 "answers", (json_int_t)r->kb_answers[0], "fast_p", kb_fast(r->kb_answers[0], r->kb_fast[0], r->kb_timed[0]),
+			 "by_turn", turns, "against", ag);
+}
+
+int leap_report_print_kernelbench(FILE *fp, const json_t *kb, enum leap_report_format fmt)
+{
+	struct table t = {.ncols = 5};
+	row_add(&t, (char *[]){xstrdup("turn"), xstrdup("answers"), xstrdup("fast_0"), xstrdup("fast_1"), xstrdup("fast_2")});
+	size_t i;
+	const json_t *s;
+	json_array_foreach(json_object_get(kb, "by_turn"), i, s) {
+		const json_t *f = json_object_get(s, "fast_p");
+		row_add(&t, (char *[]){fmt_num(json_object_get(s, "turn"), "%g"), fmt_num(json_object_get(s, "answers"), "%g"),
+				       fmt_num(json_object_get(f, "0"), "%.3f"), fmt_num(json_object_get(f, "1"), "%.3f"),
+				       fmt_num(json_object_get(f, "2"), "%.3f")});
+	}
+	const json_t *f = json_object_get(kb, "fast_p");
+	row_add(&t, (char *[]){xstrdup("all"), fmt_num(json_object_get(kb, "answers"), "%g"),
+			       fmt_num(json_object_get(f, "0"), "%.3f"), fmt_num(json_object_get(f, "1"), "%.3f"),
+			       fmt_num(json_object_get(f, "2"), "%.3f")});
+	int rc = table_print(fp, &t, fmt,
+			     "KernelBench fast_p: per answer (every record counts: correct and speedup > p, over all "
+			     "answers); the fast_p above is leap's, per trajectory (its best turn)");
+	table_free(&t);
+	/* what the speedups are against: KernelBench's are against PyTorch eager */
+	const json_t *ag = json_object_get(kb, "against");
+	int first = 1;
+	for (size_t a = 0; a < NAGAINST; a++) {
+		long c = leap_get_int(ag, against[a], 0);
+		if (!c)
+			continue;
+		fprintf(fp, "%s%s%s in %ld timed answer%s", first ? (fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ") : "",
+			first ? "speedups are against: " : ", ", against_words[a], c, c == 1 ? "" : "s");
+		first = 0;
+	}
+	if (!first)
+		fputs("\n", fp);
+	fprintf(fp, "%sKernelBench's speedups are against PyTorch eager (cuBLAS and cuDNN where it calls them, its own "
+		    "kernels elsewhere), which is what the kernelbench suites' baselines run\n",
+		fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ");
+	return rc || ferror(fp) ? -1 : 0;
 }

@@ -33,6 +33,12 @@ struct leap_report {
 	int max_turn;
 	int max_turns;            /* the turn budget of the rollout (for the DCP ledger) */
 	unsigned backends;        /* 1 << enum leap_backend of every backend seen */
+	/* KernelBench's metric (leap_report_kernelbench_json): every answer, a record with a
+	 * status, counts, by turn; [0] all turns */
+	long kb_answers[LEAP_REPORT_MAX_TURNS + 1];
+	long kb_fast[LEAP_REPORT_MAX_TURNS + 1][3]; /* correct and speedup > p, p = 0, 1, 2 */
+	long kb_timed[LEAP_REPORT_MAX_TURNS + 1];   /* correct with a speedup */
+	long kb_against[4];                         /* timed answers by bench.baseline_kind */
 };
 
 /* Initialises an empty report; max_turns is the rollout's turn budget (e.g. 3). */
@@ -57,6 +63,18 @@ enum leap_report_format { LEAP_FMT_TEXT, LEAP_FMT_MARKDOWN, LEAP_FMT_JSON, LEAP_
 /* Writes the summary `sum` (from leap_report_json) in `fmt`. Returns 0, or -1 on a write
  * error (errno set). */
 int leap_report_print(FILE *fp, const json_t *sum, enum leap_report_format fmt);
+
+/* KernelBench's fast_0, fast_1 and fast_2 as KernelBench defines them: per answer (every
+ * record with a status counts once: correct, and for p > 0 a speedup above p), over all
+ * answers, for all turns and for each turn (turn 1 alone is KernelBench's single-shot
+ * number); with what the speedups are against. New reference:
+ * {definition, answers, fast_p: {"0", "1", "2"}, by_turn: [{turn, answers, fast_p}], against}.
+ * fast_1 and fast_2 are null where correct answers have no timing data. */
+json_t *leap_report_kernelbench_json(const struct leap_report *r);
+
+/* Writes the table of leap_report_kernelbench_json's object `kb` (text or markdown), labelled
+ * as per answer beside leap's per-trajectory fast_p. Returns 0, or -1 on a write error. */
+int leap_report_print_kernelbench(FILE *fp, const json_t *kb, enum leap_report_format fmt);
 
 /* Writes the SVG charts pass-by-turn.svg, speedup.svg, dcp.svg and advantage.svg into `dir`
  * (created if missing). Returns 0, or -1 with a new message in *err. */

@@ -47,7 +47,7 @@ int leap_runopts_option(struct leap_runopts *r, const struct leap_common *c, int
 		return 1;
 	case LEAP_OPT_TOL:
 		if (leap_tolerance_parse(arg, &r->o->tolerance))
-			leap_usage_error(c, "--tolerance: '%s' is not task or kernelbench", arg);
+			leap_usage_error(c, "--tolerance: '%s' is not " LEAP_TOLERANCE_NAMES, arg);
 		return 1;
 	case LEAP_OPT_NO_NS:
 		r->o->sb.namespaces = 0;

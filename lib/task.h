@@ -37,7 +37,9 @@ enum leap_dist {
 	LEAP_DIST_POSITIVE = 1 << 5, /* U(0.1, 10) */
 	LEAP_DIST_LOGITS = 1 << 6,   /* N(0, 1) * 3: the spread of a model's logits, so that a
 				      * softmax over thousands of columns has outputs above 1e-2 */
-	LEAP_DIST_LAST = LEAP_DIST_LOGITS,
+	LEAP_DIST_NEAR_ONE = 1 << 7, /* 1 + N(0, 1) * 1e-2: a product of thousands of them stays
+				      * finite and far from 0 (a cumulative product is informative) */
+	LEAP_DIST_LAST = LEAP_DIST_NEAR_ONE,
 	LEAP_DIST_ALL_DEFAULT = 0x1f,
 };
 
@@ -80,13 +82,20 @@ enum leap_precision { LEAP_PREC_FP32, LEAP_PREC_TF32 };
 
 const char *leap_precision_name(enum leap_precision p);
 
-/* Which tolerance a check applies: the task's own atol and rtol, or KernelBench's
- * (atol = rtol = 1e-2, never tighter than the task's own), as `--tolerance task|kernelbench`. */
-enum leap_tolerance { LEAP_TOL_TASK, LEAP_TOL_KERNELBENCH };
+/* Which tolerance a check applies, as `--tolerance task|kernelbench|kernelbench-v0.1`: the
+ * task's own atol and rtol; KernelBench's current one (its eval.py: atol = rtol = 1e-4 in fp32,
+ * 1e-2 where an output is half or bf16); or KernelBench v0 and v0.1's (atol = rtol = 1e-2 in
+ * every precision). KernelBench's are never tighter than the task's own. */
+enum leap_tolerance { LEAP_TOL_TASK, LEAP_TOL_KERNELBENCH, LEAP_TOL_KERNELBENCH_V01 };
 
-#define LEAP_KERNELBENCH_TOL 1e-2
+#define LEAP_KERNELBENCH_TOL_FP32 1e-4
+#define LEAP_KERNELBENCH_TOL_HALF 1e-2
+#define LEAP_KERNELBENCH_V01_TOL 1e-2
 
-/* Parses "task" or "kernelbench"; returns 0, or -1 when s is neither. */
+/* The names --tolerance takes, for messages. */
+#define LEAP_TOLERANCE_NAMES "task, kernelbench or kernelbench-v0.1"
+
+/* Parses "task", "kernelbench" or "kernelbench-v0.1"; returns 0, or -1 when s is none of them. */
 int leap_tolerance_parse(const char *s, enum leap_tolerance *out);
 const char *leap_tolerance_name(enum leap_tolerance m);
 
@@ -111,6 +120,7 @@ unsigned leap_library_of_header(const char *header);
 
 struct leap_task {
 	char *id, *dir;
+	char *suite;                     /* the suite it was found in by leap_suite_get, else NULL */
 	int level;
 	char *title, *prompt, *entry;
 	struct leap_param *params;
@@ -211,20 +221,41 @@ char *leap_task_ranges_text(const struct leap_task *t);
  * "dim": {"range": [8, 128], "multiple_of": "heads"}} (new reference). */
 json_t *leap_task_ranges_json(const struct leap_task *t);
 
-/* A set of tasks loaded on demand from one suite directory. */
+/* The tasks of one task root, loaded on demand. A root holds suites: its own task folders
+ * (the suite named LEAP_SUITE_OWN, "leap") and suite folders, subfolders without a task.json
+ * whose subfolders are tasks (tasks/kernelbench-l1/kb1_023_softmax/). A task id names one task
+ * of the whole root: an id is looked up among the root's own tasks, then in each suite folder
+ * (ids are unique across the suites of a root), so every program that resolves ids finds every
+ * suite's tasks; listing (--all) stays within one suite, the root's own unless one is selected. */
+#define LEAP_SUITE_OWN "leap"
+
 struct leap_suite {
 	char *dir;
+	char *only;              /* the suite selected (leap_suite_select), or NULL: lookups search all */
+	char **subs;             /* the suite folders of dir, sorted (read on first need) */
+	size_t nsubs;
+	int subs_read;
 	struct leap_task **tasks;
 	size_t n, cap;
 };
 
 void leap_suite_init(struct leap_suite *s, const char *dir);
+/* Restricts s to the suite `name`: LEAP_SUITE_OWN or a suite folder of the root. Lists and
+ * lookups then see that suite only. Returns 0, or -1 with a new message in *err naming the
+ * suites there are. */
+int leap_suite_select(struct leap_suite *s, const char *name, char **err);
+/* The suites of the root: LEAP_SUITE_OWN first when the root has task folders of its own,
+ * then the suite folders, sorted. Returns the count and a new array of new strings in *names;
+ * -1 with a message in *err if the directory cannot be read. */
+long leap_suite_names(struct leap_suite *s, char ***names, char **err);
 /* Returns the task `id`, loading it on first use. Returns NULL with a new message in *err
- * when the id is invalid, unknown or fails to load. The task belongs to the suite. */
+ * when the id is invalid, unknown or fails to load. The task belongs to the suite; its
+ * `suite` field names the suite it was found in. */
 const struct leap_task *leap_suite_get(struct leap_suite *s, const char *id, char **err);
-/* Lists the ids of the suite (folders holding task.json), sorted. Returns the count and a new
- * array of new strings in *ids; -1 with a message in *err if the directory cannot be read. */
-long leap_suite_list(const struct leap_suite *s, char ***ids, char **err);
+/* Lists the ids of the selected suite (LEAP_SUITE_OWN when none was selected): its folders
+ * holding task.json, sorted. Returns the count and a new array of new strings in *ids; -1 with
+ * a message in *err if the directory cannot be read. */
+long leap_suite_list(struct leap_suite *s, char ***ids, char **err);
 void leap_suite_free(struct leap_suite *s);
 
 #endif

@@ -391,6 +391,9 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
 		case LEAP_DIST_LOGITS:
 			v = normal(rng) * 3.0;
 			break;
+		case LEAP_DIST_NEAR_ONE:
+			v = 1.0 + normal(rng) * 1e-2;
+			break;
 		default:
 			v = normal(rng);
 			break;

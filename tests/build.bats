@@ -15,9 +15,12 @@ load helpers
 	mv "$prefix" "$BATS_TEST_TMPDIR/moved"
 	unset LEAP_TASKS
 	run -0 "$BATS_TEST_TMPDIR/moved/bin/leap-task" --all --list
-	assert_output "$(cd "$ROOT/tasks" && ls -d */ | tr -d / | LC_ALL=C sort)"
+	assert_output "$(cd "$ROOT/tasks" && ls -d */task.json | cut -d/ -f1 | LC_ALL=C sort)"
 	run -0 "$BATS_TEST_TMPDIR/moved/bin/leap-task" softmax
 	assert_equal "$(jq -r .dir <<<"$output")" "$BATS_TEST_TMPDIR/moved/share/leap/tasks/softmax"
+	# the suite folders come along, found by id
+	run -0 "$BATS_TEST_TMPDIR/moved/bin/leap-task" kb1_019_relu
+	assert_equal "$(jq -r .dir <<<"$output")" "$BATS_TEST_TMPDIR/moved/share/leap/tasks/kernelbench-l1/kb1_019_relu"
 	run -0 make -C "$ROOT" -s uninstall PREFIX="$BATS_TEST_TMPDIR/moved"
 	[ ! -e "$BATS_TEST_TMPDIR/moved/bin/leap-prompt" ]
 	[ ! -e "$BATS_TEST_TMPDIR/moved/share/leap" ]

@@ -17,14 +17,14 @@ setup() {
 @test "examples: make demo runs a three-turn rollout over every task and prints the report" {
 	# untimed: timing ~190 passing candidates takes minutes (the resume test below times some)
 	run -0 env BENCH= DEMO_OUT="$BATS_TEST_TMPDIR/demo" make -s demo
-	assert_output --partial "demo: backend cpu, $(ls -d tasks/*/ | wc -l) tasks, group size 8, up to 3 turns"
+	assert_output --partial "demo: backend cpu, $(ls tasks/*/task.json | wc -l) tasks, group size 8, up to 3 turns"
 	assert_output --partial "demo: turn 3:"
 	assert_output --partial "Pass rate by turn"
 	assert_output --partial "DCP ledger"
 	out="$BATS_TEST_TMPDIR/demo"
 	# every trajectory (task x 8 samples) is in the training file, every record has an advantage
 	run -0 jq -s '[.[] | "\(.task)/\(.sample)"] | unique | length' "$out/train.jsonl"
-	[ "$output" -eq $((8 * $(ls -d tasks/*/ | wc -l))) ]
+	[ "$output" -eq $((8 * $(ls tasks/*/task.json | wc -l))) ]
 	run -0 jq -s '[.[] | select((.advantage | type) != "number")] | length' "$out/train.jsonl"
 	assert_output 0
 	# the replay data makes all outcomes and all DCP decisions happen

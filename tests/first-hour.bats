@@ -121,7 +121,7 @@ gpu_usable() {
 @test "small ones: leap-task --list alone lists the suite; a folder is a task, as README says" {
 	run -0 leap-task --list
 	assert_output "$(leap-task --all --list)"
-	[ "${#lines[@]}" -eq "$(ls -d "$ROOT"/tasks/*/ | wc -l)" ]
+	[ "${#lines[@]}" -eq "$(ls "$ROOT"/tasks/*/task.json | wc -l)" ]
 	# folders: relative with a '/', '.', absolute, outside the suite
 	mkdir mine && cp -R "$ROOT/tasks/softmax" mine/
 	run -0 leap-task mine/softmax "$ROOT/tasks/gelu"
@@ -144,7 +144,7 @@ gpu_usable() {
 	assert_line --index 0 "2 records (0 errors, 0 without task/sample/turn), 2 trajectories, 1 task, up to 1 turn"
 	run -0 env BENCH= GROUP=2 TURNS=1 "$ROOT/examples/demo.sh" "$BATS_TEST_TMPDIR/demo"
 	assert_output --partial "group size 2, up to 1 turn -> "
-	assert_output --partial "demo: turn 1: $((2 * $(ls -d "$ROOT"/tasks/*/ | wc -l))) records in, the last turn: every trajectory ends"
+	assert_output --partial "demo: turn 1: $((2 * $(ls "$ROOT"/tasks/*/task.json | wc -l))) records in, the last turn: every trajectory ends"
 	refute_output --partial "turns ->"
 	run -0 ls "$BATS_TEST_TMPDIR/demo"
 	refute_output --partial "turn2.jsonl"

@@ -104,8 +104,8 @@ sizes_fact() {
 
 @test "every task's prompt states the facts listed for it (tests/fixtures/leap-prompt/facts), on both backends" {
 	local dev="$FIXTURES/leap-prompt/h200.json" failed="" nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
-	for d in "$LEAP_TASKS"/*/; do
-		t=$(basename "$d")
+	for d in "$LEAP_TASKS"/*/task.json; do # leap's own suite (its suite folders hold other suites)
+		t=$(basename "$(dirname "$d")")
 		f="$FIXTURES/leap-prompt/facts/$t"
 		[ -f "$f" ] || { failed+="$t: no facts file"$'\n'; continue; }
 		for b in cpu cuda; do
@@ -171,14 +171,18 @@ sizes_fact() {
 @test "--tolerance kernelbench states KernelBench's tolerance, never tighter than the task's own" {
 	run -0 --separate-stderr leap-prompt --backend cuda --tolerance kernelbench softmax
 	p=$(jq -r '.messages[1].content' <<<"$output")
-	[[ "$p" == *"|out - ref| <= 0.01 + 0.01 * |ref|"* ]]
-	[[ "$p" == *"This is KernelBench's tolerance (atol = rtol = 1e-2)"* ]]
+	[[ "$p" == *"|out - ref| <= 0.0001 + 0.0001 * |ref|"* ]]
+	[[ "$p" == *"This is KernelBench's tolerance in fp32 (atol = rtol = 1e-4)"* ]]
 	[[ "$p" != *"1e-06"* ]]
+	run -0 --separate-stderr leap-prompt --backend cuda --tolerance kernelbench-v0.1 softmax
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"|out - ref| <= 0.01 + 0.01 * |ref|"* ]]
+	[[ "$p" == *"This is KernelBench v0.1's tolerance (atol = rtol = 1e-2)"* ]]
 	run -0 --separate-stderr leap-prompt --backend cuda softmax
 	[[ "$(jq -r '.messages[1].content' <<<"$output")" == *"|out - ref| <= 1e-06 + 0.0001 * |ref|"* ]]
 	# mlp_block's own tolerance is wider than KernelBench's: it stays
 	run -0 --separate-stderr leap-prompt --backend cuda --tolerance kernelbench mlp_block
 	[[ "$(jq -r '.messages[1].content' <<<"$output")" == *"|out - ref| <= 0.1 + 0.03 * |ref|"* ]]
 	run -2 --separate-stderr leap-prompt --tolerance loose softmax
-	[[ "$stderr" == *"--tolerance: 'loose' is not task or kernelbench"* ]]
+	[[ "$stderr" == *"--tolerance: 'loose' is not task, kernelbench or kernelbench-v0.1"* ]]
 }

@@ -162,3 +162,41 @@ PY
 	run --separate-stderr -1 leap-report "$DONE"
 	assert_line "  speedups are against: an unnamed baseline (records of before baseline_kind) in 5 timed trajectories"
 }
+
+@test "--metric kernelbench: fast_0, fast_1, fast_2 per answer match the hand computation, beside leap's per trajectory" {
+	# 7 answers: correct A0t1 (0.5x), A0t2 (2.5x), A1t2 (1.5x), B0t2 (noisy: no speedup), B1t1 (3x); A1t1 and B0t1
+	# wrong. Per answer: fast_0 5/7, fast_1 3/7 (2.5, 1.5, 3), fast_2 2/7 (2.5, 3); turn 1: 2/4, 1/4, 1/4;
+	# turn 2: 3/3, 2/3, 1/3. Per trajectory (best turn): fast_1 3/4, fast_2 2/4.
+	F="$FIXTURES/leap-report/kernelbench.jsonl"
+	run -0 leap-report --metric kernelbench -f json "$F"
+	run -0 jq -e '.kernelbench | (.answers == 7) and ((.fast_p["0"] - 5/7) | fabs < 1e-12) and
+		((.fast_p["1"] - 3/7) | fabs < 1e-12) and ((.fast_p["2"] - 2/7) | fabs < 1e-12) and
+		(.by_turn == [{"turn":1,"answers":4,"fast_p":{"0":0.5,"1":0.25,"2":0.25}},
+			      {"turn":2,"answers":3,"fast_p":{"0":1,"1":(2/3),"2":(1/3)}}]) and
+		(.against == {"vendor":3,"kernel":1})' <<<"$output"
+	# leap's own fast_p stays per trajectory, best over its turns
+	run -0 leap-report --metric kernelbench -f json "$F"
+	run -0 jq -c '.all.fast_p | [.["0"], .["1"], .["2"]]' <<<"$output"
+	assert_output "[1,0.75,0.5]"
+	# the text labels each and says what the speedups are against
+	run -0 leap-report --metric kernelbench "$F"
+	assert_output --partial "fast_p: correct and speedup > p, over all trajectories"
+	assert_output --partial "KernelBench fast_p: per answer (every record counts: correct and speedup > p, over all answers)"
+	assert_output --regexp "  all +7 +0\.714 +0\.429 +0\.286"
+	assert_output --regexp "  1 +4 +0\.500 +0\.250 +0\.250"
+	assert_output --partial "speedups are against: a vendor library (cuBLAS, cuDNN) in 3 timed answers, a hand-written CUDA kernel in 1 timed answer"
+	assert_output --partial "KernelBench's speedups are against PyTorch eager"
+	# without the option the report is leap's alone
+	run -0 leap-report "$F"
+	refute_output --partial "KernelBench fast_p"
+	run -0 leap-report -f json "$F"
+	run -0 jq -e 'has("kernelbench") | not' <<<"$output"
+}
+
+@test "--metric kernelbench: without timing data fast_1 and fast_2 are unknown, not 0; a bad metric is a usage error" {
+	run -0 bash -c 'jq -c "del(.bench)" "$1" | leap-report --metric kernelbench -f json' _ "$FIXTURES/leap-report/kernelbench.jsonl"
+	run -0 jq -c '.kernelbench.fast_p' <<<"$output"
+	assert_output '{"0":0.7142857142857143,"1":null,"2":null}'
+	run -2 --separate-stderr leap-report --metric fast "$FIXTURES/leap-report/kernelbench.jsonl"
+	[[ "$stderr" == *"--metric: 'fast' is not leap or kernelbench"* ]]
+}

@@ -530,12 +530,16 @@ verdict() {
 	run -0 leap-verify --devices 0-3,7 </dev/null
 }
 
-@test "--tolerance kernelbench: atol = rtol = 1e-2 instead of the task's own; anything else is a usage error" {
+@test "--tolerance kernelbench: 1e-4 in fp32; kernelbench-v0.1: 1e-2; anything else is a usage error" {
 	run -1 leap-verify --task vector_add "$FIXTURES/leap-verify/off_by_1e3.c"
 	assert_output --partial "mismatch"
-	run -0 leap-verify --tolerance kernelbench --task vector_add "$FIXTURES/leap-verify/off_by_1e3.c"
+	# 1e-3 off: outside KernelBench's fp32 tolerance (atol = rtol = 1e-4), inside v0.1's 1e-2
+	run -1 leap-verify --tolerance kernelbench --task vector_add "$FIXTURES/leap-verify/off_by_1e3.c"
+	assert_output --partial "mismatch"
+	run -0 leap-verify --tolerance kernelbench-v0.1 --task vector_add "$FIXTURES/leap-verify/off_by_1e3.c"
 	run -1 leap-verify --tolerance kernelbench --task vector_add "$FIXTURES/leap-verify/zeros.c"
+	run -1 leap-verify --tolerance kernelbench-v0.1 --task vector_add "$FIXTURES/leap-verify/zeros.c"
 	run -0 leap-verify --tolerance task --task vector_add "$FIXTURES/leap-verify/correct.c"
 	run -2 leap-verify --tolerance loose --task vector_add "$FIXTURES/leap-verify/correct.c"
-	assert_output --partial "--tolerance: 'loose' is not task or kernelbench"
+	assert_output --partial "--tolerance: 'loose' is not task, kernelbench or kernelbench-v0.1"
 }

@@ -92,7 +92,7 @@ setup() {
 	for b in cpu cuda; do
 		run -0 bash -c 'leap-prompt --backend "$2" --group-size 8 --all | examples/sampler-replay --strict > "$1/turn1.jsonl"' _ "$BATS_TEST_TMPDIR" "$b"
 		run -0 jq -s 'length' "$BATS_TEST_TMPDIR/turn1.jsonl"
-		[ "$output" -eq $((8 * $(ls -d tasks/*/ | wc -l))) ]
+		[ "$output" -eq $((8 * $(ls tasks/*/task.json | wc -l))) ]
 		run -0 jq -s '[.[] | select(.completion | type != "string")] | length' "$BATS_TEST_TMPDIR/turn1.jsonl"
 		assert_output 0
 	done

@@ -1,0 +1,33 @@
+/* kb1_035_groupnorm reference: KernelBench level 1 problem 35 (35_GroupNorm_), every sum, product and function in double, rounded to float once per output element. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+void kb_groupnorm(const float *x, const float *weight, const float *bias, float *y, int batch, int features, int dim1, int dim2)
+{
+	{
+		const long A = 1L, G = (long)batch * 8, B = (features / 8) * (long)dim1 * dim2;
+		for (long g = 0; g < G; g++) {
+			double s = 0, q = 0;
+			for (long a = 0; a < A; a++) {
+				for (long b = 0; b < B; b++) {
+					s += x[(a * G + g) * B + b];
+				}
+			}
+			const double mean = s / (A * B);
+			for (long a = 0; a < A; a++) {
+				for (long b = 0; b < B; b++) {
+					const double d = x[(a * G + g) * B + b] - mean;
+					q += d * d;
+				}
+			}
+			const double rstd = 1.0 / sqrt(q / (A * B) + 1e-05);
+			for (long a = 0; a < A; a++) {
+				for (long b = 0; b < B; b++) {
+					const long j = (a * G + g) * B + b;
+					y[j] = (float)((x[j] - mean) * rstd * weight[(g % 8) * (features / 8) + b / ((long)dim1 * dim2)] + bias[(g % 8) * (features / 8) + b / ((long)dim1 * dim2)]);
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,40 @@
+/* kb1_080_conv2d_dilated_padded reference: KernelBench level 1 problem 80 (80_conv_standard_2D_square_input_asymmetric_kernel___dilated____padded__), every sum, product and function in double, rounded to float once per output element. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+void kb_conv2d_dilated_padded(const float *x, const float *weight, float *y, int batch_size, int in_channels, int out_channels, int height, int width)
+{
+	const long height_out = height + 4 - 9 + 1;
+	const long width_out = width + 8 - 25 + 1;
+	{
+		const long nb = batch_size, ci = in_channels, co = out_channels, ng = 1;
+		const long cig = ci / ng, cog = co / ng;
+		for (long n = 0; n < nb; n++) {
+			for (long o = 0; o < co; o++) {
+				for (long y0 = 0; y0 < height_out; y0++) {
+					for (long y1 = 0; y1 < width_out; y1++) {
+						const long g = o / cog;
+						double acc = 0.0;
+						for (long c = 0; c < cig; c++) {
+							for (long q0 = 0; q0 < 5; q0++) {
+								const long i0 = y0 * 1 - 2 + q0 * 2;
+								if (i0 < 0 || i0 >= height) {
+									continue;
+								}
+								for (long q1 = 0; q1 < 9; q1++) {
+									const long i1 = y1 * 1 - 4 + q1 * 3;
+									if (i1 < 0 || i1 >= width) {
+										continue;
+									}
+									acc += (double)x[((n * ci + g * cig + c) * height + i0) * width + i1] * weight[((o * cig + c) * 5 + q0) * 9 + q1];
+								}
+							}
+						}
+						y[((n * co + o) * height_out + y0) * width_out + y1] = (float)(acc);
+					}
+				}
+			}
+		}
+	}
+}

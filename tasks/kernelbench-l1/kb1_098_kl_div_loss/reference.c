@@ -1,0 +1,19 @@
+/* kb1_098_kl_div_loss reference: KernelBench level 1 problem 98 (98_KLDivLoss), every sum, product and function in double, rounded to float once per output element. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+void kb_kl_div_loss(const float *predictions, const float *targets, float *y, int batch, int dim)
+{
+	{
+		const long rows = (long)batch, cols = (long)dim;
+		double s = 0;
+		for (long i = 0; i < rows; i++) {
+			for (long j = 0; j < cols; j++) {
+				const double p = predictions[i * cols + j], t = targets[i * cols + j];
+				s += t * (log(t) - log(p));
+			}
+		}
+		y[0] = (float)(s / rows);
+	}
+}

@@ -1,0 +1,204 @@
+// kb2_014_gemm_div_sum_scale baseline: cuBLAS SGEMM in fp32 (no TF32) as PyTorch eager runs it, one kernel per other operator.
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cublas_v2.h>
+
+/* Blocks for a grid-stride loop over n items, `per` items a thread: enough to fill the GPU,
+ * never more than the work needs. */
+static unsigned grid_for(long n, int threads, int per)
+{
+	long b = (n + (long)threads * per - 1) / ((long)threads * per);
+	return (unsigned)(b < 1 ? 1 : b > 65535L * 16 ? 65535L * 16 : b);
+}
+
+/* The baseline's intermediates, as PyTorch's caching allocator keeps them: one device block
+ * grown on demand and kept (the referee's untimed warm-up call makes it). NULL after a message
+ * when the device has no memory left. */
+static void *scratch(size_t bytes)
+{
+	static void *p;
+	static size_t cap;
+	if (bytes > cap) {
+		cudaFree(p);
+		p = NULL;
+		cap = 0;
+		if (cudaMalloc(&p, bytes) != cudaSuccess) {
+			fprintf(stderr, "baseline: no device memory for %zu bytes of intermediates\n", bytes);
+			return NULL;
+		}
+		cap = bytes;
+	}
+	return p;
+}
+
+/* The cuBLAS handle, made on the first call (the referee's untimed warm-up) as a framework
+ * makes it once per process. CUBLAS_DEFAULT_MATH leaves TF32 off for SGEMM, as PyTorch does by
+ * default (torch.backends.cuda.matmul.allow_tf32 is False). */
+static cublasHandle_t blas(void)
+{
+	static cublasHandle_t h;
+	if (!h && (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetMathMode(h, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS)) {
+		fprintf(stderr, "baseline: cuBLAS cannot be initialised\n");
+		h = NULL;
+	}
+	return h;
+}
+
+/* Row-major C[b] = alpha op(A[b]) op(B[b]) + beta C[b] for b < batch: the column-major SGEMM of
+ * the transposes, operands swapped. ta: A is stored K x M; tb: B is stored N x K. A batch stride
+ * of 0 shares the operand across the batch. Returns 0, or -1 after a message. */
+static int gemm(int ta, int tb, long M, long N, long K, float alpha, const float *A, long sa, const float *B, long sb,
+		float beta, float *C, long sc, long batch)
+{
+	cublasHandle_t h = blas();
+	if (!h)
+		return -1;
+	cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+	int lda = (int)(ta ? M : K), ldb = (int)(tb ? K : N);
+	cublasStatus_t st = batch == 1
+		? cublasSgemm(h, ob, oa, (int)N, (int)M, (int)K, &alpha, B, ldb, A, lda, &beta, C, (int)N)
+		: cublasSgemmStridedBatched(h, ob, oa, (int)N, (int)M, (int)K, &alpha, B, ldb, sb, A, lda, sa, &beta, C,
+					    (int)N, sc, (int)batch);
+	if (st != CUBLAS_STATUS_SUCCESS) {
+		fprintf(stderr, "baseline: cuBLAS SGEMM failed (%d)\n", (int)st);
+		return -1;
+	}
+	return 0;
+}
+
+__device__ static __forceinline__ float f1(float v)
+{
+	return v / 2.0f;
+}
+
+/* y = f1(x) elementwise: a grid-stride loop, four elements a thread a step where both
+ * pointers are 16-byte aligned. */
+__global__ static void k1(const float *__restrict__ x, float *__restrict__ y, long n)
+{
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x, step = (long)gridDim.x * blockDim.x;
+	long n4 = (size_t)x % 16 == 0 && (size_t)y % 16 == 0 ? n / 4 : 0;
+	for (long j = i; j < n4; j += step) {
+		float4 a = ((const float4 *)x)[j];
+		a.x = f1(a.x);
+		a.y = f1(a.y);
+		a.z = f1(a.z);
+		a.w = f1(a.w);
+		((float4 *)y)[j] = a;
+	}
+	for (long j = 4 * n4 + i; j < n; j += step)
+		y[j] = f1(x[j]);
+}
+
+/* Combines (acc, idx) over the block (sum: 1 adds, else the operator's own merge); the
+ * result in every thread. */
+__device__ static float red2(float acc, long *pidx, int sum)
+{
+	__shared__ float sa[32];
+	__shared__ long si[32];
+	long idx = *pidx;
+	for (int o = 16; o > 0; o >>= 1) {
+		float a2 = __shfl_xor_sync(0xffffffffu, acc, o);
+		if (sum) {
+			acc += a2;
+		} else {
+			acc += a2;
+		}
+	}
+	__syncthreads();
+	if ((threadIdx.x & 31) == 0) {
+		sa[threadIdx.x >> 5] = acc;
+		si[threadIdx.x >> 5] = idx;
+	}
+	__syncthreads();
+	acc = sa[0];
+	idx = si[0];
+	for (int w = 1; w < (int)(blockDim.x >> 5); w++) {
+		float a2 = sa[w];
+		if (sum) {
+			acc += a2;
+		} else {
+			acc += a2;
+		}
+	}
+	*pidx = idx;
+	return acc;
+}
+
+/* One block per row of a reduction over contiguous elements (I == 1). */
+__global__ static void k2r(const float *__restrict__ x, float *__restrict__ y, long R)
+{
+	const float *xr = x + (long)blockIdx.x * R;
+	float acc = 0.0f;
+	long idx = 0;
+	for (long r = threadIdx.x; r < R; r += blockDim.x) {
+		float v = xr[r];
+		acc += v;
+	}
+	acc = red2(acc, &idx, 0);
+	if (threadIdx.x == 0)
+		y[blockIdx.x] = acc;
+}
+
+/* One thread per (o, i) of a reduction over a strided axis (I > 1): neighbouring threads read
+ * neighbouring elements. */
+__global__ static void k2c(const float *__restrict__ x, float *__restrict__ y, long O, long R, long I)
+{
+	for (long t = (long)blockIdx.x * blockDim.x + threadIdx.x; t < O * I; t += (long)gridDim.x * blockDim.x) {
+		const float *xp = x + t / I * R * I + t % I;
+		float acc = 0.0f;
+		for (long r = 0; r < R; r++) {
+			float v = xp[r * I];
+			acc += v;
+		}
+		y[t] = acc;
+	}
+}
+
+__device__ static __forceinline__ float f3(float v)
+{
+	return v * 1.5f;
+}
+
+/* y = f3(x) elementwise: a grid-stride loop, four elements a thread a step where both
+ * pointers are 16-byte aligned. */
+__global__ static void k3(const float *__restrict__ x, float *__restrict__ y, long n)
+{
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x, step = (long)gridDim.x * blockDim.x;
+	long n4 = (size_t)x % 16 == 0 && (size_t)y % 16 == 0 ? n / 4 : 0;
+	for (long j = i; j < n4; j += step) {
+		float4 a = ((const float4 *)x)[j];
+		a.x = f3(a.x);
+		a.y = f3(a.y);
+		a.z = f3(a.z);
+		a.w = f3(a.w);
+		((float4 *)y)[j] = a;
+	}
+	for (long j = 4 * n4 + i; j < n; j += step)
+		y[j] = f3(x[j]);
+}
+
+extern "C" void kb_gemm_div_sum_scale(const float *x, const float *weight, float *y, int batch_size, int input_size, int hidden_size)
+{
+	char *work = (char *)scratch(((4 * (long)batch_size * hidden_size + 255) & ~255L) + ((4 * (long)batch_size * hidden_size + 255) & ~255L) + ((4 * (long)batch_size + 255) & ~255L));
+	if (!work) {
+		return;
+	}
+	float *t1 = (float *)(work);
+	float *t2 = (float *)((char *)t1 + ((4 * (long)batch_size * hidden_size + 255) & ~255L));
+	float *t3 = (float *)((char *)t2 + ((4 * (long)batch_size * hidden_size + 255) & ~255L));
+	{
+		const long gm = (long)batch_size, gn = (long)hidden_size, gk = (long)input_size;
+		gemm(0, 1, gm, gn, gk, 1.0f, x, 0, weight, 0, 0.0f, t1, 0, 1);
+	}
+	k1<<<grid_for((long)batch_size * hidden_size, 256, 4), 256>>>(t1, t2, (long)batch_size * hidden_size);
+	{
+		const long O = (long)batch_size, R = (long)hidden_size, I = 1L;
+		if (I == 1) {
+			k2r<<<(unsigned)O, R >= 16384 ? 1024 : 256>>>(t2, t3, R);
+		} else {
+			k2c<<<grid_for(O * I, 256, 1), 256>>>(t2, t3, O, R, I);
+		}
+	}
+	k3<<<grid_for((long)batch_size, 256, 4), 256>>>(t3, y, (long)batch_size);
+}

@@ -1,0 +1,37 @@
+/* kb2_086_linear_div_gelu reference: KernelBench level 2 problem 86 (86_Matmul_Divide_GELU), every sum, product and function in double, rounded to float once per output element. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+void kb_linear_div_gelu(const float *x, const float *weight, const float *bias, float *y, int batch_size, int input_size, int output_size)
+{
+	double *t1 = malloc(sizeof(double) * (long)batch_size * output_size);
+	double *t2 = malloc(sizeof(double) * (long)batch_size * output_size);
+	if (!t1 || !t2) {
+		free(t1);
+		free(t2);
+		return; /* the output keeps the harness's poison: a failed allocation is a failed check */
+	}
+	{
+		const long gm = (long)batch_size, gn = (long)output_size, gk = (long)input_size;
+		for (long ii = 0; ii < gm; ii++) {
+			for (long jj = 0; jj < gn; jj++) {
+				double acc = bias[jj];
+				for (long kk = 0; kk < gk; kk++) {
+					acc += (double)x[ii * gk + kk] * weight[jj * gk + kk];
+				}
+				t1[ii * gn + jj] = acc;
+			}
+		}
+	}
+	for (long i = 0; i < (long)batch_size * output_size; i++) {
+		double v = t1[i];
+		t2[i] = v / 10.0;
+	}
+	for (long i = 0; i < (long)batch_size * output_size; i++) {
+		double v = t2[i];
+		y[i] = (float)(0.5 * v * (1.0 + erf(v * 0.7071067811865476)));
+	}
+	free(t1);
+	free(t2);
+}
