@@ -38,8 +38,8 @@ torch_python() {
 	echo "$py"
 }
 
-@test "kernelbench: the suites are in step with their generator (python3 kernelbench/gen.py --check)" {
-	run -0 python3 kernelbench/gen.py --check
+@test "kernelbench: the suites are in step with their generator (python3 tasks/kernelbench/gen.py --check)" {
+	run -0 python3 tasks/kernelbench/gen.py --check
 }
 
 @test "kernelbench: all 100 level-1 problems are tasks, each named after its problem" {
@@ -120,7 +120,7 @@ torch_python() {
 }
 
 @test "kernelbench: the sample (every task under make lint-tasks) is fair under its own tolerance and KernelBench's" {
-	run kernelbench/lint.sh "$WORK" $(lint_ids)
+	run tasks/kernelbench/lint.sh "$WORK" $(lint_ids)
 	[ "$status" -eq 0 ] || fail "$(grep -A3 FAIL <<<"$output")"
 	[ "$(grep -c '^ok ' <<<"$output")" -eq $((2 * $(lint_ids | wc -l))) ]
 }
@@ -142,7 +142,7 @@ torch_python() {
 
 @test "kernelbench: the oracle, PyTorch's own operators in float64, agrees with every reference" {
 	py=$(torch_python) || skip "torch is not installed for ${LEAP_TORCH_PYTHON:-python3} (pip install torch; or set LEAP_TORCH_PYTHON=/path/to/python with torch)"
-	run "$py" kernelbench/oracle.py
+	run "$py" tasks/kernelbench/oracle.py
 	[ "$status" -eq 0 ] || fail "$(grep -v '^ok ' <<<"$output")"
 	n=$(cat tests/fixtures/kernelbench/torch.jsonl | wc -l)
 	assert_output --partial "oracle: $n tasks, $n passed, 0 failed"
@@ -155,7 +155,7 @@ torch_python() {
 	# the mean of squares taken over R - 1 channels: right when there is one, wrong otherwise
 	sed -i 's|s / R + 1e-05|s / (R > 1 ? R - 1 : 1) + 1e-05|' "$WORK/root/kernelbench-l1/kb1_036_rmsnorm/reference.c"
 	! cmp -s "$WORK/root/kernelbench-l1/kb1_036_rmsnorm/reference.c" tasks/kernelbench-l1/kb1_036_rmsnorm/reference.c
-	run -1 "$py" kernelbench/oracle.py --tasks "$WORK/root" --only kb1_036
+	run -1 "$py" tasks/kernelbench/oracle.py --tasks "$WORK/root" --only kb1_036
 	assert_output --regexp "FAIL kb1_036_rmsnorm: case [0-9] .*: element [0-9]+: reference"
 	assert_output --partial "oracle: 1 tasks, 0 passed, 1 failed"
 }

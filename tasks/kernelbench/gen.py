@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """gen.py - writes the KernelBench suites (tasks/kernelbench-l1, tasks/kernelbench-l2), their
 fixture solutions (tests/fixtures/tasks/kernelbench-l*/) and the torch oracle's table
-(tests/fixtures/kernelbench/torch.jsonl) from the problem specs of kernelbench/level1.py and
+(tests/fixtures/kernelbench/torch.jsonl) from the problem specs of tasks/kernelbench/level1.py and
 level2.py.
 
-usage: python3 kernelbench/gen.py [--check] [--only ID_OR_PREFIX]...
+usage: python3 tasks/kernelbench/gen.py [--check] [--only ID_OR_PREFIX]...
   --check   write nothing; exit 1 naming every generated file that differs from the tree (or
             is missing, or is in a suite folder but no longer generated)
   --only    write (or check) only the tasks whose id starts with one of the prefixes
@@ -67,7 +67,7 @@ def main():
                     if d not in made:
                         bad.append("%s/%s (not generated)" % (suite, d))
     if bad:
-        print("gen.py: %d generated file%s out of step (run python3 kernelbench/gen.py):" % (
+        print("gen.py: %d generated file%s out of step (run python3 tasks/kernelbench/gen.py):" % (
             len(bad), "" if len(bad) == 1 else "s"), file=sys.stderr)
         for b in bad:
             print("  " + b, file=sys.stderr)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # lint.sh - the fairness lint (tests/fixtures/tasks/check-task.sh) of KernelBench tasks, under the
 # task's own tolerance and KernelBench's, two at a time.
-# usage: kernelbench/lint.sh WORKDIR ID...
+# usage: tasks/kernelbench/lint.sh WORKDIR ID...
 # Run from the repository root with bin/ and lib/libleap.a built. Prints "ok ID MODE" or
 # "FAIL ID MODE" and the first broken rules per task and mode; exit 0 when every task is fair.
 set -uo pipefail
-[ $# -ge 2 ] || { echo "usage: kernelbench/lint.sh WORKDIR ID..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: tasks/kernelbench/lint.sh WORKDIR ID..." >&2; exit 2; }
 work=$1
 shift
 mkdir -p "$work"

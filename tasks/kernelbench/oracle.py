@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """oracle.py - checks every KernelBench task's reference.c against PyTorch's own CPU operators.
 
-usage: PYTHON kernelbench/oracle.py [--only ID_PREFIX]... [--tasks ROOT]
+usage: PYTHON tasks/kernelbench/oracle.py [--only ID_PREFIX]... [--tasks ROOT]
   (PYTHON: a python3 with torch; the tests take it from $LEAP_TORCH_PYTHON)
 
 The references were written here, from the problems' files; the oracle is code no one here
 wrote. For every task of tests/fixtures/kernelbench/torch.jsonl (the torch expression of each
-task's operator sequence, written by kernelbench/gen.py beside the C) and every listed case of
+task's operator sequence, written by tasks/kernelbench/gen.py beside the C) and every listed case of
 its task.json, it draws the inputs (float32, each buffer with one of the patterns its task
 allows, turn by turn), runs reference.c (built with cc, called through ctypes) and the torch
 code in float64 on the same values, and requires
