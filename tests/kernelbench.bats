@@ -67,7 +67,7 @@ torch_python() {
 	# every number from 1 to 100 but the excluded
 	run -0 bash -c 'comm -13 <(leap-task --suite kernelbench-l2 --list | sed -n "s/^kb2_\([0-9]*\)_.*/\1/p" | sed "s/^0*//" | sort) <(seq 1 100 | sort) | sort -n | tr "\n" " "'
 	assert_output "66 80 83 "
-	run -0 python3 -c 'import sys; sys.path.insert(0, "kernelbench"); import level2; print(" ".join(map(str, sorted(level2.EXCLUDED))))'
+	run -0 python3 -c 'import sys; sys.path.insert(0, "tasks/kernelbench"); import level2; print(" ".join(map(str, sorted(level2.EXCLUDED))))'
 	assert_output "66 80 83"
 }
 
