@@ -196,10 +196,32 @@ static _Noreturn void in_child(struct leap_child *c, pid_t parent)
 	leap_child_exec(c);
 }
 
+/* Every child starts as a fresh program would: each signal at its default action and none
+ * blocked. execve keeps ignored dispositions and the mask, and leap runs with some of both
+ * (SIGPIPE ignored by the filters; SIGINT and SIGQUIT ignored when a non-interactive shell
+ * started leap in the background; leap-compile's ending signals blocked for its signal
+ * thread), so without this a candidate or a compiler would see a process that depends on how
+ * leap was started. Async-signal-safe: sigaction and sigprocmask only. */
+static void fresh_signals(void)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction cur;
+		if (sig != SIGKILL && sig != SIGSTOP && !sigaction(sig, NULL, &cur) && cur.sa_handler != SIG_DFL)
+			sigaction(sig, &dfl, NULL);
+	}
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 _Noreturn void leap_child_exec(const struct leap_child *c)
 {
 	if (!c->argv)
 		_exit(0);
+	fresh_signals();
 	if (c->exec_fd >= 0)
 		fexecve(c->exec_fd, c->argv, c->env);
 	else

@@ -385,27 +385,15 @@ static void hold(const struct leap_child *ch, void *arg)
 /* What the runner's side of start_runner needs. */
 struct runner_start {
 	const struct leap_child *ch;
-	sigset_t mask; /* PID 1's signal mask before start_runner blocked every signal */
 };
 
-/* The runner's side of start_runner, on PID 1's memory until execve: every disposition back
- * to the default (its own table: no CLONE_SIGHAND), the signal mask PID 1 had, death with PID
- * 1, then lib/child.c's execve. Ignored signals are reset too: an ignored disposition survives
- * execve, and leap is often started with some (SIGPIPE by the filter itself; SIGINT and
- * SIGQUIT for every background job of a non-interactive shell), so a candidate would see a
- * different process depending on how leap was started. */
+/* The runner's side of start_runner, on PID 1's memory until execve, with every signal
+ * blocked: death with PID 1, then lib/child.c's execve, which puts every disposition back to
+ * its default (its own table: no CLONE_SIGHAND) before it unblocks them, so that no handler of
+ * ours ever runs here. */
 static int runner_side(void *arg)
 {
 	const struct runner_start *rs = arg;
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < NSIG; sig++) {
-		struct sigaction cur;
-		if (sig != SIGKILL && sig != SIGSTOP && !sigaction(sig, NULL, &cur) && cur.sa_handler != SIG_DFL)
-			sigaction(sig, &dfl, NULL);
-	}
-	sigprocmask(SIG_SETMASK, &rs->mask, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
 		leap_child_fail(rs->ch, "prctl");
 	leap_child_exec(rs->ch);
@@ -422,13 +410,13 @@ static pid_t start_runner(const struct leap_child *ch)
 	/* the runner's stack until its execve: here, so that no limit of ours can refuse it */
 	_Alignas(64) char stack[64 * 1024];
 	struct runner_start rs = {.ch = ch};
-	sigset_t all;
+	sigset_t all, mask;
 	sigfillset(&all);
-	if (sigprocmask(SIG_SETMASK, &all, &rs.mask))
+	if (sigprocmask(SIG_SETMASK, &all, &mask))
 		return -1;
 	pid_t r = clone(runner_side, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &rs);
 	int e = errno;
-	sigprocmask(SIG_SETMASK, &rs.mask, NULL);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	errno = e;
 	return r;
 }
