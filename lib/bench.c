@@ -342,7 +342,7 @@ struct leap_session_opts leap_bench_session_opts(struct leap_bencher *B, const s
  * twice, keeping its outputs as the sets' expected outputs and its time per call. Returns 0,
  * -2 when there is no usable device (*err says why), or -1 with *err. */
 static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum leap_backend b, const char *art,
-			uint64_t seed, double *call_ms, uint8_t uuid[16], char **err)
+			uint64_t seed, double *call_ms, struct leap_bpool *P, char **err)
 {
 	struct leap_session s;
 	struct leap_session_opts so = leap_bench_session_opts(B, d0, b, 1, 0);
@@ -384,7 +384,8 @@ static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum 
 		return -1;
 	}
 	*call_ms = best;
-	memcpy(uuid, s.hello.uuid, 16);
+	memcpy(P->uuid, s.hello.uuid, 16);
+	snprintf(P->device, sizeof P->device, "%s", s.hello.msg);
 	return 0;
 }
 
@@ -443,7 +444,7 @@ struct leap_bpool *leap_bpool_get(struct leap_bencher *B, const struct leap_task
 		return NULL;
 	struct leap_bpool *P = xcalloc(1, sizeof *P);
 	*P = (struct leap_bpool){.task = t, .backend = b, .seed = seed, .nbase = nbase};
-	int r = base_outputs(B, &d0, b, base_art, seed, &P->call_ms, P->uuid, err);
+	int r = base_outputs(B, &d0, b, base_art, seed, &P->call_ms, P, err);
 	*nodev = r == -2;
 	if (r || (pool_size(B, P, &d0), leap_case_prepare(&P->d, t, c, 0, P->cap, P->slots, err))) {
 		leap_case_free(&d0);

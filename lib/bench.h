@@ -82,6 +82,8 @@ struct leap_bpool {
 	uint32_t kb;               /* calls of a baseline block (from its own time) */
 	double call_ms;            /* the baseline's time per call, measured when the pool was made */
 	uint8_t uuid[16];          /* the device's UUID (zeros on cpu): its lock's name */
+	char device[LEAP_RUN_MSG]; /* the device's name, as the trusted baseline's runner said it:
+				    * bench.device, the baseline cache's and the floor probe's key */
 	uint64_t in_set;           /* cuda: bytes of one set's inputs in the owner's device pool */
 	uint8_t *on_dev;           /* [cap] cuda: the set's inputs are in the owner's device pool */
 	uint8_t ipc[2][64];        /* cuda: the owner's IPC handles of the client's regions */

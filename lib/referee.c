@@ -30,7 +30,6 @@ struct rec {
 	struct leap_session cs;      /* the candidate's session */
 	struct leap_session *bs;     /* the baseline's (kept in the pool from record to record) */
 	int have_cs;
-	char device[LEAP_RUN_MSG];
 	double ovh;                  /* ms of an empty block (calibrated on the baseline's runner) */
 	uint32_t kc;                 /* calls of the candidate's next block */
 	double cand_ms;              /* the candidate's last time per call */
@@ -438,7 +437,6 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 	if (R->r < 0)
 		return -1;
 	R->have_cs = 1;
-	snprintf(R->device, sizeof R->device, "%s", R->cs.last.msg);
 	return 0;
 }
 
@@ -595,7 +593,7 @@ static void floor_check(struct rec *R, const char *base_art, const struct leap_s
 	int hb = leap_task_eval(R->t, R->t->bytes, bc, &bytes) == 0 && bytes > 0;
 	int hf = leap_task_eval(R->t, R->t->flops, bc, &flops) == 0 && flops > 0;
 	double gbs, gflops;
-	if (!(hb || hf) || leap_bench_probe(R->B, R->b, R->device, base_art, R->d, &gbs, &gflops))
+	if (!(hb || hf) || leap_bench_probe(R->B, R->b, R->P->device, base_art, R->d, &gbs, &gflops))
 		return;
 	double bytes_ms = hb ? (double)bytes / (gbs * 1e9) * 1e3 : 0;
 	double flops_ms = hf && gflops > 0 ? (double)flops / (gflops * 1e9) * 1e3 : 0;
@@ -715,7 +713,7 @@ static json_t *time_record(struct rec *R, const char *artifact, const char *base
 			add_unseen(R, s);
 	json_t *out = NULL;
 	if (open_sessions(R, artifact, base_art) == 0 && R->r == LEAP_SESS_OK) {
-		leap_baseline_key(R->B, R->t, R->b, R->device, base_art, R->d, R->key);
+		leap_baseline_key(R->B, R->t, R->b, R->P->device, base_art, R->d, R->key);
 		R->cached = R->B->o.baseline_cache && leap_baseline_get(R->B, R->key, &R->cache_st);
 		rec_loop(R);
 	}
@@ -730,8 +728,7 @@ static json_t *time_record(struct rec *R, const char *artifact, const char *base
 			out = verdict_wrong(R, st);
 		else
 			out = verdict_timed(R, base_art);
-		if (R->r == LEAP_SESS_OK || R->r == LEAP_SESS_DIED || R->r == LEAP_SESS_TIMEOUT)
-			json_object_set_new(out, "device", json_string(R->device));
+		json_object_set_new(out, "device", json_string(R->P->device)); /* trusted: the baseline's runner said it */
 		json_object_set_new(out, "case", leap_case_json(R->t, leap_task_bench_case(R->t, R->b)));
 		if (output.len)
 			json_object_set_new(out, "output", json_string(output.s));

@@ -16,6 +16,7 @@ setup_file() {
 	done
 	build_artifact vector_add "$f/forge_lazy.c" "$art/forge_lazy.so" "${proto[@]}"
 	build_artifact vector_add "$f/forge_times.c" "$art/forge_times.so" "${proto[@]}"
+	for n in forge_device; do build_artifact vector_add "$f/$n.c" "$art/$n.so" "${proto[@]}"; done
 	build_artifact vector_add "$f/omp_threads.c" "$art/omp_threads.so" -fopenmp
 	build_artifact softmax "$f/slow2x.c" "$art/slow2x.so"
 	build_artifact softmax "$f/memo_hash.c" "$art/memo_hash.so"
@@ -275,6 +276,13 @@ honest() {
 	run -0 jq -r '"\(.status) \(.bench.status) \(.bench.message)"' <<<"$output"
 	assert_output --partial "mismatch mismatch Wrong output while being timed"
 	assert_output --partial "was never written"
+}
+
+@test "issue 26: bench.device comes from the baseline's runner, never from the candidate's messages" {
+	passed forge_device correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --max-time 0.5 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -rs '"\(.[0].bench.device == .[1].bench.device) \(.[0].bench.device | test("FORGED"))"' <<<"$output"
+	assert_output "true false"
 }
 
 @test "every freezer works: cgroup v2, cgroup v1 and SIGSTOP from the PID namespace's init" {
