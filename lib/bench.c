@@ -105,6 +105,13 @@ int leap_bench_memoises(const struct leap_stats *fs, const struct leap_stats *rs
 	return 1;
 }
 
+const char *leap_bench_failed_status(int sess, int timeout, enum leap_status *st)
+{
+	int late = timeout || sess == LEAP_SESS_TIMEOUT;
+	*st = late ? LEAP_ST_TIMEOUT : LEAP_ST_RUNTIME_ERROR;
+	return late ? "timeout" : "runtime_error";
+}
+
 /* ---- samples ---- */
 
 void leap_series_add(struct leap_series *s, double v, uint32_t calls)

@@ -38,6 +38,14 @@ int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, do
 int leap_bench_memoises(const struct leap_stats *fs, const struct leap_stats *rs, const struct leap_stats *bf,
 			const struct leap_stats *br);
 
+/* What a timing that ended before its verdict makes of the record: no output of the benchmark
+ * size was checked, so the record cannot keep `pass` (a kernel wrong only beyond the verified
+ * sizes would keep its reward by hanging, crashing, stalling the freezer, withholding a message
+ * or claiming that there is no device). `sess` is the candidate session's enum leap_sess,
+ * `timeout` 1 when its runner ran out of time. Returns the bench status ("timeout" or
+ * "runtime_error") and sets *st to the record's (LEAP_ST_TIMEOUT or LEAP_ST_RUNTIME_ERROR). */
+const char *leap_bench_failed_status(int sess, int timeout, enum leap_status *st);
+
 struct leap_bench_opts {
 	double target_ci;   /* an interval wider than this is `noisy`, never `ok` */
 	double max_time;    /* seconds of timing per record (candidate and baseline together) */

@@ -519,30 +519,26 @@ static void close_sessions(struct rec *R, char **why, int *timeout, struct leap_
 		R->err = leap_sandbox_start_error(&R->cs.sb);
 }
 
-/* The verdict when the candidate's runner failed while timed. */
+/* The verdict when the candidate's runner failed while timed: no output of the benchmark size
+ * was checked, so the record fails too (leap_bench_failed_status). */
 static json_t *verdict_failed(struct rec *R, const char *why, int timeout, enum leap_status *st)
 {
 	struct leap_buf msg = {0};
-	const char *status = "runtime_error";
+	const char *status = leap_bench_failed_status(R->r, timeout, st);
 	const struct leap_run_reply *last = &R->cs.last;
-	if (R->r == LEAP_SESS_REPLY && last->status == LEAP_RUN_NO_DEVICE) {
-		status = "no_device";
-		leap_buf_addf(&msg, "Not timed: %s.", last->msg);
+	if (R->r == LEAP_SESS_REPLY && (last->status == LEAP_RUN_NO_DEVICE || last->status == LEAP_RUN_NOMEM)) {
+		leap_buf_addf(&msg, "Your code's runner said \"%s\" while being timed, although the baseline ran on this "
+				    "device: a runtime error (benchmark case %s).", last->msg, R->d->desc);
 	} else if (R->r == LEAP_SESS_REPLY) {
 		leap_buf_addf(&msg, "Runtime error while being timed (call %ld): %s.", R->calls + last->call, last->msg);
-		*st = LEAP_ST_RUNTIME_ERROR;
 	} else if (R->r == LEAP_SESS_FREEZE) {
-		leap_buf_addf(&msg, "Not timed: %s.", last->msg);
+		leap_buf_addf(&msg, "Your code could not be timed: %s (benchmark case %s).", last->msg, R->d->desc);
 	} else if (timeout && R->block_limit > 0) {
-		status = "timeout";
 		leap_buf_addf(&msg, "A block of calls did not finish within %.3g s (ten times what the calls before "
 				    "took, or for the first a hundred times the baseline's): your code slowed down or hung "
 				    "while being timed (benchmark case %s).", R->block_limit, R->d->desc);
 	} else {
-		status = timeout ? "timeout" : "runtime_error";
 		leap_buf_addf(&msg, "Your code %s while being timed (benchmark case %s).", why ? why : "died", R->d->desc);
-		if (!timeout)
-			*st = LEAP_ST_RUNTIME_ERROR;
 	}
 	json_t *o = json_pack("{s:s,s:s}", "status", status, "message", msg.s);
 	leap_buf_free(&msg);

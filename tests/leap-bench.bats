@@ -11,12 +11,12 @@ setup_file() {
 	mkdir -p "$art"
 	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$art/correct.so"
 	for n in timing_wrong memo crash_large replay skip fault late spin_children hog instant_warmup turn_slow \
-		wrong_after write_input; do
+		wrong_after write_input hang_large; do
 		build_artifact vector_add "$f/$n.c" "$art/$n.so"
 	done
 	build_artifact vector_add "$f/forge_lazy.c" "$art/forge_lazy.so" "${proto[@]}"
 	build_artifact vector_add "$f/forge_times.c" "$art/forge_times.so" "${proto[@]}"
-	for n in forge_device; do build_artifact vector_add "$f/$n.c" "$art/$n.so" "${proto[@]}"; done
+	for n in forge_device nodev_large; do build_artifact vector_add "$f/$n.c" "$art/$n.so" "${proto[@]}"; done
 	build_artifact vector_add "$f/omp_threads.c" "$art/omp_threads.so" -fopenmp
 	build_artifact softmax "$f/slow2x.c" "$art/slow2x.so"
 	build_artifact softmax "$f/memo_hash.c" "$art/memo_hash.so"
@@ -245,7 +245,7 @@ honest() {
 	end=$(date +%s.%N)
 	run -0 jq -r '"\(.name) \(.status) \(.bench.status) \(.bench.ms < 10000)"' <<<"$output"
 	assert_line --index 0 "instant_warmup mismatch mismatch true"
-	assert_line --index 1 "turn_slow pass timeout true"
+	assert_line --index 1 "turn_slow timeout timeout true"
 	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 40) }'
 }
 
@@ -276,6 +276,28 @@ honest() {
 	run -0 jq -r '"\(.status) \(.bench.status) \(.bench.message)"' <<<"$output"
 	assert_output --partial "mismatch mismatch Wrong output while being timed"
 	assert_output --partial "was never written"
+}
+
+@test "issue 26: a timing that ends before its verdict fails the record: a hang, a claimed lack of device" {
+	passed hang_large nodev_large correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
+	out=$output
+	run -0 jq -r '"\(.status) \(.bench.status)"' <<<"$out"
+	# no output of the benchmark size was ever checked: neither keeps `pass`
+	assert_line --index 0 "timeout timeout"
+	assert_line --index 1 "runtime_error runtime_error"
+	# the claim is quoted: the baseline ran on this device, so it is the candidate's error
+	[[ "$(sed -n 2p <<<"$out" | jq -r .bench.message)" == *'"no CUDA-capable device is detected"'* ]]
+	honest "$(sed -n 3p <<<"$out")"
+}
+
+@test "issue 26: every way a timing can end early fails the record (the rule, for each session outcome)" {
+	link_with_lib "$FIXTURES/leap-bench/fail_rule.c" "$BATS_TEST_TMPDIR/rule"
+	run -0 "$BATS_TEST_TMPDIR/rule"
+	# a reply (no device, no memory, a failed call), a death, a timeout, a failed freeze
+	assert_output "$(printf '%s\n' 'reply 0 runtime_error runtime_error' 'reply 1 timeout timeout' \
+		'died 0 runtime_error runtime_error' 'died 1 timeout timeout' 'timeout 0 timeout timeout' \
+		'timeout 1 timeout timeout' 'freeze 0 runtime_error runtime_error' 'freeze 1 timeout timeout')"
 }
 
 @test "issue 26: bench.device comes from the baseline's runner, never from the candidate's messages" {
