@@ -402,7 +402,16 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
 		put(p->type, b, n / 2, dist == LEAP_DIST_SMALL ? 1e-3 : 1.0);
 }
 
-void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, unsigned char *arena)
+/* The elements of a donor for an input of n elements: one per element a derived set takes
+ * (n / fresh_every, at least 64 or n). */
+static uint64_t donor_elements(uint64_t n, uint32_t fresh_every)
+{
+	uint64_t m = fresh_every > 1 ? n / fresh_every : n;
+	return m < 64 ? (n < 64 ? n : 64) : m;
+}
+
+/* leap_case_inputs, for the donor's share of each input when `part` (its fresh_every), else whole. */
+static void draw_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, uint32_t part)
 {
 	size_t np = d->t->nparams;
 	for (size_t i = 0; i < np; i++) {
@@ -413,10 +422,45 @@ void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, uns
 		uint64_t rng = seed ^ (0x9E3779B97F4A7C15ull * (d->index + 1)) ^ (0xC2B2AE3D27D4EB4Full * (set + 1)) ^
 			       (0x165667B19E3779F9ull * (i + 1));
 		splitmix(&rng);
-		fill(&d->t->params[i], d->inputs[k], (size_t)d->sizes[i], &rng, pattern);
+		uint64_t n = (uint64_t)d->sizes[i];
+		fill(&d->t->params[i], d->inputs[k], (size_t)(part ? donor_elements(n, part) : n), &rng, pattern);
 	}
+}
+
+void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, unsigned char *arena)
+{
+	draw_inputs(d, set, seed, pattern, 0);
 	if (arena)
 		leap_case_upload(d, set, set % d->arena_sets, arena);
+}
+
+void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, uint32_t fresh_every)
+{
+	draw_inputs(d, set, seed, pattern, fresh_every);
+}
+
+void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
+		      uint32_t fresh_every)
+{
+	size_t np = d->t->nparams;
+	for (size_t p = 0; p < np; p++) {
+		const struct leap_run_param *r = &d->rp[p];
+		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT)
+			continue;
+		const unsigned char *from = d->inputs[(size_t)src * np + p], *fresh = d->inputs[(size_t)donor * np + p];
+		unsigned char *to = d->inputs[(size_t)dst * np + p];
+		uint64_t n = (uint64_t)d->sizes[p], es = r->elsize;
+		if (!n)
+			continue;
+		uint64_t rot = splitmix(rng) % n;
+		memcpy(to, from + rot * es, (size_t)((n - rot) * es));
+		memcpy(to + (n - rot) * es, from, (size_t)(rot * es));
+		uint64_t m = donor_elements(n, fresh_every);
+		for (uint64_t k = 0; k < m; k++) {
+			uint64_t i = splitmix(rng), j = splitmix(rng);
+			memcpy(to + (i % n) * es, fresh + (j % m) * es, (size_t)es);
+		}
+	}
 }
 
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena)
