@@ -232,7 +232,11 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		goto fail;
 	close(art);
 	free(runner);
+	double deadline = s->sb.deadline;
+	if (o->hello_s > 0 && leap_now() + o->hello_s < deadline)
+		s->sb.deadline = leap_now() + o->hello_s;
 	int r = read_reply(s);
+	s->sb.deadline = deadline;
 	s->hello = s->last;
 	if (r == LEAP_SESS_OK && cuda && o->lock_cache) {
 		char *path = leap_device_lock_path(o->lock_cache, s->hello.uuid);

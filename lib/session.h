@@ -45,6 +45,8 @@ struct leap_session_opts {
 	int lazy;                 /* map the regions without populating them (cuda: never read on the host) */
 	const char *lock_cache;   /* cuda: hold the device's lock, shared, for the session (under
 				   * this cache directory; leap-bench takes it exclusive to time) */
+	double hello_s;           /* > 0: the runner's hello must come within this many seconds (the
+				   * sandbox's deadline still bounds the rest of the session) */
 };
 
 /* The lock file of a device: CACHE/locks/cpu.lock, or CACHE/locks/gpu-UUID.lock (by UUID, not
