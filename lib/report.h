@@ -33,6 +33,11 @@ struct leap_report {
 	int max_turn;
 	int max_turns;            /* the turn budget of the rollout (for the DCP ledger) */
 	unsigned backends;        /* 1 << enum leap_backend of every backend seen */
+	/* the timings (bench.status ok, noisy or suspicious) of passing records, and why those
+	 * that carry no speedup carry none */
+	long timed, timed_ok, timed_noisy, timed_suspicious, noisy_few; /* few: too few pairs for an interval */
+	double noisy_ci_lo, noisy_ci_hi;   /* the range of the noisy intervals' relative half-widths */
+	double target_lo, target_hi;       /* the range of the targets they were judged against */
 };
 
 /* Initialises an empty report; max_turns is the rollout's turn budget (e.g. 3). */
