@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "jsonl.h"
 #include "util.h"
@@ -209,6 +210,34 @@ static void poison_of(enum leap_type ty, uint8_t out[8])
 	memcpy(out, &v, 8); /* little-endian: the low elsize bytes are the element */
 }
 
+/* ---- set buffers ---- */
+
+/* Buffers of at least this size are mappings of their own, so that leap_case_fork can tell a
+ * fork to leave them out: leap-bench keeps the input pools of every task it met (hundreds of MB
+ * to GB) and forks a sandbox per record, and copying those page tables was most of its system
+ * time (bench/README.md section 6). */
+#define BIG_BUFFER (1u << 20)
+
+static unsigned char *buf_alloc(uint64_t n)
+{
+	if (n < BIG_BUFFER)
+		return xmalloc(n ? (size_t)n : 1);
+	void *p = mmap(NULL, (size_t)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		leap_die("out of memory (%llu bytes for input data)", (unsigned long long)n);
+	return p;
+}
+
+static void buf_free(unsigned char *p, uint64_t n)
+{
+	if (!p)
+		return;
+	if (n < BIG_BUFFER)
+		free(p);
+	else
+		munmap(p, (size_t)n);
+}
+
 /* ---- cases ---- */
 
 int leap_case_prepare(struct leap_case_data *d, const struct leap_task *t, const struct leap_case *c, size_t index,
@@ -292,21 +321,38 @@ int leap_case_prepare(struct leap_case_data *d, const struct leap_task *t, const
 				continue;
 			size_t k = (size_t)s * np + i;
 			if (r->kind != LEAP_RUN_K_OUT)
-				d->inputs[k] = xmalloc(r->bytes ? r->bytes : 1);
+				d->inputs[k] = buf_alloc(r->bytes);
 			if (r->kind != LEAP_RUN_K_IN)
-				d->want[k] = xmalloc(r->bytes ? r->bytes : 1);
+				d->want[k] = buf_alloc(r->bytes);
 		}
 	return 0;
 }
 
+void leap_case_fork(struct leap_case_data *d, int copy)
+{
+	size_t np = d->t ? d->t->nparams : 0;
+	for (size_t k = 0; k < (size_t)d->nsets * np; k++) {
+		uint64_t n = d->rp[k % np].bytes;
+		if (n < BIG_BUFFER)
+			continue;
+		/* best effort: without it a fork copies more page tables, nothing else */
+		if (d->inputs[k])
+			(void)madvise(d->inputs[k], (size_t)n, copy ? MADV_DOFORK : MADV_DONTFORK);
+		if (d->want[k])
+			(void)madvise(d->want[k], (size_t)n, copy ? MADV_DOFORK : MADV_DONTFORK);
+	}
+}
+
 void leap_case_free(struct leap_case_data *d)
 {
-	size_t slots = (size_t)d->nsets * (d->t && d->t->nparams ? d->t->nparams : 1);
+	size_t np = d->t && d->t->nparams ? d->t->nparams : 1;
+	size_t slots = (size_t)d->nsets * np;
 	for (size_t k = 0; k < slots; k++) {
+		uint64_t n = d->rp ? d->rp[k % np].bytes : 0;
 		if (d->inputs)
-			free(d->inputs[k]);
+			buf_free(d->inputs[k], n);
 		if (d->want)
-			free(d->want[k]);
+			buf_free(d->want[k], n);
 	}
 	free(d->inputs);
 	free(d->want);

@@ -39,6 +39,12 @@ int leap_case_prepare(struct leap_case_data *d, const struct leap_task *t, const
 		      uint32_t nsets, uint32_t arena_sets, char **err);
 void leap_case_free(struct leap_case_data *d);
 
+/* Whether a fork of this process gets the case's large input and output buffers (copy 1, the
+ * default) or not (0: the forked child must not touch them, as a sandbox that execs its runner
+ * never does). A process that holds many cases and forks often keeps them out; one about to
+ * fork a worker that reads them puts them back first. Best effort. */
+void leap_case_fork(struct leap_case_data *d, int copy);
+
 /* Marks a prepared case as drawn from the task's ranges: its messages say so (the model
  * learns that its code must handle sizes it was not shown) and its mismatch has "drawn": true. */
 void leap_case_mark_drawn(struct leap_case_data *d);
