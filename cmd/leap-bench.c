@@ -218,7 +218,10 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 		return;
 	}
 	int slot;
-	if (leap_pool_fork(p, e, &slot))
+	leap_bencher_fork(&c->bench, 1); /* the worker reads the pools */
+	pid_t parent = leap_pool_fork(p, e, &slot);
+	leap_bencher_fork(&c->bench, 0);
+	if (parent)
 		return;
 	leap_sandbox_slot(&c->v.env, slot);
 	c->v.o.device = c->devs.name[slot];

@@ -178,6 +178,12 @@ void leap_bencher_stop(struct leap_bencher *B)
 	}
 }
 
+void leap_bencher_fork(struct leap_bencher *B, int copy)
+{
+	for (size_t i = 0; i < B->npools; i++)
+		leap_case_fork(&B->pools[i]->d, copy);
+}
+
 void leap_bencher_free(struct leap_bencher *B)
 {
 	leap_bencher_stop(B);
@@ -468,6 +474,7 @@ struct leap_bpool *leap_bpool_get(struct leap_bencher *B, const struct leap_task
 		leap_case_donor(&P->d, P->cap + k, donors, k, FRESH_EVERY);
 	}
 	leap_case_free(&d0);
+	leap_case_fork(&P->d, 0); /* every record forks a sandbox, which never reads the pool */
 	P->tol_scale = P->d.tol_scale = tol_scale(t, c);
 	P->d.tol = B->v->o.tolerance;
 	xgrow((void **)&B->pools, &B->poolcap, B->npools + 1, sizeof *B->pools);

@@ -128,6 +128,11 @@ void leap_bencher_free(struct leap_bencher *B);
  * may outlive the program). leap_bencher_free does it too. */
 void leap_bencher_stop(struct leap_bencher *B);
 
+/* Whether a fork gets the input pools (leap_case_fork): 0 while the bencher only forks
+ * sandboxes (the default: their page tables were most of leap-bench's system time), 1 around
+ * the fork of a timing worker, which reads them. */
+void leap_bencher_fork(struct leap_bencher *B, int copy);
+
 /* "cgroup v2 freezer", "cgroup v1 freezer" or "SIGSTOP from the PID namespace's init". */
 const char *leap_bench_freezer_name(const struct leap_bencher *B);
 
