@@ -48,6 +48,8 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void order_ci(const double *x, size_t n, double f, struct leap_stats *s);
+
 void leap_stats(double *x, size_t n, struct leap_stats *s)
 {
 	memset(s, 0, sizeof *s);
@@ -67,9 +69,16 @@ void leap_stats(double *x, size_t n, struct leap_stats *s)
 		ss += (x[i] - s->mean) * (x[i] - s->mean);
 	s->stdev = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 	s->ci_lo = s->ci_hi = s->median;
-	if (n < 6)
-		return;
-	double half = 1.959964 * sqrt((double)n) / 2;
+	if (n >= 6)
+		order_ci(x, n, 1, s);
+}
+
+/* The interval of the median from the order statistics of sorted x[0..n), n >= 6: ranks
+ * n/2 -+ 0.98 * sqrt(n * f), where f >= 1 is how much serial correlation inflates the
+ * variance of a count of samples below the median (1: independent samples). */
+static void order_ci(const double *x, size_t n, double f, struct leap_stats *s)
+{
+	double half = 1.959964 * sqrt((double)n * f) / 2;
 	long lo = (long)floor((double)n / 2 - half), hi = (long)ceil((double)n / 2 + half); /* 1-based ranks */
 	if (lo < 1)
 		lo = 1;
@@ -78,6 +87,32 @@ void leap_stats(double *x, size_t n, struct leap_stats *s)
 	s->ci_lo = x[lo - 1];
 	s->ci_hi = x[hi - 1];
 	s->rel_ci = s->median > 0 ? (s->ci_hi - s->ci_lo) / 2 / s->median : INFINITY;
+}
+
+void leap_stats_serial(const double *x, size_t n, struct leap_stats *s)
+{
+	double *sorted = xmalloc((n ? n : 1) * sizeof *sorted);
+	if (n)
+		memcpy(sorted, x, n * sizeof *sorted);
+	leap_stats(sorted, n, s);
+	if (n >= 6) {
+		/* the lag-1 autocorrelation of "above the median", in time order */
+		double p = 0, num = 0, den = 0;
+		for (size_t i = 0; i < n; i++)
+			p += x[i] > s->median;
+		p /= (double)n;
+		for (size_t i = 0; i < n; i++) {
+			double a = (x[i] > s->median) - p;
+			den += a * a;
+			if (i + 1 < n)
+				num += a * ((x[i + 1] > s->median) - p);
+		}
+		double rho = den > 0 ? num / den : 0;
+		rho = rho < 0 ? 0 : rho > 0.6 ? 0.6 : rho;
+		if (rho > 0)
+			order_ci(sorted, n, (1 + rho) / (1 - rho), s);
+	}
+	free(sorted);
 }
 
 int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,

@@ -421,7 +421,7 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 static int rec_done(struct rec *R, double elapsed)
 {
 	struct leap_stats rs;
-	leap_series_stats(&R->ratio, &rs);
+	leap_stats_serial(R->ratio.x, R->ratio.n, &rs);
 	return leap_bench_done(&rs, R->B->o.min_runs, R->B->o.max_runs, R->target, elapsed, R->B->o.max_time, &R->narrow);
 }
 
@@ -603,7 +603,7 @@ static json_t *verdict_timed(struct rec *R, const char *base_art)
 	struct leap_stats cst, bst, rst;
 	leap_series_stats(&R->cand, &cst);
 	leap_series_stats(&R->base, &bst);
-	leap_series_stats(&R->ratio, &rst);
+	leap_stats_serial(R->ratio.x, R->ratio.n, &rst);
 	double sp = rst.median;
 	json_t *out = timed_fields(R, &cst, &bst);
 	int has_ci = isfinite(rst.rel_ci);

@@ -159,12 +159,16 @@ honest() {
 @test "issue 28: the interval of the median ratio covers the true ratio on simulated noise (seeded)" {
 	link_with_lib "$FIXTURES/leap-bench/coverage.c" "$BATS_TEST_TMPDIR/coverage"
 	# 4000 simulated records per noise model and length, each the median of its pairs' ratios:
-	# lognormal noise on each block, a load drifting under both blocks of a pair, preemptions
+	# lognormal noise on each block, a load drifting under both blocks of a pair, preemptions;
+	# and regimes that last several pairs and do not cancel (the interval is widened for their
+	# serial correlation, which wins back part of what they cost: 88% -> 90.5% when stopping)
 	run -0 "$BATS_TEST_TMPDIR/coverage"
 	while read -r model n cover; do
-		awk -v c="$cover" 'BEGIN { exit !(c >= 0.93 && c <= 0.995) }' || fail "$model, $n pairs: coverage $cover"
+		least=0.93
+		[ "$model" = regimes ] && least=0.90
+		awk -v c="$cover" -v l="$least" 'BEGIN { exit !(c >= l && c <= 0.995) }' || fail "$model, $n pairs: coverage $cover"
 	done <<<"$output"
-	[ "$(wc -l <<<"$output")" -ge 8 ]
+	[ "$(wc -l <<<"$output")" -ge 20 ]
 }
 
 @test "class 1: a kernel that takes over the protocol and forges 'done' is a mismatch" {
