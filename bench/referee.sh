@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# referee.sh - leap-bench's self-test and cost (issue 14), part of `make bench` (bench-referee).
+# referee.sh - leap-bench's self-test, the cpu pipeline's timings and the cost per record
+# (issues 14, 26, 28), part of `make bench` (bench-referee).
 #
 #   bench/referee.sh [selftest] [RUNS]   the task's reference timed against itself RUNS times
 #                                        (default 40), and a candidate doing exactly 4x its work,
-#                                        while LOAD runs beside them; fails when an `ok` verdict
-#                                        falls outside [0.9, 1.1] (itself) or a ratio outside
-#                                        [3.2, 5] (4x the work)
+#                                        while LOAD runs beside them; prints the ok rates, how
+#                                        often the speedup's interval covers the true ratio 1,
+#                                        and fails when an `ok` verdict falls outside [0.9, 1.1]
+#                                        (itself) or a ratio outside [3.2, 5] (4x the work)
+#   bench/referee.sh pipeline            leap-compile | leap-verify | leap-bench on every task's
+#                                        reference and on one honest OpenMP/SIMD kernel per task
+#                                        family (bench/candidates/omp-*.c), then the OpenMP ones
+#                                        timed alone: the ok rate in the pipeline, and how far
+#                                        their speedups there are from alone
 #   bench/referee.sh cost [REV]          wall time per record at --max-time 0.05 and 2, of this
 #                                        build and (with REV, e.g. 50d1e5d) of that revision, built
 #                                        in a scratch directory
 #
 # Environment: LOAD (the command run beside the self-test; default "make -s check"; empty: none),
 # TASK (softmax), MAX_TIME (2), TARGET_CI (leap-bench's default), RECORDS (cost: records per
-# stream, default 16). Prints the date, the machine and the load with the results.
+# stream, default 16), BENCH_BIN (pipeline: a directory whose leap-bench to time with, e.g. an
+# older build's bin; default this build's). Prints the date, the machine and the load with the
+# results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -60,6 +69,10 @@ selftest() {
 	echo "   at the end: $(machine)"
 	stop_load
 	jq -rs '
+	  def coverage:
+	    [.[] | select(.name == "self") | .bench | select(.speedup_ci) | .speedup_ci[0] <= 1 and 1 <= .speedup_ci[1]]
+	    | "self: the speedup'"'"'s 95% interval covers 1 in \(map(select(.)) | length) of \(length) records with an interval"
+	      + (if length > 0 then " (\((map(select(.)) | length) * 1000 / length | round / 10)%)" else "" end);
 	  def summary(name; lo; hi; ratio):
 	    [.[] | select(.name == name) | .bench] as $b
 	    | ($b | map(select(.status == "ok") | if ratio then 1 / .speedup else .speedup end)) as $ok
@@ -68,7 +81,7 @@ selftest() {
 	      + (if ratio then "time ratio" else "speedup" end)
 	      + " of the ok ones: " + (if ($ok | length) > 0 then "\($ok | min | . * 1000 | round / 1000) to \($ok | max | . * 1000 | round / 1000)" else "-" end)
 	      + " (all measured: \($all | min | . * 1000 | round / 1000) to \($all | max | . * 1000 | round / 1000)); ok outside [\(lo), \(hi)]: \($ok | map(select(. < lo or . > hi)) | length)";
-	  summary("self"; 0.9; 1.1; false), summary("x4"; 3.2; 5; true)' "$work/out.jsonl"
+	  summary("self"; 0.9; 1.1; false), summary("x4"; 3.2; 5; true), coverage' "$work/out.jsonl"
 	local bad
 	bad=$(jq -s '[.[] | select(.bench.status == "ok") | select((.name == "self" and (.bench.speedup < 0.9 or .bench.speedup > 1.1))
 		or (.name == "x4" and ((1 / .bench.speedup) < 3.2 or (1 / .bench.speedup) > 5)))] | length' "$work/out.jsonl")
@@ -108,9 +121,60 @@ cost() {
 	done
 }
 
+# pipeline: every task's reference and the OpenMP kernels through the cpu pipeline, then the
+# OpenMP kernels' compiled records timed alone by the same leap-bench.
+pipeline() {
+	local bin=${BENCH_BIN:-$ROOT/bin} f t
+	{
+		leap-prompt --backend cpu --all | jq -c --arg d "$ROOT/tasks" '. + {name: "reference"}' |
+			while read -r rec; do
+				t=$(jq -r .task <<<"$rec")
+				jq -c --rawfile c "tasks/$t/reference.c" '.completion = "```c\n\($c)```"' <<<"$rec"
+			done
+		for f in bench/candidates/omp-*.c; do
+			t=$(basename "$f" .c)
+			t=${t#omp-}
+			leap-prompt --backend cpu "$t" | jq -c --rawfile c "$f" '. + {name: "omp", sample: 1, completion: "```c\n\($c)```"}'
+		done
+	} >"$work/pipe-in.jsonl"
+	echo "== the cpu pipeline: leap-compile | leap-verify | leap-bench on $(grep -c reference "$work/pipe-in.jsonl") task references and $(grep -c '"omp"' "$work/pipe-in.jsonl") OpenMP kernels"
+	echo "   leap-bench: $bin/leap-bench --max-time ${MAX_TIME:-2}${TARGET_CI:+ --target-ci $TARGET_CI}"
+	machine
+	local opts=(--no-progress --max-time "${MAX_TIME:-2}")
+	[ -n "${TARGET_CI:-}" ] && opts+=(--target-ci "$TARGET_CI")
+	local t0 t1
+	t0=$(date +%s.%N)
+	leap-compile --no-progress <"$work/pipe-in.jsonl" | leap-verify --no-progress --seed 1 |
+		"$bin/leap-bench" "${opts[@]}" --seed 1 >"$work/pipe-out.jsonl"
+	t1=$(date +%s.%N)
+	echo "   at the end: $(machine); $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f s", b - a }') in all"
+	jq -c 'select(.name == "omp")' "$work/pipe-out.jsonl" | jq -c 'del(.bench) | .status = "pass"' >"$work/omp.jsonl"
+	for _ in 1 2 3; do "$bin/leap-bench" "${opts[@]}" --seed 1 "$work/omp.jsonl"; done >"$work/omp-alone.jsonl"
+	jq -rs '
+	  def pct(a; b): if b > 0 then "\(a * 1000 / b | round / 10)%" else "-" end;
+	  [.[] | select(.bench.status != null and .bench.status != "skipped")] as $t
+	  | ($t | map(select(.bench.status == "ok")) | length) as $ok
+	  | "pipeline: \($t | length) timed records: \($ok) ok (\(pct($ok; $t | length))), "
+	    + "\($t | map(select(.bench.status == "noisy")) | length) noisy, "
+	    + "\($t | map(select(.bench.status != "ok" and .bench.status != "noisy")) | length) other "
+	    + "(\($t | map(select(.bench.status != "ok" and .bench.status != "noisy")) | map("\(.task) \(.bench.status)") | join(", ")))",
+	    "  noisy intervals: \($t | map(select(.bench.status == "noisy") | .bench.speedup_rel_ci // "too few pairs") | map(if type == "number" then (. * 1000 | round / 10 | tostring) + "%" else . end) | join(" "))"' \
+		"$work/pipe-out.jsonl"
+	jq -rs --slurpfile alone "$work/omp-alone.jsonl" '
+	  def sp: .bench | (.measured_speedup // .speedup);
+	  .[] | select(.name == "omp") | . as $p
+	  | [$alone[] | select(.task == $p.task) | sp] as $a
+	  | ($a | sort | .[length / 2 | floor]) as $m
+	  | "  omp \(.task): pipeline \(.bench.status) \(sp * 1000 | round / 1000)x \(.bench.speedup_ci // [] | map(. * 1000 | round / 1000))"
+	    + ", alone \($a | map(. * 1000 | round / 1000)) (median \($m * 1000 | round / 1000)): "
+	    + "\(if $m > 0 then ((sp / $m - 1) * 1000 | round / 10 | tostring) + "%" else "-" end) from alone"' \
+		"$work/pipe-out.jsonl"
+}
+
 case "${1:-selftest}" in
 selftest) shift $(($# > 0)); selftest "$@" ;;
 cost) shift; cost "$@" ;;
+pipeline) pipeline ;;
 [0-9]*) selftest "$1" ;;
-*) sed -n '2,18p' "$0"; exit 2 ;;
+*) sed -n '2,23p' "$0"; exit 2 ;;
 esac

@@ -159,6 +159,7 @@ static void finish_group(struct ctx *c, struct leap_group *grp, int at_eof)
 		leap_warn("group '%s': end of input after %ld of %ld ended trajectories; computed with what arrived",
 			  grp->key, grp->units, grp->want);
 	int batch = c->scale == LEAP_SCALE_BATCH;
+	leap_reward_ties(c->reward, grp->m, grp->n);
 	leap_advantage_group(c->est, c->scale, c->gamma, grp, batch ? &c->vals : NULL, &c->nvals, &c->capvals);
 	if (batch) {
 		xgrow((void **)&c->held, &c->capheld, c->nheld + 1, sizeof(*c->held));
@@ -195,6 +196,8 @@ struct aentry {
 	double value;
 	const char *file; /* where it was read (for naming it when a second one comes) */
 	long line;
+	int status;                      /* what a speed tie recomputes the reward from */
+	double speedup, speed_lo, speed_hi;
 };
 
 struct agroup {
@@ -255,8 +258,13 @@ static void compute_agroup(struct twopass *tp, struct agroup *g)
 		grp.m[i].turn = g->e[i].turn;
 		grp.m[i].value = g->e[i].value;
 		grp.m[i].has_value = 1;
+		grp.m[i].status = g->e[i].status;
+		grp.m[i].speedup = g->e[i].speedup;
+		grp.m[i].speed_lo = g->e[i].speed_lo;
+		grp.m[i].speed_hi = g->e[i].speed_hi;
 	}
 	int batch = c->scale == LEAP_SCALE_BATCH;
+	leap_reward_ties(c->reward, grp.m, grp.n);
 	leap_advantage_group(c->est, c->scale, c->gamma, &grp, batch ? &c->vals : NULL, &c->nvals, &c->capvals);
 	for (size_t i = 0; i < g->n; i++)
 		tp->adv[g->e[i].seq] = grp.m[i].out;
@@ -285,7 +293,8 @@ static uint32_t tp_summarise(void *arg, const struct leap_member *m, const struc
 	}
 	struct agroup *g = *slot;
 	xgrow((void **)&g->e, &g->cap, g->n + 1, sizeof(*g->e));
-	g->e[g->n++] = (struct aentry){m->seq, m->sample, m->turn, value, m->file, m->line};
+	g->e[g->n++] = (struct aentry){m->seq,	  m->sample,  m->turn,	   value,	m->file,
+				       m->line,	  m->status,  m->speedup,  m->speed_lo, m->speed_hi};
 	return g->tag;
 }
 

@@ -32,13 +32,14 @@ static const char usage_head[] =
 	"Time each record whose status is pass on its task's benchmark case against the task's\n"
 	"baseline (cuda: baseline.cu, cpu: reference.c), each in a sandboxed runner, from a referee\n"
 	"the candidate cannot reach: blocks of calls timed on leap-bench's own clock with the\n"
-	"candidate frozen in between, every call checked on inputs it cannot predict. Adds `bench`\n"
-	"{status, median_ms, n, calls, rel_ci, baseline_ms, speedup, roofline, cpu_ms, message...};\n"
+	"candidate frozen in between, every call checked on inputs it cannot predict; the speedup is\n"
+	"the median ratio of pairs of blocks, the candidate's and the baseline's. Adds `bench`\n"
+	"{status, speedup, speedup_ci, median_ms, n, calls, baseline_ms, roofline, cpu_ms, message...};\n"
 	"status ok, noisy, suspicious, mismatch, runtime_error, timeout or no_device (only ok carries\n"
-	"a speedup); a wrong output or a crash while timed also sets the record's status. Other\n"
-	"records get bench.status skipped. With --task, build each SOURCE exactly as leap-compile\n"
-	"does, verify and time it, and print a table. With --stats, summarise the numbers read (one\n"
-	"sample each) as the timing loop does.\n"
+	"a speedup); a wrong output, a crash or a timing that ends early also sets the record's\n"
+	"status. Other records get bench.status skipped. With --task, build each SOURCE exactly as\n"
+	"leap-compile does, verify and time it, and print a table. With --stats, summarise the\n"
+	"numbers read (one sample each) as the timing loop does.\n"
 	"\n";
 
 static const char usage_tail[] =
@@ -217,7 +218,10 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 		return;
 	}
 	int slot;
-	if (leap_pool_fork(p, e, &slot))
+	leap_bencher_fork(&c->bench, 1); /* the worker reads the pools */
+	pid_t parent = leap_pool_fork(p, e, &slot);
+	leap_bencher_fork(&c->bench, 0);
+	if (parent)
 		return;
 	leap_sandbox_slot(&c->v.env, slot);
 	c->v.o.device = c->devs.name[slot];
@@ -270,7 +274,7 @@ static int stats(struct ctx *c, int n, char **files, const struct leap_bench_opt
 	json_t *j = json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:b}", "n", (json_int_t)s.n, "median_ms", s.median,
 			      "min_ms", s.min, "mean_ms", s.mean, "stdev_ms", s.stdev, "ci_lo", s.ci_lo, "ci_hi", s.ci_hi,
 			      "rel_ci", isfinite(s.rel_ci) ? s.rel_ci : -1.0, "stop",
-			      leap_bench_done(&s, o->min_runs, o->max_runs, o->target_ci, 0, INFINITY));
+			      leap_bench_done(&s, o->min_runs, o->max_runs, o->target_ci[LEAP_BACKEND_CPU], 0, INFINITY, NULL));
 	leap_out_init(&c->out, stdout);
 	leap_out_write(&c->out, j);
 	json_decref(j);
@@ -300,10 +304,16 @@ static int adhoc_time(void *arg, const char *file, const struct leap_task *t, en
 		double ci = leap_get_num(r, "rel_ci", -1), bci = leap_get_num(r, "baseline_rel_ci", -1);
 		printf("  %-10s %12.4f %12.4f %7.2f%% %7lld\n", "candidate", leap_get_num(r, "median_ms", 0),
 		       leap_get_num(r, "min_ms", 0), ci < 0 ? NAN : 100 * ci, (long long)leap_get_int(r, "n", 0));
-		printf("  %-10s %12.4f %12s %7.2f%% %7lld%s\n", "baseline", leap_get_num(r, "baseline_ms", 0), "",
-		       bci < 0 ? NAN : 100 * bci, (long long)leap_get_int(r, "baseline_n", 0),
-		       json_is_true(json_object_get(r, "baseline_cached")) ? " (cached)" : "");
-		printf("  %-10s %11.3fx\n", "speedup", leap_get_num(r, "speedup", 0));
+		printf("  %-10s %12.4f %12s %7.2f%% %7lld\n", "baseline", leap_get_num(r, "baseline_ms", 0), "",
+		       bci < 0 ? NAN : 100 * bci, (long long)leap_get_int(r, "baseline_n", 0));
+		const json_t *sci = json_object_get(r, "speedup_ci");
+		double sp = leap_get_num(r, "speedup", 0), msp = leap_get_num(r, "measured_speedup", sp);
+		printf("  %-10s %11.3fx", "speedup", sp);
+		if (json_array_size(sci) == 2)
+			printf("   measured %.3fx, 95%% interval %.3fx to %.3fx (+-%.2f%%)", msp,
+			       json_number_value(json_array_get(sci, 0)), json_number_value(json_array_get(sci, 1)),
+			       100 * leap_get_num(r, "speedup_rel_ci", 0));
+		printf("\n");
 	}
 	printf("  %s\n", leap_get_str(r, "message", ""));
 	int bad = strcmp(bst, "ok") != 0;
@@ -318,8 +328,9 @@ static int bench_option(struct ctx *c, struct leap_bench_opts *bo, int opt, cons
 	int64_t v64;
 	switch (opt) {
 	case OPT_TARGET:
-		if (leap_parse_double(arg, 1e-6, 1, &bo->target_ci))
+		if (leap_parse_double(arg, 1e-6, 1, &bo->target_ci[LEAP_BACKEND_CPU]))
 			leap_usage_error(&c->common, "--target-ci: '%s' is not a number in (0, 1]", arg);
+		bo->target_ci[LEAP_BACKEND_CUDA] = bo->target_ci[LEAP_BACKEND_CPU];
 		return 1;
 	case OPT_MIN_RUNS:
 		if (leap_parse_i64(arg, 1, 1000000, &v64))
@@ -354,15 +365,16 @@ static int bench_option(struct ctx *c, struct leap_bench_opts *bo, int opt, cons
 		if (leap_parse_double(arg, 0.001, 10000, &bo->block_ms))
 			leap_usage_error(&c->common, "--block-ms: '%s' is not a number in [0.001, 10000]", arg);
 		return 1;
-	case OPT_BTOL:
-		if (leap_parse_double(arg, 0, 1e6, &bo->baseline_tol))
+	case OPT_BTOL: { /* since the pairs (NEWS.md): accepted and checked, without effect */
+		double unused;
+		if (leap_parse_double(arg, 0, 1e6, &unused))
 			leap_usage_error(&c->common, "--baseline-tolerance: '%s' is not a number >= 0", arg);
 		return 1;
+	}
 	case OPT_HOT:
 		bo->hot = 1;
 		return 1;
 	case OPT_NO_BCACHE:
-		bo->baseline_cache = 0;
 		return 1;
 	}
 	return 0;
@@ -416,14 +428,14 @@ static int stream(struct ctx *c, struct leap_sandbox_opts *sb, int nfiles, char 
 /* The options of leap-bench, in the order --help lists them (opts.h). */
 static const struct leap_opt opts[] = {
 	{"target-ci", 0, required_argument, "F", OPT_TARGET,
-	 "the 95% CI half-width of the median, relative to it, to reach;\n"
-	 "a wider one is `noisy` (default 0.01)"},
-	{"min-runs", 0, required_argument, "N", OPT_MIN_RUNS, "never fewer timed blocks (default 10)"},
-	{"max-runs", 0, required_argument, "N", OPT_MAX_RUNS, "never more timed blocks (default 1000)"},
+	 "the speedup's 95% interval half-width, relative to it, to reach;\n"
+	 "a wider one is `noisy` (default 0.05 on cpu, 0.02 on cuda)"},
+	{"min-runs", 0, required_argument, "N", OPT_MIN_RUNS, "never fewer timed pairs of blocks (default 10)"},
+	{"max-runs", 0, required_argument, "N", OPT_MAX_RUNS, "never more timed pairs (default 1000)"},
 	{"max-time", 0, required_argument, "SECS", OPT_MAX_TIME, "timing budget per record (default 2)"},
 	{"pool-memory", 0, required_argument, "SIZE", OPT_POOL,
-	 "memory for the input pool: input sets and the baseline's outputs\n"
-	 "on them (default 512M)"},
+	 "memory for the input pool: base sets, donors and a pair's sets,\n"
+	 "with the baseline's outputs on them (default 512M)"},
 	{"cpus", 0, required_argument, "LIST", OPT_CPUS,
 	 "the cores of candidate and baseline (e.g. 0-3; default: all the\n"
 	 "CPUs leap-bench may use)"},
@@ -433,16 +445,16 @@ static const struct leap_opt opts[] = {
 	{"block-ms", 0, required_argument, "MS", OPT_BLOCK_MS,
 	 "the length a block of calls aims at (default 20; shorter when\n"
 	 "--max-time is small)"},
-	{"hot", 0, no_argument, NULL, OPT_HOT, "cuda: do not flush the L2 cache between blocks"},
-	{"no-baseline-cache", 0, no_argument, NULL, OPT_NO_BCACHE, "time the baseline with every record"},
-	{"baseline-tolerance", 0, required_argument, "F", OPT_BTOL,
-	 "a cached baseline is used only while the check blocks of\n"
-	 "a record agree with it within F (relative, default 0.05)"},
+	{"hot", 0, no_argument, NULL, OPT_HOT, "cuda: do not flush the L2 cache between blocks (blocks of\n"
+	 "one call)"},
+	{"no-baseline-cache", 0, no_argument, NULL, OPT_NO_BCACHE, "no effect (leap 0.1; the baseline is timed in every pair)"},
+	{"baseline-tolerance", 0, required_argument, "F", OPT_BTOL, "no effect (leap 0.1)"},
 	LEAP_RUNOPT_TOL("the check of every timed call: task (default), kernelbench\n"
 	                "(1e-4 fp32, 1e-2 half/bf16) or kernelbench-v0.1 (1e-2), as\n"
 	                "leap-verify --tolerance"),
 	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run)"),
-	LEAP_RUNOPT_TIMEOUT("wall-clock limit of a sandboxed child (default: max-time + 30)"),
+	LEAP_RUNOPT_TIMEOUT("the absolute bound of a record, from its runner's start to the\n"
+	                    "verdict (default: max-time + 30)"),
 	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default 4G)"),
 	LEAP_RUNOPT_DEVICE("CUDA device (default 0)"),
 	LEAP_RUNOPT_DEVICES("time on each listed device at once (e.g. 0-7 or 0,2,5), one\n"
@@ -472,8 +484,10 @@ int main(int argc, char **argv)
 		.sb = {.timeout = 0, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
 		.device = "0",
 	};
-	struct leap_bench_opts bo = {.target_ci = 0.01, .max_time = 2, .min_runs = 10, .max_runs = 1000,
-				     .pool_bytes = 512ull << 20, .baseline_cache = 1, .baseline_tol = 0.05, .block_ms = 20};
+	struct leap_bench_opts bo = {.max_time = 2, .min_runs = 10, .max_runs = 1000, .pool_bytes = 512ull << 20,
+				     .block_ms = 20};
+	bo.target_ci[LEAP_BACKEND_CPU] = LEAP_BENCH_TARGET_CPU;
+	bo.target_ci[LEAP_BACKEND_CUDA] = LEAP_BENCH_TARGET_CUDA;
 	struct leap_runopts ro = {.o = &o, .devs = &c.devs};
 	int do_stats = 0, opt;
 	char *err = NULL;

@@ -76,6 +76,7 @@ struct ctx {
 	struct leap_out out;
 	struct leap_progress progress;
 	struct leap_cache cache;
+	char *cache_root;             /* the cache directory: its locks/ hold the timing lock (tlock.h) */
 	struct leap_compiler comp;
 	int ending; /* under the engine's lock: main is freeing the compiler; a late signal does nothing */
 	enum leap_backend backend;
@@ -556,7 +557,7 @@ static void open_compiler(struct ctx *c, struct leap_compile_opts *o, const char
 	char **hide = leap_unseen(cdir, tdir, LEAP_UNSEEN_COMPILER, &nhide);
 	o->hide = (const char *const *)hide;
 	o->nhide = nhide;
-	free(cdir);
+	c->cache_root = cdir;
 	if (leap_compiler_init(&c->comp, o, &c->cache, &err))
 		leap_die("%s", err);
 	leap_unseen_free(hide, nhide);
@@ -619,6 +620,7 @@ int main(int argc, char **argv)
 	else
 		leap_progress_input(&c->progress, argc - first, argv + first);
 	leap_cq_init(&c->q, &c->comp, &c->out, c->jobs, c->batch, emit, c);
+	c->q.lock_dir = c->cache_root;
 
 	pthread_t sig_thread = run_threads(c, argc - first, argv + first);
 
@@ -632,6 +634,7 @@ int main(int argc, char **argv)
 		pthread_join(sig_thread, NULL);
 	leap_compiler_free(&c->comp);
 	leap_cache_close(&c->cache);
+	free(c->cache_root);
 	leap_suite_free(&c->suite);
 	leap_cq_free(&c->q);
 	free(o.nvcc_flags);

@@ -8,6 +8,7 @@
 #include "adaptive.h"
 #include "jsonl.h"
 #include "prompt.h"
+#include "record.h"
 #include "task.h"
 #include "util.h"
 #include "banned.h"
@@ -79,9 +80,9 @@ static void emit_task(struct ctx *c, const char *id, const char *where, long lin
 	char *group = xasprintf("%s%s", c->prefix ? c->prefix : "", t->id);
 	const char *system = c->system ? c->system : leap_prompt_system(c->backend);
 	for (long s = 0; s < c->group_size; s++) {
-		json_t *rec = json_pack("{s:s,s:s,s:I,s:i,s:s,s:o}", "task", t->id, "group", group, "sample",
+		json_t *rec = json_pack("{s:s,s:s,s:I,s:i,s:s,s:o,s:i}", "task", t->id, "group", group, "sample",
 					(json_int_t)s, "turn", 1, "backend", leap_backend_name(c->backend),
-					"messages", leap_prompt_messages(system, user));
+					"messages", leap_prompt_messages(system, user), "record_version", LEAP_RECORD_VERSION);
 		if (!rec)
 			leap_die("cannot build a record for task '%s'", t->id);
 		leap_out_write(&c->out, rec);

@@ -350,7 +350,8 @@ static const struct leap_opt opts[] = {
 	 "outcome key, components in order: turn, status, speed, tokens\n"
 	 "(default turn)"},
 	{"speed-tie", 'm', required_argument, "M", 0,
-	 "relative tie margin for speed (default 0.02: within 2% is a tie)"},
+	 "relative tie margin for speed without intervals (default 0.02:\n"
+	 "within 2% is a tie; with bench.speedup_ci, overlap is a tie)"},
 	LEAP_OPTS_COMMON,
 	{NULL},
 };

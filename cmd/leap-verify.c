@@ -16,6 +16,7 @@
 #include "runproto.h"
 #include "sig.h"
 #include "task.h"
+#include "tlock.h"
 #include "util.h"
 #include "verify.h"
 #include "banned.h"
@@ -145,14 +146,18 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 		if (c->devs.n)
 			c->v.o.device = c->devs.name[slot];
 		enum leap_status st = LEAP_ST_NONE;
+		int tl = b == LEAP_BACKEND_CPU ? leap_timing_share(c->v.o.cache) : -1; /* not while leap-bench times */
 		json_t *v = leap_verify_artifact(&c->v, t, b, artifact, c->seed, &st, &err);
+		leap_timing_unshare(tl);
 		if (v && c->devs.n)
 			json_object_set_new(v, "device_index", json_integer(c->devs.idx[slot]));
 		leap_pool_child_exit(p, v ? json_pack("{s:o,s:i}", "verify", v, "st", (int)st) : json_pack("{s:s}", "err", err));
 	}
 	leap_pool_flush(p); /* the records before this one reach the reader while it runs */
 	enum leap_status st = LEAP_ST_NONE;
+	int tl = b == LEAP_BACKEND_CPU ? leap_timing_share(c->v.o.cache) : -1; /* not while leap-bench times */
 	json_t *verify = leap_verify_artifact(&c->v, t, b, artifact, c->seed, &st, &err);
+	leap_timing_unshare(tl);
 	if (leap_signal_caught()) { /* the verdict may be the interruption's */
 		json_decref(verify);
 		free(err);

@@ -11,8 +11,8 @@
 # a CUDA device is usable, else cpu), SAMPLER (default: examples/sampler-replay, the recorded
 # completions), SEED (inputs of leap-verify and leap-bench, default 1), JOBS (parallel compile/verify jobs, default: the
 # number of CPUs), BENCH (the timing stage, default leap-bench; empty: no timing), BENCH_FLAGS
-# (leap-bench's timing budget; the default favours a short demo
-# over tight confidence intervals: "--max-time 0.2 --min-runs 3 --max-runs 20 --target-ci 0.1").
+# (leap-bench's timing budget; the default favours a short demo: "--max-time 0.2 --min-runs 6
+# --max-runs 40", six pairs being the fewest that give the speedup an interval).
 # The programs are taken from bin/ of this checkout when built, else from PATH.
 # Exit status: 0 the rollout ran and the report was written, 1 a stage failed.
 set -euo pipefail
@@ -31,7 +31,7 @@ read -r -a sampler <<<"${SAMPLER:-$root/examples/sampler-replay}"
 for p in leap-prompt leap-compile leap-verify leap-prune leap-rank leap-advantage leap-report; do
 	command -v "$p" >/dev/null || { echo "demo: $p not found (run make first)" >&2; exit 1; }
 done
-read -r -a bench_flags <<<"${BENCH_FLAGS---max-time 0.2 --min-runs 3 --max-runs 20 --target-ci 0.1}"
+read -r -a bench_flags <<<"${BENCH_FLAGS---max-time 0.2 --min-runs 6 --max-runs 40}"
 bench=("${BENCH-leap-bench}" --seed "$seed" --no-progress "${bench_flags[@]}")
 if [ -z "${BENCH-leap-bench}" ]; then
 	echo "demo: BENCH is empty: the rollout runs without timing (no speedups)" >&2

@@ -116,6 +116,41 @@ int leap_reward_of(enum leap_reward_kind kind, const struct leap_member *m, doub
 	return 0;
 }
 
+/* qsort order of member pointers by the lower end of their speedup interval. */
+static int cmp_lo(const void *p, const void *q)
+{
+	const struct leap_member *a = *(const struct leap_member *const *)p, *b = *(const struct leap_member *const *)q;
+	return (a->speed_lo > b->speed_lo) - (a->speed_lo < b->speed_lo);
+}
+
+void leap_reward_ties(enum leap_reward_kind kind, struct leap_member *m, size_t n)
+{
+	if (!leap_reward_uses_speed(kind))
+		return;
+	struct leap_member **v = xcalloc(n ? n : 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (m[i].has_value && !m[i].skip && m[i].status == LEAP_ST_PASS && m[i].speedup > 0 && m[i].speed_hi > 0)
+			v[k++] = &m[i];
+	qsort(v, k, sizeof *v, cmp_lo);
+	/* a sweep by lower ends: a cluster goes on while the next interval starts below the
+	 * highest end seen in it */
+	for (size_t a = 0, b; a < k; a = b) {
+		double hi = v[a]->speed_hi, logsum = log(v[a]->speedup);
+		for (b = a + 1; b < k && v[b]->speed_lo <= hi; b++) {
+			hi = v[b]->speed_hi > hi ? v[b]->speed_hi : hi;
+			logsum += log(v[b]->speedup);
+		}
+		double tied = exp(logsum / (double)(b - a));
+		for (size_t i = a; b - a > 1 && i < b; i++) {
+			const char *why;
+			v[i]->speedup = tied;
+			leap_reward_of(kind, v[i], &v[i]->value, &why);
+		}
+	}
+	free(v);
+}
+
 double leap_advantage_rank(double score, long turns, long turn, double gamma)
 {
 	if (score <= 0)

@@ -76,6 +76,13 @@ double leap_estimator_gamma(enum leap_estimator e);
  * lacks what the kind needs. */
 int leap_reward_of(enum leap_reward_kind kind, const struct leap_member *m, double *r, const char **why);
 
+/* Speed ties within one group (issue 28): members whose speedup intervals (bench.speedup_ci)
+ * overlap, directly or through other members, cannot be told apart by their timings, so they
+ * get one speedup, the geometric mean of theirs, and the rewards of `kind` that use the speedup
+ * are computed again (m[i].value, for members with has_value and no skip). Members without an
+ * interval keep their own. Nothing changes for a reward that does not use the speedup. */
+void leap_reward_ties(enum leap_reward_kind kind, struct leap_member *m, size_t n);
+
 /* The rank advantage of a record of turn `turn` in a trajectory of `turns` turns whose rank
  * score is `score`: score * gamma^(turns - turn) when score > 0, else score. */
 double leap_advantage_rank(double score, long turns, long turn, double gamma);

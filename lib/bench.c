@@ -22,19 +22,23 @@
  * - time: taken here around each block (thaw, go, done, freeze), less the cost of an empty
  *   block measured the same way on the trusted baseline's runner; nothing the runner reports
  *   is used, so patching its clock or forging its replies changes no number;
- * - inputs: every call gets a set from the pool (leap_bpool), chosen by a secret random stream,
- *   written into a slot chosen at random just before the block, while the candidate is frozen;
- *   the input region is sealed, so inputs cannot be changed; sets a candidate has already seen
- *   in this record are used again only when no new one is left, and a candidate that is faster
- *   on those than on new ones is `suspicious` (it remembers results);
+ * - the speedup: judged as a ratio, not as two medians. Blocks come in pairs, the candidate's
+ *   and the baseline's on the same sets, one after the other in alternating order, and each
+ *   pair gives the ratio of their times per call; the speedup is the median of those ratios,
+ *   with a distribution-free 95% interval. A load that changes slowly slows both blocks of a
+ *   pair and cancels in their ratio, instead of widening two intervals;
+ * - inputs: every pair runs on sets made for it from the pool's base sets and the secret
+ *   stream (leap_bpool_fresh: fresh values at secret places), written into slots chosen at
+ *   random just before each block, while the candidate is frozen; the input region is sealed,
+ *   so inputs cannot be changed; no set comes back within a record, so remembering results
+ *   gains nothing;
  * - checks: every call of every block is checked, against the baseline's outputs on the same
  *   set, in this process's own mapping of the outputs, after the freeze: work deferred past
  *   "done" (a thread, a fault handler, a child) is either counted in the time or missing from
  *   the outputs; a wrong output makes the record a `mismatch`;
  * - the baseline: trusted code, in a runner of its own, timed with the candidate frozen; its
- *   block size comes from its own time, never from the candidate's; a cached baseline time is
- *   used only if its interval was tight and a check block in this record agrees with it;
- * - noise: an interval wider than --target-ci is `noisy`, with no speedup.
+ *   block size comes from its own time, never from the candidate's;
+ * - noise: a speedup interval wider than --target-ci is `noisy`, with no speedup.
  */
 
 /* qsort comparison of doubles, ascending. */
@@ -43,6 +47,8 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
 }
+
+static void order_ci(const double *x, size_t n, double f, struct leap_stats *s);
 
 void leap_stats(double *x, size_t n, struct leap_stats *s)
 {
@@ -63,9 +69,16 @@ void leap_stats(double *x, size_t n, struct leap_stats *s)
 		ss += (x[i] - s->mean) * (x[i] - s->mean);
 	s->stdev = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 	s->ci_lo = s->ci_hi = s->median;
-	if (n < 6)
-		return;
-	double half = 1.959964 * sqrt((double)n) / 2;
+	if (n >= 6)
+		order_ci(x, n, 1, s);
+}
+
+/* The interval of the median from the order statistics of sorted x[0..n), n >= 6: ranks
+ * n/2 -+ 0.98 * sqrt(n * f), where f >= 1 is how much serial correlation inflates the
+ * variance of a count of samples below the median (1: independent samples). */
+static void order_ci(const double *x, size_t n, double f, struct leap_stats *s)
+{
+	double half = 1.959964 * sqrt((double)n * f) / 2;
 	long lo = (long)floor((double)n / 2 - half), hi = (long)ceil((double)n / 2 + half); /* 1-based ranks */
 	if (lo < 1)
 		lo = 1;
@@ -76,33 +89,50 @@ void leap_stats(double *x, size_t n, struct leap_stats *s)
 	s->rel_ci = s->median > 0 ? (s->ci_hi - s->ci_lo) / 2 / s->median : INFINITY;
 }
 
-int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,
-		    double max_time)
+void leap_stats_serial(const double *x, size_t n, struct leap_stats *s)
 {
+	double *sorted = xmalloc((n ? n : 1) * sizeof *sorted);
+	if (n)
+		memcpy(sorted, x, n * sizeof *sorted);
+	leap_stats(sorted, n, s);
+	if (n >= 6) {
+		/* the lag-1 autocorrelation of "above the median", in time order */
+		double p = 0, num = 0, den = 0;
+		for (size_t i = 0; i < n; i++)
+			p += x[i] > s->median;
+		p /= (double)n;
+		for (size_t i = 0; i < n; i++) {
+			double a = (x[i] > s->median) - p;
+			den += a * a;
+			if (i + 1 < n)
+				num += a * ((x[i + 1] > s->median) - p);
+		}
+		double rho = den > 0 ? num / den : 0;
+		rho = rho < 0 ? 0 : rho > 0.6 ? 0.6 : rho;
+		if (rho > 0)
+			order_ci(sorted, n, (1 + rho) / (1 - rho), s);
+	}
+	free(sorted);
+}
+
+int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,
+		    double max_time, int *narrow)
+{
+	int tight = s->rel_ci <= target;
+	if (narrow)
+		*narrow = tight ? *narrow + 1 : 0;
 	if ((long)s->n >= max_runs)
 		return 1;
 	if ((long)s->n < min_runs)
 		return 0;
-	return elapsed >= max_time || s->rel_ci <= target;
+	return elapsed >= max_time || (tight && (!narrow || *narrow >= 2));
 }
 
-/* What counts as remembering: the median of repeats under 0.8 of that of new sets, and the
- * two 95% intervals apart. A real cache of results saves the whole call, far more than 20%. */
-#define MEMO_RATIO 0.8
-
-static int memo_faster(const struct leap_stats *fs, const struct leap_stats *rs, double f, double r)
+const char *leap_bench_failed_status(int sess, int timeout, enum leap_status *st)
 {
-	return rs->median / r < MEMO_RATIO * fs->median / f && rs->ci_hi / r < fs->ci_lo / f;
-}
-
-int leap_bench_memoises(const struct leap_stats *fs, const struct leap_stats *rs, const struct leap_stats *bf,
-			const struct leap_stats *br)
-{
-	if (fs->n < 6 || rs->n < 6 || !memo_faster(fs, rs, 1, 1))
-		return 0;
-	if (bf->n >= 3 && br->n >= 3 && bf->median > 0 && br->median > 0)
-		return memo_faster(fs, rs, bf->median, br->median);
-	return 1;
+	int late = timeout || sess == LEAP_SESS_TIMEOUT;
+	*st = late ? LEAP_ST_TIMEOUT : LEAP_ST_RUNTIME_ERROR;
+	return late ? "timeout" : "runtime_error";
 }
 
 /* ---- samples ---- */
@@ -183,13 +213,17 @@ void leap_bencher_stop(struct leap_bencher *B)
 	}
 }
 
+void leap_bencher_fork(struct leap_bencher *B, int copy)
+{
+	for (size_t i = 0; i < B->npools; i++)
+		leap_case_fork(&B->pools[i]->d, copy);
+}
+
 void leap_bencher_free(struct leap_bencher *B)
 {
 	leap_bencher_stop(B);
-	free(B->bl);
 	for (size_t i = 0; i < B->npools; i++) {
 		leap_case_free(&B->pools[i]->d);
-		free(B->pools[i]->known);
 		free(B->pools[i]->on_dev);
 		free(B->pools[i]);
 	}
@@ -230,38 +264,19 @@ static void set_bytes(const struct leap_case_data *d, uint64_t *in, uint64_t *ou
 	}
 }
 
-/* Makes set s from a base set: every input rotated by its own secret offset, then SWAPS pairs
- * of its elements, at secret places, swapped. Every input of the suite is drawn element by
- * element from one distribution, so a permutation keeps it; a kernel that remembers outputs by
- * a few input elements, or by where they sit, finds nothing to reuse, and one that knows the
- * rotation must still compare every element to find the swaps (as much memory traffic as the
- * work of an elementwise kernel) or be wrong where they are. */
-#define SWAPS 64
-void leap_bpool_derive(struct leap_bpool *P, uint32_t s)
+/* One element in FRESH_EVERY of a derived set's inputs is its donor's: enough that every
+ * histogram, sum and column maximum of the suite changes from set to set (a column of 16 rows
+ * or more gets a new maximum with probability about 1/16 per set, so many columns do), at the
+ * cost of a copy of the inputs. */
+#define FRESH_EVERY 16
+
+uint32_t leap_bpool_fresh(struct leap_bpool *P)
 {
-	struct leap_case_data *d = &P->d;
-	size_t np = d->t->nparams;
-	uint32_t base = (uint32_t)(leap_bench_rnd(&P->rng) % P->nbase);
-	for (size_t p = 0; p < np; p++) {
-		const struct leap_run_param *r = &d->rp[p];
-		if (r->kind != LEAP_RUN_K_IN && r->kind != LEAP_RUN_K_INOUT)
-			continue;
-		const unsigned char *src = d->inputs[(size_t)base * np + p];
-		unsigned char *dst = d->inputs[(size_t)s * np + p];
-		uint64_t n = (uint64_t)d->sizes[p], es = r->elsize;
-		if (!n)
-			continue;
-		uint64_t rot = leap_bench_rnd(&P->rng) % n;
-		memcpy(dst, src + rot * es, (size_t)((n - rot) * es));
-		memcpy(dst + (n - rot) * es, src, (size_t)(rot * es));
-		for (uint64_t k = 0; n > 1 && k < SWAPS; k++) {
-			uint64_t i = leap_bench_rnd(&P->rng) % n, j = leap_bench_rnd(&P->rng) % n;
-			unsigned char tmp[8];
-			memcpy(tmp, dst + i * es, (size_t)es);
-			memcpy(dst + i * es, dst + j * es, (size_t)es);
-			memcpy(dst + j * es, tmp, (size_t)es);
-		}
-	}
+	uint32_t s = P->next, base = (uint32_t)(leap_bench_rnd(&P->rng) % P->nbase);
+	P->next = P->next + 1 < P->cap ? P->next + 1 : P->nbase;
+	leap_case_derive(&P->d, s, base, P->cap + base, &P->rng, FRESH_EVERY);
+	P->on_dev[s] = 0;
+	return s;
 }
 
 /* Elements of the outputs of case c of t (sum over output parameters), or -1. */
@@ -342,12 +357,14 @@ struct leap_session_opts leap_bench_session_opts(struct leap_bencher *B, const s
  * twice, keeping its outputs as the sets' expected outputs and its time per call. Returns 0,
  * -2 when there is no usable device (*err says why), or -1 with *err. */
 static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum leap_backend b, const char *art,
-			uint64_t seed, double *call_ms, uint8_t uuid[16], char **err)
+			uint64_t seed, double *call_ms, struct leap_bpool *P, char **err)
 {
 	struct leap_session s;
 	struct leap_session_opts so = leap_bench_session_opts(B, d0, b, 1, 0);
 	so.role = NULL; /* cuda: the runner copies each call's slots (only the outputs and a rough time matter) */
+	double t0 = leap_now();
 	int r = leap_session_start(B->v, &s, b, art, &so, err);
+	P->start_ms = (leap_now() - t0) * 1e3;
 	for (uint32_t k = 0; r == LEAP_SESS_OK && k < d0->nsets; k++) /* drawn once a device answered */
 		leap_case_inputs(d0, k, seed ^ 0xbe4c4u, k, NULL);
 	double best = INFINITY;
@@ -384,30 +401,49 @@ static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum 
 		return -1;
 	}
 	*call_ms = best;
-	memcpy(uuid, s.hello.uuid, 16);
+	memcpy(P->uuid, s.hello.uuid, 16);
+	snprintf(P->device, sizeof P->device, "%s", s.hello.msg);
 	return 0;
 }
 
-/* Sizes a new pool from the baseline's time per call: blocks of the baseline aim at the block
- * target; slots leave room for a candidate up to twice as fast; the pool holds as many sets
- * as --pool-memory allows. */
-static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct leap_case_data *d0)
+/* The bytes one region of slots may take: on cpu 256 MiB (a candidate's address space is
+ * limited to --memory beyond them); on cuda an eighth of the device's memory (the owner holds
+ * its own region, the candidate's and the pool's inputs there), 256 MiB when it is unknown. */
+static uint64_t region_budget(struct leap_bencher *B, enum leap_backend b)
+{
+	uint64_t cpu = 256ull << 20;
+	if (b != LEAP_BACKEND_CUDA || !B->v->gpu.done)
+		return cpu;
+	char *end;
+	long idx = strtol(B->v->o.device ? B->v->o.device : "0", &end, 10);
+	const struct leap_gpu_dev *g = *end ? NULL : leap_gpu_device(&B->v->gpu.g, (int)idx);
+	return g && g->memory_mib > 0 ? (uint64_t)g->memory_mib * (1ull << 20) / 8 : cpu;
+}
+
+/* Sizes a new pool from the baseline's time per call: a block of the baseline aims at the
+ * block target, within what a region of slots and --pool-memory hold (the ring holds the sets
+ * of one block, besides the base sets and their donors); a region has the slots of two blocks
+ * (the candidate's and the baseline's of a pair: on cuda both are read back through the
+ * owner's host region). --hot: blocks of one call, so that a call's inputs are the last the
+ * device's copies went through (hot in the L2 when one set fits in it). */
+static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct leap_case_data *d0, enum leap_backend b)
 {
 	uint64_t in, out;
 	set_bytes(d0, &in, &out);
 	uint64_t per = in + out + 1;
 	double k = ceil(leap_bench_block_target(&B->o) / (P->call_ms > 1e-4 ? P->call_ms : 1e-4));
-	uint64_t slot_max = (256ull << 20) / per;
-	if (slot_max > 1024)
-		slot_max = 1024;
-	if (slot_max < 2)
-		slot_max = 2;
-	P->kb = k < 1 ? 1 : k > (double)slot_max ? (uint32_t)slot_max : (uint32_t)k;
-	P->slots = 2 * P->kb < slot_max ? 2 * P->kb : (uint32_t)slot_max;
-	if (P->slots < 2)
-		P->slots = 2;
-	uint64_t cap = B->o.pool_bytes / per;
-	P->cap = cap < P->nbase ? P->nbase : cap > 65536 ? 65536 : (uint32_t)cap;
+	uint64_t kmax = region_budget(B, b) / per / 2, ring = B->o.pool_bytes / per;
+	ring = ring > 2 * (uint64_t)P->nbase + 1 ? ring - 2 * P->nbase : 1; /* the donors count as sets */
+	if (kmax > ring)
+		kmax = ring;
+	if (kmax > LEAP_RUN_MAX_CALLS / 2)
+		kmax = LEAP_RUN_MAX_CALLS / 2;
+	if (kmax < 1 || (B->o.hot && b == LEAP_BACKEND_CUDA))
+		kmax = 1;
+	P->kb = k < 1 ? 1 : k > (double)kmax ? (uint32_t)kmax : (uint32_t)k;
+	P->slots = 2 * P->kb;
+	P->cap = P->nbase + P->kb;
+	P->next = P->nbase;
 	/* cuda: the inputs of every set in the owner's device pool, each parameter 256-byte aligned */
 	P->in_set = 0;
 	for (size_t p = 0; p < d0->t->nparams; p++) {
@@ -443,16 +479,24 @@ struct leap_bpool *leap_bpool_get(struct leap_bencher *B, const struct leap_task
 		return NULL;
 	struct leap_bpool *P = xcalloc(1, sizeof *P);
 	*P = (struct leap_bpool){.task = t, .backend = b, .seed = seed, .nbase = nbase};
-	int r = base_outputs(B, &d0, b, base_art, seed, &P->call_ms, P->uuid, err);
+	int r = base_outputs(B, &d0, b, base_art, seed, &P->call_ms, P, err);
 	*nodev = r == -2;
-	if (r || (pool_size(B, P, &d0), leap_case_prepare(&P->d, t, c, 0, P->cap, P->slots, err))) {
+	/* the case holds the ring, the donors (last) and at least a region's slots: its layout
+	 * has as many slots as it has sets */
+	uint32_t nsets = 0;
+	if (!r) {
+		pool_size(B, P, &d0, b);
+		nsets = P->cap + nbase > P->slots ? P->cap + nbase : P->slots;
+	}
+	if (r || leap_case_prepare(&P->d, t, c, 0, nsets, P->slots, err)) {
 		leap_case_free(&d0);
 		free(P);
 		return NULL;
 	}
 	size_t np = t->nparams;
-	P->known = xcalloc(P->cap, 1);
 	P->on_dev = xcalloc(P->cap, 1);
+	P->rng = leap_random_seed();
+	uint64_t donors = leap_bench_rnd(&P->rng);
 	for (uint32_t k = 0; k < nbase; k++) {
 		for (size_t p = 0; p < np; p++) {
 			size_t i = (size_t)k * np + p;
@@ -461,11 +505,11 @@ struct leap_bpool *leap_bpool_get(struct leap_bencher *B, const struct leap_task
 			if (d0.want[i])
 				memcpy(P->d.want[i], d0.want[i], d0.rp[p].bytes);
 		}
-		P->known[k] = 1;
+		/* base set k was drawn with pattern k: its donor too, from the secret stream */
+		leap_case_donor(&P->d, P->cap + k, donors, k, FRESH_EVERY);
 	}
 	leap_case_free(&d0);
-	P->n = P->nknown = nbase;
-	P->rng = leap_random_seed();
+	leap_case_fork(&P->d, 0); /* every record forks a sandbox, which never reads the pool */
 	P->tol_scale = P->d.tol_scale = tol_scale(t, c);
 	P->d.tol = B->v->o.tolerance;
 	xgrow((void **)&B->pools, &B->poolcap, B->npools + 1, sizeof *B->pools);
@@ -473,93 +517,13 @@ struct leap_bpool *leap_bpool_get(struct leap_bencher *B, const struct leap_task
 	return P;
 }
 
-/* ---- the baseline cache ---- */
+/* ---- the bench object ---- */
 
 /* The statistics as the bench object's fields (rel_ci -1 when not known). New reference. */
 json_t *leap_stats_json(const struct leap_stats *s)
 {
 	return json_pack("{s:f,s:f,s:f,s:f,s:I,s:f}", "median_ms", s->median, "min_ms", s->min, "mean_ms", s->mean,
 			 "stdev_ms", s->stdev, "n", (json_int_t)s->n, "rel_ci", isfinite(s->rel_ci) ? s->rel_ci : -1.0);
-}
-
-/* Looks a baseline up in memory, then on disk. */
-int leap_baseline_get(struct leap_bencher *B, const char *key, struct leap_stats *st)
-{
-	for (size_t i = 0; i < B->nbl; i++)
-		if (!strcmp(B->bl[i].key, key)) {
-			*st = B->bl[i].st;
-			return 1;
-		}
-	char *path = xasprintf("%s/baselines/%s.json", B->v->o.cache, key);
-	json_t *j = json_load_file(path, 0, NULL);
-	free(path);
-	if (!j)
-		return 0;
-	memset(st, 0, sizeof *st);
-	st->median = leap_get_num(j, "median_ms", 0);
-	st->min = leap_get_num(j, "min_ms", 0);
-	st->mean = leap_get_num(j, "mean_ms", 0);
-	st->stdev = leap_get_num(j, "stdev_ms", 0);
-	st->n = (size_t)leap_get_int(j, "n", 0);
-	st->rel_ci = leap_get_num(j, "rel_ci", -1);
-	json_decref(j);
-	if (!(st->median > 0) || st->n == 0 || !(st->rel_ci >= 0))
-		return 0;
-	xgrow((void **)&B->bl, &B->blcap, B->nbl + 1, sizeof *B->bl);
-	snprintf(B->bl[B->nbl].key, sizeof B->bl[B->nbl].key, "%s", key);
-	B->bl[B->nbl++].st = *st;
-	return 1;
-}
-
-/* Stores a measured baseline (st) in memory and, atomically, on disk, or forgets it (st NULL);
- * `what` names the task in the file. Best effort. */
-void leap_baseline_put(struct leap_bencher *B, const char *key, const struct leap_stats *st, const char *what)
-{
-	size_t i = 0;
-	while (i < B->nbl && strcmp(B->bl[i].key, key))
-		i++;
-	char *dir = xasprintf("%s/baselines", B->v->o.cache), *path = xasprintf("%s/%s.json", dir, key);
-	if (!st) {
-		if (i < B->nbl)
-			B->bl[i] = B->bl[--B->nbl];
-		unlink(path);
-		free(path);
-		free(dir);
-		return;
-	}
-	if (i == B->nbl) {
-		xgrow((void **)&B->bl, &B->blcap, B->nbl + 1, sizeof *B->bl);
-		snprintf(B->bl[B->nbl].key, sizeof B->bl[B->nbl].key, "%s", key);
-		B->nbl++;
-	}
-	B->bl[i].st = *st;
-	char *tmp = xasprintf("%s.%d", path, (int)getpid());
-	json_t *o = leap_stats_json(st);
-	json_object_set_new(o, "of", json_string(what));
-	if (leap_mkdirs(dir) == 0 && leap_json_write_file(o, tmp) == 0)
-		rename(tmp, path);
-	unlink(tmp);
-	json_decref(o);
-	free(tmp);
-	free(path);
-	free(dir);
-}
-
-/* The baseline's cache key: task, backend, device, baseline build, case, cores, freezer and
- * method. */
-void leap_baseline_key(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, const char *device,
-			 const char *base_art, const struct leap_case_data *d, char key[65])
-{
-	char cores[1024];
-	leap_cpus_format(&B->cpus, cores, sizeof cores);
-	char *rest = xasprintf("%s|%d|%s|%s|%d", b == LEAP_BACKEND_CUDA ? B->v->o.device : "-", B->o.hot, d->desc, cores,
-			       (int)B->o.freezer);
-	const char *parts[] = {"baseline-referee-v1", t->id, leap_backend_name(b), device, base_art, rest};
-	size_t lens[6];
-	for (int i = 0; i < 6; i++)
-		lens[i] = strlen(parts[i]);
-	leap_sha256_hex(key, parts, lens, 6);
-	free(rest);
 }
 
 /* ---- the device ---- */
@@ -617,3 +581,61 @@ int leap_bench_probe(struct leap_bencher *B, enum leap_backend b, const char *de
 	return 0;
 }
 
+
+/* Reads a cached memory floor (levels) from j into f. Returns 0, or -1 when j holds none. */
+static int memfloor_from_json(const json_t *j, struct leap_memfloor *f)
+{
+	const json_t *lv = json_object_get(j, "levels");
+	size_t n = json_array_size(lv);
+	if (!n || n > LEAP_MEMFLOOR_LEVELS)
+		return -1;
+	memset(f, 0, sizeof *f);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *x = json_array_get(lv, i);
+		struct leap_memlevel *l = &f->lv[f->n++];
+		snprintf(l->name, sizeof l->name, "%s", leap_get_str(x, "name", "?"));
+		l->size = (uint64_t)leap_get_int(x, "size", 0);
+		l->per_core = json_is_true(json_object_get(x, "per_core"));
+		l->gbs = leap_get_num(x, "gbs", 0);
+		if (!(l->gbs > 0))
+			return -1;
+	}
+	return f->lv[f->n - 1].size == 0 ? 0 : -1;
+}
+
+const struct leap_memfloor *leap_bench_memfloor(struct leap_bencher *B, const char *device)
+{
+	if (B->have_mf)
+		return B->have_mf > 0 ? &B->mf : NULL;
+	char cores[1024], hex[65];
+	leap_cpus_format(&B->cpus, cores, sizeof cores);
+	const char *parts[] = {"memfloor-v1", device, cores};
+	size_t lens[] = {strlen(parts[0]), strlen(device), strlen(cores)};
+	leap_sha256_hex(hex, parts, lens, 3);
+	char *dir = xasprintf("%s/devices", B->v->o.cache), *path = xasprintf("%s/%s.json", dir, hex);
+	json_t *j = json_load_file(path, 0, NULL);
+	int ok = j && memfloor_from_json(j, &B->mf) == 0;
+	json_decref(j);
+	int first = 0;
+	while (!ok && first < CPU_SETSIZE && !CPU_ISSET(first, &B->cpus))
+		first++;
+	if (!ok && first < CPU_SETSIZE && leap_memfloor_measure(&B->mf, first) == 0) {
+		ok = 1;
+		json_t *lv = json_array();
+		for (int i = 0; i < B->mf.n; i++)
+			json_array_append_new(lv, json_pack("{s:s,s:I,s:b,s:f}", "name", B->mf.lv[i].name, "size",
+							    (json_int_t)B->mf.lv[i].size, "per_core", B->mf.lv[i].per_core,
+							    "gbs", B->mf.lv[i].gbs));
+		json_t *o = json_pack("{s:s,s:s,s:o}", "device", device, "cores", cores, "levels", lv);
+		char *tmp = xasprintf("%s.%d", path, (int)getpid());
+		if (o && leap_mkdirs(dir) == 0 && leap_json_write_file(o, tmp) == 0)
+			rename(tmp, path);
+		unlink(tmp);
+		free(tmp);
+		json_decref(o);
+	}
+	free(dir);
+	free(path);
+	B->have_mf = ok ? 1 : -1;
+	return ok ? &B->mf : NULL;
+}

@@ -1,5 +1,5 @@
 /* bench.h - time a verified candidate against its task's baseline from a referee the candidate
- * cannot reach: statistics, the input pool, the baseline cache, the timing loop, the verdict. */
+ * cannot reach: statistics, the input pool, the timing loop, the verdict. */
 #ifndef LEAP_BENCH_H
 #define LEAP_BENCH_H
 
@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "cgroup.h"
+#include "memfloor.h"
 #include "record.h"
 #include "task.h"
 #include "verify.h"
@@ -25,26 +26,38 @@ struct leap_stats {
  * distribution of the times, robust to outliers (a preempted block). n may be 0. */
 void leap_stats(double *x, size_t n, struct leap_stats *s);
 
-/* The stopping rule: 1 when n >= max_runs, or n >= min_runs and either the relative
- * half-width is <= target or elapsed >= max_time (seconds): never fewer than min_runs. */
-int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,
-		    double max_time);
+/* leap_stats of x[0..n) in the order it was measured (x is not changed), with the interval
+ * widened for serial correlation: samples timed one after another under a load that changes
+ * slowly are not independent, and an interval that assumes they are covers the truth less often
+ * than it says (80 to 90% for a nominal 95% in the self-test under load). The lag-1
+ * autocorrelation rho of "above the median" (0 to 0.6) inflates the variance of the count of
+ * samples below the median by (1 + rho) / (1 - rho), and the ranks' distance from the middle by
+ * its square root. */
+void leap_stats_serial(const double *x, size_t n, struct leap_stats *s);
 
-/* The memoisation rule: 1 when a candidate's calls on input sets it has seen (rs) are faster
- * than those on new sets (fs) by more than chance and load explain. Both the raw times and the
- * times relative to the baseline blocks timed beside each phase (bf, br: used when each has 3
- * samples) must say so: the ratio alone turns a load spike on the baseline into an accusation,
- * the raw times alone a load that fell between the phases. Needs 6 samples of each phase. */
-int leap_bench_memoises(const struct leap_stats *fs, const struct leap_stats *rs, const struct leap_stats *bf,
-			const struct leap_stats *br);
+/* The stopping rule: 1 when n >= max_runs, or n >= min_runs and either the relative
+ * half-width is <= target or elapsed >= max_time (seconds): never fewer than min_runs. With
+ * `narrow` (a counter the caller keeps per series, from 0), the half-width must be within the
+ * target at two checks in a row: stopping at the first narrow interval picks samples that
+ * happen to cluster, and the interval then covers the truth less often (92% for a nominal 95%
+ * in tests/fixtures/leap-bench/coverage.c; twice in a row: 94 to 96%). */
+int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,
+		    double max_time, int *narrow);
+
+/* What a timing that ended before its verdict makes of the record: no output of the benchmark
+ * size was checked, so the record cannot keep `pass` (a kernel wrong only beyond the verified
+ * sizes would keep its reward by hanging, crashing, stalling the freezer, withholding a message
+ * or claiming that there is no device). `sess` is the candidate session's enum leap_sess,
+ * `timeout` 1 when its runner ran out of time. Returns the bench status ("timeout" or
+ * "runtime_error") and sets *st to the record's (LEAP_ST_TIMEOUT or LEAP_ST_RUNTIME_ERROR). */
+const char *leap_bench_failed_status(int sess, int timeout, enum leap_status *st);
 
 struct leap_bench_opts {
-	double target_ci;   /* an interval wider than this is `noisy`, never `ok` */
-	double max_time;    /* seconds of timing per record (candidate and baseline together) */
-	long min_runs, max_runs; /* timed blocks of the candidate */
-	int hot;            /* cuda: do not flush the L2 cache between blocks */
-	int baseline_cache; /* reuse baseline timings per (task, device, build, case, cores) */
-	double baseline_tol; /* a check of a cached baseline that disagrees by more replaces it */
+	double target_ci[2]; /* per backend (enum leap_backend): a speedup interval wider than this,
+			      * relative to the speedup, is `noisy`, never `ok` */
+	double max_time;    /* seconds of timing per record (candidate, baseline and checks together) */
+	long min_runs, max_runs; /* timed pairs of blocks (candidate and baseline) */
+	int hot;            /* cuda: do not flush the L2 cache between blocks (blocks of one call) */
 	double block_ms;    /* the longest a block of calls aims at */
 	uint64_t pool_bytes; /* memory for the input pool: inputs and expected outputs */
 	const char *cpus;   /* the candidate's cores (--cpus; NULL: all this process may use) */
@@ -52,36 +65,36 @@ struct leap_bench_opts {
 	int cgroup_version;  /* 0: cgroup v2 where it works, else v1; 1 or 2: only that version */
 };
 
-/* A measured baseline, kept per process and on disk. */
-struct leap_baseline {
-	char key[65];
-	struct leap_stats st;
-};
+/* --target-ci's defaults per backend: the decision they serve is in leap-bench(1), TARGET. */
+#define LEAP_BENCH_TARGET_CPU 0.05
+#define LEAP_BENCH_TARGET_CUDA 0.02
 
 /*
- * The input pool of one (task, backend, seed): the sets every timed call draws from, and the
- * outputs the trusted baseline gave on each (what a candidate's outputs are checked against).
- * The first sets are drawn from the seed (as leap-verify draws its inputs); the others are
- * derived from them by the referee's secret random stream, which the candidate never sees: each
- * input buffer rotated by its own offset and a fraction of its elements swapped, so each new set
- * keeps the task's distributions and costs a copy, not a fresh draw. A set's expected outputs
- * are the baseline's outputs on it, taken in a baseline block: the pool grows as the baseline
- * is timed and serves every record of the task.
+ * The input pool of one (task, backend, seed): the sets the timed calls run on, and the outputs
+ * the trusted baseline gave on each (what a candidate's outputs are checked against). Two base
+ * sets are drawn from the seed (as leap-verify draws its inputs), and beside each a donor set
+ * from the referee's secret stream, never shown to anyone. Every pair of timed blocks runs on
+ * sets made for it: a base set rotated by a secret offset with one element in 16 replaced by
+ * one of its donor's, at secret places (leap_case_derive). So every call of a record is on a
+ * set no candidate has seen, with values no candidate has seen where they are; the baseline's
+ * block of the pair computes their expected outputs. The derived sets live in a ring reused
+ * pair after pair, so memory stays at a few sets whatever the number of calls.
  */
 struct leap_bpool {
 	const struct leap_task *task;
 	enum leap_backend backend;
 	uint64_t seed;
-	struct leap_case_data d;   /* nsets = cap, arena_sets = slots */
-	uint32_t nbase;            /* sets drawn from the seed */
-	uint32_t n;                /* sets with inputs */
-	uint32_t cap;              /* sets the pool may hold */
-	uint8_t *known;            /* [cap] 1: want[] holds the baseline's outputs */
-	uint32_t nknown;
-	uint32_t slots;            /* calls a block may have */
-	uint32_t kb;               /* calls of a baseline block (from its own time) */
+	struct leap_case_data d;   /* nsets >= cap + nbase (the donors at cap..), arena_sets = slots */
+	uint32_t nbase;            /* sets drawn from the seed (0..nbase-1) */
+	uint32_t cap;              /* sets with outputs: the base sets, then the ring */
+	uint32_t next;             /* the ring's next set (nbase..cap-1) */
+	uint32_t slots;            /* slots of a region: two blocks of at most kb calls */
+	uint32_t kb;               /* the calls of a block at most (from the baseline's time) */
 	double call_ms;            /* the baseline's time per call, measured when the pool was made */
+	double start_ms;           /* the trusted runner's start-up, measured then */
 	uint8_t uuid[16];          /* the device's UUID (zeros on cpu): its lock's name */
+	char device[LEAP_RUN_MSG]; /* the device's name, as the trusted baseline's runner said it:
+				    * bench.device and the floor probe's key */
 	uint64_t in_set;           /* cuda: bytes of one set's inputs in the owner's device pool */
 	uint8_t *on_dev;           /* [cap] cuda: the set's inputs are in the owner's device pool */
 	uint8_t ipc[2][64];        /* cuda: the owner's IPC handles of the client's regions */
@@ -99,17 +112,17 @@ struct leap_bpool {
 struct leap_bencher {
 	struct leap_verifier *v;
 	struct leap_bench_opts o;
-	struct leap_baseline *bl;
-	size_t nbl, blcap;
 	struct leap_bpool **pools;
 	size_t npools, poolcap;
 	cpu_set_t cpus;            /* the candidate's (and the baseline's) cores */
 	int ncpus;
 	struct leap_cgroups cg;    /* what the machine offers (detected by leap_bench_setup) */
 	struct leap_sandbox_opts sb; /* the runners' sandbox: v->o.sb plus cores and groups */
-	double probe_gbs, probe_gflops; /* the last device measured (copy GB/s, FP32 GFLOP/s) */
-	int lock_said;                  /* said that it waits for a device lock */
+	double probe_gbs, probe_gflops; /* cuda: the last device measured (copy GB/s, FP32 GFLOP/s) */
 	char probe_device[256];
+	struct leap_memfloor mf;        /* cpu: its caches and memory, measured once */
+	int have_mf;                    /* 1 measured, -1 could not be */
+	int lock_said;                  /* said that it waits for a device lock */
 };
 
 /* Prepares a bencher: detects the cgroups, resolves the core set (o->cpus) and the freezer
@@ -123,6 +136,11 @@ void leap_bencher_free(struct leap_bencher *B);
  * candidates' regions: before a forked worker exits, and on a signal (no sandbox or temp dir
  * may outlive the program). leap_bencher_free does it too. */
 void leap_bencher_stop(struct leap_bencher *B);
+
+/* Whether a fork gets the input pools (leap_case_fork): 0 while the bencher only forks
+ * sandboxes (the default: their page tables were most of leap-bench's system time), 1 around
+ * the fork of a timing worker, which reads them. */
+void leap_bencher_fork(struct leap_bencher *B, int copy);
 
 /* "cgroup v2 freezer", "cgroup v1 freezer" or "SIGSTOP from the PID namespace's init". */
 const char *leap_bench_freezer_name(const struct leap_bencher *B);

@@ -69,6 +69,7 @@ struct leap_cq {
 	size_t ninflight, capinflight;
 	int eof;
 	pthread_t *threads;       /* workers, then the writer */
+	const char *lock_dir;     /* the cache whose timing lock a compile takes shared (tlock.h), or NULL */
 };
 
 void leap_cq_init(struct leap_cq *q, struct leap_compiler *comp, struct leap_out *out, int workers, int batch,

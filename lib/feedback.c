@@ -241,6 +241,15 @@ static void mismatch_details(struct leap_buf *d, const json_t *mm)
 	}
 }
 
+/* The speedup's 95% interval (bench.speedup_ci) into *lo, *hi: 1 when the timing has one. */
+static int speed_interval(const json_t *bench, double *lo, double *hi)
+{
+	const json_t *ci = json_object_get(bench, "speedup_ci");
+	*lo = json_number_value(json_array_get(ci, 0));
+	*hi = json_number_value(json_array_get(ci, 1));
+	return json_array_size(ci) == 2 && *lo > 0 && *hi >= *lo;
+}
+
 /* The timing of a slow pass, so that the lesson is about the right machine and the right
  * rival: "Timed on NVIDIA H200 at rows=8192, cols=4096: median 0.52 ms, against 0.31 ms for
  * the baseline, a straightforward hand-written CUDA kernel (speedup 0.6x)." The baseline is
@@ -278,7 +287,12 @@ static void slow_details(struct leap_buf *d, const json_t *bench, const char *ba
 			   : !strcmp(kind, "reference") ? "the task's C reference compiled with cc -O2"
 							: "a straightforward hand-written CUDA kernel";
 	leap_buf_addf(d, ": median %.4g ms, against %.4g ms for the baseline, %s", ms, base, what);
-	if (isfinite(sp))
+	double lo, hi;
+	if (speed_interval(bench, &lo, &hi) && isfinite(sp) && sp > 0)
+		leap_buf_addf(d, " (speedup %.3gx: %.3gx to %.3gx the baseline)", sp, lo, hi);
+	else if (speed_interval(bench, &lo, &hi))
+		leap_buf_addf(d, " (%.3gx to %.3gx the baseline: too noisy to count)", lo, hi);
+	else if (isfinite(sp))
 		leap_buf_addf(d, " (speedup %.3gx)", sp);
 	leap_buf_adds(d, ".");
 }
@@ -336,10 +350,19 @@ char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts 
 			mismatch_details(&d, json_object_get(verify, "mismatch"));
 		break;
 	case LEAP_ST_PASS: {
-		double sp = leap_get_num(bench, "speedup", NAN);
-		if (isfinite(sp) && sp >= 1) {
+		double sp = leap_get_num(bench, "speedup", NAN), lo, hi;
+		int ci = speed_interval(bench, &lo, &hi);
+		if (isfinite(sp) && sp >= 1 && ci) {
+			snprintf(headbuf, sizeof headbuf, "Your kernel is correct and %.3gx to %.3gx as fast as the "
+				 "baseline, short of the %.3gx asked for.", lo, hi, o->slow_below);
+			head = headbuf;
+		} else if (isfinite(sp) && sp >= 1) {
 			snprintf(headbuf, sizeof headbuf, "Your kernel is correct and %.3gx as fast as the baseline, "
 				 "short of the %.3gx asked for.", sp, o->slow_below);
+			head = headbuf;
+		} else if (!(sp > 0) && ci && hi >= 1) {
+			snprintf(headbuf, sizeof headbuf, "Your kernel is correct; its timing was too noisy to tell its "
+				 "speed (%.3gx to %.3gx the baseline's).", lo, hi);
 			head = headbuf;
 		} else {
 			head = "Your kernel is correct but slower than the baseline.";

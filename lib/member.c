@@ -39,17 +39,49 @@ static void scan_gate(struct leap_member *m, struct leap_span dcp)
 		m->gate_n = (long)v;
 }
 
+/* Reads a span holding [lo, hi] (two finite numbers, lo <= hi, both > 0). Returns 0 or -1. The
+ * span was validated as JSON: each number ends at ',' or ']' inside it. */
+static int span_interval(struct leap_span v, double *lo, double *hi)
+{
+	const char *p = v.p, *end = v.p ? v.p + v.n : NULL;
+	char *e;
+	if (!p || *p != '[')
+		return -1;
+	double x[2];
+	for (int i = 0; i < 2; i++) {
+		while (++p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			;
+		if (p >= end || (*p != '-' && (*p < '0' || *p > '9')))
+			return -1;
+		x[i] = strtod(p, &e);
+		p = e;
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		if (p >= end || *p != (i ? ']' : ','))
+			return -1;
+	}
+	if (!(x[0] > 0 && x[0] <= x[1] && isfinite(x[1])))
+		return -1;
+	*lo = x[0];
+	*hi = x[1];
+	return 0;
+}
+
 /* The speedup of a timing leap can trust: bench.speedup when bench.status is "ok" (a noisy or
- * suspicious timing, or one whose status is missing, carries no usable speed). */
+ * suspicious timing, or one whose status is missing, carries no usable speed), with its
+ * interval bench.speedup_ci when it has one. */
 static void scan_speed(struct leap_member *m, struct leap_span bench)
 {
 	double d;
 	if (leap_span_num(leap_span_member(bench, "speedup"), &d) || !(d > 0))
 		return;
-	if (leap_span_str_eq(leap_span_member(bench, "status"), "ok"))
-		m->speedup = d;
-	else
+	if (!leap_span_str_eq(leap_span_member(bench, "status"), "ok")) {
 		m->speed_unusable = 1;
+		return;
+	}
+	m->speedup = d;
+	if (span_interval(leap_span_member(bench, "speedup_ci"), &m->speed_lo, &m->speed_hi))
+		m->speed_lo = m->speed_hi = 0;
 }
 
 /* leap_member_scan_text; the line is copied into m->raw only when `copy`. */

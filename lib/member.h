@@ -32,6 +32,8 @@ struct leap_member {
 	double speedup;     /* [P R A] `bench.speedup` when finite and > 0 and bench.status is "ok", else 0 */
 	int speed_unusable; /* [R A] 1 when bench.speedup is > 0 but bench.status is not "ok" (noisy,
 			     * suspicious, missing): the timing is not used (speedup 0) */
+	double speed_lo, speed_hi; /* [R A] bench.speedup_ci with a usable speedup (0 when absent:
+				    * a record of leap 0.1); two overlapping intervals tie on speed */
 	int has_error;      /* [A, rerun] 1 when the record carries an `error` member */
 	int gate;           /* [P] dcp.verdict carried from the turn that decided the group (0 easy,
 			     * 1 hopeless, 2 expand: enum leap_verdict), -1 when absent */

@@ -55,6 +55,8 @@ void leap_rank_traj_add(struct leap_traj *x, const struct leap_member *m)
 	if (m->status == LEAP_ST_PASS && (x->solved_turn == 0 || m->turn < x->solved_turn)) {
 		x->solved_turn = m->turn;
 		x->speedup = m->speedup;
+		x->speed_lo = m->speed_lo;
+		x->speed_hi = m->speed_hi;
 	}
 	if (m->has_tokens)
 		x->tokens += m->tokens;
@@ -79,6 +81,20 @@ size_t leap_rank_summarise(const struct leap_group *grp, size_t *traj, struct le
 	return nt;
 }
 
+/* The speed component for two solved trajectories with usable speedups: with both intervals
+ * (bench.speedup_ci), a wins only when its interval lies wholly above b's, and overlapping
+ * intervals tie (the timings cannot tell them apart); without, the --speed-tie margin. */
+static int speed_cmp(const struct leap_rank_opts *o, const struct leap_traj *a, const struct leap_traj *b)
+{
+	if (a->speed_hi > 0 && b->speed_hi > 0)
+		return a->speed_lo > b->speed_hi ? 1 : b->speed_lo > a->speed_hi ? -1 : 0;
+	if (a->speedup > (1 + o->speed_tie) * b->speedup)
+		return 1;
+	if (b->speedup > (1 + o->speed_tie) * a->speedup)
+		return -1;
+	return 0;
+}
+
 int leap_rank_compare(const struct leap_rank_opts *o, const struct leap_traj *a, const struct leap_traj *b)
 {
 	int solved = a->solved_turn > 0 && b->solved_turn > 0;
@@ -99,10 +115,9 @@ int leap_rank_compare(const struct leap_rank_opts *o, const struct leap_traj *a,
 			break;
 		case LEAP_KEY_SPEED:
 			if (solved && a->speedup > 0 && b->speedup > 0) {
-				if (a->speedup > (1 + o->speed_tie) * b->speedup)
-					return 1;
-				if (b->speedup > (1 + o->speed_tie) * a->speedup)
-					return -1;
+				int c = speed_cmp(o, a, b);
+				if (c)
+					return c;
 			}
 			break;
 		case LEAP_KEY_TOKENS:

@@ -17,7 +17,8 @@ enum leap_key {
 struct leap_rank_opts {
 	enum leap_key key[8];
 	int nkey;
-	double speed_tie; /* relative margin: a is faster than b when s_a > (1 + margin) * s_b */
+	double speed_tie; /* relative margin: a is faster than b when s_a > (1 + margin) * s_b (for
+			   * speedups without an interval; with intervals, overlap is a tie) */
 };
 
 /* Sets the default key, turn (the LEAP paper's gold > silver > time-out: first-turn success
@@ -34,6 +35,7 @@ struct leap_traj {
 	int best_status;  /* the best status over its records (enum leap_status) */
 	double speedup;   /* bench.speedup of the solving record; 0 when unknown or not trusted
 			   * (bench.status not "ok": lib/group.c) */
+	double speed_lo, speed_hi; /* its bench.speedup_ci (0 when it has none) */
 	int has_tokens;   /* every record of it has `tokens` */
 	long tokens;      /* their sum */
 	long turns;       /* the largest turn among its records */

@@ -98,6 +98,18 @@ char *leap_record_check(const json_t *rec)
 		if (v && !ok(v, fields[i].kind))
 			return xasprintf("field '%s' must be %s", fields[i].name, fields[i].want);
 	}
+	const json_t *ver = json_object_get(rec, "record_version");
+	if (ver && !(json_is_integer(ver) && json_integer_value(ver) >= 1))
+		return xstrdup("field 'record_version' must be an integer >= 1");
+	if (ver && json_integer_value(ver) > LEAP_RECORD_VERSION)
+		return xasprintf("field 'record_version' is %lld: a newer format than this leap's (%d); its fields may "
+				 "mean what this leap cannot check (NEWS.md)", (long long)json_integer_value(ver),
+				 LEAP_RECORD_VERSION);
+	const json_t *ci = json_object_get(json_object_get(rec, "bench"), "speedup_ci");
+	if (ci && !(json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0)) &&
+		    json_is_number(json_array_get(ci, 1)) &&
+		    json_number_value(json_array_get(ci, 0)) <= json_number_value(json_array_get(ci, 1))))
+		return xstrdup("field 'bench.speedup_ci' must be [lo, hi], two numbers with lo <= hi");
 	const json_t *bs = json_object_get(json_object_get(rec, "bench"), "status");
 	if (bs) {
 		size_t i = 0, n = sizeof bench_statuses / sizeof bench_statuses[0];

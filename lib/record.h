@@ -4,6 +4,11 @@
 
 #include <jansson.h>
 
+/* The version of leap-record(5) this leap writes: `record_version` of every record leap-prompt
+ * makes (every other program passes it through). 1: leap 0.1, before the field existed. What
+ * changed meaning from version to version is in NEWS.md. */
+#define LEAP_RECORD_VERSION 2
+
 /* Outcome of a record so far; each stage moves it forward (the order is the ranking order). */
 enum leap_status {
 	LEAP_ST_NONE = -1,

@@ -1,6 +1,6 @@
-/* referee.c - one record timed by the referee: the two sessions, calibration, blocks of calls
- * on pool sets, the interleaving with the baseline, the stopping rule and the verdict (the
- * design is described at the top of bench.c). */
+/* referee.c - one record timed by the referee: the two sessions, calibration, pairs of blocks
+ * (the candidate's and the baseline's on the same fresh sets), the bounds on a record's time,
+ * the stopping rule and the verdict (the design is described at the top of bench.c). */
 #include <math.h>
 #include <sys/file.h>
 #include <stdio.h>
@@ -12,13 +12,34 @@
 #include "bench_int.h"
 #include "jsonl.h"
 #include "sig.h"
+#include "tlock.h"
 #include "util.h"
 #include "banned.h"
 
-/* Blocks the calibration times (median taken), and check blocks a cached baseline needs. */
+/* Blocks the calibration times (the least taken). */
 #define CALIBRATE_BLOCKS 7
-#define CHECKS_MIN 3
-#define CHECK_EVERY 4
+
+/*
+ * The bounds on a record's time. Honest work never reaches them, a stall always does:
+ * - a call of the candidate may take SLOW times the baseline's call in the same record (so a
+ *   loaded machine, which slows both, trips neither), plus BLOCK_GRACE per block (FIRST_GRACE
+ *   for its first call: thread pools, page faults); more ends the record as its `timeout`;
+ * - its runner must say hello within HELLO_GRACE plus HELLO_SLOW times what the trusted
+ *   runner took to start;
+ * - the whole record, from the runner's start to the verdict, has --timeout (the absolute
+ *   cap: a stall the scaled bounds let through cannot hold a rollout step longer).
+ */
+#define SLOW 100.0
+#define BLOCK_GRACE 0.5
+#define FIRST_GRACE 2.0
+#define HELLO_GRACE 2.0
+#define HELLO_SLOW 10.0
+
+/* A median below this share of the memory floor cannot be doing the work (the floor is bytes at
+ * the copy speed of the fastest place they fit, for every core: a read-only kernel may move
+ * bytes up to about twice as fast as a copy counts them). */
+#define FLOOR_MARGIN_CPU 0.5
+#define FLOOR_MARGIN_CUDA 0.5
 
 /* The state of one record's timing. */
 struct rec {
@@ -30,24 +51,16 @@ struct rec {
 	struct leap_session cs;      /* the candidate's session */
 	struct leap_session *bs;     /* the baseline's (kept in the pool from record to record) */
 	int have_cs;
-	char device[LEAP_RUN_MSG];
+	double target;               /* --target-ci of the backend */
 	double ovh;                  /* ms of an empty block (calibrated on the baseline's runner) */
-	uint32_t kc;                 /* calls of the candidate's next block */
-	double cand_ms;              /* the candidate's last time per call */
-	struct leap_series cand, fresh, repeat, base;
-	struct leap_series base_f, base_r; /* baseline blocks after a candidate block on new sets / seen sets */
-	int last_rep;                /* the candidate's last block was on sets it had seen */
+	uint32_t k;                  /* calls of the next pair's blocks */
+	double cand_ms, base_ms;     /* the last time per call of each */
+	struct leap_series cand, base; /* times per call of each pair's blocks */
+	struct leap_series ratio;    /* per pair: the baseline's time per call over the candidate's */
+	int narrow;                  /* pairs in a row whose interval was within the target */
 	double cpu_ms;               /* the candidate's CPU time over its timed blocks (-1: none) */
-	uint32_t *unseen;            /* known sets the candidate has not had in this record */
-	uint32_t nunseen;
-	uint8_t *seen;               /* [cap] */
-	uint32_t *perm;              /* [slots] scratch */
-	long calls, repeats;
-	/* the baseline */
-	char key[65];
-	int cached, stale;           /* a cached baseline is checked; it disagreed */
-	struct leap_stats cache_st;
-	int since_check;
+	uint32_t *perm;              /* [slots] scratch: the candidate's slots, then the baseline's */
+	long calls;
 	/* the outcome */
 	int r;                       /* the candidate session's enum leap_sess */
 	char *err;                   /* a harness failure */
@@ -73,45 +86,11 @@ static void pick_slots(struct rec *R, uint32_t n)
 	}
 }
 
-/* Makes set s known to the candidate's side: it can be drawn as a new set from now on. */
-static void add_unseen(struct rec *R, uint32_t s)
+/* Stages sets[0..n) into slots[0..n) of session s. */
+static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, const uint32_t *slots, uint32_t n)
 {
-	if (!R->seen[s])
-		R->unseen[R->nunseen++] = s;
-}
-
-/* Draws the sets of a candidate block of up to *n calls into sets[]: new ones while any are
- * left (fewer calls then), else sets it has had. Returns 1 for a block of repeats. */
-static int draw_sets(struct rec *R, uint32_t *sets, uint32_t *n)
-{
-	struct leap_bpool *P = R->P;
-	if (R->nunseen) {
-		if (*n > R->nunseen)
-			*n = R->nunseen;
-		for (uint32_t j = 0; j < *n; j++) {
-			uint32_t i = (uint32_t)(leap_bench_rnd(&P->rng) % R->nunseen);
-			sets[j] = R->unseen[i];
-			R->unseen[i] = R->unseen[--R->nunseen];
-			R->seen[sets[j]] = 1;
-		}
-		return 0;
-	}
-	for (uint32_t j = 0; j < *n; j++) {
-		uint32_t s;
-		do
-			s = (uint32_t)(leap_bench_rnd(&P->rng) % P->n);
-		while (!P->known[s]);
-		sets[j] = s;
-	}
-	return 1;
-}
-
-/* Stages sets[0..n) into random slots (R->perm) of session s. */
-static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, uint32_t n)
-{
-	pick_slots(R, n);
 	for (uint32_t j = 0; j < n; j++)
-		leap_session_stage(s, R->d, sets[j], R->perm[j]);
+		leap_session_stage(s, R->d, sets[j], slots[j]);
 }
 
 /* ---- cuda: the owner (the baseline's trusted runner) moves the data ---- */
@@ -159,19 +138,18 @@ static int xf_run(struct rec *R, struct xfers *xs, int flush)
 	return r == LEAP_SESS_OK ? 0 : -1;
 }
 
-/* Stages sets[0..n) into random slots (R->perm) of the candidate's device regions (client) or
- * the baseline's (own): a set's inputs go to the device pool once, then to the slot; outputs
- * are poisoned; the L2 cache is flushed unless --hot. Returns 0 or -1. */
-static int stage_dev(struct rec *R, int client, const uint32_t *sets, uint32_t n)
+/* Stages sets[0..n) into slots[0..n) of the candidate's device regions (client) or the
+ * baseline's (own): a set's inputs go to the device pool once, then to the slot; outputs are
+ * poisoned; the L2 cache is flushed unless --hot. Returns 0 or -1. */
+static int stage_dev(struct rec *R, int client, const uint32_t *sets, const uint32_t *slots, uint32_t n)
 {
 	struct leap_bpool *P = R->P;
 	const struct leap_case_data *d = R->d;
 	size_t np = R->t->nparams;
 	uint32_t tin = client ? LEAP_RUN_S_CLIENT_IN : LEAP_RUN_S_DEV_IN, tout = client ? LEAP_RUN_S_CLIENT_OUT : LEAP_RUN_S_DEV_OUT;
 	struct xfers xs = {0};
-	pick_slots(R, n);
 	for (uint32_t j = 0; j < n; j++) {
-		uint32_t s = sets[j], x = R->perm[j];
+		uint32_t s = sets[j], x = slots[j];
 		int up = !P->on_dev[s];
 		if (up)
 			leap_case_upload(d, s, x, R->bs->arena); /* through the owner's host slot */
@@ -198,23 +176,21 @@ static int stage_dev(struct rec *R, int client, const uint32_t *sets, uint32_t n
 	return xf_run(R, &xs, !R->B->o.hot);
 }
 
-/* Brings the outputs of slots R->perm[j] (j < n, only those with want[j] when want is not NULL)
- * of the candidate's (client) or the baseline's device regions, guards included, into the same
- * place of the owner's host output region, where this process reads them. Returns 0 or -1. */
-static int fetch_dev(struct rec *R, int client, uint32_t n, const uint8_t *want)
+/* Brings the outputs of slots[0..n) of the candidate's (client) or the baseline's device
+ * regions, guards included, into the same place of the owner's host output region, where this
+ * process reads them. Returns 0 or -1. */
+static int fetch_dev(struct rec *R, int client, const uint32_t *slots, uint32_t n)
 {
 	const struct leap_case_data *d = R->d;
 	size_t np = R->t->nparams;
 	struct xfers xs = {0};
 	for (uint32_t j = 0; j < n; j++) {
-		if (want && !want[j])
-			continue;
 		for (size_t p = 0; p < np; p++) {
 			const struct leap_run_param *rp = &d->rp[p];
 			if (rp->kind != LEAP_RUN_K_OUT && rp->kind != LEAP_RUN_K_INOUT)
 				continue;
 			struct leap_run_range r[4];
-			leap_run_canary_ranges(d->out[(size_t)R->perm[j] * np + p] - LEAP_RUN_OUT_BASE, rp->bytes, r);
+			leap_run_canary_ranges(d->out[(size_t)slots[j] * np + p] - LEAP_RUN_OUT_BASE, rp->bytes, r);
 			uint64_t lo = r[0].off, hi = r[3].off + r[3].len;
 			xf_add(&xs, client ? LEAP_RUN_S_CLIENT_OUT : LEAP_RUN_S_DEV_OUT, lo, LEAP_RUN_S_HOST_OUT, lo, hi - lo, NULL, 0);
 		}
@@ -245,12 +221,13 @@ static int identical(struct rec *R, uint32_t set, uint32_t slot)
 	return 1;
 }
 
-/* Checks every call of a candidate block; records the first failure. Returns 0 or 1 (failed). */
-static int check_block(struct rec *R, const uint32_t *sets, uint32_t n)
+/* Checks every call of a candidate block (sets[j] in slots[j]); records the first failure.
+ * Returns 0 or 1 (failed). */
+static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n)
 {
 	for (uint32_t j = 0; j < n; j++) {
-		int bad = leap_session_guards(view(R), R->d, R->perm[j]);
-		if (bad < 0 && identical(R, sets[j], R->perm[j]))
+		int bad = leap_session_guards(view(R), R->d, slots[j]);
+		if (bad < 0 && identical(R, sets[j], slots[j]))
 			continue;
 		struct leap_errstats es = {0, 0};
 		char *m = NULL;
@@ -258,7 +235,7 @@ static int check_block(struct rec *R, const uint32_t *sets, uint32_t n)
 		 * on cuda they are staged afresh from the pool for every block, so a changed input
 		 * can only make that call's own outputs wrong */
 		int inputs = R->b == LEAP_BACKEND_CPU && !R->cs.sealed;
-		json_t *mm = bad >= 0 ? NULL : leap_case_check(R->d, sets[j], R->perm[j], view(R)->arena, inputs, &es, &m);
+		json_t *mm = bad >= 0 ? NULL : leap_case_check(R->d, sets[j], slots[j], view(R)->arena, inputs, &es, &m);
 		if (bad < 0 && !mm)
 			continue;
 		R->overrun = bad;
@@ -271,101 +248,98 @@ static int check_block(struct rec *R, const uint32_t *sets, uint32_t n)
 	return 0;
 }
 
-/* One block of the candidate: `want` calls on drawn sets, timed, every call checked. `sample`:
- * its time is a sample (not the warm-up). Returns 0, or 1 when the record ends (a failure). */
-static int cand_block(struct rec *R, uint32_t want, int sample)
+/* The time per call of a block of n calls less the empty block's cost (never below 1 ns). */
+static double per_call(const struct rec *R, const struct leap_block *bt, uint32_t n)
 {
-	uint32_t sets[LEAP_RUN_MAX_CALLS], n = want;
-	int rep = draw_sets(R, sets, &n), cuda = R->b == LEAP_BACKEND_CUDA;
-	if (cuda ? stage_dev(R, 1, sets, n) : (stage(R, &R->cs, sets, n), 0))
+	double per = (bt->ms - R->ovh) / n;
+	return per > 1e-6 ? per : 1e-6;
+}
+
+/* The baseline's time per call in this record: the median of its timed blocks, or its warm-up
+ * (or, before that, what it took when the pool was made). */
+static double base_call_ms(const struct rec *R)
+{
+	if (R->base.n) {
+		struct leap_stats st;
+		leap_series_stats(&R->base, &st);
+		return st.median;
+	}
+	return R->base_ms > 0 ? R->base_ms : R->P->call_ms;
+}
+
+/* The candidate's block: sets[j] in slots[j], n calls, timed, within the record's bounds
+ * (SLOW). `first`: its first call in the record. Returns 0, or 1 when the record ends (R->r). */
+static int cand_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n, int first)
+{
+	if (R->b == LEAP_BACKEND_CUDA ? stage_dev(R, 1, sets, slots, n) : (stage(R, &R->cs, sets, slots, n), 0))
 		return 1;
 	struct leap_block bt;
-	/* a candidate that turns slow cannot stall the run: a block may take ten times what the
-	 * calls before took (the first: a hundred times the baseline's calls), and half a second */
-	double each = R->cand_ms > 0 ? 10 * R->cand_ms : 100 * R->P->call_ms;
-	double saved = R->cs.sb.deadline, limit = (R->cand_ms > 0 ? 0.5 : 2) + n * each / 1e3;
+	double saved = R->cs.sb.deadline;
+	double limit = (first ? FIRST_GRACE : BLOCK_GRACE) + n * SLOW * base_call_ms(R) / 1e3;
 	if (leap_now() + limit < saved)
 		R->cs.sb.deadline = leap_now() + limit;
-	R->r = leap_session_block(&R->cs, R->d, R->perm, n, LEAP_RUN_OP_CALL, &bt);
+	R->r = leap_session_block(&R->cs, R->d, slots, n, LEAP_RUN_OP_CALL, &bt);
 	if (R->r == LEAP_SESS_TIMEOUT && R->cs.sb.deadline < saved)
 		R->block_limit = limit;
 	R->cs.sb.deadline = saved;
-	if (R->r != LEAP_SESS_OK || (cuda && fetch_dev(R, 1, n, NULL)) || check_block(R, sets, n))
+	if (R->r != LEAP_SESS_OK)
 		return 1;
-	double per = (bt.ms - R->ovh) / n;
-	if (per < 1e-6)
-		per = 1e-6;
-	R->cand_ms = per;
-	R->calls += n;
-	R->repeats += rep ? n : 0;
+	R->cand_ms = per_call(R, &bt, n);
 	if (R->cpu_ms >= 0)
 		R->cpu_ms = bt.cpu_ms >= 0 ? R->cpu_ms + bt.cpu_ms : -1;
-	if (sample) {
-		leap_series_add(&R->cand, per, n);
-		leap_series_add(rep ? &R->repeat : &R->fresh, per, n);
-	}
-	R->last_rep = rep;
-	/* the next block aims at the block target, changing by at most a factor of two */
-	double k = leap_bench_block_target(&R->B->o) / per;
-	double lo = R->kc / 2.0 < 1 ? 1 : R->kc / 2.0, hi = 2.0 * R->kc;
-	k = k < lo ? lo : k > hi ? hi : k;
-	R->kc = k > R->P->slots ? R->P->slots : (uint32_t)k;
-	if (R->kc < 1)
-		R->kc = 1;
 	return 0;
 }
 
-/* One block of the baseline (k calls): new sets while the pool has room, their outputs kept as
- * the expected outputs. `sample`: its time is a sample. Returns 0, or -1 (the baseline failed:
- * R->err). */
-static int base_block(struct rec *R, uint32_t k, int sample)
+/* The baseline's block on the same sets (in slots of its own): timed, its outputs kept as the
+ * sets' expected outputs. Returns 0, or -1 (the baseline failed: R->err). */
+static int base_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n)
 {
-	struct leap_bpool *P = R->P;
-	uint32_t sets[LEAP_RUN_MAX_CALLS];
-	uint8_t fresh[LEAP_RUN_MAX_CALLS];
-	for (uint32_t j = 0; j < k; j++) {
-		fresh[j] = P->n < P->cap;
-		if (fresh[j]) {
-			sets[j] = P->n;
-			leap_bpool_derive(P, P->n++);
-		} else {
-			do
-				sets[j] = (uint32_t)(leap_bench_rnd(&P->rng) % P->n);
-			while (!P->known[sets[j]]);
-		}
-	}
 	int cuda = R->b == LEAP_BACKEND_CUDA;
-	if (cuda ? stage_dev(R, 0, sets, k) : (stage(R, R->bs, sets, k), 0))
+	if (cuda ? stage_dev(R, 0, sets, slots, n) : (stage(R, R->bs, sets, slots, n), 0))
 		return -1;
 	struct leap_block bt;
-	int r = leap_session_block(R->bs, R->d, R->perm, k, LEAP_RUN_OP_CALL, &bt);
-	if (r == LEAP_SESS_OK && cuda && fetch_dev(R, 0, k, fresh))
+	int r = leap_session_block(R->bs, R->d, slots, n, LEAP_RUN_OP_CALL, &bt);
+	if (r == LEAP_SESS_OK && cuda && fetch_dev(R, 0, slots, n))
 		return -1;
-	size_t np = R->t->nparams;
-	for (uint32_t j = 0; j < k; j++) {
-		if (!fresh[j])
-			continue;
-		if (r != LEAP_SESS_OK) { /* the set never got its outputs: forget it */
-			P->n = sets[j] < P->n ? sets[j] : P->n;
-			continue;
-		}
-		for (size_t p = 0; p < np; p++)
-			if (R->d->want[(size_t)sets[j] * np + p])
-				memcpy(R->d->want[(size_t)sets[j] * np + p], R->bs->arena + R->d->out[(size_t)R->perm[j] * np + p],
-				       R->d->rp[p].bytes);
-		P->known[sets[j]] = 1;
-		P->nknown++;
-		add_unseen(R, sets[j]);
-	}
 	if (r != LEAP_SESS_OK) {
 		R->err = xasprintf("the baseline of task '%s' failed while timed: %s", R->t->id,
 				   R->bs->last.msg[0] ? R->bs->last.msg : "its runner died");
 		return -1;
 	}
+	size_t np = R->t->nparams;
+	for (uint32_t j = 0; j < n; j++)
+		for (size_t p = 0; p < np; p++)
+			if (R->d->want[(size_t)sets[j] * np + p])
+				memcpy(R->d->want[(size_t)sets[j] * np + p], R->bs->arena + R->d->out[(size_t)slots[j] * np + p],
+				       R->d->rp[p].bytes);
+	R->base_ms = per_call(R, &bt, n);
+	return 0;
+}
+
+/* One pair: k fresh sets, the candidate's block and the baseline's on them (in slots of their
+ * own, in the order `cand_first`), then every call of the candidate checked against the
+ * baseline's outputs. `sample`: the pair's times and ratio count (not the warm-up). Returns 0,
+ * 1 when the candidate ended the record, or -1 (the harness: R->err). */
+static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
+{
+	uint32_t sets[LEAP_RUN_MAX_CALLS];
+	for (uint32_t j = 0; j < k; j++)
+		sets[j] = leap_bpool_fresh(R->P);
+	pick_slots(R, 2 * k);
+	const uint32_t *cslots = R->perm, *bslots = R->perm + k;
+	if (!cand_first && base_block(R, sets, bslots, k))
+		return -1;
+	if (cand_block(R, sets, cslots, k, !sample))
+		return 1;
+	if (cand_first && base_block(R, sets, bslots, k))
+		return -1;
+	if ((R->b == LEAP_BACKEND_CUDA && fetch_dev(R, 1, cslots, k)) || check_block(R, sets, cslots, k))
+		return R->err ? -1 : 1;
+	R->calls += k;
 	if (sample) {
-		double per = (bt.ms - R->ovh) / k;
-		leap_series_add(&R->base, per > 1e-6 ? per : 1e-6, k);
-		leap_series_add(R->last_rep ? &R->base_r : &R->base_f, per > 1e-6 ? per : 1e-6, k);
+		leap_series_add(&R->cand, R->cand_ms, k);
+		leap_series_add(&R->base, R->base_ms, k);
+		leap_series_add(&R->ratio, R->base_ms / R->cand_ms, k);
 	}
 	return 0;
 }
@@ -434,69 +408,53 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 		P->have_creg = 1;
 	}
 	so.regions = &P->creg;
+	so.hello_s = HELLO_GRACE + HELLO_SLOW * P->start_ms / 1e3;
 	R->r = leap_session_start(R->B->v, &R->cs, R->b, artifact, &so, &R->err);
 	if (R->r < 0)
 		return -1;
 	R->have_cs = 1;
-	snprintf(R->device, sizeof R->device, "%s", R->cs.hello.msg); /* from before its code loaded */
 	return 0;
 }
 
-/* The stopping rule of a record (leap_bench_done for the candidate, and enough of the
- * baseline: --min-runs blocks when timed afresh, CHECKS_MIN checks of a cached one). */
+/* The stopping rule of a record: --max-runs pairs, or at least --min-runs and either the
+ * speedup's interval within --target-ci (twice in a row) or --max-time spent. */
 static int rec_done(struct rec *R, double elapsed)
 {
-	const struct leap_bench_opts *o = &R->B->o;
-	struct leap_stats cs, bs;
-	leap_series_stats(&R->cand, &cs);
-	leap_series_stats(&R->base, &bs);
-	if ((long)cs.n >= o->max_runs)
-		return 1;
-	int check = R->cached && !R->stale;
-	if ((long)cs.n < o->min_runs || (check ? R->base.n < CHECKS_MIN : (long)bs.n < o->min_runs))
-		return 0;
-	if (elapsed >= o->max_time)
-		return 1;
-	return cs.rel_ci <= o->target_ci && (check || bs.rel_ci <= o->target_ci);
+	struct leap_stats rs;
+	leap_stats_serial(R->ratio.x, R->ratio.n, &rs);
+	return leap_bench_done(&rs, R->B->o.min_runs, R->B->o.max_runs, R->target, elapsed, R->B->o.max_time, &R->narrow);
 }
 
-/* After a check block: a cached baseline whose checks disagree with it by more than
- * --baseline-tolerance is stale: the baseline is timed afresh from here (the checks count). */
-static void judge_cache(struct rec *R)
+/* The next pair's calls: both blocks aim at the block target (the slower one reaches it),
+ * changing by at most a factor of two, within the pool's slots. */
+static uint32_t next_k(const struct rec *R, int from_warmup)
 {
-	if (!R->cached || R->stale || R->base.n < CHECKS_MIN)
-		return;
-	struct leap_stats bs;
-	leap_series_stats(&R->base, &bs);
-	if (fabs(bs.median - R->cache_st.median) > R->B->o.baseline_tol * R->cache_st.median)
-		R->stale = 1;
+	double slower = R->cand_ms > R->base_ms ? R->cand_ms : R->base_ms;
+	double k = leap_bench_block_target(&R->B->o) / (slower > 1e-6 ? slower : 1e-6);
+	if (!from_warmup) {
+		double lo = R->k / 2.0, hi = 2.0 * R->k;
+		k = k < lo ? lo : k > hi ? hi : k;
+	}
+	return k < 1 ? 1 : k > R->P->kb ? R->P->kb : (uint32_t)k;
 }
 
-/* The timing loop: warm-ups, then candidate blocks with baseline blocks between them (every
- * time, or every CHECK_EVERY-th while a cached baseline agrees), until rec_done. Returns 0, or
- * -1 with R->err. The candidate's failures end it with R->r / R->mismatch / R->overrun. */
+/* The timing loop: calibration, a warm-up pair (one call each, the baseline's first), then pairs
+ * in alternating order until rec_done. Returns 0, or -1 with R->err. The candidate's failures
+ * end it with R->r / R->mismatch / R->overrun. */
 static int rec_loop(struct rec *R)
 {
 	double t0 = leap_now();
-	if (calibrate(R) || base_block(R, 1, 0))
+	if (calibrate(R))
 		return -1;
-	R->kc = 1;
-	if (cand_block(R, 1, 0))
-		return 0;
-	double k = leap_bench_block_target(&R->B->o) / R->cand_ms;
-	R->kc = k < 1 ? 1 : k > R->P->slots ? R->P->slots : (uint32_t)k;
-	if (R->cached && base_block(R, R->P->kb, 1))
-		return -1;
-	for (;;) {
-		if (cand_block(R, R->kc, 1))
-			return 0;
-		int check = R->cached && !R->stale;
-		if (!check || ++R->since_check >= CHECK_EVERY) {
-			R->since_check = 0;
-			if (base_block(R, R->P->kb, 1))
-				return -1;
-			judge_cache(R);
-		}
+	R->base_ms = R->P->call_ms;
+	int r = pair(R, 1, 0, 0);
+	if (r)
+		return r < 0 ? -1 : 0;
+	R->k = next_k(R, 1);
+	for (long i = 0;; i++) {
+		if ((r = pair(R, R->k, i % 2 == 0, 1)))
+			return r < 0 ? -1 : 0;
+		R->k = next_k(R, 0);
 		if (rec_done(R, leap_now() - t0) || leap_signal_caught())
 			return 0;
 	}
@@ -521,30 +479,26 @@ static void close_sessions(struct rec *R, char **why, int *timeout, struct leap_
 		R->err = leap_sandbox_start_error(&R->cs.sb);
 }
 
-/* The verdict when the candidate's runner failed while timed. */
+/* The verdict when the candidate's runner failed while timed: no output of the benchmark size
+ * was checked, so the record fails too (leap_bench_failed_status). */
 static json_t *verdict_failed(struct rec *R, const char *why, int timeout, enum leap_status *st)
 {
 	struct leap_buf msg = {0};
-	const char *status = "runtime_error";
+	const char *status = leap_bench_failed_status(R->r, timeout, st);
 	const struct leap_run_reply *last = &R->cs.last;
-	if (R->r == LEAP_SESS_REPLY && last->status == LEAP_RUN_NO_DEVICE) {
-		status = "no_device";
-		leap_buf_addf(&msg, "Not timed: %s.", last->msg);
+	if (R->r == LEAP_SESS_REPLY && (last->status == LEAP_RUN_NO_DEVICE || last->status == LEAP_RUN_NOMEM)) {
+		leap_buf_addf(&msg, "Your code's runner said \"%s\" while being timed, although the baseline ran on this "
+				    "device: a runtime error (benchmark case %s).", last->msg, R->d->desc);
 	} else if (R->r == LEAP_SESS_REPLY) {
 		leap_buf_addf(&msg, "Runtime error while being timed (call %ld): %s.", R->calls + last->call, last->msg);
-		*st = LEAP_ST_RUNTIME_ERROR;
 	} else if (R->r == LEAP_SESS_FREEZE) {
-		leap_buf_addf(&msg, "Not timed: %s.", last->msg);
+		leap_buf_addf(&msg, "Your code could not be timed: %s (benchmark case %s).", last->msg, R->d->desc);
 	} else if (timeout && R->block_limit > 0) {
-		status = "timeout";
 		leap_buf_addf(&msg, "A block of calls did not finish within %.3g s (ten times what the calls before "
 				    "took, or for the first a hundred times the baseline's): your code slowed down or hung "
 				    "while being timed (benchmark case %s).", R->block_limit, R->d->desc);
 	} else {
-		status = timeout ? "timeout" : "runtime_error";
 		leap_buf_addf(&msg, "Your code %s while being timed (benchmark case %s).", why ? why : "died", R->d->desc);
-		if (!timeout)
-			*st = LEAP_ST_RUNTIME_ERROR;
 	}
 	json_t *o = json_pack("{s:s,s:s}", "status", status, "message", msg.s);
 	leap_buf_free(&msg);
@@ -574,19 +528,9 @@ static json_t *verdict_wrong(struct rec *R, enum leap_status *st)
 	return o;
 }
 
-/* 1 when the candidate is much faster on sets it had seen than on new ones (beyond both
- * intervals): it remembers results. */
-static int memoises(const struct rec *R, struct leap_stats *fs, struct leap_stats *rs)
-{
-	struct leap_stats bf, br;
-	leap_series_stats(&R->fresh, fs);
-	leap_series_stats(&R->repeat, rs);
-	leap_series_stats(&R->base_f, &bf);
-	leap_series_stats(&R->base_r, &br);
-	return leap_bench_memoises(fs, rs, &bf, &br);
-}
-
-/* Roofline fields, and a `suspicious` verdict for a time below the memory floor. */
+/* Roofline fields, and a `suspicious` verdict for a time below the memory floor: on cpu the
+ * bytes at the speed of the fastest place they fit (a cache level or memory, for every core of
+ * the candidate), on cuda at the device's copy bandwidth. */
 static void floor_check(struct rec *R, const char *base_art, const struct leap_stats *cst, json_t *out,
 			const char **status, struct leap_buf *msg)
 {
@@ -594,58 +538,50 @@ static void floor_check(struct rec *R, const char *base_art, const struct leap_s
 	int64_t bytes = 0, flops = 0;
 	int hb = leap_task_eval(R->t, R->t->bytes, bc, &bytes) == 0 && bytes > 0;
 	int hf = leap_task_eval(R->t, R->t->flops, bc, &flops) == 0 && flops > 0;
-	double gbs, gflops;
-	if (!(hb || hf) || leap_bench_probe(R->B, R->b, R->device, base_art, R->d, &gbs, &gflops))
-		return;
-	double bytes_ms = hb ? (double)bytes / (gbs * 1e9) * 1e3 : 0;
-	double flops_ms = hf && gflops > 0 ? (double)flops / (gflops * 1e9) * 1e3 : 0;
+	double bytes_ms = 0, flops_ms = 0, margin, gbs = 0;
+	const char *where = "memory";
+	if (R->b == LEAP_BACKEND_CPU) {
+		const struct leap_memfloor *mf = hb ? leap_bench_memfloor(R->B, R->P->device) : NULL;
+		if (!mf)
+			return;
+		const struct leap_memlevel *l = leap_memfloor_level(mf, (uint64_t)bytes, R->B->ncpus);
+		bytes_ms = leap_memfloor_ms(mf, (uint64_t)bytes, R->B->ncpus);
+		gbs = l->gbs * R->B->ncpus;
+		where = l->name;
+		margin = FLOOR_MARGIN_CPU;
+	} else {
+		double gflops;
+		if (!(hb || hf) || leap_bench_probe(R->B, R->b, R->P->device, base_art, R->d, &gbs, &gflops))
+			return;
+		bytes_ms = hb ? (double)bytes / (gbs * 1e9) * 1e3 : 0;
+		flops_ms = hf && gflops > 0 ? (double)flops / (gflops * 1e9) * 1e3 : 0;
+		margin = FLOOR_MARGIN_CUDA;
+	}
 	double floor_ms = bytes_ms > flops_ms ? bytes_ms : flops_ms;
 	if (floor_ms > 0) {
 		json_object_set_new(out, "floor_ms", json_real(floor_ms));
 		json_object_set_new(out, "roofline", json_real(floor_ms / cst->median));
+		if (bytes_ms > 0)
+			json_object_set_new(out, "floor_level", json_string(where));
 	}
-	/* Only memory traffic is a hard floor (tensor cores beat the FP32 rate); on cpu caches can
-	 * hold a benchmark case, hence the wider margin. */
-	double margin = R->b == LEAP_BACKEND_CUDA ? 0.5 : 0.25;
+	/* Only memory traffic is a hard floor (tensor cores beat the FP32 rate). */
 	if (!strcmp(*status, "ok") && bytes_ms > 0 && cst->median < margin * bytes_ms) {
 		*status = "suspicious";
-		leap_buf_addf(msg, "%.3g ms per call is below %g of the memory floor (%.3g ms to move %lld bytes at %.0f "
-				   "GB/s): the kernel cannot be doing the work; no speedup.",
-			      cst->median, margin, bytes_ms, (long long)bytes, gbs);
+		leap_buf_addf(msg, "%.3g ms per call is below %g of the memory floor (%.3g ms to move %lld bytes from %s "
+				   "at %.0f GB/s): the kernel cannot be doing the work; no speedup.",
+			      cst->median, margin, bytes_ms, (long long)bytes, where, gbs);
 	}
 }
 
-/* The baseline's statistics for the speedup: the cached ones while they were confirmed, else
- * this record's; a fresh baseline tight enough is cached, a stale one that is not is forgotten. */
-static int baseline_stats(struct rec *R, struct leap_stats *bst)
+/* The timing fields of a candidate timed to the end: its statistics, the baseline's, where
+ * they ran. */
+static json_t *timed_fields(struct rec *R, const struct leap_stats *cst, const struct leap_stats *bst)
 {
-	const struct leap_bench_opts *o = &R->B->o;
-	if (R->cached && !R->stale) {
-		*bst = R->cache_st;
-		return 1;
-	}
-	leap_series_stats(&R->base, bst);
-	if (o->baseline_cache && bst->rel_ci <= 2 * o->target_ci)
-		leap_baseline_put(R->B, R->key, bst, R->t->id);
-	else if (o->baseline_cache && R->stale)
-		leap_baseline_put(R->B, R->key, NULL, R->t->id);
-	return 0;
-}
-
-/* The verdict of a candidate timed to the end: ok, noisy or suspicious. */
-static json_t *verdict_timed(struct rec *R, const char *base_art)
-{
-	const struct leap_bench_opts *o = &R->B->o;
-	struct leap_stats cst, bst, fs, rs;
-	leap_series_stats(&R->cand, &cst);
-	int cached = baseline_stats(R, &bst);
-	double sp = cst.median > 0 ? bst.median / cst.median : 0;
-	json_t *out = leap_stats_json(&cst);
+	json_t *out = leap_stats_json(cst);
 	json_object_set_new(out, "calls", json_integer(R->cand.calls));
-	json_object_set_new(out, "baseline_ms", json_real(bst.median));
-	json_object_set_new(out, "baseline_rel_ci", json_real(isfinite(bst.rel_ci) ? bst.rel_ci : -1.0));
-	json_object_set_new(out, "baseline_n", json_integer((json_int_t)bst.n));
-	json_object_set_new(out, "baseline_cached", json_boolean(cached));
+	json_object_set_new(out, "baseline_ms", json_real(bst->median));
+	json_object_set_new(out, "baseline_rel_ci", json_real(isfinite(bst->rel_ci) ? bst->rel_ci : -1.0));
+	json_object_set_new(out, "baseline_n", json_integer((json_int_t)bst->n));
 	/* what the speedup is against: a vendor library, a hand-written kernel, or on cpu the
 	 * reference built with cc -O2 (leap-report says so) */
 	json_object_set_new(out, "baseline_kind", json_string(R->P->backend != LEAP_BACKEND_CUDA ? "reference"
@@ -655,27 +591,42 @@ static json_t *verdict_timed(struct rec *R, const char *base_art)
 		json_object_set_new(out, "cpu_ms", json_real(R->cpu_ms / (double)R->calls));
 	json_object_set_new(out, "cores", json_integer(R->B->ncpus));
 	json_object_set_new(out, "freezer", json_string(leap_bench_freezer_name(R->B)));
-	json_object_set_new(out, "sets", json_integer(R->calls - R->repeats));
-	json_object_set_new(out, "repeats", json_integer(R->repeats));
+	json_object_set_new(out, "sets", json_integer(R->calls));
+	json_object_set_new(out, "target_ci", json_real(R->target));
+	return out;
+}
+
+/* The verdict of a candidate timed to the end: ok, noisy or suspicious. The speedup is the
+ * median of the pairs' ratios, known to within its 95% interval. */
+static json_t *verdict_timed(struct rec *R, const char *base_art)
+{
+	struct leap_stats cst, bst, rst;
+	leap_series_stats(&R->cand, &cst);
+	leap_series_stats(&R->base, &bst);
+	leap_stats_serial(R->ratio.x, R->ratio.n, &rst);
+	double sp = rst.median;
+	json_t *out = timed_fields(R, &cst, &bst);
+	int has_ci = isfinite(rst.rel_ci);
+	if (has_ci) {
+		json_object_set_new(out, "speedup_ci", json_pack("[f,f]", rst.ci_lo, rst.ci_hi));
+		json_object_set_new(out, "speedup_rel_ci", json_real(rst.rel_ci));
+	}
 	const char *status = "ok";
 	struct leap_buf msg = {0};
-	if (memoises(R, &fs, &rs)) {
-		status = "suspicious";
-		leap_buf_addf(&msg, "%.3g ms per call on input sets seen before in this record, %.3g ms on new ones: "
-				    "the kernel seems to remember results; no speedup.", rs.median, fs.median);
-	}
 	floor_check(R, base_art, &cst, out, &status, &msg);
-	int noisy = cst.rel_ci > o->target_ci || (!cached && bst.rel_ci > o->target_ci);
-	if (!strcmp(status, "ok") && noisy) {
+	if (!strcmp(status, "ok") && !has_ci) {
 		status = "noisy";
-		leap_buf_addf(&msg, "Noisy: the median %.4g ms is known to +-%.2g%% and the baseline's %.4g ms to +-%.2g%%, "
-				    "more than --target-ci %g%%: the speedup (%.3gx) is not reliable and carries no reward.",
-			      cst.median, 100 * (isfinite(cst.rel_ci) ? cst.rel_ci : 1), bst.median,
-			      100 * (isfinite(bst.rel_ci) ? bst.rel_ci : 1), 100 * o->target_ci, sp);
+		leap_buf_addf(&msg, "Noisy: only %zu pairs of blocks were timed, too few for an interval: the speedup (%.3gx) "
+				    "is not reliable and carries no reward.", rst.n, sp);
+	} else if (!strcmp(status, "ok") && rst.rel_ci > R->target) {
+		status = "noisy";
+		leap_buf_addf(&msg, "Noisy: the speedup is between %.3gx and %.3gx (+-%.2g%%), wider than --target-ci %g%%: "
+				    "it is not reliable and carries no reward.", rst.ci_lo, rst.ci_hi, 100 * rst.rel_ci,
+			      100 * R->target);
 	}
 	if (!strcmp(status, "ok"))
-		leap_buf_addf(&msg, "Median %.4g ms over %ld calls (+-%.2g%%), baseline %.4g ms: speedup %.3gx.", cst.median,
-			      R->cand.calls, 100 * cst.rel_ci, bst.median, sp);
+		leap_buf_addf(&msg, "Median %.4g ms over %ld calls, baseline %.4g ms: speedup %.3gx (%.3gx to %.3gx).",
+			      cst.median, R->cand.calls, bst.median, sp, rst.ci_lo, rst.ci_hi);
 	else
 		json_object_set_new(out, "measured_speedup", json_real(sp));
 	json_object_set_new(out, "speedup", json_real(strcmp(status, "ok") ? 0 : sp));
@@ -689,13 +640,8 @@ static json_t *verdict_timed(struct rec *R, const char *base_art)
 static void rec_free(struct rec *R)
 {
 	free(R->cand.x);
-	free(R->fresh.x);
-	free(R->repeat.x);
 	free(R->base.x);
-	free(R->base_f.x);
-	free(R->base_r.x);
-	free(R->unseen);
-	free(R->seen);
+	free(R->ratio.x);
 	free(R->perm);
 	json_decref(R->mismatch);
 	free(R->mmsg);
@@ -705,20 +651,12 @@ static void rec_free(struct rec *R)
  * R->err. */
 static json_t *time_record(struct rec *R, const char *artifact, const char *base_art, enum leap_status *st)
 {
-	struct leap_bpool *P = R->P;
 	R->overrun = -1;
-	R->unseen = xcalloc(P->cap, sizeof *R->unseen);
-	R->seen = xcalloc(P->cap, 1);
-	R->perm = xcalloc(P->slots, sizeof *R->perm);
-	for (uint32_t s = 0; s < P->n; s++)
-		if (P->known[s])
-			add_unseen(R, s);
+	R->perm = xcalloc(R->P->slots, sizeof *R->perm);
+	R->target = R->B->o.target_ci[R->b];
 	json_t *out = NULL;
-	if (open_sessions(R, artifact, base_art) == 0 && R->r == LEAP_SESS_OK) {
-		leap_baseline_key(R->B, R->t, R->b, R->device, base_art, R->d, R->key);
-		R->cached = R->B->o.baseline_cache && leap_baseline_get(R->B, R->key, &R->cache_st);
+	if (open_sessions(R, artifact, base_art) == 0 && R->r == LEAP_SESS_OK)
 		rec_loop(R);
-	}
 	char *why = NULL;
 	int timeout = 0;
 	struct leap_buf output = {0};
@@ -730,8 +668,7 @@ static json_t *time_record(struct rec *R, const char *artifact, const char *base
 			out = verdict_wrong(R, st);
 		else
 			out = verdict_timed(R, base_art);
-		if (R->r == LEAP_SESS_OK || R->r == LEAP_SESS_DIED || R->r == LEAP_SESS_TIMEOUT)
-			json_object_set_new(out, "device", json_string(R->device));
+		json_object_set_new(out, "device", json_string(R->P->device)); /* trusted: the baseline's runner said it */
 		json_object_set_new(out, "case", leap_case_json(R->t, leap_task_bench_case(R->t, R->b)));
 		if (output.len)
 			json_object_set_new(out, "output", json_string(output.s));
@@ -753,16 +690,6 @@ static int lock_pool_device(struct leap_bencher *B, const struct leap_bpool *P, 
 	return fd;
 }
 
-/* The exclusive lock of the cpu. */
-static int lock_cpu(struct leap_bencher *B, char **err)
-{
-	uint8_t none[16] = {0};
-	char *path = leap_device_lock_path(B->v->o.cache, none);
-	int fd = leap_device_lock(path, LOCK_EX, "cpu", &B->lock_said, err);
-	free(path);
-	return fd;
-}
-
 json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
 			    const char *artifact, uint64_t seed, enum leap_status *st, char **err)
 {
@@ -778,12 +705,14 @@ json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, e
 	R.t = t;
 	R.b = b;
 	json_t *out = NULL;
-	/* cpu: the pool is made under the lock (its baseline runs on the timed cores); cuda: the
-	 * lock is the GPU's, named by the UUID the pool's baseline found */
-	int cpu = b == LEAP_BACKEND_CPU, lock = cpu ? lock_cpu(B, &R.err) : -1, nodev = 0;
-	if ((!cpu || lock >= 0) && (R.P = leap_bpool_get(B, t, b, seed, base_art, &nodev, &R.err)) && !cpu)
-		lock = lock_pool_device(B, R.P, b, &R.err);
-	if (lock >= 0 && R.P) {
+	/* cpu: the pool is made under the timing lock (its baseline runs on the timed cores), which
+	 * also holds back leap-compile and leap-verify of this cache; cuda: the lock is the GPU's,
+	 * named by the UUID the pool's baseline found */
+	int cpu = b == LEAP_BACKEND_CPU, lock[2] = {-1, -1}, nodev = 0;
+	int locked = cpu && leap_timing_lock(B->v->o.cache, &B->lock_said, lock, &R.err) == 0;
+	if ((!cpu || locked) && (R.P = leap_bpool_get(B, t, b, seed, base_art, &nodev, &R.err)) && !cpu)
+		locked = (lock[0] = lock_pool_device(B, R.P, b, &R.err)) >= 0;
+	if (locked && R.P) {
 		R.d = &R.P->d;
 		out = time_record(&R, artifact, base_art, st);
 	} else if (nodev) {
@@ -791,8 +720,7 @@ json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, e
 		free(R.err);
 		R.err = NULL;
 	}
-	if (lock >= 0)
-		close(lock);
+	leap_timing_unlock(lock);
 	if (out) {
 		json_object_set_new(out, "seed", json_integer((json_int_t)seed));
 		json_object_set_new(out, "ms", json_real((leap_now() - t0) * 1e3));
@@ -814,16 +742,15 @@ int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum l
 	char *base_art = leap_bench_baseline_artifact(B, t, b, err);
 	if (!base_art)
 		return -1;
-	int cpu = b == LEAP_BACKEND_CPU, lock = cpu ? lock_cpu(B, err) : -1;
-	int nodev;
-	int r = (!cpu || lock >= 0) && leap_bpool_get(B, t, b, seed, base_art, &nodev, err) ? 0 : -1;
+	int cpu = b == LEAP_BACKEND_CPU, lock[2] = {-1, -1}, nodev = 0;
+	int r = (!cpu || leap_timing_lock(B->v->o.cache, &B->lock_said, lock, err) == 0) &&
+			leap_bpool_get(B, t, b, seed, base_art, &nodev, err) ? 0 : -1;
 	if (r && nodev) { /* each record will say no_device */
 		free(*err);
 		*err = NULL;
 		r = 0;
 	}
-	if (lock >= 0)
-		close(lock);
+	leap_timing_unlock(lock);
 	free(base_art);
 	return r;
 }

@@ -29,6 +29,8 @@ struct traj {
 	signed char st[LEAP_REPORT_MAX_TURNS + 1]; /* status per turn; -1 unseen */
 	int first_pass, last_turn;
 	double speedup;  /* best speedup of a passing record; < 0 unknown */
+	double speed_lo; /* best lower end of an ok speedup's interval (the speedup itself when it has
+			  * none: records of leap 0.1); < 0 unknown */
 	double roofline; /* best roofline of a passing record; < 0 unknown */
 	int against;     /* the baseline of that speedup (bench.baseline_kind): an index of against[] */
 	int pruned_early; /* ended unsolved by an easy/hopeless decision before the budget */
@@ -57,6 +59,35 @@ static double ms_field(const json_t *rec, const char *obj, const char *key)
 	return isfinite(v) && v > 0 ? v : 0;
 }
 
+/* Counts the timing of a passing record: ok, noisy (with its interval's width and target, or
+ * too few pairs for one) or suspicious; other bench statuses are no timing. */
+static void count_timing(struct leap_report *r, const json_t *bench)
+{
+	const char *st = leap_get_str(bench, "status", "");
+	int ok = !strcmp(st, "ok"), noisy = !strcmp(st, "noisy"), susp = !strcmp(st, "suspicious");
+	if (!ok && !noisy && !susp)
+		return;
+	r->timed++;
+	r->timed_ok += ok;
+	r->timed_suspicious += susp;
+	if (!noisy)
+		return;
+	r->timed_noisy++;
+	double w = leap_get_num(bench, "speedup_rel_ci", -1), tg = leap_get_num(bench, "target_ci", -1);
+	if (!(w > 0) || !isfinite(w)) {
+		r->noisy_few++;
+		return;
+	}
+	if (r->timed_noisy - r->noisy_few == 1 || w < r->noisy_ci_lo)
+		r->noisy_ci_lo = w;
+	if (w > r->noisy_ci_hi)
+		r->noisy_ci_hi = w;
+	if (tg > 0 && (!(r->target_lo > 0) || tg < r->target_lo))
+		r->target_lo = tg;
+	if (tg > r->target_hi)
+		r->target_hi = tg;
+}
+
 /* The trajectory of (group, sample), created for `task` when new. */
 static struct traj *traj_of(struct leap_report *r, const char *task, const char *group, json_int_t sample)
 {
@@ -68,7 +99,7 @@ static struct traj *traj_of(struct leap_report *r, const char *task, const char 
 		*tp = xcalloc(1, sizeof(struct traj));
 		(*tp)->task = xstrdup(task);
 		memset((*tp)->st, -1, sizeof((*tp)->st));
-		(*tp)->speedup = (*tp)->roofline = -1;
+		(*tp)->speedup = (*tp)->roofline = (*tp)->speed_lo = -1;
 	}
 	return *tp;
 }
@@ -212,6 +243,11 @@ void leap_report_add_at(struct leap_report *r, const json_t *rec, const char *fi
 		}
 		if (isfinite(rf) && rf > t->roofline)
 			t->roofline = rf;
+		const json_t *ci = json_object_get(bench, "speedup_ci");
+		double lo = json_array_size(ci) == 2 ? json_number_value(json_array_get(ci, 0)) : s;
+		if (s > 0 && isfinite(lo) && lo > t->speed_lo)
+			t->speed_lo = lo;
+		count_timing(r, bench);
 	}
 
 	if (json_is_object(prune)) {
@@ -282,17 +318,22 @@ static json_t *stats(struct traj **v, size_t n, int max_turn)
 	}
 	/* fast_p for p > 0 needs speedups: with correct samples but no timing data it is
 	 * unknown (null, "-"), not 0 */
-	json_t *fast = json_object();
+	json_t *fast = json_object(), *lower = json_object();
 	for (int j = 0; j < LEAP_REPORT_NFASTP; j++) {
 		double p = leap_report_fastp[j];
-		long c = 0;
-		for (size_t i = 0; i < n; i++)
+		long c = 0, cl = 0;
+		for (size_t i = 0; i < n; i++) {
 			c += v[i]->first_pass > 0 && (p == 0 || v[i]->speedup > p);
+			cl += v[i]->first_pass > 0 && (p == 0 || v[i]->speed_lo > p);
+		}
 		char name[16];
 		snprintf(name, sizeof(name), "%g", p);
 		json_object_set_new(fast, name, p > 0 && solved && !ns ? json_null() : ratio(c, (long)n));
+		json_object_set_new(lower, name, p > 0 && solved && !ns ? json_null() : ratio(cl, (long)n));
 	}
 	json_object_set_new(o, "fast_p", fast);
+	/* conservative: a trajectory counts only when its speedup's interval lies above p */
+	json_object_set_new(o, "fast_p_lower", lower);
 	json_object_set_new(o, "geomean_speedup", ns ? num(exp(logsum / (double)ns)) : json_null());
 	json_object_set_new(o, "timed", json_integer(ns));
 	json_t *ag = json_object(); /* timed trajectories by what their speedup is against */
@@ -302,6 +343,34 @@ static json_t *stats(struct traj **v, size_t n, int max_turn)
 	json_object_set_new(o, "against", ag);
 	json_object_set_new(o, "roofline", nr ? num(roof / (double)nr) : json_null());
 	return o;
+}
+
+/* "12 of 16 timings noisy: intervals 8% to 40% against 5%": why timings carry no speedup, so
+ * that a reader of a fast_p of "-" knows whether to time longer or on a quieter machine. */
+static void timings_line(FILE *fp, const json_t *tm, enum leap_report_format fmt)
+{
+	long timed = (long)leap_get_int(tm, "timed", 0), noisy = (long)leap_get_int(tm, "noisy", 0);
+	long few = (long)leap_get_int(tm, "noisy_too_few", 0), susp = (long)leap_get_int(tm, "suspicious", 0);
+	if (!timed || (!noisy && !susp))
+		return;
+	const char *lead = fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ";
+	if (noisy) {
+		fprintf(fp, "%s%ld of %ld timings noisy", lead, noisy, timed);
+		const json_t *ci = json_object_get(tm, "noisy_rel_ci"), *tg = json_object_get(tm, "target_ci");
+		if (json_array_size(ci) == 2) {
+			double lo = json_number_value(json_array_get(ci, 0)), hi = json_number_value(json_array_get(ci, 1));
+			double t0 = json_number_value(json_array_get(tg, 0)), t1 = json_number_value(json_array_get(tg, 1));
+			fprintf(fp, ": intervals %.3g%% to %.3g%% against %.3g%%", 100 * lo, 100 * hi, 100 * t0);
+			if (t1 > t0)
+				fprintf(fp, " to %.3g%%", 100 * t1);
+		}
+		if (few)
+			fprintf(fp, "%s%ld with too few pairs for an interval", json_array_size(ci) == 2 ? "; " : ": ", few);
+		fprintf(fp, " (no speedup; leap-bench --max-time longer, or a quieter machine)\n");
+	}
+	if (susp)
+		fprintf(fp, "%s%ld of %ld timings suspicious (faster than the memory floor: no speedup)\n", lead, susp,
+			timed);
 }
 
 /* "speedups are against: a vendor library (cuBLAS, cuDNN) in 3 timed trajectories, a
@@ -428,6 +497,20 @@ static json_t *adv_json(struct leap_report *r)
 	return o;
 }
 
+/* {timed, ok, noisy, suspicious, noisy_too_few, noisy_rel_ci: [lo, hi], target_ci: [lo, hi]}:
+ * the timings of passing records and why the noisy ones carry no speedup. */
+static json_t *timings_json(const struct leap_report *r)
+{
+	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I}", "timed", (json_int_t)r->timed, "ok", (json_int_t)r->timed_ok,
+			      "noisy", (json_int_t)r->timed_noisy, "suspicious", (json_int_t)r->timed_suspicious,
+			      "noisy_too_few", (json_int_t)r->noisy_few);
+	if (r->timed_noisy > r->noisy_few)
+		json_object_set_new(o, "noisy_rel_ci", json_pack("[f,f]", r->noisy_ci_lo, r->noisy_ci_hi));
+	if (r->target_lo > 0)
+		json_object_set_new(o, "target_ci", json_pack("[f,f]", r->target_lo, r->target_hi));
+	return o;
+}
+
 json_t *leap_report_json(struct leap_report *r)
 {
 	size_t n;
@@ -457,6 +540,7 @@ json_t *leap_report_json(struct leap_report *r)
 			      (int)n, "turns", r->max_turn, "backends", backends,
 			      "tasks", tasks, "all", stats(v, n, r->max_turn), "outcomes", outcomes, "dcp",
 			      dcp_json(r, n, v), "advantage", adv_json(r));
+	json_object_set_new(o, "timings", timings_json(r));
 	free(v);
 	return o;
 }
@@ -618,10 +702,12 @@ static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt
 	if (csv || rc)
 		return rc;
 	const json_t *all = json_object_get(sum, "all");
-	int untimed = leap_get_int(all, "solved", 0) > 0 && leap_get_int(all, "timed", 0) == 0;
+	const json_t *tm = json_object_get(sum, "timings");
+	int untimed = leap_get_int(all, "solved", 0) > 0 && leap_get_int(tm, "timed", 0) == 0;
 	if (untimed)
 		fprintf(fp, "%sno timing data: fast_p for p > 0 and speedups need leap-bench's times\n",
 			fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ");
+	timings_line(fp, tm, fmt);
 	against_line(fp, all, fmt);
 
 	struct table o = {.ncols = 2};
@@ -633,12 +719,14 @@ static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt
 	rc = table_print(fp, &o, fmt, "Outcomes");
 	table_free(&o);
 
-	struct table f = {.ncols = 2};
-	row_add(&f, (char *[]){xstrdup("p"), xstrdup("fast_p")});
-	json_object_foreach((json_t *)json_object_get(json_object_get(sum, "all"), "fast_p"), k, v)
-		row_add(&f, (char *[]){xstrdup(k), fmt_num(v, "%.3f")});
+	struct table f = {.ncols = 3};
+	row_add(&f, (char *[]){xstrdup("p"), xstrdup("fast_p"), xstrdup("lower")});
+	const json_t *lower = json_object_get(all, "fast_p_lower");
+	json_object_foreach((json_t *)json_object_get(all, "fast_p"), k, v)
+		row_add(&f, (char *[]){xstrdup(k), fmt_num(v, "%.3f"), fmt_num(json_object_get(lower, k), "%.3f")});
 	rc |= table_print(fp, &f, fmt, untimed ? "fast_p: correct and speedup > p, over all trajectories (no timing data)"
-					       : "fast_p: correct and speedup > p, over all trajectories");
+					       : "fast_p: correct and speedup > p, over all trajectories (lower: the speedup's "
+						 "interval above p)");
 	table_free(&f);
 
 	const json_t *dcp = json_object_get(sum, "dcp");
@@ -794,10 +882,14 @@ static int plot_speedup(struct leap_report *r, const json_t *sum, const char *di
 	}
 	struct leap_svg_series s[] = {{"trajectories", hist}};
 	char *title = xasprintf("Speedup of correct trajectories%s", what);
-	long timed = (long)leap_get_int(json_object_get(sum, "all"), "timed", 0);
+	long ok = (long)leap_get_int(json_object_get(sum, "all"), "timed", 0);
+	long timed = (long)leap_get_int(json_object_get(sum, "timings"), "timed", 0);
+	char *none = timed ? xasprintf("no ok timing: %ld of %ld timings noisy or suspicious (no speedup)", timed, timed)
+			   : xstrdup("no timing data (the records carry no leap-bench speedup)");
 	struct leap_svg_chart c = {title, "speedup over the baseline (best correct turn)", "trajectories", 8, bins, 1, s,
-				   0, 1, timed ? NULL : "no timing data (the records carry no leap-bench speedup)"};
+				   0, 1, ok ? NULL : none};
 	int rc = chart(dir, "speedup", &c, err);
+	free(none);
 	free(title);
 	return rc;
 }

@@ -39,6 +39,11 @@ struct leap_report {
 	long kb_fast[LEAP_REPORT_MAX_TURNS + 1][3]; /* correct and speedup > p, p = 0, 1, 2 */
 	long kb_timed[LEAP_REPORT_MAX_TURNS + 1];   /* correct with a speedup */
 	long kb_against[4];                         /* timed answers by bench.baseline_kind */
+	/* the timings (bench.status ok, noisy or suspicious) of passing records, and why those
+	 * that carry no speedup carry none */
+	long timed, timed_ok, timed_noisy, timed_suspicious, noisy_few; /* few: too few pairs for an interval */
+	double noisy_ci_lo, noisy_ci_hi;   /* the range of the noisy intervals' relative half-widths */
+	double target_lo, target_hi;       /* the range of the targets they were judged against */
 };
 
 /* Initialises an empty report; max_turns is the rollout's turn budget (e.g. 3). */

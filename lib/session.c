@@ -175,6 +175,19 @@ static void *map_shared(void *at, uint64_t len, int fd, int lazy)
 		    fd, 0);
 }
 
+/* read_reply with the session's deadline tightened to `secs` from now (secs > 0), for the
+ * replies of the runner's start-up (the hello, then the load): honest start-ups take a small,
+ * known time, and the sandbox's deadline is for the whole session. */
+static int read_reply_within(struct leap_session *s, double secs)
+{
+	double deadline = s->sb.deadline;
+	if (secs > 0 && leap_now() + secs < deadline)
+		s->sb.deadline = leap_now() + secs;
+	int r = read_reply(s);
+	s->sb.deadline = deadline;
+	return r;
+}
+
 int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o, char **err)
 {
 	memset(g, 0, sizeof *g);
@@ -294,7 +307,7 @@ static int freeze(struct leap_session *s)
  * no_device verdict (LEAP_SESS_REPLY). Returns LEAP_SESS_OK, LEAP_SESS_REPLY or -1. */
 static int read_hello(struct leap_session *s, int cuda, char **err)
 {
-	int r = read_reply(s);
+	int r = read_reply_within(s, s->hello_s);
 	s->hello = s->last;
 	if (r == LEAP_SESS_OK)
 		return r;
@@ -332,7 +345,7 @@ static int load(struct leap_session *s)
 		s->dead = 1;
 		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
 	}
-	r = read_reply(s);
+	r = read_reply_within(s, s->hello_s); /* the constructors' time is bounded as the hello's */
 	if (r == LEAP_SESS_OK && s->last.seq != 0) {
 		s->dead = 1;
 		return LEAP_SESS_DIED;
@@ -416,6 +429,7 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		goto fail;
 	close(art);
 	free(runner);
+	s->hello_s = o->hello_s;
 	int r = read_hello(s, cuda, err);
 	if (r != LEAP_SESS_OK)
 		return r;

@@ -45,6 +45,9 @@ struct leap_session_opts {
 	int lazy;                 /* map the regions without populating them (cuda: never read on the host) */
 	const char *lock_cache;   /* cuda: hold the device's lock, shared, for the session (under
 				   * this cache directory; leap-bench takes it exclusive to time) */
+	double hello_s;           /* > 0: the runner's hello, and its answer to the load (the
+				   * candidate's constructors), must each come within this many
+				   * seconds (the sandbox's deadline still bounds the rest) */
 };
 
 /* The lock file of a device: CACHE/locks/cpu.lock, or CACHE/locks/gpu-UUID.lock (by UUID, not
@@ -117,6 +120,7 @@ struct leap_session {
 	struct leap_run_reply hello; /* the runner's first reply, sent by its own code before any
 				      * candidate code loaded (device, UUID, an owner's IPC handles) */
 	int loaded;               /* the artifact was told to load: every reply since may be forged */
+	double hello_s;           /* the bound on each start-up reply (struct leap_session_opts) */
 	int lock_fd;              /* the device lock held for the session, or -1 */
 	int has_usage;
 	int dead;                 /* the child died or timed out: no more calls */

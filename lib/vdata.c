@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "jsonl.h"
 #include "util.h"
@@ -209,6 +210,34 @@ static void poison_of(enum leap_type ty, uint8_t out[8])
 	memcpy(out, &v, 8); /* little-endian: the low elsize bytes are the element */
 }
 
+/* ---- set buffers ---- */
+
+/* Buffers of at least this size are mappings of their own, so that leap_case_fork can tell a
+ * fork to leave them out: leap-bench keeps the input pools of every task it met (hundreds of MB
+ * to GB) and forks a sandbox per record, and copying those page tables was most of its system
+ * time (bench/README.md section 6). */
+#define BIG_BUFFER (1u << 20)
+
+static unsigned char *buf_alloc(uint64_t n)
+{
+	if (n < BIG_BUFFER)
+		return xmalloc(n ? (size_t)n : 1);
+	void *p = mmap(NULL, (size_t)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		leap_die("out of memory (%llu bytes for input data)", (unsigned long long)n);
+	return p;
+}
+
+static void buf_free(unsigned char *p, uint64_t n)
+{
+	if (!p)
+		return;
+	if (n < BIG_BUFFER)
+		free(p);
+	else
+		munmap(p, (size_t)n);
+}
+
 /* ---- cases ---- */
 
 int leap_case_prepare(struct leap_case_data *d, const struct leap_task *t, const struct leap_case *c, size_t index,
@@ -292,21 +321,38 @@ int leap_case_prepare(struct leap_case_data *d, const struct leap_task *t, const
 				continue;
 			size_t k = (size_t)s * np + i;
 			if (r->kind != LEAP_RUN_K_OUT)
-				d->inputs[k] = xmalloc(r->bytes ? r->bytes : 1);
+				d->inputs[k] = buf_alloc(r->bytes);
 			if (r->kind != LEAP_RUN_K_IN)
-				d->want[k] = xmalloc(r->bytes ? r->bytes : 1);
+				d->want[k] = buf_alloc(r->bytes);
 		}
 	return 0;
 }
 
+void leap_case_fork(struct leap_case_data *d, int copy)
+{
+	size_t np = d->t ? d->t->nparams : 0;
+	for (size_t k = 0; k < (size_t)d->nsets * np; k++) {
+		uint64_t n = d->rp[k % np].bytes;
+		if (n < BIG_BUFFER)
+			continue;
+		/* best effort: without it a fork copies more page tables, nothing else */
+		if (d->inputs[k])
+			(void)madvise(d->inputs[k], (size_t)n, copy ? MADV_DOFORK : MADV_DONTFORK);
+		if (d->want[k])
+			(void)madvise(d->want[k], (size_t)n, copy ? MADV_DOFORK : MADV_DONTFORK);
+	}
+}
+
 void leap_case_free(struct leap_case_data *d)
 {
-	size_t slots = (size_t)d->nsets * (d->t && d->t->nparams ? d->t->nparams : 1);
+	size_t np = d->t && d->t->nparams ? d->t->nparams : 1;
+	size_t slots = (size_t)d->nsets * np;
 	for (size_t k = 0; k < slots; k++) {
+		uint64_t n = d->rp ? d->rp[k % np].bytes : 0;
 		if (d->inputs)
-			free(d->inputs[k]);
+			buf_free(d->inputs[k], n);
 		if (d->want)
-			free(d->want[k]);
+			buf_free(d->want[k], n);
 	}
 	free(d->inputs);
 	free(d->want);
@@ -405,7 +451,16 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
 		put(p->type, b, n / 2, dist == LEAP_DIST_SMALL ? 1e-3 : 1.0);
 }
 
-void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, unsigned char *arena)
+/* The elements of a donor for an input of n elements: one per element a derived set takes
+ * (n / fresh_every, at least 64 or n). */
+static uint64_t donor_elements(uint64_t n, uint32_t fresh_every)
+{
+	uint64_t m = fresh_every > 1 ? n / fresh_every : n;
+	return m < 64 ? (n < 64 ? n : 64) : m;
+}
+
+/* leap_case_inputs, for the donor's share of each input when `part` (its fresh_every), else whole. */
+static void draw_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, uint32_t part)
 {
 	size_t np = d->t->nparams;
 	for (size_t i = 0; i < np; i++) {
@@ -416,10 +471,45 @@ void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, uns
 		uint64_t rng = seed ^ (0x9E3779B97F4A7C15ull * (d->index + 1)) ^ (0xC2B2AE3D27D4EB4Full * (set + 1)) ^
 			       (0x165667B19E3779F9ull * (i + 1));
 		splitmix(&rng);
-		fill(&d->t->params[i], d->inputs[k], (size_t)d->sizes[i], &rng, pattern);
+		uint64_t n = (uint64_t)d->sizes[i];
+		fill(&d->t->params[i], d->inputs[k], (size_t)(part ? donor_elements(n, part) : n), &rng, pattern);
 	}
+}
+
+void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, unsigned char *arena)
+{
+	draw_inputs(d, set, seed, pattern, 0);
 	if (arena)
 		leap_case_upload(d, set, set % d->arena_sets, arena);
+}
+
+void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, uint32_t fresh_every)
+{
+	draw_inputs(d, set, seed, pattern, fresh_every);
+}
+
+void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
+		      uint32_t fresh_every)
+{
+	size_t np = d->t->nparams;
+	for (size_t p = 0; p < np; p++) {
+		const struct leap_run_param *r = &d->rp[p];
+		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT)
+			continue;
+		const unsigned char *from = d->inputs[(size_t)src * np + p], *fresh = d->inputs[(size_t)donor * np + p];
+		unsigned char *to = d->inputs[(size_t)dst * np + p];
+		uint64_t n = (uint64_t)d->sizes[p], es = r->elsize;
+		if (!n)
+			continue;
+		uint64_t rot = splitmix(rng) % n;
+		memcpy(to, from + rot * es, (size_t)((n - rot) * es));
+		memcpy(to + (n - rot) * es, from, (size_t)(rot * es));
+		uint64_t m = donor_elements(n, fresh_every);
+		for (uint64_t k = 0; k < m; k++) {
+			uint64_t i = splitmix(rng), j = splitmix(rng);
+			memcpy(to + (i % n) * es, fresh + (j % m) * es, (size_t)es);
+		}
+	}
 }
 
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena)

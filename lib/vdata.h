@@ -39,6 +39,12 @@ int leap_case_prepare(struct leap_case_data *d, const struct leap_task *t, const
 		      uint32_t nsets, uint32_t arena_sets, char **err);
 void leap_case_free(struct leap_case_data *d);
 
+/* Whether a fork of this process gets the case's large input and output buffers (copy 1, the
+ * default) or not (0: the forked child must not touch them, as a sandbox that execs its runner
+ * never does). A process that holds many cases and forks often keeps them out; one about to
+ * fork a worker that reads them puts them back first. Best effort. */
+void leap_case_fork(struct leap_case_data *d, int copy);
+
 /* Marks a prepared case as drawn from the task's ranges: its messages say so (the model
  * learns that its code must handle sizes it was not shown) and its mismatch has "drawn": true. */
 void leap_case_mark_drawn(struct leap_case_data *d);
@@ -47,6 +53,21 @@ void leap_case_mark_drawn(struct leap_case_data *d);
  * using input pattern number `pattern` (rotating over the patterns each buffer allows), and
  * copies them into arena slot set % arena_sets when arena is not NULL. A buffer is never all zeros. */
 void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, unsigned char *arena);
+
+/* Draws a donor for leap_case_derive into set `set`: what leap_case_inputs draws, but only the
+ * first n / fresh_every elements (at least 64, or n) of each input of n elements, the ones a
+ * derived set takes from. */
+void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, uint32_t fresh_every);
+
+/* Makes the inputs of set `dst` from those of set `src` with the secret stream *rng: each input
+ * rotated by an offset of its own, then one element in `fresh_every` (at least 64, or all of a
+ * smaller input), at places the stream picks, replaced by an element, also picked by the
+ * stream, of donor `donor` (leap_case_donor): drawn like `src` from a secret seed and never
+ * given to a candidate. So a derived set is no permutation of a set seen before: its histogram, its
+ * column maxima, its sums change, and an output that depends on every element cannot be had
+ * without reading every element. Costs about a copy of the inputs. */
+void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
+		      uint32_t fresh_every);
 
 /* Copies the inputs of set `set` (drawn before) into the IN slots of arena slot `slot`. */
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena);

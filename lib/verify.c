@@ -402,7 +402,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	int trials = v->o.trials;
 	struct leap_session s;
 	struct leap_session_opts so = {0};
-	for (size_t ci = 0; ci < t->ncases; ci++)
+	for (size_t ci = 0; ci < vc->ncases; ci++) /* the drawn cases too: one may need more room than any listed */
 		leap_session_fit(&so, &vc->cd[ci], 1);
 	so.lock_cache = v->o.cache; /* cuda: the GPU's lock, shared: never while leap-bench times on it */
 	struct vrun vr = {.overrun = -1, .phase_case = -1, .phase_trial = -1};

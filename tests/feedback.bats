@@ -168,13 +168,19 @@ turn() {
 	run -0 jq -r .feedback "$T/next"
 	# whatever this machine's speedup, the headline says where it stands against the goal
 	assert_line --index 0 --regexp '^Your kernel is correct (but slower than the baseline\.|and .*x as fast as the baseline, short of the 100x asked for\.)$'
-	assert_line --index 1 --regexp "^Timed on .* \\([0-9]+ cores?\\) at rows=1024, cols=1024: median [0-9.e+-]+ ms, against [0-9.e+-]+ ms for the baseline, the task's C reference compiled with cc -O2 \(speedup [0-9.e+-]+x\)\.$"
+	assert_line --index 1 --regexp "^Timed on .* \\([0-9]+ cores?\\) at rows=1024, cols=1024: median [0-9.e+-]+ ms, against [0-9.e+-]+ ms for the baseline, the task's C reference compiled with cc -O2 \(speedup [0-9.e+-]+x: [0-9.e+-]+x to [0-9.e+-]+x the baseline\)\.$"
 	[[ "${lines[1]}" == "Timed on $device ("*" core"*") at"* ]]
 	# on cuda the baseline is a kernel unless leap-bench names a vendor library
 	jq -c '.backend = "cuda" | .bench.device = "NVIDIA H200" | .bench.baseline_kind = "vendor"' "$T/trusted" |
 		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done2.jsonl" >"$T/next"
 	run -0 jq -r .feedback "$T/next"
 	assert_line --index 1 --regexp '^Timed on NVIDIA H200 at rows=1024, cols=1024: .* for the baseline, a vendor library \(cuBLAS or cuDNN\) \(speedup'
+	# the speed is told as the interval the timing knows it to (issue 28)
+	jq -c '.bench.speedup = 2 | .bench.speedup_ci = [1.8, 2.2]' "$T/trusted" |
+		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done3.jsonl" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your kernel is correct and 1.8x to 2.2x as fast as the baseline, short of the 100x asked for."
+	assert_line --index 1 --partial "(speedup 2x: 1.8x to 2.2x the baseline)."
 }
 
 @test "a wrong output leap-bench found while timing is told in bench's words, not verify's" {

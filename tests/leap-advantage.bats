@@ -354,6 +354,32 @@ EOF
 	[ -z "$stderr" ]
 }
 
+@test "leap-advantage: speed rewards tie where the speedup intervals overlap (issue 28)" {
+	# s0 1.10 [1.05, 1.15] and s1 1.12 [1.08, 1.16] overlap: one speedup for both, their
+	# geometric mean sqrt(1.232) = 1.1099549; s2 1.50 [1.45, 1.55] stands alone; s3 fails.
+	# kevin: 1.4099549 twice, 1.8, 0: mean 4.6199099 / 4 = 1.1549775
+	printf '%s\n' '{"group":"t","sample":0,"status":"pass","bench":{"status":"ok","speedup":1.10,"speedup_ci":[1.05,1.15]}}' \
+		'{"group":"t","sample":1,"status":"pass","bench":{"status":"ok","speedup":1.12,"speedup_ci":[1.08,1.16]}}' \
+		'{"group":"t","sample":2,"status":"pass","bench":{"status":"ok","speedup":1.50,"speedup_ci":[1.45,1.55]}}' \
+		'{"group":"t","sample":3,"status":"mismatch"}' >"$T/in"
+	for mode in file pipe streamed; do
+		case $mode in
+		file) leap-advantage -e dr-grpo -r kevin "$T/in" >"$T/out" ;;
+		pipe) leap-advantage -e dr-grpo -r kevin <"$T/in" >"$T/out" ;;
+		streamed) leap-advantage -e dr-grpo -r kevin --group-size 4 <"$T/in" >"$T/out" ;;
+		esac
+		run -0 jq -r '.advantage * 1e6 | round' "$T/out"
+		assert_output "$(printf '%s\n' 254977 254977 645023 -1154977)"
+	done
+	# without intervals (records of leap 0.1) each keeps its own: 1.4, 1.42, 1.8, 0
+	jq -c 'del(.bench.speedup_ci)' "$T/in" >"$T/old"
+	run -0 jq -r '.advantage * 1e6 | round' <<<"$(leap-advantage -e dr-grpo -r kevin "$T/old")"
+	assert_output "$(printf '%s\n' 245000 265000 645000 -1155000)"
+	# kernelgym (a bonus from 1.01): the tie decides for both at once
+	run -0 jq -r '.advantage' <<<"$(leap-advantage -e dr-grpo -r kernelgym "$T/in")"
+	assert_output "$(printf '%s\n' 0.25 0.25 0.25 -0.75)"
+}
+
 @test "leap-advantage: a second record of a (group, sample, turn) is an error record naming the first" {
 	# g: s0 reward 1, s1 reward 0, and s1 again (line 3, reward 5: a re-run). Counted once:
 	# dr-grpo on {1, 0}: 0.5, -0.5. From a file, a pipe and with --group-size.

@@ -11,15 +11,17 @@ setup_file() {
 	mkdir -p "$art"
 	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$art/correct.so"
 	for n in timing_wrong memo crash_large replay skip fault late spin_children hog instant_warmup turn_slow \
-		wrong_after write_input; do
+		wrong_after write_input hang_large withhold_hello grow4x; do
 		build_artifact vector_add "$f/$n.c" "$art/$n.so"
 	done
 	build_artifact vector_add "$f/forge_lazy.c" "$art/forge_lazy.so" "${proto[@]}"
 	build_artifact vector_add "$f/forge_times.c" "$art/forge_times.so" "${proto[@]}"
+	for n in forge_device nodev_large; do build_artifact vector_add "$f/$n.c" "$art/$n.so" "${proto[@]}"; done
 	build_artifact vector_add "$f/omp_threads.c" "$art/omp_threads.so" -fopenmp
 	build_artifact softmax "$f/slow2x.c" "$art/slow2x.so"
 	build_artifact softmax "$f/memo_hash.c" "$art/memo_hash.so"
 	build_artifact softmax "$ROOT/tasks/softmax/reference.c" "$art/softmax_correct.so"
+	build_artifact row_sum "$ROOT/tasks/row_sum/reference.c" "$art/row_sum_correct.so"
 }
 
 setup() {
@@ -46,17 +48,17 @@ verified() {
 # on a loaded machine even --target-ci 1 can be missed (one block three times the median).
 TIMED='if .bench.status == "noisy" then "timed" elif .bench.status == "ok" then "timed" else .bench.status end'
 
-# SLACK: jq, how far an ok speedup may be from its true ratio: what the bench object says it
-# knows (the candidate's and the baseline's intervals, plus --baseline-tolerance, default 0.05,
-# when the baseline is a cached one confirmed by checks; leap-bench(1)), at least 10%.
-# (CI of 2026-12-03: an honest kernel at 5.07 ms +-8.4% against a cached 5.62 ms, 1.11x, failed
-# a flat 10%.)
-SLACK='(.rel_ci + .baseline_rel_ci + (if .baseline_cached then 0.05 else 0 end)) as $s | if $s > 0.1 then $s else 0.1 end'
+# SLACK: jq, how far an ok speedup may be from its true ratio: twice the half-width of the
+# interval it states (an ok one is within --target-ci), at least 10% (the kernels compared are
+# not the same code: their true ratio is near 1, not exactly 1).
+SLACK='(2 * .speedup_rel_ci) as $s | if $s > 0.1 then $s else 0.1 end'
 
 # honest RECORD: a correct candidate after a hostile one: it passes and is timed honestly (ok with
-# a speedup within SLACK of its true ratio, 1, or noisy with no speedup).
+# a speedup within SLACK of its true ratio, 1, and inside its own interval, or noisy with no
+# speedup).
 honest() {
-	jq -e ".status == \"pass\" and ((.bench.status == \"ok\" and (.bench.speedup - 1 | fabs) <= (.bench | $SLACK)) or
+	jq -e ".status == \"pass\" and ((.bench.status == \"ok\" and (.bench.speedup - 1 | fabs) <= (.bench | $SLACK)
+		and .bench.speedup_ci[0] <= .bench.speedup and .bench.speedup <= .bench.speedup_ci[1]) or
 		(.bench.status == \"noisy\" and .bench.speedup == 0))" <<<"$1" >/dev/null ||
 		{ echo "not honest: $(jq -c '[.name, .status, .bench.status, .bench.speedup, .bench.message]' <<<"$1")"; return 1; }
 }
@@ -114,19 +116,59 @@ honest() {
 @test "an interval wider than --target-ci is noisy: no speedup, the measured one named as unusable" {
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 0.3 --target-ci 0.000001 "$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 jq -r '.bench | "\(.status) \(.speedup) \(.measured_speedup > 0) \(.message)"' <<<"$output"
-	assert_output --partial "noisy 0 true Noisy: the median"
+	run -0 jq -r '.bench | "\(.status) \(.speedup) \(.measured_speedup > 0) \(.speedup_rel_ci > .target_ci) \(.message)"' <<<"$output"
+	assert_output --partial "noisy 0 true true Noisy: the speedup is between "
 	assert_output --partial "is not reliable and carries no reward"
 }
 
 @test "a candidate twice as slow as the baseline gets a speedup near 0.5 (or is noisy)" {
 	compiled_record softmax "$ART/slow2x.so" '{"status":"pass"}' >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-bench --no-baseline-cache --max-time 6 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
-	# ok: the ratio of the medians is off by at most the sum of their relative CI half-widths
-	# (95% each); allow three times that, plus 5%. noisy: the measured ratio is still below 1.
-	run -0 jq -r '.bench | if .status == "ok" then ((.speedup - 0.5 | fabs) <= 0.5 * (3 * (.rel_ci + .baseline_rel_ci) + 0.05))
+	run -0 leap-bench --max-time 6 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
+	# ok: within twice its stated interval of 0.5 (plus 5%: the fixture's two passes are not
+	# exactly twice the reference's one); noisy: no speedup, the measured ratio still below 1
+	run -0 jq -r '.bench | if .status == "ok" then ((.speedup - 0.5 | fabs) <= 0.5 * (2 * .speedup_rel_ci + 0.05))
 		else (.status == "noisy" and .speedup == 0 and .measured_speedup < 1) end' <<<"$output"
 	assert_output true
+}
+
+@test "issue 28: the speedup is the median ratio of pairs: an ok one is inside its interval, within --target-ci" {
+	passed correct correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --max-time 1 --target-ci 0.2 "$BATS_TEST_TMPDIR/in.jsonl"
+	# every timed record: as many baseline blocks as the candidate's (pairs), an interval around
+	# the measured ratio; ok only within the target, noisy with no speedup
+	run -0 jq -r '.bench | (.measured_speedup // .speedup) as $m | [.baseline_n == .n, .target_ci == 0.2,
+		(.speedup_ci | length == 2 and .[0] <= $m and $m <= .[1]),
+		(if .status == "ok" then .speedup_rel_ci <= .target_ci and .speedup == $m
+		 else .status == "noisy" and .speedup == 0 and .speedup_rel_ci > .target_ci end)] | all' <<<"$output"
+	assert_output $'true\ntrue'
+	# the default target is the backend's (leap-bench(1), TARGET)
+	run -0 leap-bench --max-time 0.3 "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -r '.bench.target_ci' <<<"$output" | sort -u)" = 0.05 ]
+}
+
+@test "issue 28: blocks of many calls (small sets, long blocks) stay inside the regions" {
+	# row_sum's case is 8 MB, a call a few ms: 50 ms blocks hold 5 to 16 calls, more slots than
+	# the pool's ring and donors hold sets (the layout once had only as many slots as sets: "an
+	# argument lies outside the shared regions" from the baseline's runner, an error record)
+	compiled_record row_sum "$ART/row_sum_correct.so" '{"status":"pass"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --max-time 5 --block-ms 50 --min-runs 6 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	honest "$output"
+	[ "$(jq '.bench.calls > 2 * .bench.n' <<<"$output")" = true ]
+}
+
+@test "issue 28: the interval of the median ratio covers the true ratio on simulated noise (seeded)" {
+	link_with_lib "$FIXTURES/leap-bench/coverage.c" "$BATS_TEST_TMPDIR/coverage"
+	# 4000 simulated records per noise model and length, each the median of its pairs' ratios:
+	# lognormal noise on each block, a load drifting under both blocks of a pair, preemptions;
+	# and regimes that last several pairs and do not cancel (the interval is widened for their
+	# serial correlation, which wins back part of what they cost: 88% -> 90.5% when stopping)
+	run -0 "$BATS_TEST_TMPDIR/coverage"
+	while read -r model n cover; do
+		least=0.93
+		[ "$model" = regimes ] && least=0.90
+		awk -v c="$cover" -v l="$least" 'BEGIN { exit !(c >= l && c <= 0.995) }' || fail "$model, $n pairs: coverage $cover"
+	done <<<"$output"
+	[ "$(wc -l <<<"$output")" -ge 20 ]
 }
 
 @test "class 1: a kernel that takes over the protocol and forges 'done' is a mismatch" {
@@ -148,41 +190,47 @@ honest() {
 	honest "$(leap-bench --max-time 2 --target-ci 0.1 "$BATS_TEST_TMPDIR/in.jsonl" | sed -n 2p)"
 }
 
-@test "class 2: a kernel that remembers outputs by a hash of its inputs is suspicious on repeated sets" {
+@test "class 2: no set comes back in a record: a kernel that remembers outputs by a hash of its inputs gains nothing" {
 	compiled_record softmax "$ART/memo_hash.so" '{"name":"memo","status":"pass"}' >"$BATS_TEST_TMPDIR/in.jsonl"
 	compiled_record softmax "$ART/softmax_correct.so" '{"name":"correct","status":"pass"}' >>"$BATS_TEST_TMPDIR/in.jsonl"
-	# a pool of 10 sets: the timed calls must come back to sets the kernel has seen
-	run -0 leap-bench --max-time 3 --min-runs 24 --target-ci 0.1 --pool-memory 80M "$BATS_TEST_TMPDIR/in.jsonl"
+	# a pool of a few sets (issue 26: the old pool came back to its sets once they were used,
+	# and its memoisation test needed more blocks than a small pool gave): every call, the
+	# warm-up's too, is on a set made for it
+	run -0 leap-bench --max-time 2 --min-runs 12 --target-ci 0.1 --pool-memory 24M "$BATS_TEST_TMPDIR/in.jsonl"
 	out=$output
-	run -0 jq -r '.bench | "\(.status) \(.speedup) \(.repeats > 0)"' <<<"$(sed -n 1p <<<"$out")"
-	assert_output "suspicious 0 true"
-	run -0 jq -r '.bench.message' <<<"$(sed -n 1p <<<"$out")"
-	assert_output --partial "seems to remember results"
+	run -0 jq -r '.bench | "\(.status | IN("ok", "noisy")) \(.sets == .calls + 1) \(.repeats // 0) \((.measured_speedup // .speedup) < 1.5)"' <<<"$(sed -n 1p <<<"$out")"
+	assert_output "true true 0 true"
 	honest "$(sed -n 2p <<<"$out")"
 }
 
-@test "class 2: the memoisation rule needs the raw times and the times relative to the baseline to agree" {
-	link_with_lib "$FIXTURES/leap-bench/memo_rule.c" "$BATS_TEST_TMPDIR/rule"
-	# name, new sets (median lo hi), repeats (median lo hi), baseline medians beside each phase
-	run -0 "$BATS_TEST_TMPDIR/rule" <<-EOF
-		memo 30 29 31 3 2.9 3.1 10 10
-		memo_loaded 30 29 31 3 2.9 3.1 10 14
-		flat 30 29 31 30 29 31 10 10
-		ci_overlap 30 20 40 22 15 28 0 0
-		load_spike 29.2 28.5 30 34.2 33 35 10 15
-		load_fell 30 29 31 20 19 21 10 6
-		no_baseline 30 29 31 3 2.9 3.1 0 0
-	EOF
-	assert_line --index 0 "memo memoises"
-	assert_line --index 1 "memo_loaded memoises"
-	assert_line --index 2 "flat honest"
-	assert_line --index 3 "ci_overlap honest"
-	# CI of 2026-12-03: an honest kernel at 34.2 ms on seen sets and 29.2 on new ones, its
-	# baseline half again as slow beside the repeats: the ratio alone called it memoising
-	assert_line --index 4 "load_spike honest"
-	# the load fell by as much as the kernel gained: the raw times alone would accuse it
-	assert_line --index 5 "load_fell honest"
-	assert_line --index 6 "no_baseline memoises"
+@test "issue 26: derived sets carry fresh values: every histogram and column maximum changes" {
+	link_with_lib "$FIXTURES/leap-bench/derive.c" "$BATS_TEST_TMPDIR/derive"
+	# 25 sets derived from each base set of histogram (uint8) and col_max (2048 x 2048 floats):
+	# not one is a permutation of its base (the histograms differ), and col_max's column maxima
+	# change in many columns of every set (about one in 16)
+	run -0 "$BATS_TEST_TMPDIR/derive" "$LEAP_TASKS"
+	assert_line "histogram: 50 sets, 50 with another histogram"
+	[[ "$(grep col_max <<<"$output")" =~ ^col_max:\ 50\ sets,\ 50\ with\ other\ maxima,\ at\ least\ ([0-9]+)\ columns ]]
+	[ "${BASH_REMATCH[1]}" -ge 32 ]
+}
+
+@test "issue 26: the memory floor knows the caches: bytes that fit one are floored at its speed" {
+	link_with_lib "$FIXTURES/leap-bench/floor.c" "$BATS_TEST_TMPDIR/floor"
+	run -0 "$BATS_TEST_TMPDIR/floor"
+	# a made-up machine: 400 KB fit one core's L2; 800 KB fit two cores' L2s, not one's; 8 MB
+	# the shared L3 (not doubled); 20 MB only memory; every core adds its own speed
+	assert_line "400000 bytes, 1 cores: L2 0.008 ms"
+	assert_line "800000 bytes, 1 cores: L3 0.032 ms"
+	assert_line "800000 bytes, 2 cores: L2 0.008 ms"
+	assert_line "8000000 bytes, 2 cores: L3 0.16 ms"
+	assert_line "20000000 bytes, 1 cores: memory 2 ms"
+	# this machine, from sysfs and copies: memory last, no level slower than the one below
+	assert_line --partial "memory last, speeds falling: yes"
+	# a timing says where the floor came from, and an honest kernel is not below it
+	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --max-time 0.5 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '.bench | "\(.floor_level) \(.status != "suspicious") \(.roofline > 0)"' <<<"$output"
+	assert_output "memory true true"
 }
 
 @test "class 2: a kernel that replays the output of two calls ago is a mismatch" {
@@ -220,18 +268,13 @@ honest() {
 	# time counts against it) ...
 	run -0 jq -s '(.[0].bench.cpu_ms > .[2].bench.cpu_ms) and (.[1].bench.cpu_ms > .[2].bench.cpu_ms)' <<<"$out"
 	assert_output true
-	# ... and the baseline cached after them is the true one: the correct candidate is honest
+	# ... and the pool they ran on still holds the true outputs: the correct candidate is honest
 	honest "$(sed -n 3p <<<"$out")"
 }
 
-@test "class 5: the baseline timed beside a spinner is not inflated, and a cache of it is never kept loose" {
+@test "class 5: the baseline timed beside a spinner is not inflated" {
 	passed spin_children >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.1 --cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in.jsonl"
-	# a baseline is cached only when its interval is tight: at most twice --target-ci
-	for f in "$BATS_TEST_TMPDIR/c/baselines/"*.json; do
-		[ -e "$f" ] || continue
-		[ "$(jq '.rel_ci <= 0.2' "$f")" = true ]
-	done
 	passed correct >"$BATS_TEST_TMPDIR/in2.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.1 --cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in2.jsonl"
 	honest "$output"
@@ -244,7 +287,7 @@ honest() {
 	end=$(date +%s.%N)
 	run -0 jq -r '"\(.name) \(.status) \(.bench.status) \(.bench.ms < 10000)"' <<<"$output"
 	assert_line --index 0 "instant_warmup mismatch mismatch true"
-	assert_line --index 1 "turn_slow pass timeout true"
+	assert_line --index 1 "turn_slow timeout timeout true"
 	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 40) }'
 }
 
@@ -275,6 +318,50 @@ honest() {
 	run -0 jq -r '"\(.status) \(.bench.status) \(.bench.message)"' <<<"$output"
 	assert_output --partial "mismatch mismatch Wrong output while being timed"
 	assert_output --partial "was never written"
+}
+
+@test "issue 26: a timing that ends before its verdict fails the record: a hang, a claimed lack of device" {
+	passed hang_large nodev_large correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
+	out=$output
+	run -0 jq -r '"\(.status) \(.bench.status)"' <<<"$out"
+	# no output of the benchmark size was ever checked: neither keeps `pass`
+	assert_line --index 0 "timeout timeout"
+	assert_line --index 1 "runtime_error runtime_error"
+	# the claim is quoted: the baseline ran on this device, so it is the candidate's error
+	[[ "$(sed -n 2p <<<"$out" | jq -r .bench.message)" == *'"no CUDA-capable device is detected"'* ]]
+	honest "$(sed -n 3p <<<"$out")"
+}
+
+@test "issue 26: a record has bounds honest work never reaches: a withheld hello, calls that grow 4x" {
+	passed withhold_hello grow4x correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	start=$(date +%s.%N)
+	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
+	end=$(date +%s.%N)
+	run -0 jq -r '"\(.status) \(.bench.status)"' <<<"$output"
+	assert_line --index 0 "timeout timeout"
+	assert_line --index 1 "timeout timeout"
+	# the sandbox's deadline (max-time + 30 s) is not what ended them: each bound is a few
+	# seconds (2 s + 10 times the trusted runner's start; a hundred times the baseline's call)
+	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 40) }'
+	run -0 jq -r 'select(.bench.status == "timeout") | .bench.ms < 25000' <<<"$(leap-bench --max-time 1 "$BATS_TEST_TMPDIR/in.jsonl")"
+	assert_output $'true\ntrue'
+}
+
+@test "issue 26: every way a timing can end early fails the record (the rule, for each session outcome)" {
+	link_with_lib "$FIXTURES/leap-bench/fail_rule.c" "$BATS_TEST_TMPDIR/rule"
+	run -0 "$BATS_TEST_TMPDIR/rule"
+	# a reply (no device, no memory, a failed call), a death, a timeout, a failed freeze
+	assert_output "$(printf '%s\n' 'reply 0 runtime_error runtime_error' 'reply 1 timeout timeout' \
+		'died 0 runtime_error runtime_error' 'died 1 timeout timeout' 'timeout 0 timeout timeout' \
+		'timeout 1 timeout timeout' 'freeze 0 runtime_error runtime_error' 'freeze 1 timeout timeout')"
+}
+
+@test "issue 26: bench.device comes from the baseline's runner, never from the candidate's messages" {
+	passed forge_device correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --max-time 0.5 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -rs '"\(.[0].bench.device == .[1].bench.device) \(.[0].bench.device | test("FORGED"))"' <<<"$output"
+	assert_output "true false"
 }
 
 @test "every freezer works: cgroup v2, cgroup v1 and SIGSTOP from the PID namespace's init" {
@@ -338,23 +425,14 @@ groups() {
 	[ "$(jq -r '"\(.bench.cores) \(.bench.output)"' <<<"$output")" = "2 openmp threads 2" ]
 }
 
-@test "the baseline is timed once per task and device, then reused while checks agree" {
+@test "issue 28: the baseline is timed beside every block: no baseline timing is cached, the old options do nothing" {
 	passed correct correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-bench --max-time 1 --target-ci 1 --baseline-tolerance 100 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 jq -r '.bench.baseline_cached' <<<"$output"
-	assert_output $'false\ntrue'
-	ls "$BATS_TEST_TMPDIR/cache/baselines/"*.json
-}
-
-@test "a cached baseline the checks disagree with is timed again" {
-	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-bench --max-time 1 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
-	f=$(ls "$BATS_TEST_TMPDIR/cache/baselines/"*.json)
-	jq -c '.median_ms = 1000 | .rel_ci = 0.001' "$f" >"$f.new" && mv "$f.new" "$f"
-	run -0 leap-bench --max-time 1 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 jq -r '"\(.bench.baseline_cached) \(.bench.baseline_ms < 1000)"' <<<"$output"
-	assert_output "false true"
-	[ "$(jq '.median_ms < 1000' "$f")" = true ]
+	run -0 leap-bench --max-time 0.5 --target-ci 1 --no-baseline-cache --baseline-tolerance 100 \
+		--cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '.bench | "\(.baseline_n == .n) \(.baseline_cached)"' <<<"$output"
+	assert_output $'true null\ntrue null'
+	[ ! -e "$BATS_TEST_TMPDIR/cache/baselines" ]
+	run -2 --separate-stderr leap-bench --baseline-tolerance x </dev/null
 }
 
 @test "two leap-bench processes never time on the same device at once" {
@@ -369,6 +447,37 @@ groups() {
 	[[ "$stderr" == *"waiting for the lock on device cpu"* ]]
 	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 2.3) }'
 	[ "$(jq -r "$TIMED" <<<"$output")" = timed ]
+}
+
+@test "issue 28: the timing lock: leap-bench waits for running jobs, and leap-compile and leap-verify wait while it times" {
+	c=$BATS_TEST_TMPDIR/cache
+	mkdir -p "$c/locks"
+	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	# a job of leap-compile or leap-verify (shared) holds it: the timing waits for it to end
+	flock -s "$c/locks/cpu-jobs.lock" sleep 4 &
+	sleep 0.3
+	start=$(date +%s.%N)
+	run -0 leap-bench --max-time 0.3 --target-ci 1 --cache "$c" "$BATS_TEST_TMPDIR/in.jsonl"
+	end=$(date +%s.%N)
+	wait
+	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 3.5) }'
+	# a timing holds it (exclusive): a cpu verification and a compile of the same cache wait
+	flock -x "$c/locks/cpu-jobs.lock" sleep 4 &
+	sleep 0.3
+	start=$(date +%s.%N)
+	run -0 leap-verify --cache "$c" --seed 1 <<<"$(compiled_record vector_add "$ART/correct.so")"
+	end=$(date +%s.%N)
+	wait
+	[ "$(jq -r .status <<<"$output")" = pass ]
+	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 3.5) }'
+	flock -x "$c/locks/cpu-jobs.lock" sleep 4 &
+	sleep 0.3
+	start=$(date +%s.%N)
+	run -0 leap-compile --cache "$c" <<<'{"task":"vector_add","backend":"cpu","code":"void vector_add(const float *a, const float *b, float *c, int n) { for (int i = 0; i < n; i++) c[i] = a[i] - -b[i]; }"}'
+	end=$(date +%s.%N)
+	wait
+	[ "$(jq -r .compile.status <<<"$output")" = ok ]
+	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 3.5) }'
 }
 
 @test "an unknown task is an error record and exit status 1" {

@@ -87,6 +87,17 @@ scores() {
 	assert_output "$(printf '0 -1\n1 0.3333333333333333\n2 0.3333333333333333\n3 0.3333333333333333')"
 }
 
+@test "leap-rank: speedups whose intervals overlap tie on speed, whatever the margin (issue 28)" {
+	# s0 1.10 [1.05, 1.15] and s1 1.14 [1.08, 1.20] overlap: a tie even at --speed-tie 0;
+	# s2 1.50 [1.45, 1.55] is above both; s3 1.30 without an interval is compared by the margin
+	printf '%s\n' '{"group":"v","sample":0,"turn":1,"status":"pass","bench":{"status":"ok","speedup":1.10,"speedup_ci":[1.05,1.15]}}' \
+		'{"group":"v","sample":1,"turn":1,"status":"pass","bench":{"status":"ok","speedup":1.14,"speedup_ci":[1.08,1.20]}}' \
+		'{"group":"v","sample":2,"turn":1,"status":"pass","bench":{"status":"ok","speedup":1.50,"speedup_ci":[1.45,1.55]}}' \
+		'{"group":"v","sample":3,"turn":1,"status":"pass","bench":{"status":"ok","speedup":1.30}}' >"$T/in"
+	run -0 jq -c '[.sample, .rank.wins, .rank.losses, .rank.ties]' <<<"$(leap-rank --key turn,speed --speed-tie 0 "$T/in")"
+	assert_output "$(printf '%s\n' '[0,0,2,1]' '[1,0,2,1]' '[2,3,0,0]' '[3,2,1,0]')"
+}
+
 @test "leap-rank: tokens, summed over the turns, break a speed tie between solved trajectories" {
 	# s0: turn 1 (100 tokens) fails, turn 2 (100) passes: 200 tokens, solved at 2.
 	# s1: turn 1 (150) fails, turn 2 (20) passes: 170 tokens, solved at 2. Same speed.

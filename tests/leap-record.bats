@@ -61,6 +61,32 @@ load helpers
 		"valid|valid|field 'bench.status' must be one of ok, noisy, suspicious, mismatch, runtime_error, timeout, no_device, skipped|field 'bench.status' must be one of ok, noisy, suspicious, mismatch, runtime_error, timeout, no_device, skipped|"
 }
 
+@test "record_version: leap-prompt writes the format's version; a newer or a malformed one is an error" {
+	run -0 leap-prompt --backend cpu --group-size 2 vector_add
+	[ "$(jq -r .record_version <<<"$output" | sort -u)" = 2 ]
+	run -0 leap-record <<<"$output"
+	# absent (leap 0.1, or a record not made by leap-prompt) and version 1 are valid
+	printf '%s\n' '{"task":"t"}' '{"task":"t","record_version":1}' '{"task":"t","record_version":3}' \
+		'{"task":"t","record_version":"2"}' '{"task":"t","record_version":0}' >"$BATS_TEST_TMPDIR/in"
+	run -1 --separate-stderr leap-record "$BATS_TEST_TMPDIR/in"
+	run -0 jq -r '.error.message // "ok"' <<<"$output"
+	assert_line --index 0 ok
+	assert_line --index 1 ok
+	assert_line --index 2 --partial "field 'record_version' is 3: a newer format than this leap's (2)"
+	assert_line --index 3 "field 'record_version' must be an integer >= 1"
+	assert_line --index 4 "field 'record_version' must be an integer >= 1"
+}
+
+@test "bench.speedup_ci must be [lo, hi] with lo <= hi" {
+	printf '%s\n' '{"bench":{"status":"ok","speedup":1.1,"speedup_ci":[1.05,1.15]}}' '{"bench":{"speedup_ci":[1.2,1.1]}}' \
+		'{"bench":{"speedup_ci":[1]}}' >"$BATS_TEST_TMPDIR/in"
+	run -1 --separate-stderr leap-record "$BATS_TEST_TMPDIR/in"
+	run -0 jq -r '.error.message // "ok"' <<<"$output"
+	assert_output "ok
+field 'bench.speedup_ci' must be [lo, hi], two numbers with lo <= hi
+field 'bench.speedup_ci' must be [lo, hi], two numbers with lo <= hi"
+}
+
 @test "--require names a missing field" {
 	printf '{"task":"t"}\n{"task":"t","completion":"c"}\n' >"$BATS_TEST_TMPDIR/in"
 	run --separate-stderr -1 leap-record --require task,completion "$BATS_TEST_TMPDIR/in"

@@ -70,11 +70,36 @@ DONE="$FIXTURES/leap-report/done.jsonl"
 	assert_line --regexp '^  all +10 +0\.300 +0\.400 +0\.500 +0\.333 +0\.500 +- +- +-$'
 	assert_line "  no timing data: fast_p for p > 0 and speedups need leap-bench's times"
 	assert_line "fast_p: correct and speedup > p, over all trajectories (no timing data)"
-	assert_line --regexp '^  0\.5 +-$'
-	assert_line --regexp '^  0 +0\.500$'
+	assert_line --regexp '^  0\.5 +- +-$'
+	assert_line --regexp '^  0 +0\.500 +0\.500$'
 	# the speedup chart says so instead of drawing empty bins
 	grep -q '>no timing data' "$BATS_TEST_TMPDIR/plots/speedup.svg"
 	refute [ -n "$(grep '<rect x=[^>]*><title>' "$BATS_TEST_TMPDIR/plots/speedup.svg")" ]
+}
+
+@test "fast_p from ok speedups and from their intervals' lower ends; noisy timings said, never 'no timing data' (issue 28)" {
+	# four correct trajectories: ok 1.2 [1.1, 1.3], ok 1.05 [0.98, 1.12], noisy (interval +-30%),
+	# noisy with too few pairs; one wrong
+	printf '%s\n' '{"task":"t","group":"t","sample":0,"turn":1,"status":"pass","bench":{"status":"ok","speedup":1.2,"speedup_ci":[1.1,1.3],"speedup_rel_ci":0.083,"target_ci":0.1}}' \
+		'{"task":"t","group":"t","sample":1,"turn":1,"status":"pass","bench":{"status":"ok","speedup":1.05,"speedup_ci":[0.98,1.12],"speedup_rel_ci":0.067,"target_ci":0.1}}' \
+		'{"task":"t","group":"t","sample":2,"turn":1,"status":"pass","bench":{"status":"noisy","speedup":0,"measured_speedup":1.5,"speedup_ci":[1.1,2.0],"speedup_rel_ci":0.3,"target_ci":0.05}}' \
+		'{"task":"t","group":"t","sample":3,"turn":1,"status":"pass","bench":{"status":"noisy","speedup":0,"measured_speedup":0.9,"target_ci":0.05}}' \
+		'{"task":"t","group":"t","sample":4,"turn":1,"status":"mismatch"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-report --format json "$BATS_TEST_TMPDIR/in.jsonl"
+	# fast_1: 2 of 5 above 1; their lower ends: 1.1 only
+	assert_equal "$(jq -c '[.all.fast_p."1", .all.fast_p_lower."1", .all.fast_p."0"]' <<<"$output")" '[0.4,0.2,0.8]'
+	assert_equal "$(jq -c '.timings' <<<"$output")" \
+		'{"timed":4,"ok":2,"noisy":2,"suspicious":0,"noisy_too_few":1,"noisy_rel_ci":[0.3,0.3],"target_ci":[0.05,0.05]}'
+	run -0 leap-report "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_line "  2 of 4 timings noisy: intervals 30% to 30% against 5%; 1 with too few pairs for an interval (no speedup; leap-bench --max-time longer, or a quieter machine)"
+	assert_line --regexp '^  1 +0\.400 +0\.200$'
+	refute_output --partial "no timing data"
+	# every timing noisy: fast_p unknown, and said why, not "no timing data"
+	jq -c 'select(.bench.status != "ok")' "$BATS_TEST_TMPDIR/in.jsonl" >"$BATS_TEST_TMPDIR/noisy.jsonl"
+	run -0 leap-report --plot "$BATS_TEST_TMPDIR/plots" "$BATS_TEST_TMPDIR/noisy.jsonl"
+	refute_output --partial "no timing data"
+	assert_line --partial "2 of 2 timings noisy"
+	grep -q '>no ok timing: 2 of 2 timings noisy or suspicious' "$BATS_TEST_TMPDIR/plots/speedup.svg"
 }
 
 @test "csv: the per-task table as numbers a program reads back, empty cells for none" {

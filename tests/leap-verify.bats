@@ -288,6 +288,15 @@ verdict() {
 	refute_output 42
 }
 
+@test "a drawn case that needs more room than every listed one fits in the regions (conv2d, seed 1)" {
+	# conv2d's third drawn case at seed 1 has outputs larger than any listed case's: the
+	# regions were sized for the listed cases only, and leap-verify died of SIGSEGV laying out
+	# the drawn case's guards
+	build_artifact conv2d "$LEAP_TASKS/conv2d/reference.c" "$BATS_TEST_TMPDIR/conv2d.so"
+	run -0 leap-verify --seed 1 <<<"$(compiled_record conv2d "$BATS_TEST_TMPDIR/conv2d.so")"
+	[ "$(jq -r '"\(.status) \(.verify.drawn | length)"' <<<"$output")" = "pass 3" ]
+}
+
 @test "a kernel right only at the listed sizes passes them and fails a drawn case, on every seed (issue 14, class 8)" {
 	# unroll8: right only when n % 8 <= 1 (every listed n); listed_only: exact only at the
 	# listed (rows, cols). Both pass today's listed cases; three drawn cases catch both, by

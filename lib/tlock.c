@@ -1,0 +1,85 @@
+/* tlock.c - the timing lock: while leap-bench times on the cpu, leap-compile and leap-verify of
+ * the same cache hold back (the design is in tlock.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "session.h"
+#include "sig.h"
+#include "tlock.h"
+#include "util.h"
+#include "banned.h"
+
+/* Opens CACHE/locks/NAME (made when missing). Returns the descriptor or -1. */
+static int open_lock(const char *cache, const char *name)
+{
+	char *dir = xasprintf("%s/locks", cache), *path = xasprintf("%s/%s", dir, name);
+	int fd = leap_mkdirs(dir) == 0 ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
+	free(dir);
+	free(path);
+	return fd;
+}
+
+/* flock, again after a signal that does not end the program. Returns 0 or -1. */
+static int lock_wait(int fd, int how)
+{
+	while (flock(fd, how))
+		if (errno != EINTR || leap_signal_caught())
+			return -1;
+	return 0;
+}
+
+int leap_timing_lock(const char *cache, int *said, int fd[2], char **err)
+{
+	char *path = xasprintf("%s/locks/cpu.lock", cache);
+	fd[0] = leap_device_lock(path, LOCK_EX, "cpu", said, err);
+	fd[1] = -1;
+	free(path);
+	if (fd[0] < 0)
+		return -1;
+	int gate = open_lock(cache, "cpu-gate.lock");
+	fd[1] = open_lock(cache, "cpu-jobs.lock");
+	if (gate < 0 || fd[1] < 0 || lock_wait(gate, LOCK_EX) || lock_wait(fd[1], LOCK_EX)) {
+		*err = xasprintf("cannot take the timing lock under %s/locks: %s", cache, strerror(errno));
+		if (gate >= 0)
+			close(gate);
+		leap_timing_unlock(fd);
+		return -1;
+	}
+	close(gate); /* the jobs lock is ours: jobs wait on it now, not on the gate */
+	return 0;
+}
+
+void leap_timing_unlock(int fd[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (fd[i] >= 0)
+			close(fd[i]);
+		fd[i] = -1;
+	}
+}
+
+int leap_timing_share(const char *cache)
+{
+	if (!cache)
+		return -1;
+	int gate = open_lock(cache, "cpu-gate.lock"), jobs = open_lock(cache, "cpu-jobs.lock");
+	int ok = gate >= 0 && jobs >= 0 && lock_wait(gate, LOCK_SH) == 0 && lock_wait(jobs, LOCK_SH) == 0;
+	if (gate >= 0)
+		close(gate);
+	if (!ok && jobs >= 0) {
+		close(jobs);
+		jobs = -1;
+	}
+	return jobs;
+}
+
+void leap_timing_unshare(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}

@@ -1,0 +1,32 @@
+/* tlock.h - the timing lock: while leap-bench times on the cpu, leap-compile and leap-verify of
+ * the same cache hold back. */
+#ifndef LEAP_TLOCK_H
+#define LEAP_TLOCK_H
+
+/*
+ * A pipeline `leap-compile | leap-verify | leap-bench` on cpu runs compilers and verification
+ * runners on the cores leap-bench times on, and they come and go in bursts: a timed block
+ * beside them measures them. So leap-bench takes the timing lock exclusively while it times a
+ * record, and leap-compile and leap-verify take it shared around each job (a compiler run, a
+ * candidate's verification): a job waits while a record is timed, and a record waits for the
+ * jobs already running to end. A gate lets leap-bench in between jobs that would otherwise
+ * always overlap (flock prefers no one): a job passes the gate before it takes its share, and
+ * leap-bench holds the gate while it waits. Locks live in CACHE/locks/ beside the device locks;
+ * processes with different caches do not see each other (a shared cache is the way to make a
+ * pipeline's stages one).
+ */
+
+/* leap-bench: takes the cpu's device lock (CACHE/locks/cpu.lock: one leap-bench times on the
+ * cpu at a time; with `said`, says once that it waits for another) into fd[0], then the timing
+ * lock exclusively into fd[1], waiting for the jobs that hold it. Returns 0, or -1 with a new
+ * message in *err (nothing held). leap_timing_unlock releases both (fds -1 are skipped). */
+int leap_timing_lock(const char *cache, int *said, int fd[2], char **err);
+void leap_timing_unlock(int fd[2]);
+
+/* leap-compile, leap-verify: takes the timing lock of cache directory `cache` shared, waiting
+ * while a record is timed. Returns a descriptor to give to leap_timing_unshare, or -1 when
+ * there is no lock to take (the job goes on without). */
+int leap_timing_share(const char *cache);
+void leap_timing_unshare(int fd);
+
+#endif
