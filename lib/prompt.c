@@ -18,6 +18,7 @@
 
 #include "build.h"
 #include "cgroup.h"
+#include "expr.h"
 #include "gpu.h"
 #include "jsonl.h"
 #include "prompt.h"
@@ -263,55 +264,133 @@ static const char *dist_words(unsigned bit)
 	}
 }
 
-/* One bound of a task.json range: an integer, or an expression as written. */
-static void add_bound(struct leap_buf *s, const json_t *b)
+/* The range drawn cases give integer scalar p (lib/ranges.c: task.json's "ranges", or the
+ * least and greatest listed value), or NULL when the task draws none ("ranges": {}). */
+static const struct leap_range *range_of(const struct leap_task *t, size_t p)
 {
-	if (json_is_integer(b))
-		leap_buf_addf(s, "%lld", (long long)json_integer_value(b));
-	else if (json_is_string(b))
-		leap_buf_addf(s, "%s", json_string_value(b));
-	else
-		leap_buf_adds(s, "?");
+	for (size_t i = 0; i < t->nranges; i++)
+		if (t->ranges[i].param == p)
+			return &t->ranges[i];
+	return NULL;
 }
 
-/* The sizes the integer scalars take: task.json's "ranges" when it has them (1 is returned:
- * other sizes within them are checked too), else the least and greatest listed value. */
-static int add_ranges(struct leap_buf *s, const struct leap_task *t)
+/* leap_expr_vars callback: the expression names a variable. */
+static void names_var(int idx, void *arg)
 {
-	const json_t *ranges = json_object_get(t->json, "ranges");
-	int first = 1;
+	(void)idx;
+	*(int *)arg = 0;
+}
+
+/* Evaluates e on `vars` (one value per parameter): 0 with *v set, or -1. */
+static int eval_bound(const struct leap_expr *e, const int64_t *vars, int64_t *v)
+{
+	char *err = NULL;
+	int rc = leap_expr_eval(e, vars, v, &err);
+	free(err);
+	return rc;
+}
+
+/* One bound as the model reads it, into s: a number when it is a constant (then *v holds it
+ * and 1 is returned), else the expression quoted (`k`). */
+static int add_bound(struct leap_buf *s, const struct leap_expr *e, const int64_t *vars, int64_t *v)
+{
+	int constant = 1;
+	leap_expr_vars(e, names_var, &constant);
+	if (constant && !eval_bound(e, vars, v)) {
+		leap_buf_addf(s, "%lld", (long long)*v);
+		return 1;
+	}
+	leap_buf_addf(s, "`%s`", leap_expr_source(e));
+	return 0;
+}
+
+/* The bounds integer scalar p keeps in every call: from the least value checked up to the
+ * speed case's `speed` (the largest the code meets), then the checked range and the speed
+ * case: "1 to 256 (checked: 1 to 130; speed case: 256)". `vars`: the speed case's values.
+ * Returns 1 when the speed case's value lies above the checked range. */
+static int add_domain(struct leap_buf *s, const struct leap_task *t, size_t p, const int64_t *vars)
+{
+	const struct leap_range *r = range_of(t, p);
+	int64_t speed = vars[p], lv = 0, hv = 0;
+	struct leap_buf lo = {0}, hi = {0};
+	int lconst = 1, hconst = 1;
+	if (r) {
+		lconst = add_bound(&lo, r->lo, vars, &lv);
+		hconst = add_bound(&hi, r->hi, vars, &hv);
+		if (!hconst && eval_bound(r->hi, vars, &hv))
+			hv = INT64_MAX; /* cannot be compared: the bound stands as written */
+	} else { /* no drawn cases: the listed values */
+		lv = hv = t->cases[0].vals[p].i;
+		for (size_t c = 1; c < t->ncases; c++) {
+			int64_t x = t->cases[c].vals[p].i;
+			lv = x < lv ? x : lv;
+			hv = x > hv ? x : hv;
+		}
+		leap_buf_addf(&lo, "%lld", (long long)lv);
+		leap_buf_addf(&hi, "%lld", (long long)hv);
+	}
+	int above = speed > hv;
+	if (lconst && hconst && lv == hv && speed == lv) {
+		leap_buf_addf(s, "always %lld", (long long)lv);
+	} else {
+		leap_buf_addf(s, "%s to ", lo.s);
+		if (above)
+			leap_buf_addf(s, "%lld", (long long)speed);
+		else
+			leap_buf_adds(s, hi.s);
+		if (r && r->multiple_of) {
+			int64_t m;
+			leap_buf_adds(s, ", a multiple of ");
+			add_bound(s, r->multiple_of, vars, &m);
+		}
+		leap_buf_addf(s, " (checked: %s to %s; speed case: %lld)", lo.s, hi.s, (long long)speed);
+	}
+	leap_buf_free(&lo);
+	leap_buf_free(&hi);
+	return above;
+}
+
+/* The sizes: the bounds each integer scalar keeps in every call, up to the speed case (an
+ * array sized for the checked cases overflows there), then the cases checked and the speed
+ * case. */
+static void add_sizes(struct leap_buf *s, const struct leap_task *t, enum leap_backend b)
+{
+	const struct leap_case *bc = leap_task_bench_case(t, b);
+	int64_t *vars = xcalloc(t->nparams ? t->nparams : 1, sizeof *vars);
+	for (size_t i = 0; i < t->nparams; i++)
+		if (t->params[i].role == LEAP_ROLE_SCALAR && !leap_type_is_float(t->params[i].type))
+			vars[i] = bc->vals[i].i;
+	struct leap_buf above = {0}; /* the sizes whose speed case lies beyond the checked range */
+	int any = 0;
 	for (size_t i = 0; i < t->nparams; i++) {
 		const struct leap_param *p = &t->params[i];
 		if (p->role != LEAP_ROLE_SCALAR || leap_type_is_float(p->type))
 			continue;
-		const json_t *r = json_object_get(ranges, p->name);
-		const json_t *span = json_is_object(r) ? json_object_get(r, "range") : r;
-		leap_buf_addf(s, "%s`%s` ", first ? "" : ", ", p->name);
-		first = 0;
-		if (json_is_array(span) && json_array_size(span) == 2) {
-			leap_buf_adds(s, "from ");
-			add_bound(s, json_array_get(span, 0));
-			leap_buf_adds(s, " to ");
-			add_bound(s, json_array_get(span, 1));
-			const json_t *mult = json_is_object(r) ? json_object_get(r, "multiple_of") : NULL;
-			if (mult) {
-				leap_buf_adds(s, ", a multiple of ");
-				add_bound(s, mult);
-			}
-			continue;
-		}
-		int64_t lo = INT64_MAX, hi = INT64_MIN;
-		for (size_t c = 0; c < t->ncases; c++) {
-			int64_t v = t->cases[c].vals[i].i;
-			lo = v < lo ? v : lo;
-			hi = v > hi ? v : hi;
-		}
-		if (lo == hi)
-			leap_buf_addf(s, "= %lld", (long long)lo);
-		else
-			leap_buf_addf(s, "from %lld to %lld", (long long)lo, (long long)hi);
+		if (!any)
+			leap_buf_adds(s, "\nSizes: your function must be correct for every value of each size within these "
+					 "bounds, from the least checked up to the speed case's; no other values are passed.\n");
+		any = 1;
+		leap_buf_addf(s, "- `%s`: ", p->name);
+		if (add_domain(s, t, i, vars))
+			leap_buf_addf(&above, "%s`%s`", above.len ? ", " : "", p->name);
+		leap_buf_adds(s, "\n");
 	}
-	return t->nranges > 0; /* derived ranges are drawn from too (lib/ranges.c) */
+	free(vars);
+	if (above.len)
+		leap_buf_addf(s, "The speed case goes beyond the checked bounds (%s): size arrays, stack buffers and "
+				 "scratch memory for the sizes of each call, not for the checked ones.\n", above.s);
+	leap_buf_free(&above);
+	leap_buf_adds(s, "\nCorrectness is checked on these cases: ");
+	for (size_t i = 0; i < t->ncases; i++) {
+		leap_buf_adds(s, i ? "; " : "");
+		add_case(s, t, &t->cases[i]);
+	}
+	if (t->nranges)
+		leap_buf_adds(s, "; and, at every check, on cases of random sizes drawn within the checked bounds, "
+				 "none more costly than the largest listed case");
+	leap_buf_adds(s, ". Speed is measured on ");
+	add_case(s, t, bc);
+	leap_buf_adds(s, ".\n");
 }
 
 static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_backend b)
@@ -335,17 +414,7 @@ static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_
 				leap_buf_addf(s, "%s%s", k++ ? (k == n ? " or " : ", ") : "", dist_words(bit));
 		leap_buf_adds(s, "\n");
 	}
-	leap_buf_adds(s, "\nSizes: ");
-	int drawn = add_ranges(s, t);
-	leap_buf_addf(s, ".\nCorrectness is checked on %s: ", drawn ? "these cases and on sizes drawn within those ranges"
-								  : "these cases");
-	for (size_t i = 0; i < t->ncases; i++) {
-		leap_buf_adds(s, i ? "; " : "");
-		add_case(s, t, &t->cases[i]);
-	}
-	leap_buf_adds(s, ". Speed is measured on ");
-	add_case(s, t, leap_task_bench_case(t, b));
-	leap_buf_adds(s, ".\n");
+	add_sizes(s, t, b);
 }
 
 /* "4" for 1e-4: the significant digits a relative tolerance keeps. */

@@ -88,18 +88,24 @@ load helpers
 	assert_output ""
 }
 
-# sizes_fact TASK: the sizes sentence the prompt must hold, from task.json: each integer
-# scalar's "ranges" entry when there is one, else its least and greatest listed value.
+# sizes_fact TASK BACKEND: the size lines the prompt must hold, from task.json: each integer
+# scalar's bounds from its "ranges" entry (else its least and greatest listed value) up to the
+# speed case's value (bench_cpu on cpu), the checked bounds and the speed case, then which sizes
+# the speed case takes beyond the checked bounds.
 sizes_fact() {
-	jq -r '. as $t | [.params[] | select((.role // "scalar") == "scalar" and (.type == "int" or .type == "int64")) | .name] |
-		map(. as $n | ($t.ranges[$n] // null) as $r |
-			if $r != null then
-				(if ($r | type) == "object" then $r.range else $r end) as $s |
-				"`\($n)` from \($s[0]) to \($s[1])" + (if ($r | type) == "object" and $r.multiple_of then ", a multiple of \($r.multiple_of)" else "" end)
-			else
-				([$t.cases[][$n]] | min) as $lo | ([$t.cases[][$n]] | max) as $hi |
-				if $lo == $hi then "`\($n)` = \($lo)" else "`\($n)` from \($lo) to \($hi)" end
-			end) | "Sizes: " + join(", ") + "."' "$LEAP_TASKS/$1/task.json"
+	jq -r --arg b "$2" '. as $t | (if $b == "cpu" then ($t.bench_cpu // $t.bench) else $t.bench end) as $sp |
+		def fmt: if type == "string" then "`\(.)`" else tostring end;
+		[.params[] | select((.role // "scalar") == "scalar" and (.type == "int" or .type == "int64")) | .name] |
+		map(. as $n | ($t.ranges[$n] // null) as $r | $sp[$n] as $v |
+			(if $r != null then (if ($r | type) == "object" then $r.range else $r end)
+			 else [([$t.cases[][$n]] | min), ([$t.cases[][$n]] | max)] end) as $s |
+			(if ($r | type) == "object" and $r.multiple_of then ", a multiple of \($r.multiple_of | fmt)" else "" end) as $m |
+			{n: $n, above: (($s[1] | type) == "number" and $v > $s[1]),
+			 line: (if $s[0] == $s[1] and $s[0] == $v then "- `\($n)`: always \($v)"
+				else "- `\($n)`: \($s[0] | fmt) to \(if ($s[1] | type) == "number" and $v > $s[1] then $v else $s[1] | fmt end)\($m) (checked: \($s[0] | fmt) to \($s[1] | fmt); speed case: \($v))" end)}) |
+		(map(.line) | join("\n")) +
+		(map(select(.above) | "`\(.n)`") | if length > 0 then "\nThe speed case goes beyond the checked bounds (\(join(", ")))" else "" end)' \
+		"$LEAP_TASKS/$1/task.json"
 }
 
 @test "every task's prompt states the facts listed for it (tests/fixtures/leap-prompt/facts), on both backends" {
@@ -110,7 +116,7 @@ sizes_fact() {
 		[ -f "$f" ] || { failed+="$t: no facts file"$'\n'; continue; }
 		for b in cpu cuda; do
 			p=$(leap-prompt --backend "$b" --device-info "$dev" "$t" 2>/dev/null | jq -r '.messages[1].content')
-			want=$(sizes_fact "$t")
+			want=$(sizes_fact "$t" "$b")
 			[[ "$p" == *"$want"* ]] || failed+="$t/$b: missing: $want"$'\n'
 			while IFS=$'\t' read -r kind fact; do
 				case "$kind" in
@@ -181,4 +187,27 @@ sizes_fact() {
 	[[ "$(jq -r '.messages[1].content' <<<"$output")" == *"|out - ref| <= 0.1 + 0.03 * |ref|"* ]]
 	run -2 --separate-stderr leap-prompt --tolerance loose softmax
 	[[ "$stderr" == *"--tolerance: 'loose' is not task or kernelbench"* ]]
+}
+
+@test "sizes are a domain up to the speed case, apart from the sizes checked" {
+	run -0 --separate-stderr leap-prompt --backend cpu attention
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	# issue 30: "seq from 1 to 130" read as the domain; a float p[130] crashed at seq=256
+	[[ "$p" == *"Sizes: your function must be correct for every value of each size within these bounds, from the least checked up to the speed case's; no other values are passed."* ]]
+	[[ "$p" == *'- `seq`: 1 to 256 (checked: 1 to 130; speed case: 256)'* ]]
+	[[ "$p" == *'- `dim`: 1 to 64 (checked: 1 to 64; speed case: 64)'* ]]
+	[[ "$p" == *'The speed case goes beyond the checked bounds (`bh`, `seq`): size arrays, stack buffers and scratch memory for the sizes of each call'* ]]
+	[[ "$p" == *"Speed is measured on bh=4, seq=256, dim=64."* ]]
+	# an expression bound is quoted, and a size the speed case stays within keeps its bound
+	run -0 --separate-stderr leap-prompt --backend cpu conv2d
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *'- `height`: `k` to 33 (checked: `k` to 33; speed case: 32)'* ]]
+	# a task that draws no cases ("ranges": {}) checks its listed cases only
+	mkdir -p "$BATS_TEST_TMPDIR/suite"
+	cp -R "$LEAP_TASKS/vector_add" "$BATS_TEST_TMPDIR/suite/"
+	jq '.ranges = {}' "$LEAP_TASKS/vector_add/task.json" >"$BATS_TEST_TMPDIR/suite/vector_add/task.json"
+	run -0 --separate-stderr leap-prompt --backend cpu --tasks "$BATS_TEST_TMPDIR/suite" vector_add
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *'- `n`: 1 to 4194304 (checked: 1 to 65537; speed case: 4194304)'* ]]
+	[[ "$p" == *"Correctness is checked on these cases: n=1; n=1000; n=65537. Speed"* ]]
 }
