@@ -22,6 +22,7 @@
 #include "gpu.h"
 #include "jsonl.h"
 #include "prompt.h"
+#include "sandbox.h"
 #include "util.h"
 #include "banned.h"
 
@@ -558,7 +559,12 @@ static void add_machine_cpu(struct leap_buf *s, const struct leap_task *t, const
 			 "and row-major, aligned to 64 bytes.");
 	if (has_type(t, is_half_type, 0))
 		leap_buf_adds(s, " `half` and `bf16` values are passed as their IEEE bit patterns in `uint16_t`.");
-	leap_buf_adds(s, "\n");
+	leap_buf_addf(s, "\n\nScratch memory of your own is allowed: malloc and free within a call (timed with it), or "
+			  "a buffer kept across calls in a static pointer and grown when a call needs more. The "
+			  "process may map %llu GiB beyond the arguments (by default). The stack is %llu MiB, each "
+			  "OpenMP thread's too: put large arrays on the heap.\n",
+		      (unsigned long long)(LEAP_SANDBOX_MEM_DEFAULT >> 30),
+		      (unsigned long long)(LEAP_SANDBOX_STACK_BYTES >> 20));
 }
 
 /* The libraries a cuda candidate may use: task.json's "libraries" (default none). */
@@ -594,7 +600,9 @@ static void add_machine_cuda(struct leap_buf *s, const struct leap_task *t, cons
 			 "bytes.");
 	if (has_type(t, is_half_type, 0))
 		leap_buf_adds(s, " `half` is `__half` (cuda_fp16.h) and `bf16` is `__nv_bfloat16` (cuda_bf16.h).");
-	leap_buf_adds(s, "\n");
+	leap_buf_adds(s, "\n\nScratch device memory of your own is allowed: cudaMalloc and cudaFree within a call "
+			 "(timed with it), or a buffer kept across calls in a static pointer and grown when a call "
+			 "needs more.\n");
 }
 
 static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_backend b,

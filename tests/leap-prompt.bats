@@ -118,6 +118,8 @@ sizes_fact() {
 			p=$(leap-prompt --backend "$b" --device-info "$dev" "$t" 2>/dev/null | jq -r '.messages[1].content')
 			want=$(sizes_fact "$t" "$b")
 			[[ "$p" == *"$want"* ]] || failed+="$t/$b: missing: $want"$'\n'
+			# every task, not one: may it allocate, and how deep is the stack
+			[[ "$p" == *"cratch "*"memory of your own is allowed"* ]] || failed+="$t/$b: no word on scratch memory"$'\n'
 			while IFS=$'\t' read -r kind fact; do
 				case "$kind" in
 				both | "$b") [[ "$p" == *"$fact"* ]] || failed+="$t/$b: missing: $fact"$'\n' ;;
@@ -210,4 +212,19 @@ sizes_fact() {
 	p=$(jq -r '.messages[1].content' <<<"$output")
 	[[ "$p" == *'- `n`: 1 to 4194304 (checked: 1 to 65537; speed case: 4194304)'* ]]
 	[[ "$p" == *"Correctness is checked on these cases: n=1; n=1000; n=65537. Speed"* ]]
+}
+
+@test "the cpu prompt states scratch memory and the stack the runner really gets" {
+	export LEAP_CACHE="$BATS_TEST_TMPDIR/cache"
+	run -0 --separate-stderr leap-prompt --backend cpu transpose
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"Scratch memory of your own is allowed: malloc and free within a call (timed with it), or a buffer kept across calls in a static pointer"* ]]
+	# the limit stated is leap-verify's default
+	[[ "$p" == *"The process may map 4 GiB beyond the arguments (by default)."* ]]
+	[[ "$(leap-verify --help)" == *"address-space limit of a cpu child (default 4G"* ]]
+	[[ "$p" == *"The stack is 8 MiB, each OpenMP thread's too: put large arrays on the heap."* ]]
+	# ... and it is what the code gets, whatever stack limit leap-verify itself runs under:
+	# the fixture computes right only with an 8 MiB limit and 8 MiB OpenMP stacks
+	(ulimit -s 16384 && leap-verify --seed 1 --task vector_add "$FIXTURES/leap-prompt/stack.c") >"$BATS_TEST_TMPDIR/v"
+	[[ "$(head -1 "$BATS_TEST_TMPDIR/v")" == *": pass (task vector_add"* ]]
 }
