@@ -43,13 +43,17 @@ const char *leap_prompt_lang(enum leap_backend b)
 
 /* ---- the machine ---- */
 
-/* The CPUs this process may run on: the runners it starts inherit the same set. */
-static int affinity_cores(void)
+/* The CPUs this process may run on (the runners it starts inherit the same set), and the
+ * first of them in *first. */
+static int affinity_cores(int *first)
 {
 	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-		return CPU_COUNT(&set);
-	return 0;
+	*first = 0;
+	if (sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) == 0)
+		return 0;
+	while (*first < CPU_SETSIZE - 1 && !CPU_ISSET(*first, &set))
+		(*first)++;
+	return CPU_COUNT(&set);
 }
 
 /* The SIMD extensions worth naming to a kernel writer, as /proc/cpuinfo spells them. */
@@ -91,6 +95,97 @@ static void read_cpuinfo(struct leap_prompt_machine *m)
 	fclose(f);
 }
 
+/* The size in sysfs's spelling ("32K", "16384K", "1M") as "32 KiB", "16 MiB" into out. */
+static void cache_size(const char *v, char *out, size_t n)
+{
+	char *end;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (*end == 'K')
+		x <<= 10;
+	else if (*end == 'M')
+		x <<= 20;
+	else if (*end == 'G')
+		x <<= 30;
+	if (x >= (1ull << 20) && x % (1ull << 20) == 0)
+		snprintf(out, n, "%llu MiB", x >> 20);
+	else if (x >= 1024 && x % 1024 == 0)
+		snprintf(out, n, "%llu KiB", x >> 10);
+	else
+		snprintf(out, n, "%llu bytes", x);
+}
+
+/* The first line of file dir/name into buf (n bytes), newline removed; 0, or -1. */
+static int read_line(const char *dir, const char *name, char *buf, size_t n)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "re");
+	free(path);
+	if (!f)
+		return -1;
+	int ok = fgets(buf, (int)n, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* How many CPUs a sysfs CPU list ("0-1,4") names. */
+static int cpu_list_count(const char *list)
+{
+	int n = 0;
+	for (const char *p = list; *p;) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+		if (end == p)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		n += b >= a ? (int)(b - a + 1) : 0;
+		p = *end == ',' ? end + 1 : end;
+		if (*end != ',')
+			break;
+	}
+	return n;
+}
+
+/* The data and unified caches of CPU `cpu` as the kernel describes them (sysfs): "L1d 32 KiB
+ * per CPU, L2 512 KiB per CPU, L3 16 MiB shared by 2 CPUs; 64-byte lines", or NULL. They
+ * decide the blocking of transposes and GEMMs. */
+static char *read_caches(int cpu)
+{
+	struct leap_buf b = {0};
+	char line_size[32] = "";
+	for (int i = 0; i < 16; i++) {
+		char *dir = xasprintf("/sys/devices/system/cpu/cpu%d/cache/index%d", cpu, i);
+		char level[16], type[32], size[32], shared[256];
+		int ok = !read_line(dir, "level", level, sizeof level) && !read_line(dir, "type", type, sizeof type) &&
+			 !read_line(dir, "size", size, sizeof size) && !read_line(dir, "shared_cpu_list", shared, sizeof shared);
+		if (ok && !line_size[0] && read_line(dir, "coherency_line_size", line_size, sizeof line_size))
+			line_size[0] = 0;
+		free(dir);
+		if (!ok)
+			break;
+		if (strcmp(type, "Data") && strcmp(type, "Unified"))
+			continue;
+		char sz[48];
+		cache_size(size, sz, sizeof sz);
+		int sharers = cpu_list_count(shared);
+		leap_buf_addf(&b, "%sL%s%s %s ", b.len ? ", " : "", level, strcmp(type, "Data") ? "" : "d", sz);
+		if (sharers > 1)
+			leap_buf_addf(&b, "shared by %d CPUs", sharers);
+		else
+			leap_buf_adds(&b, "per CPU");
+	}
+	if (b.len && line_size[0])
+		leap_buf_addf(&b, "; %s-byte lines", line_size);
+	if (!b.len) {
+		leap_buf_free(&b);
+		return NULL;
+	}
+	return leap_buf_detach(&b);
+}
+
 /* Takes the facts of a --device-info object over those probed. */
 static int device_info(struct leap_prompt_machine *m, enum leap_backend b, const char *path, char **err)
 {
@@ -108,6 +203,13 @@ static int device_info(struct leap_prompt_machine *m, enum leap_backend b, const
 	if (model) {
 		free(m->cpu_model);
 		m->cpu_model = xstrdup(model);
+		free(m->cpu_caches); /* this machine's caches are not that CPU's */
+		m->cpu_caches = NULL;
+	}
+	const char *caches = leap_get_str(j, "cpu_caches", NULL);
+	if (caches) {
+		free(m->cpu_caches);
+		m->cpu_caches = xstrdup(caches);
 	}
 	const json_t *fl = json_object_get(j, "cpu_flags");
 	if (json_is_array(fl)) {
@@ -155,7 +257,9 @@ int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b
 			      char **err)
 {
 	memset(m, 0, sizeof(*m));
-	m->cores = affinity_cores();
+	int first_cpu;
+	m->cores = affinity_cores(&first_cpu);
+	m->cpu_caches = read_caches(first_cpu);
 	m->timed_cores = leap_candidate_cores(NULL); /* leap-bench's default --cpus */
 	if (m->timed_cores < 0)
 		m->timed_cores = 0;
@@ -175,6 +279,7 @@ int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b
 void leap_prompt_machine_free(struct leap_prompt_machine *m)
 {
 	free(m->cpu_model);
+	free(m->cpu_caches);
 	for (size_t i = 0; i < m->ncpu_flags; i++)
 		free(m->cpu_flags[i]);
 	free(m->cpu_flags);
@@ -553,6 +658,8 @@ static void add_machine_cpu(struct leap_buf *s, const struct leap_task *t, const
 		leap_buf_adds(s, "; the build sets no -march, so code that uses them needs "
 				 "`__attribute__((target(\"...\")))`. ");
 	}
+	if (m && m->cpu_caches)
+		leap_buf_addf(s, "Caches: %s. ", m->cpu_caches);
 	leap_buf_adds(s, "Linked: the C library, libm and OpenMP; nothing else.\n\n");
 	leap_buf_adds(s, "The function is called from C. Every pointer argument is host memory, already allocated "
 			 "and filled by the harness; do not allocate or free the arguments. Buffers are contiguous "

@@ -214,10 +214,28 @@ sizes_fact() {
 	[[ "$p" == *"Correctness is checked on these cases: n=1; n=1000; n=65537. Speed"* ]]
 }
 
-@test "the cpu prompt states scratch memory and the stack the runner really gets" {
+# caches_fact: the caches of the first CPU this process may use, as sysfs has them, in the
+# prompt's words ("L1d 32 KiB per CPU, ...; 64-byte lines").
+caches_fact() {
+	local cpu d out="" size sharers
+	cpu=$(awk '/^Cpus_allowed_list/ { print $2 }' /proc/self/status | cut -d, -f1 | cut -d- -f1)
+	for d in /sys/devices/system/cpu/cpu"$cpu"/cache/index*; do
+		case $(cat "$d/type") in Data | Unified) ;; *) continue ;; esac
+		size=$(numfmt --from=iec --to-unit=1024 "$(cat "$d/size")")
+		if [ $((size % 1024)) -eq 0 ]; then size="$((size / 1024)) MiB"; else size="$size KiB"; fi
+		sharers=$(python3 -c 'import sys; print(sum(b - a + 1 for a, b in ((int(x.split("-")[0]), int(x.split("-")[-1])) for x in sys.argv[1].split(","))))' "$(cat "$d/shared_cpu_list")")
+		out+="${out:+, }L$(cat "$d/level")$([ "$(cat "$d/type")" = Data ] && echo d) $size "
+		if [ "$sharers" -gt 1 ]; then out+="shared by $sharers CPUs"; else out+="per CPU"; fi
+	done
+	echo "$out; $(cat /sys/devices/system/cpu/cpu"$cpu"/cache/index0/coherency_line_size)-byte lines"
+}
+
+@test "the cpu prompt states the caches, scratch memory and the stack the runner really gets" {
+	[ -d /sys/devices/system/cpu/cpu0/cache/index0 ] || skip "no cache description in sysfs"
 	export LEAP_CACHE="$BATS_TEST_TMPDIR/cache"
 	run -0 --separate-stderr leap-prompt --backend cpu transpose
 	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"Caches: $(caches_fact)."* ]]
 	[[ "$p" == *"Scratch memory of your own is allowed: malloc and free within a call (timed with it), or a buffer kept across calls in a static pointer"* ]]
 	# the limit stated is leap-verify's default
 	[[ "$p" == *"The process may map 4 GiB beyond the arguments (by default)."* ]]
@@ -227,4 +245,11 @@ sizes_fact() {
 	# the fixture computes right only with an 8 MiB limit and 8 MiB OpenMP stacks
 	(ulimit -s 16384 && leap-verify --seed 1 --task vector_add "$FIXTURES/leap-prompt/stack.c") >"$BATS_TEST_TMPDIR/v"
 	[[ "$(head -1 "$BATS_TEST_TMPDIR/v")" == *": pass (task vector_add"* ]]
+	# --device-info describing another CPU drops this machine's caches, or names its own
+	echo '{"cpu_model": "Other CPU", "cores": 4}' >"$BATS_TEST_TMPDIR/other.json"
+	run -0 --separate-stderr leap-prompt --backend cpu --device-info "$BATS_TEST_TMPDIR/other.json" transpose
+	[[ "$(jq -r '.messages[1].content' <<<"$output")" != *"Caches:"* ]]
+	echo '{"cpu_model": "Other CPU", "cpu_caches": "L1d 48 KiB per CPU, L2 2 MiB per CPU"}' >"$BATS_TEST_TMPDIR/other.json"
+	run -0 --separate-stderr leap-prompt --backend cpu --device-info "$BATS_TEST_TMPDIR/other.json" transpose
+	[[ "$(jq -r '.messages[1].content' <<<"$output")" == *"Caches: L1d 48 KiB per CPU, L2 2 MiB per CPU."* ]]
 }
