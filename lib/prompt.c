@@ -712,6 +712,33 @@ static void add_machine_cuda(struct leap_buf *s, const struct leap_task *t, cons
 			 "needs more.\n");
 }
 
+/* What a vendor baseline calls, from its baseline_libraries: the call and its arithmetic, as
+ * every bundled baseline.cu makes it (tests/leap-prompt.bats checks the sources say so). */
+static void add_vendor_baseline(struct leap_buf *s, const struct leap_task *t)
+{
+	unsigned libs = t->baseline_libraries;
+	leap_buf_adds(s, "the task's vendor baseline, as PyTorch eager computes it by default: ");
+	int first = 1;
+	if (libs & LEAP_LIB_CUBLAS) {
+		leap_buf_adds(s, "the matrix products in cuBLAS SGEMM (cublasSgemm, or its strided-batched form) in full "
+				 "fp32 (CUBLAS_DEFAULT_MATH: no TF32 tensor cores)");
+		first = 0;
+	}
+	if (libs & LEAP_LIB_CUDNN) {
+		leap_buf_addf(s, "%sthe convolution in cuDNN's cudnnConvolutionForward in full fp32 (CUDNN_FMA_MATH: no "
+				 "TF32 tensor cores), with the algorithm cuDNN's heuristics suggest", first ? "" : "; ");
+		first = 0;
+	}
+	unsigned rest = libs & ~(unsigned)(LEAP_LIB_CUBLAS | LEAP_LIB_CUDNN);
+	for (unsigned bit = 1; rest && bit < 1u << LEAP_LIB_COUNT; bit <<= 1)
+		if (rest & bit) {
+			leap_buf_addf(s, "%s%s", first ? "calls of " : ", ", leap_library_name(bit));
+			first = 0;
+		}
+	leap_buf_adds(s, "; any other step in plain CUDA kernels. Its handles and workspace are made in an untimed "
+			 "first call");
+}
+
 static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_backend b,
 		      const struct leap_prompt_machine *m)
 {
@@ -720,14 +747,16 @@ static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_b
 	if (b == LEAP_BACKEND_CPU) {
 		if (m && m->timed_cores)
 			leap_buf_addf(s, " on %d CPU core%s", m->timed_cores, m->timed_cores == 1 ? "" : "s");
-		leap_buf_adds(s, ", against the task's reference (the C code described above) compiled with `cc -O2` "
-				 "on the same cores.\n");
+		leap_buf_adds(s, ", against the task's reference: the plain C described above, single-threaded, compiled "
+				 "with `cc -O2` (no OpenMP, no -march) and run on the same cores.\n");
 		return;
 	}
-	const char *kind = leap_get_str(t->json, "baseline_kind", "kernel");
-	leap_buf_addf(s, " with CUDA events, the L2 cache flushed before every call, against %s.\n",
-		      !strcmp(kind, "vendor") ? "a vendor library (cuBLAS or cuDNN), called as a framework would call it"
-					     : "a straightforward hand-written CUDA kernel");
+	leap_buf_adds(s, " with CUDA events, the L2 cache flushed before every call, against ");
+	if (t->baseline_vendor)
+		add_vendor_baseline(s, t);
+	else
+		leap_buf_adds(s, "a straightforward hand-written CUDA kernel");
+	leap_buf_adds(s, ".\n");
 }
 
 char *leap_prompt_user(const struct leap_task *t, enum leap_backend b, const struct leap_prompt_machine *m)

@@ -114,6 +114,18 @@ sizes_fact() {
 		t=$(basename "$d")
 		f="$FIXTURES/leap-prompt/facts/$t"
 		[ -f "$f" ] || { failed+="$t: no facts file"$'\n'; continue; }
+		# what the speed sentences say of the baselines is what their sources do: the cpu
+		# reference is plain C, single-threaded; a vendor baseline calls SGEMM or the
+		# convolution in fp32 without TF32
+		! grep -Eq 'pragma +omp|pthread|immintrin' "$d/reference.c" || failed+="$t: reference.c is not plain C"$'\n'
+		for lib in $(jq -r '(.baseline_libraries // [])[]' "$d/task.json"); do
+			case $lib in
+			cublas) grep -q 'cublasSetMathMode(h, CUBLAS_DEFAULT_MATH)' "$d/baseline.cu" &&
+				grep -Eq 'cublasSgemm(StridedBatched)?\(' "$d/baseline.cu" ;;
+			cudnn) grep -q 'CUDNN_FMA_MATH' "$d/baseline.cu" && grep -q 'cudnnConvolutionForward(' "$d/baseline.cu" ;;
+			*) false ;;
+			esac || failed+="$t: baseline.cu does not call $lib as the prompt says"$'\n'
+		done
 		for b in cpu cuda; do
 			p=$(leap-prompt --backend "$b" --device-info "$dev" "$t" 2>/dev/null | jq -r '.messages[1].content')
 			want=$(sizes_fact "$t" "$b")
@@ -159,7 +171,7 @@ sizes_fact() {
 	run -0 --separate-stderr leap-prompt --backend cuda --tasks "$BATS_TEST_TMPDIR/suite" --device-info "$FIXTURES/leap-prompt/h200.json" matmul
 	p=$(jq -r '.messages[1].content' <<<"$output")
 	[[ "$p" == *"no other library (cuBLAS, cuDNN...) is available for this task"* ]]
-	[[ "$p" == *"against a vendor library (cuBLAS or cuDNN), called as a framework would call it."* ]]
+	[[ "$p" == *"against the task's vendor baseline, as PyTorch eager computes it by default: the matrix products in cuBLAS SGEMM"* ]]
 	[[ "$p" == *"Precision class tf32"* ]]
 	jq '.baseline_kind = "kernel" | del(.baseline_libraries) | .precision = "fp32"' "$LEAP_TASKS/matmul/task.json" \
 		>"$BATS_TEST_TMPDIR/suite/matmul/task.json"
@@ -245,6 +257,8 @@ caches_fact() {
 	# the fixture computes right only with an 8 MiB limit and 8 MiB OpenMP stacks
 	(ulimit -s 16384 && leap-verify --seed 1 --task vector_add "$FIXTURES/leap-prompt/stack.c") >"$BATS_TEST_TMPDIR/v"
 	[[ "$(head -1 "$BATS_TEST_TMPDIR/v")" == *": pass (task vector_add"* ]]
+	# the baseline is the single-threaded reference
+	[[ "$p" == *"against the task's reference: the plain C described above, single-threaded"* ]]
 	# --device-info describing another CPU drops this machine's caches, or names its own
 	echo '{"cpu_model": "Other CPU", "cores": 4}' >"$BATS_TEST_TMPDIR/other.json"
 	run -0 --separate-stderr leap-prompt --backend cpu --device-info "$BATS_TEST_TMPDIR/other.json" transpose
