@@ -611,18 +611,54 @@ static void add_gpu(struct leap_buf *s, const json_t *gpu)
 	leap_buf_adds(s, ". ");
 }
 
-/* The compile sentence: "It is compiled as one translation unit with VERSION: `CMD FLAGS`". */
+/* The arch the device facts give: "arch", else the one leap-compile picks for their
+ * "compute_capability" (lib/gpu.c), into buf; NULL when they give neither. */
+static const char *facts_arch(const json_t *gpu, char *buf, size_t n)
+{
+	const char *arch = leap_get_str(gpu, "arch", NULL);
+	const char *cc = leap_get_str(gpu, "compute_capability", NULL);
+	int major, minor;
+	if (arch)
+		return arch;
+	if (cc && sscanf(cc, "%d.%d", &major, &minor) == 2) {
+		leap_gpu_arch(major, minor, buf, n);
+		return buf;
+	}
+	return NULL;
+}
+
+/* The arch flags leap-compile uses where the GPU is not known here: the GPU's own, each
+ * spelled by lib/gpu.c. */
+static void add_arch_rule(struct leap_buf *s)
+{
+	char a90[16], a100[16];
+	leap_gpu_arch(9, 0, a90, sizeof a90);
+	leap_gpu_arch(10, 0, a100, sizeof a100);
+	char *f90 = leap_gpu_arch_flag(a90), *f100 = leap_gpu_arch_flag(a100), *fdef = leap_gpu_arch_flag(LEAP_DEFAULT_ARCH);
+	leap_buf_addf(s, "where ARCH is the flag for the GPU leap-compile finds: `%s` on compute capability 9.0 (H100, "
+			 "H200), `%s` on 10.0 (B200), `-arch=sm_XY` on compute capability X.Y otherwise, and `%s` "
+			 "where it finds none",
+		      f90, f100, fdef);
+	free(f90);
+	free(f100);
+	free(fdef);
+}
+
+/* The compile sentence: "It is compiled as one translation unit with VERSION: `CMD FLAGS`".
+ * `arch`: the architecture the device facts name; on cuda, NULL when the GPU is not known,
+ * for which the flags say ARCH and the rule that picks it. */
 static void add_build(struct leap_buf *s, const struct leap_prompt_machine *m, enum leap_backend b, const char *arch)
 {
 	if (!m || !m->have_tc)
 		return;
 	const char *cmd = b == LEAP_BACKEND_CUDA ? "nvcc" : "cc";
 	leap_buf_addf(s, "It is compiled as one translation unit with %s: `%s ", m->tc.version, cmd);
-	/* the flags, with the architecture the device facts name when they name one */
+	/* the flags, with the architecture the device facts name, or ARCH */
 	char *had = m->tc.arch ? leap_gpu_arch_flag(m->tc.arch) : NULL;
 	const char *f = m->tc.flags, *a = had ? strstr(f, had) : NULL;
-	if (a && arch && strcmp(arch, m->tc.arch)) {
-		char *want = leap_gpu_arch_flag(arch);
+	int unknown = b == LEAP_BACKEND_CUDA && !arch;
+	if (a && (unknown || strcmp(arch, m->tc.arch))) {
+		char *want = unknown ? xstrdup("ARCH") : leap_gpu_arch_flag(arch);
 		leap_buf_add(s, f, (size_t)(a - f));
 		leap_buf_adds(s, want);
 		leap_buf_adds(s, a + strlen(had));
@@ -631,7 +667,12 @@ static void add_build(struct leap_buf *s, const struct leap_prompt_machine *m, e
 		leap_buf_adds(s, f);
 	}
 	free(had);
-	leap_buf_adds(s, "`, with the prototype above ");
+	leap_buf_adds(s, "`, ");
+	if (unknown && a) {
+		add_arch_rule(s);
+		leap_buf_adds(s, ", ");
+	}
+	leap_buf_adds(s, "with the prototype above ");
 	leap_buf_adds(s, b == LEAP_BACKEND_CUDA ? "included before your code. "
 						: "and <stdint.h> included before your code. ");
 }
@@ -695,9 +736,14 @@ static void add_libraries(struct leap_buf *s, const struct leap_task *t)
 static void add_machine_cuda(struct leap_buf *s, const struct leap_task *t, const struct leap_prompt_machine *m)
 {
 	leap_buf_adds(s, "\n## Machine and build\n\n");
-	const char *arch = m ? leap_get_str(m->gpu, "arch", NULL) : NULL;
-	if (m)
+	char buf[32];
+	const char *arch = m ? facts_arch(m->gpu, buf, sizeof buf) : NULL;
+	if (m && leap_get_str(m->gpu, "name", NULL))
 		add_gpu(s, m->gpu);
+	else
+		leap_buf_addf(s, "The GPU that will run your code is not known to this prompt%s: do not assume its model, "
+				 "SM count or memory; ask cudaGetDeviceProperties at run time where your code needs them. ",
+			      m && m->gpu ? "" : " (no GPU was visible where it was written)");
 	add_build(s, m, LEAP_BACKEND_CUDA, arch);
 	add_libraries(s, t);
 	leap_buf_adds(s, "\n\nThe function is called from host code. Every pointer argument is **device** memory, "

@@ -158,7 +158,21 @@ sizes_fact() {
 	run -0 --separate-stderr leap-prompt --backend cuda -g 3 vector_add
 	[ "$(grep -c 'no GPU' <<<"$stderr")" -eq 1 ]
 	[[ "$stderr" == *"give --device-info FILE"* ]]
-	[[ "$(jq -r '.messages[1].content' <<<"$output" | head -50)" != *"Your code runs on"* ]]
+	p=$(jq -r '.messages[1].content' <<<"$output" | head -50)
+	[[ "$p" != *"Your code runs on"* ]]
+	# the model is told that, and the rule of the arch flag rather than leap-compile's
+	# no-GPU default as if it were the build's
+	[[ "$p" == *"The GPU that will run your code is not known to this prompt (no GPU was visible where it was written): do not assume its model, SM count or memory"* ]]
+	if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
+		[[ "$p" == *'`nvcc -Xcompiler -fPIC -O3 ARCH`, where ARCH is the flag for the GPU leap-compile finds: `-gencode=arch=compute_90a,code=sm_90a` on compute capability 9.0 (H100, H200), `-gencode=arch=compute_100a,code=sm_100a` on 10.0 (B200), `-arch=sm_XY` on compute capability X.Y otherwise, and `-arch=sm_90` where it finds none'* ]]
+		[[ "$p" != *"-O3 -arch=sm_90\`"* ]]
+	fi
+	# device facts with a compute capability but no arch: the arch leap-compile picks for it
+	echo '{"name": "NVIDIA A100", "compute_capability": "8.0"}' >"$BATS_TEST_TMPDIR/a100.json"
+	run -0 --separate-stderr leap-prompt --backend cuda --device-info "$BATS_TEST_TMPDIR/a100.json" vector_add
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"Your code runs on one NVIDIA A100: compute capability 8.0."* ]]
+	[ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] || [[ "$p" == *'`nvcc -Xcompiler -fPIC -O3 -arch=sm_80`'* ]]
 	# a bad --device-info is a usage error
 	echo '[1]' >"$BATS_TEST_TMPDIR/bad.json"
 	run -2 --separate-stderr leap-prompt --device-info "$BATS_TEST_TMPDIR/bad.json" vector_add
