@@ -140,33 +140,101 @@ uint64_t leap_random_seed(void)
 	return (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
 }
 
-/* For a runner that died of a signal after reporting where (runner/crash.c): appends where
- * to `msg` (" at line L of your code (in F)") and returns the verify.crash object {line,
- * function, called}; NULL (msg unchanged) when there was no report, the runner did not die
- * of the signal it reported, or the place is not a line of the candidate's code. The
- * report is the candidate's to forge: it names a line and decides nothing. */
+/* The words for the object a fault outside the artifact happened in (runner/crash.c names
+ * its file), into b: the C library, the OpenMP runtime, the harness, another library. */
+static void add_object(struct leap_buf *b, const char *obj)
+{
+	if (!strcmp(obj, "?"))
+		leap_buf_adds(b, "at an address that holds no code (a corrupted return address or function pointer)");
+	else if (!strncmp(obj, "libc.so", 7))
+		leap_buf_addf(b, "in the C library (%s)", obj);
+	else if (!strncmp(obj, "libgomp.so", 10))
+		leap_buf_addf(b, "in the OpenMP runtime (%s)", obj);
+	else if (!strncmp(obj, "leap-run", 8))
+		leap_buf_adds(b, "in the harness's own code");
+	else
+		leap_buf_addf(b, "in %s", obj);
+}
+
+/* Parses a crash report's msg (runner/crash.c): "0xOFF" or "-", then optionally " OBJECT".
+ * Returns 0 with *off (0 for "-") and obj (the object's name, "" when none; only the
+ * characters a file name has), or -1. */
+static int parse_crash_msg(const char *msg, uint64_t *off, char *obj, size_t n)
+{
+	char *end;
+	*off = 0;
+	obj[0] = 0;
+	if (!strncmp(msg, "0x", 2)) {
+		*off = strtoull(msg, &end, 16);
+	} else if (msg[0] == '-') {
+		end = (char *)msg + 1;
+	} else {
+		return -1;
+	}
+	if (!*end)
+		return 0;
+	if (*end != ' ')
+		return -1;
+	size_t k = 0;
+	for (const char *p = end + 1; *p && k + 1 < n; p++) {
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-?", *p))
+			return -1;
+		obj[k++] = *p;
+	}
+	obj[k] = 0;
+	return 0;
+}
+
+/* For a runner that died of a signal after reporting where (runner/crash.c): returns the
+ * verify.crash object {line, function, called, outside} and the words for the message, or
+ * NULL (nothing added) when there was no report or the runner did not die of the signal it
+ * reported. A fault in the candidate's code adds " at line L of your code (in F)" to `at`. A
+ * fault outside it (a library, the harness, no code at all) adds to `after` a sentence of its
+ * own: where it was, the candidate's last call on the stack when there is one, and what such
+ * a fault usually means (a write past a buffer that corrupted the heap or the stack, or a bad
+ * argument to the library), so that a crash in malloc does not read as a crash without a
+ * place. The report is the candidate's to forge: it names places and decides nothing. */
 static json_t *crash_place(const struct leap_session *s, enum leap_backend b, const char *artifact,
-			   struct leap_buf *msg)
+			   struct leap_buf *at, struct leap_buf *after)
 {
 	const struct leap_run_reply *c = &s->crash;
-	if (c->magic != LEAP_RUN_MAGIC || !WIFSIGNALED(s->status) || WTERMSIG(s->status) != c->code ||
-	    c->call > 1 || strncmp(c->msg, "0x", 2))
+	char obj[64];
+	uint64_t off;
+	if (c->magic != LEAP_RUN_MAGIC || !WIFSIGNALED(s->status) || WTERMSIG(s->status) != c->code || c->call > 2 ||
+	    parse_crash_msg(c->msg, &off, obj, sizeof obj))
 		return NULL;
-	char *end;
-	uint64_t off = strtoull(c->msg, &end, 16);
-	if (*end)
-		return NULL;
+	int outside = c->call > 0 && obj[0];
 	char *func = NULL;
-	long line = leap_crash_line(artifact, off, leap_compile_source_name(b), &func);
-	if (line < 1)
+	long line = c->call < 2 ? leap_crash_line(artifact, off, leap_compile_source_name(b), &func) : 0;
+	if (line < 1 && !outside)
 		return NULL;
-	leap_buf_addf(msg, c->call ? " in a library function called at line %ld of your code" : " at line %ld of your code",
-		      line);
-	if (func)
-		leap_buf_addf(msg, " (in %s)", func);
-	json_t *o = json_pack("{s:I,s:b}", "line", (json_int_t)line, "called", (int)c->call);
+	struct leap_buf *m = outside ? after : at;
+	if (outside) {
+		leap_buf_adds(m, " The fault was outside your code, ");
+		add_object(m, obj);
+	}
+	if (line >= 1) {
+		if (!c->call)
+			leap_buf_addf(m, " at line %ld of your code", line);
+		else
+			leap_buf_addf(m, "%s called at line %ld of your code", outside ? "," : " in a library function", line);
+		if (func)
+			leap_buf_addf(m, " (in %s)", func);
+	} else {
+		leap_buf_adds(m, ", with no call of your code on the stack");
+	}
+	if (outside)
+		leap_buf_adds(m, ": such a fault usually comes from an earlier write outside a buffer (past its end or "
+				 "before its start: it corrupts the heap that malloc and free keep, or the stack), or from "
+				 "a bad pointer or size passed to a library function.");
+	json_t *o = json_object();
+	if (line >= 1)
+		json_object_set_new(o, "line", json_integer((json_int_t)line));
+	json_object_set_new(o, "called", json_boolean(c->call > 0));
 	if (func)
 		json_object_set_new(o, "function", json_string(func));
+	if (outside)
+		json_object_set_new(o, "outside", json_string(obj));
 	free(func);
 	return o;
 }
@@ -387,8 +455,12 @@ static const char *death_status(const struct leap_verifier *v, const struct leap
 	leap_buf_addf(&vr->msg, "Your code %s", why ? why : "died");
 	free(why);
 	*denied = denied_call(s, &vr->msg);
-	*crash = crash_place(s, b, artifact, &vr->msg);
+	struct leap_buf after = {0};
+	*crash = crash_place(s, b, artifact, &vr->msg, &after);
 	leap_buf_addf(&vr->msg, "%s.", where);
+	if (after.len)
+		leap_buf_add(&vr->msg, after.s, after.len);
+	leap_buf_free(&after);
 	return "runtime_error";
 }
 

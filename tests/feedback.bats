@@ -90,10 +90,23 @@ turn() {
 	assert_line --index 2 "$(printf '  7 | \t\tc[i] = x + far[i];')"
 }
 
-@test "cpu: a fault inside a library function names the candidate's call" {
+@test "cpu: a fault inside a library function is outside the code, and names the candidate's call" {
 	run -1 leap-verify --seed 1 --task vector_add "$F/segv_call.c"
 	assert_line --index 1 --partial "crashed with SIGSEGV"
-	assert_line --index 1 --partial "in a library function called at line 6 of your code (in vector_add)"
+	assert_line --index 1 --partial "in case 1 (n=1), trial 1. The fault was outside your code, in the C library (libc.so.6), called at line 6 of your code (in vector_add): such a fault usually comes from"
+	assert_line --index 2 "$(printf '  6 | \tmemset(c + (1L << 40), 0, (size_t)n * sizeof *c);')"
+}
+
+@test "cpu: a heap corrupted before a block faults in free: the feedback says the fault was outside the code" {
+	# issue 30: a crash in the C library after a heap overrun read as SIGSEGV with no place
+	turn transpose cpu "$F/heap_before.c" >"$T/next"
+	run -0 jq -c '.verify.crash' "$T/done.jsonl"
+	assert_output '{"called":true,"outside":"libc.so.6"}'
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your kernel failed at run time."
+	assert_line --index 1 --partial "Your code aborted (SIGABRT"
+	# free was the function's tail call: no frame of the candidate is left to name
+	assert_line --index 1 --partial "in case 1 (rows=1, cols=1), trial 1. The fault was outside your code, in the C library (libc.so.6), with no call of your code on the stack: such a fault usually comes from an earlier write outside a buffer (past its end or before its start"
 }
 
 @test "cpu: a forged crash report from a runner that did not crash names no line" {
