@@ -320,8 +320,10 @@ char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts 
 		head = "Your kernel failed at run time.";
 		if (vmsg)
 			leap_buf_adds(&d, vmsg);
-		/* the line the crash report names (verify.crash), quoted */
-		leap_feedback_quote(&d, code, (long)leap_get_int(json_object_get(verify, "crash"), "line", 0), 0);
+		/* the line the crash report names (verify.crash), or the call that allocated the
+		 * block written past (verify.heap), quoted */
+		leap_feedback_quote(&d, code, (long)leap_get_int(json_object_get(verify, "crash"), "line",
+								   leap_get_int(json_object_get(verify, "heap"), "line", 0)), 0);
 		break;
 	case LEAP_ST_TIMEOUT:
 		head = "Your kernel did not finish within the time limit.";

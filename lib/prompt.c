@@ -710,7 +710,8 @@ static void add_machine_cpu(struct leap_buf *s, const struct leap_task *t, const
 	leap_buf_addf(s, "\n\nScratch memory of your own is allowed: malloc and free within a call (timed with it), or "
 			  "a buffer kept across calls in a static pointer and grown when a call needs more. The "
 			  "process may map %llu GiB beyond the arguments (by default). The stack is %llu MiB, each "
-			  "OpenMP thread's too: put large arrays on the heap.\n",
+			  "OpenMP thread's too: put large arrays on the heap. Every block you allocate is checked: a "
+			  "write past its end fails the case it happens in.\n",
 		      (unsigned long long)(LEAP_SANDBOX_MEM_DEFAULT >> 30),
 		      (unsigned long long)(LEAP_SANDBOX_STACK_BYTES >> 20));
 }

@@ -407,9 +407,36 @@ static void run_cases(const struct leap_vcache *vc, int trials, struct leap_sess
 	}
 }
 
-/* The status of a runner's reply that is not a result, its words added to msg. */
+/* For a LEAP_RUN_HEAP reply (runner/heap.c): its words and where the block was allocated
+ * added to msg, and the verify.heap object {line, function} (NULL when the allocating call is
+ * not a line of the candidate's code). Forgeable like a crash report: only ever a failure. */
+static json_t *heap_place(const struct leap_run_reply *last, enum leap_backend b, const char *artifact,
+			  const char *where, struct leap_buf *msg)
+{
+	leap_buf_addf(msg, "Your code %s", last->msg);
+	char *func = NULL;
+	long line = last->code > 0 ? leap_crash_line(artifact, (uint64_t)last->code - 1, leap_compile_source_name(b),
+						      &func)
+				   : 0;
+	json_t *o = NULL;
+	if (line > 0) {
+		leap_buf_addf(msg, " at line %ld of your code", line);
+		if (func)
+			leap_buf_addf(msg, " (in %s)", func);
+		o = json_pack("{s:I}", "line", (json_int_t)line);
+		if (func)
+			json_object_set_new(o, "function", json_string(func));
+	}
+	free(func);
+	leap_buf_addf(msg, "%s. A write past the end of a block corrupts the heap even where it does no visible harm: "
+			   "check the block's size and every index into it.", where);
+	return o;
+}
+
+/* The status of a runner's reply that is not a result, its words added to msg (and, for a
+ * write past a block of the code's own, the place in *heap). */
 static const char *reply_status(const struct leap_run_reply *last, enum leap_backend b, const char *artifact,
-				const char *where, struct leap_buf *msg)
+				const char *where, struct leap_buf *msg, json_t **heap)
 {
 	switch (last->status) {
 	case LEAP_RUN_NO_DEVICE:
@@ -425,6 +452,9 @@ static const char *reply_status(const struct leap_run_reply *last, enum leap_bac
 		if (b == LEAP_BACKEND_CUDA)
 			kernels_named(msg, artifact);
 		leap_buf_adds(msg, ".");
+		return "runtime_error";
+	case LEAP_RUN_HEAP: /* runner/heap.c */
+		*heap = heap_place(last, b, artifact, where, msg);
 		return "runtime_error";
 	case LEAP_RUN_FORGED: /* lib/session.c: the code wrote on the harness's reply descriptor */
 		leap_buf_addf(msg, "Runtime error%s: %s (your code wrote on the harness's descriptors).", where, last->msg);
@@ -506,12 +536,12 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		snprintf(where, sizeof where, " in case %d (%s), trial %d", vr.phase_case + 1, vc->cd[vr.phase_case].desc,
 			 vr.phase_trial + 1);
 	const char *status = vr.mismatch ? "mismatch" : "pass";
-	json_t *crash = NULL;
+	json_t *crash = NULL, *heap = NULL;
 	if (vr.overrun >= 0) {
 		status = "runtime_error";
 		leap_buf_addf(&vr.msg, "Your code wrote outside the bounds of buffer %s%s.", t->params[vr.overrun].name, where);
 	} else if (vr.r == LEAP_SESS_REPLY) {
-		status = reply_status(&last, b, artifact, where, &vr.msg);
+		status = reply_status(&last, b, artifact, where, &vr.msg, &heap);
 	} else if (vr.r == LEAP_SESS_DIED || vr.r == LEAP_SESS_TIMEOUT) {
 		status = death_status(v, &s, b, artifact, where, why, timeout, &vr, &denied, &crash);
 		why = NULL;
@@ -528,6 +558,8 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	json_object_set_new(result, "run_ms", json_real(vr.run_ms));
 	if (crash)
 		json_object_set_new(result, "crash", crash);
+	if (heap)
+		json_object_set_new(result, "heap", heap);
 	if (denied)
 		json_object_set_new(result, "denied_syscall", json_string(denied));
 	if (s.sb.mem_hit)

@@ -135,6 +135,14 @@ static int in_artifact(uintptr_t a)
 	return a >= art_lo && a < art_hi;
 }
 
+int crash_artifact_offset(uintptr_t a, uint64_t *off)
+{
+	if (!art_lo || !in_artifact(a))
+		return 0;
+	*off = a - art_base;
+	return 1;
+}
+
 /* Writes "0x" and v in hex into out (at least 19 bytes), NUL-terminated. */
 static void hex(char *out, uint64_t v)
 {

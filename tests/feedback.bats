@@ -109,6 +109,16 @@ turn() {
 	assert_line --index 1 --partial "in case 1 (rows=1, cols=1), trial 1. The fault was outside your code, in the C library (libc.so.6), with no call of your code on the stack: such a fault usually comes from an earlier write outside a buffer (past its end or before its start"
 }
 
+@test "cpu: a write past the end of a block the code allocated fails the smallest case, naming the allocation" {
+	# issue 30: a scratch buffer one column short passed rows=1, cols=1 and crashed in malloc later
+	turn transpose cpu "$F/heap_after.c" >"$T/next"
+	run -0 jq -c '[.status, .verify.cases, .verify.heap]' "$T/done.jsonl"
+	assert_output '["runtime_error",0,{"line":9,"function":"transpose"}]'
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 "Your code wrote past the end of a 0-byte block it allocated with malloc at line 9 of your code (in transpose) in case 1 (rows=1, cols=1), trial 1. A write past the end of a block corrupts the heap even where it does no visible harm: check the block's size and every index into it."
+	assert_line --index 2 "$(printf ' 9 | \tfloat *tmp = malloc((size_t)(n - rows) * sizeof *tmp);')"
+}
+
 @test "cpu: a forged crash report from a runner that did not crash names no line" {
 	run -1 leap-verify --seed 1 --task vector_add "$F/forged_crash.c"
 	assert_line --index 0 --partial "runtime_error"

@@ -266,7 +266,7 @@ caches_fact() {
 	# the limit stated is leap-verify's default
 	[[ "$p" == *"The process may map 4 GiB beyond the arguments (by default)."* ]]
 	[[ "$(leap-verify --help)" == *"address-space limit of a cpu child (default 4G"* ]]
-	[[ "$p" == *"The stack is 8 MiB, each OpenMP thread's too: put large arrays on the heap."* ]]
+	[[ "$p" == *"The stack is 8 MiB, each OpenMP thread's too: put large arrays on the heap. Every block you allocate is checked: a write past its end fails the case it happens in."* ]]
 	# ... and it is what the code gets, whatever stack limit leap-verify itself runs under:
 	# the fixture computes right only with an 8 MiB limit and 8 MiB OpenMP stacks
 	(ulimit -s 16384 && leap-verify --seed 1 --task vector_add "$FIXTURES/leap-prompt/stack.c") >"$BATS_TEST_TMPDIR/v"
