@@ -536,3 +536,21 @@ verdict() {
 	run -2 leap-verify --tolerance loose --task vector_add "$FIXTURES/leap-verify/correct.c"
 	assert_output --partial "--tolerance: 'loose' is not task or kernelbench"
 }
+
+@test "a write one element past an output fails the smallest case (rows=1, cols=1) and every other" {
+	# issue 30: the canary covers the slack between an output's last element and its guard page
+	run -1 leap-verify --seed 1 --task transpose "$FIXTURES/leap-verify/transpose/past_output.c"
+	assert_line --index 0 --partial "runtime_error (task transpose"
+	assert_line --index 1 "  Your code wrote outside the bounds of buffer B in case 1 (rows=1, cols=1), trial 1."
+	# each case alone, with the write in it, fails too: the canary catches it, or the guard
+	# page where B ends on a page boundary (64 x 1000 floats)
+	for c in '{"rows":7,"cols":33}' '{"rows":64,"cols":1000}' '{"rows":1000,"cols":3}'; do
+		mkdir -p "$BATS_TEST_TMPDIR/suite"
+		rm -rf "$BATS_TEST_TMPDIR/suite/transpose"
+		cp -R "$LEAP_TASKS/transpose" "$BATS_TEST_TMPDIR/suite/"
+		jq --argjson c "$c" '.cases = [$c] | .ranges = {}' "$LEAP_TASKS/transpose/task.json" >"$BATS_TEST_TMPDIR/suite/transpose/task.json"
+		run -1 leap-verify --seed 1 --tasks "$BATS_TEST_TMPDIR/suite" --task transpose "$FIXTURES/leap-verify/transpose/past_output.c"
+		assert_line --index 0 --partial "runtime_error (task transpose"
+		assert_line --index 1 --regexp '^  Your code (wrote outside the bounds of buffer B|crashed with SIGSEGV .* at line 9 of your code \(in transpose\)) in case 1 '
+	done
+}
