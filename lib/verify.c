@@ -365,6 +365,7 @@ int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint
 
 /* What running the cases of one candidate came to. */
 struct vrun {
+	int nondeterministic;     /* a rerun of the mismatched call gave other outputs */
 	int r;                    /* the session's last result (LEAP_SESS_*) */
 	int overrun;              /* the parameter whose guard a call damaged, or -1 */
 	struct leap_errstats es;
@@ -374,6 +375,81 @@ struct vrun {
 	int phase_case, phase_trial; /* where the run was last, -1 while loading */
 	double run_ms;            /* the candidate's own time in its calls */
 };
+
+#define RERUNS 3 /* reruns of a mismatched call, to tell a race from a steady bug */
+
+/* A mismatch message without its "Wrong output in case 2 (rows=7, cols=33): ", which the
+ * sentence around it says once. */
+static const char *after_case(const char *m)
+{
+	const char *colon = strncmp(m, "Wrong output in case ", 21) ? NULL : strstr(m, "): ");
+	return colon ? colon + 3 : m;
+}
+
+/* The output bytes (out and in-out buffers) of slot 0, appended to b. */
+static void outputs_of(const struct leap_session *s, const struct leap_case_data *d, struct leap_buf *b)
+{
+	for (size_t p = 0; p < d->t->nparams; p++)
+		if (d->rp[p].kind == LEAP_RUN_K_OUT || d->rp[p].kind == LEAP_RUN_K_INOUT)
+			leap_buf_add(b, (const char *)s->arena + d->out[p], (size_t)d->rp[p].bytes);
+}
+
+/* After a mismatch on input set k of case d: runs the same call on the same inputs again, up
+ * to RERUNS times, until the outputs differ from the first run's. A race (threads sharing a
+ * scratch buffer) looks like a plain mismatch on one case and passes on another run; a
+ * steady bug gives the same bytes every time. When they differ, says so in vr->msg before
+ * the first run's words, and what the other run gave. A failed rerun ends the reruns and
+ * changes no verdict: the first run's stands. */
+static void rerun_mismatch(struct leap_session *s, const struct leap_case_data *d, uint32_t k, struct vrun *vr,
+			   const char *first)
+{
+	struct leap_buf was = {0}, now = {0};
+	outputs_of(s, d, &was);
+	char *again = NULL;
+	int differ = 0;
+	for (int r = 0; r < RERUNS && !differ; r++) {
+		leap_session_stage(s, d, k, 0);
+		uint32_t slot = 0;
+		struct leap_block bt;
+		if (leap_session_block(s, d, &slot, 1, LEAP_RUN_OP_CALL, &bt) != LEAP_SESS_OK ||
+		    leap_session_guards(s, d, 0) >= 0)
+			break;
+		leap_buf_reset(&now);
+		outputs_of(s, d, &now);
+		differ = now.len != was.len || memcmp(now.s, was.s, now.len);
+		if (differ) {
+			struct leap_errstats es = {0, 0};
+			json_decref(leap_case_check(d, k, 0, s->arena, 1, &es, &again));
+		}
+	}
+	if (differ) {
+		vr->nondeterministic = 1;
+		leap_buf_addf(&vr->msg, "Nondeterministic: two runs of case %zu (%s), trial %u, on the same inputs gave "
+					"different outputs; a data race (threads sharing a scratch buffer, or writing the "
+					"same element) is the usual cause. First run: %s Another run: %s",
+			      d->index + 1, d->desc, k + 1, after_case(first),
+			      again ? after_case(again) : "every element was right.");
+	} else {
+		leap_buf_adds(&vr->msg, first);
+	}
+	free(again);
+	leap_buf_free(&was);
+	leap_buf_free(&now);
+}
+
+/* Appends which cases passed before the one that failed (they run in order, and the first
+ * failure ends the run): " Case 1 (rows=1, cols=2) passed; the later ones were not run." */
+static void add_passed(struct leap_buf *msg, const struct leap_vcache *vc, size_t passed)
+{
+	if (!passed)
+		return;
+	leap_buf_adds(msg, passed == 1 ? " Case " : " Cases ");
+	for (size_t i = 0; i < passed && i < 6; i++)
+		leap_buf_addf(msg, "%s%zu (%s)", !i ? "" : i + 1 == passed ? " and " : ", ", i + 1, vc->cd[i].desc);
+	if (passed > 6)
+		leap_buf_addf(msg, " and %zu more", passed - 6);
+	leap_buf_addf(msg, " passed before it%s", passed + 1 < vc->ncases ? "; the later ones were not run." : ".");
+}
 
 /* Runs every case and trial in session s until the first mismatch, damaged guard or failure. */
 static void run_cases(const struct leap_vcache *vc, int trials, struct leap_session *s, struct vrun *vr)
@@ -396,7 +472,7 @@ static void run_cases(const struct leap_vcache *vc, int trials, struct leap_sess
 			char *m = NULL;
 			vr->mismatch = leap_case_check(d, (uint32_t)k, 0, s->arena, 1, &vr->es, &m);
 			if (vr->mismatch) {
-				leap_buf_addf(&vr->msg, "%s", m);
+				rerun_mismatch(s, d, (uint32_t)k, vr, m);
 				free(m);
 			}
 		}
@@ -545,7 +621,9 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	} else if (vr.r == LEAP_SESS_DIED || vr.r == LEAP_SESS_TIMEOUT) {
 		status = death_status(v, &s, b, artifact, where, why, timeout, &vr, &denied, &crash);
 		why = NULL;
-	} else if (!vr.mismatch) {
+	} else if (vr.mismatch) {
+		add_passed(&vr.msg, vc, vr.passed);
+	} else {
 		if (vc->ndrawn)
 			leap_buf_addf(&vr.msg, "All %zu cases passed (%zu listed, %zu of random sizes; %d trials each).",
 				      vr.passed, t->ncases, vc->ndrawn, trials);
@@ -560,6 +638,8 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		json_object_set_new(result, "crash", crash);
 	if (heap)
 		json_object_set_new(result, "heap", heap);
+	if (vr.nondeterministic)
+		json_object_set_new(result, "nondeterministic", json_true());
 	if (denied)
 		json_object_set_new(result, "denied_syscall", json_string(denied));
 	if (s.sb.mem_hit)

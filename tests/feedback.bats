@@ -177,6 +177,14 @@ turn() {
 	refute_output --partial "Inputs:"
 }
 
+@test "a race: the feedback says the results are nondeterministic and which cases passed" {
+	turn softmax cpu "$FIXTURES/leap-verify/softmax/racy.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your kernel computes wrong results."
+	assert_line --index 1 --partial "Nondeterministic: two runs of case 2 (rows=7, cols=33), trial 1, on the same inputs gave different outputs; a data race"
+	assert_line --index 1 --partial "Case 1 (rows=1, cols=2) passed before it"
+}
+
 @test "a slow pass is told the machine, the benchmark case and what the baseline is" {
 	leap-prompt --backend cpu softmax |
 		jq -c --rawfile c "$FIXTURES/leap-bench/slow2x.c" '.completion = "```c\n\($c)```"' |

@@ -554,3 +554,20 @@ verdict() {
 		assert_line --index 1 --regexp '^  Your code (wrote outside the bounds of buffer B|crashed with SIGSEGV .* at line 9 of your code \(in transpose\)) in case 1 '
 	done
 }
+
+@test "a race is told as nondeterministic with the cases that passed; a steady bug is not" {
+	# issue 30: an OpenMP kernel sharing a scratch row between threads read as a plain mismatch.
+	# The fixture's threads sleep between writing the row and reading it back (a time from the
+	# clock), so the race shows on any machine at any load.
+	leap-compile --task softmax "$FIXTURES/leap-verify/softmax/racy.c" | leap-verify --seed 1 >"$BATS_TEST_TMPDIR/r"
+	run -0 jq -r '[.status, .verify.nondeterministic, .verify.mismatch.case] | @tsv' "$BATS_TEST_TMPDIR/r"
+	assert_output "$(printf 'mismatch\ttrue\t1')"
+	run -0 jq -r .verify.message "$BATS_TEST_TMPDIR/r"
+	assert_output --regexp '^Nondeterministic: two runs of case 2 \(rows=7, cols=33\), trial 1, on the same inputs gave different outputs; a data race \(threads sharing a scratch buffer, or writing the same element\) is the usual cause\. First run: y\[.*\. Another run: (y\[.*|every element was right\.) Case 1 \(rows=1, cols=2\) passed before it; the later ones were not run\.$'
+	# wrong the same way on every run: a mismatch, the passed case named, no word of a race
+	leap-compile --task vector_add "$FIXTURES/feedback/wrong_large.c" | leap-verify --seed 1 >"$BATS_TEST_TMPDIR/w"
+	run -0 jq -r '[.status, (.verify | has("nondeterministic"))] | @tsv' "$BATS_TEST_TMPDIR/w"
+	assert_output "$(printf 'mismatch\tfalse')"
+	run -0 jq -r .verify.message "$BATS_TEST_TMPDIR/w"
+	assert_output --regexp '^Wrong output in case 2 \(n=1000\): c\[999\] = 0 but expected .* Case 1 \(n=1\) passed before it; the later ones were not run\.$'
+}
