@@ -65,6 +65,22 @@ turn() {
 	[ "${#caret}" -eq $((${#src} - 5)) ]
 }
 
+@test "nvcc: a kernel defined with the wrong signature is told the required prototype" {
+	# issue 30: the linker's "undefined reference to \`transpose'" was all the model read
+	skip_unless_nvcc
+	turn transpose cuda "$F/wrong_signature.cu" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your code does not compile."
+	assert_line --index 1 'transpose() is defined with another signature than the required prototype: extern "C" void transpose(const float *A, float *B, int rows, int cols);'
+	assert_line --index 2 "link: error: undefined reference to \`transpose'"
+	refute_output --regexp 'shim-[0-9a-f]|leap_entry|leap_shim|cudafe1'
+	# a missing entry point (cpu, real gcc) gets the prototype to define, too
+	printf 'void vector_add2(const float *a, const float *b, float *c, int n) { }\n' >"$T/missing.c"
+	turn vector_add cpu "$T/missing.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 "the entry point vector_add() is not defined; define exactly: void vector_add(const float *a, const float *b, float *c, int n);"
+}
+
 @test "a diagnostic without the compiler's excerpt quotes the candidate's line from the code" {
 	printf '%s\n' '{"group":"g","sample":0,"turn":1,"messages":[],"completion":"x","code":"void f(void)\n{\n\tint y = zz + 1;\n}\n","status":"compile_error","compile":{"status":"error","diagnostics":[{"line":3,"col":10,"severity":"error","message":"'"'"'zz'"'"' undeclared"}]}}' |
 		leap-prune --preset debug-all --done "$T/done.jsonl" >"$T/next"
