@@ -509,6 +509,28 @@ static json_t *heap_place(const struct leap_run_reply *last, enum leap_backend b
 	return o;
 }
 
+/* The runner's "no device" in the words of what is missing: CUDA says "CUDA driver version is
+ * insufficient for CUDA runtime version" where there is no NVIDIA driver at all, which reads
+ * as a version to upgrade. Without libcuda.so.1 the machine has no NVIDIA GPU leap can use;
+ * with it and no device, CUDA sees none. A driver that is really too old is leap_gpu's check. */
+static void no_device_words(struct leap_buf *msg, const char *runner_msg)
+{
+	if (!strstr(runner_msg, "no CUDA device available")) {
+		leap_buf_adds(msg, runner_msg);
+		return;
+	}
+	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (h)
+		dlclose(h);
+	if (!h)
+		leap_buf_adds(msg, "no NVIDIA GPU: this machine has no NVIDIA driver (libcuda.so.1 cannot be loaded)");
+	else if (strstr(runner_msg, "zero devices") || strstr(runner_msg, "no CUDA-capable device"))
+		leap_buf_adds(msg, "no NVIDIA GPU: the driver is installed, but CUDA sees no device (check "
+				   "CUDA_VISIBLE_DEVICES and nvidia-smi)");
+	else
+		leap_buf_adds(msg, runner_msg);
+}
+
 /* The status of a runner's reply that is not a result, its words added to msg (and, for a
  * write past a block of the code's own, the place in *heap). */
 static const char *reply_status(const struct leap_run_reply *last, enum leap_backend b, const char *artifact,
@@ -516,7 +538,9 @@ static const char *reply_status(const struct leap_run_reply *last, enum leap_bac
 {
 	switch (last->status) {
 	case LEAP_RUN_NO_DEVICE:
-		leap_buf_addf(msg, "Not verified: %s.", last->msg);
+		leap_buf_adds(msg, "Not verified: ");
+		no_device_words(msg, last->msg);
+		leap_buf_adds(msg, ".");
 		return "no_device";
 	case LEAP_RUN_LOAD:
 	case LEAP_RUN_ABI:
