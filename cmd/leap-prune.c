@@ -209,14 +209,18 @@ static void put_next(struct ctx *c, const struct leap_member *m, long n_expand, 
 	leap_out_raw(&c->out, c->dcp.s, c->dcp.len - 1);
 }
 
-/* Writes member m with its decision where decided records go. */
+/* Writes member m with its decision where decided records go: n_fail and group_size are
+ * those the verdict was taken on (the turn-1 group's, carried in `dcp`, unless --regate), so
+ * that a turn-2 record of a group of 8 does not read "group_size 1"; turn_fail and
+ * turn_records count this turn's records of the group. */
 static void put_prune(struct ctx *c, const struct leap_member *m, int expand, const char *reason,
 		      const struct gate *g, long n_fail, long n, int complete)
 {
-	json_t *prune = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:I}", "decision", expand ? "expand" : "final",
-				  "reason", reason, "verdict", leap_verdict_name(g->v), "n_fail", (json_int_t)n_fail,
-				  "group_size", (json_int_t)n, "turn", (json_int_t)m->turn, "complete", complete,
-				  "gate_turn", (json_int_t)g->turn);
+	json_t *prune = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:I,s:I,s:I}", "decision", expand ? "expand" : "final",
+				  "reason", reason, "verdict", leap_verdict_name(g->v), "n_fail", (json_int_t)g->n_fail,
+				  "group_size", (json_int_t)g->n, "turn", (json_int_t)m->turn, "complete", complete,
+				  "gate_turn", (json_int_t)g->turn, "turn_fail", (json_int_t)n_fail, "turn_records",
+				  (json_int_t)n);
 	json_t *add = json_pack("{s:o}", "prune", prune);
 	if (!prune || !add)
 		leap_die("out of memory");

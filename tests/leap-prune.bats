@@ -436,10 +436,12 @@ EOF
 	jq -c '.completion = "c" | .status = (if .sample < 6 then "pass" else "mismatch" end)' "$T/t2" >"$T/t2v"
 	leap-prune --done "$T/done" "$T/t2v" >"$T/t3"
 	[ "$(jq -r .sample "$T/t3" | tr '\n' ' ')" = "6 7 " ]
-	run -0 jq -c 'select(.turn == 2) | [.sample, .prune.decision, .prune.reason, .prune.verdict, .prune.n_fail, .prune.group_size, .prune.gate_turn]' "$T/done"
-	assert_output "$(printf '%s\n' '[2,"final","solved","expand",2,6,1]' '[3,"final","solved","expand",2,6,1]' \
-		'[4,"final","solved","expand",2,6,1]' '[5,"final","solved","expand",2,6,1]' \
-		'[6,"expand","failed","expand",2,6,1]' '[7,"expand","failed","expand",2,6,1]')"
+	# issue 30: n_fail and group_size are the counts the verdict was taken on (turn 1: 6 of 8),
+	# this turn's are turn_fail and turn_records (2 of the 6 sent on)
+	run -0 jq -c 'select(.turn == 2) | [.sample, .prune.decision, .prune.reason, .prune.verdict, .prune.n_fail, .prune.group_size, .prune.gate_turn, .prune.turn_fail, .prune.turn_records]' "$T/done"
+	assert_output "$(printf '%s\n' '[2,"final","solved","expand",6,8,1,2,6]' '[3,"final","solved","expand",6,8,1,2,6]' \
+		'[4,"final","solved","expand",6,8,1,2,6]' '[5,"final","solved","expand",6,8,1,2,6]' \
+		'[6,"expand","failed","expand",6,8,1,2,6]' '[7,"expand","failed","expand",6,8,1,2,6]')"
 	# the turn-3 records still carry the turn-1 gate
 	[ "$(jq -c .dcp "$T/t3" | sort -u)" = '{"verdict":"expand","turn":1,"n_fail":6,"group_size":8}' ]
 	# --regate: the same turn 2 is easy (2 < 3): nothing goes on
