@@ -571,3 +571,19 @@ EOF
 	leap-prune --done "$T/d" --expand-slow "$T/in" >"$T/n"
 	[ "$(jq -r .sample "$T/n" | tr '\n' ' ')" = "1 2 3 " ]
 }
+
+@test "leap-prune: an error shared by many records is said once, then counted" {
+	# issue 30: the whole message came once per record ("not decided: ...")
+	for i in 0 1 2; do
+		printf '{"task":"t","group":"g","sample":%d,"turn":1,"error":{"program":"leap-verify","file":"-","line":%d,"message":"Not verified: no NVIDIA GPU."}}\n' $i $((i + 1))
+	done >"$T/in"
+	printf '{"task":"t","group":"h","sample":0,"turn":1}\n{"task":"t","group":"h","sample":1,"turn":1}\n' >>"$T/in"
+	run -1 --separate-stderr leap-prune --done "$T/done" "$T/in"
+	[ "$(grep -c 'no NVIDIA GPU' <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == *"$T/in:1: not decided: the record carries an error (leap-verify: Not verified: no NVIDIA GPU.)"* ]]
+	[[ "$stderr" == *"leap-prune: 2 more records were not decided for the same reason as $T/in:1"* ]]
+	[ "$(grep -c "no valid 'status'" <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == *"leap-prune: 1 more record was not decided for the same reason as $T/in:4"* ]]
+	# every record is still in the done file
+	[ "$(wc -l <"$T/done")" -eq 5 ]
+}
