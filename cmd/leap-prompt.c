@@ -242,7 +242,7 @@ static const struct leap_opt opts[] = {
 	{"system", 0, required_argument, "FILE", OPT_SYSTEM, "use the text of FILE as the system message"},
 	{"device-info", 0, required_argument, "FILE", OPT_DEVICE_INFO,
 	 "the machine the candidates run on, as a JSON object: cores,\n"
-	 "cpu_model, cpu_flags; for cuda the GPU's name, sm_count,\n"
+	 "cpu_model, cpu_caches, cpu_flags; for cuda the GPU's name, sm_count,\n"
 	 "compute_capability, arch, memory_bytes, l2_bytes (default:\n"
 	 "this machine's CPUs; the GPU is then not named)"},
 	{"tolerance", 0, required_argument, "MODE", OPT_TOL,

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "adaptive.h"
 #include "group.h"
+#include "hmap.h"
 #include "lines.h"
 #include "gstream.h"
 #include "jsonl.h"
@@ -62,6 +63,12 @@ struct ctx {
 	json_t *verdicts; /* task -> verdict of all its turn-1 groups ("expand" when mixed) */
 	struct leap_buf task;
 	long records, errors, groups[3], final, expanded, incomplete;
+	struct leap_hmap said;    /* reasons of undecided records warned about -> index in `reasons` */
+	struct said_reason {
+		char *where;          /* "file:line" of the first record with it */
+		long more;            /* records after it with the same reason */
+	} *reasons;
+	size_t nreasons, capreasons;
 	struct leap_rerun rerun;  /* the done file's earlier decisions */
 	long kept, dups;          /* records decided by an earlier run; duplicates in the input */
 	struct leap_buf dcp;      /* a next-turn record with its `dcp` */
@@ -209,14 +216,18 @@ static void put_next(struct ctx *c, const struct leap_member *m, long n_expand, 
 	leap_out_raw(&c->out, c->dcp.s, c->dcp.len - 1);
 }
 
-/* Writes member m with its decision where decided records go. */
+/* Writes member m with its decision where decided records go: n_fail and group_size are
+ * those the verdict was taken on (the turn-1 group's, carried in `dcp`, unless --regate), so
+ * that a turn-2 record of a group of 8 does not read "group_size 1"; turn_fail and
+ * turn_records count this turn's records of the group. */
 static void put_prune(struct ctx *c, const struct leap_member *m, int expand, const char *reason,
 		      const struct gate *g, long n_fail, long n, int complete)
 {
-	json_t *prune = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:I}", "decision", expand ? "expand" : "final",
-				  "reason", reason, "verdict", leap_verdict_name(g->v), "n_fail", (json_int_t)n_fail,
-				  "group_size", (json_int_t)n, "turn", (json_int_t)m->turn, "complete", complete,
-				  "gate_turn", (json_int_t)g->turn);
+	json_t *prune = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:I,s:I,s:I}", "decision", expand ? "expand" : "final",
+				  "reason", reason, "verdict", leap_verdict_name(g->v), "n_fail", (json_int_t)g->n_fail,
+				  "group_size", (json_int_t)g->n, "turn", (json_int_t)m->turn, "complete", complete,
+				  "gate_turn", (json_int_t)g->turn, "turn_fail", (json_int_t)n_fail, "turn_records",
+				  (json_int_t)n);
 	json_t *add = json_pack("{s:o}", "prune", prune);
 	if (!prune || !add)
 		leap_die("out of memory");
@@ -285,16 +296,52 @@ static void put_bad(void *arg, json_t *bad)
 	put_error(arg, bad);
 }
 
+/* Says on stderr why the record at file:line is not decided, once per reason and run: a run
+ * of a thousand records that all carry "no CUDA device" says it once, then counts the rest
+ * (say_counts). At most 1024 reasons are remembered; past them each is said. */
+static void say_undecided(struct ctx *c, const char *file, long line, const char *reason)
+{
+	int added = 0;
+	size_t len = strlen(reason);
+	void **slot = leap_hmap_count(&c->said) < 1024 ? leap_hmap_put(&c->said, reason, len, &added) : NULL;
+	if (slot && !added) {
+		c->reasons[(uintptr_t)*slot].more++;
+		return;
+	}
+	leap_warn("%s:%ld: %s", file, line, reason);
+	if (!slot)
+		return;
+	xgrow((void **)&c->reasons, &c->capreasons, c->nreasons + 1, sizeof *c->reasons);
+	c->reasons[c->nreasons] = (struct said_reason){xasprintf("%s:%ld", file, line), 0};
+	*slot = (void *)(uintptr_t)c->nreasons++;
+}
+
+/* After the run: how many more records each reason said once held, in the order first said. */
+static void say_counts(struct ctx *c)
+{
+	for (size_t i = 0; i < c->nreasons; i++) {
+		if (c->reasons[i].more)
+			leap_warn("%ld more record%s not decided for the same reason as %s", c->reasons[i].more,
+				  c->reasons[i].more == 1 ? " was" : "s were", c->reasons[i].where);
+		free(c->reasons[i].where);
+	}
+	free(c->reasons);
+	leap_hmap_free(&c->said);
+}
+
 /* Writes m, which is not decided (`why`), where decided records go, and clears it: an
  * earlier stage's error stays as it is, otherwise `error` = why. */
 static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
 {
 	struct ctx *c = arg;
 	char *prior = leap_record_error_of(m->raw, m->len);
-	if (prior)
-		leap_warn("%s:%ld: not decided: the record carries an error (%s)", m->file, m->line, prior);
-	else
-		leap_warn("%s:%ld: %s", m->file, m->line, why);
+	if (prior) {
+		char *reason = xasprintf("not decided: the record carries an error (%s)", prior);
+		say_undecided(c, m->file, m->line, reason);
+		free(reason);
+	} else {
+		say_undecided(c, m->file, m->line, why);
+	}
 	leap_buf_reset(&c->line);
 	if (prior)
 		leap_buf_add(&c->line, m->raw, m->len), leap_buf_add(&c->line, "\n", 1);
@@ -550,6 +597,7 @@ int main(int argc, char **argv)
 	const struct leap_gstream_io io = {&c.records, &c.errors, &c.progress, &c.out};
 	int open_failed = leap_gstream(argc - optind, argv + optind, "prune", &ops, &c, &io);
 	leap_progress_end(&c.progress);
+	say_counts(&c);
 	if (c.stats)
 		fprintf(stderr,
 			"%s: %ld records, %ld groups (%ld easy, %ld hopeless, %ld expand, %ld incomplete); "

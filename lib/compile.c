@@ -367,7 +367,7 @@ int leap_compile_lookup(struct leap_compiler *c, const struct leap_variant *v, c
 	if ((s = leap_get_str(m, "message", NULL)))
 		r->message = xstrdup(s);
 	if ((s = leap_get_str(m, "log", NULL)))
-		r->log = xstrdup(s);
+		r->log = leap_log_harness(s); /* idempotent; results cached before it still get it */
 	if ((s = leap_get_str(m, "arch", NULL)))
 		r->arch = xstrdup(s);
 	json_t *d = json_object_get(m, "diagnostics");
@@ -762,9 +762,10 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 	judge(c, v, code, dir, out, &run, hidden, &log, &d, r);
 	leap_diags_free(&d);
 	free(hidden);
-	r->log = log;
+	r->log = leap_log_harness(log); /* parsed above with the names the tools print */
+	free(log);
 	if (r->status != LEAP_C_INTERNAL) /* a machine fault is not the candidate's verdict */
-		leap_compile_publish(c, key, r->status == LEAP_C_OK ? out : NULL, r, log);
+		leap_compile_publish(c, key, r->status == LEAP_C_OK ? out : NULL, r, r->log);
 	if (r->log && strlen(r->log) > STORED_LOG) {
 		char *cut = leap_log_cut(r->log, STORED_LOG);
 		free(r->log);

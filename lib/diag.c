@@ -439,3 +439,83 @@ char *leap_log_cut(const char *log, size_t max)
 	}
 	return leap_buf_detach(&b);
 }
+
+/* 1 when s[0..n) is a token of the harness's own files: the shim's object "shim-<hex>.o" or a
+ * name holding "leap_shim" (leap_shim.c, leap_shim.cudafe1.cpp, j1/leap_shim.c...). */
+static int harness_file(const char *s, size_t n)
+{
+	if (n > 7 && !memcmp(s, "shim-", 5) && !memcmp(s + n - 2, ".o", 2)) {
+		for (size_t i = 5; i < n - 2; i++)
+			if (!isxdigit((unsigned char)s[i]))
+				return 0;
+		return 1;
+	}
+	return memmem(s, n, "leap_shim", 9) != NULL;
+}
+
+/* Appends line s[0..n) to b, the harness's names replaced: a "FILE:LOCATION: " prefix that
+ * names a harness file is dropped (what follows is the linker's complaint), "FILE: in
+ * function `leap_entry':" becomes what it means, and any other harness file or leap_entry
+ * becomes "the harness". */
+static void harness_line(struct leap_buf *b, const char *s, size_t n)
+{
+	static const char in_entry[] = ": in function `leap_entry':";
+	size_t tok = 0;
+	while (tok < n && s[tok] != ':' && s[tok] != ' ')
+		tok++;
+	if (tok < n && s[tok] == ':' && harness_file(s, tok)) {
+		if (n - tok == sizeof in_entry - 1 && !memcmp(s + tok, in_entry, n - tok)) {
+			leap_buf_adds(b, "in the harness's call of your function (the required prototype):");
+			return;
+		}
+		size_t i = tok + 1; /* ":(.text+0x38): " or ":7: " */
+		while (i < n && s[i] != ':' && s[i] != ' ')
+			i++;
+		if (i < n && s[i] == ':') {
+			i++;
+			while (i < n && s[i] == ' ')
+				i++;
+			leap_buf_adds(b, "  ");
+			s += i;
+			n -= i;
+		}
+	}
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && !isspace((unsigned char)s[j]) && !strchr(":`'\"()", s[j]))
+			j++;
+		if (j == i) {
+			leap_buf_add(b, s + i, 1);
+			i++;
+			continue;
+		}
+		if (harness_file(s + i, j - i) || (j - i == 10 && !memcmp(s + i, "leap_entry", 10)))
+			leap_buf_adds(b, "the harness");
+		else
+			leap_buf_add(b, s + i, j - i);
+		i = j;
+	}
+}
+
+char *leap_log_harness(const char *log)
+{
+	struct leap_buf b = {0};
+	leap_buf_add(&b, "", 0);
+	for (const char *p = log; *p;) {
+		size_t n = strcspn(p, "\n");
+		const char *s = p;
+		/* "ld: shim-<hex>.o: in function `leap_entry':": the tool's name stays */
+		if (n > 4 && !memcmp(s, "ld: ", 4)) {
+			leap_buf_adds(&b, "ld: ");
+			s += 4;
+			n -= 4;
+		}
+		harness_line(&b, s, n);
+		p = s + n;
+		if (*p == '\n') {
+			leap_buf_add(&b, "\n", 1);
+			p++;
+		}
+	}
+	return leap_buf_detach(&b);
+}

@@ -53,6 +53,14 @@ json_t *leap_diags_json(const struct leap_diags *d);
  * a C string that holds all of the log). Newly allocated. */
 char *leap_log_scrub(const char *log, size_t len, const char *const *dirs, const char *const *repl, size_t ndirs);
 
+/* Returns scrubbed log with the harness's internal names replaced by what they are, for a
+ * model to read: a linker complaint located in the shim ("shim-<hash>.o: in function
+ * `leap_entry':", "leap_shim.cudafe1.cpp:(.text+0x38): undefined reference to `f'") reads
+ * "in the harness's call of your function (the required prototype):" and "  undefined
+ * reference to `f'"; any other shim file name or leap_entry reads "the harness". Newly
+ * allocated. */
+char *leap_log_harness(const char *log);
+
 /* Returns log cut to at most `max` bytes (plus a one-line "[leap: N bytes cut]" marker),
  * at line boundaries where possible, keeping the first error: when the first line that
  * holds "error" lies too far in, the text before it is cut instead of the error. The cut

@@ -159,6 +159,18 @@ static void diag_block(struct leap_buf *blk, const json_t *diags, size_t i, cons
 	leap_buf_free(&piece);
 }
 
+/* The compile message when it says more than the diagnostics: the required prototype of a
+ * wrong or missing entry point (the linker says only "undefined reference to `f'"), a
+ * forbidden include or library, a limit; NULL for a plain compile or link error, whose
+ * message repeats the first diagnostic. */
+static const char *compile_verdict(const json_t *compile)
+{
+	const char *reason = leap_get_str(compile, "reason", NULL), *msg = leap_get_str(compile, "message", NULL);
+	if (!reason || !msg || !*msg || !strcmp(reason, "compile") || !strcmp(reason, "link"))
+		return NULL;
+	return msg;
+}
+
 /* Collects the details for a compile failure in at most `room` bytes: each error with its
  * excerpt and the notes that follow it, as whole blocks while they fit (the first one piece
  * by piece), then how many errors were left out; warnings only when nothing is an error.
@@ -166,6 +178,12 @@ static void diag_block(struct leap_buf *blk, const json_t *diags, size_t i, cons
  * than `room` (the caller cuts it). */
 static void compile_details(struct leap_buf *d, const json_t *compile, const char *code, size_t room)
 {
+	const char *verdict = compile_verdict(compile);
+	if (verdict) { /* first, whole: it is the one instruction that fixes the build */
+		leap_buf_adds(d, verdict);
+		if (!strchr(".;", verdict[strlen(verdict) - 1])) /* a prototype ends in its own ';' */
+			leap_buf_adds(d, ".");
+	}
 	const json_t *diags = json_object_get(compile, "diagnostics");
 	size_t nerr = 0, i, nblocks = 0, left = 0, total = 0;
 	const json_t *dg;
@@ -213,14 +231,17 @@ static void compile_details(struct leap_buf *d, const json_t *compile, const cha
 		if (d->len + (size_t)k <= room)
 			leap_buf_add(d, more, (size_t)k);
 	}
-	if (d->len)
+	if (nblocks || left)
 		return;
 	const char *log = leap_get_str(compile, "log", NULL);
 	const char *msg = leap_get_str(compile, "message", NULL);
-	if (log && *log)
+	if (log && *log) {
+		if (d->len)
+			leap_buf_add(d, "\n", 1);
 		leap_buf_adds(d, log);
-	else if (msg && *msg)
+	} else if (msg && *msg && !verdict) {
 		leap_buf_adds(d, msg);
+	}
 }
 
 /* Renders a mismatch object {case, index, got, want, ...} as "key value, ..." text. */
@@ -334,8 +355,10 @@ char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts 
 		head = "Your kernel failed at run time.";
 		if (vmsg)
 			leap_buf_adds(&d, vmsg);
-		/* the line the crash report names (verify.crash), quoted */
-		leap_feedback_quote(&d, code, (long)leap_get_int(json_object_get(verify, "crash"), "line", 0), 0);
+		/* the line the crash report names (verify.crash), or the call that allocated the
+		 * block written past (verify.heap), quoted */
+		leap_feedback_quote(&d, code, (long)leap_get_int(json_object_get(verify, "crash"), "line",
+								   leap_get_int(json_object_get(verify, "heap"), "line", 0)), 0);
 		break;
 	case LEAP_ST_TIMEOUT:
 		head = "Your kernel did not finish within the time limit.";

@@ -18,9 +18,11 @@
 
 #include "build.h"
 #include "cgroup.h"
+#include "expr.h"
 #include "gpu.h"
 #include "jsonl.h"
 #include "prompt.h"
+#include "sandbox.h"
 #include "util.h"
 #include "banned.h"
 
@@ -41,13 +43,17 @@ const char *leap_prompt_lang(enum leap_backend b)
 
 /* ---- the machine ---- */
 
-/* The CPUs this process may run on: the runners it starts inherit the same set. */
-static int affinity_cores(void)
+/* The CPUs this process may run on (the runners it starts inherit the same set), and the
+ * first of them in *first. */
+static int affinity_cores(int *first)
 {
 	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-		return CPU_COUNT(&set);
-	return 0;
+	*first = 0;
+	if (sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) == 0)
+		return 0;
+	while (*first < CPU_SETSIZE - 1 && !CPU_ISSET(*first, &set))
+		(*first)++;
+	return CPU_COUNT(&set);
 }
 
 /* The SIMD extensions worth naming to a kernel writer, as /proc/cpuinfo spells them. */
@@ -89,6 +95,97 @@ static void read_cpuinfo(struct leap_prompt_machine *m)
 	fclose(f);
 }
 
+/* The size in sysfs's spelling ("32K", "16384K", "1M") as "32 KiB", "16 MiB" into out. */
+static void cache_size(const char *v, char *out, size_t n)
+{
+	char *end;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (*end == 'K')
+		x <<= 10;
+	else if (*end == 'M')
+		x <<= 20;
+	else if (*end == 'G')
+		x <<= 30;
+	if (x >= (1ull << 20) && x % (1ull << 20) == 0)
+		snprintf(out, n, "%llu MiB", x >> 20);
+	else if (x >= 1024 && x % 1024 == 0)
+		snprintf(out, n, "%llu KiB", x >> 10);
+	else
+		snprintf(out, n, "%llu bytes", x);
+}
+
+/* The first line of file dir/name into buf (n bytes), newline removed; 0, or -1. */
+static int read_line(const char *dir, const char *name, char *buf, size_t n)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "re");
+	free(path);
+	if (!f)
+		return -1;
+	int ok = fgets(buf, (int)n, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* How many CPUs a sysfs CPU list ("0-1,4") names. */
+static int cpu_list_count(const char *list)
+{
+	int n = 0;
+	for (const char *p = list; *p;) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+		if (end == p)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		n += b >= a ? (int)(b - a + 1) : 0;
+		p = *end == ',' ? end + 1 : end;
+		if (*end != ',')
+			break;
+	}
+	return n;
+}
+
+/* The data and unified caches of CPU `cpu` as the kernel describes them (sysfs): "L1d 32 KiB
+ * per CPU, L2 512 KiB per CPU, L3 16 MiB shared by 2 CPUs; 64-byte lines", or NULL. They
+ * decide the blocking of transposes and GEMMs. */
+static char *read_caches(int cpu)
+{
+	struct leap_buf b = {0};
+	char line_size[32] = "";
+	for (int i = 0; i < 16; i++) {
+		char *dir = xasprintf("/sys/devices/system/cpu/cpu%d/cache/index%d", cpu, i);
+		char level[16], type[32], size[32], shared[256];
+		int ok = !read_line(dir, "level", level, sizeof level) && !read_line(dir, "type", type, sizeof type) &&
+			 !read_line(dir, "size", size, sizeof size) && !read_line(dir, "shared_cpu_list", shared, sizeof shared);
+		if (ok && !line_size[0] && read_line(dir, "coherency_line_size", line_size, sizeof line_size))
+			line_size[0] = 0;
+		free(dir);
+		if (!ok)
+			break;
+		if (strcmp(type, "Data") && strcmp(type, "Unified"))
+			continue;
+		char sz[48];
+		cache_size(size, sz, sizeof sz);
+		int sharers = cpu_list_count(shared);
+		leap_buf_addf(&b, "%sL%s%s %s ", b.len ? ", " : "", level, strcmp(type, "Data") ? "" : "d", sz);
+		if (sharers > 1)
+			leap_buf_addf(&b, "shared by %d CPUs", sharers);
+		else
+			leap_buf_adds(&b, "per CPU");
+	}
+	if (b.len && line_size[0])
+		leap_buf_addf(&b, "; %s-byte lines", line_size);
+	if (!b.len) {
+		leap_buf_free(&b);
+		return NULL;
+	}
+	return leap_buf_detach(&b);
+}
+
 /* Takes the facts of a --device-info object over those probed. */
 static int device_info(struct leap_prompt_machine *m, enum leap_backend b, const char *path, char **err)
 {
@@ -106,6 +203,13 @@ static int device_info(struct leap_prompt_machine *m, enum leap_backend b, const
 	if (model) {
 		free(m->cpu_model);
 		m->cpu_model = xstrdup(model);
+		free(m->cpu_caches); /* this machine's caches are not that CPU's */
+		m->cpu_caches = NULL;
+	}
+	const char *caches = leap_get_str(j, "cpu_caches", NULL);
+	if (caches) {
+		free(m->cpu_caches);
+		m->cpu_caches = xstrdup(caches);
 	}
 	const json_t *fl = json_object_get(j, "cpu_flags");
 	if (json_is_array(fl)) {
@@ -153,7 +257,9 @@ int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b
 			      char **err)
 {
 	memset(m, 0, sizeof(*m));
-	m->cores = affinity_cores();
+	int first_cpu;
+	m->cores = affinity_cores(&first_cpu);
+	m->cpu_caches = read_caches(first_cpu);
 	m->timed_cores = leap_candidate_cores(NULL); /* leap-bench's default --cpus */
 	if (m->timed_cores < 0)
 		m->timed_cores = 0;
@@ -173,6 +279,7 @@ int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b
 void leap_prompt_machine_free(struct leap_prompt_machine *m)
 {
 	free(m->cpu_model);
+	free(m->cpu_caches);
 	for (size_t i = 0; i < m->ncpu_flags; i++)
 		free(m->cpu_flags[i]);
 	free(m->cpu_flags);
@@ -264,55 +371,133 @@ static const char *dist_words(unsigned bit)
 	}
 }
 
-/* One bound of a task.json range: an integer, or an expression as written. */
-static void add_bound(struct leap_buf *s, const json_t *b)
+/* The range drawn cases give integer scalar p (lib/ranges.c: task.json's "ranges", or the
+ * least and greatest listed value), or NULL when the task draws none ("ranges": {}). */
+static const struct leap_range *range_of(const struct leap_task *t, size_t p)
 {
-	if (json_is_integer(b))
-		leap_buf_addf(s, "%lld", (long long)json_integer_value(b));
-	else if (json_is_string(b))
-		leap_buf_addf(s, "%s", json_string_value(b));
-	else
-		leap_buf_adds(s, "?");
+	for (size_t i = 0; i < t->nranges; i++)
+		if (t->ranges[i].param == p)
+			return &t->ranges[i];
+	return NULL;
 }
 
-/* The sizes the integer scalars take: task.json's "ranges" when it has them (1 is returned:
- * other sizes within them are checked too), else the least and greatest listed value. */
-static int add_ranges(struct leap_buf *s, const struct leap_task *t)
+/* leap_expr_vars callback: the expression names a variable. */
+static void names_var(int idx, void *arg)
 {
-	const json_t *ranges = json_object_get(t->json, "ranges");
-	int first = 1;
+	(void)idx;
+	*(int *)arg = 0;
+}
+
+/* Evaluates e on `vars` (one value per parameter): 0 with *v set, or -1. */
+static int eval_bound(const struct leap_expr *e, const int64_t *vars, int64_t *v)
+{
+	char *err = NULL;
+	int rc = leap_expr_eval(e, vars, v, &err);
+	free(err);
+	return rc;
+}
+
+/* One bound as the model reads it, into s: a number when it is a constant (then *v holds it
+ * and 1 is returned), else the expression quoted (`k`). */
+static int add_bound(struct leap_buf *s, const struct leap_expr *e, const int64_t *vars, int64_t *v)
+{
+	int constant = 1;
+	leap_expr_vars(e, names_var, &constant);
+	if (constant && !eval_bound(e, vars, v)) {
+		leap_buf_addf(s, "%lld", (long long)*v);
+		return 1;
+	}
+	leap_buf_addf(s, "`%s`", leap_expr_source(e));
+	return 0;
+}
+
+/* The bounds integer scalar p keeps in every call: from the least value checked up to the
+ * speed case's `speed` (the largest the code meets), then the checked range and the speed
+ * case: "1 to 256 (checked: 1 to 130; speed case: 256)". `vars`: the speed case's values.
+ * Returns 1 when the speed case's value lies above the checked range. */
+static int add_domain(struct leap_buf *s, const struct leap_task *t, size_t p, const int64_t *vars)
+{
+	const struct leap_range *r = range_of(t, p);
+	int64_t speed = vars[p], lv = 0, hv = 0;
+	struct leap_buf lo = {0}, hi = {0};
+	int lconst = 1, hconst = 1;
+	if (r) {
+		lconst = add_bound(&lo, r->lo, vars, &lv);
+		hconst = add_bound(&hi, r->hi, vars, &hv);
+		if (!hconst && eval_bound(r->hi, vars, &hv))
+			hv = INT64_MAX; /* cannot be compared: the bound stands as written */
+	} else { /* no drawn cases: the listed values */
+		lv = hv = t->cases[0].vals[p].i;
+		for (size_t c = 1; c < t->ncases; c++) {
+			int64_t x = t->cases[c].vals[p].i;
+			lv = x < lv ? x : lv;
+			hv = x > hv ? x : hv;
+		}
+		leap_buf_addf(&lo, "%lld", (long long)lv);
+		leap_buf_addf(&hi, "%lld", (long long)hv);
+	}
+	int above = speed > hv;
+	if (lconst && hconst && lv == hv && speed == lv) {
+		leap_buf_addf(s, "always %lld", (long long)lv);
+	} else {
+		leap_buf_addf(s, "%s to ", lo.s);
+		if (above)
+			leap_buf_addf(s, "%lld", (long long)speed);
+		else
+			leap_buf_adds(s, hi.s);
+		if (r && r->multiple_of) {
+			int64_t m;
+			leap_buf_adds(s, ", a multiple of ");
+			add_bound(s, r->multiple_of, vars, &m);
+		}
+		leap_buf_addf(s, " (checked: %s to %s; speed case: %lld)", lo.s, hi.s, (long long)speed);
+	}
+	leap_buf_free(&lo);
+	leap_buf_free(&hi);
+	return above;
+}
+
+/* The sizes: the bounds each integer scalar keeps in every call, up to the speed case (an
+ * array sized for the checked cases overflows there), then the cases checked and the speed
+ * case. */
+static void add_sizes(struct leap_buf *s, const struct leap_task *t, enum leap_backend b)
+{
+	const struct leap_case *bc = leap_task_bench_case(t, b);
+	int64_t *vars = xcalloc(t->nparams ? t->nparams : 1, sizeof *vars);
+	for (size_t i = 0; i < t->nparams; i++)
+		if (t->params[i].role == LEAP_ROLE_SCALAR && !leap_type_is_float(t->params[i].type))
+			vars[i] = bc->vals[i].i;
+	struct leap_buf above = {0}; /* the sizes whose speed case lies beyond the checked range */
+	int any = 0;
 	for (size_t i = 0; i < t->nparams; i++) {
 		const struct leap_param *p = &t->params[i];
 		if (p->role != LEAP_ROLE_SCALAR || leap_type_is_float(p->type))
 			continue;
-		const json_t *r = json_object_get(ranges, p->name);
-		const json_t *span = json_is_object(r) ? json_object_get(r, "range") : r;
-		leap_buf_addf(s, "%s`%s` ", first ? "" : ", ", p->name);
-		first = 0;
-		if (json_is_array(span) && json_array_size(span) == 2) {
-			leap_buf_adds(s, "from ");
-			add_bound(s, json_array_get(span, 0));
-			leap_buf_adds(s, " to ");
-			add_bound(s, json_array_get(span, 1));
-			const json_t *mult = json_is_object(r) ? json_object_get(r, "multiple_of") : NULL;
-			if (mult) {
-				leap_buf_adds(s, ", a multiple of ");
-				add_bound(s, mult);
-			}
-			continue;
-		}
-		int64_t lo = INT64_MAX, hi = INT64_MIN;
-		for (size_t c = 0; c < t->ncases; c++) {
-			int64_t v = t->cases[c].vals[i].i;
-			lo = v < lo ? v : lo;
-			hi = v > hi ? v : hi;
-		}
-		if (lo == hi)
-			leap_buf_addf(s, "= %lld", (long long)lo);
-		else
-			leap_buf_addf(s, "from %lld to %lld", (long long)lo, (long long)hi);
+		if (!any)
+			leap_buf_adds(s, "\nSizes: your function must be correct for every value of each size within these "
+					 "bounds, from the least checked up to the speed case's; no other values are passed.\n");
+		any = 1;
+		leap_buf_addf(s, "- `%s`: ", p->name);
+		if (add_domain(s, t, i, vars))
+			leap_buf_addf(&above, "%s`%s`", above.len ? ", " : "", p->name);
+		leap_buf_adds(s, "\n");
 	}
-	return t->nranges > 0; /* derived ranges are drawn from too (lib/ranges.c) */
+	free(vars);
+	if (above.len)
+		leap_buf_addf(s, "The speed case goes beyond the checked bounds (%s): size arrays, stack buffers and "
+				 "scratch memory for the sizes of each call, not for the checked ones.\n", above.s);
+	leap_buf_free(&above);
+	leap_buf_adds(s, "\nCorrectness is checked on these cases: ");
+	for (size_t i = 0; i < t->ncases; i++) {
+		leap_buf_adds(s, i ? "; " : "");
+		add_case(s, t, &t->cases[i]);
+	}
+	if (t->nranges)
+		leap_buf_adds(s, "; and, at every check, on cases of random sizes drawn within the checked bounds, "
+				 "none more costly than the largest listed case");
+	leap_buf_adds(s, ". Speed is measured on ");
+	add_case(s, t, bc);
+	leap_buf_adds(s, ".\n");
 }
 
 static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_backend b)
@@ -336,17 +521,7 @@ static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_
 				leap_buf_addf(s, "%s%s", k++ ? (k == n ? " or " : ", ") : "", dist_words(bit));
 		leap_buf_adds(s, "\n");
 	}
-	leap_buf_adds(s, "\nSizes: ");
-	int drawn = add_ranges(s, t);
-	leap_buf_addf(s, ".\nCorrectness is checked on %s: ", drawn ? "these cases and on sizes drawn within those ranges"
-								  : "these cases");
-	for (size_t i = 0; i < t->ncases; i++) {
-		leap_buf_adds(s, i ? "; " : "");
-		add_case(s, t, &t->cases[i]);
-	}
-	leap_buf_adds(s, ". Speed is measured on ");
-	add_case(s, t, leap_task_bench_case(t, b));
-	leap_buf_adds(s, ".\n");
+	add_sizes(s, t, b);
 }
 
 /* "4" for 1e-4: the significant digits a relative tolerance keeps. */
@@ -442,18 +617,54 @@ static void add_gpu(struct leap_buf *s, const json_t *gpu)
 	leap_buf_adds(s, ". ");
 }
 
-/* The compile sentence: "It is compiled as one translation unit with VERSION: `CMD FLAGS`". */
+/* The arch the device facts give: "arch", else the one leap-compile picks for their
+ * "compute_capability" (lib/gpu.c), into buf; NULL when they give neither. */
+static const char *facts_arch(const json_t *gpu, char *buf, size_t n)
+{
+	const char *arch = leap_get_str(gpu, "arch", NULL);
+	const char *cc = leap_get_str(gpu, "compute_capability", NULL);
+	int major, minor;
+	if (arch)
+		return arch;
+	if (cc && sscanf(cc, "%d.%d", &major, &minor) == 2) {
+		leap_gpu_arch(major, minor, buf, n);
+		return buf;
+	}
+	return NULL;
+}
+
+/* The arch flags leap-compile uses where the GPU is not known here: the GPU's own, each
+ * spelled by lib/gpu.c. */
+static void add_arch_rule(struct leap_buf *s)
+{
+	char a90[16], a100[16];
+	leap_gpu_arch(9, 0, a90, sizeof a90);
+	leap_gpu_arch(10, 0, a100, sizeof a100);
+	char *f90 = leap_gpu_arch_flag(a90), *f100 = leap_gpu_arch_flag(a100), *fdef = leap_gpu_arch_flag(LEAP_DEFAULT_ARCH);
+	leap_buf_addf(s, "where ARCH is the flag for the GPU leap-compile finds: `%s` on compute capability 9.0 (H100, "
+			 "H200), `%s` on 10.0 (B200), `-arch=sm_XY` on compute capability X.Y otherwise, and `%s` "
+			 "where it finds none",
+		      f90, f100, fdef);
+	free(f90);
+	free(f100);
+	free(fdef);
+}
+
+/* The compile sentence: "It is compiled as one translation unit with VERSION: `CMD FLAGS`".
+ * `arch`: the architecture the device facts name; on cuda, NULL when the GPU is not known,
+ * for which the flags say ARCH and the rule that picks it. */
 static void add_build(struct leap_buf *s, const struct leap_prompt_machine *m, enum leap_backend b, const char *arch)
 {
 	if (!m || !m->have_tc)
 		return;
 	const char *cmd = b == LEAP_BACKEND_CUDA ? "nvcc" : "cc";
 	leap_buf_addf(s, "It is compiled as one translation unit with %s: `%s ", m->tc.version, cmd);
-	/* the flags, with the architecture the device facts name when they name one */
+	/* the flags, with the architecture the device facts name, or ARCH */
 	char *had = m->tc.arch ? leap_gpu_arch_flag(m->tc.arch) : NULL;
 	const char *f = m->tc.flags, *a = had ? strstr(f, had) : NULL;
-	if (a && arch && strcmp(arch, m->tc.arch)) {
-		char *want = leap_gpu_arch_flag(arch);
+	int unknown = b == LEAP_BACKEND_CUDA && !arch;
+	if (a && (unknown || strcmp(arch, m->tc.arch))) {
+		char *want = unknown ? xstrdup("ARCH") : leap_gpu_arch_flag(arch);
 		leap_buf_add(s, f, (size_t)(a - f));
 		leap_buf_adds(s, want);
 		leap_buf_adds(s, a + strlen(had));
@@ -462,7 +673,12 @@ static void add_build(struct leap_buf *s, const struct leap_prompt_machine *m, e
 		leap_buf_adds(s, f);
 	}
 	free(had);
-	leap_buf_adds(s, "`, with the prototype above ");
+	leap_buf_adds(s, "`, ");
+	if (unknown && a) {
+		add_arch_rule(s);
+		leap_buf_adds(s, ", ");
+	}
+	leap_buf_adds(s, "with the prototype above ");
 	leap_buf_adds(s, b == LEAP_BACKEND_CUDA ? "included before your code. "
 						: "and <stdint.h> included before your code. ");
 }
@@ -489,13 +705,21 @@ static void add_machine_cpu(struct leap_buf *s, const struct leap_task *t, const
 		leap_buf_adds(s, "; the build sets no -march, so code that uses them needs "
 				 "`__attribute__((target(\"...\")))`. ");
 	}
+	if (m && m->cpu_caches)
+		leap_buf_addf(s, "Caches: %s. ", m->cpu_caches);
 	leap_buf_adds(s, "Linked: the C library, libm and OpenMP; nothing else.\n\n");
 	leap_buf_adds(s, "The function is called from C. Every pointer argument is host memory, already allocated "
 			 "and filled by the harness; do not allocate or free the arguments. Buffers are contiguous "
 			 "and row-major, aligned to 64 bytes.");
 	if (has_type(t, is_half_type, 0))
 		leap_buf_adds(s, " `half` and `bf16` values are passed as their IEEE bit patterns in `uint16_t`.");
-	leap_buf_adds(s, "\n");
+	leap_buf_addf(s, "\n\nScratch memory of your own is allowed: malloc and free within a call (timed with it), or "
+			  "a buffer kept across calls in a static pointer and grown when a call needs more. The "
+			  "process may map %llu GiB beyond the arguments (by default). The stack is %llu MiB, each "
+			  "OpenMP thread's too: put large arrays on the heap. Every block you allocate is checked: a "
+			  "write past its end fails the case it happens in.\n",
+		      (unsigned long long)(LEAP_SANDBOX_MEM_DEFAULT >> 30),
+		      (unsigned long long)(LEAP_SANDBOX_STACK_BYTES >> 20));
 }
 
 /* The libraries a cuda candidate may use: task.json's "libraries" (default none). */
@@ -519,9 +743,14 @@ static void add_libraries(struct leap_buf *s, const struct leap_task *t)
 static void add_machine_cuda(struct leap_buf *s, const struct leap_task *t, const struct leap_prompt_machine *m)
 {
 	leap_buf_adds(s, "\n## Machine and build\n\n");
-	const char *arch = m ? leap_get_str(m->gpu, "arch", NULL) : NULL;
-	if (m)
+	char buf[32];
+	const char *arch = m ? facts_arch(m->gpu, buf, sizeof buf) : NULL;
+	if (m && leap_get_str(m->gpu, "name", NULL))
 		add_gpu(s, m->gpu);
+	else
+		leap_buf_addf(s, "The GPU that will run your code is not known to this prompt%s: do not assume its model, "
+				 "SM count or memory; ask cudaGetDeviceProperties at run time where your code needs them. ",
+			      m && m->gpu ? "" : " (no GPU was visible where it was written)");
 	add_build(s, m, LEAP_BACKEND_CUDA, arch);
 	add_libraries(s, t);
 	leap_buf_adds(s, "\n\nThe function is called from host code. Every pointer argument is **device** memory, "
@@ -531,7 +760,36 @@ static void add_machine_cuda(struct leap_buf *s, const struct leap_task *t, cons
 			 "bytes.");
 	if (has_type(t, is_half_type, 0))
 		leap_buf_adds(s, " `half` is `__half` (cuda_fp16.h) and `bf16` is `__nv_bfloat16` (cuda_bf16.h).");
-	leap_buf_adds(s, "\n");
+	leap_buf_adds(s, "\n\nScratch device memory of your own is allowed: cudaMalloc and cudaFree within a call "
+			 "(timed with it), or a buffer kept across calls in a static pointer and grown when a call "
+			 "needs more.\n");
+}
+
+/* What a vendor baseline calls, from its baseline_libraries: the call and its arithmetic, as
+ * every bundled baseline.cu makes it (tests/leap-prompt.bats checks the sources say so). */
+static void add_vendor_baseline(struct leap_buf *s, const struct leap_task *t)
+{
+	unsigned libs = t->baseline_libraries;
+	leap_buf_adds(s, "the task's vendor baseline, as PyTorch eager computes it by default: ");
+	int first = 1;
+	if (libs & LEAP_LIB_CUBLAS) {
+		leap_buf_adds(s, "the matrix products in cuBLAS SGEMM (cublasSgemm, or its strided-batched form) in full "
+				 "fp32 (CUBLAS_DEFAULT_MATH: no TF32 tensor cores)");
+		first = 0;
+	}
+	if (libs & LEAP_LIB_CUDNN) {
+		leap_buf_addf(s, "%sthe convolution in cuDNN's cudnnConvolutionForward in full fp32 (CUDNN_FMA_MATH: no "
+				 "TF32 tensor cores), with the algorithm cuDNN's heuristics suggest", first ? "" : "; ");
+		first = 0;
+	}
+	unsigned rest = libs & ~(unsigned)(LEAP_LIB_CUBLAS | LEAP_LIB_CUDNN);
+	for (unsigned bit = 1; rest && bit < 1u << LEAP_LIB_COUNT; bit <<= 1)
+		if (rest & bit) {
+			leap_buf_addf(s, "%s%s", first ? "calls of " : ", ", leap_library_name(bit));
+			first = 0;
+		}
+	leap_buf_adds(s, "; any other step in plain CUDA kernels. Its handles and workspace are made in an untimed "
+			 "first call");
 }
 
 static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_backend b,
@@ -542,14 +800,16 @@ static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_b
 	if (b == LEAP_BACKEND_CPU) {
 		if (m && m->timed_cores)
 			leap_buf_addf(s, " on %d CPU core%s", m->timed_cores, m->timed_cores == 1 ? "" : "s");
-		leap_buf_adds(s, ", against the task's reference (the C code described above) compiled with `cc -O2` "
-				 "on the same cores.\n");
+		leap_buf_adds(s, ", against the task's reference: the plain C described above, single-threaded, compiled "
+				 "with `cc -O2` (no OpenMP, no -march) and run on the same cores.\n");
 		return;
 	}
-	const char *kind = leap_get_str(t->json, "baseline_kind", "kernel");
-	leap_buf_addf(s, " with CUDA events, the L2 cache flushed before every call, against %s.\n",
-		      !strcmp(kind, "vendor") ? "a vendor library (cuBLAS or cuDNN), called as a framework would call it"
-					     : "a straightforward hand-written CUDA kernel");
+	leap_buf_adds(s, " with CUDA events, the L2 cache flushed before every call, against ");
+	if (t->baseline_vendor)
+		add_vendor_baseline(s, t);
+	else
+		leap_buf_adds(s, "a straightforward hand-written CUDA kernel");
+	leap_buf_adds(s, ".\n");
 }
 
 char *leap_prompt_user(const struct leap_task *t, enum leap_backend b, const struct leap_prompt_machine *m)

@@ -14,6 +14,7 @@ struct leap_prompt_machine {
 	char *cpu_model;          /* NULL: unknown */
 	char **cpu_flags;         /* SIMD extensions of the CPU (avx2, fma, avx512f...) */
 	size_t ncpu_flags;
+	char *cpu_caches;         /* "L1d 32 KiB per CPU, ...; 64-byte lines" (sysfs); NULL: unknown */
 	int have_tc;              /* tc holds the compiler leap-compile uses */
 	struct leap_toolchain tc;
 	enum leap_tolerance tolerance; /* the tolerance the checks apply (--tolerance) */
@@ -22,9 +23,10 @@ struct leap_prompt_machine {
 };
 
 /* Fills `m` for backend `b`: the compiler as leap-compile resolves it (compile.h), the CPUs
- * this process may run on and the CPU's model and SIMD flags (/proc/cpuinfo), then what the
- * JSON object in `device_info` (a file; may be NULL) says, which wins: "cores", "cpu_model",
- * "cpu_flags" and, for cuda, the GPU's "name", "sm_count", "compute_capability", "arch",
+ * this process may run on, the CPU's model and SIMD flags (/proc/cpuinfo) and the caches of
+ * the first of those CPUs (/sys/devices/system/cpu), then what the JSON object in
+ * `device_info` (a file; may be NULL) says, which wins: "cores", "cpu_model" (which drops the
+ * probed caches: they are another CPU's), "cpu_caches" (a sentence), "cpu_flags" and, for cuda, the GPU's "name", "sm_count", "compute_capability", "arch",
  * "memory_bytes", "l2_bytes". Returns 0, or -1 with a new message in *err (the file cannot
  * be read or is not such an object). A missing compiler only leaves have_tc 0. */
 int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b, const char *device_info,

@@ -39,7 +39,7 @@ struct traj {
 	uint16_t file[LEAP_REPORT_MAX_TURNS + 1]; /* index into leap_report.files */
 };
 
-enum { G_EXPAND = 1, G_EASY = 2, G_HOPELESS = 4, G_MAX_TURNS = 8, G_OTHER = 16 };
+enum { G_EXPAND = 1, G_EASY = 2, G_HOPELESS = 4, G_MAX_TURNS = 8, G_OTHER = 16, G_SOLVED = 32 };
 
 struct advgroup {
 	long n;
@@ -266,7 +266,9 @@ void leap_report_add_at(struct leap_report *r, const json_t *rec, const char *fi
 			f |= G_HOPELESS;
 		else if (!strcmp(reason, "max_turns"))
 			f |= G_MAX_TURNS;
-		else if (strcmp(reason, "solved") && strcmp(reason, "failed") && strcmp(reason, "slow"))
+		else if (!strcmp(reason, "solved"))
+			f |= G_SOLVED;
+		else if (strcmp(reason, "failed") && strcmp(reason, "slow"))
 			f |= G_OTHER;
 		*flags = (void *)f;
 	}
@@ -420,10 +422,32 @@ static struct traj **sorted_trajs(struct leap_report *r, size_t *n)
 	return v;
 }
 
+/* The classes of a group's decisions at one turn, in the ledger's order, each with what it
+ * means (leap-report prints the meanings under the table). A group is counted once per turn,
+ * in the first class that fits: some record went on; the verdict ended it; the turn budget
+ * ended its failures; every record left had passed; anything else. */
+static const struct {
+	const char *name, *meaning;
+} dcp_class[] = {
+	{"expanded", "some record of the group went on to the next turn"},
+	{"easy", "DCP ended it as easy (few of its records failed when it was decided)"},
+	{"hopeless", "DCP ended it as hopeless (too many of its records failed when it was decided)"},
+	{"max_turns", "its failures ended at the turn budget"},
+	{"solved", "every record it had left passed"},
+	{"other", "a decision this leap-report does not know (another leap-prune?)"},
+};
+enum { NCLASS = sizeof dcp_class / sizeof dcp_class[0] };
+
+/* The class (index in dcp_class) of a (group, turn)'s flags. */
+static int dcp_class_of(uintptr_t f)
+{
+	return f & G_EXPAND ? 0 : f & G_EASY ? 1 : f & G_HOPELESS ? 2 : f & G_MAX_TURNS ? 3 : f & G_OTHER ? 5 : 4;
+}
+
 static json_t *dcp_json(struct leap_report *r, size_t ntraj, struct traj **v)
 {
 	/* One pass over the (group, turn) entries, counted by turn and class. */
-	long c[LEAP_REPORT_MAX_TURNS + 1][5] = {{0}}, tot[5] = {0};
+	long c[LEAP_REPORT_MAX_TURNS + 1][NCLASS] = {{0}}, tot[NCLASS] = {0};
 	size_t pos = 0;
 	const char *key;
 	void *val;
@@ -432,19 +456,24 @@ static json_t *dcp_json(struct leap_report *r, size_t ntraj, struct traj **v)
 		int64_t t;
 		if (!sep || leap_parse_i64(sep + 1, 1, LEAP_REPORT_MAX_TURNS, &t))
 			continue;
-		uintptr_t f = (uintptr_t)val;
-		int cls = f & G_EXPAND ? 0 : f & G_EASY ? 1 : f & G_HOPELESS ? 2 : f & G_MAX_TURNS ? 3 : 4;
+		int cls = dcp_class_of((uintptr_t)val);
 		c[t][cls]++;
 		tot[cls]++;
 	}
-	json_t *turns = json_array();
+	json_t *turns = json_array(), *groups = json_object();
 	for (int k = 1; k <= r->max_turn; k++) {
-		if (c[k][0] + c[k][1] + c[k][2] + c[k][3] + c[k][4] == 0)
+		long any = 0;
+		for (int j = 0; j < NCLASS; j++)
+			any += c[k][j];
+		if (!any)
 			continue;
-		json_array_append_new(turns, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "turn", k, "expanded", (int)c[k][0],
-						       "easy", (int)c[k][1], "hopeless", (int)c[k][2], "max_turns",
-						       (int)c[k][3], "other", (int)c[k][4]));
+		json_t *row = json_pack("{s:i}", "turn", k);
+		for (int j = 0; j < NCLASS; j++)
+			json_object_set_new(row, dcp_class[j].name, json_integer(c[k][j]));
+		json_array_append_new(turns, row);
 	}
+	for (int j = 0; j < NCLASS; j++)
+		json_object_set_new(groups, dcp_class[j].name, json_integer(tot[j]));
 	long skipped = 0, ended = 0;
 	for (size_t i = 0; i < ntraj; i++)
 		if (v[i]->pruned_early && v[i]->last_turn < r->max_turns) {
@@ -454,9 +483,8 @@ static json_t *dcp_json(struct leap_report *r, size_t ntraj, struct traj **v)
 	double spent = r->compile_s + r->run_s;
 	double per = r->cost_records ? spent / (double)r->cost_records : 0;
 	double unpruned = spent + (double)skipped * per;
-	json_t *o = json_pack("{s:o,s:{s:i,s:i,s:i,s:i,s:i},s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "turns", turns, "groups",
-			      "expanded", (int)tot[0], "easy", (int)tot[1], "hopeless", (int)tot[2], "max_turns",
-			      (int)tot[3], "other", (int)tot[4], "max_turns", r->max_turns, "trajectories_ended_early",
+	json_t *o = json_pack("{s:o,s:o,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "turns", turns, "groups", groups,
+			      "max_turns", r->max_turns, "trajectories_ended_early",
 			      (int)ended, "turns_saved", (int)skipped, "compile_s", num(r->compile_s), "run_s",
 			      num(r->run_s), "spent_s", num(spent), "unpruned_s", num(unpruned), "saved_share",
 			      unpruned > 0 ? num(1 - spent / unpruned) : json_null());
@@ -674,6 +702,63 @@ static void task_row(struct table *t, const char *name, const json_t *s, int tur
 	free(cells);
 }
 
+/* The DCP ledger: groups per turn and class (a class no group fell in, other than the
+ * verdicts', is left out), what each column means, then the work DCP saved in words. */
+static int print_dcp(FILE *fp, const json_t *dcp, enum leap_report_format fmt)
+{
+	const json_t *groups = json_object_get(dcp, "groups");
+	int show[NCLASS];
+	struct table d = {.ncols = 1};
+	for (int j = 0; j < NCLASS; j++) {
+		show[j] = j < 3 || leap_get_int(groups, dcp_class[j].name, 0) > 0;
+		d.ncols += (size_t)show[j];
+	}
+	char **h = xcalloc(d.ncols, sizeof(char *));
+	size_t n = 0;
+	h[n++] = xstrdup("turn");
+	for (int j = 0; j < NCLASS; j++)
+		if (show[j])
+			h[n++] = xstrdup(dcp_class[j].name);
+	row_add(&d, h);
+	size_t i;
+	const json_t *s;
+	json_array_foreach(json_object_get(dcp, "turns"), i, s) {
+		n = 0;
+		h[n++] = fmt_num(json_object_get(s, "turn"), "%g");
+		for (int j = 0; j < NCLASS; j++)
+			if (show[j])
+				h[n++] = fmt_num(json_object_get(s, dcp_class[j].name), "%g");
+		row_add(&d, h);
+	}
+	free(h);
+	int rc = table_print(fp, &d, fmt, "DCP ledger: groups per turn, by what became of them");
+	table_free(&d);
+	int md = fmt == LEAP_FMT_MARKDOWN;
+	const char *pre = md ? "\n" : "  ";
+	for (int j = 0, k = 0; j < NCLASS; j++)
+		if (show[j])
+			fprintf(fp, "%s%s%s%s: %s\n", md ? (k++ ? "" : "\n") : "  ", md ? "- **" : "", dcp_class[j].name,
+				md ? "**" : "", dcp_class[j].meaning);
+	long ended = (long)leap_get_int(dcp, "trajectories_ended_early", 0), saved = (long)leap_get_int(dcp, "turns_saved", 0);
+	double spent = leap_get_num(dcp, "spent_s", 0), unpruned = leap_get_num(dcp, "unpruned_s", 0);
+	if (!ended) {
+		fprintf(fp, "%sDCP ended no trajectory early: no turn was saved (compile and run time spent: %.1f s)\n",
+			pre, spent);
+	} else {
+		fprintf(fp, "%sDCP ended %ld failing trajector%s early (easy or hopeless before turn %lld): %ld "
+			    "trajectory-turn%s not run",
+			pre, ended, ended == 1 ? "y" : "ies", (long long)leap_get_int(dcp, "max_turns", 0), saved,
+			saved == 1 ? "" : "s");
+		if (spent > 0 && unpruned > spent)
+			fprintf(fp, "; compile and run time %.1f s, about %.1f s without pruning (each turn not run "
+				    "priced at the mean cost of a record): about %.0f%% saved\n",
+				spent, unpruned, 100 * (1 - spent / unpruned));
+		else
+			fprintf(fp, "; the records carry no compile or run times, so the time saved is not known\n");
+	}
+	return rc;
+}
+
 static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt)
 {
 	int turns = (int)leap_get_int(sum, "turns", 0);
@@ -729,23 +814,7 @@ static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt
 						 "interval above p)");
 	table_free(&f);
 
-	const json_t *dcp = json_object_get(sum, "dcp");
-	struct table d = {.ncols = 6};
-	row_add(&d, (char *[]){xstrdup("turn"), xstrdup("expanded"), xstrdup("easy"), xstrdup("hopeless"),
-			       xstrdup("max_turns"), xstrdup("other")});
-	json_array_foreach(json_object_get(dcp, "turns"), i, s)
-		row_add(&d, (char *[]){fmt_num(json_object_get(s, "turn"), "%g"), fmt_num(json_object_get(s, "expanded"), "%g"),
-				       fmt_num(json_object_get(s, "easy"), "%g"), fmt_num(json_object_get(s, "hopeless"), "%g"),
-				       fmt_num(json_object_get(s, "max_turns"), "%g"), fmt_num(json_object_get(s, "other"), "%g")});
-	rc |= table_print(fp, &d, fmt, "DCP ledger: group decisions per turn");
-	table_free(&d);
-	autofree char *spent = fmt_num(json_object_get(dcp, "spent_s"), "%.1f");
-	autofree char *unpruned = fmt_num(json_object_get(dcp, "unpruned_s"), "%.1f");
-	autofree char *saved = fmt_num(json_object_get(dcp, "saved_share"), "%.3f");
-	fprintf(fp, "%s%lld trajectories ended early by DCP, %lld trajectory-turns not run; compile+run %s s spent, "
-		    "about %s s without pruning (saved share %s)\n",
-		fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ", (long long)leap_get_int(dcp, "trajectories_ended_early", 0),
-		(long long)leap_get_int(dcp, "turns_saved", 0), spent, unpruned, saved);
+	rc |= print_dcp(fp, json_object_get(sum, "dcp"), fmt);
 
 	const json_t *adv = json_object_get(sum, "advantage");
 	struct table a = {.ncols = 2};
@@ -894,30 +963,33 @@ static int plot_speedup(struct leap_report *r, const json_t *sum, const char *di
 	return rc;
 }
 
-/* dcp.svg: group decisions per turn. */
+/* dcp.svg: group decisions per turn, one series per class of the ledger. */
 static int plot_dcp(const json_t *sum, const char *dir, const char *what, char **err)
 {
 	const json_t *dturns = json_object_get(json_object_get(sum, "dcp"), "turns");
 	size_t nd = json_array_size(dturns);
-	double *v[4];
-	static const char *const keys[] = {"expanded", "easy", "hopeless", "max_turns"};
-	for (int k = 0; k < 4; k++)
+	double *v[NCLASS];
+	for (int k = 0; k < NCLASS; k++)
 		v[k] = xcalloc(nd + 1, sizeof(double));
 	char **labels = xcalloc(nd + 1, sizeof(char *));
 	for (size_t i = 0; i < nd; i++) {
 		const json_t *d = json_array_get(dturns, i);
 		labels[i] = xasprintf("turn %lld", (long long)leap_get_int(d, "turn", 0));
-		for (int k = 0; k < 4; k++)
-			v[k][i] = (double)leap_get_int(d, keys[k], 0);
+		for (int k = 0; k < NCLASS; k++)
+			v[k][i] = (double)leap_get_int(d, dcp_class[k].name, 0);
 	}
-	struct leap_svg_series s[] = {{"expanded", v[0]}, {"pruned easy", v[1]}, {"pruned hopeless", v[2]}, {"max turns", v[3]}};
+	static const char *const names[NCLASS] = {"expanded", "pruned easy", "pruned hopeless", "max turns", "solved",
+						  "other"};
+	struct leap_svg_series s[NCLASS];
+	for (int k = 0; k < NCLASS; k++)
+		s[k] = (struct leap_svg_series){names[k], v[k]};
 	char *title = xasprintf("DCP decisions per turn%s", what);
-	struct leap_svg_chart c = {title, "turn", "groups", nd, (const char *const *)labels, 4, s, 0, 1,
+	struct leap_svg_chart c = {title, "turn", "groups", nd, (const char *const *)labels, NCLASS, s, 0, 1,
 				   nd ? NULL : "no DCP decisions (the records carry no leap-prune decision)"};
 	int rc = chart(dir, "dcp", &c, err);
 	free(title);
 	free_labels(labels, nd);
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < NCLASS; k++)
 		free(v[k]);
 	return rc;
 }

@@ -110,6 +110,10 @@ enum leap_run_status {
 	LEAP_RUN_FORGED = 10,   /* never sent: lib/session.c gives it to a reply after the hello
 				 * whose status only the trusted set-up may send (its message then
 				 * quotes the claim) */
+	LEAP_RUN_HEAP = 11,     /* cpu: the block's calls wrote past the end of a block the code
+				 * allocated itself (runner/heap.c): code = 1 + the allocating call's
+				 * offset into the artifact (0: not the artifact's), msg = the words.
+				 * Forgeable, and only ever a failure. */
 };
 
 /* `call` of a LEAP_RUN_CRASH reply for a system call the filter denied. */

@@ -668,6 +668,7 @@ static void describe(const struct leap_sandbox_opts *o, struct leap_sandbox *sb,
 		leap_child_limit(ch, RLIMIT_AS, o->mem_bytes, o->mem_bytes);
 	leap_child_limit(ch, RLIMIT_FSIZE, o->fsize_bytes, o->fsize_bytes);
 	leap_child_limit(ch, RLIMIT_NPROC, (uint64_t)o->nproc, (uint64_t)o->nproc);
+	leap_child_limit(ch, RLIMIT_STACK, LEAP_SANDBOX_STACK_BYTES, LEAP_SANDBOX_STACK_BYTES);
 	leap_child_limit(ch, RLIMIT_CORE, 0, 0);
 	leap_child_limit(ch, RLIMIT_NOFILE, 256, 256);
 	/* Our own mount namespace: the harness's directories (the cache holding the reference

@@ -11,6 +11,15 @@
 #include "unseen.h"
 #include "util.h"
 
+/* The stack limit of every sandboxed child (RLIMIT_STACK, soft and hard): the main thread's
+ * stack, and each thread's that takes the default size (glibc reads the limit at start), so
+ * OpenMP's workers too. Fixed, not inherited, so that the prompt can state it (lib/prompt.c). */
+#define LEAP_SANDBOX_STACK_BYTES (8ull << 20)
+
+/* The default address-space limit of a cpu child beyond its buffers (leap-verify and leap-bench
+ * --memory), as a prompt states it. */
+#define LEAP_SANDBOX_MEM_DEFAULT (4ull << 30)
+
 /* Limits of one sandboxed child. */
 struct leap_sandbox_opts {
 	double timeout;        /* wall-clock seconds for the whole conversation (> 0); the CPU-time

@@ -65,6 +65,7 @@ static int after_load(int32_t status)
 	case LEAP_RUN_DEVICE:
 	case LEAP_RUN_PROTO:
 	case LEAP_RUN_CRASH:
+	case LEAP_RUN_HEAP:
 		return 1;
 	default:
 		return 0;

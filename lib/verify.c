@@ -140,33 +140,101 @@ uint64_t leap_random_seed(void)
 	return (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
 }
 
-/* For a runner that died of a signal after reporting where (runner/crash.c): appends where
- * to `msg` (" at line L of your code (in F)") and returns the verify.crash object {line,
- * function, called}; NULL (msg unchanged) when there was no report, the runner did not die
- * of the signal it reported, or the place is not a line of the candidate's code. The
- * report is the candidate's to forge: it names a line and decides nothing. */
+/* The words for the object a fault outside the artifact happened in (runner/crash.c names
+ * its file), into b: the C library, the OpenMP runtime, the harness, another library. */
+static void add_object(struct leap_buf *b, const char *obj)
+{
+	if (!strcmp(obj, "?"))
+		leap_buf_adds(b, "at an address that holds no code (a corrupted return address or function pointer)");
+	else if (!strncmp(obj, "libc.so", 7))
+		leap_buf_addf(b, "in the C library (%s)", obj);
+	else if (!strncmp(obj, "libgomp.so", 10))
+		leap_buf_addf(b, "in the OpenMP runtime (%s)", obj);
+	else if (!strncmp(obj, "leap-run", 8))
+		leap_buf_adds(b, "in the harness's own code");
+	else
+		leap_buf_addf(b, "in %s", obj);
+}
+
+/* Parses a crash report's msg (runner/crash.c): "0xOFF" or "-", then optionally " OBJECT".
+ * Returns 0 with *off (0 for "-") and obj (the object's name, "" when none; only the
+ * characters a file name has), or -1. */
+static int parse_crash_msg(const char *msg, uint64_t *off, char *obj, size_t n)
+{
+	char *end;
+	*off = 0;
+	obj[0] = 0;
+	if (!strncmp(msg, "0x", 2)) {
+		*off = strtoull(msg, &end, 16);
+	} else if (msg[0] == '-') {
+		end = (char *)msg + 1;
+	} else {
+		return -1;
+	}
+	if (!*end)
+		return 0;
+	if (*end != ' ')
+		return -1;
+	size_t k = 0;
+	for (const char *p = end + 1; *p && k + 1 < n; p++) {
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-?", *p))
+			return -1;
+		obj[k++] = *p;
+	}
+	obj[k] = 0;
+	return 0;
+}
+
+/* For a runner that died of a signal after reporting where (runner/crash.c): returns the
+ * verify.crash object {line, function, called, outside} and the words for the message, or
+ * NULL (nothing added) when there was no report or the runner did not die of the signal it
+ * reported. A fault in the candidate's code adds " at line L of your code (in F)" to `at`. A
+ * fault outside it (a library, the harness, no code at all) adds to `after` a sentence of its
+ * own: where it was, the candidate's last call on the stack when there is one, and what such
+ * a fault usually means (a write past a buffer that corrupted the heap or the stack, or a bad
+ * argument to the library), so that a crash in malloc does not read as a crash without a
+ * place. The report is the candidate's to forge: it names places and decides nothing. */
 static json_t *crash_place(const struct leap_session *s, enum leap_backend b, const char *artifact,
-			   struct leap_buf *msg)
+			   struct leap_buf *at, struct leap_buf *after)
 {
 	const struct leap_run_reply *c = &s->crash;
-	if (c->magic != LEAP_RUN_MAGIC || !WIFSIGNALED(s->status) || WTERMSIG(s->status) != c->code ||
-	    c->call > 1 || strncmp(c->msg, "0x", 2))
+	char obj[64];
+	uint64_t off;
+	if (c->magic != LEAP_RUN_MAGIC || !WIFSIGNALED(s->status) || WTERMSIG(s->status) != c->code || c->call > 2 ||
+	    parse_crash_msg(c->msg, &off, obj, sizeof obj))
 		return NULL;
-	char *end;
-	uint64_t off = strtoull(c->msg, &end, 16);
-	if (*end)
-		return NULL;
+	int outside = c->call > 0 && obj[0];
 	char *func = NULL;
-	long line = leap_crash_line(artifact, off, leap_compile_source_name(b), &func);
-	if (line < 1)
+	long line = c->call < 2 ? leap_crash_line(artifact, off, leap_compile_source_name(b), &func) : 0;
+	if (line < 1 && !outside)
 		return NULL;
-	leap_buf_addf(msg, c->call ? " in a library function called at line %ld of your code" : " at line %ld of your code",
-		      line);
-	if (func)
-		leap_buf_addf(msg, " (in %s)", func);
-	json_t *o = json_pack("{s:I,s:b}", "line", (json_int_t)line, "called", (int)c->call);
+	struct leap_buf *m = outside ? after : at;
+	if (outside) {
+		leap_buf_adds(m, " The fault was outside your code, ");
+		add_object(m, obj);
+	}
+	if (line >= 1) {
+		if (!c->call)
+			leap_buf_addf(m, " at line %ld of your code", line);
+		else
+			leap_buf_addf(m, "%s called at line %ld of your code", outside ? "," : " in a library function", line);
+		if (func)
+			leap_buf_addf(m, " (in %s)", func);
+	} else {
+		leap_buf_adds(m, ", with no call of your code on the stack");
+	}
+	if (outside)
+		leap_buf_adds(m, ": such a fault usually comes from an earlier write outside a buffer (past its end or "
+				 "before its start: it corrupts the heap that malloc and free keep, or the stack), or from "
+				 "a bad pointer or size passed to a library function.");
+	json_t *o = json_object();
+	if (line >= 1)
+		json_object_set_new(o, "line", json_integer((json_int_t)line));
+	json_object_set_new(o, "called", json_boolean(c->call > 0));
 	if (func)
 		json_object_set_new(o, "function", json_string(func));
+	if (outside)
+		json_object_set_new(o, "outside", json_string(obj));
 	free(func);
 	return o;
 }
@@ -297,6 +365,7 @@ int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint
 
 /* What running the cases of one candidate came to. */
 struct vrun {
+	int nondeterministic;     /* a rerun of the mismatched call gave other outputs */
 	int r;                    /* the session's last result (LEAP_SESS_*) */
 	int overrun;              /* the parameter whose guard a call damaged, or -1 */
 	struct leap_errstats es;
@@ -306,6 +375,81 @@ struct vrun {
 	int phase_case, phase_trial; /* where the run was last, -1 while loading */
 	double run_ms;            /* the candidate's own time in its calls */
 };
+
+#define RERUNS 3 /* reruns of a mismatched call, to tell a race from a steady bug */
+
+/* A mismatch message without its "Wrong output in case 2 (rows=7, cols=33): ", which the
+ * sentence around it says once. */
+static const char *after_case(const char *m)
+{
+	const char *colon = strncmp(m, "Wrong output in case ", 21) ? NULL : strstr(m, "): ");
+	return colon ? colon + 3 : m;
+}
+
+/* The output bytes (out and in-out buffers) of slot 0, appended to b. */
+static void outputs_of(const struct leap_session *s, const struct leap_case_data *d, struct leap_buf *b)
+{
+	for (size_t p = 0; p < d->t->nparams; p++)
+		if (d->rp[p].kind == LEAP_RUN_K_OUT || d->rp[p].kind == LEAP_RUN_K_INOUT)
+			leap_buf_add(b, (const char *)s->arena + d->out[p], (size_t)d->rp[p].bytes);
+}
+
+/* After a mismatch on input set k of case d: runs the same call on the same inputs again, up
+ * to RERUNS times, until the outputs differ from the first run's. A race (threads sharing a
+ * scratch buffer) looks like a plain mismatch on one case and passes on another run; a
+ * steady bug gives the same bytes every time. When they differ, says so in vr->msg before
+ * the first run's words, and what the other run gave. A failed rerun ends the reruns and
+ * changes no verdict: the first run's stands. */
+static void rerun_mismatch(struct leap_session *s, const struct leap_case_data *d, uint32_t k, struct vrun *vr,
+			   const char *first)
+{
+	struct leap_buf was = {0}, now = {0};
+	outputs_of(s, d, &was);
+	char *again = NULL;
+	int differ = 0;
+	for (int r = 0; r < RERUNS && !differ; r++) {
+		leap_session_stage(s, d, k, 0);
+		uint32_t slot = 0;
+		struct leap_block bt;
+		if (leap_session_block(s, d, &slot, 1, LEAP_RUN_OP_CALL, &bt) != LEAP_SESS_OK ||
+		    leap_session_guards(s, d, 0) >= 0)
+			break;
+		leap_buf_reset(&now);
+		outputs_of(s, d, &now);
+		differ = now.len != was.len || memcmp(now.s, was.s, now.len);
+		if (differ) {
+			struct leap_errstats es = {0, 0};
+			json_decref(leap_case_check(d, k, 0, s->arena, 1, &es, &again));
+		}
+	}
+	if (differ) {
+		vr->nondeterministic = 1;
+		leap_buf_addf(&vr->msg, "Nondeterministic: two runs of case %zu (%s), trial %u, on the same inputs gave "
+					"different outputs; a data race (threads sharing a scratch buffer, or writing the "
+					"same element) is the usual cause. First run: %s Another run: %s",
+			      d->index + 1, d->desc, k + 1, after_case(first),
+			      again ? after_case(again) : "every element was right.");
+	} else {
+		leap_buf_adds(&vr->msg, first);
+	}
+	free(again);
+	leap_buf_free(&was);
+	leap_buf_free(&now);
+}
+
+/* Appends which cases passed before the one that failed (they run in order, and the first
+ * failure ends the run): " Case 1 (rows=1, cols=2) passed; the later ones were not run." */
+static void add_passed(struct leap_buf *msg, const struct leap_vcache *vc, size_t passed)
+{
+	if (!passed)
+		return;
+	leap_buf_adds(msg, passed == 1 ? " Case " : " Cases ");
+	for (size_t i = 0; i < passed && i < 6; i++)
+		leap_buf_addf(msg, "%s%zu (%s)", !i ? "" : i + 1 == passed ? " and " : ", ", i + 1, vc->cd[i].desc);
+	if (passed > 6)
+		leap_buf_addf(msg, " and %zu more", passed - 6);
+	leap_buf_addf(msg, " passed before it%s", passed + 1 < vc->ncases ? "; the later ones were not run." : ".");
+}
 
 /* Runs every case and trial in session s until the first mismatch, damaged guard or failure. */
 static void run_cases(const struct leap_vcache *vc, int trials, struct leap_session *s, struct vrun *vr)
@@ -328,7 +472,7 @@ static void run_cases(const struct leap_vcache *vc, int trials, struct leap_sess
 			char *m = NULL;
 			vr->mismatch = leap_case_check(d, (uint32_t)k, 0, s->arena, 1, &vr->es, &m);
 			if (vr->mismatch) {
-				leap_buf_addf(&vr->msg, "%s", m);
+				rerun_mismatch(s, d, (uint32_t)k, vr, m);
 				free(m);
 			}
 		}
@@ -339,13 +483,64 @@ static void run_cases(const struct leap_vcache *vc, int trials, struct leap_sess
 	}
 }
 
-/* The status of a runner's reply that is not a result, its words added to msg. */
+/* For a LEAP_RUN_HEAP reply (runner/heap.c): its words and where the block was allocated
+ * added to msg, and the verify.heap object {line, function} (NULL when the allocating call is
+ * not a line of the candidate's code). Forgeable like a crash report: only ever a failure. */
+static json_t *heap_place(const struct leap_run_reply *last, enum leap_backend b, const char *artifact,
+			  const char *where, struct leap_buf *msg)
+{
+	leap_buf_addf(msg, "Your code %s", last->msg);
+	char *func = NULL;
+	long line = last->code > 0 ? leap_crash_line(artifact, (uint64_t)last->code - 1, leap_compile_source_name(b),
+						      &func)
+				   : 0;
+	json_t *o = NULL;
+	if (line > 0) {
+		leap_buf_addf(msg, " at line %ld of your code", line);
+		if (func)
+			leap_buf_addf(msg, " (in %s)", func);
+		o = json_pack("{s:I}", "line", (json_int_t)line);
+		if (func)
+			json_object_set_new(o, "function", json_string(func));
+	}
+	free(func);
+	leap_buf_addf(msg, "%s. A write past the end of a block corrupts the heap even where it does no visible harm: "
+			   "check the block's size and every index into it.", where);
+	return o;
+}
+
+/* The runner's "no device" in the words of what is missing: CUDA says "CUDA driver version is
+ * insufficient for CUDA runtime version" where there is no NVIDIA driver at all, which reads
+ * as a version to upgrade. Without libcuda.so.1 the machine has no NVIDIA GPU leap can use;
+ * with it and no device, CUDA sees none. A driver that is really too old is leap_gpu's check. */
+static void no_device_words(struct leap_buf *msg, const char *runner_msg)
+{
+	if (!strstr(runner_msg, "no CUDA device available")) {
+		leap_buf_adds(msg, runner_msg);
+		return;
+	}
+	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (h)
+		dlclose(h);
+	if (!h)
+		leap_buf_adds(msg, "no NVIDIA GPU: this machine has no NVIDIA driver (libcuda.so.1 cannot be loaded)");
+	else if (strstr(runner_msg, "zero devices") || strstr(runner_msg, "no CUDA-capable device"))
+		leap_buf_adds(msg, "no NVIDIA GPU: the driver is installed, but CUDA sees no device (check "
+				   "CUDA_VISIBLE_DEVICES and nvidia-smi)");
+	else
+		leap_buf_adds(msg, runner_msg);
+}
+
+/* The status of a runner's reply that is not a result, its words added to msg (and, for a
+ * write past a block of the code's own, the place in *heap). */
 static const char *reply_status(const struct leap_run_reply *last, enum leap_backend b, const char *artifact,
-				const char *where, struct leap_buf *msg)
+				const char *where, struct leap_buf *msg, json_t **heap)
 {
 	switch (last->status) {
 	case LEAP_RUN_NO_DEVICE:
-		leap_buf_addf(msg, "Not verified: %s.", last->msg);
+		leap_buf_adds(msg, "Not verified: ");
+		no_device_words(msg, last->msg);
+		leap_buf_adds(msg, ".");
 		return "no_device";
 	case LEAP_RUN_LOAD:
 	case LEAP_RUN_ABI:
@@ -357,6 +552,9 @@ static const char *reply_status(const struct leap_run_reply *last, enum leap_bac
 		if (b == LEAP_BACKEND_CUDA)
 			kernels_named(msg, artifact);
 		leap_buf_adds(msg, ".");
+		return "runtime_error";
+	case LEAP_RUN_HEAP: /* runner/heap.c */
+		*heap = heap_place(last, b, artifact, where, msg);
 		return "runtime_error";
 	case LEAP_RUN_FORGED: /* lib/session.c: the code wrote on the harness's reply descriptor */
 		leap_buf_addf(msg, "Runtime error%s: %s (your code wrote on the harness's descriptors).", where, last->msg);
@@ -387,8 +585,12 @@ static const char *death_status(const struct leap_verifier *v, const struct leap
 	leap_buf_addf(&vr->msg, "Your code %s", why ? why : "died");
 	free(why);
 	*denied = denied_call(s, &vr->msg);
-	*crash = crash_place(s, b, artifact, &vr->msg);
+	struct leap_buf after = {0};
+	*crash = crash_place(s, b, artifact, &vr->msg, &after);
 	leap_buf_addf(&vr->msg, "%s.", where);
+	if (after.len)
+		leap_buf_add(&vr->msg, after.s, after.len);
+	leap_buf_free(&after);
 	return "runtime_error";
 }
 
@@ -434,16 +636,18 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		snprintf(where, sizeof where, " in case %d (%s), trial %d", vr.phase_case + 1, vc->cd[vr.phase_case].desc,
 			 vr.phase_trial + 1);
 	const char *status = vr.mismatch ? "mismatch" : "pass";
-	json_t *crash = NULL;
+	json_t *crash = NULL, *heap = NULL;
 	if (vr.overrun >= 0) {
 		status = "runtime_error";
 		leap_buf_addf(&vr.msg, "Your code wrote outside the bounds of buffer %s%s.", t->params[vr.overrun].name, where);
 	} else if (vr.r == LEAP_SESS_REPLY) {
-		status = reply_status(&last, b, artifact, where, &vr.msg);
+		status = reply_status(&last, b, artifact, where, &vr.msg, &heap);
 	} else if (vr.r == LEAP_SESS_DIED || vr.r == LEAP_SESS_TIMEOUT) {
 		status = death_status(v, &s, b, artifact, where, why, timeout, &vr, &denied, &crash);
 		why = NULL;
-	} else if (!vr.mismatch) {
+	} else if (vr.mismatch) {
+		add_passed(&vr.msg, vc, vr.passed);
+	} else {
 		if (vc->ndrawn)
 			leap_buf_addf(&vr.msg, "All %zu cases passed (%zu listed, %zu of random sizes; %d trials each).",
 				      vr.passed, t->ncases, vc->ndrawn, trials);
@@ -456,6 +660,10 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	json_object_set_new(result, "run_ms", json_real(vr.run_ms));
 	if (crash)
 		json_object_set_new(result, "crash", crash);
+	if (heap)
+		json_object_set_new(result, "heap", heap);
+	if (vr.nondeterministic)
+		json_object_set_new(result, "nondeterministic", json_true());
 	if (denied)
 		json_object_set_new(result, "denied_syscall", json_string(denied));
 	if (s.sb.mem_hit)

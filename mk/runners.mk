@@ -13,7 +13,7 @@ endif
 
 all: $(RUNNERS)
 
-build/runner/%.o: runner/%.c runner/backend.h runner/crash.h runner/filter.h lib/runproto.h lib/abi.h build/flags
+build/runner/%.o: runner/%.c runner/backend.h runner/crash.h runner/filter.h runner/heap.h lib/runproto.h lib/abi.h build/flags
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
@@ -35,9 +35,11 @@ build/runner/runproto.o: lib/runproto.c lib/runproto.h
 
 RUNNER_OBJ = build/runner/run.o build/runner/crash.o build/runner/filter.o build/runner/runproto.o
 
-libexec/leap-run-cpu: $(RUNNER_OBJ) build/runner/cpu.o
+# heap.o replaces the C library's allocator functions (runner/heap.c); the executable exports
+# exactly those (runner/heap.list), so that the candidate's calls and the C library's reach them.
+libexec/leap-run-cpu: $(RUNNER_OBJ) build/runner/cpu.o build/runner/heap.o runner/heap.list
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ -ldl
+	$(CC) -Wl,--dynamic-list=runner/heap.list -o $@ $(filter %.o,$^) -ldl
 
 build/runner/cuda.o: runner/cuda.cu runner/backend.h lib/runproto.h lib/abi.h
 	@mkdir -p $(@D)

@@ -7,6 +7,8 @@
 #include <time.h>
 
 #include "backend.h"
+#include "crash.h"
+#include "heap.h"
 #include "banned.h"
 
 /* Why: on the host nothing needs copying. The candidate's pointers point straight into the
@@ -83,10 +85,18 @@ int rb_block_begin(struct rb *b, char *msg)
 
 int rb_block_end(struct rb *b, double *own_ms, int *code, char *msg)
 {
-	(void)code;
-	(void)msg;
 	*own_ms = now_ms() - b->t0;
-	return LEAP_RUN_OK;
+	/* a write past a block the code allocated itself fails the block it happened in */
+	uint64_t bytes, off;
+	uintptr_t site;
+	const char *fn;
+	if (!heap_check(&bytes, &site, &fn))
+		return LEAP_RUN_OK;
+	/* the call's line: the return address less one (runner/crash.c does the same) */
+	*code = site && crash_artifact_offset(site - 1, &off) && off < INT32_MAX ? (int)off + 1 : 0;
+	snprintf(msg, LEAP_RUN_MSG, "wrote past the end of a %llu-byte block it allocated with %s",
+		 (unsigned long long)bytes, fn);
+	return LEAP_RUN_HEAP;
 }
 
 int rb_call(struct rb *b, leap_entry_fn entry, void *const *args, const struct leap_run_arg *row, uint32_t nparams,

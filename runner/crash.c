@@ -6,7 +6,11 @@
  * the address as an offset into the artifact ("0x1f2a"), and in `call` 0 when that is the
  * faulting instruction itself, 1 when the fault lies in a function the candidate's code
  * called (memcpy, abort from assert) and the offset is that call's, 2 when neither was found.
- * The parent maps the offset to a source line (lib/crash.c).
+ * The parent maps the offset to a source line (lib/crash.c). When the faulting instruction
+ * is not the artifact's, `msg` goes on with a space and the file name of the object that
+ * holds it ("0x1f2a libc.so.6", "- libc.so.6" for call 2; "?" when no object does): a
+ * fault in malloc after a heap overrun must not read as a crash without a place. The
+ * objects are listed once, before any fault, so the handler takes no loader lock.
  *
  * The candidate shares this process and may forge the reply or replace the handlers: the
  * parent believes it only when the runner then died of that very signal, and even then uses
@@ -18,6 +22,7 @@
 #include <execinfo.h>
 #include <link.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,6 +37,64 @@
 
 /* The artifact's mapping: its load base and the addresses its segments span. */
 static uintptr_t art_base, art_lo, art_hi;
+
+/* The objects loaded when the artifact was (the runner, libc, libm, libgomp...): the span of
+ * each and its file's base name. */
+#define MAX_OBJS 64
+static struct obj {
+	uintptr_t lo, hi;
+	char name[48];
+} objs[MAX_OBJS];
+static int nobjs;
+
+/* dl_iterate_phdr callback: notes one object's span and name. */
+static int note_obj(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	if (nobjs == MAX_OBJS)
+		return 1;
+	struct obj *o = &objs[nobjs];
+	o->lo = UINTPTR_MAX;
+	o->hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		o->lo = lo < o->lo ? lo : o->lo;
+		o->hi = hi > o->hi ? hi : o->hi;
+	}
+	const char *path = info->dlpi_name, *slash = path ? strrchr(path, '/') : NULL;
+	const char *base = slash ? slash + 1 : path;
+	if (!base || !*base)
+		base = "leap-run"; /* the main program has no name here: the runner */
+	snprintf(o->name, sizeof o->name, "%s", base);
+	if (o->hi > o->lo)
+		nobjs++;
+	return 0;
+}
+
+/* The name of the object holding address a, or "?". */
+static const char *obj_of(uintptr_t a)
+{
+	for (int i = 0; i < nobjs; i++)
+		if (a >= objs[i].lo && a < objs[i].hi)
+			return objs[i].name;
+	return "?";
+}
+
+/* Appends " NAME" to the NUL-terminated msg of `cap` bytes (async-signal-safe). */
+static void add_name(char *msg, size_t cap, const char *name)
+{
+	size_t n = strlen(msg);
+	if (n + 1 >= cap)
+		return;
+	msg[n++] = ' ';
+	for (; *name && n + 1 < cap; name++)
+		msg[n++] = *name;
+	msg[n] = 0;
+}
 
 /* dl_iterate_phdr callback: the span of the object loaded at art_base. */
 static int find_span(struct dl_phdr_info *info, size_t size, void *arg)
@@ -70,6 +133,14 @@ static uintptr_t context_pc(const void *ctx)
 static int in_artifact(uintptr_t a)
 {
 	return a >= art_lo && a < art_hi;
+}
+
+int crash_artifact_offset(uintptr_t a, uint64_t *off)
+{
+	if (!art_lo || !in_artifact(a))
+		return 0;
+	*off = a - art_base;
+	return 1;
 }
 
 /* Writes "0x" and v in hex into out (at least 19 bytes), NUL-terminated. */
@@ -114,6 +185,11 @@ static void on_crash(int sig, siginfo_t *si, void *ctx)
 				break;
 			}
 		}
+		if (r.call == 2) {
+			r.msg[0] = '-';
+			r.msg[1] = 0;
+		}
+		add_name(r.msg, sizeof r.msg, pc ? obj_of(pc) : "?");
 	}
 	ssize_t w = write(LEAP_RUN_FD_REPLY, &r, sizeof r);
 	(void)w; /* nothing to do about it: the wait status still tells the parent */
@@ -129,6 +205,7 @@ void crash_report_init(void *handle)
 	dl_iterate_phdr(find_span, NULL);
 	if (!art_lo)
 		return;
+	dl_iterate_phdr(note_obj, NULL);
 	void *warm[2];
 	backtrace(warm, 2); /* loads the unwinder now, not in the handler */
 	void *stack = mmap(NULL, ALT_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -65,6 +65,22 @@ turn() {
 	[ "${#caret}" -eq $((${#src} - 5)) ]
 }
 
+@test "nvcc: a kernel defined with the wrong signature is told the required prototype" {
+	# issue 30: the linker's "undefined reference to \`transpose'" was all the model read
+	skip_unless_nvcc
+	turn transpose cuda "$F/wrong_signature.cu" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your code does not compile."
+	assert_line --index 1 'transpose() is defined with another signature than the required prototype: extern "C" void transpose(const float *A, float *B, int rows, int cols);'
+	assert_line --index 2 "link: error: undefined reference to \`transpose'"
+	refute_output --regexp 'shim-[0-9a-f]|leap_entry|leap_shim|cudafe1'
+	# a missing entry point (cpu, real gcc) gets the prototype to define, too
+	printf 'void vector_add2(const float *a, const float *b, float *c, int n) { }\n' >"$T/missing.c"
+	turn vector_add cpu "$T/missing.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 "the entry point vector_add() is not defined; define exactly: void vector_add(const float *a, const float *b, float *c, int n);"
+}
+
 @test "a diagnostic without the compiler's excerpt quotes the candidate's line from the code" {
 	printf '%s\n' '{"group":"g","sample":0,"turn":1,"messages":[],"completion":"x","code":"void f(void)\n{\n\tint y = zz + 1;\n}\n","status":"compile_error","compile":{"status":"error","diagnostics":[{"line":3,"col":10,"severity":"error","message":"'"'"'zz'"'"' undeclared"}]}}' |
 		leap-prune --preset debug-all --done "$T/done.jsonl" >"$T/next"
@@ -90,10 +106,33 @@ turn() {
 	assert_line --index 2 "$(printf '  7 | \t\tc[i] = x + far[i];')"
 }
 
-@test "cpu: a fault inside a library function names the candidate's call" {
+@test "cpu: a fault inside a library function is outside the code, and names the candidate's call" {
 	run -1 leap-verify --seed 1 --task vector_add "$F/segv_call.c"
 	assert_line --index 1 --partial "crashed with SIGSEGV"
-	assert_line --index 1 --partial "in a library function called at line 6 of your code (in vector_add)"
+	assert_line --index 1 --partial "in case 1 (n=1), trial 1. The fault was outside your code, in the C library (libc.so.6), called at line 6 of your code (in vector_add): such a fault usually comes from"
+	assert_line --index 2 "$(printf '  6 | \tmemset(c + (1L << 40), 0, (size_t)n * sizeof *c);')"
+}
+
+@test "cpu: a heap corrupted before a block faults in free: the feedback says the fault was outside the code" {
+	# issue 30: a crash in the C library after a heap overrun read as SIGSEGV with no place
+	turn transpose cpu "$F/heap_before.c" >"$T/next"
+	run -0 jq -c '.verify.crash' "$T/done.jsonl"
+	assert_output '{"called":true,"outside":"libc.so.6"}'
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your kernel failed at run time."
+	assert_line --index 1 --partial "Your code aborted (SIGABRT"
+	# free was the function's tail call: no frame of the candidate is left to name
+	assert_line --index 1 --partial "in case 1 (rows=1, cols=1), trial 1. The fault was outside your code, in the C library (libc.so.6), with no call of your code on the stack: such a fault usually comes from an earlier write outside a buffer (past its end or before its start"
+}
+
+@test "cpu: a write past the end of a block the code allocated fails the smallest case, naming the allocation" {
+	# issue 30: a scratch buffer one column short passed rows=1, cols=1 and crashed in malloc later
+	turn transpose cpu "$F/heap_after.c" >"$T/next"
+	run -0 jq -c '[.status, .verify.cases, .verify.heap]' "$T/done.jsonl"
+	assert_output '["runtime_error",0,{"line":9,"function":"transpose"}]'
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 "Your code wrote past the end of a 0-byte block it allocated with malloc at line 9 of your code (in transpose) in case 1 (rows=1, cols=1), trial 1. A write past the end of a block corrupts the heap even where it does no visible harm: check the block's size and every index into it."
+	assert_line --index 2 "$(printf ' 9 | \tfloat *tmp = malloc((size_t)(n - rows) * sizeof *tmp);')"
 }
 
 @test "cpu: a forged crash report from a runner that did not crash names no line" {
@@ -152,6 +191,14 @@ turn() {
 	run -1 leap-verify --seed 1 --task vector_add "$F/wrong_large.c"
 	assert_line --index 1 --partial "Wrong output in case"
 	refute_output --partial "Inputs:"
+}
+
+@test "a race: the feedback says the results are nondeterministic and which cases passed" {
+	turn softmax cpu "$FIXTURES/leap-verify/softmax/racy.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your kernel computes wrong results."
+	assert_line --index 1 --partial "Nondeterministic: two runs of case 2 (rows=7, cols=33), trial 1, on the same inputs gave different outputs; a data race"
+	assert_line --index 1 --partial "Case 1 (rows=1, cols=2) passed before it"
 }
 
 @test "a slow pass is told the machine, the benchmark case and what the baseline is" {

@@ -585,3 +585,22 @@ extern "C" void matmul(const float *A, const float *B, float *C, int n) { cublas
 	run -0 readelf -d "$(jq -r .compile.artifact <<<"$output")"
 	assert_output --partial "libcublas.so"
 }
+
+@test "a link error reads as the harness's call of the function, without leap's internal file names" {
+	# issue 30: model-facing logs carried shim-<hash>.o, leap_entry and leap_shim.c
+	printf 'void vector_add2(const float *a, const float *b, float *c, int n) { }\n' >"$T/missing.c"
+	run -1 leap-compile --task vector_add "$T/missing.c"
+	leap-compile --task vector_add "$T/missing.c" | jq -r .compile.log >"$T/log" || true
+	assert_equal "$(head -2 "$T/log")" "$(printf "ld: in the harness's call of your function (the required prototype):\n  undefined reference to \`vector_add'")"
+	! grep -Eq 'shim-[0-9a-f]|leap_entry|leap_shim' "$T/log"
+	# the cached result reads the same
+	leap-compile --task vector_add "$T/missing.c" | jq -e '.compile.cached and (.compile.log | test("shim-|leap_entry|leap_shim") | not)'
+	# nvcc: the same, where its host object is leap_shim.cudafe1.cpp
+	skip_unless_nvcc
+	leap-compile --arch sm_90 --task transpose "$FIXTURES/feedback/wrong_signature.cu" >"$T/cu" || true
+	jq -e '.compile.reason == "wrong_signature"' "$T/cu"
+	run -0 jq -r .compile.log "$T/cu"
+	assert_line --index 0 "ld: in the harness's call of your function (the required prototype):"
+	assert_line --index 1 "  undefined reference to \`transpose'"
+	refute_output --regexp 'shim-[0-9a-f]|leap_entry|leap_shim|cudafe1'
+}

@@ -88,18 +88,24 @@ load helpers
 	assert_output ""
 }
 
-# sizes_fact TASK: the sizes sentence the prompt must hold, from task.json: each integer
-# scalar's "ranges" entry when there is one, else its least and greatest listed value.
+# sizes_fact TASK BACKEND: the size lines the prompt must hold, from task.json: each integer
+# scalar's bounds from its "ranges" entry (else its least and greatest listed value) up to the
+# speed case's value (bench_cpu on cpu), the checked bounds and the speed case, then which sizes
+# the speed case takes beyond the checked bounds.
 sizes_fact() {
-	jq -r '. as $t | [.params[] | select((.role // "scalar") == "scalar" and (.type == "int" or .type == "int64")) | .name] |
-		map(. as $n | ($t.ranges[$n] // null) as $r |
-			if $r != null then
-				(if ($r | type) == "object" then $r.range else $r end) as $s |
-				"`\($n)` from \($s[0]) to \($s[1])" + (if ($r | type) == "object" and $r.multiple_of then ", a multiple of \($r.multiple_of)" else "" end)
-			else
-				([$t.cases[][$n]] | min) as $lo | ([$t.cases[][$n]] | max) as $hi |
-				if $lo == $hi then "`\($n)` = \($lo)" else "`\($n)` from \($lo) to \($hi)" end
-			end) | "Sizes: " + join(", ") + "."' "$LEAP_TASKS/$1/task.json"
+	jq -r --arg b "$2" '. as $t | (if $b == "cpu" then ($t.bench_cpu // $t.bench) else $t.bench end) as $sp |
+		def fmt: if type == "string" then "`\(.)`" else tostring end;
+		[.params[] | select((.role // "scalar") == "scalar" and (.type == "int" or .type == "int64")) | .name] |
+		map(. as $n | ($t.ranges[$n] // null) as $r | $sp[$n] as $v |
+			(if $r != null then (if ($r | type) == "object" then $r.range else $r end)
+			 else [([$t.cases[][$n]] | min), ([$t.cases[][$n]] | max)] end) as $s |
+			(if ($r | type) == "object" and $r.multiple_of then ", a multiple of \($r.multiple_of | fmt)" else "" end) as $m |
+			{n: $n, above: (($s[1] | type) == "number" and $v > $s[1]),
+			 line: (if $s[0] == $s[1] and $s[0] == $v then "- `\($n)`: always \($v)"
+				else "- `\($n)`: \($s[0] | fmt) to \(if ($s[1] | type) == "number" and $v > $s[1] then $v else $s[1] | fmt end)\($m) (checked: \($s[0] | fmt) to \($s[1] | fmt); speed case: \($v))" end)}) |
+		(map(.line) | join("\n")) +
+		(map(select(.above) | "`\(.n)`") | if length > 0 then "\nThe speed case goes beyond the checked bounds (\(join(", ")))" else "" end)' \
+		"$LEAP_TASKS/$1/task.json"
 }
 
 @test "every task's prompt states the facts listed for it (tests/fixtures/leap-prompt/facts), on both backends" {
@@ -108,10 +114,24 @@ sizes_fact() {
 		t=$(basename "$(dirname "$d")")
 		f="$FIXTURES/leap-prompt/facts/$t"
 		[ -f "$f" ] || { failed+="$t: no facts file"$'\n'; continue; }
+		# what the speed sentences say of the baselines is what their sources do: the cpu
+		# reference is plain C, single-threaded; a vendor baseline calls SGEMM or the
+		# convolution in fp32 without TF32
+		! grep -Eq 'pragma +omp|pthread|immintrin' "$d/reference.c" || failed+="$t: reference.c is not plain C"$'\n'
+		for lib in $(jq -r '(.baseline_libraries // [])[]' "$d/task.json"); do
+			case $lib in
+			cublas) grep -q 'cublasSetMathMode(h, CUBLAS_DEFAULT_MATH)' "$d/baseline.cu" &&
+				grep -Eq 'cublasSgemm(StridedBatched)?\(' "$d/baseline.cu" ;;
+			cudnn) grep -q 'CUDNN_FMA_MATH' "$d/baseline.cu" && grep -q 'cudnnConvolutionForward(' "$d/baseline.cu" ;;
+			*) false ;;
+			esac || failed+="$t: baseline.cu does not call $lib as the prompt says"$'\n'
+		done
 		for b in cpu cuda; do
 			p=$(leap-prompt --backend "$b" --device-info "$dev" "$t" 2>/dev/null | jq -r '.messages[1].content')
-			want=$(sizes_fact "$t")
+			want=$(sizes_fact "$t" "$b")
 			[[ "$p" == *"$want"* ]] || failed+="$t/$b: missing: $want"$'\n'
+			# every task, not one: may it allocate, and how deep is the stack
+			[[ "$p" == *"cratch "*"memory of your own is allowed"* ]] || failed+="$t/$b: no word on scratch memory"$'\n'
 			while IFS=$'\t' read -r kind fact; do
 				case "$kind" in
 				both | "$b") [[ "$p" == *"$fact"* ]] || failed+="$t/$b: missing: $fact"$'\n' ;;
@@ -138,7 +158,21 @@ sizes_fact() {
 	run -0 --separate-stderr leap-prompt --backend cuda -g 3 vector_add
 	[ "$(grep -c 'no GPU' <<<"$stderr")" -eq 1 ]
 	[[ "$stderr" == *"give --device-info FILE"* ]]
-	[[ "$(jq -r '.messages[1].content' <<<"$output" | head -50)" != *"Your code runs on"* ]]
+	p=$(jq -r '.messages[1].content' <<<"$output" | head -50)
+	[[ "$p" != *"Your code runs on"* ]]
+	# the model is told that, and the rule of the arch flag rather than leap-compile's
+	# no-GPU default as if it were the build's
+	[[ "$p" == *"The GPU that will run your code is not known to this prompt (no GPU was visible where it was written): do not assume its model, SM count or memory"* ]]
+	if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
+		[[ "$p" == *'`nvcc -Xcompiler -fPIC -O3 ARCH`, where ARCH is the flag for the GPU leap-compile finds: `-gencode=arch=compute_90a,code=sm_90a` on compute capability 9.0 (H100, H200), `-gencode=arch=compute_100a,code=sm_100a` on 10.0 (B200), `-arch=sm_XY` on compute capability X.Y otherwise, and `-arch=sm_90` where it finds none'* ]]
+		[[ "$p" != *"-O3 -arch=sm_90\`"* ]]
+	fi
+	# device facts with a compute capability but no arch: the arch leap-compile picks for it
+	echo '{"name": "NVIDIA A100", "compute_capability": "8.0"}' >"$BATS_TEST_TMPDIR/a100.json"
+	run -0 --separate-stderr leap-prompt --backend cuda --device-info "$BATS_TEST_TMPDIR/a100.json" vector_add
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"Your code runs on one NVIDIA A100: compute capability 8.0."* ]]
+	[ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] || [[ "$p" == *'`nvcc -Xcompiler -fPIC -O3 -arch=sm_80`'* ]]
 	# a bad --device-info is a usage error
 	echo '[1]' >"$BATS_TEST_TMPDIR/bad.json"
 	run -2 --separate-stderr leap-prompt --device-info "$BATS_TEST_TMPDIR/bad.json" vector_add
@@ -151,7 +185,7 @@ sizes_fact() {
 	run -0 --separate-stderr leap-prompt --backend cuda --tasks "$BATS_TEST_TMPDIR/suite" --device-info "$FIXTURES/leap-prompt/h200.json" matmul
 	p=$(jq -r '.messages[1].content' <<<"$output")
 	[[ "$p" == *"no other library (cuBLAS, cuDNN...) is available for this task"* ]]
-	[[ "$p" == *"against a vendor library (cuBLAS or cuDNN), called as a framework would call it."* ]]
+	[[ "$p" == *"against the task's vendor baseline, as PyTorch eager computes it by default: the matrix products in cuBLAS SGEMM"* ]]
 	[[ "$p" == *"Precision class tf32"* ]]
 	jq '.baseline_kind = "kernel" | del(.baseline_libraries) | .precision = "fp32"' "$LEAP_TASKS/matmul/task.json" \
 		>"$BATS_TEST_TMPDIR/suite/matmul/task.json"
@@ -185,4 +219,69 @@ sizes_fact() {
 	[[ "$(jq -r '.messages[1].content' <<<"$output")" == *"|out - ref| <= 0.1 + 0.03 * |ref|"* ]]
 	run -2 --separate-stderr leap-prompt --tolerance loose softmax
 	[[ "$stderr" == *"--tolerance: 'loose' is not task, kernelbench or kernelbench-v0.1"* ]]
+}
+
+@test "sizes are a domain up to the speed case, apart from the sizes checked" {
+	run -0 --separate-stderr leap-prompt --backend cpu attention
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	# issue 30: "seq from 1 to 130" read as the domain; a float p[130] crashed at seq=256
+	[[ "$p" == *"Sizes: your function must be correct for every value of each size within these bounds, from the least checked up to the speed case's; no other values are passed."* ]]
+	[[ "$p" == *'- `seq`: 1 to 256 (checked: 1 to 130; speed case: 256)'* ]]
+	[[ "$p" == *'- `dim`: 1 to 64 (checked: 1 to 64; speed case: 64)'* ]]
+	[[ "$p" == *'The speed case goes beyond the checked bounds (`bh`, `seq`): size arrays, stack buffers and scratch memory for the sizes of each call'* ]]
+	[[ "$p" == *"Speed is measured on bh=4, seq=256, dim=64."* ]]
+	# an expression bound is quoted, and a size the speed case stays within keeps its bound
+	run -0 --separate-stderr leap-prompt --backend cpu conv2d
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *'- `height`: `k` to 33 (checked: `k` to 33; speed case: 32)'* ]]
+	# a task that draws no cases ("ranges": {}) checks its listed cases only
+	mkdir -p "$BATS_TEST_TMPDIR/suite"
+	cp -R "$LEAP_TASKS/vector_add" "$BATS_TEST_TMPDIR/suite/"
+	jq '.ranges = {}' "$LEAP_TASKS/vector_add/task.json" >"$BATS_TEST_TMPDIR/suite/vector_add/task.json"
+	run -0 --separate-stderr leap-prompt --backend cpu --tasks "$BATS_TEST_TMPDIR/suite" vector_add
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *'- `n`: 1 to 4194304 (checked: 1 to 65537; speed case: 4194304)'* ]]
+	[[ "$p" == *"Correctness is checked on these cases: n=1; n=1000; n=65537. Speed"* ]]
+}
+
+# caches_fact: the caches of the first CPU this process may use, as sysfs has them, in the
+# prompt's words ("L1d 32 KiB per CPU, ...; 64-byte lines").
+caches_fact() {
+	local cpu d out="" size sharers
+	cpu=$(awk '/^Cpus_allowed_list/ { print $2 }' /proc/self/status | cut -d, -f1 | cut -d- -f1)
+	for d in /sys/devices/system/cpu/cpu"$cpu"/cache/index*; do
+		case $(cat "$d/type") in Data | Unified) ;; *) continue ;; esac
+		size=$(numfmt --from=iec --to-unit=1024 "$(cat "$d/size")")
+		if [ $((size % 1024)) -eq 0 ]; then size="$((size / 1024)) MiB"; else size="$size KiB"; fi
+		sharers=$(python3 -c 'import sys; print(sum(b - a + 1 for a, b in ((int(x.split("-")[0]), int(x.split("-")[-1])) for x in sys.argv[1].split(","))))' "$(cat "$d/shared_cpu_list")")
+		out+="${out:+, }L$(cat "$d/level")$([ "$(cat "$d/type")" = Data ] && echo d) $size "
+		if [ "$sharers" -gt 1 ]; then out+="shared by $sharers CPUs"; else out+="per CPU"; fi
+	done
+	echo "$out; $(cat /sys/devices/system/cpu/cpu"$cpu"/cache/index0/coherency_line_size)-byte lines"
+}
+
+@test "the cpu prompt states the caches, scratch memory and the stack the runner really gets" {
+	[ -d /sys/devices/system/cpu/cpu0/cache/index0 ] || skip "no cache description in sysfs"
+	export LEAP_CACHE="$BATS_TEST_TMPDIR/cache"
+	run -0 --separate-stderr leap-prompt --backend cpu transpose
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"Caches: $(caches_fact)."* ]]
+	[[ "$p" == *"Scratch memory of your own is allowed: malloc and free within a call (timed with it), or a buffer kept across calls in a static pointer"* ]]
+	# the limit stated is leap-verify's default
+	[[ "$p" == *"The process may map 4 GiB beyond the arguments (by default)."* ]]
+	[[ "$(leap-verify --help)" == *"address-space limit of a cpu child (default 4G"* ]]
+	[[ "$p" == *"The stack is 8 MiB, each OpenMP thread's too: put large arrays on the heap. Every block you allocate is checked: a write past its end fails the case it happens in."* ]]
+	# ... and it is what the code gets, whatever stack limit leap-verify itself runs under:
+	# the fixture computes right only with an 8 MiB limit and 8 MiB OpenMP stacks
+	(ulimit -s 16384 && leap-verify --seed 1 --task vector_add "$FIXTURES/leap-prompt/stack.c") >"$BATS_TEST_TMPDIR/v"
+	[[ "$(head -1 "$BATS_TEST_TMPDIR/v")" == *": pass (task vector_add"* ]]
+	# the baseline is the single-threaded reference
+	[[ "$p" == *"against the task's reference: the plain C described above, single-threaded"* ]]
+	# --device-info describing another CPU drops this machine's caches, or names its own
+	echo '{"cpu_model": "Other CPU", "cores": 4}' >"$BATS_TEST_TMPDIR/other.json"
+	run -0 --separate-stderr leap-prompt --backend cpu --device-info "$BATS_TEST_TMPDIR/other.json" transpose
+	[[ "$(jq -r '.messages[1].content' <<<"$output")" != *"Caches:"* ]]
+	echo '{"cpu_model": "Other CPU", "cpu_caches": "L1d 48 KiB per CPU, L2 2 MiB per CPU"}' >"$BATS_TEST_TMPDIR/other.json"
+	run -0 --separate-stderr leap-prompt --backend cpu --device-info "$BATS_TEST_TMPDIR/other.json" transpose
+	[[ "$(jq -r '.messages[1].content' <<<"$output")" == *"Caches: L1d 48 KiB per CPU, L2 2 MiB per CPU."* ]]
 }

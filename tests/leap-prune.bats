@@ -436,10 +436,12 @@ EOF
 	jq -c '.completion = "c" | .status = (if .sample < 6 then "pass" else "mismatch" end)' "$T/t2" >"$T/t2v"
 	leap-prune --done "$T/done" "$T/t2v" >"$T/t3"
 	[ "$(jq -r .sample "$T/t3" | tr '\n' ' ')" = "6 7 " ]
-	run -0 jq -c 'select(.turn == 2) | [.sample, .prune.decision, .prune.reason, .prune.verdict, .prune.n_fail, .prune.group_size, .prune.gate_turn]' "$T/done"
-	assert_output "$(printf '%s\n' '[2,"final","solved","expand",2,6,1]' '[3,"final","solved","expand",2,6,1]' \
-		'[4,"final","solved","expand",2,6,1]' '[5,"final","solved","expand",2,6,1]' \
-		'[6,"expand","failed","expand",2,6,1]' '[7,"expand","failed","expand",2,6,1]')"
+	# issue 30: n_fail and group_size are the counts the verdict was taken on (turn 1: 6 of 8),
+	# this turn's are turn_fail and turn_records (2 of the 6 sent on)
+	run -0 jq -c 'select(.turn == 2) | [.sample, .prune.decision, .prune.reason, .prune.verdict, .prune.n_fail, .prune.group_size, .prune.gate_turn, .prune.turn_fail, .prune.turn_records]' "$T/done"
+	assert_output "$(printf '%s\n' '[2,"final","solved","expand",6,8,1,2,6]' '[3,"final","solved","expand",6,8,1,2,6]' \
+		'[4,"final","solved","expand",6,8,1,2,6]' '[5,"final","solved","expand",6,8,1,2,6]' \
+		'[6,"expand","failed","expand",6,8,1,2,6]' '[7,"expand","failed","expand",6,8,1,2,6]')"
 	# the turn-3 records still carry the turn-1 gate
 	[ "$(jq -c .dcp "$T/t3" | sort -u)" = '{"verdict":"expand","turn":1,"n_fail":6,"group_size":8}' ]
 	# --regate: the same turn 2 is easy (2 < 3): nothing goes on
@@ -568,4 +570,20 @@ EOF
 		'{"group":"s","sample":3,"turn":1,"completion":"d","status":"mismatch"}' >"$T/in"
 	leap-prune --done "$T/d" --expand-slow "$T/in" >"$T/n"
 	[ "$(jq -r .sample "$T/n" | tr '\n' ' ')" = "1 2 3 " ]
+}
+
+@test "leap-prune: an error shared by many records is said once, then counted" {
+	# issue 30: the whole message came once per record ("not decided: ...")
+	for i in 0 1 2; do
+		printf '{"task":"t","group":"g","sample":%d,"turn":1,"error":{"program":"leap-verify","file":"-","line":%d,"message":"Not verified: no NVIDIA GPU."}}\n' $i $((i + 1))
+	done >"$T/in"
+	printf '{"task":"t","group":"h","sample":0,"turn":1}\n{"task":"t","group":"h","sample":1,"turn":1}\n' >>"$T/in"
+	run -1 --separate-stderr leap-prune --done "$T/done" "$T/in"
+	[ "$(grep -c 'no NVIDIA GPU' <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == *"$T/in:1: not decided: the record carries an error (leap-verify: Not verified: no NVIDIA GPU.)"* ]]
+	[[ "$stderr" == *"leap-prune: 2 more records were not decided for the same reason as $T/in:1"* ]]
+	[ "$(grep -c "no valid 'status'" <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == *"leap-prune: 1 more record was not decided for the same reason as $T/in:4"* ]]
+	# every record is still in the done file
+	[ "$(wc -l <"$T/done")" -eq 5 ]
 }

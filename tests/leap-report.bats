@@ -27,7 +27,7 @@ DONE="$FIXTURES/leap-report/done.jsonl"
 @test "the DCP ledger counts group decisions and estimates the work saved" {
 	run --separate-stderr -1 leap-report --format json "$DONE"
 	dcp="$(jq -c .dcp <<<"$output")"
-	assert_equal "$(jq -c '.groups' <<<"$dcp")" '{"expanded":2,"easy":1,"hopeless":1,"max_turns":1,"other":0}'
+	assert_equal "$(jq -c '.groups' <<<"$dcp")" '{"expanded":2,"easy":1,"hopeless":1,"max_turns":1,"solved":0,"other":0}'
 	# group B (4 samples) pruned hopeless at turn 1 of 3: 8 trajectory-turns not run;
 	# 15 records cost 1.5 s each: 22.5 s spent, 22.5 + 8 * 1.5 = 34.5 s unpruned
 	assert_equal "$(jq -c '[.trajectories_ended_early, .turns_saved, .spent_s, .unpruned_s]' <<<"$dcp")" '[4,8,22.5,34.5]'
@@ -224,4 +224,28 @@ PY
 	assert_output '{"0":0.7142857142857143,"1":null,"2":null}'
 	run -2 --separate-stderr leap-report --metric fast "$FIXTURES/leap-report/kernelbench.jsonl"
 	[[ "$stderr" == *"--metric: 'fast' is not leap or kernelbench"* ]]
+}
+
+@test "the DCP ledger names what each column counts, and says the work saved in words" {
+	T="$BATS_TEST_TMPDIR"
+	# issue 30: an unexplained "other" column (groups whose records had all passed) and "saved
+	# share 0.000" with no meaning given
+	rec() { printf '{"task":"t","group":"g","sample":%d,"turn":%d,"status":"%s","verify":{"ms":1000},"prune":{"decision":"%s","reason":"%s","verdict":"expand"}}\n' "$@"; }
+	{ rec 0 1 pass final solved; rec 1 1 mismatch expand failed; rec 1 2 pass final solved; } >"$T/in"
+	run -0 --separate-stderr leap-report --format json "$T/in"
+	assert_equal "$(jq -c '.dcp.turns' <<<"$output")" \
+		'[{"turn":1,"expanded":1,"easy":0,"hopeless":0,"max_turns":0,"solved":0,"other":0},{"turn":2,"expanded":0,"easy":0,"hopeless":0,"max_turns":0,"solved":1,"other":0}]'
+	run -0 --separate-stderr leap-report "$T/in"
+	assert_output --partial "DCP ledger: groups per turn, by what became of them"
+	assert_line --regexp '^  turn +expanded +easy +hopeless +solved$'
+	assert_line --regexp '^  2 +0 +0 +0 +1$'
+	assert_line "  solved: every record it had left passed"
+	assert_line "  expanded: some record of the group went on to the next turn"
+	refute_output --partial "other"
+	# nothing ended early: said in words, not as a share of 0
+	assert_line "  DCP ended no trajectory early: no turn was saved (compile and run time spent: 3.0 s)"
+	refute_output --partial "saved share"
+	# the hand-computed rollout: 4 trajectories ended early, 8 turns, 22.5 s of 34.5 s
+	run --separate-stderr -1 leap-report "$DONE"
+	assert_line "  DCP ended 4 failing trajectories early (easy or hopeless before turn 3): 8 trajectory-turns not run; compile and run time 22.5 s, about 34.5 s without pruning (each turn not run priced at the mean cost of a record): about 35% saved"
 }

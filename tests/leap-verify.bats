@@ -482,7 +482,13 @@ verdict() {
 	command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU && skip "a GPU is present"
 	run -1 leap-verify --task softmax "$FIXTURES/gpu/softmax_fast.cu"
 	assert_line --index 0 --partial "softmax_fast.cu: no_device (task softmax, cuda"
-	assert_line --index 1 --partial "Not verified: no CUDA device available"
+	# issue 30: CUDA's "driver version is insufficient" where there is no driver at all read
+	# as a version to upgrade
+	assert_line --index 1 --partial "Not verified: no NVIDIA GPU: "
+	refute_output --partial "insufficient"
+	if ! ldconfig -p | grep -q 'libcuda\.so\.1 '; then
+		assert_line --index 1 "  Not verified: no NVIDIA GPU: this machine has no NVIDIA driver (libcuda.so.1 cannot be loaded)."
+	fi
 }
 
 @test "--devices: verdicts and order of the serial run; every listed device serves, each record names its own" {
@@ -551,4 +557,39 @@ verdict() {
 	run -0 leap-verify --tolerance task --task vector_add "$FIXTURES/leap-verify/correct.c"
 	run -2 leap-verify --tolerance loose --task vector_add "$FIXTURES/leap-verify/correct.c"
 	assert_output --partial "--tolerance: 'loose' is not task, kernelbench or kernelbench-v0.1"
+}
+
+@test "a write one element past an output fails the smallest case (rows=1, cols=1) and every other" {
+	# issue 30: the canary covers the slack between an output's last element and its guard page
+	run -1 leap-verify --seed 1 --task transpose "$FIXTURES/leap-verify/transpose/past_output.c"
+	assert_line --index 0 --partial "runtime_error (task transpose"
+	assert_line --index 1 "  Your code wrote outside the bounds of buffer B in case 1 (rows=1, cols=1), trial 1."
+	# each case alone, with the write in it, fails too: the canary catches it, or the guard
+	# page where B ends on a page boundary (64 x 1000 floats)
+	for c in '{"rows":7,"cols":33}' '{"rows":64,"cols":1000}' '{"rows":1000,"cols":3}'; do
+		mkdir -p "$BATS_TEST_TMPDIR/suite"
+		rm -rf "$BATS_TEST_TMPDIR/suite/transpose"
+		cp -R "$LEAP_TASKS/transpose" "$BATS_TEST_TMPDIR/suite/"
+		jq --argjson c "$c" '.cases = [$c] | .ranges = {}' "$LEAP_TASKS/transpose/task.json" >"$BATS_TEST_TMPDIR/suite/transpose/task.json"
+		run -1 leap-verify --seed 1 --tasks "$BATS_TEST_TMPDIR/suite" --task transpose "$FIXTURES/leap-verify/transpose/past_output.c"
+		assert_line --index 0 --partial "runtime_error (task transpose"
+		assert_line --index 1 --regexp '^  Your code (wrote outside the bounds of buffer B|crashed with SIGSEGV .* at line 9 of your code \(in transpose\)) in case 1 '
+	done
+}
+
+@test "a race is told as nondeterministic with the cases that passed; a steady bug is not" {
+	# issue 30: an OpenMP kernel sharing a scratch row between threads read as a plain mismatch.
+	# The fixture's threads sleep between writing the row and reading it back (a time from the
+	# clock), so the race shows on any machine at any load.
+	leap-compile --task softmax "$FIXTURES/leap-verify/softmax/racy.c" | leap-verify --seed 1 >"$BATS_TEST_TMPDIR/r"
+	run -0 jq -r '[.status, .verify.nondeterministic, .verify.mismatch.case] | @tsv' "$BATS_TEST_TMPDIR/r"
+	assert_output "$(printf 'mismatch\ttrue\t1')"
+	run -0 jq -r .verify.message "$BATS_TEST_TMPDIR/r"
+	assert_output --regexp '^Nondeterministic: two runs of case 2 \(rows=7, cols=33\), trial 1, on the same inputs gave different outputs; a data race \(threads sharing a scratch buffer, or writing the same element\) is the usual cause\. First run: y\[.*\. Another run: (y\[.*|every element was right\.) Case 1 \(rows=1, cols=2\) passed before it; the later ones were not run\.$'
+	# wrong the same way on every run: a mismatch, the passed case named, no word of a race
+	leap-compile --task vector_add "$FIXTURES/feedback/wrong_large.c" | leap-verify --seed 1 >"$BATS_TEST_TMPDIR/w"
+	run -0 jq -r '[.status, (.verify | has("nondeterministic"))] | @tsv' "$BATS_TEST_TMPDIR/w"
+	assert_output "$(printf 'mismatch\tfalse')"
+	run -0 jq -r .verify.message "$BATS_TEST_TMPDIR/w"
+	assert_output --regexp '^Wrong output in case 2 \(n=1000\): c\[999\] = 0 but expected .* Case 1 \(n=1\) passed before it; the later ones were not run\.$'
 }

@@ -78,6 +78,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_diags(&d, max, 1);
 	leap_diags_free(&d);
 
+	/* the harness's names replaced: valid UTF-8 still, and a second pass changes nothing */
+	char *named = leap_log_harness(log), *again = leap_log_harness(named);
+	if (!utf8_ok(named, strlen(named)) || strcmp(named, again))
+		abort();
+	free(again);
+	free(named);
+
 	size_t cap = size > 1 ? (size_t)data[1] * 16 : 4096;
 	char *cut = leap_log_cut(log, cap);
 	size_t cl = strlen(cut);
