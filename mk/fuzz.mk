@@ -5,8 +5,11 @@ FUZZ_SECONDS ?= 30
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS   := -std=c11 -g -O1 -Ilib -D_GNU_SOURCE $(FUZZ_SAN)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-# The library is compiled once (instrumented, without libFuzzer's main) and linked into each target.
+# The library is compiled once (instrumented, without libFuzzer's main) into an archive, from
+# which each target pulls what it calls, as the programs do from libleap.a: objects no parser
+# needs (lib/serve_*.o and its libwebsockets) stay out.
 FUZZ_OBJ     := $(LIB_SRC:lib/%.c=build/fuzz/obj/%.o)
+FUZZ_LIB     := build/fuzz/libleap.a
 .SECONDARY: $(FUZZ_OBJ)
 
 .PHONY: fuzz fuzz-build
@@ -16,9 +19,13 @@ build/fuzz/obj/%.o: lib/%.c $(wildcard lib/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+$(FUZZ_LIB): $(FUZZ_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $(FUZZ_OBJ)
+
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(LDLIBS)
 
 # Each target replays its seed corpus (tests/fuzz/corpus/NAME: regression inputs included),
 # then fuzzes FUZZ_SECONDS on a scratch copy; a crash leaves its input under build/fuzz/ and
