@@ -13,7 +13,7 @@ endif
 
 all: $(RUNNERS)
 
-build/runner/%.o: runner/%.c runner/backend.h runner/crash.h runner/filter.h lib/runproto.h lib/abi.h build/flags
+build/runner/%.o: runner/%.c runner/backend.h runner/crash.h runner/filter.h lib/runproto.h lib/runplan.h lib/abi.h build/flags
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
@@ -33,13 +33,18 @@ build/runner/runproto.o: lib/runproto.c lib/runproto.h
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
-RUNNER_OBJ = build/runner/run.o build/runner/crash.o build/runner/filter.o build/runner/runproto.o
+# what a runner does with the host regions: the same code the tests ask (tests/cuda.bats)
+build/runner/runplan.o: lib/runplan.c lib/runplan.h lib/runproto.h
+	@mkdir -p $(@D)
+	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
+
+RUNNER_OBJ = build/runner/run.o build/runner/crash.o build/runner/filter.o build/runner/runproto.o build/runner/runplan.o
 
 libexec/leap-run-cpu: $(RUNNER_OBJ) build/runner/cpu.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ -ldl
 
-build/runner/cuda.o: runner/cuda.cu runner/backend.h lib/runproto.h lib/abi.h
+build/runner/cuda.o: runner/cuda.cu runner/backend.h lib/runproto.h lib/runplan.h lib/abi.h
 	@mkdir -p $(@D)
 	$(NVCC) -O3 $(NVCC_ARCH) -Ilib -Irunner -Xcompiler -Wall -c -o $@ $<
 

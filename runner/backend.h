@@ -32,6 +32,10 @@ int rb_init(struct rb **b, const char *device, const char *role, char *msg, uint
 int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsigned char *out, uint64_t out_len,
 	       const struct leap_run_ctl *ctl, uint8_t ipc_out[2][64], char *msg);
 
+/* 1 when the candidate's pointers point into the host regions (cpu): only then are their
+ * guard ranges made inaccessible (runplan.h, leap_run_protects). */
+int rb_host_pointers(const struct rb *b);
+
 /* The base address of region r (enum leap_run_region) as the candidate sees it. */
 unsigned char *rb_base(struct rb *b, int r);
 

@@ -8,13 +8,15 @@
 #include <cuda_runtime.h>
 
 #include "backend.h"
+#include "runplan.h"
 
 /*
  * Three roles (argv[2]):
  * - copy (leap-verify): the runner allocates device copies of the two regions once per
  *   session and moves each call's slots, guard ranges included, to the device before the call
- *   and back after it. Verification does not time, so copies in the candidate's process are
- *   harmless there: the referee checks what comes back, canaries included.
+ *   and, of what the candidate may write, back after it (lib/runplan.c decides which).
+ *   Verification does not time, so copies in the candidate's process are harmless there: the
+ *   referee checks what comes back, canaries included.
  * - owner (leap-bench's baseline runner: trusted code only): allocates its own regions, a
  *   client's regions (filled with the canary, exported as IPC handles in the hello) and a pool
  *   of input sets, all before the baseline is loaded, so that running out of device memory is
@@ -26,7 +28,9 @@
  *   pointers point there. It only makes calls and waits for the device before "done"; the
  *   referee times it from outside, and the owner reads its outputs after it is frozen.
  * Guards are LEAP_RUN_CANARY (0xFF: a NaN in every floating-point type) on both sides of each
- * slot: a read past a buffer yields NaN, a write past it is found by the referee.
+ * slot: a read past a buffer yields NaN, a write past it is found by the referee. The host
+ * regions are staging here, never the candidate's: their guards stay accessible
+ * (rb_host_pointers), since a copy from or to pageable memory is made by the CPU.
  */
 
 enum role { ROLE_COPY, ROLE_CLIENT, ROLE_OWNER };
@@ -41,11 +45,12 @@ struct rb {
 	size_t flush_bytes;
 	unsigned char *hin, *hout; /* the host regions */
 	uint64_t in_len, out_len;
+	int in_writable;         /* the host IN is mapped writable (not sealed) */
 	unsigned char *din, *dout; /* the regions the candidate's pointers point into */
 	unsigned char *cin, *cout; /* owner: the client's regions */
 	unsigned char *pool;     /* owner: input sets */
 	uint64_t pool_len;
-	int registered;          /* the host regions are page-locked (cudaHostRegister) */
+	unsigned registered;     /* the host regions page-locked: bit LEAP_RUN_R_IN, LEAP_RUN_R_OUT */
 };
 
 /* Writes "what: CUDA error text (name)" into msg and returns status. */
@@ -111,6 +116,12 @@ extern "C" int rb_init(struct rb **b, const char *device, const char *role, char
 	return LEAP_RUN_OK;
 }
 
+extern "C" int rb_host_pointers(const struct rb *b)
+{
+	(void)b;
+	return 0; /* the candidate's pointers are device memory */
+}
+
 /* Allocates n bytes of device memory filled with the canary into *p. */
 static int alloc_canary(unsigned char **p, uint64_t n, const char *what, char *msg)
 {
@@ -120,6 +131,15 @@ static int alloc_canary(unsigned char **p, uint64_t n, const char *what, char *m
 	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_NOMEM, what, e);
 }
 
+/* cudaHostRegister as lib/runplan.c's leap_run_register asks it. */
+static int host_register(void *arg, void *p, size_t len, enum leap_run_reg how)
+{
+	(void)arg;
+	cudaError_t e = cudaHostRegister(p, len, how == LEAP_RUN_REG_READONLY ? cudaHostRegisterReadOnly : cudaHostRegisterDefault);
+	cudaGetLastError(); /* a refusal is not an error of the runner's */
+	return e == cudaSuccess ? 0 : -1;
+}
+
 extern "C" int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsigned char *out, uint64_t out_len,
 			  const struct leap_run_ctl *ctl, uint8_t ipc_out[2][64], char *msg)
 {
@@ -127,6 +147,7 @@ extern "C" int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsi
 	b->hout = out;
 	b->in_len = in_len;
 	b->out_len = out_len;
+	b->in_writable = !(ctl->flags & LEAP_RUN_CTL_SEALED);
 	cudaError_t e;
 	if (b->role == ROLE_CLIENT) {
 		cudaIpcMemHandle_t h[2];
@@ -156,9 +177,12 @@ extern "C" int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsi
 		return fail(msg, LEAP_RUN_DEVICE, "exporting the client's output region", e);
 	memcpy(ipc_out[1], &h, sizeof h);
 	/* Page-locked host regions make the owner's moves asynchronous and fast; not required. */
-	b->registered = cudaHostRegister(in, in_len, cudaHostRegisterReadOnly) == cudaSuccess &&
-			cudaHostRegister(out, out_len, cudaHostRegisterDefault) == cudaSuccess;
-	cudaGetLastError(); /* a refused registration is not an error */
+	int reg = 0, ro = 0;
+	cudaDeviceGetAttribute(&reg, cudaDevAttrHostRegisterSupported, b->dev);
+	cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, b->dev);
+	cudaGetLastError();
+	if (reg)
+		b->registered = leap_run_register(b->hin, b->in_len, b->in_writable, b->hout, b->out_len, ro, host_register, NULL);
 	return LEAP_RUN_OK;
 }
 
@@ -197,33 +221,19 @@ extern "C" int rb_block_end(struct rb *b, double *own_ms, int *code, char *msg)
 	return LEAP_RUN_OK;
 }
 
-/* The range of the slot of argument a, guards included (in its region), clipped to it. */
-static void slot_range(const struct rb *b, const struct leap_run_arg *a, uint64_t *off, uint64_t *len)
+/* Copy role: the moves lib/runplan.c plans for one call, between the host regions and the
+ * device copies (back 0: to the device, 1: back). */
+static int copy_slots(struct rb *b, const struct leap_run_arg *row, uint32_t np, int back, char *msg)
 {
-	struct leap_run_range r[4];
-	leap_run_canary_ranges(a->off, a->bytes, r);
-	uint64_t region = a->region == LEAP_RUN_R_IN ? b->in_len : b->out_len;
-	uint64_t lo = r[0].off, hi = r[3].off + r[3].len;
-	lo = lo > region ? region : lo;
-	hi = hi > region ? region : hi;
-	*off = lo;
-	*len = hi > lo ? hi - lo : 0;
-}
-
-/* Copy role: moves every buffer slot of a call between the host and the device (dir 0: to the
- * device, 1: back). */
-static int copy_slots(struct rb *b, const struct leap_run_arg *row, uint32_t np, int dir, char *msg)
-{
-	for (uint32_t p = 0; p < np; p++) {
-		if (row[p].kind == LEAP_RUN_K_SCALAR)
-			continue;
-		uint64_t off, len;
-		slot_range(b, &row[p], &off, &len);
-		unsigned char *h = (row[p].region == LEAP_RUN_R_IN ? b->hin : b->hout) + off;
-		unsigned char *d = (row[p].region == LEAP_RUN_R_IN ? b->din : b->dout) + off;
-		cudaError_t e = dir == 0 ? cudaMemcpy(d, h, len, cudaMemcpyHostToDevice) : cudaMemcpy(h, d, len, cudaMemcpyDeviceToHost);
+	struct leap_run_move mv[LEAP_RUN_MAX_PARAMS];
+	uint32_t n = leap_run_copy_plan(row, np, b->in_len, b->out_len, back, b->in_writable, mv);
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned char *h = (mv[i].region == LEAP_RUN_R_IN ? b->hin : b->hout) + mv[i].off;
+		unsigned char *d = (mv[i].region == LEAP_RUN_R_IN ? b->din : b->dout) + mv[i].off;
+		cudaError_t e = back ? cudaMemcpy(h, d, mv[i].len, cudaMemcpyDeviceToHost)
+				     : cudaMemcpy(d, h, mv[i].len, cudaMemcpyHostToDevice);
 		if (e != cudaSuccess)
-			return fail(msg, LEAP_RUN_DEVICE, dir == 0 ? "copying inputs to the device" : "copying outputs from the device", e);
+			return fail(msg, LEAP_RUN_DEVICE, back ? "copying outputs from the device" : "copying inputs to the device", e);
 	}
 	return LEAP_RUN_OK;
 }

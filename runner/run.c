@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "crash.h"
 #include "filter.h"
+#include "runplan.h"
 #include "runproto.h"
 #include "banned.h"
 
@@ -22,7 +23,7 @@
  * uses, copies nothing back (on the host the candidate's buffers are the referee's shared
  * memory), and checks nothing but the offsets it is given, so that a bug in a candidate cannot
  * make it touch memory outside the two regions. Order matters, in two steps. First the trusted
- * set-up: the device, the regions mapped and their guard ranges made inaccessible, device
+ * set-up: the device, the regions mapped and (cpu) their guard ranges made inaccessible, device
  * memory (cuda), the region descriptors closed (the candidate needs only the mappings, and a
  * descriptor would let it resize or remap a region), the system-call filter; then the hello,
  * which is the only message that can say "no device" or "no memory" (the referee believes it
@@ -72,14 +73,16 @@ static void reply(const struct runner *r, int status, int code, uint32_t call, u
 		_exit(LEAP_RUN_EXIT_LOST);
 }
 
-/* Makes the ranges of the guard list inaccessible (offsets as in runproto.h), after giving
- * both regions back their normal protection (the list changes with the case). Best effort:
- * a write past a buffer then faults at once, but the referee's canary check does not depend
- * on it. Returns LEAP_RUN_OK. */
+/* Makes the ranges of the guard list inaccessible where the candidate's pointers point into
+ * the host regions (runplan.h: cpu only; on cuda they are the runner's staging, which its own
+ * copies must reach), after giving both regions back their normal protection (the list changes
+ * with the case). Best effort: a write past a buffer then faults at once, but the referee's
+ * canary check does not depend on it. Returns LEAP_RUN_OK, or LEAP_RUN_PROTO for a list that
+ * does not fit CTL. */
 static int apply_guards(struct runner *r, const struct leap_run_ctl *c)
 {
-	int sealed = (r->ctl.flags & LEAP_RUN_CTL_SEALED) != 0;
-	if (r->guard_gen) {
+	int sealed = (r->ctl.flags & LEAP_RUN_CTL_SEALED) != 0, host = rb_host_pointers(r->rb);
+	if (r->guard_gen && host) {
 		if (r->in)
 			mprotect(r->in, (size_t)r->in_len, PROT_READ | (sealed ? 0 : PROT_WRITE));
 		if (r->out)
@@ -91,12 +94,9 @@ static int apply_guards(struct runner *r, const struct leap_run_ctl *c)
 	if (n > (r->ctl.ctl_len - r->ctl.guards_off) / sizeof *g)
 		return LEAP_RUN_PROTO;
 	for (uint32_t i = 0; i < n; i++) {
-		struct leap_run_range x = g[i];
-		int in = x.off < LEAP_RUN_OUT_BASE;
-		unsigned char *base = in ? r->in : r->out;
-		uint64_t off = in ? x.off : x.off - LEAP_RUN_OUT_BASE, len = in ? r->in_len : r->out_len;
-		if (base && off <= len && x.len <= len - off && off % LEAP_RUN_GUARD == 0 && x.len % LEAP_RUN_GUARD == 0)
-			mprotect(base + off, (size_t)x.len, PROT_NONE);
+		struct leap_run_move m;
+		if (leap_run_protects(g[i], r->in ? r->in_len : 0, r->out ? r->out_len : 0, host, &m))
+			mprotect((m.region == LEAP_RUN_R_IN ? r->in : r->out) + m.off, (size_t)m.len, PROT_NONE);
 	}
 	return LEAP_RUN_OK;
 }

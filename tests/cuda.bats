@@ -1,5 +1,7 @@
 # cuda.bats - the cuda backend's machine facts against a faked driver and nvidia-smi (lib/gpu.c):
-# the driver check, the exact arch, device narrowing and the persistence note.
+# the driver check, the exact arch, device narrowing and the persistence note; and what the cuda
+# runner decides on the host, asked without a GPU: its copies and guards (lib/runplan.c) and
+# the page-locking of the host regions.
 load helpers
 
 setup() {
@@ -186,4 +188,13 @@ TWO_H200=$'0, NVIDIA H200, 9.0, GPU-aaaa, Disabled, 143771\n1, NVIDIA H200, 9.0,
 	[[ "$stderr" == *'enable it with `sudo nvidia-smi -pm 1`'* ]]
 	FAKE_GPUS="${TWO_H200/Disabled/Enabled}" PATH="$SMI:$PATH" run -1 --separate-stderr leap-verify --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
 	[[ "$stderr" != *persistence* ]]
+}
+
+# ---- the cuda runner's host side (issue 27), without a GPU ----
+
+@test "copy role: host guards stay accessible, copies both ways touch no protected page, nothing goes back into a sealed input" {
+	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
+	link_with_lib "$FIXTURES/cuda/plan.c" "$T/plan"
+	run -0 "$T/plan"
+	assert_output ok
 }
