@@ -645,12 +645,12 @@ static char **runner_env(const struct leap_sandbox_opts *o, const char *tmpdir)
 	return envp;
 }
 
-/* Describes the runner's child in *ch (lib/child.h): descriptors 0..7 and 10 as runproto.h
+/* Describes the runner's child in *ch (lib/child.h): descriptors 0..7 and 10..13 as runproto.h
  * says, the set-up report on 8, the freezing control socket on 9; a session of its own; the limits;
  * the hidden directories; the runner opened before the mounts (they may cover it: a build
  * under /tmp); the hooks with `plan`. */
 static void describe(const struct leap_sandbox_opts *o, struct leap_sandbox *sb, const struct sb_fds *f,
-		     char *const *argv, char *const *envp, const int regions[3], int art_fd,
+		     char *const *argv, char *const *envp, const struct leap_runner_fds *rf,
 		     struct child_plan *plan, struct leap_child *ch)
 {
 	leap_child_init(ch);
@@ -659,8 +659,8 @@ static void describe(const struct leap_sandbox_opts *o, struct leap_sandbox *sb,
 	ch->dir = sb->tmpdir;
 	ch->open_early = 1;
 	ch->exec_what = "cannot start the runner";
-	int fds[] = {f->devnull, sb->log_fd, sb->log_fd, f->cmd[0], f->rep[1], regions[0], art_fd, regions[1], -1, f->ctl[1],
-		     regions[2]};
+	int fds[] = {f->devnull, sb->log_fd, sb->log_fd, f->cmd[0], f->rep[1], rf->in, rf->art, rf->out, -1, f->ctl[1],
+		     rf->ctl, rf->handles, rf->dev[0], rf->dev[1]};
 	_Static_assert(sizeof fds / sizeof fds[0] <= LEAP_CHILD_FDS, "lib/child.h: LEAP_CHILD_FDS");
 	memcpy(ch->fd, fds, sizeof fds);
 	ch->nfd = (int)(sizeof fds / sizeof fds[0]);
@@ -709,7 +709,7 @@ static int make_tmp(struct leap_sandbox_env *env, struct leap_sandbox *sb, char 
 }
 
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
-		       const char *runner, const char *arg, const char *role, const int regions[3], int art_fd,
+		       const char *runner, const char *arg, const char *role, const struct leap_runner_fds *fds,
 		       char **err)
 {
 	memset(sb, 0, sizeof *sb);
@@ -741,7 +741,7 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	char *argv[] = {(char *)runner, (char *)arg, (char *)role, NULL};
 	char **envp = runner_env(o, sb->tmpdir);
 	struct child_plan plan = {.o = o, .env = env, .tmpdir = sb->tmpdir};
-	describe(o, sb, &f, argv, envp, regions, art_fd, &plan, &sb->child);
+	describe(o, sb, &f, argv, envp, fds, &plan, &sb->child);
 	int started = spawn(env, o, &sb->child);
 	int e = errno;
 	leap_strv_free(envp);

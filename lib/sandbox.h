@@ -83,17 +83,26 @@ void leap_sandbox_slot(struct leap_sandbox_env *env, int slot);
  * processes forked later inherit the answer. */
 void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o);
 
+/* The descriptors a runner is handed, each at the number runproto.h gives it; -1 where none. */
+struct leap_runner_fds {
+	int in, out, ctl; /* the shared regions: LEAP_RUN_FD_IN, LEAP_RUN_FD_OUT, LEAP_RUN_FD_CTL */
+	int art;          /* the artifact: LEAP_RUN_FD_ART */
+	int handles;      /* cuda owner: its end of the socket it sends device memory on
+			   * (LEAP_RUN_FD_HANDLES) */
+	int dev[2];       /* cuda client: the owner's device memory (LEAP_RUN_FD_DEV_IN, _OUT) */
+};
+
 /* Starts `runner` (an absolute path) with argv {runner, arg, role} in a new sandbox, handing
- * it regions[0..2] (IN, OUT, CTL) as LEAP_RUN_FD_IN, LEAP_RUN_FD_OUT and LEAP_RUN_FD_CTL, and
- * art_fd as LEAP_RUN_FD_ART (runproto.h), and a minimal environment (PATH, HOME and TMPDIR = its private temp dir, LANG=C,
- * and, when set, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES,
- * LD_LIBRARY_PATH, which select and find the GPU). With o->cgroups, the child is placed in
- * its groups before it executes the runner (it waits for that), so that the runner and
- * everything it starts, the candidate's constructors included, run in them from the first
- * instruction; with o->cpus its affinity is set then too. Returns 0, or -1 with a new message
- * in *err (nothing is left running). */
+ * it the descriptors of *fds at their numbers, and a minimal environment (PATH, HOME and
+ * TMPDIR = its private temp dir, LANG=C, and, when set, CUDA_VISIBLE_DEVICES,
+ * CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES, LD_LIBRARY_PATH, which select and find the GPU).
+ * It holds no other descriptor of ours. With o->cgroups, the child is placed in its groups
+ * before it executes the runner (it waits for that), so that the runner and everything it
+ * starts, the candidate's constructors included, run in them from the first instruction; with
+ * o->cpus its affinity is set then too. Returns 0, or -1 with a new message in *err (nothing
+ * is left running). */
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
-		       const char *runner, const char *arg, const char *role, const int regions[3], int art_fd,
+		       const char *runner, const char *arg, const char *role, const struct leap_runner_fds *fds,
 		       char **err);
 
 /* Freezes every process of the sandbox (its cgroup freezer, else SIGSTOP to every process of

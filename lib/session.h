@@ -39,7 +39,9 @@ struct leap_session_opts {
 	enum leap_freeze freeze;
 	const char *role;         /* the cuda runner's role ("copy", "client", "owner"; NULL: copy) */
 	const struct leap_sandbox_opts *sb; /* the sandbox's limits and placement (NULL: v->o.sb) */
-	const uint8_t (*ipc)[64]; /* cuda client: the owner's IPC handles (2) */
+	struct leap_session *owner; /* cuda client: the owner's session, whose client regions (its
+				     * device memory descriptors) the client imports; leap clears them
+				     * through the owner first */
 	uint64_t pool_len;        /* cuda owner: its device pool's size */
 	struct leap_regions *regions; /* regions to use (made by the caller), or NULL: own ones */
 	int lazy;                 /* map the regions without populating them (cuda: never read on the host) */
@@ -115,7 +117,10 @@ struct leap_session {
 	enum leap_freeze freeze;
 	uint64_t frozen_usage;    /* CPU ns when last frozen (the freeze must hold) */
 	struct leap_run_reply hello; /* the runner's first reply, sent by its own code before any
-				      * candidate code loaded (device, UUID, an owner's IPC handles) */
+				      * candidate code loaded (device, UUID, an owner's client regions'
+				      * sizes) */
+	int dev_fd[2];            /* cuda owner: the client regions it sent before its hello, as
+				   * descriptors of device memory (each client inherits them), or -1 */
 	int loaded;               /* the artifact was told to load: every reply since may be forged */
 	int lock_fd;              /* the device lock held for the session, or -1 */
 	int has_usage;

@@ -1,10 +1,14 @@
-/* cuda.cu - the runner's cuda backend: device regions (its own, or an owner's through CUDA IPC),
- * the owner's data moves, the device probe. */
+/* cuda.cu - the runner's cuda backend: device regions (its own, or an owner's shared by file
+ * descriptor), the owner's data moves, the device probe. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include "backend.h"
@@ -18,27 +22,56 @@
  *   Verification does not time, so copies in the candidate's process are harmless there: the
  *   referee checks what comes back, canaries included.
  * - owner (leap-bench's baseline runner: trusted code only): allocates its own regions, a
- *   client's regions (filled with the canary, exported as IPC handles in the hello) and a pool
- *   of input sets, all before the baseline is loaded, so that running out of device memory is
- *   the machine's fault, never a candidate's. It performs the referee's data moves
+ *   client's regions (filled with the canary, sent as file descriptors before the hello) and a
+ *   pool of input sets, all before the baseline is loaded, so that running out of device
+ *   memory is the machine's fault, never a candidate's. It performs the referee's data moves
  *   (LEAP_RUN_OP_XFER): uploads of input sets to the pool, staging of a block's inputs into
- *   slots, poisoning outputs, fetching outputs (with their guards) into the host region the
- *   referee reads, and L2 flushes.
- * - client (leap-bench's candidate runner): opens the owner's client regions; the candidate's
- *   pointers point there. It only makes calls and waits for the device before "done"; the
- *   referee times it from outside, and the owner reads its outputs after it is frozen.
+ *   slots, poisoning outputs, fetching outputs (with their
+ *   guards) into the host region the referee reads, and L2 flushes.
+ * - client (leap-bench's candidate runner): imports the owner's client regions from the
+ *   descriptors it inherited; the candidate's pointers point there. It only makes calls and
+ *   waits for the device before "done"; the referee times it from outside, and the owner reads
+ *   its outputs after it is frozen.
  * Guards are LEAP_RUN_CANARY (0xFF: a NaN in every floating-point type) on both sides of each
  * slot: a read past a buffer yields NaN, a write past it is found by the referee. The host
  * regions are staging here, never the candidate's: their guards stay accessible
  * (rb_host_pointers), since a copy from or to pageable memory is made by the CPU.
+ *
+ * Why file descriptors for the client's regions: owner and client each run as PID 2 of a PID
+ * namespace of their own, and legacy CUDA IPC handles (cudaIpcGetMemHandle) do not open there;
+ * they also share the whole block a cudaMalloc allocation was carved from (CUDA Programming
+ * Guide, "IPC using the Legacy Interprocess Communication API"), which could hold the owner's
+ * pool. An allocation made with cuMemCreate for CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR is
+ * exactly what is shared (Programming Guide, "Virtual Memory Management": allocate and export,
+ * share and import, reserve and map, access rights). The driver API is reached through
+ * cudaGetDriverEntryPointByVersion, so that the runner does not link libcuda: without a driver
+ * it still starts and says "no device".
  */
 
 enum role { ROLE_COPY, ROLE_CLIENT, ROLE_OWNER };
 
+/* The driver API entry points the runner calls, each at the version its type names
+ * (cudaTypedefs.h). */
+struct drv {
+	PFN_cuCtxGetDevice_v2000 ctx_device;
+	PFN_cuDeviceGetAttribute_v2000 attribute;
+	PFN_cuMemGetAllocationGranularity_v10020 granularity;
+	PFN_cuMemCreate_v10020 create;
+	PFN_cuMemAddressReserve_v10020 reserve;
+	PFN_cuMemMap_v10020 map;
+	PFN_cuMemSetAccess_v10020 set_access;
+	PFN_cuMemExportToShareableHandle_v10020 export_fd;
+	PFN_cuMemImportFromShareableHandle_v10020 import_fd;
+	PFN_cuMemRelease_v10020 release;
+	PFN_cuGetErrorName_v6000 error_name;
+};
+
 /* The backend's device state; lives for the runner's lifetime (one process, one device). */
 struct rb {
 	enum role role;
-	int dev;
+	int dev;                 /* the runtime's device */
+	CUdevice cudev;          /* the driver's, for the allocation properties */
+	struct drv drv;
 	cudaEvent_t e0, e1;
 	cudaStream_t xs;         /* the owner's stream for data moves */
 	void *flush;             /* a buffer of twice the L2 size, written to evict the cache */
@@ -48,6 +81,7 @@ struct rb {
 	int in_writable;         /* the host IN is mapped writable (not sealed) */
 	unsigned char *din, *dout; /* the regions the candidate's pointers point into */
 	unsigned char *cin, *cout; /* owner: the client's regions */
+	uint64_t cin_len, cout_len; /* owner: their allocations' sizes (granularity multiples) */
 	unsigned char *pool;     /* owner: input sets */
 	uint64_t pool_len;
 	unsigned registered;     /* the host regions page-locked: bit LEAP_RUN_R_IN, LEAP_RUN_R_OUT */
@@ -60,7 +94,17 @@ static int fail(char *msg, int status, const char *what, cudaError_t e)
 	return status;
 }
 
-/* Selects the device named by `device` ("-": 0). */
+/* The same for a driver API result. */
+static int fail_cu(const struct rb *b, char *msg, int status, const char *what, CUresult r)
+{
+	const char *name = NULL;
+	if (!b->drv.error_name || b->drv.error_name(r, &name) != CUDA_SUCCESS || !name)
+		name = "unknown error";
+	snprintf(msg, LEAP_RUN_MSG, "%s: %s (%d)", what, name, (int)r);
+	return status;
+}
+
+/* Selects the device named by `device` ("-": 0) and makes its context current. */
 static int pick_device(struct rb *s, const char *device, char *msg)
 {
 	int count = 0;
@@ -86,6 +130,41 @@ static int pick_device(struct rb *s, const char *device, char *msg)
 	return LEAP_RUN_OK;
 }
 
+/* Looks up the driver API entry points (after the runtime made its context). */
+static int load_driver(struct rb *s, char *msg)
+{
+	struct {
+		void **fn;
+		const char *name;
+		unsigned version;
+	} t[] = {
+		{(void **)&s->drv.ctx_device, "cuCtxGetDevice", 2000},
+		{(void **)&s->drv.attribute, "cuDeviceGetAttribute", 2000},
+		{(void **)&s->drv.granularity, "cuMemGetAllocationGranularity", 10020},
+		{(void **)&s->drv.create, "cuMemCreate", 10020},
+		{(void **)&s->drv.reserve, "cuMemAddressReserve", 10020},
+		{(void **)&s->drv.map, "cuMemMap", 10020},
+		{(void **)&s->drv.set_access, "cuMemSetAccess", 10020},
+		{(void **)&s->drv.export_fd, "cuMemExportToShareableHandle", 10020},
+		{(void **)&s->drv.import_fd, "cuMemImportFromShareableHandle", 10020},
+		{(void **)&s->drv.release, "cuMemRelease", 10020},
+		{(void **)&s->drv.error_name, "cuGetErrorName", 6000},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+		cudaError_t e = cudaGetDriverEntryPointByVersion(t[i].name, t[i].fn, t[i].version, cudaEnableDefault, &q);
+		if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !*t[i].fn) {
+			snprintf(msg, LEAP_RUN_MSG, "the CUDA driver has no %s (%s)", t[i].name,
+				 e != cudaSuccess ? cudaGetErrorName(e) : "not found");
+			return LEAP_RUN_DEVICE;
+		}
+	}
+	CUresult r;
+	if ((r = s->drv.ctx_device(&s->cudev)) != CUDA_SUCCESS)
+		return fail_cu(s, msg, LEAP_RUN_DEVICE, "cuCtxGetDevice", r);
+	return LEAP_RUN_OK;
+}
+
 extern "C" int rb_init(struct rb **b, const char *device, const char *role, char *msg, uint8_t uuid[16])
 {
 	struct rb *s = (struct rb *)calloc(1, sizeof *s);
@@ -96,7 +175,7 @@ extern "C" int rb_init(struct rb **b, const char *device, const char *role, char
 	*b = s;
 	s->role = role && !strcmp(role, "owner") ? ROLE_OWNER : role && !strcmp(role, "client") ? ROLE_CLIENT : ROLE_COPY;
 	int st = pick_device(s, device, msg);
-	if (st)
+	if (st || (st = load_driver(s, msg)))
 		return st;
 	cudaError_t e;
 	if ((e = cudaEventCreate(&s->e0)) != cudaSuccess || (e = cudaEventCreate(&s->e1)) != cudaSuccess)
@@ -131,6 +210,102 @@ static int alloc_canary(unsigned char **p, uint64_t n, const char *what, char *m
 	return e == cudaSuccess ? LEAP_RUN_OK : fail(msg, LEAP_RUN_NOMEM, what, e);
 }
 
+/* The properties of device memory shareable as a POSIX file descriptor on this device (the
+ * exporter's and the importer's must agree: the granularity depends on them). */
+static CUmemAllocationProp fd_prop(const struct rb *b)
+{
+	CUmemAllocationProp p;
+	memset(&p, 0, sizeof p);
+	p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p.location.id = b->cudev;
+	return p;
+}
+
+/* Maps allocation h (len bytes) into a new address range of this process and lets the device
+ * read and write it: cuMemMap maps but grants no access, cuMemSetAccess does (Driver API,
+ * cuMemMap: "does not make the address accessible"). */
+static CUresult map_handle(const struct rb *b, CUmemGenericAllocationHandle h, size_t len, CUdeviceptr *ptr)
+{
+	CUresult r = b->drv.reserve(ptr, len, 0, 0, 0);
+	if (r == CUDA_SUCCESS)
+		r = b->drv.map(*ptr, len, 0, h, 0);
+	if (r != CUDA_SUCCESS)
+		return r;
+	CUmemAccessDesc acc;
+	memset(&acc, 0, sizeof acc);
+	acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	acc.location.id = b->cudev;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	return b->drv.set_access(*ptr, len, &acc, 1);
+}
+
+/* The owner: n bytes of device memory a client can import, filled with the canary: *p its
+ * address here, *len the allocation's size (n rounded up to the granularity, which
+ * cuMemCreate and cuMemMap require), *fd its POSIX file descriptor. */
+static int alloc_shared(const struct rb *b, uint64_t n, unsigned char **p, uint64_t *len, int *fd, const char *what,
+			char *msg)
+{
+	CUmemAllocationProp prop = fd_prop(b);
+	size_t gran = 0;
+	CUresult r = b->drv.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+	if (r != CUDA_SUCCESS || !gran)
+		return fail_cu(b, msg, LEAP_RUN_DEVICE, "cuMemGetAllocationGranularity", r);
+	uint64_t size = ((n ? n : 1) + gran - 1) / gran * gran;
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr ptr = 0;
+	if ((r = b->drv.create(&h, (size_t)size, &prop, 0)) != CUDA_SUCCESS)
+		return fail_cu(b, msg, r == CUDA_ERROR_OUT_OF_MEMORY ? LEAP_RUN_NOMEM : LEAP_RUN_DEVICE, what, r);
+	if ((r = map_handle(b, h, (size_t)size, &ptr)) != CUDA_SUCCESS)
+		return fail_cu(b, msg, LEAP_RUN_DEVICE, what, r);
+	/* for a POSIX file descriptor the shareable handle is an int (cuda.h,
+	 * CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) */
+	if ((r = b->drv.export_fd(fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) != CUDA_SUCCESS)
+		return fail_cu(b, msg, LEAP_RUN_DEVICE, "cuMemExportToShareableHandle(POSIX file descriptor)", r);
+	/* the mapping and the descriptor keep the memory: the handle can go (cuMemRelease) */
+	b->drv.release(h);
+	cudaError_t e = cudaMemset((void *)ptr, LEAP_RUN_CANARY, (size_t)size);
+	if (e == cudaSuccess)
+		e = cudaDeviceSynchronize();
+	if (e != cudaSuccess)
+		return fail(msg, LEAP_RUN_DEVICE, what, e);
+	*p = (unsigned char *)ptr;
+	*len = size;
+	return LEAP_RUN_OK;
+}
+
+/* The client: maps the owner's allocation behind descriptor fd (len bytes, of which the region
+ * needs `need`) into *p. Every failure is a set-up failure: the harness's or the machine's. */
+static int import_shared(const struct rb *b, int fd, uint64_t len, uint64_t need, unsigned char **p, const char *what,
+			 char *msg)
+{
+	CUmemAllocationProp prop = fd_prop(b);
+	size_t gran = 0;
+	CUresult r = b->drv.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+	if (r != CUDA_SUCCESS || !gran)
+		return fail_cu(b, msg, LEAP_RUN_DEVICE, "cuMemGetAllocationGranularity", r);
+	if (fd < 0 || len < need || !len || len % gran || len > SIZE_MAX) {
+		snprintf(msg, LEAP_RUN_MSG, "%s: no descriptor, or %llu bytes for a region of %llu (granularity %zu)", what,
+			 (unsigned long long)len, (unsigned long long)need, gran);
+		return LEAP_RUN_DEVICE;
+	}
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr ptr = 0;
+	/* the descriptor itself is the handle, passed by value (cuda.h: "(int)"); the
+	 * Programming Guide's fabric handle is the one passed by address */
+	if ((r = b->drv.import_fd(&h, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) != CUDA_SUCCESS)
+		return fail_cu(b, msg, LEAP_RUN_DEVICE, what, r);
+	r = map_handle(b, h, (size_t)len, &ptr);
+	/* "each time a recipient process imports a shareable handle, it needs to pair it with
+	 * cuMemRelease" (cuMemRelease); the mapping keeps the memory */
+	b->drv.release(h);
+	if (r != CUDA_SUCCESS)
+		return fail_cu(b, msg, LEAP_RUN_DEVICE, what, r);
+	*p = (unsigned char *)ptr;
+	return LEAP_RUN_OK;
+}
+
 /* cudaHostRegister as lib/runplan.c's leap_run_register asks it. */
 static int host_register(void *arg, void *p, size_t len, enum leap_run_reg how)
 {
@@ -140,42 +315,31 @@ static int host_register(void *arg, void *p, size_t len, enum leap_run_reg how)
 	return e == cudaSuccess ? 0 : -1;
 }
 
-extern "C" int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsigned char *out, uint64_t out_len,
-			  const struct leap_run_ctl *ctl, uint8_t ipc_out[2][64], char *msg)
+/* The owner's own regions, the client's (shared: their descriptors and sizes into dm), the
+ * pool, and the host regions page-locked where the device allows. */
+static int owner_regions(struct rb *b, const struct leap_run_ctl *ctl, struct rb_devmem *dm, char *msg)
 {
-	b->hin = in;
-	b->hout = out;
-	b->in_len = in_len;
-	b->out_len = out_len;
-	b->in_writable = !(ctl->flags & LEAP_RUN_CTL_SEALED);
-	cudaError_t e;
-	if (b->role == ROLE_CLIENT) {
-		cudaIpcMemHandle_t h[2];
-		memcpy(&h[0], ctl->ipc[0], sizeof h[0]);
-		memcpy(&h[1], ctl->ipc[1], sizeof h[1]);
-		if ((e = cudaIpcOpenMemHandle((void **)&b->din, h[0], cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess ||
-		    (e = cudaIpcOpenMemHandle((void **)&b->dout, h[1], cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess)
-			return fail(msg, LEAP_RUN_NO_DEVICE, "opening the owner's device regions", e);
-		return LEAP_RUN_OK;
+	int vmm = 0, posix = 0;
+	b->drv.attribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, b->cudev);
+	b->drv.attribute(&posix, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, b->cudev);
+	if (!vmm || !posix) {
+		snprintf(msg, LEAP_RUN_MSG, "this GPU cannot share device memory as a file descriptor (virtual memory "
+			 "management %s, POSIX file descriptor handles %s): leap-bench's client cannot reach the owner's memory",
+			 vmm ? "yes" : "no", posix ? "yes" : "no");
+		return LEAP_RUN_DEVICE;
 	}
-	int st = alloc_canary(&b->din, in_len, "allocating the device input region", msg);
+	int st = alloc_shared(b, b->in_len, &b->cin, &b->cin_len, &dm->exp[0], "allocating the client's input region", msg);
 	if (!st)
-		st = alloc_canary(&b->dout, out_len, "allocating the device output region", msg);
-	if (st || b->role != ROLE_OWNER)
+		st = alloc_shared(b, b->out_len, &b->cout, &b->cout_len, &dm->exp[1], "allocating the client's output region",
+				  msg);
+	if (st)
 		return st;
-	if ((st = alloc_canary(&b->cin, in_len, "allocating the client's input region", msg)) ||
-	    (st = alloc_canary(&b->cout, out_len, "allocating the client's output region", msg)))
-		return st;
+	dm->exp_len[0] = b->cin_len;
+	dm->exp_len[1] = b->cout_len;
+	cudaError_t e;
 	b->pool_len = ctl->pool_len;
 	if (b->pool_len && (e = cudaMalloc((void **)&b->pool, b->pool_len)) != cudaSuccess)
 		return fail(msg, LEAP_RUN_NOMEM, "allocating the device pool of input sets", e);
-	cudaIpcMemHandle_t h;
-	if ((e = cudaIpcGetMemHandle(&h, b->cin)) != cudaSuccess)
-		return fail(msg, LEAP_RUN_DEVICE, "exporting the client's input region", e);
-	memcpy(ipc_out[0], &h, sizeof h);
-	if ((e = cudaIpcGetMemHandle(&h, b->cout)) != cudaSuccess)
-		return fail(msg, LEAP_RUN_DEVICE, "exporting the client's output region", e);
-	memcpy(ipc_out[1], &h, sizeof h);
 	/* Page-locked host regions make the owner's moves asynchronous and fast; not required. */
 	int reg = 0, ro = 0;
 	cudaDeviceGetAttribute(&reg, cudaDevAttrHostRegisterSupported, b->dev);
@@ -184,6 +348,26 @@ extern "C" int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsi
 	if (reg)
 		b->registered = leap_run_register(b->hin, b->in_len, b->in_writable, b->hout, b->out_len, ro, host_register, NULL);
 	return LEAP_RUN_OK;
+}
+
+extern "C" int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsigned char *out, uint64_t out_len,
+			  const struct leap_run_ctl *ctl, struct rb_devmem *dm, char *msg)
+{
+	b->hin = in;
+	b->hout = out;
+	b->in_len = in_len;
+	b->out_len = out_len;
+	b->in_writable = !(ctl->flags & LEAP_RUN_CTL_SEALED);
+	if (b->role == ROLE_CLIENT) {
+		int st = import_shared(b, dm->imp[0], dm->imp_len[0], in_len, &b->din, "importing the owner's input region", msg);
+		return st ? st : import_shared(b, dm->imp[1], dm->imp_len[1], out_len, &b->dout, "importing the owner's output region", msg);
+	}
+	int st = alloc_canary(&b->din, in_len, "allocating the device input region", msg);
+	if (!st)
+		st = alloc_canary(&b->dout, out_len, "allocating the device output region", msg);
+	if (st || b->role != ROLE_OWNER)
+		return st;
+	return owner_regions(b, ctl, dm, msg);
 }
 
 extern "C" unsigned char *rb_base(struct rb *b, int r)
@@ -291,8 +475,8 @@ static unsigned char *space(struct rb *b, uint32_t sp, uint64_t off, uint64_t le
 	case LEAP_RUN_S_HOST_OUT: base = b->hout, n = b->out_len, *host = 1; break;
 	case LEAP_RUN_S_DEV_IN: base = b->din, n = b->in_len; break;
 	case LEAP_RUN_S_DEV_OUT: base = b->dout, n = b->out_len; break;
-	case LEAP_RUN_S_CLIENT_IN: base = b->cin, n = b->in_len; break;
-	case LEAP_RUN_S_CLIENT_OUT: base = b->cout, n = b->out_len; break;
+	case LEAP_RUN_S_CLIENT_IN: base = b->cin, n = b->cin_len; break;
+	case LEAP_RUN_S_CLIENT_OUT: base = b->cout, n = b->cout_len; break;
 	case LEAP_RUN_S_POOL: base = b->pool, n = b->pool_len; break;
 	default: return NULL;
 	}

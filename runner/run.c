@@ -2,6 +2,7 @@
  * referee names on the buffers the referee laid out (runproto.h). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +24,11 @@
  * uses, copies nothing back (on the host the candidate's buffers are the referee's shared
  * memory), and checks nothing but the offsets it is given, so that a bug in a candidate cannot
  * make it touch memory outside the two regions. Order matters, in two steps. First the trusted
- * set-up: the device, the regions mapped and (cpu) their guard ranges made inaccessible, device
- * memory (cuda), the region descriptors closed (the candidate needs only the mappings, and a
- * descriptor would let it resize or remap a region), the system-call filter; then the hello,
+ * set-up: the device, the regions mapped and (cpu) their guard ranges made inaccessible,
+ * device memory (cuda; an owner sends the client's to the referee as file descriptors, a
+ * client imports the owner's), the region and device descriptors closed (the candidate needs
+ * only the mappings, and a descriptor would let it resize or remap a region, or map device
+ * memory anew), the system-call filter; then the hello,
  * which is the only message that can say "no device" or "no memory" (the referee believes it
  * because no candidate code has run yet). Second, on the referee's LOAD token, the artifact:
  * its constructors run there, and every message after it may be theirs.
@@ -40,7 +43,7 @@ struct runner {
 	uint64_t in_len, out_len;
 	struct leap_run_ctl ctl; /* the session part of the control page, read at start */
 	uint64_t guard_gen;      /* the guard list applied (0: none yet) */
-	uint8_t ipc[2][64];      /* an owner's client handles, sent in the hello */
+	uint64_t dev_len[2];     /* an owner's client regions (bytes), said in the hello */
 	uint8_t uuid[16];        /* the device's, sent in the hello */
 };
 
@@ -60,7 +63,7 @@ static void reply(const struct runner *r, int status, int code, uint32_t call, u
 		rr.aux[1] = aux[1];
 	}
 	if (r && seq == 0) {
-		memcpy(rr.ipc, r->ipc, sizeof rr.ipc);
+		memcpy(rr.dev_len, r->dev_len, sizeof rr.dev_len);
 		memcpy(rr.uuid, r->uuid, sizeof rr.uuid);
 	}
 	if (fmt) {
@@ -283,11 +286,30 @@ static void xfer(struct runner *r, const struct leap_run_ctl *c)
 	reply(r, st, 0, 0, c->seq, NULL, "%s", msg);
 }
 
+/* An owner's client regions, to the referee: their descriptors over LEAP_RUN_FD_HANDLES (the
+ * referee hands them to the client it starts), their sizes in the hello. Returns 0, or a
+ * status with msg. */
+static int send_handles(struct runner *r, int given, const struct rb_devmem *dm, char *msg)
+{
+	if (!given || dm->exp[1] < 0 || leap_run_send_fds(LEAP_RUN_FD_HANDLES, dm->exp, 2)) {
+		snprintf(msg, LEAP_RUN_MSG, "cannot send the client's device memory to the referee: %s",
+			 !given ? "no socket for it" : dm->exp[1] < 0 ? "it was not exported" : strerror(errno));
+		return LEAP_RUN_PROTO;
+	}
+	memcpy(r->dev_len, dm->exp_len, sizeof r->dev_len);
+	return LEAP_RUN_OK;
+}
+
 /* The trusted set-up (the device, the regions, device memory, the filter), ended by the hello.
  * Returns 0, or 1 after a failed hello. */
 static int setup(struct runner *r, int argc, char **argv)
 {
 	char msg[LEAP_RUN_MSG] = "", device[LEAP_RUN_MSG];
+	/* Which of the device descriptors the referee gave, asked before the driver starts: it
+	 * opens descriptors of its own, and may be given the numbers of those it did not give. */
+	int given[3];
+	for (int i = 0; i < 3; i++)
+		given[i] = fcntl(LEAP_RUN_FD_HANDLES + i, F_GETFD) >= 0;
 	int st = rb_init(&r->rb, argc > 1 ? argv[1] : "-", argc > 2 ? argv[2] : "copy", msg, r->uuid);
 	if (st) {
 		reply(r, st, 0, 0, 0, NULL, "%s", msg);
@@ -296,16 +318,26 @@ static int setup(struct runner *r, int argc, char **argv)
 	snprintf(device, sizeof device, "%s", msg);
 	if (map_regions(r))
 		return 1;
-	st = rb_regions(r->rb, r->in, r->in_len, r->out, r->out_len, &r->ctl, r->ipc, msg);
+	struct rb_devmem dm = {{given[1] ? LEAP_RUN_FD_DEV_IN : -1, given[2] ? LEAP_RUN_FD_DEV_OUT : -1},
+			       {r->ctl.dev_len[0], r->ctl.dev_len[1]}, {-1, -1}, {0, 0}};
+	st = rb_regions(r->rb, r->in, r->in_len, r->out, r->out_len, &r->ctl, &dm, msg);
+	if (!st && dm.exp[0] >= 0)
+		st = send_handles(r, given[0], &dm, msg);
+	for (int i = 0; i < 2; i++)
+		if (dm.exp[i] >= 0)
+			close(dm.exp[i]);
 	if (st) {
 		reply(r, st, 0, 0, 0, NULL, "%s", msg);
 		return 1;
 	}
 	/* The mappings are all the candidate's calls need: with a region's descriptor it could
-	 * map it anew or try to resize it. */
+	 * map it anew or try to resize it, with a device memory descriptor import it again. */
 	close(LEAP_RUN_FD_IN);
 	close(LEAP_RUN_FD_OUT);
 	close(LEAP_RUN_FD_CTL);
+	for (int i = 0; i < 3; i++)
+		if (given[i]) /* only those: the others' numbers may be the driver's now */
+			close(LEAP_RUN_FD_HANDLES + i);
 	/* The system-call filter comes after the device is set up (the driver's start-up is
 	 * not the candidate's) and before the artifact's first instruction (its constructors). */
 	if (filter_install(msg, sizeof msg)) {

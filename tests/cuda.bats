@@ -1,7 +1,7 @@
 # cuda.bats - the cuda backend's machine facts against a faked driver and nvidia-smi (lib/gpu.c):
 # the driver check, the exact arch, device narrowing and the persistence note; and what the cuda
-# runner decides on the host, asked without a GPU: its copies and guards (lib/runplan.c) and
-# the page-locking of the host regions.
+# runner decides on the host, asked without a GPU: its copies and guards (lib/runplan.c), the
+# page-locking of the host regions, device memory passed from owner to client by descriptor.
 load helpers
 
 setup() {
@@ -196,5 +196,17 @@ TWO_H200=$'0, NVIDIA H200, 9.0, GPU-aaaa, Disabled, 143771\n1, NVIDIA H200, 9.0,
 	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
 	link_with_lib "$FIXTURES/cuda/plan.c" "$T/plan"
 	run -0 "$T/plan"
+	assert_output ok
+}
+
+@test "device memory by descriptor: an owner's two descriptors reach leap and, inherited, every client" {
+	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
+	mkdir -p "$T/lx"
+	chmod 755 "$T" "$T/lx"
+	ln -sf "$ROOT/libexec/leap-run-cpu" "$T/lx/"
+	# the fake runner is built from the same lib/runproto.c as the real one's sending code
+	cc -std=c11 -D_GNU_SOURCE -I"$ROOT/lib" -o "$T/lx/leap-run-cuda" "$FIXTURES/cuda/fake_runner.c" "$ROOT/lib/runproto.c"
+	link_with_lib "$FIXTURES/cuda/handles.c" "$T/handles"
+	run -0 "$T/handles" "$T/lx" "$T/cache"
 	assert_output ok
 }
