@@ -349,6 +349,28 @@ static int load(struct leap_session *s)
 	return r;
 }
 
+/* Fills the client regions an owner shares, whole allocations, with the canary before a new
+ * client imports them: nothing one candidate left in device memory reaches the next, and a
+ * guard one overran is whole again, so that a later candidate is not blamed for it. Returns 0,
+ * or -1 with *err. */
+static int clear_client(struct leap_session *owner, char **err)
+{
+	struct leap_run_xfer x[2];
+	memset(x, 0, sizeof x);
+	for (int i = 0; i < 2; i++) {
+		x[i].src_space = LEAP_RUN_S_FILL;
+		x[i].dst_space = i ? LEAP_RUN_S_CLIENT_OUT : LEAP_RUN_S_CLIENT_IN;
+		x[i].len = owner->hello.dev_len[i];
+		x[i].pattern[0] = LEAP_RUN_CANARY;
+		x[i].elsize = 1;
+	}
+	if (leap_session_xfer(owner, x, 2, 0) != LEAP_SESS_OK) {
+		*err = xasprintf("the baseline's runner could not clear the candidate's device regions: %s", owner->last.msg);
+		return -1;
+	}
+	return 0;
+}
+
 /* The regions of a new session: the caller's (cleared of the last candidate's traces) or its
  * own. Returns 0, or -1 with *err. */
 static int take_regions(struct leap_session *s, const struct leap_session_opts *o, char **err)
@@ -406,7 +428,7 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		*err = xstrdup("the baseline's runner holds no device memory for the candidate");
 		goto fail;
 	}
-	if (take_regions(s, o, err))
+	if ((cuda && o->owner && clear_client(o->owner, err)) || take_regions(s, o, err))
 		goto fail;
 	if (owner && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock)) {
 		*err = xasprintf("cannot create the socket for the baseline's device memory: %s", strerror(errno));

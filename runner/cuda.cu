@@ -26,7 +26,7 @@
  *   pool of input sets, all before the baseline is loaded, so that running out of device
  *   memory is the machine's fault, never a candidate's. It performs the referee's data moves
  *   (LEAP_RUN_OP_XFER): uploads of input sets to the pool, staging of a block's inputs into
- *   slots, poisoning outputs, fetching outputs (with their
+ *   slots, poisoning outputs, clearing a client's regions, fetching outputs (with their
  *   guards) into the host region the referee reads, and L2 flushes.
  * - client (leap-bench's candidate runner): imports the owner's client regions from the
  *   descriptors it inherited; the candidate's pointers point there. It only makes calls and
@@ -464,7 +464,9 @@ __global__ void fill_kernel(unsigned char *buf, size_t n, uint64_t lo, uint64_t 
 		buf[k] = (unsigned char)(pat >> (8 * (k % elsize)));
 }
 
-/* The device address of `len` bytes at `off` of a space, or NULL (out of range, not here). */
+/* The device address of `len` bytes at `off` of a space, or NULL (out of range, not here). The
+ * client's spaces are their whole allocations, so that a clear reaches every byte a candidate
+ * could have written. */
 static unsigned char *space(struct rb *b, uint32_t sp, uint64_t off, uint64_t len, int *host)
 {
 	unsigned char *base = NULL;

@@ -199,7 +199,7 @@ TWO_H200=$'0, NVIDIA H200, 9.0, GPU-aaaa, Disabled, 143771\n1, NVIDIA H200, 9.0,
 	assert_output ok
 }
 
-@test "device memory by descriptor: an owner's two descriptors reach leap and, inherited, every client" {
+@test "device memory by descriptor: an owner's two descriptors reach leap and, inherited, every client, cleared first" {
 	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
 	mkdir -p "$T/lx"
 	chmod 755 "$T" "$T/lx"
