@@ -104,6 +104,32 @@ static int fail_cu(const struct rb *b, char *msg, int status, const char *what, 
 	return status;
 }
 
+/* The words of a compute mode. */
+static const char *mode_name(int mode)
+{
+	switch (mode) {
+	case cudaComputeModeDefault: return "DEFAULT";
+	case cudaComputeModeProhibited: return "PROHIBITED";
+	case cudaComputeModeExclusiveProcess: return "EXCLUSIVE_PROCESS";
+	default: return "EXCLUSIVE_THREAD";
+	}
+}
+
+/* The failure of a device that refuses this process a context (cudaErrorDevicesUnavailable):
+ * its compute mode lets no other process in, or none at all. A fact about the machine, said as
+ * a set-up failure (leap's error record), never as "no device" on every record. */
+static int busy(struct rb *s, char *msg, cudaError_t e)
+{
+	int mode = -1;
+	cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, s->dev);
+	cudaGetLastError();
+	snprintf(msg, LEAP_RUN_MSG, "the GPU refuses this process a context (%s): its compute mode is %s%s",
+		 cudaGetErrorName(e), mode_name(mode),
+		 mode == cudaComputeModeExclusiveProcess ? ", and another process holds it (nvidia-smi -c DEFAULT lets "
+							   "several in)" : "");
+	return LEAP_RUN_DEVICE;
+}
+
 /* Selects the device named by `device` ("-": 0) and makes its context current. */
 static int pick_device(struct rb *s, const char *device, char *msg)
 {
@@ -123,10 +149,21 @@ static int pick_device(struct rb *s, const char *device, char *msg)
 		}
 		s->dev = (int)v;
 	}
-	if ((e = cudaSetDevice(s->dev)) != cudaSuccess)
-		return fail(msg, LEAP_RUN_NO_DEVICE, "cudaSetDevice", e);
-	if ((e = cudaFree(0)) != cudaSuccess) /* creates the context now, outside any timing */
-		return fail(msg, LEAP_RUN_NO_DEVICE, "creating the CUDA context", e);
+	/* leap-bench's owner and client hold a context each on this device at once: a device in
+	 * EXCLUSIVE_PROCESS mode takes the owner and refuses every client, so the owner says so
+	 * before it takes the device */
+	int mode = cudaComputeModeDefault;
+	if (s->role == ROLE_OWNER && cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, s->dev) == cudaSuccess &&
+	    mode == cudaComputeModeExclusiveProcess) {
+		snprintf(msg, LEAP_RUN_MSG, "the GPU is in compute mode EXCLUSIVE_PROCESS: leap-bench runs the baseline and the "
+			 "candidate as two processes on it at once, which that mode forbids (nvidia-smi -c DEFAULT)");
+		return LEAP_RUN_DEVICE;
+	}
+	cudaGetLastError();
+	/* since CUDA 12.0 cudaSetDevice makes the primary context; cudaFree(0) makes sure of it,
+	 * outside any timing */
+	if ((e = cudaSetDevice(s->dev)) != cudaSuccess || (e = cudaFree(0)) != cudaSuccess)
+		return e == cudaErrorDevicesUnavailable ? busy(s, msg, e) : fail(msg, LEAP_RUN_NO_DEVICE, "creating the CUDA context", e);
 	return LEAP_RUN_OK;
 }
 
