@@ -53,6 +53,10 @@ enum role { ROLE_COPY, ROLE_CLIENT, ROLE_OWNER };
 /* The driver API entry points the runner calls, each at the version its type names
  * (cudaTypedefs.h). */
 struct drv {
+	PFN_cuCtxGetCurrent_v4000 ctx_get;
+	PFN_cuCtxSetCurrent_v4000 ctx_set;
+	PFN_cuCtxPopCurrent_v4000 ctx_pop;
+	PFN_cuCtxSynchronize_v2000 ctx_sync;
 	PFN_cuCtxGetDevice_v2000 ctx_device;
 	PFN_cuDeviceGetAttribute_v2000 attribute;
 	PFN_cuMemGetAllocationGranularity_v10020 granularity;
@@ -71,6 +75,7 @@ struct rb {
 	enum role role;
 	int dev;                 /* the runtime's device */
 	CUdevice cudev;          /* the driver's, for the allocation properties */
+	CUcontext primary;       /* the runtime's context: the one the runner's own calls use */
 	struct drv drv;
 	cudaEvent_t e0, e1;
 	cudaStream_t xs;         /* the owner's stream for data moves */
@@ -175,6 +180,10 @@ static int load_driver(struct rb *s, char *msg)
 		const char *name;
 		unsigned version;
 	} t[] = {
+		{(void **)&s->drv.ctx_get, "cuCtxGetCurrent", 4000},
+		{(void **)&s->drv.ctx_set, "cuCtxSetCurrent", 4000},
+		{(void **)&s->drv.ctx_pop, "cuCtxPopCurrent", 4000},
+		{(void **)&s->drv.ctx_sync, "cuCtxSynchronize", 2000},
 		{(void **)&s->drv.ctx_device, "cuCtxGetDevice", 2000},
 		{(void **)&s->drv.attribute, "cuDeviceGetAttribute", 2000},
 		{(void **)&s->drv.granularity, "cuMemGetAllocationGranularity", 10020},
@@ -197,6 +206,8 @@ static int load_driver(struct rb *s, char *msg)
 		}
 	}
 	CUresult r;
+	if ((r = s->drv.ctx_get(&s->primary)) != CUDA_SUCCESS || !s->primary)
+		return fail_cu(s, msg, LEAP_RUN_DEVICE, "the runtime's context", r);
 	if ((r = s->drv.ctx_device(&s->cudev)) != CUDA_SUCCESS)
 		return fail_cu(s, msg, LEAP_RUN_DEVICE, "cuCtxGetDevice", r);
 	return LEAP_RUN_OK;
@@ -412,6 +423,34 @@ extern "C" unsigned char *rb_base(struct rb *b, int r)
 	return r == LEAP_RUN_R_IN ? b->din : b->dout;
 }
 
+/* After the candidate's code ran: every context it left current on this thread is waited for
+ * and popped, and the runtime's own context is current again. cudaDeviceSynchronize waits for
+ * the context current to the thread (the primary, with its green contexts: cuCtxSynchronize),
+ * not for a context the candidate made with cuCtxCreate; and the runner's own calls after this
+ * (the copies, the events) must go to the context its buffers and events belong to. A context
+ * the candidate made and popped again is out of any runner's reach (SECURITY.md). Returns
+ * LEAP_RUN_OK, or LEAP_RUN_DEVICE with *code when work there failed. */
+static int own_context(struct rb *b, int *code, char *msg)
+{
+	int st = LEAP_RUN_OK;
+	for (int i = 0; i < 64; i++) {
+		CUcontext c = NULL;
+		if (b->drv.ctx_get(&c) != CUDA_SUCCESS || !c || c == b->primary)
+			break;
+		CUresult r = b->drv.ctx_sync();
+		if (r != CUDA_SUCCESS && st == LEAP_RUN_OK) {
+			*code = (int)r;
+			st = fail_cu(b, msg, LEAP_RUN_DEVICE, "error in a CUDA context the code created", r);
+		}
+		if (b->drv.ctx_pop(&c) != CUDA_SUCCESS)
+			break;
+	}
+	CUcontext c = NULL;
+	if (b->drv.ctx_get(&c) != CUDA_SUCCESS || c != b->primary)
+		b->drv.ctx_set(b->primary);
+	return st;
+}
+
 extern "C" int rb_block_begin(struct rb *b, char *msg)
 {
 	cudaError_t e;
@@ -424,6 +463,9 @@ extern "C" int rb_block_begin(struct rb *b, char *msg)
 
 extern "C" int rb_block_end(struct rb *b, double *own_ms, int *code, char *msg)
 {
+	int st = own_context(b, code, msg);
+	if (st)
+		return st;
 	cudaError_t rec = cudaEventRecord(b->e1, 0);
 	cudaError_t sync = cudaDeviceSynchronize(); /* every stream of the context: nothing escapes "done" */
 	cudaError_t last = cudaGetLastError();
@@ -466,6 +508,8 @@ extern "C" int rb_call(struct rb *b, leap_entry_fn entry, void *const *args, con
 	if (b->role == ROLE_COPY && (st = copy_slots(b, row, nparams, 0, msg)))
 		return st;
 	int rc = entry(args);
+	if ((st = own_context(b, code, msg)))
+		return st;
 	if (rc) {
 		*code = rc;
 		return fail(msg, LEAP_RUN_CALL, "kernel launch failed", (cudaError_t)rc);
