@@ -1,5 +1,6 @@
 /* cuda.cu - the runner's cuda backend: device regions (its own, or an owner's shared by file
  * descriptor), the owner's data moves, the device probe. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -625,52 +626,87 @@ __global__ void fma_kernel(float *out, int iters)
 		out[threadIdx.x] = r;
 }
 
-extern "C" int rb_probe(struct rb *be, double *copy_gbs, double *gflops, char *msg)
+/* Device time spent warming a probe before it measures: an idle GPU runs at low clocks for
+ * the first tens of milliseconds of work, and a peak measured then is low, which lets roofline
+ * exceed 1 (issue 27, item 10). */
+#define WARM_MS 100.0f
+
+/* One step of a probe: the copy or the kernel it measures, on the default stream. */
+struct probe_step {
+	void *a, *b;
+	size_t n;
+	int kernel, blocks, threads, iters;
+};
+
+static cudaError_t step(const struct probe_step *p, int i)
 {
-	struct rb *s = be;
-	size_t n = (size_t)512 << 20;
-	void *a = NULL, *b = NULL;
-	cudaError_t e;
-	if ((e = cudaMalloc(&a, n)) != cudaSuccess || (e = cudaMalloc(&b, n)) != cudaSuccess) {
-		cudaFree(a);
-		return fail(msg, LEAP_RUN_DEVICE, "allocating the probe buffers", e); /* NOMEM: the hello's */
+	if (p->kernel) {
+		fma_kernel<<<p->blocks, p->threads>>>((float *)p->b, p->iters);
+		return cudaGetLastError();
 	}
-	float best = INFINITY, ms = 0;
-	for (int i = 0; i < 6; i++) {
-		if ((e = cudaEventRecord(s->e0, 0)) != cudaSuccess ||
-		    (e = cudaMemcpy(i % 2 ? a : b, i % 2 ? b : a, n, cudaMemcpyDeviceToDevice)) != cudaSuccess ||
+	return cudaMemcpyAsync(i % 2 ? p->a : p->b, i % 2 ? p->b : p->a, p->n, cudaMemcpyDeviceToDevice, 0);
+}
+
+/* Runs steps until WARM_MS of device time passed, then times `reps` single steps; the best
+ * into *best_ms. */
+static cudaError_t probe_time(struct rb *s, const struct probe_step *p, int reps, float *best_ms)
+{
+	cudaError_t e = cudaSuccess;
+	float warm = 0, ms = 0;
+	for (int round = 0; warm < WARM_MS && round < 1000 && e == cudaSuccess; round++) {
+		if ((e = cudaEventRecord(s->e0, 0)) != cudaSuccess)
+			break;
+		for (int i = 0; i < 8 && e == cudaSuccess; i++)
+			e = step(p, i);
+		if (e == cudaSuccess && (e = cudaEventRecord(s->e1, 0)) == cudaSuccess &&
+		    (e = cudaEventSynchronize(s->e1)) == cudaSuccess && (e = cudaEventElapsedTime(&ms, s->e0, s->e1)) == cudaSuccess)
+			warm += ms;
+	}
+	*best_ms = INFINITY;
+	for (int i = 0; i < reps && e == cudaSuccess; i++) {
+		if ((e = cudaEventRecord(s->e0, 0)) != cudaSuccess || (e = step(p, i)) != cudaSuccess ||
 		    (e = cudaEventRecord(s->e1, 0)) != cudaSuccess || (e = cudaEventSynchronize(s->e1)) != cudaSuccess ||
 		    (e = cudaEventElapsedTime(&ms, s->e0, s->e1)) != cudaSuccess)
 			break;
-		if (i > 0 && ms < best)
-			best = ms;
+		if (ms < *best_ms)
+			*best_ms = ms;
 	}
-	cudaFree(a);
+	return e;
+}
+
+extern "C" int rb_probe(struct rb *s, double *copy_gbs, double *gflops, char *msg)
+{
+	struct probe_step p;
+	memset(&p, 0, sizeof p);
+	p.n = (size_t)512 << 20;
+	cudaError_t e;
+	if ((e = cudaMalloc(&p.a, p.n)) != cudaSuccess || (e = cudaMalloc(&p.b, p.n)) != cudaSuccess) {
+		cudaFree(p.a);
+		return fail(msg, LEAP_RUN_DEVICE, "allocating the probe buffers", e); /* NOMEM: the hello's */
+	}
+	float best = INFINITY;
+	e = probe_time(s, &p, 5, &best);
 	if (e != cudaSuccess) {
-		cudaFree(b);
+		cudaFree(p.a);
+		cudaFree(p.b);
 		return fail(msg, LEAP_RUN_DEVICE, "measuring the copy bandwidth", e);
 	}
-	*copy_gbs = 2.0 * (double)n / ((double)best * 1e6);
+	*copy_gbs = 2.0 * (double)p.n / ((double)best * 1e6);
 	int sms = 0;
 	if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, s->dev)) != cudaSuccess) {
-		cudaFree(b);
+		cudaFree(p.a);
+		cudaFree(p.b);
 		return fail(msg, LEAP_RUN_DEVICE, "cudaDeviceGetAttribute", e);
 	}
-	int blocks = sms * 8, threads = 256, iters = 4096;
-	best = INFINITY;
-	for (int i = 0; i < 4; i++) {
-		if ((e = cudaEventRecord(s->e0, 0)) != cudaSuccess)
-			break;
-		fma_kernel<<<blocks, threads>>>((float *)b, iters);
-		if ((e = cudaGetLastError()) != cudaSuccess || (e = cudaEventRecord(s->e1, 0)) != cudaSuccess ||
-		    (e = cudaEventSynchronize(s->e1)) != cudaSuccess || (e = cudaEventElapsedTime(&ms, s->e0, s->e1)) != cudaSuccess)
-			break;
-		if (i > 0 && ms < best)
-			best = ms;
-	}
-	cudaFree(b);
+	p.kernel = 1;
+	p.blocks = sms * 8;
+	p.threads = 256;
+	p.iters = 4096;
+	e = probe_time(s, &p, 5, &best);
+	cudaFree(p.a);
+	cudaFree(p.b);
 	if (e != cudaSuccess)
 		return fail(msg, LEAP_RUN_DEVICE, "measuring the FP32 rate", e);
-	*gflops = 2.0 * 8 * (double)iters * blocks * threads / ((double)best * 1e6);
+	*gflops = 2.0 * 8 * (double)p.iters * p.blocks * p.threads / ((double)best * 1e6);
 	return LEAP_RUN_OK;
 }
