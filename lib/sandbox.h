@@ -70,6 +70,13 @@ struct leap_sandbox {
 	int mem_hit;           /* after leap_sandbox_end: the kernel killed in it at that limit */
 };
 
+/* Binds directory `src` at `dst` (made first) read-only, as the minimal root binds /sys: without
+ * the mounts under it; where the kernel refuses that (EINVAL: in a user namespace those mounts
+ * are locked to src), with them, every one made read-only, nosuid, nodev and noexec too
+ * (*recursive is then 1). Allocates nothing: a sandbox's set-up calls it. Returns 0, or -1 with
+ * errno (ENOSYS for a recursive bind where the kernel cannot make a tree read-only). */
+int leap_sandbox_bind_flat(const char *src, char *dst, int *recursive);
+
 /* Fills `env` for this process (root or not, the unprivileged user, temp dir). */
 void leap_sandbox_env_init(struct leap_sandbox_env *env);
 

@@ -210,3 +210,24 @@ TWO_H200=$'0, NVIDIA H200, 9.0, GPU-aaaa, Disabled, 143771\n1, NVIDIA H200, 9.0,
 	run -0 "$T/handles" "$T/lx" "$T/cache"
 	assert_output ok
 }
+
+@test "minimal root of an NVIDIA machine: /sys shows, read-only with the mounts under it, as root and in a user namespace" {
+	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
+	link_with_lib "$FIXTURES/cuda/sysbind.c" "$T/sysbind"
+	run -0 "$T/sysbind" "$T/sysbind"
+	assert_output ok
+	[ "$(id -u)" -eq 0 ] || skip "not root: cannot run it as another user"
+	command -v setpriv >/dev/null && command -v unshare >/dev/null || skip "setpriv or unshare missing"
+	local as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	"${as[@]}" unshare --user --map-root-user true 2>/dev/null || skip "no unprivileged user namespaces"
+	# as an ordinary user the sandbox adds a user namespace, where a plain bind of /sys is
+	# refused (EINVAL) wherever mounts lie under it (in a directory nobody reaches)
+	local d
+	d=$(mktemp -d /tmp/leap-sysbind.XXXXXX)
+	cp "$T/sysbind" "$d/"
+	chown -R nobody:nogroup "$d"
+	HOME="$d" TMPDIR="$d" run "${as[@]}" "$d/sysbind" "$d/sysbind"
+	rm -rf "$d"
+	assert_success
+	assert_output ok
+}
