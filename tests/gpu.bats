@@ -115,15 +115,14 @@ record() {
 	fi
 }
 
-@test "doctor: libcuda linked into a directory the runner's root does not show calls for --no-namespaces" {
+@test "doctor: libcuda linked into another directory: the runner's root shows it, unless leap hides it (--no-namespaces)" {
 	local stub="${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so"
 	[ -e "$stub" ] || skip "no CUDA toolkit stub libcuda.so"
-	mkdir -p "$T/lib" "$T/real" "$T/same"
+	mkdir -p "$T/lib" "$T/real" "$T/same" "$T/lib2" "$T/hidden"
 	cp "$stub" "$T/real/libcuda.so"
 	ln -s ../real/libcuda.so "$T/lib/libcuda.so.1"
 	LD_LIBRARY_PATH="$T/lib" run -0 "$ROOT/build/gpu/probe" libcuda cuda
-	assert_line "$(printf 'fallback\tlibcuda\t%s -> %s; the runner%ss minimal root does not show %s: a cuda runner would find no driver (no_device)\t--no-namespaces (no minimal root: the runner sees the machine%ss files), or add the directory to LD_LIBRARY_PATH, which the minimal root shows' \
-		"$T/lib/libcuda.so.1" "$T/real/libcuda.so" "'" "$T/real" "'")"
+	assert_line "$(printf "ok\tlibcuda\t%s -> %s; the runner's minimal root shows %s\t" "$T/lib/libcuda.so.1" "$T/real/libcuda.so" "$T/real")"
 	# the toolkit's stub is no driver, and says so
 	assert_line --regexp $'^skip\tcuda driver\tcuInit: this libcuda.so.1 is the toolkit.s stub, not a driver \\(34\\)'
 	# a link within a directory the root shows is fine
@@ -131,8 +130,14 @@ record() {
 	ln -s libcuda.so "$T/same/libcuda.so.1"
 	LD_LIBRARY_PATH="$T/same" run -0 "$ROOT/build/gpu/probe" libcuda
 	assert_line --regexp "^ok"$'\t'"libcuda"$'\t'".*; the runner's minimal root shows $T/same"$'\t'"$"
-	# the doctor hands the fallback's option on
-	LEAP_TEST_DEVICE="gpu test seam" LD_LIBRARY_PATH="$T/lib" DOCTOR_JSON="$T/d.jsonl" run bash "$ROOT/tests/gpu/doctor.sh"
+	# a link into a directory no candidate may see (here a task suite's): not shown, and the
+	# doctor hands the fallback's option on
+	cp "$stub" "$T/hidden/libcuda.so"
+	ln -s ../hidden/libcuda.so "$T/lib2/libcuda.so.1"
+	LEAP_TASKS="$T/hidden" LD_LIBRARY_PATH="$T/lib2" run -0 "$ROOT/build/gpu/probe" libcuda
+	assert_line "$(printf 'fallback\tlibcuda\t%s -> %s; the runner%ss minimal root does not show %s: a cuda runner would find no driver (no_device)\t--no-namespaces (no minimal root: the runner sees the machine%ss files), or add the directory to LD_LIBRARY_PATH, which the minimal root shows' \
+		"$T/lib2/libcuda.so.1" "$T/hidden/libcuda.so" "'" "$T/hidden" "'")"
+	LEAP_TASKS="$T/hidden" LEAP_TEST_DEVICE="gpu test seam" LD_LIBRARY_PATH="$T/lib2" DOCTOR_JSON="$T/d.jsonl" run bash "$ROOT/tests/gpu/doctor.sh"
 	assert_line "doctor: options the fallbacks call for: --no-namespaces"
 	jq -e -s 'map(select(.name == "libcuda"))[0] | .status == "fallback" and .option == "--no-namespaces"' "$T/d.jsonl"
 }
