@@ -16,6 +16,7 @@
 
 #include "build.h"
 #include "cli.h"
+#include "gpu.h"
 #include "unseen.h"
 #include "util.h"
 #include "banned.h"
@@ -238,6 +239,7 @@ void leap_unseen_root(struct leap_root *r, char *const *unseen, size_t nunseen)
 	for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++)
 		root_add(r, LEAP_ROOT_DEV, xasprintf("/dev/%s", devs[i]), NULL);
 	int nvidia = 0;
+	leap_gpu_uvm_node(); /* before the list is taken: it may appear only at a first cuInit */
 	DIR *d = opendir("/dev");
 	struct dirent *e;
 	while (d && (e = readdir(d)))
