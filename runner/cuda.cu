@@ -51,8 +51,7 @@
 
 enum role { ROLE_COPY, ROLE_CLIENT, ROLE_OWNER };
 
-/* The driver API entry points the runner calls, each at the version its type names
- * (cudaTypedefs.h). */
+/* The driver API entry points the runner calls (types: cudaTypedefs.h). */
 struct drv {
 	PFN_cuCtxGetCurrent_v4000 ctx_get;
 	PFN_cuCtxSetCurrent_v4000 ctx_set;
@@ -173,33 +172,35 @@ static int pick_device(struct rb *s, const char *device, char *msg)
 	return LEAP_RUN_OK;
 }
 
-/* Looks up the driver API entry points (after the runtime made its context). */
+/* Looks up the driver API entry points (after the runtime made its context), each as CUDA 12.0
+ * defines it: cudaGetDriverEntryPointByVersion returns the newest version of a symbol not newer
+ * than the version asked, and at 12000 that is the one each member's type names (the _v2 of
+ * cuCtxSynchronize and cuCtxGetDevice, which take a context, came with 13.0). */
 static int load_driver(struct rb *s, char *msg)
 {
 	struct {
 		void **fn;
 		const char *name;
-		unsigned version;
 	} t[] = {
-		{(void **)&s->drv.ctx_get, "cuCtxGetCurrent", 4000},
-		{(void **)&s->drv.ctx_set, "cuCtxSetCurrent", 4000},
-		{(void **)&s->drv.ctx_pop, "cuCtxPopCurrent", 4000},
-		{(void **)&s->drv.ctx_sync, "cuCtxSynchronize", 2000},
-		{(void **)&s->drv.ctx_device, "cuCtxGetDevice", 2000},
-		{(void **)&s->drv.attribute, "cuDeviceGetAttribute", 2000},
-		{(void **)&s->drv.granularity, "cuMemGetAllocationGranularity", 10020},
-		{(void **)&s->drv.create, "cuMemCreate", 10020},
-		{(void **)&s->drv.reserve, "cuMemAddressReserve", 10020},
-		{(void **)&s->drv.map, "cuMemMap", 10020},
-		{(void **)&s->drv.set_access, "cuMemSetAccess", 10020},
-		{(void **)&s->drv.export_fd, "cuMemExportToShareableHandle", 10020},
-		{(void **)&s->drv.import_fd, "cuMemImportFromShareableHandle", 10020},
-		{(void **)&s->drv.release, "cuMemRelease", 10020},
-		{(void **)&s->drv.error_name, "cuGetErrorName", 6000},
+		{(void **)&s->drv.ctx_get, "cuCtxGetCurrent"},
+		{(void **)&s->drv.ctx_set, "cuCtxSetCurrent"},
+		{(void **)&s->drv.ctx_pop, "cuCtxPopCurrent"},
+		{(void **)&s->drv.ctx_sync, "cuCtxSynchronize"},
+		{(void **)&s->drv.ctx_device, "cuCtxGetDevice"},
+		{(void **)&s->drv.attribute, "cuDeviceGetAttribute"},
+		{(void **)&s->drv.granularity, "cuMemGetAllocationGranularity"},
+		{(void **)&s->drv.create, "cuMemCreate"},
+		{(void **)&s->drv.reserve, "cuMemAddressReserve"},
+		{(void **)&s->drv.map, "cuMemMap"},
+		{(void **)&s->drv.set_access, "cuMemSetAccess"},
+		{(void **)&s->drv.export_fd, "cuMemExportToShareableHandle"},
+		{(void **)&s->drv.import_fd, "cuMemImportFromShareableHandle"},
+		{(void **)&s->drv.release, "cuMemRelease"},
+		{(void **)&s->drv.error_name, "cuGetErrorName"},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-		cudaError_t e = cudaGetDriverEntryPointByVersion(t[i].name, t[i].fn, t[i].version, cudaEnableDefault, &q);
+		cudaError_t e = cudaGetDriverEntryPointByVersion(t[i].name, t[i].fn, 12000, cudaEnableDefault, &q);
 		if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !*t[i].fn) {
 			snprintf(msg, LEAP_RUN_MSG, "the CUDA driver has no %s (%s)", t[i].name,
 				 e != cudaSuccess ? cudaGetErrorName(e) : "not found");
