@@ -423,14 +423,14 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		free(runner);
 		return -1;
 	}
-	int sock[2] = {-1, -1}, owner = cuda && o->role && !strcmp(o->role, "owner");
+	int sock[2] = {-1, -1}, is_owner = cuda && o->role && !strcmp(o->role, "owner");
 	if (cuda && o->owner && (o->owner->dev_fd[0] < 0 || o->owner->dev_fd[1] < 0)) {
 		*err = xstrdup("the baseline's runner holds no device memory for the candidate");
 		goto fail;
 	}
 	if ((cuda && o->owner && clear_client(o->owner, err)) || take_regions(s, o, err))
 		goto fail;
-	if (owner && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock)) {
+	if (is_owner && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock)) {
 		*err = xasprintf("cannot create the socket for the baseline's device memory: %s", strerror(errno));
 		goto fail;
 	}

@@ -146,7 +146,10 @@ enum leap_sess {
  * unreadable, out of descriptors, no way to freeze, a hello that says the runner could not set
  * up: everything before candidate code runs is the harness's, except no device on cuda, which
  * is LEAP_SESS_REPLY with s->last.status LEAP_RUN_NO_DEVICE). A reply after the hello that
- * claims a set-up status has s->last.status LEAP_RUN_FORGED: the candidate's doing. */
+ * claims a set-up status has s->last.status LEAP_RUN_FORGED: the candidate's doing. A cuda
+ * owner's hello must come after the two descriptors of its client regions (kept in
+ * s->dev_fd); a cuda client (o->owner) first has the owner fill those regions with the canary,
+ * then inherits the descriptors. */
 int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
 		       const struct leap_session_opts *o, char **err);
 
