@@ -97,7 +97,6 @@ struct leap_bpool {
 				    * bench.device and the floor probe's key */
 	uint64_t in_set;           /* cuda: bytes of one set's inputs in the owner's device pool */
 	uint8_t *on_dev;           /* [cap] cuda: the set's inputs are in the owner's device pool */
-	uint8_t ipc[2][64];        /* cuda: the owner's IPC handles of the client's regions */
 	uint64_t rng;              /* the referee's secret stream */
 	double tol_scale;          /* tolerance factor at this size (longer reductions) */
 	/* kept from record to record: the baseline's runner (trusted, frozen between records)

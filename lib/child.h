@@ -43,7 +43,7 @@
  *    0) and unshare_flags.
  */
 
-enum { LEAP_CHILD_FDS = 11, LEAP_CHILD_LIMITS = 8 };
+enum { LEAP_CHILD_FDS = 14, LEAP_CHILD_LIMITS = 8 };
 
 struct leap_child;
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -287,4 +288,13 @@ char *leap_gpu_persistence_note(const struct leap_gpu *g)
 			       ids);
 	free(ids);
 	return note;
+}
+
+void leap_gpu_uvm_node(void)
+{
+	struct stat st;
+	if (stat("/dev/nvidiactl", &st) || !S_ISCHR(st.st_mode) || stat("/dev/nvidia-uvm", &st) == 0)
+		return;
+	char *const argv[] = {(char *)"nvidia-modprobe", (char *)"-u", (char *)"-c=0", NULL};
+	free(capture(argv, 20));
 }

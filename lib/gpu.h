@@ -88,6 +88,12 @@ const struct leap_gpu *leap_gpu_first_use(struct leap_gpu_once *o);
  * child then sees what the caller sees). The child's own device is then 0. */
 char *leap_gpu_visible(const struct leap_gpu *g, const char *device);
 
+/* Makes /dev/nvidia-uvm where an NVIDIA driver is (/dev/nvidiactl) and the node is not yet: the
+ * driver makes it only at a process's first cuInit, after a sandbox's minimal root has taken
+ * the device list without it, and CUDA cannot start without it. Runs `nvidia-modprobe -u -c=0`
+ * (on PATH, 20 s at most), as the doctor does; best effort, never fails. */
+void leap_gpu_uvm_node(void);
+
 /* The note, for stderr, that persistence mode is off on some device (with how to enable it),
  * or NULL when it is on everywhere or unknown. New string. */
 char *leap_gpu_persistence_note(const struct leap_gpu *g);

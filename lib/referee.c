@@ -394,11 +394,10 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 			R->err = xasprintf("the baseline of task '%s' failed to start: %s", R->t->id, P->bs.last.msg);
 			return -1;
 		}
-		memcpy(P->ipc, P->bs.hello.ipc, sizeof P->ipc);
 	}
-	if (cuda) {
+	if (cuda) { /* the owner's client regions, cleared for it, by descriptor */
 		so.role = "client";
-		so.ipc = (const uint8_t(*)[64])P->ipc;
+		so.owner = &P->bs;
 	}
 	R->bs = &P->bs;
 	R->bs->sb.deadline = leap_now() + R->B->sb.timeout; /* a new record, a new deadline */

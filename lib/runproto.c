@@ -1,6 +1,8 @@
 /* runproto.c - the layout of the shared regions and exact reads/writes of the runner protocol
  * (runproto.h). Both the referee and the runner compute offsets with these functions. */
 #include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "runproto.h"
@@ -148,5 +150,78 @@ int leap_write_full(int fd, const void *buf, size_t n)
 		p += r;
 		n -= (size_t)r;
 	}
+	return 0;
+}
+
+/* Room for the control message of LEAP_RUN_MAX_FDS descriptors and one more (to see a sender
+ * that sent more), aligned as a cmsghdr. */
+union fd_cmsg {
+	char buf[CMSG_SPACE(sizeof(int) * (LEAP_RUN_MAX_FDS + 1))];
+	struct cmsghdr align;
+};
+
+int leap_run_send_fds(int sock, const int *fds, int n)
+{
+	if (n < 1 || n > LEAP_RUN_MAX_FDS) {
+		errno = EINVAL;
+		return -1;
+	}
+	char byte = 'H';
+	struct iovec iov = {&byte, 1};
+	union fd_cmsg u;
+	memset(&u, 0, sizeof u);
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			   .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n);
+	ssize_t r;
+	while ((r = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return r == 1 ? 0 : -1;
+}
+
+int leap_run_recv_fds(int sock, int *fds, int n, int nowait)
+{
+	if (n < 1 || n > LEAP_RUN_MAX_FDS) {
+		errno = EINVAL;
+		return -1;
+	}
+	char byte;
+	struct iovec iov = {&byte, 1};
+	union fd_cmsg u;
+	memset(&u, 0, sizeof u);
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	ssize_t r;
+	while ((r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | (nowait ? MSG_DONTWAIT : 0))) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		return -1;
+	/* every descriptor that came is ours to close, whatever else is wrong */
+	int got[LEAP_RUN_MAX_FDS + 1], k = 0, bad = r != 1 || (m.msg_flags & (MSG_CTRUNC | MSG_TRUNC));
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+			bad = 1;
+			continue;
+		}
+		size_t cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < cnt; i++) {
+			int d;
+			memcpy(&d, CMSG_DATA(c) + i * sizeof(int), sizeof d);
+			if (k < LEAP_RUN_MAX_FDS + 1)
+				got[k++] = d;
+			else
+				close(d);
+		}
+	}
+	if (bad || k != n) {
+		for (int i = 0; i < k; i++)
+			close(got[i]);
+		errno = r == 0 ? ECONNRESET : EPROTO;
+		return -1;
+	}
+	memcpy(fds, got, sizeof(int) * (size_t)n);
 	return 0;
 }

@@ -30,26 +30,35 @@ extern "C" {
  *            cannot change an input.
  *   6 ART    the artifact (.so), read-only
  *   7 OUT    the output region (a memfd): output (and in-out) slots, each between guard
- *            ranges the runner makes inaccessible and the referee fills with a canary (0xFF:
+ *            ranges the cpu runner makes inaccessible and the referee fills with a canary (0xFF:
  *            a NaN in every floating-point type) and checks after every block.
  *   10 CTL   the control region (a memfd, F_SEAL_FUTURE_WRITE where the kernel has it: the
  *            runner maps it read-only): the control page (struct leap_run_ctl), the call
  *            table and the guard list.
+ *   11 HANDLES  cuda owner only: a Unix socket to the referee, on which the owner sends the
+ *            client regions it made, as POSIX file descriptors of device memory (SCM_RIGHTS,
+ *            leap_run_send_fds), before its hello.
+ *   12 DEV_IN, 13 DEV_OUT  cuda client only: those two descriptors, inherited; the client
+ *            imports and maps them (their sizes are the control page's dev_len).
  * Every memfd is sealed against shrinking and growing, and its seals are sealed
  * (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), so that no access of the referee's mappings can
  * fault. The referee never reads anything back from these regions but outputs and canaries,
  * which it checks: every offset, length and count it uses is its own copy. The runner maps the
- * three regions and closes 5, 7 and 10 before any candidate code runs.
+ * three regions and closes 5, 7 and 10 to 13 before any candidate code runs.
  * argv[1] = the device index (cuda) or "-", argv[2] = the runner's role on cuda
  * ("copy": buffers of its own, copied to and from the host slots around each call, as
- * leap-verify uses it; "client": the device regions of an owner, opened from the IPC handles
- * in the control page; "owner": a trusted runner holding the baseline, which makes its own
- * and a client's device regions and moves data between them and the host (LEAP_RUN_OP_XFER)).
+ * leap-verify uses it; "client": the device regions of an owner, imported from the descriptors
+ * 12 and 13; "owner": a trusted runner holding the baseline, which makes its own and a
+ * client's device regions, sends the client's on 11, and moves data between them and the host
+ * (LEAP_RUN_OP_XFER)). Device memory goes from owner to client as file descriptors, not as
+ * legacy CUDA IPC handles: owner and client each run as PID 2 of a PID namespace of their
+ * own, where those handles do not open (issue 27, item 3).
  *
  * Conversation. Start-up is in two steps, so that a message the referee relies on can only
  * come from the runner's own code: (1) trusted set-up: the runner sets up its device, maps
- * the regions, makes the guard ranges inaccessible, opens device memory (cuda), closes the
- * region descriptors, installs its system-call filter and sends the HELLO (seq 0: status OK
+ * the regions, makes the guard ranges inaccessible (cpu), opens device memory (cuda: an owner
+ * sends its client's on 11), closes the region and device descriptors, installs its
+ * system-call filter and sends the HELLO (seq 0: status OK
  * with the device's name and UUID, or a set-up failure: NO_DEVICE, NOMEM, PROTO); (2) on the
  * go token LEAP_RUN_OP_LOAD it loads the artifact (its constructors run then) and sends the
  * LOAD REPLY (seq 0: OK, LOAD or ABI). Every reply after the hello may be the candidate's
@@ -68,9 +77,13 @@ enum {
 	LEAP_RUN_FD_ART = 6,
 	LEAP_RUN_FD_OUT = 7,
 	LEAP_RUN_FD_CTL = 10,
+	LEAP_RUN_FD_HANDLES = 11,
+	LEAP_RUN_FD_DEV_IN = 12,
+	LEAP_RUN_FD_DEV_OUT = 13,
 };
 
-#define LEAP_RUN_MAGIC 0x4c504132u /* "LPA2" */
+#define LEAP_RUN_MAGIC 0x4c504133u /* "LPA3" */
+#define LEAP_RUN_MAX_FDS 2         /* descriptors sent in one message (leap_run_send_fds) */
 #define LEAP_RUN_MAX_PARAMS 64
 #define LEAP_RUN_MAX_CALLS 4096    /* calls of one block */
 #define LEAP_RUN_MSG 240
@@ -145,11 +158,12 @@ struct leap_run_ctl {
 	uint32_t magic, flags;
 	uint64_t in_len, out_len;   /* sizes of IN and OUT (what the runner maps) */
 	uint64_t guards_off;        /* offset in CTL of `nguards` struct leap_run_range: the ranges
-				     * (offsets as below) the runner makes inaccessible */
+				     * (offsets as below) the cpu runner makes inaccessible (runplan.h) */
 	uint32_t nguards, nparams;  /* nparams: the width of a call-table row */
 	uint64_t table_off, table_cap; /* offset in CTL of the call table and its size in bytes */
 	uint64_t ctl_len;           /* size of CTL */
-	uint8_t ipc[2][64];         /* cuda client: IPC handles of the owner's device IN and OUT */
+	uint64_t dev_len[2];        /* cuda client: bytes of the device allocations behind 12 and 13
+				     * (the owner's hello said them) */
 	uint64_t pool_len;          /* cuda owner: bytes of its device pool of input sets */
 	/* the block */
 	uint64_t seq;
@@ -203,7 +217,8 @@ struct leap_run_reply {
 	uint32_t call;    /* the call of the block (0-based) the status refers to */
 	uint64_t seq;     /* the block answered (0: the hello) */
 	double aux[2];    /* PROBE: copy GB/s, FP32 GFLOP/s; CALL: the runner's own ms (cross-check) */
-	uint8_t ipc[2][64]; /* cuda owner's hello: IPC handles of the client's device IN and OUT */
+	uint64_t dev_len[2]; /* cuda owner's hello: bytes of the client's device IN and OUT, whose
+			      * descriptors it sent on 11 before */
 	uint8_t uuid[16];   /* the hello: the device's UUID (cuda; zero on cpu) */
 	char msg[LEAP_RUN_MSG]; /* NUL-terminated: the device (hello) or what failed */
 };
@@ -240,6 +255,16 @@ uint64_t leap_run_table_bytes(uint32_t nparams, uint32_t calls);
 uint64_t leap_run_guards_off(uint32_t nparams, uint32_t calls);
 uint64_t leap_run_guards_cap(uint32_t nparams, uint32_t nslots);
 uint64_t leap_run_ctl_len(uint32_t nparams, uint32_t calls, uint32_t nslots);
+
+/* Sends descriptors fds[0..n) (1 <= n <= LEAP_RUN_MAX_FDS) with one byte over the Unix socket
+ * `sock` (SCM_RIGHTS): the cuda owner's device memory to the referee. Returns 0, or -1 (errno). */
+int leap_run_send_fds(int sock, const int *fds, int n);
+
+/* Receives exactly n descriptors sent by leap_run_send_fds into fds[], close-on-exec. With
+ * `nowait`, fails at once (EAGAIN) when nothing is waiting. Anything else (fewer or more
+ * descriptors, other control data, a truncated message) fails with EPROTO, every descriptor
+ * that came closed; the end of the stream with ECONNRESET. Returns 0, or -1 (errno). */
+int leap_run_recv_fds(int sock, int *fds, int n, int nowait);
 
 /* Reads/writes exactly n bytes, retrying on EINTR. Returns 0, or -1 (error or EOF). */
 int leap_read_full(int fd, void *buf, size_t n);

@@ -244,10 +244,9 @@ static noreturn void reaper(pid_t runner, int ctl)
 	}
 }
 
-/* Binds `src` on `dst` (made first: a directory, or an empty file when `file`) and, unless
- * `rw`, makes the bind read-only, keeping the flags a user namespace may not drop (statvfs).
- * `rec`: with the mounts under src. Returns 0 or -1 (errno set). */
-static int bind_at(const char *src, char *dst, int file, int rec, int rw)
+/* Makes `dst` for a bind: its parents, then itself (a directory, or an empty file when
+ * `file`). Returns 0 or -1 (errno set). */
+static int make_target(char *dst, int file)
 {
 	char *slash = strrchr(dst, '/');
 	*slash = 0;
@@ -255,18 +254,19 @@ static int bind_at(const char *src, char *dst, int file, int rec, int rw)
 	*slash = '/';
 	if (r)
 		return -1;
-	if (file) {
-		int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return -1;
-		close(fd);
-	} else if (mkdirs_here(dst)) {
+	if (!file)
+		return mkdirs_here(dst);
+	int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return -1;
-	}
-	if (mount(src, dst, NULL, MS_BIND | (rec ? MS_REC : 0), NULL))
-		return -1;
-	if (rw)
-		return 0;
+	close(fd);
+	return 0;
+}
+
+/* Makes the bind at `dst` read-only, keeping the flags a user namespace may not drop
+ * (statvfs). Returns 0 or -1. */
+static int readonly_top(const char *dst)
+{
 	struct statvfs sv;
 	if (statvfs(dst, &sv))
 		return -1;
@@ -274,6 +274,58 @@ static int bind_at(const char *src, char *dst, int file, int rec, int rw)
 	fl |= (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sv.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
 	      (sv.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sv.f_flag & ST_RELATIME ? MS_RELATIME : 0);
 	return mount(NULL, dst, NULL, fl, NULL);
+}
+
+/* Makes every mount of the tree at `dst` read-only, nosuid, nodev and noexec
+ * (mount_setattr with AT_RECURSIVE, Linux 5.12; it only adds flags, so none that a user
+ * namespace may not drop is dropped). Returns 0 or -1 (ENOSYS where the kernel lacks it). */
+static int readonly_tree(const char *dst)
+{
+#ifdef SYS_mount_setattr
+	struct mount_attr a;
+	memset(&a, 0, sizeof a);
+	a.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	return (int)syscall(SYS_mount_setattr, AT_FDCWD, dst, AT_RECURSIVE, &a, sizeof a);
+#else
+	(void)dst;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Binds `src` on `dst` (made first: a directory, or an empty file when `file`) and, unless
+ * `rw`, makes the bind read-only, keeping the flags a user namespace may not drop (statvfs).
+ * `rec`: with the mounts under src. Returns 0 or -1 (errno set). */
+static int bind_at(const char *src, char *dst, int file, int rec, int rw)
+{
+	if (make_target(dst, file) || mount(src, dst, NULL, MS_BIND | (rec ? MS_REC : 0), NULL))
+		return -1;
+	return rw ? 0 : readonly_top(dst);
+}
+
+int leap_sandbox_bind_flat(const char *src, char *dst, int *recursive)
+{
+	*recursive = 0;
+	if (make_target(dst, 0))
+		return -1;
+	if (mount(src, dst, NULL, MS_BIND, NULL) == 0)
+		return readonly_top(dst);
+	if (errno != EINVAL)
+		return -1;
+	/* In a user namespace the mounts under src came from a more privileged mount namespace
+	 * and are locked to it: a bind without them would uncover what they cover, and the
+	 * kernel refuses it (mount_namespaces(7), "Restrictions on mount namespaces"). With them,
+	 * each made read-only as well. */
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL))
+		return -1;
+	*recursive = 1;
+	if (readonly_tree(dst)) {
+		int e = errno;
+		umount2(dst, MNT_DETACH);
+		errno = e;
+		return -1;
+	}
+	return 0;
 }
 
 /* Makes the minimal root (unseen.h) on an empty tmpfs over the private temp dir's path and
@@ -301,9 +353,11 @@ static void enter_root(const struct child_plan *p, const struct leap_root *root)
 			if (stat(e->path, &st) || !(S_ISCHR(st.st_mode) || S_ISDIR(st.st_mode)))
 				continue; /* this machine has no such node */
 			r = bind_at(e->path, dst, !S_ISDIR(st.st_mode), 1, 1); /* as it is: nodev would break it */
+		} else if (e->kind == LEAP_ROOT_DIR_FLAT) {
+			int rec;
+			r = leap_sandbox_bind_flat(e->link ? e->link : e->path, dst, &rec);
 		} else {
-			r = bind_at(e->link ? e->link : e->path, dst, e->kind == LEAP_ROOT_FILE,
-				    e->kind == LEAP_ROOT_DIR, 0);
+			r = bind_at(e->link ? e->link : e->path, dst, e->kind == LEAP_ROOT_FILE, e->kind == LEAP_ROOT_DIR, 0);
 		}
 		if (r)
 			child_fail(p, e->path);
@@ -488,8 +542,8 @@ struct root_probe {
 };
 
 /* lib/child.c's `late` hook of probe_root, after the user mapping and the private mounts: the
- * steps of enter_root that a kernel or container may refuse (a tmpfs, a read-only bind, a new
- * /proc beside the machine's, pivot_root), on a directory of its own. Exits 1 when one is
+ * steps of enter_root that a kernel or container may refuse (a tmpfs, a read-only bind, the
+ * bind of /sys, a new /proc beside the machine's, pivot_root), on a directory of its own. Exits 1 when one is
  * refused; the probe exits 0 when all worked. */
 static void try_root(const struct leap_child *ch, void *arg)
 {
@@ -507,6 +561,15 @@ static void try_root(const struct leap_child *ch, void *arg)
 		_exit(1);
 	if (lib && (snprintf(dst, sizeof dst, "%s/lib", top) >= (int)sizeof dst || bind_at(lib, dst, 0, 1, 0)))
 		_exit(1);
+	/* /sys on a machine with NVIDIA devices: its bind is the one a user namespace refuses
+	 * without the mounts under it */
+	for (size_t i = 0; i < root->n; i++) {
+		int rec;
+		if (root->e[i].kind == LEAP_ROOT_DIR_FLAT &&
+		    (snprintf(dst, sizeof dst, "%s/flat%zu", top, i) >= (int)sizeof dst ||
+		     leap_sandbox_bind_flat(root->e[i].link ? root->e[i].link : root->e[i].path, dst, &rec)))
+			_exit(1);
+	}
 	if (snprintf(dst, sizeof dst, "%s/proc", top) >= (int)sizeof dst || mkdir(dst, 0755) ||
 	    mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
 		_exit(1);
@@ -635,12 +698,12 @@ static char **runner_env(const struct leap_sandbox_opts *o, const char *tmpdir)
 	return envp;
 }
 
-/* Describes the runner's child in *ch (lib/child.h): descriptors 0..7 and 10 as runproto.h
+/* Describes the runner's child in *ch (lib/child.h): descriptors 0..7 and 10..13 as runproto.h
  * says, the set-up report on 8, the freezing control socket on 9; a session of its own; the limits;
  * the hidden directories; the runner opened before the mounts (they may cover it: a build
  * under /tmp); the hooks with `plan`. */
 static void describe(const struct leap_sandbox_opts *o, struct leap_sandbox *sb, const struct sb_fds *f,
-		     char *const *argv, char *const *envp, const int regions[3], int art_fd,
+		     char *const *argv, char *const *envp, const struct leap_runner_fds *rf,
 		     struct child_plan *plan, struct leap_child *ch)
 {
 	leap_child_init(ch);
@@ -649,8 +712,8 @@ static void describe(const struct leap_sandbox_opts *o, struct leap_sandbox *sb,
 	ch->dir = sb->tmpdir;
 	ch->open_early = 1;
 	ch->exec_what = "cannot start the runner";
-	int fds[] = {f->devnull, sb->log_fd, sb->log_fd, f->cmd[0], f->rep[1], regions[0], art_fd, regions[1], -1, f->ctl[1],
-		     regions[2]};
+	int fds[] = {f->devnull, sb->log_fd, sb->log_fd, f->cmd[0], f->rep[1], rf->in, rf->art, rf->out, -1, f->ctl[1],
+		     rf->ctl, rf->handles, rf->dev[0], rf->dev[1]};
 	_Static_assert(sizeof fds / sizeof fds[0] <= LEAP_CHILD_FDS, "lib/child.h: LEAP_CHILD_FDS");
 	memcpy(ch->fd, fds, sizeof fds);
 	ch->nfd = (int)(sizeof fds / sizeof fds[0]);
@@ -700,7 +763,7 @@ static int make_tmp(struct leap_sandbox_env *env, struct leap_sandbox *sb, char 
 }
 
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
-		       const char *runner, const char *arg, const char *role, const int regions[3], int art_fd,
+		       const char *runner, const char *arg, const char *role, const struct leap_runner_fds *fds,
 		       char **err)
 {
 	memset(sb, 0, sizeof *sb);
@@ -732,7 +795,7 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	char *argv[] = {(char *)runner, (char *)arg, (char *)role, NULL};
 	char **envp = runner_env(o, sb->tmpdir);
 	struct child_plan plan = {.o = o, .env = env, .tmpdir = sb->tmpdir};
-	describe(o, sb, &f, argv, envp, regions, art_fd, &plan, &sb->child);
+	describe(o, sb, &f, argv, envp, fds, &plan, &sb->child);
 	int started = spawn(env, o, &sb->child);
 	int e = errno;
 	leap_strv_free(envp);

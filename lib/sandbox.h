@@ -79,6 +79,13 @@ struct leap_sandbox {
 	int mem_hit;           /* after leap_sandbox_end: the kernel killed in it at that limit */
 };
 
+/* Binds directory `src` at `dst` (made first) read-only, as the minimal root binds /sys: without
+ * the mounts under it; where the kernel refuses that (EINVAL: in a user namespace those mounts
+ * are locked to src), with them, every one made read-only, nosuid, nodev and noexec too
+ * (*recursive is then 1). Allocates nothing: a sandbox's set-up calls it. Returns 0, or -1 with
+ * errno (ENOSYS for a recursive bind where the kernel cannot make a tree read-only). */
+int leap_sandbox_bind_flat(const char *src, char *dst, int *recursive);
+
 /* Fills `env` for this process (root or not, the unprivileged user, temp dir). */
 void leap_sandbox_env_init(struct leap_sandbox_env *env);
 
@@ -92,17 +99,26 @@ void leap_sandbox_slot(struct leap_sandbox_env *env, int slot);
  * processes forked later inherit the answer. */
 void leap_sandbox_probe(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o);
 
+/* The descriptors a runner is handed, each at the number runproto.h gives it; -1 where none. */
+struct leap_runner_fds {
+	int in, out, ctl; /* the shared regions: LEAP_RUN_FD_IN, LEAP_RUN_FD_OUT, LEAP_RUN_FD_CTL */
+	int art;          /* the artifact: LEAP_RUN_FD_ART */
+	int handles;      /* cuda owner: its end of the socket it sends device memory on
+			   * (LEAP_RUN_FD_HANDLES) */
+	int dev[2];       /* cuda client: the owner's device memory (LEAP_RUN_FD_DEV_IN, _OUT) */
+};
+
 /* Starts `runner` (an absolute path) with argv {runner, arg, role} in a new sandbox, handing
- * it regions[0..2] (IN, OUT, CTL) as LEAP_RUN_FD_IN, LEAP_RUN_FD_OUT and LEAP_RUN_FD_CTL, and
- * art_fd as LEAP_RUN_FD_ART (runproto.h), and a minimal environment (PATH, HOME and TMPDIR = its private temp dir, LANG=C,
- * and, when set, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES,
- * LD_LIBRARY_PATH, which select and find the GPU). With o->cgroups, the child is placed in
- * its groups before it executes the runner (it waits for that), so that the runner and
- * everything it starts, the candidate's constructors included, run in them from the first
- * instruction; with o->cpus its affinity is set then too. Returns 0, or -1 with a new message
- * in *err (nothing is left running). */
+ * it the descriptors of *fds at their numbers, and a minimal environment (PATH, HOME and
+ * TMPDIR = its private temp dir, LANG=C, and, when set, CUDA_VISIBLE_DEVICES,
+ * CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES, LD_LIBRARY_PATH, which select and find the GPU).
+ * It holds no other descriptor of ours. With o->cgroups, the child is placed in its groups
+ * before it executes the runner (it waits for that), so that the runner and everything it
+ * starts, the candidate's constructors included, run in them from the first instruction; with
+ * o->cpus its affinity is set then too. Returns 0, or -1 with a new message in *err (nothing
+ * is left running). */
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
-		       const char *runner, const char *arg, const char *role, const int regions[3], int art_fd,
+		       const char *runner, const char *arg, const char *role, const struct leap_runner_fds *fds,
 		       char **err);
 
 /* Freezes every process of the sandbox (its cgroup freezer, else SIGSTOP to every process of

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -306,10 +307,18 @@ static int freeze(struct leap_session *s)
  * (runproto.h). Anything but OK is a set-up failure and the harness's or the machine's, never
  * the candidate's: -1 with *err (the session ended), except no device on cuda, which is the
  * no_device verdict (LEAP_SESS_REPLY). Returns LEAP_SESS_OK, LEAP_SESS_REPLY or -1. */
-static int read_hello(struct leap_session *s, int cuda, char **err)
+static int read_hello(struct leap_session *s, int cuda, int handles, char **err)
 {
 	int r = read_reply_within(s, s->hello_s);
 	s->hello = s->last;
+	/* an owner sent its client regions before the hello, so they are there now (no wait) */
+	if (r == LEAP_SESS_OK && handles >= 0 && leap_run_recv_fds(handles, s->dev_fd, 2, 1)) {
+		*err = xasprintf("the baseline's runner did not send the candidate's device memory before its hello: %s",
+				 strerror(errno));
+		s->dev_fd[0] = s->dev_fd[1] = -1;
+		leap_session_end(s, NULL, NULL, NULL, 0);
+		return -1;
+	}
 	if (r == LEAP_SESS_OK)
 		return r;
 	if (r == LEAP_SESS_REPLY && cuda && s->last.status == LEAP_RUN_NO_DEVICE) {
@@ -354,6 +363,28 @@ static int load(struct leap_session *s)
 	return r;
 }
 
+/* Fills the client regions an owner shares, whole allocations, with the canary before a new
+ * client imports them: nothing one candidate left in device memory reaches the next, and a
+ * guard one overran is whole again, so that a later candidate is not blamed for it. Returns 0,
+ * or -1 with *err. */
+static int clear_client(struct leap_session *owner, char **err)
+{
+	struct leap_run_xfer x[2];
+	memset(x, 0, sizeof x);
+	for (int i = 0; i < 2; i++) {
+		x[i].src_space = LEAP_RUN_S_FILL;
+		x[i].dst_space = i ? LEAP_RUN_S_CLIENT_OUT : LEAP_RUN_S_CLIENT_IN;
+		x[i].len = owner->hello.dev_len[i];
+		x[i].pattern[0] = LEAP_RUN_CANARY;
+		x[i].elsize = 1;
+	}
+	if (leap_session_xfer(owner, x, 2, 0) != LEAP_SESS_OK) {
+		*err = xasprintf("the baseline's runner could not clear the candidate's device regions: %s", owner->last.msg);
+		return -1;
+	}
+	return 0;
+}
+
 /* The regions of a new session: the caller's (cleared of the last candidate's traces) or its
  * own. Returns 0, or -1 with *err. */
 static int take_regions(struct leap_session *s, const struct leap_session_opts *o, char **err)
@@ -372,8 +403,8 @@ static int take_regions(struct leap_session *s, const struct leap_session_opts *
 	s->sealed = s->rg->sealed;
 	struct leap_run_ctl *c = s->rg->ctl;
 	c->pool_len = o->pool_len;
-	if (o->ipc)
-		memcpy(c->ipc, o->ipc, sizeof c->ipc);
+	if (o->owner)
+		memcpy(c->dev_len, o->owner->hello.dev_len, sizeof c->dev_len);
 	return 0;
 }
 
@@ -383,6 +414,7 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 	memset(s, 0, sizeof *s);
 	s->own.in_fd = s->own.out_fd = s->own.ctl_fd = -1;
 	s->lock_fd = -1;
+	s->dev_fd[0] = s->dev_fd[1] = -1;
 	leap_child_init(&s->sb.child);
 	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = s->sb.ctl_fd = -1;
 	int cuda = b == LEAP_BACKEND_CUDA;
@@ -405,8 +437,17 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		free(runner);
 		return -1;
 	}
-	if (take_regions(s, o, err))
+	int sock[2] = {-1, -1}, is_owner = cuda && o->role && !strcmp(o->role, "owner");
+	if (cuda && o->owner && (o->owner->dev_fd[0] < 0 || o->owner->dev_fd[1] < 0)) {
+		*err = xstrdup("the baseline's runner holds no device memory for the candidate");
 		goto fail;
+	}
+	if ((cuda && o->owner && clear_client(o->owner, err)) || take_regions(s, o, err))
+		goto fail;
+	if (is_owner && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock)) {
+		*err = xasprintf("cannot create the socket for the baseline's device memory: %s", strerror(errno));
+		goto fail;
+	}
 	struct leap_sandbox_opts so = o->sb ? *o->sb : v->o.sb;
 	if (cuda)
 		so.mem_bytes = 0; /* the CUDA driver reserves more address space than any sane limit */
@@ -422,16 +463,23 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 	 * gets a context from it, and no candidate can reach a neighbour's device. */
 	char *visible = cuda ? leap_gpu_visible(v->gpu.done ? &v->gpu.g : NULL, v->o.device) : NULL;
 	so.visible = visible;
-	int fds[3] = {s->rg->in_fd, s->rg->out_fd, s->rg->ctl_fd};
+	struct leap_runner_fds fds = {s->rg->in_fd, s->rg->out_fd, s->rg->ctl_fd, art, sock[1], {-1, -1}};
+	if (cuda && o->owner)
+		memcpy(fds.dev, o->owner->dev_fd, sizeof fds.dev);
 	int started = leap_sandbox_start(&v->env, &s->sb, &so, runner, !cuda ? "-" : visible ? "0" : v->o.device,
-					 o->role ? o->role : "copy", fds, art, err);
+					 o->role ? o->role : "copy", &fds, err);
 	free(visible);
+	if (sock[1] >= 0)
+		close(sock[1]);
+	sock[1] = -1;
 	if (started)
 		goto fail;
 	close(art);
 	free(runner);
 	s->hello_s = o->hello_s;
-	int r = read_hello(s, cuda, err);
+	int r = read_hello(s, cuda, sock[0], err);
+	if (sock[0] >= 0)
+		close(sock[0]);
 	if (r != LEAP_SESS_OK)
 		return r;
 	if (cuda && o->lock_cache) { /* before the candidate's code runs: its constructors too */
@@ -448,6 +496,9 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		r = freeze(s);
 	return r;
 fail:
+	for (int i = 0; i < 2; i++)
+		if (sock[i] >= 0)
+			close(sock[i]);
 	close(art);
 	free(runner);
 	leap_regions_free(&s->own);
@@ -693,6 +744,11 @@ void leap_session_end(struct leap_session *s, char **why, int *timeout, struct l
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	s->lock_fd = -1;
+	for (int i = 0; i < 2; i++) {
+		if (s->dev_fd[i] >= 0)
+			close(s->dev_fd[i]);
+		s->dev_fd[i] = -1;
+	}
 }
 
 int leap_session_xfer(struct leap_session *s, const struct leap_run_xfer *x, uint32_t n, int flush)

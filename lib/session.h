@@ -39,7 +39,9 @@ struct leap_session_opts {
 	enum leap_freeze freeze;
 	const char *role;         /* the cuda runner's role ("copy", "client", "owner"; NULL: copy) */
 	const struct leap_sandbox_opts *sb; /* the sandbox's limits and placement (NULL: v->o.sb) */
-	const uint8_t (*ipc)[64]; /* cuda client: the owner's IPC handles (2) */
+	struct leap_session *owner; /* cuda client: the owner's session, whose client regions (its
+				     * device memory descriptors) the client imports; leap clears them
+				     * through the owner first */
 	uint64_t pool_len;        /* cuda owner: its device pool's size */
 	struct leap_regions *regions; /* regions to use (made by the caller), or NULL: own ones */
 	int lazy;                 /* map the regions without populating them (cuda: never read on the host) */
@@ -118,7 +120,10 @@ struct leap_session {
 	enum leap_freeze freeze;
 	uint64_t frozen_usage;    /* CPU ns when last frozen (the freeze must hold) */
 	struct leap_run_reply hello; /* the runner's first reply, sent by its own code before any
-				      * candidate code loaded (device, UUID, an owner's IPC handles) */
+				      * candidate code loaded (device, UUID, an owner's client regions'
+				      * sizes) */
+	int dev_fd[2];            /* cuda owner: the client regions it sent before its hello, as
+				   * descriptors of device memory (each client inherits them), or -1 */
 	int loaded;               /* the artifact was told to load: every reply since may be forged */
 	double hello_s;           /* the bound on each start-up reply (struct leap_session_opts) */
 	int lock_fd;              /* the device lock held for the session, or -1 */
@@ -145,7 +150,10 @@ enum leap_sess {
  * unreadable, out of descriptors, no way to freeze, a hello that says the runner could not set
  * up: everything before candidate code runs is the harness's, except no device on cuda, which
  * is LEAP_SESS_REPLY with s->last.status LEAP_RUN_NO_DEVICE). A reply after the hello that
- * claims a set-up status has s->last.status LEAP_RUN_FORGED: the candidate's doing. */
+ * claims a set-up status has s->last.status LEAP_RUN_FORGED: the candidate's doing. A cuda
+ * owner's hello must come after the two descriptors of its client regions (kept in
+ * s->dev_fd); a cuda client (o->owner) first has the owner fill those regions with the canary,
+ * then inherits the descriptors. */
 int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
 		       const struct leap_session_opts *o, char **err);
 

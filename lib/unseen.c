@@ -16,6 +16,7 @@
 
 #include "build.h"
 #include "cli.h"
+#include "gpu.h"
 #include "unseen.h"
 #include "util.h"
 #include "banned.h"
@@ -179,6 +180,39 @@ static void root_ldconf(struct leap_root *r, char *const *unseen, size_t nunseen
 		closedir(d);
 }
 
+/* Adds the directories the NVIDIA driver's libraries in the directories shown so far link into
+ * (libcuda.so.1 -> /opt/driver/lib/libcuda.so.580...): the loader finds the link, and without
+ * its target's directory a runner would find no driver. */
+static void root_driver_links(struct leap_root *r, char *const *unseen, size_t nunseen)
+{
+	char **dirs = NULL;
+	size_t nd = 0, shown = r->n;
+	for (size_t i = 0; i < shown; i++) {
+		if (r->e[i].kind != LEAP_ROOT_DIR)
+			continue;
+		const char *src = r->e[i].link ? r->e[i].link : r->e[i].path;
+		DIR *d = opendir(src);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			if ((strncmp(e->d_name, "libcuda.so", 10) && strncmp(e->d_name, "libnvidia-", 10)) ||
+			    (e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
+				continue;
+			char *path = xasprintf("%s/%s", src, e->d_name), *real = realpath(path, NULL);
+			free(path);
+			if (!real)
+				continue;
+			*strrchr(real, '/') = 0;
+			dirs = xrealloc(dirs, (nd + 1) * sizeof *dirs);
+			dirs[nd++] = real;
+		}
+		if (d)
+			closedir(d);
+	}
+	for (size_t i = 0; i < nd; i++)
+		root_dir(r, dirs[i], unseen, nunseen); /* once each: a directory shown is not added again */
+	free(dirs);
+}
+
 void leap_unseen_root(struct leap_root *r, char *const *unseen, size_t nunseen)
 {
 	memset(r, 0, sizeof *r);
@@ -198,12 +232,14 @@ void leap_unseen_root(struct leap_root *r, char *const *unseen, size_t nunseen)
 		root_dir(r, xstrndup(s, n), unseen, nunseen);
 		s += n + (s[n] == ':');
 	}
+	root_driver_links(r, unseen, nunseen);
 	if (!access("/etc/ld.so.cache", R_OK))
 		root_add(r, LEAP_ROOT_FILE, xstrdup("/etc/ld.so.cache"), NULL);
 	static const char *const devs[] = {"null", "zero", "full", "random", "urandom"};
 	for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++)
 		root_add(r, LEAP_ROOT_DEV, xasprintf("/dev/%s", devs[i]), NULL);
 	int nvidia = 0;
+	leap_gpu_uvm_node(); /* before the list is taken: it may appear only at a first cuInit */
 	DIR *d = opendir("/dev");
 	struct dirent *e;
 	while (d && (e = readdir(d)))

@@ -39,10 +39,11 @@ struct leap_root {
  * empty /tmp, /var/tmp, /dev/shm, its temp dir and a /proc of its PID namespace. Read-only
  * binds of the directories the dynamic loader searches (the one holding the C library, the
  * loader's, /etc/ld.so.conf.d's, LD_LIBRARY_PATH's: they hold libc, libm, libgomp, libstdc++
- * and the CUDA driver's libraries, which the driver opens by name), the symbolic
+ * and the CUDA driver's libraries, which the driver opens by name; and the directories those
+ * driver libraries link into, libcuda.so.1 -> elsewhere/libcuda.so.580), the symbolic
  * links /lib, /lib64... that lead there, /etc/ld.so.cache, the device nodes null, zero, full,
- * random, urandom and nvidia* (the directory nvidia-caps too), and on a machine with an NVIDIA device /sys (its mounts left
- * out: the driver reads the PCI topology). Directories under a directory of `unseen`
+ * random, urandom and nvidia* (the directory nvidia-caps too), and on a machine with an NVIDIA
+ * device /sys (its mounts left out where the kernel allows: the driver reads the PCI topology). Directories under a directory of `unseen`
  * (leap_unseen's list) are left out. Fills *r (free with leap_root_free). */
 void leap_unseen_root(struct leap_root *r, char *const *unseen, size_t nunseen);
 void leap_root_free(struct leap_root *r);

@@ -4,13 +4,14 @@
 # build/gpu-prep.tar.gz, so that a GPU machine without nvcc, leap's build libraries or a
 # network builds nothing: tests/gpu/check-gpu.sh --prepare); and their programs:
 # build/gpu/prebuild (tests/gpu/prebuild.c: tasks' references and cuda baselines built into a
-# cache, as leap-verify and leap-bench would on first use) and build/gpu/eventloop
-# (tests/gpu/eventloop.cu, the independent timing check-gpu compares with). `make check-gpu`
+# cache, as leap-verify and leap-bench would on first use), build/gpu/eventloop
+# (tests/gpu/eventloop.cu, the independent timing check-gpu compares with) and build/gpu/hostreg
+# (tests/gpu/hostreg.cu: the owner's page-locking of its host regions, by the runner's code). `make check-gpu`
 # (runners.mk) prepares first; bench/README.md section 4 says how a GPU session runs it.
 
 GPU_TOOLS := build/gpu/probe build/gpu/prebuild
 ifeq ($(HAVE_NVCC),1)
-GPU_TOOLS += build/gpu/eventloop
+GPU_TOOLS += build/gpu/eventloop build/gpu/hostreg
 # the driver's types for the CUDA probes (the entry points are looked up at run time)
 PROBE_CUDA := -DLEAP_PROBE_CUDA -isystem $(CUDA_INCLUDE)
 endif
@@ -29,6 +30,10 @@ build/gpu/prebuild: tests/gpu/prebuild.c lib/libleap.a build/flags
 build/gpu/eventloop: tests/gpu/eventloop.cu
 	@mkdir -p $(@D)
 	$(NVCC) -O2 $(NVCC_ARCH) -o $@ $<
+
+build/gpu/hostreg: tests/gpu/hostreg.cu build/runner/runplan.o build/runner/runproto.o
+	@mkdir -p $(@D)
+	$(NVCC) -O2 $(NVCC_ARCH) -Ilib -o $@ $^
 
 doctor: all gpu-tools
 	@bash tests/gpu/doctor.sh

@@ -25,12 +25,25 @@ struct rb;
  * device's name ("NVIDIA H200", or the CPU model) and uuid its UUID (zeros on cpu). */
 int rb_init(struct rb **b, const char *device, const char *role, char *msg, uint8_t uuid[16]);
 
-/* Gives the backend the host regions the runner mapped (IN read-only when sealed) and the
- * control page; the backend makes the regions the candidate's pointers will point into (cpu:
- * the host regions themselves; cuda: device memory of its own, or an owner's, opened from
- * ctl->ipc). An owner writes the IPC handles of the client regions it made into ipc_out. */
+/* Device memory shared between a cuda owner and its client, as POSIX file descriptors. */
+struct rb_devmem {
+	int imp[2];          /* client: the owner's regions to import (LEAP_RUN_FD_DEV_IN, _OUT) */
+	uint64_t imp_len[2]; /* ... and their allocations' sizes (the control page's dev_len) */
+	int exp[2];          /* owner: the client regions it made, exported (-1: none); the
+			      * runner sends them to the referee before the hello and closes them */
+	uint64_t exp_len[2]; /* ... and their sizes, which the hello carries */
+};
+
+/* Gives the backend the host regions the runner mapped (IN read-only when the control page
+ * says SEALED) and the control page; the backend makes the regions the candidate's pointers
+ * will point into (cpu: the host regions themselves; cuda: device memory of its own, or an
+ * owner's, imported from dm->imp). An owner exports the client regions it made into dm->exp. */
 int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsigned char *out, uint64_t out_len,
-	       const struct leap_run_ctl *ctl, uint8_t ipc_out[2][64], char *msg);
+	       const struct leap_run_ctl *ctl, struct rb_devmem *dm, char *msg);
+
+/* 1 when the candidate's pointers point into the host regions (cpu): only then are their
+ * guard ranges made inaccessible (runplan.h, leap_run_protects). */
+int rb_host_pointers(const struct rb *b);
 
 /* The base address of region r (enum leap_run_region) as the candidate sees it. */
 unsigned char *rb_base(struct rb *b, int r);

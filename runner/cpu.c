@@ -59,16 +59,22 @@ int rb_init(struct rb **b, const char *device, const char *role, char *msg, uint
 }
 
 int rb_regions(struct rb *b, unsigned char *in, uint64_t in_len, unsigned char *out, uint64_t out_len,
-	       const struct leap_run_ctl *ctl, uint8_t ipc_out[2][64], char *msg)
+	       const struct leap_run_ctl *ctl, struct rb_devmem *dm, char *msg)
 {
 	(void)in_len;
 	(void)out_len;
 	(void)ctl;
-	(void)ipc_out;
+	(void)dm; /* no device memory to share */
 	(void)msg;
 	b->in = in;
 	b->out = out;
 	return LEAP_RUN_OK;
+}
+
+int rb_host_pointers(const struct rb *b)
+{
+	(void)b;
+	return 1; /* the candidate's buffers are the shared regions themselves */
 }
 
 unsigned char *rb_base(struct rb *b, int r)

@@ -2,6 +2,7 @@
  * referee names on the buffers the referee laid out (runproto.h). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "backend.h"
 #include "crash.h"
 #include "filter.h"
+#include "runplan.h"
 #include "runproto.h"
 #include "banned.h"
 
@@ -22,9 +24,11 @@
  * uses, copies nothing back (on the host the candidate's buffers are the referee's shared
  * memory), and checks nothing but the offsets it is given, so that a bug in a candidate cannot
  * make it touch memory outside the two regions. Order matters, in two steps. First the trusted
- * set-up: the device, the regions mapped and their guard ranges made inaccessible, device
- * memory (cuda), the region descriptors closed (the candidate needs only the mappings, and a
- * descriptor would let it resize or remap a region), the system-call filter; then the hello,
+ * set-up: the device, the regions mapped and (cpu) their guard ranges made inaccessible,
+ * device memory (cuda; an owner sends the client's to the referee as file descriptors, a
+ * client imports the owner's), the region and device descriptors closed (the candidate needs
+ * only the mappings, and a descriptor would let it resize or remap a region, or map device
+ * memory anew), the system-call filter; then the hello,
  * which is the only message that can say "no device" or "no memory" (the referee believes it
  * because no candidate code has run yet). Second, on the referee's LOAD token, the artifact:
  * its constructors run there, and every message after it may be theirs.
@@ -39,7 +43,7 @@ struct runner {
 	uint64_t in_len, out_len;
 	struct leap_run_ctl ctl; /* the session part of the control page, read at start */
 	uint64_t guard_gen;      /* the guard list applied (0: none yet) */
-	uint8_t ipc[2][64];      /* an owner's client handles, sent in the hello */
+	uint64_t dev_len[2];     /* an owner's client regions (bytes), said in the hello */
 	uint8_t uuid[16];        /* the device's, sent in the hello */
 };
 
@@ -59,7 +63,7 @@ static void reply(const struct runner *r, int status, int code, uint32_t call, u
 		rr.aux[1] = aux[1];
 	}
 	if (r && seq == 0) {
-		memcpy(rr.ipc, r->ipc, sizeof rr.ipc);
+		memcpy(rr.dev_len, r->dev_len, sizeof rr.dev_len);
 		memcpy(rr.uuid, r->uuid, sizeof rr.uuid);
 	}
 	if (fmt) {
@@ -72,14 +76,16 @@ static void reply(const struct runner *r, int status, int code, uint32_t call, u
 		_exit(LEAP_RUN_EXIT_LOST);
 }
 
-/* Makes the ranges of the guard list inaccessible (offsets as in runproto.h), after giving
- * both regions back their normal protection (the list changes with the case). Best effort:
- * a write past a buffer then faults at once, but the referee's canary check does not depend
- * on it. Returns LEAP_RUN_OK. */
+/* Makes the ranges of the guard list inaccessible where the candidate's pointers point into
+ * the host regions (runplan.h: cpu only; on cuda they are the runner's staging, which its own
+ * copies must reach), after giving both regions back their normal protection (the list changes
+ * with the case). Best effort: a write past a buffer then faults at once, but the referee's
+ * canary check does not depend on it. Returns LEAP_RUN_OK, or LEAP_RUN_PROTO for a list that
+ * does not fit CTL. */
 static int apply_guards(struct runner *r, const struct leap_run_ctl *c)
 {
-	int sealed = (r->ctl.flags & LEAP_RUN_CTL_SEALED) != 0;
-	if (r->guard_gen) {
+	int sealed = (r->ctl.flags & LEAP_RUN_CTL_SEALED) != 0, host = rb_host_pointers(r->rb);
+	if (r->guard_gen && host) {
 		if (r->in)
 			mprotect(r->in, (size_t)r->in_len, PROT_READ | (sealed ? 0 : PROT_WRITE));
 		if (r->out)
@@ -91,12 +97,9 @@ static int apply_guards(struct runner *r, const struct leap_run_ctl *c)
 	if (n > (r->ctl.ctl_len - r->ctl.guards_off) / sizeof *g)
 		return LEAP_RUN_PROTO;
 	for (uint32_t i = 0; i < n; i++) {
-		struct leap_run_range x = g[i];
-		int in = x.off < LEAP_RUN_OUT_BASE;
-		unsigned char *base = in ? r->in : r->out;
-		uint64_t off = in ? x.off : x.off - LEAP_RUN_OUT_BASE, len = in ? r->in_len : r->out_len;
-		if (base && off <= len && x.len <= len - off && off % LEAP_RUN_GUARD == 0 && x.len % LEAP_RUN_GUARD == 0)
-			mprotect(base + off, (size_t)x.len, PROT_NONE);
+		struct leap_run_move m;
+		if (leap_run_protects(g[i], r->in ? r->in_len : 0, r->out ? r->out_len : 0, host, &m))
+			mprotect((m.region == LEAP_RUN_R_IN ? r->in : r->out) + m.off, (size_t)m.len, PROT_NONE);
 	}
 	return LEAP_RUN_OK;
 }
@@ -283,11 +286,30 @@ static void xfer(struct runner *r, const struct leap_run_ctl *c)
 	reply(r, st, 0, 0, c->seq, NULL, "%s", msg);
 }
 
+/* An owner's client regions, to the referee: their descriptors over LEAP_RUN_FD_HANDLES (the
+ * referee hands them to the client it starts), their sizes in the hello. Returns 0, or a
+ * status with msg. */
+static int send_handles(struct runner *r, int given, const struct rb_devmem *dm, char *msg)
+{
+	if (!given || dm->exp[1] < 0 || leap_run_send_fds(LEAP_RUN_FD_HANDLES, dm->exp, 2)) {
+		snprintf(msg, LEAP_RUN_MSG, "cannot send the client's device memory to the referee: %s",
+			 !given ? "no socket for it" : dm->exp[1] < 0 ? "it was not exported" : strerror(errno));
+		return LEAP_RUN_PROTO;
+	}
+	memcpy(r->dev_len, dm->exp_len, sizeof r->dev_len);
+	return LEAP_RUN_OK;
+}
+
 /* The trusted set-up (the device, the regions, device memory, the filter), ended by the hello.
  * Returns 0, or 1 after a failed hello. */
 static int setup(struct runner *r, int argc, char **argv)
 {
 	char msg[LEAP_RUN_MSG] = "", device[LEAP_RUN_MSG];
+	/* Which of the device descriptors the referee gave, asked before the driver starts: it
+	 * opens descriptors of its own, and may be given the numbers of those it did not give. */
+	int given[3];
+	for (int i = 0; i < 3; i++)
+		given[i] = fcntl(LEAP_RUN_FD_HANDLES + i, F_GETFD) >= 0;
 	int st = rb_init(&r->rb, argc > 1 ? argv[1] : "-", argc > 2 ? argv[2] : "copy", msg, r->uuid);
 	if (st) {
 		reply(r, st, 0, 0, 0, NULL, "%s", msg);
@@ -296,16 +318,26 @@ static int setup(struct runner *r, int argc, char **argv)
 	snprintf(device, sizeof device, "%s", msg);
 	if (map_regions(r))
 		return 1;
-	st = rb_regions(r->rb, r->in, r->in_len, r->out, r->out_len, &r->ctl, r->ipc, msg);
+	struct rb_devmem dm = {{given[1] ? LEAP_RUN_FD_DEV_IN : -1, given[2] ? LEAP_RUN_FD_DEV_OUT : -1},
+			       {r->ctl.dev_len[0], r->ctl.dev_len[1]}, {-1, -1}, {0, 0}};
+	st = rb_regions(r->rb, r->in, r->in_len, r->out, r->out_len, &r->ctl, &dm, msg);
+	if (!st && dm.exp[0] >= 0)
+		st = send_handles(r, given[0], &dm, msg);
+	for (int i = 0; i < 2; i++)
+		if (dm.exp[i] >= 0)
+			close(dm.exp[i]);
 	if (st) {
 		reply(r, st, 0, 0, 0, NULL, "%s", msg);
 		return 1;
 	}
 	/* The mappings are all the candidate's calls need: with a region's descriptor it could
-	 * map it anew or try to resize it. */
+	 * map it anew or try to resize it, with a device memory descriptor import it again. */
 	close(LEAP_RUN_FD_IN);
 	close(LEAP_RUN_FD_OUT);
 	close(LEAP_RUN_FD_CTL);
+	for (int i = 0; i < 3; i++)
+		if (given[i]) /* only those: the others' numbers may be the driver's now */
+			close(LEAP_RUN_FD_HANDLES + i);
 	/* The system-call filter comes after the device is set up (the driver's start-up is
 	 * not the candidate's) and before the artifact's first instruction (its constructors). */
 	if (filter_install(msg, sizeof msg)) {

@@ -1,5 +1,7 @@
 # cuda.bats - the cuda backend's machine facts against a faked driver and nvidia-smi (lib/gpu.c):
-# the driver check, the exact arch, device narrowing and the persistence note.
+# the driver check, the exact arch, device narrowing and the persistence note; and what the cuda
+# runner decides on the host, asked without a GPU: its copies and guards (lib/runplan.c), the
+# page-locking of the host regions, device memory passed from owner to client by descriptor.
 load helpers
 
 setup() {
@@ -186,4 +188,46 @@ TWO_H200=$'0, NVIDIA H200, 9.0, GPU-aaaa, Disabled, 143771\n1, NVIDIA H200, 9.0,
 	[[ "$stderr" == *'enable it with `sudo nvidia-smi -pm 1`'* ]]
 	FAKE_GPUS="${TWO_H200/Disabled/Enabled}" PATH="$SMI:$PATH" run -1 --separate-stderr leap-verify --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
 	[[ "$stderr" != *persistence* ]]
+}
+
+# ---- the cuda runner's host side (issue 27), without a GPU ----
+
+@test "copy role: host guards stay accessible, copies both ways touch no protected page, nothing goes back into a sealed input" {
+	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
+	link_with_lib "$FIXTURES/cuda/plan.c" "$T/plan"
+	run -0 "$T/plan"
+	assert_output ok
+}
+
+@test "device memory by descriptor: an owner's two descriptors reach leap and, inherited, every client, cleared first" {
+	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
+	mkdir -p "$T/lx"
+	chmod 755 "$T" "$T/lx"
+	ln -sf "$ROOT/libexec/leap-run-cpu" "$T/lx/"
+	# the fake runner is built from the same lib/runproto.c as the real one's sending code
+	cc -std=c11 -D_GNU_SOURCE -I"$ROOT/lib" -o "$T/lx/leap-run-cuda" "$FIXTURES/cuda/fake_runner.c" "$ROOT/lib/runproto.c"
+	link_with_lib "$FIXTURES/cuda/handles.c" "$T/handles"
+	run -0 "$T/handles" "$T/lx" "$T/cache"
+	assert_output ok
+}
+
+@test "minimal root of an NVIDIA machine: /sys shows, read-only with the mounts under it, as root and in a user namespace" {
+	[ -r "$ROOT/build/flags" ] || skip "needs the build tree (build/flags) to link a C test against lib/libleap.a"
+	link_with_lib "$FIXTURES/cuda/sysbind.c" "$T/sysbind"
+	run -0 "$T/sysbind" "$T/sysbind"
+	assert_output ok
+	[ "$(id -u)" -eq 0 ] || skip "not root: cannot run it as another user"
+	command -v setpriv >/dev/null && command -v unshare >/dev/null || skip "setpriv or unshare missing"
+	local as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	"${as[@]}" unshare --user --map-root-user true 2>/dev/null || skip "no unprivileged user namespaces"
+	# as an ordinary user the sandbox adds a user namespace, where a plain bind of /sys is
+	# refused (EINVAL) wherever mounts lie under it (in a directory nobody reaches)
+	local d
+	d=$(mktemp -d /tmp/leap-sysbind.XXXXXX)
+	cp "$T/sysbind" "$d/"
+	chown -R nobody:nogroup "$d"
+	HOME="$d" TMPDIR="$d" run "${as[@]}" "$d/sysbind" "$d/sysbind"
+	rm -rf "$d"
+	assert_success
+	assert_output ok
 }

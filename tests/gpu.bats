@@ -91,7 +91,7 @@ record() {
 	assert_line "FAIL      cuda runner: a GPU is visible, but $T/empty/leap-run-cuda is not built (nvcc was not found when leap was built)"
 }
 
-@test "doctor: the /sys bind probe answers as util-linux's mount does in a user namespace" {
+@test "doctor: the /sys bind probe answers as util-linux's mount does in a user namespace, and leap's bind works" {
 	[ "$(id -u)" -eq 0 ] || skip "not root: cannot run the probe as another user"
 	command -v setpriv >/dev/null && command -v unshare >/dev/null || skip "setpriv or unshare missing"
 	local as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
@@ -107,21 +107,22 @@ record() {
 	fi
 	rmdir "$mnt"
 	HOME="$T" run -0 "${as[@]}" "$T/probe" sysbind
-	[[ "$output" == *$'\t'"$want, recursive bind: ok"$'\t'* ]]
-	if [ "$want" != "bind: ok" ]; then
-		assert_line --regexp $'^fallback\t/sys bind\t.*\tautomatic on an NVIDIA machine: the minimal root cannot be made'
+	# leap's sandbox binds it all the same: recursively where the plain bind is refused
+	if [ "$want" = "bind: ok" ]; then
+		assert_line "$(printf "ok\t/sys bind\t%s, recursive bind: ok; leap's sandbox: plain, read-only\t" "$want")"
+	else
+		assert_line "$(printf "ok\t/sys bind\t%s, recursive bind: ok; leap's sandbox: recursive, every mount read-only\t" "$want")"
 	fi
 }
 
-@test "doctor: libcuda linked into a directory the runner's root does not show calls for --no-namespaces" {
+@test "doctor: libcuda linked into another directory: the runner's root shows it, unless leap hides it (--no-namespaces)" {
 	local stub="${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so"
 	[ -e "$stub" ] || skip "no CUDA toolkit stub libcuda.so"
-	mkdir -p "$T/lib" "$T/real" "$T/same"
+	mkdir -p "$T/lib" "$T/real" "$T/same" "$T/lib2" "$T/hidden"
 	cp "$stub" "$T/real/libcuda.so"
 	ln -s ../real/libcuda.so "$T/lib/libcuda.so.1"
 	LD_LIBRARY_PATH="$T/lib" run -0 "$ROOT/build/gpu/probe" libcuda cuda
-	assert_line "$(printf 'fallback\tlibcuda\t%s -> %s; the runner%ss minimal root does not show %s: a cuda runner would find no driver (no_device)\t--no-namespaces (no minimal root: the runner sees the machine%ss files), or add the directory to LD_LIBRARY_PATH, which the minimal root shows' \
-		"$T/lib/libcuda.so.1" "$T/real/libcuda.so" "'" "$T/real" "'")"
+	assert_line "$(printf "ok\tlibcuda\t%s -> %s; the runner's minimal root shows %s\t" "$T/lib/libcuda.so.1" "$T/real/libcuda.so" "$T/real")"
 	# the toolkit's stub is no driver, and says so
 	assert_line --regexp $'^skip\tcuda driver\tcuInit: this libcuda.so.1 is the toolkit.s stub, not a driver \\(34\\)'
 	# a link within a directory the root shows is fine
@@ -129,8 +130,14 @@ record() {
 	ln -s libcuda.so "$T/same/libcuda.so.1"
 	LD_LIBRARY_PATH="$T/same" run -0 "$ROOT/build/gpu/probe" libcuda
 	assert_line --regexp "^ok"$'\t'"libcuda"$'\t'".*; the runner's minimal root shows $T/same"$'\t'"$"
-	# the doctor hands the fallback's option on
-	LEAP_TEST_DEVICE="gpu test seam" LD_LIBRARY_PATH="$T/lib" DOCTOR_JSON="$T/d.jsonl" run bash "$ROOT/tests/gpu/doctor.sh"
+	# a link into a directory no candidate may see (here a task suite's): not shown, and the
+	# doctor hands the fallback's option on
+	cp "$stub" "$T/hidden/libcuda.so"
+	ln -s ../hidden/libcuda.so "$T/lib2/libcuda.so.1"
+	LEAP_TASKS="$T/hidden" LD_LIBRARY_PATH="$T/lib2" run -0 "$ROOT/build/gpu/probe" libcuda
+	assert_line "$(printf 'fallback\tlibcuda\t%s -> %s; the runner%ss minimal root does not show %s: a cuda runner would find no driver (no_device)\t--no-namespaces (no minimal root: the runner sees the machine%ss files), or add the directory to LD_LIBRARY_PATH, which the minimal root shows' \
+		"$T/lib2/libcuda.so.1" "$T/hidden/libcuda.so" "'" "$T/hidden" "'")"
+	LEAP_TASKS="$T/hidden" LEAP_TEST_DEVICE="gpu test seam" LD_LIBRARY_PATH="$T/lib2" DOCTOR_JSON="$T/d.jsonl" run bash "$ROOT/tests/gpu/doctor.sh"
 	assert_line "doctor: options the fallbacks call for: --no-namespaces"
 	jq -e -s 'map(select(.name == "libcuda"))[0] | .status == "fallback" and .option == "--no-namespaces"' "$T/d.jsonl"
 }
@@ -144,14 +151,16 @@ record() {
 	local why="no CUDA GPU visible (nvidia-smi -L lists none)"
 	assert_line --index 0 --regexp '^check-gpu: .*, deadline 120 s, MAX_TIME 2 s, tasks: vector_add row_sum softmax layernorm attention matmul conv2d$'
 	assert_line "check-gpu: device: $why"
-	assert_line "step verify, hang, bench, hot, eventloop: not run ($why)"
-	checks=$((3 + 7 + 11))
+	assert_line "step verify, hang, bench, hot, eventloop, hostreg: not run ($why)"
+	checks=$((3 + 7 + 18))
 	[ "$(grep -c "^SKIP .* ($why)$" <<<"$output")" -eq "$checks" ]
 	[ "$(grep -cE '^(PASS|FAIL) ' <<<"$output")" -eq 0 ]
 	for name in setup preflight "env arch" "baseline vector_add" "baseline matmul" "baseline conv2d" \
 		"wrong -> mismatch" "illegal address -> runtime_error, GPU usable after" "hang -> timeout, GPU usable after" \
 		"side stream: no unearned speedup" "memoisation: no unearned speedup" "deferred work: no unearned speedup" \
-		"event loop: its flush makes an L2-resident read cold" "L2 flush leaves a 32 MiB read cold"; do
+		"event loop: its flush makes an L2-resident read cold" "L2 flush leaves a 32 MiB read cold" \
+		"owner and client share device memory by descriptor: every bench record timed" \
+		"a guard damaged while timed is blamed once, then cleared"; do
 		assert_line "SKIP $name ($why)"
 	done
 	assert_line --regexp "^check-gpu: 0 passed, 0 failed, $checks skipped in [0-9]+ s \(deadline 120 s\)$"
@@ -168,7 +177,7 @@ record() {
 	LEAP_TEST_DEVICE="gpu NVIDIA H200 (test seam)" LEAP_LIBEXEC="$T/empty" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
 	assert_line "FAIL setup: a GPU is visible, but $T/empty/leap-run-cuda is not built (nvcc was not found when leap was built: build where NVCC, CUDA_HOME or PATH finds it, and bring libexec/)"
 	assert_line "SKIP baseline vector_add (the cuda runner is missing)"
-	assert_line --regexp '^check-gpu: 0 passed, 1 failed, 20 skipped in '
+	assert_line --regexp '^check-gpu: 0 passed, 1 failed, 27 skipped in '
 }
 
 @test "check-gpu: a GPU visible, no prepared tree and no nvcc to prepare one is a FAIL" {
@@ -181,7 +190,7 @@ record() {
 @test "check-gpu reads records, not stderr: a recorded good run passes every check, warnings first or not" {
 	head -1 "$REPLAY/verify.err" | grep -q 'persistence mode is off'
 	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$REPLAY" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
-	assert_line --regexp '^check-gpu: 21 passed, 0 failed, 0 skipped in '
+	assert_line --regexp '^check-gpu: 28 passed, 0 failed, 0 skipped in '
 	assert_line "PASS wrong -> mismatch: wrong: mismatch Case n=1: output c differs from the reference at element 0: got 0, expected 1.337 (atol 1e-05, rtol 1e-05)."
 	assert_line "PASS baseline matmul: verify pass, bench ok, speedup 0.9968 against its vendor baseline, roofline 0.33"
 	assert_line "PASS leap-bench vs a CUDA-event loop within 5% (2^26 floats, flushed): event loop 0.193 ms, leap-bench 0.1912 ms (ok), difference 0.93%"
@@ -213,6 +222,26 @@ replay_with() {
 	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
 	assert_line "PASS side stream: no unearned speedup: side_stream.cu: verify pass, bench noisy"
 	assert_line "PASS memoisation: no unearned speedup: memo.cu: caught by leap-verify (mismatch)"
+}
+
+@test "check-gpu: the cuda runner's fixes FAIL when a record says they did not hold (issue 27)" {
+	local d
+	# the candidate after an overrun blamed for it too; a record without a device
+	d=$(replay_with bench 'if .gpu_check == "after_overrun" then .bench = {status: "runtime_error",
+			message: "Your code wrote outside the bounds of buffer c while being timed (call 0, benchmark case n=67108864)."}
+		elif .gpu_check == "l2" and .task == "row_sum_l2" then .bench = {status: "no_device", message: "Not timed: x."} else . end')
+	# a context left current read before its work ended; an input written and not seen
+	jq -c 'if .gpu_check == "own_context_current" then .verify.status = "mismatch"
+		elif .gpu_check == "input_write" then .verify.status = "pass" | del(.verify.mismatch) else . end' "$REPLAY/verify.jsonl" >"$d/verify.jsonl"
+	echo '{"host_register": 1, "readonly_supported": 0, "in": "not", "out": "not", "copies": "the device into OUT failed"}' >"$d/hostreg.jsonl"
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line --partial "FAIL a guard damaged while timed is blamed once, then cleared: overrun_timed.cu: runtime_error Your code wrote outside the bounds of buffer c while being timed (call 0, benchmark case n=67108864).; then vector_add_fast.cu: runtime_error"
+	assert_line "FAIL owner and client share device memory by descriptor: every bench record timed: 15 records, 10 timed ok or noisy; no device or error: Not timed: x.;"
+	assert_line --partial "FAIL own context, left current: waited for: own_context_current.cu: verify mismatch"
+	assert_line --partial "FAIL copy role: a changed input comes back where it is not sealed: input_write: pass"
+	assert_line "FAIL host regions page-locked each on its own: cudaHostRegister supported 1, read-only supported 0: IN not, OUT not, copies the device into OUT failed"
+	# the copy of the recorded run without them passes the rest
+	assert_line "PASS copy role: a write past an output comes back and is caught: overrun: runtime_error Your code wrote outside the bounds of buffer c (case 1, n=1)."
 }
 
 @test "check-gpu: missing records, a failed baseline and a weak flush are FAILs that say why" {
@@ -252,7 +281,7 @@ replay_with() {
 	skip_unless_nvcc
 	local p="$T/prep"
 	CHECK_GPU_TASKS="vector_add matmul" GPU_PREP="$p" FAKE_GPUS="" PATH="$SMI:$PATH" run -0 bash "$ROOT/tests/gpu/check-gpu.sh" --prepare
-	assert_line --regexp "^check-gpu: prepared $p in [0-9]+ s: 12 candidates for sm_90a \(vector_add matmul\), 8 trusted artifacts, "
+	assert_line --regexp "^check-gpu: prepared $p in [0-9]+ s: 18 candidates for sm_90a \(vector_add matmul\), 8 trusted artifacts, "
 	# matmul's baseline calls cuBLAS: allowed in the prepared suite, so it compiled as a candidate
 	jq -e '.libraries == ["cublas"]' "$p/suite/matmul/task.json"
 	jq -e -s 'map(select(.gpu_check == "baseline" and .task == "matmul"))[0] | .compile.status == "ok" and .compile.arch == "sm_90a"' "$p/records.jsonl"

@@ -12,11 +12,15 @@
 # for), then five bounded steps, each one process over many records (leap-verify over every
 # verdict fixture, leap-verify --timeout 5 over the hang, leap-bench over the baselines and the
 # cheats, leap-bench --hot, the event loop), then the checks, which read the records those
-# steps wrote (JSON, with jq: never a line of stderr, where warnings come first). Every step
+# steps wrote (JSON, with jq: never a line of stderr, where warnings come first), and
+# build/gpu/hostreg (the owner's page-locking, tests/gpu/hostreg.cu). Every step
 # runs under `timeout`, cut to what is left of the deadline (DEADLINE, 480 s).
 #
 # Checks: the set-up (a GPU visible but no cuda runner, or no prepared tree, is a FAIL); the
-# preflight; the arch the candidates were built for; each representative task's baseline
+# preflight; the arch the candidates were built for; the cuda runner's own fixes of issue 27
+# (the copy role's guards and inputs, device memory shared by descriptor, the host regions
+# page-locked each on its own, a client's regions cleared between candidates, a candidate's
+# own context); each representative task's baseline
 # verified and timed against itself (speedup 0.9-1.1, roofline <= 1: a vendor GEMM, a cuDNN
 # convolution, a reduction, an elementwise kernel, softmax, layernorm, attention; --full: every
 # task), in a suite where its baseline's libraries are allowed; wrong -> mismatch; illegal
@@ -82,13 +86,13 @@ left() { echo $((DEADLINE - (SECONDS - START))); }
 # ---- preparing: everything the run needs, built here once ----
 
 # What --prepare makes, by version: bump it when prepare() makes something else.
-PREP_FORMAT=2
+PREP_FORMAT=3
 
 # The stamp of a prepared tree: what it was built from (sources, programs, selection, arch).
 stamp() {
 	{
 		echo "format $PREP_FORMAT; tasks: $TASKS; arch: $1; nvcc: $2"
-		cat tests/fixtures/gpu/*.cu tests/gpu/eventloop.cu
+		cat tests/fixtures/gpu/*.cu tests/gpu/eventloop.cu tests/gpu/hostreg.cu
 		for t in $TASKS vector_add row_sum; do cat tasks/"$t"/*; done
 		cat bin/leap-compile bin/leap-verify bin/leap-bench "$LIBEXEC"/leap-run-cuda 2>/dev/null
 	} | sha256sum | cut -c1-64
@@ -149,6 +153,15 @@ prepare() {
 		record after_illegal vector_add $G/vector_add_fast.cu
 		record hang vector_add $G/hang.cu
 		record after_hang vector_add $G/vector_add_fast.cu
+		# issue 27: the copy role's guards and inputs; a guard of the owner's client region
+		# damaged while timed, then a correct candidate on the same pool; a context of the
+		# candidate's own, popped or left current
+		record overrun vector_add $G/overrun.cu
+		record input_write vector_add $G/input_write.cu
+		record overrun_timed vector_add $G/overrun_timed.cu
+		record after_overrun vector_add $G/vector_add_fast.cu
+		record own_context vector_add $G/own_context.cu
+		record own_context_current vector_add $G/own_context_current.cu
 	} >"$W/candidates.jsonl"
 	# one leap-compile for all, and the trusted builds, with nvcc and cc named as the run will
 	# name them (their names enter the cache keys)
@@ -187,7 +200,7 @@ PACK=${GPU_PACK:-build/gpu-prep.tar.gz}
 pack() {
 	local rel=${PREP#"$ROOT"/} tools=()
 	[[ "$rel" == /* ]] && return 0 # a prepared tree outside the repository is not packed
-	for f in build/gpu/probe build/gpu/eventloop; do [ -x "$f" ] && tools+=("$f"); done
+	for f in build/gpu/probe build/gpu/eventloop build/gpu/hostreg; do [ -x "$f" ] && tools+=("$f"); done
 	tar czf "$PACK.tmp" "$rel" "${tools[@]}" && mv "$PACK.tmp" "$PACK"
 }
 
@@ -195,7 +208,7 @@ pack() {
 pack_stale() {
 	local rel=${PREP#"$ROOT"/}
 	[[ "$rel" != /* ]] || return 1
-	[ ! -f "$PACK" ] || [ -n "$(find "$rel" build/gpu/probe build/gpu/eventloop -newer "$PACK" 2>/dev/null | head -1)" ]
+	[ ! -f "$PACK" ] || [ -n "$(find "$rel" build/gpu/probe build/gpu/eventloop build/gpu/hostreg -newer "$PACK" 2>/dev/null | head -1)" ]
 }
 
 unpack() {
@@ -429,9 +442,14 @@ after_is() {
 # (noisy, suspicious, mismatch), or leap-verify found it wrong. A record never timed (an error,
 # a crash or a timeout of the harness, no device, none at all) proves nothing and fails.
 no_unearned() {
-	local f=$1 v b st sp msg
-	v=$(get verify cheat vector_add "$f" '.verify.status // "none"')
-	b=$(get bench cheat vector_add "$f" "$SPEEDUP"' + " " + '"$WHY")
+	no_unearned_check cheat "$1"
+}
+
+# no_unearned_check CHECK FILE: no_unearned for the record marked CHECK.
+no_unearned_check() {
+	local k=$1 f=$2 v b st sp msg
+	v=$(get verify "$k" vector_add "$f" '.verify.status // "none"')
+	b=$(get bench "$k" vector_add "$f" "$SPEEDUP"' + " " + '"$WHY")
 	if [ "$v" = mismatch ]; then
 		detail="$f: caught by leap-verify (mismatch)"
 		return 0
@@ -445,6 +463,87 @@ no_unearned() {
 	ok) awk -v s="$sp" 'BEGIN { exit !(s != "-" && s <= 1.1) }' ;;
 	noisy | suspicious | mismatch) true ;;
 	*) detail+=" (never timed: proves nothing)" && false ;;
+	esac
+}
+
+# ---- issue 27: the cuda runner's own fixes ----
+
+# The copy role copies each slot with its guards to the device and back without touching a
+# protected page (item 1): a write past an output comes back, and the canary check finds it.
+copy_guards() {
+	verdict_is verify overrun runtime_error || return 1
+	[[ "$detail" == *"outside the bounds of buffer c"* ]]
+}
+
+# What the candidate may write comes back, inputs where they are not sealed (item 2, the
+# leap-verify side; the sealed side is every bench record's baseline step): a changed input is
+# leap-verify's input_modified.
+copy_inputs() {
+	local k
+	verdict_is verify input_write mismatch || return 1
+	k=$(get verify input_write "" "" '.verify.mismatch.kind // "none"')
+	detail+=" (kind $k)"
+	[ "$k" = input_modified ]
+}
+
+# Owner and client share device memory by descriptor (item 3): every record leap-bench timed
+# got a device (no no_device, no harness error), and the baselines were timed.
+shared_memory() {
+	local n bad ok
+	n=$(jq -s 'length' "$W/bench.jsonl" 2>/dev/null || echo 0)
+	bad=$(jq -r 'select(.error or .bench.status == "no_device") | (.error.message // .bench.message // "" | .[:120])' \
+		"$W/bench.jsonl" 2>/dev/null | sort -u | head -3 | tr '\n' ';')
+	ok=$(jq -s 'map(select(.bench.status == "ok" or .bench.status == "noisy")) | length' "$W/bench.jsonl" 2>/dev/null || echo 0)
+	detail="$n records, $ok timed ok or noisy${bad:+; no device or error: $bad}"
+	[ "$n" -gt 0 ] && [ -z "$bad" ] && [ "$ok" -gt 0 ]
+}
+
+# The host regions page-locked each on its own (item 7): OUT wherever the device registers host
+# memory, whatever became of IN (read-only registration may be refused: said, not failed); the
+# copies through them right (build/gpu/hostreg).
+host_register() {
+	local h
+	h=$(jq -r '"\(.host_register // "-") \(.readonly_supported // "-") \(.in // "-") \(.out // "-") \(.copies // .error // "-")"' \
+		"$W/hostreg.jsonl" 2>/dev/null | head -1)
+	[ -z "$h" ] && { detail=$(missing hostreg); return 1; }
+	local reg ro in out copies
+	read -r reg ro in out copies <<<"$h"
+	detail="cudaHostRegister supported $reg, read-only supported $ro: IN $in, OUT $out, copies $copies"
+	[ "$copies" = ok ] && { [ "$reg" = 0 ] || [ "$out" = registered ]; }
+}
+
+# A guard of the owner's client region damaged while timed is blamed on that candidate, and
+# the regions are cleared before the next one, which is timed as any other (item 12).
+overrun_once() {
+	local a b
+	a=$(get bench overrun_timed vector_add "" '"\(.bench.status // "none") " + '"$WHY")
+	b=$(get bench after_overrun vector_add "" '"\(.bench.status // "none") " + '"$WHY")
+	detail="overrun_timed.cu: ${a:-$(missing bench)}; then vector_add_fast.cu: ${b:-$(missing bench)}"
+	[[ "${a%% *}" = runtime_error && "$a" == *"outside the bounds of buffer c while being timed"* ]] &&
+		{ [ "${b%% *}" = ok ] || [ "${b%% *}" = noisy ]; }
+}
+
+# A candidate's own context, popped (out of the runner's reach): no pass, no unearned speedup.
+own_context_popped() {
+	local v
+	v=$(get verify own_context vector_add "" '.verify.status // "none"')
+	if [ "$v" = mismatch ] || [ "$v" = runtime_error ]; then
+		detail="own_context.cu: caught by leap-verify ($v)"
+		return 0
+	fi
+	no_unearned_check own_context own_context.cu
+}
+
+# ... left current: the runner waits for it, so the outputs are never read early (no
+# mismatch); a pass is timed without an unearned speedup.
+own_context_current() {
+	local v
+	v=$(get verify own_context_current vector_add "" '"\(.verify.status // "none") " + '"$WHY")
+	detail="own_context_current.cu: verify ${v:-$(missing verify)}"
+	case "${v%% *}" in
+	runtime_error) true ;;
+	pass) no_unearned_check own_context_current own_context_current.cu ;;
+	*) false ;;
 	esac
 }
 
@@ -506,7 +605,8 @@ run_steps() {
 	jq -c 'select(.gpu_check == "hang" or .gpu_check == "after_hang")' "$recs" >"$W/hang.in"
 	bounded hang 60 leap-verify "${common[@]}" "${VOPTS[@]}" --timeout 5 "$W/hang.in"
 	# the baselines against themselves, the cheats, and the L2 sizes, in one leap-bench
-	jq -c 'select(.gpu_check == "baseline" or .gpu_check == "cheat" or .gpu_check == "l2")' "$W/verify.jsonl" >"$W/bench.in"
+	jq -c 'select(.gpu_check == "baseline" or .gpu_check == "cheat" or .gpu_check == "l2" or .gpu_check == "overrun_timed" or
+		.gpu_check == "after_overrun" or (.gpu_check | startswith("own_context")))' "$W/verify.jsonl" >"$W/bench.in"
 	bounded bench 240 leap-bench "${common[@]}" "${BOPTS[@]}" --max-time "$MAX_TIME" --target-ci 0.02 \
 		--no-baseline-cache "$W/bench.in"
 	jq -c 'select(.gpu_check == "l2")' "$W/verify.jsonl" >"$W/hot.in"
@@ -516,6 +616,12 @@ run_steps() {
 	else
 		STEP_NOTE[eventloop]="build/gpu/eventloop is not built (no nvcc where leap was built)"
 		: >"$W/eventloop.jsonl"
+	fi
+	if [ -x build/gpu/hostreg ] || [ -n "${CHECK_GPU_REPLAY:-}" ]; then
+		bounded hostreg 30 build/gpu/hostreg
+	else
+		STEP_NOTE[hostreg]="build/gpu/hostreg is not built (no nvcc where leap was built)"
+		: >"$W/hostreg.jsonl"
 	fi
 }
 
@@ -539,7 +645,7 @@ main() {
 	if [ -z "$why" ]; then
 		run_steps
 	else
-		echo "step verify, hang, bench, hot, eventloop: not run ($why)"
+		echo "step verify, hang, bench, hot, eventloop, hostreg: not run ($why)"
 	fi
 	check "env arch" env_arch
 	for t in $TASKS; do
@@ -551,6 +657,13 @@ main() {
 	check "side stream: no unearned speedup" no_unearned side_stream.cu
 	check "memoisation: no unearned speedup" no_unearned memo.cu
 	check "deferred work: no unearned speedup" no_unearned deferred.cu
+	check "copy role: a write past an output comes back and is caught" copy_guards
+	check "copy role: a changed input comes back where it is not sealed" copy_inputs
+	check "owner and client share device memory by descriptor: every bench record timed" shared_memory
+	check "host regions page-locked each on its own" host_register
+	check "a guard damaged while timed is blamed once, then cleared" overrun_once
+	check "own context, popped: no pass, no unearned speedup" own_context_popped
+	check "own context, left current: waited for" own_context_current
 	check "event loop: its flush makes an L2-resident read cold" loop_l2
 	check "leap-bench vs a CUDA-event loop within 5% (2^26 floats, flushed)" near bench baseline vector_add 67108864 flushed_ms 5
 	check "leap-bench vs a CUDA-event loop within 5% (2^21 floats, flushed)" near bench l2 vector_add_l2 2097152 flushed_ms 5
@@ -570,7 +683,7 @@ save() {
 	local s
 	: >"$OUT/records.jsonl"
 	: >"$OUT/stderr.txt"
-	for s in verify hang bench hot eventloop; do
+	for s in verify hang bench hot eventloop hostreg; do
 		[ -f "$W/$s.jsonl" ] && jq -c --arg s "$s" '. + {gpu_step: $s}' "$W/$s.jsonl" >>"$OUT/records.jsonl" 2>/dev/null
 		[ -s "$W/$s.err" ] && { echo "== $s"; cat "$W/$s.err"; } >>"$OUT/stderr.txt"
 	done

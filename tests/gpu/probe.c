@@ -255,9 +255,10 @@ static int try_netns(void *arg, int fd)
 	return 0;
 }
 
-/* Binds /sys onto a directory in a new mount namespace, first plainly (what the sandbox does
- * without root), then recursively. Writes "BIND|RBIND" results; exit 0 when the plain bind
- * works, 1 when only the recursive one does, 2 when neither. */
+/* Binds /sys onto a directory in a new mount namespace, first plainly, then recursively (what
+ * the kernel allows), then as leap's sandbox binds it (lib/sandbox.c, leap_sandbox_bind_flat:
+ * plainly where it can, else with the mounts under it, all read-only). Writes "bind: X,
+ * recursive bind: Y; leap's sandbox: Z"; exit 0 when leap's bind works, 2 when not. */
 static int try_sysbind(void *arg, int fd)
 {
 	(void)arg;
@@ -278,9 +279,14 @@ static int try_sysbind(void *arg, int fd)
 	int e2 = errno;
 	if (!rec)
 		umount2(dir, MNT_DETACH);
+	int recursive = 0, leap = leap_sandbox_bind_flat("/sys", dir, &recursive);
+	int e3 = errno;
+	if (!leap)
+		umount2(dir, MNT_DETACH);
 	rmdir(dir);
-	tell(fd, "bind: %s, recursive bind: %s", plain ? strerror(e1) : "ok", rec ? strerror(e2) : "ok");
-	return !plain ? 0 : !rec ? 1 : 2;
+	tell(fd, "bind: %s, recursive bind: %s; leap's sandbox: %s", plain ? strerror(e1) : "ok", rec ? strerror(e2) : "ok",
+	     leap ? strerror(e3) : recursive ? "recursive, every mount read-only" : "plain, read-only");
+	return leap ? 2 : 0;
 }
 
 /* ---- memfd seals, seccomp ---- */
@@ -1090,12 +1096,10 @@ static int run_probe(const char *name)
 		try_in_child(try_sysbind, NULL, TRY_SECS, &a);
 		if (a.code == 0)
 			say("ok", "/sys bind", a.text, NULL);
-		else if (a.code == 1 && geteuid() == 0)
-			say("ok", "/sys bind", a.text, NULL);
 		else
 			say("fallback", "/sys bind", a.text,
-			    "automatic on an NVIDIA machine: the minimal root cannot be made (its /sys bind is plain "
-			    "without root, issue 27 item 11), candidates see the machine's files");
+			    "automatic on an NVIDIA machine: leap's sandbox probe finds the minimal root cannot be made, and "
+			    "candidates see the machine's files");
 	} else if (!strcmp(name, "memfd")) {
 		try_in_child(try_memfd, NULL, TRY_SECS, &a);
 		if (!a.code)
