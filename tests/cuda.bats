@@ -177,15 +177,24 @@ TWO_H200=$'0, NVIDIA H200, 9.0, GPU-aaaa, Disabled, 143771\n1, NVIDIA H200, 9.0,
 
 @test "make check-gpu runs here: every check says SKIP with its reason, then a summary, exit 0" {
 	command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU && skip "a GPU is present"
-	local ntasks checks
+	local ntasks checks nvcc why
 	ntasks=$(find "$LEAP_TASKS" -mindepth 1 -maxdepth 1 -type d | wc -l)
 	checks=$((4 + ntasks + 8))
+	# the first reason that holds here, in the script's order: a machine without nvcc (or
+	# without the cuda runner, which needs it) says so before it looks for a GPU
+	nvcc="${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}"
+	why="no CUDA GPU visible (nvidia-smi -L lists none)"
+	if [ ! -x "$nvcc" ]; then
+		why="nvcc not found at $nvcc (set NVCC or CUDA_HOME)"
+	elif [ ! -x "$ROOT/libexec/leap-run-cuda" ]; then
+		why="libexec/leap-run-cuda is not built (run make where nvcc is found)"
+	fi
 	# no GPU: the fake nvidia-smi lists none
 	FAKE_GPUS="" PATH="$SMI:$PATH" run -0 make -s --no-print-directory -C "$ROOT" check-gpu
 	assert_line --index 0 --regexp '^check-gpu: .* on no GPU$'
 	assert_line --index "$((checks + 1))" "check-gpu: 0 passed, 0 failed, $checks skipped"
 	[ "${#lines[@]}" -eq "$((checks + 2))" ]
-	[ "$(grep -c '^SKIP .* (no CUDA GPU visible (nvidia-smi -L lists none))$' <<<"$output")" -eq "$checks" ]
+	[ "$(grep -cF " ($why)" <<<"$output")" -eq "$checks" ] || fail "not every check skipped for: $why"
 	for name in "env driver" "env arch" "env persistence" "env nvidia-uvm" "baseline vector_add" "baseline matmul" \
 		"wrong -> mismatch" "illegal address -> runtime_error, GPU usable after" "hang -> timeout, GPU usable after" \
 		"side stream: no unearned speedup" "memoisation: no unearned speedup" "deferred work: no unearned speedup" \
