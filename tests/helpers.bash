@@ -15,6 +15,12 @@ skip_unless_nvcc() {
 	[ -x "$nvcc" ] || skip "nvcc not found at $nvcc (set CUDA_HOME)"
 }
 
+# nvcc_found: whether the programs find a CUDA compiler where lib/toolchain.c looks for one
+# ($CUDA_HOME/bin/nvcc, default /usr/local/cuda, else nvcc on PATH).
+nvcc_found() {
+	[ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] || command -v nvcc >/dev/null 2>&1
+}
+
 # skip_unless_gpu: skips the test, saying why, when no CUDA GPU is visible.
 skip_unless_gpu() {
 	skip_unless_nvcc
