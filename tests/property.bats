@@ -49,6 +49,11 @@ load helpers
 	assert_line --partial "field 'turn' changed"
 	run -1 mutate 'ls[big] = ls[big][:-1] + b",\"x\":NaN}"'
 	assert_line --partial "not strict JSON"
+	# in place, the rest of the line byte for byte; or appended, a field given again
+	run -1 mutate 'ls[big] = ls[big].replace(b"\"turn\": 1,", b"\"turn\": 2,", 1)'
+	assert_line --partial "field 'turn' changed"
+	run -1 mutate 'ls[big] = ls[big][:-1] + b",\"turn\": 2}"'
+	assert_line --partial "field 'turn' changed"
 	run -1 mutate 'ls[-1] = ls[-1][:-3]'
 	assert_line --partial "FAIL"
 	run -0 mutate 'pass'
