@@ -262,7 +262,7 @@ EOF
 	leap-verify --no-progress --seed 1 --trials 1 "$T/c1.jsonl" >"$T/v1.jsonl"
 	for i in $(seq 50); do cat "$T/v1.jsonl"; done >"$T/b.in"
 	leap-bench --no-progress --seed 1 --max-time 0.02 --min-runs 2 --max-runs 3 "$T/v1.jsonl" >"$T/b1.jsonl"
-	for i in $(seq 500); do jq -c --argjson i "$i" '.group = "g\($i)" | .turn = 1' "$T/b1.jsonl"; done >"$T/p.in"
+	jq -c -n --slurpfile r "$T/b1.jsonl" 'range(1; 501) as $i | $r[] | .group = "g\($i)" | .turn = 1' >"$T/p.in"
 	leap-prune --no-progress --annotate --group-size 2 "$T/p.in" >"$T/r.in"
 	leap-rank --no-progress --group-size 2 "$T/r.in" >"$T/a.in"
 	leap-advantage --no-progress "$T/a.in" >"$T/rep.in"
