@@ -235,10 +235,7 @@ EOF
 		local pid=$!
 		exec 7>"$T/fifo"
 		cat "$a" >&7
-		for ((i = 0; i < 200; i++)); do
-			[ -s "$T/out.jsonl" ] && break
-			sleep 0.1
-		done
+		wait_for 120 '[ -s "$T/out.jsonl" ]' # the first record's task is loaded
 		rm -rf "$T/tasks"
 		cat "$a" "$b" >&7
 		exec 7>&-
