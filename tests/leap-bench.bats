@@ -239,13 +239,17 @@ honest() {
 
 @test "class 6: an instant warm-up is a mismatch within the budget, and a kernel that turns slow a quick timeout" {
 	verified instant_warmup turn_slow correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	start=$(date +%s.%N)
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
-	end=$(date +%s.%N)
-	run -0 jq -r '"\(.name) \(.status) \(.bench.status) \(.bench.ms < 10000)"' <<<"$output"
-	assert_line --index 0 "instant_warmup mismatch mismatch true"
-	assert_line --index 1 "turn_slow pass timeout true"
-	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 40) }'
+	out=$output
+	run -0 jq -r '"\(.name) \(.status) \(.bench.status)"' <<<"$out"
+	assert_line --index 0 "instant_warmup mismatch mismatch"
+	assert_line --index 1 "turn_slow pass timeout"
+	# within the budget: the warm-up call itself is checked, before any block is sized from it;
+	# quick: the limit on a block ended the slow kernel, not --timeout (not a wall-clock figure,
+	# which the machine's load decides)
+	[ "$(jq -r 'select(.name == "instant_warmup") | .bench.mismatch.call' <<<"$out")" = 0 ]
+	jq -r 'select(.name == "turn_slow") | .bench.message' <<<"$out" |
+		grep '^A block of calls did not finish within [0-9.e+-]* s (ten times what the calls before took'
 }
 
 @test "class 7: wrong only at the benchmark size or after N calls: the record's status becomes mismatch" {
