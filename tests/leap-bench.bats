@@ -376,18 +376,54 @@ groups() {
 	[ "$(jq '.median_ms < 1000' "$f")" = true ]
 }
 
-@test "two leap-bench processes never time on the same device at once" {
+# hold_lock: another process takes the cpu lock of the cache $BATS_TEST_TMPDIR/cache and holds it
+# until release_lock (at most 10 minutes); returns once it holds it (not after a guessed
+# sleep: a loaded machine may start it later than that).
+hold_lock() {
 	mkdir -p "$BATS_TEST_TMPDIR/cache/locks"
+	rm -f "$BATS_TEST_TMPDIR/held" "$BATS_TEST_TMPDIR/go"
+	flock "$BATS_TEST_TMPDIR/cache/locks/cpu.lock" timeout 600 sh -c \
+		'touch "$1/held"; while [ ! -e "$1/go" ]; do sleep 0.05; done' _ "$BATS_TEST_TMPDIR" 3>&- &
+	HOLDER=$!
+	until_file "$BATS_TEST_TMPDIR/held" "the lock is held"
+}
+
+release_lock() {
+	touch "$BATS_TEST_TMPDIR/go"
+	wait "$HOLDER"
+}
+
+# until_file FILE WHAT [PATTERN]: returns once FILE exists (and holds PATTERN); fails after
+# 120 s, saying WHAT it waited for.
+until_file() {
+	local end=$((SECONDS + 120))
+	until [ -e "$1" ] && { [ -z "${3:-}" ] || grep -q "$3" "$1"; }; do
+		[ "$SECONDS" -lt "$end" ] || fail "120 s and still not: $2"
+		sleep 0.05
+	done
+}
+
+# waiting FILE...: returns once each FILE (a leap-bench's stderr) says it waits for the lock.
+waiting() {
+	local f
+	for f in "$@"; do
+		until_file "$f" "$f says it waits for the lock" 'waiting for the lock on device cpu' || return 1
+	done
+}
+
+@test "two leap-bench processes never time on the same device at once" {
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	flock "$BATS_TEST_TMPDIR/cache/locks/cpu.lock" sleep 3 &
-	sleep 0.5
-	start=$(date +%s.%N)
-	run -0 --separate-stderr leap-bench --max-time 0.5 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
-	end=$(date +%s.%N)
-	wait
-	[[ "$stderr" == *"waiting for the lock on device cpu"* ]]
-	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 2.3) }'
-	[ "$(jq -r "$TIMED" <<<"$output")" = timed ]
+	hold_lock
+	leap-bench --max-time 0.5 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl" \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	pid=$!
+	waiting "$BATS_TEST_TMPDIR/err"
+	# while the lock is held it times nothing (its record would take a second here)
+	sleep 2
+	[ -d "/proc/$pid" ] && [ ! -s "$BATS_TEST_TMPDIR/out" ]
+	release_lock
+	wait "$pid"
+	[ "$(jq -r "$TIMED" "$BATS_TEST_TMPDIR/out")" = timed ]
 }
 
 @test "an unknown task is an error record and exit status 1" {
@@ -429,14 +465,16 @@ groups() {
 }
 
 @test "--devices: cpu timings still wait for another process holding the cpu lock" {
-	mkdir -p "$BATS_TEST_TMPDIR/cache/locks"
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	flock "$BATS_TEST_TMPDIR/cache/locks/cpu.lock" sleep 2 &
-	sleep 0.5
-	run -0 --separate-stderr leap-bench --devices 0,1 --max-time 0.3 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
-	wait
-	[[ "$stderr" == *"waiting for the lock on device cpu"* ]]
-	[ "$(jq -r '"\('"$TIMED"') \(.bench.device_index)"' <<<"$output")" = "timed 0" ]
+	hold_lock
+	leap-bench --devices 0,1 --max-time 0.3 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl" \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	pid=$!
+	waiting "$BATS_TEST_TMPDIR/err"
+	[ ! -s "$BATS_TEST_TMPDIR/out" ]
+	release_lock
+	wait "$pid"
+	[ "$(jq -r '"\('"$TIMED"') \(.bench.device_index)"' "$BATS_TEST_TMPDIR/out")" = "timed 0" ]
 }
 
 @test "--devices: malformed lists and conflicting options are usage errors (exit 2)" {
@@ -453,17 +491,24 @@ groups() {
 
 @test "two processes timing on one device: each says once that it waits for the lock, not per record" {
 	passed correct correct correct correct correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	# both start while a third process holds the lock, so that they meet at it however slowly
+	# the machine starts them; then they take turns, five records each
+	hold_lock
+	local pids=()
 	for p in a b; do
 		leap-bench --max-time 0.2 --min-runs 3 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl" \
-			>"$BATS_TEST_TMPDIR/$p.out" 2>"$BATS_TEST_TMPDIR/$p.err" &
+			>"$BATS_TEST_TMPDIR/$p.out" 2>"$BATS_TEST_TMPDIR/$p.err" 3>&- &
+		pids+=($!)
 	done
-	wait
+	waiting "$BATS_TEST_TMPDIR/a.err" "$BATS_TEST_TMPDIR/b.err"
+	release_lock
+	wait "${pids[@]}"
 	for p in a b; do
 		[ "$(jq -r "$TIMED" "$BATS_TEST_TMPDIR/$p.out" | sort -u)" = timed ]
 		n=$(grep -c 'waiting for the lock' "$BATS_TEST_TMPDIR/$p.err" || true)
 		[ "$n" -le 1 ] || fail "process $p said $n times that it waits: $(cat "$BATS_TEST_TMPDIR/$p.err")"
 	done
-	# they did take turns: at least one of them waited
+	# both waited (for the holder, then one for the other)
 	cat "$BATS_TEST_TMPDIR/a.err" "$BATS_TEST_TMPDIR/b.err" | grep -q 'waiting for the lock on device cpu'
 }
 
