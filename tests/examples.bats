@@ -116,10 +116,16 @@ setup() {
 	jq '.pass_rate = 0.99 | .run = "a better day"' "$base/baseline.json" >"$base/b.tmp" && mv "$base/b.tmp" "$base/baseline.json"
 	run -1 --separate-stderr examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
 	assert_equal "$stderr" "nightly-eval: pass rate dropped: $(jq -r .all.pass_at_turn[-1] "$base/latest/report.json") < baseline 0.99 - 0.02 (baseline run a better day)"
-	flock "$base/.lock" sleep 5 &
-	sleep 0.5
+	# another evaluation holds the lock until told to let go (once it holds it: a loaded
+	# machine may start it late)
+	flock "$base/.lock" timeout 600 sh -c 'touch "$1.held"; while [ ! -e "$1.go" ]; do sleep 0.05; done' _ "$base/.lock" 3>&- &
+	local holder=$! i
+	for ((i = 0; i < 2400; i++)); do [ -e "$base/.lock.held" ] && break; sleep 0.05; done
+	[ -e "$base/.lock.held" ]
 	run -75 examples/nightly-eval.sh -d "$base"
 	assert_output --partial "another evaluation holds"
+	touch "$base/.lock.go"
+	wait "$holder"
 	run -2 examples/nightly-eval.sh -g zero
 	run -2 examples/nightly-eval.sh --dir
 }
