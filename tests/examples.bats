@@ -196,7 +196,9 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 	python3 "$FIXTURES/sampler-openai/fake_server.py" port requests.jsonl --fail 1 --answers "$FIXTURES/examples/answers.json" &
 	pid=$!
-	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+	# it writes its port once it listens (a loaded machine may take a while to start python)
+	for _ in $(seq 2400); do [ -s port ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.05; done
+	[ -s port ] || fail "the fake server did not start"
 	export LEAP_OPENAI_URL="http://127.0.0.1:$(cat port)/v1" LEAP_MODEL=fake LEAP_BACKOFF=0.05
 	run bash -c 'leap-prompt --backend cpu --group-size 2 vector_add softmax | "$1/examples/sampler-openai" -j 4 |
 		leap-compile --no-progress | leap-verify --seed 1 --no-progress > out.jsonl' _ "$ROOT"

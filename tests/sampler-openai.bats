@@ -22,8 +22,9 @@ start_server() {
 	rm -f port requests.jsonl
 	python3 "$FIXTURES/sampler-openai/fake_server.py" port requests.jsonl "$@" &
 	SERVER_PID=$!
-	for _ in $(seq 100); do
-		[ -s port ] && break
+	# it writes its port once it listens (a loaded machine may take a while to start python)
+	for _ in $(seq 2400); do
+		[ -s port ] || ! kill -0 "$SERVER_PID" 2>/dev/null && break
 		sleep 0.05
 	done
 	[ -s port ] || fail "the fake server did not start"
