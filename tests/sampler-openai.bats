@@ -126,7 +126,8 @@ record() {
 @test "sampler-openai: a call past the timeout becomes an error record" {
 	start_server
 	{ record 0 SLOW; record 1 fast; } >in.jsonl
-	run -1 --separate-stderr "$SAMPLER" --url "$URL" --timeout 1 --retries 0 in.jsonl
+	# SLOW is answered after 60 s; 5 s is far more than the fast call needs, loaded or not
+	run -1 --separate-stderr "$SAMPLER" --url "$URL" --timeout 5 --retries 0 in.jsonl
 	run -0 jq -r '.error.message // .completion' <<<"$output"
 	assert_line --index 0 --partial "call failed: curl: (28)"
 	assert_line --index 1 "echo: fast"
