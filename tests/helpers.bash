@@ -39,6 +39,17 @@ link_with_lib() {
 	cc -std=c11 -D_GNU_SOURCE $san -I"$ROOT/lib" -o "$2" "$1" "$ROOT/lib/libleap.a" $libs
 }
 
+# until_lines FILE N: waits until FILE has at least N lines; fails after 120 s. A test of
+# streaming waits for the output it expects with it, rather than sleeping a guessed time or
+# killing the program after one: a loaded machine may take longer than a guess, never minutes.
+until_lines() {
+	local end=$((SECONDS + 120))
+	until [ -e "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
 # json_field FILE JQ: prints the result of a jq filter over one JSON document.
 json_field() {
 	jq -r "$2" <"$1"

@@ -491,13 +491,10 @@ extern "C" void vector_add(const float *a, const float *b, float *c, int n) { }'
 
 @test "records stream: the first result is written before the input ends" {
 	code_rec vector_add cpu "$VA_OK" >"$T/r.jsonl"
-	{ cat "$T/r.jsonl"; sleep 4; cat "$T/r.jsonl"; } | leap-compile >"$T/out.jsonl" &
-	for _ in $(seq 30); do
-		[ -s "$T/out.jsonl" ] && break
-		sleep 0.1
-	done
-	[ "$(wc -l <"$T/out.jsonl")" -eq 1 ]
-	wait
+	# the second record is held back until the first came out (until_lines)
+	{ cat "$T/r.jsonl"; until_lines "$T/out.jsonl" 1 && cp "$T/out.jsonl" "$T/out.early"; cat "$T/r.jsonl"; } |
+		leap-compile >"$T/out.jsonl"
+	[ "$(wc -l <"$T/out.early")" -eq 1 ]
 	[ "$(wc -l <"$T/out.jsonl")" -eq 2 ]
 }
 
