@@ -14,12 +14,15 @@ VERDICTS = ("easy", "hopeless", "expand")
 
 
 def carried(recs):
-    """The dcp gate of the first record carrying one: (verdict, turn), or None."""
+    """The dcp gate of the first record carrying one: (verdict, turn, n_fail, group_size), the
+    numbers 0 where absent or out of range, or None."""
+    def num(d, k, lo):
+        v = d.get(k)
+        return v if isinstance(v, int) and not isinstance(v, bool) and lo <= v <= 0x7fffffff else 0
     for _, r in recs:
         d = r.get("dcp")
         if isinstance(d, dict) and d.get("verdict") in VERDICTS:
-            t = d.get("turn")
-            return d["verdict"], t if isinstance(t, int) and not isinstance(t, bool) and t >= 1 else 0
+            return d["verdict"], num(d, "turn", 1), num(d, "n_fail", 0), num(d, "group_size", 0)
     return None
 
 
@@ -38,9 +41,9 @@ def main():
         n_fail = sum(1 for _, r in recs if r.get("status") != "pass")
         gate = carried(recs)
         if gate:
-            verdict, gate_turn = gate
+            verdict, gate_turn, gate_fail, gate_n = gate
         else:
-            gate_turn = turn_of(recs[0][1])
+            gate_turn, gate_fail, gate_n = turn_of(recs[0][1]), n_fail, n
             if n_fail < a.easy_below * n:
                 verdict = "easy"
             elif n_fail > n - 1:
@@ -57,8 +60,9 @@ def main():
                 reason, decision = "max_turns", "final"
             else:
                 reason, decision = "failed", "expand"
-            w(splice(line, "prune", {"decision": decision, "reason": reason, "verdict": verdict, "n_fail": n_fail,
-                                     "group_size": n, "turn": t, "complete": complete, "gate_turn": gate_turn}))
+            w(splice(line, "prune", {"decision": decision, "reason": reason, "verdict": verdict, "n_fail": gate_fail,
+                                     "group_size": gate_n, "turn": t, "complete": complete, "gate_turn": gate_turn,
+                                     "turn_fail": n_fail, "turn_records": n}))
             w("\n")
 
 

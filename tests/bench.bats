@@ -35,6 +35,17 @@ check() {
 	python3 "$B/ref-prune.py" "$FIXTURES/leap-prune/turn1.jsonl" >"$T/py"
 	check prune "$T/leap" "$T/jq" 8
 	check prune "$T/leap" "$T/py" 8
+	# turn 2: next-turn records carry the gate (verdict, turn, n_fail, group_size) in `dcp`,
+	# which every peer reports, with this turn's counts beside it; one in two now passes
+	leap-prune -g 16 --done "$T/done1" "$T/in" 2>/dev/null | jq -c '.status = (if .sample % 2 == 0 then "pass" else "mismatch" end)' >"$T/turn2"
+	n=$(wc -l <"$T/turn2")
+	[ "$n" -gt 0 ]
+	leap-prune --annotate "$T/turn2" >"$T/leap"
+	"${JQ[@]}" --argjson g 0 -f "$B/jq/prune.jq" "$T/turn2" >"$T/jq"
+	python3 "$B/ref-prune.py" "$T/turn2" >"$T/py"
+	check prune "$T/leap" "$T/jq" "$n"
+	check prune "$T/leap" "$T/py" "$n"
+	[ "$(jq -c 'select(.prune.group_size != .prune.turn_records)' "$T/leap" | wc -l)" -gt 0 ]
 }
 
 @test "bench peers: rank in jq and Python scores as leap-rank (streamed and two passes)" {

@@ -60,6 +60,10 @@ load helpers
 	# the check set is the demo set and more
 	run -0 sh tests/deps.sh --list check
 	for p in $(sh tests/deps.sh --list demo) clang libclang-rt-dev bats bats-assert python3 man-db; do assert_line "$p"; done
+	# commands the tests call, by their packages (issue 25: curl was missing on a fresh root)
+	for p in curl procps binutils util-linux; do assert_line "$p"; done
+	run -0 sh tests/deps.sh --list fresh-root
+	assert_output debootstrap
 	run -2 sh tests/deps.sh --list nope
 }
 

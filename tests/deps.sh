@@ -1,9 +1,9 @@
 #!/bin/sh
 # deps.sh - install what building and testing leap needs, only what is missing (Debian/Ubuntu).
 #
-# usage: sh tests/deps.sh [demo|check]        install the missing packages of the set (as root;
-#                                             otherwise name them and exit 2)
-#        sh tests/deps.sh --list [demo|check] print the packages of the set, one a line
+# usage: sh tests/deps.sh [demo|check|fresh-root]   install the missing packages of the set (as
+#                                                  root; otherwise name them and exit 2)
+#        sh tests/deps.sh --list [SET]             print the packages of the set, one a line
 #
 # `make demo` runs the demo set: what building leap and running examples/demo.sh need (a C
 # compiler, make, jansson, libcrypto, libdw (elfutils: lib/crash.c maps a crash to the
@@ -12,10 +12,16 @@
 # sampler). `make check` runs the check set (the default): the demo set and what the tests
 # need, including python3-venv, -setuptools and -wheel (tests/python.bats pip-installs
 # python/ offline) and clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes, only
-# "recommended" by clang on Debian) for the fuzz targets of `make fuzz`.
+# "recommended" by clang on Debian) for the fuzz targets of `make fuzz`. Commands the tests call
+# are named by their packages even where another package pulls them in today: curl (the OpenAI
+# sampler, examples/sampler-openai), procps (pgrep and ps: tests/faults.bats finds the processes
+# a run leaves behind), binutils (readelf, nm), util-linux (setpriv, unshare, flock, mount);
+# Debian's minbase has util-linux, and not procps or curl. `fresh-root` is what
+# tests/fresh-root.sh needs to build a Debian root (debootstrap).
 set -eu
 demo="gcc libc6-dev make libjansson-dev libssl-dev libdw-dev libseccomp-dev libwebsockets-dev pkg-config jq"
-check="$demo python3 python3-venv python3-setuptools python3-wheel man-db groff-base bats bats-assert bats-support parallel clang libclang-rt-dev"
+check="$demo python3 python3-venv python3-setuptools python3-wheel man-db groff-base bats bats-assert bats-support parallel clang libclang-rt-dev curl procps binutils util-linux"
+fresh_root="debootstrap"
 
 list=false
 if [ "${1:-}" = --list ]; then
@@ -25,8 +31,9 @@ fi
 case ${1:-check} in
 demo) pkgs=$demo ;;
 check) pkgs=$check ;;
+fresh-root) pkgs=$fresh_root ;;
 *)
-	echo "usage: sh tests/deps.sh [--list] [demo|check]" >&2
+	echo "usage: sh tests/deps.sh [--list] [demo|check|fresh-root]" >&2
 	exit 2
 	;;
 esac

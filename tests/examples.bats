@@ -116,10 +116,16 @@ setup() {
 	jq '.pass_rate = 0.99 | .run = "a better day"' "$base/baseline.json" >"$base/b.tmp" && mv "$base/b.tmp" "$base/baseline.json"
 	run -1 --separate-stderr examples/nightly-eval.sh -d "$base" -g 2 -l 1 -j 2
 	assert_equal "$stderr" "nightly-eval: pass rate dropped: $(jq -r .all.pass_at_turn[-1] "$base/latest/report.json") < baseline 0.99 - 0.02 (baseline run a better day)"
-	flock "$base/.lock" sleep 5 &
-	sleep 0.5
+	# another evaluation holds the lock until told to let go (once it holds it: a loaded
+	# machine may start it late)
+	flock "$base/.lock" timeout 600 sh -c 'touch "$1.held"; while [ ! -e "$1.go" ]; do sleep 0.05; done' _ "$base/.lock" 3>&- &
+	local holder=$! i
+	for ((i = 0; i < 2400; i++)); do [ -e "$base/.lock.held" ] && break; sleep 0.05; done
+	[ -e "$base/.lock.held" ]
 	run -75 examples/nightly-eval.sh -d "$base"
 	assert_output --partial "another evaluation holds"
+	touch "$base/.lock.go"
+	wait "$holder"
 	run -2 examples/nightly-eval.sh -g zero
 	run -2 examples/nightly-eval.sh --dir
 }
@@ -190,7 +196,9 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 	python3 "$FIXTURES/sampler-openai/fake_server.py" port requests.jsonl --fail 1 --answers "$FIXTURES/examples/answers.json" &
 	pid=$!
-	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+	# it writes its port once it listens (a loaded machine may take a while to start python)
+	for _ in $(seq 2400); do [ -s port ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.05; done
+	[ -s port ] || fail "the fake server did not start"
 	export LEAP_OPENAI_URL="http://127.0.0.1:$(cat port)/v1" LEAP_MODEL=fake LEAP_BACKOFF=0.05
 	run bash -c 'leap-prompt --backend cpu --group-size 2 vector_add softmax | "$1/examples/sampler-openai" -j 4 |
 		leap-compile --no-progress | leap-verify --seed 1 --no-progress > out.jsonl' _ "$ROOT"

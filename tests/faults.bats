@@ -235,10 +235,7 @@ EOF
 		local pid=$!
 		exec 7>"$T/fifo"
 		cat "$a" >&7
-		for ((i = 0; i < 200; i++)); do
-			[ -s "$T/out.jsonl" ] && break
-			sleep 0.1
-		done
+		wait_for 120 '[ -s "$T/out.jsonl" ]' # the first record's task is loaded
 		rm -rf "$T/tasks"
 		cat "$a" "$b" >&7
 		exec 7>&-
@@ -262,7 +259,7 @@ EOF
 	leap-verify --no-progress --seed 1 --trials 1 "$T/c1.jsonl" >"$T/v1.jsonl"
 	for i in $(seq 50); do cat "$T/v1.jsonl"; done >"$T/b.in"
 	leap-bench --no-progress --seed 1 --max-time 0.02 --min-runs 2 --max-runs 3 "$T/v1.jsonl" >"$T/b1.jsonl"
-	for i in $(seq 500); do jq -c --argjson i "$i" '.group = "g\($i)" | .turn = 1' "$T/b1.jsonl"; done >"$T/p.in"
+	jq -c -n --slurpfile r "$T/b1.jsonl" 'range(1; 501) as $i | $r[] | .group = "g\($i)" | .turn = 1' >"$T/p.in"
 	leap-prune --no-progress --annotate --group-size 2 "$T/p.in" >"$T/r.in"
 	leap-rank --no-progress --group-size 2 "$T/r.in" >"$T/a.in"
 	leap-advantage --no-progress "$T/a.in" >"$T/rep.in"
@@ -289,29 +286,49 @@ EOF
 }
 
 # sandbox_procs: the processes (not zombies) whose environment names a sandbox temp dir under
-# $TMPDIR: every sandbox of this test, wherever it was reparented to.
+# $TMPDIR: every sandbox of this test, wherever it was reparented to. (One grep over every
+# environment: a process per /proc entry took seconds on a loaded machine.)
 sandbox_procs() {
-	local p
-	for p in /proc/[0-9]*; do
-		grep -qsaF "TMPDIR=$TMPDIR/leap-sandbox." "$p/environ" 2>/dev/null || continue
-		[[ $(awk '{print $3}' "$p/stat" 2>/dev/null) == Z ]] || echo "${p#/proc/}"
+	local e st
+	for e in $(grep -lsaF "TMPDIR=$TMPDIR/leap-sandbox." /proc/[0-9]*/environ); do
+		st=$(cat "${e%/environ}/stat" 2>/dev/null) || continue
+		st=${st##*) }
+		[ "${st%% *}" = Z ] || echo "${e:6:-8}"
 	done
 }
 
-# signal_records: $T/fast.jsonl (one correct vector_add candidate, verified: status pass) and
-# $T/slow.jsonl (a candidate that sleeps 1000 s, marked pass so that leap-bench times it too).
+# stalled: whether a sandboxed candidate of this test is stalled at load (stall_at_load.c names
+# its process "stalled").
+stalled() {
+	local p
+	for p in $(sandbox_procs); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = stalled ] && return 0
+	done
+	return 1
+}
+
+# signal_records: $T/fast.jsonl (one correct vector_add candidate, verified: status pass),
+# $T/slow.jsonl (a candidate whose calls sleep 1000 s) and $T/stall.jsonl (one that stalls 1000 s
+# at load), both marked pass so that leap-bench takes them. leap-verify's deadline for a record
+# is its --timeout; leap-bench ends a block of calls that takes ten times what the calls before
+# took, and writes a timeout record within seconds: leap-bench's tests take the candidate
+# stalled at load, which only --timeout ends, so that its record is unfinished when the signal
+# comes however loaded the machine is.
 signal_records() {
 	va_variants 1 >"$T/in.jsonl"
 	leap-compile --no-progress "$T/in.jsonl" | leap-verify --no-progress --seed 1 --trials 1 >"$T/fast.jsonl"
 	leap-compile --no-progress --backend cpu --task vector_add "$F/sleep.c" | jq -c '.status = "pass"' >"$T/slow.jsonl"
+	leap-compile --no-progress --backend cpu --task vector_add "$FIXTURES/faults/stall_at_load.c" |
+		jq -c '.status = "pass"' >"$T/stall.jsonl"
 }
 
 # midrun SIG NSANDBOX PROG...: runs PROG (SIG at its default action, as in a terminal) on a FIFO:
-# the fast record, then two slow ones; once NSANDBOX sandboxes run the slow code, sends SIG
-# and checks the end: status 128 + SIG, the fast record alone in the output as a whole line,
-# no process of the run (workers, sandboxes, the candidate) and no temporary directory left.
+# the fast record, then two slow ones (MIDRUN_SLOW=stall: two stalled at load); once NSANDBOX
+# sandboxes run (and a stalled candidate is stalled), sends SIG and checks the end: status
+# 128 + SIG, the fast record alone in the output as a whole line, no process of the run
+# (workers, sandboxes, the candidate) and no temporary directory left.
 midrun() {
-	local sig=$1 nsb=$2
+	local sig=$1 nsb=$2 slow="$T/${MIDRUN_SLOW:-slow}.jsonl"
 	shift 2
 	rm -f "$T/fifo"
 	mkfifo "$T/fifo"
@@ -322,8 +339,9 @@ midrun() {
 	exec 7>"$T/fifo"
 	cat "$T/fast.jsonl" >&7
 	wait_for 120 '[ -s "$T/out.jsonl" ]'
-	cat "$T/slow.jsonl" "$T/slow.jsonl" >&7
+	cat "$slow" "$slow" >&7
 	wait_for 120 '[ "$(ls -d "$TMPDIR"/leap-sandbox.* 2>/dev/null | wc -l)" -ge "$nsb" ] && [ "$(sandbox_procs | wc -l)" -ge "$nsb" ]'
+	[ "${MIDRUN_SLOW:-}" != stall ] || wait_for 120 stalled
 	local kids
 	kids=$(descendants "$pid")
 	if [ -n "${MIDRUN_GROUP:-}" ]; then
@@ -382,14 +400,14 @@ midrun() {
 
 @test "bench: SIGINT mid-run: status 130, whole lines, no sandbox process and no temp dir behind" {
 	signal_records
-	midrun INT 1 leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 --timeout 120
+	MIDRUN_SLOW=stall midrun INT 1 leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 --timeout 120
 	run jq -r .bench.status "$T/out.jsonl"
 	assert_output noisy # three blocks give no interval
 }
 
 @test "bench: SIGTERM mid-run with --devices 0,1: status 143, the worker and its sandbox end, no temp dir" {
 	signal_records
-	midrun TERM 1 leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 --timeout 120 --devices 0,1
+	MIDRUN_SLOW=stall midrun TERM 1 leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 --timeout 120 --devices 0,1
 	run jq -r .bench.status "$T/out.jsonl"
 	assert_output noisy # three blocks give no interval
 }
@@ -418,29 +436,43 @@ fd_watch() {
 	done
 }
 
-@test "descriptors stay bounded: leap-verify over 400 candidates, leap-compile over 20000 cache hits" {
+@test "descriptors stay bounded: leap-verify over 100 candidates, leap-compile over 20000 cache hits" {
 	va_variants 1 >"$T/one.jsonl"
 	leap-compile --no-progress "$T/one.jsonl" >"$T/c1.jsonl"
-	for i in $(seq 400); do cat "$T/c1.jsonl"; done >"$T/v.in"
+	for i in $(seq 100); do cat "$T/c1.jsonl"; done >"$T/v.in"
 	for i in $(seq 20000); do cat "$T/one.jsonl"; done >"$T/c.in"
 	for prog in "leap-verify --no-progress --seed 1 --trials 1 --jobs 2|$T/v.in" "leap-compile --no-progress|$T/c.in"; do
 		: >"$T/fds"
-		# a FIFO keeps the program waiting for its first record until the watcher runs
-		rm -f "$T/fifo"
+		: >"$T/out"
+		# a FIFO keeps the program waiting for its first record until the watcher runs; the
+		# input goes in ten parts, each once the records before it came out, and the count is
+		# taken at each: ten samples spread over the run however fast the machine is, and the
+		# watcher's in between
+		rm -f "$T/fifo" "$T/part".*
 		mkfifo "$T/fifo"
 		${prog%|*} <"$T/fifo" >"$T/out" &
 		local pid=$!
 		fd_watch "$pid" "$T/fds" &
 		local w=$!
-		cat "${prog##*|}" >"$T/fifo"
+		local in=${prog##*|} total part=0 done=0
+		total=$(wc -l <"$in")
+		split -n l/10 "$in" "$T/part."
+		exec 8>"$T/fifo"
+		for f in "$T/part".*; do
+			wait_for 120 '[ "$(wc -l <"$T/out")" -ge "$done" ]'
+			cat "$f" >&8
+			done=$((done + $(wc -l <"$f")))
+			part=$((part + 1))
+			ls "/proc/$pid/fd" | wc -l >>"$T/fds"
+		done
+		exec 8>&-
 		wait "$pid"
 		wait "$w"
-		[ "$(wc -l <"$T/out")" -eq "$(wc -l <"${prog##*|}")" ]
-		local n max
-		n=$(wc -l <"$T/fds")
+		[ "$part" -eq 10 ]
+		[ "$(wc -l <"$T/out")" -eq "$total" ]
+		local max
 		max=$(sort -n "$T/fds" | tail -n 1)
-		echo "${prog%% *}: $n samples, at most $max descriptors"
-		[ "$n" -ge 3 ]
+		echo "${prog%% *}: $(wc -l <"$T/fds") samples, at most $max descriptors"
 		# 0-2, a few pipes, the shared-memory and artifact descriptors of the candidate running
 		[ "$max" -le 16 ]
 	done
@@ -448,15 +480,18 @@ fd_watch() {
 
 @test "verify --jobs 2 and bench --devices from a file: a finished record is written at once while a later one runs" {
 	signal_records
-	cat "$T/fast.jsonl" "$T/slow.jsonl" >"$T/in.jsonl"
-	for prog in "leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --jobs 2" \
-		"leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 --timeout 120 --devices 0,1"; do
+	cat "$T/fast.jsonl" "$T/slow.jsonl" >"$T/verify.jsonl"
+	cat "$T/fast.jsonl" "$T/stall.jsonl" >"$T/bench.jsonl"
+	for prog in "leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --jobs 2|verify" \
+		"leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 --timeout 120 --devices 0,1|bench"; do
 		: >"$T/out.jsonl"
-		$prog "$T/in.jsonl" >"$T/out.jsonl" 2>"$T/err" &
+		${prog%|*} "$T/${prog##*|}.jsonl" >"$T/out.jsonl" 2>"$T/err" &
 		local pid=$!
 		wait_for 120 '[ -s "$T/out.jsonl" ]'
-		# the slow candidate runs (1000 s): the first record did not wait for it
+		# the slow candidate runs (1000 s, in its calls or stalled at load): the first record
+		# did not wait for it
 		wait_for 60 '[ -n "$(sandbox_procs)" ]'
+		[ "${prog##*|}" = verify ] || wait_for 120 stalled
 		whole_lines "$T/out.jsonl"
 		kill -TERM "$pid"
 		local rc=0

@@ -24,10 +24,15 @@ gpu_usable() {
 		assert_equal "$(jq -r .backend <<<"$output")" cpu
 		[[ "$stderr" == "leap-prompt: no --backend given: using cpu (no usable CUDA device: "* ]] || fail "$stderr"
 	fi
-	# a backend given is taken as it is, with no word on how it was chosen
+	# a backend given is taken as it is, with no word on how it was chosen (where no CUDA
+	# compiler is found, the one word is that the prompts cannot name it)
 	run -0 --separate-stderr leap-prompt --backend cuda --device-info "$FIXTURES/leap-prompt/h200.json" vector_add
 	assert_equal "$(jq -r .backend <<<"$output")" cuda
-	assert_equal "$stderr" ""
+	if nvcc_found; then
+		assert_equal "$stderr" ""
+	else
+		assert_equal "$stderr" "leap-prompt: the cuda compiler was not found: the prompts name no compiler or flags"
+	fi
 }
 
 @test "backend: without --backend leap-prompt picks cuda where a GPU is usable" {
@@ -77,17 +82,20 @@ gpu_usable() {
 	sed -n '/^## One rollout step/,/^## /p' "$ROOT/README.md" | sed -n 's/^    //p' >step.sh
 	grep -q '^leap-prompt --group-size 16 --all' step.sh || fail "README snippet: $(cat step.sh)"
 	grep -q 'leap-prune --group-size 16 ' step.sh || fail "leap-prune has no --group-size in README: $(cat step.sh)"
-	# leap.7 prints the same rollout
+	# what a fresh checkout needs first: the programs on PATH and a sampler named (issue 25)
+	grep -qxF 'export PATH="$PWD/bin:$PATH"' step.sh || fail "README snippet puts no bin/ on PATH: $(cat step.sh)"
+	grep -q '^sampler() { examples/sampler-replay ' step.sh || fail "README snippet names no sampler: $(cat step.sh)"
+	# leap.7 prints the same rollout, from leap-prompt on
 	diff <(sed -n '/^\.SH A ROLLOUT/,/^\.SH /p' "$ROOT/man/leap.7" | sed -n '/^\.EX/,/^\.EE/p' | sed '1d;$d' |
-		sed -e 's/\\-/-/g' -e 's/\\e/\\/g') step.sh
-	# run it without a GPU and without naming a backend: a small suite, the replay sampler
+		sed -e 's/\\-/-/g' -e 's/\\e/\\/g') <(sed -n '/^leap-prompt /,$p' step.sh)
+	# run it without a GPU and without naming a backend, as printed, in the top directory of a
+	# checkout after make demo: its programs, runners and examples, a small suite
 	gpu_usable && skip "a GPU is present: the rollout would run on cuda"
-	mkdir -p suite && cp -R "$ROOT/tasks/vector_add" "$ROOT/tasks/softmax" suite/
-	sampler() { "$ROOT/examples/sampler-replay"; }
-	export -f sampler
-	export ROOT LEAP_TASKS="$BATS_TEST_TMPDIR/suite"
+	mkdir -p co/tasks && cp -R "$ROOT/bin" "$ROOT/libexec" "$ROOT/examples" co/
+	cp -R "$ROOT/tasks/vector_add" "$ROOT/tasks/softmax" co/tasks/
 	sed -i -e 's/--group-size 16/--group-size 4/g' -e 's/leap-bench/leap-bench --max-time 0.05 --min-runs 2 --max-runs 3 --target-ci 0.5/' step.sh
-	run --separate-stderr bash -e step.sh
+	cd co
+	run --separate-stderr env -u LEAP_TASKS bash -e ../step.sh
 	[ "$status" -le 1 ] || fail "exit $status: $stderr"
 	# every sample of every task ended in done.jsonl with a decision, none carries an error
 	run -0 jq -s '[.[] | select(.prune.decision == "final")] | length' done.jsonl

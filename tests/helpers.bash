@@ -15,6 +15,12 @@ skip_unless_nvcc() {
 	[ -x "$nvcc" ] || skip "nvcc not found at $nvcc (set CUDA_HOME)"
 }
 
+# nvcc_found: whether the programs find a CUDA compiler where lib/toolchain.c looks for one
+# ($CUDA_HOME/bin/nvcc, default /usr/local/cuda, else nvcc on PATH).
+nvcc_found() {
+	[ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] || command -v nvcc >/dev/null 2>&1
+}
+
 # skip_unless_gpu: skips the test, saying why, when no CUDA GPU is visible.
 skip_unless_gpu() {
 	skip_unless_nvcc
@@ -31,6 +37,17 @@ link_with_lib() {
 	libs=$(grep -o -- ' -l[a-z0-9]*' "$ROOT/build/flags" | tr -d '\n')
 	# shellcheck disable=SC2086
 	cc -std=c11 -D_GNU_SOURCE $san -I"$ROOT/lib" -o "$2" "$1" "$ROOT/lib/libleap.a" $libs
+}
+
+# until_lines FILE N: waits until FILE has at least N lines; fails after 120 s. A test of
+# streaming waits for the output it expects with it, rather than sleeping a guessed time or
+# killing the program after one: a loaded machine may take longer than a guess, never minutes.
+until_lines() {
+	local end=$((SECONDS + 120))
+	until [ -e "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
 }
 
 # json_field FILE JQ: prints the result of a jq filter over one JSON document.

@@ -199,11 +199,12 @@ expect() {
 	kill "$writer" 2>/dev/null || true
 	[ ! -s "$T/out" ]
 	# all 6 lines, the writer still open: the group comes out before the end of input
+	# (the input is held open until they came out, until_lines)
 	mkfifo "$T/fifo2"
-	{ cat "$F/multiturn.jsonl"; sleep 5; } >"$T/fifo2" &
+	{ cat "$F/multiturn.jsonl"; until_lines "$T/out2" 6; } >"$T/fifo2" &
 	writer=$!
-	timeout 2 leap-advantage -e kevin --group-size 3 <"$T/fifo2" >"$T/out2" || true
-	kill "$writer" 2>/dev/null || true
+	leap-advantage -e kevin --group-size 3 <"$T/fifo2" >"$T/out2"
+	wait "$writer"
 	[ "$(wc -l <"$T/out2")" -eq 6 ]
 }
 

@@ -48,18 +48,17 @@ verified() {
 # on a loaded machine even --target-ci 1 can be missed (one block three times the median).
 TIMED='if .bench.status == "noisy" then "timed" elif .bench.status == "ok" then "timed" else .bench.status end'
 
-# SLACK: jq, how far an ok speedup may be from its true ratio: twice the half-width of the
-# interval it states (an ok one is within --target-ci), at least 10% (the kernels compared are
-# not the same code: their true ratio is near 1, not exactly 1).
-SLACK='(2 * .speedup_rel_ci) as $s | if $s > 0.1 then $s else 0.1 end'
-
-# honest RECORD: a correct candidate after a hostile one: it passes and is timed honestly (ok with
-# a speedup within SLACK of its true ratio, 1, and inside its own interval, or noisy with no
-# speedup).
+# honest RECORD: a correct candidate after a hostile one: it passes and is timed honestly: ok
+# with a speedup inside its own interval and within a factor of two of its true ratio (near 1:
+# the kernels compared are not the same code), or noisy with no speedup. The band is wide on
+# purpose: what a hostile record could leave behind for the next one (a memo, a warm cache, a
+# stolen clock) is worth far more than 2x, and how close an honest timing comes to its true
+# ratio depends on the machine's load, which no test's verdict may (make bench measures it:
+# bench/referee.sh).
 honest() {
-	jq -e ".status == \"pass\" and ((.bench.status == \"ok\" and (.bench.speedup - 1 | fabs) <= (.bench | $SLACK)
+	jq -e '.status == "pass" and ((.bench.status == "ok" and .bench.speedup >= 0.5 and .bench.speedup <= 2
 		and .bench.speedup_ci[0] <= .bench.speedup and .bench.speedup <= .bench.speedup_ci[1]) or
-		(.bench.status == \"noisy\" and .bench.speedup == 0))" <<<"$1" >/dev/null ||
+		(.bench.status == "noisy" and .bench.speedup == 0))' <<<"$1" >/dev/null ||
 		{ echo "not honest: $(jq -c '[.name, .status, .bench.status, .bench.speedup, .bench.message]' <<<"$1")"; return 1; }
 }
 
@@ -184,8 +183,10 @@ honest() {
 	[ "$(uname -m)" = x86_64 ] || skip "the clock patch of the fixture is x86-64 code"
 	verified forge_times correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 2 --target-ci 0.1 "$BATS_TEST_TMPDIR/in.jsonl"
+	# forged times would claim a speedup; an honest clock measures about 0.25. Under load even an
+	# ok figure strays from 0.25, so the test asks only that none comes near the baseline's 1.
 	run -0 jq -r 'select(.name == "forge_times") | .bench | (.measured_speedup // .speedup) as $s |
-		"\(.status) \($s > 0.1 and $s < 0.5)"' <<<"$output"
+		"\(.status) \($s > 0.05 and $s < 0.6)"' <<<"$output"
 	[[ "$output" == "ok true" || "$output" == "noisy true" ]]
 	honest "$(leap-bench --max-time 2 --target-ci 0.1 "$BATS_TEST_TMPDIR/in.jsonl" | sed -n 2p)"
 }
@@ -261,8 +262,10 @@ honest() {
 	verified spin_children hog correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.1 "$BATS_TEST_TMPDIR/in.jsonl"
 	out=$output
-	# never a speedup above what they earned (their own spinning slows only themselves)...
-	run -0 jq -r "select(.name != \"correct\") | .bench | \"\\(.status) \\(.speedup <= 1 + ($SLACK))\"" <<<"$out"
+	# never a speedup above what they earned (their own spinning slows only themselves; spinners
+	# left running beside the baseline would slow it several times over, and 1.5 leaves room
+	# for what the load does to an honest ratio near 1)...
+	run -0 jq -r 'select(.name != "correct") | .bench | "\(.status) \(.speedup <= 1.5)"' <<<"$out"
 	refute_output --partial false
 	# ... the freezer held (the spinners ran only inside the candidate's blocks, where the CPU
 	# time counts against it) ...
@@ -282,13 +285,17 @@ honest() {
 
 @test "class 6: an instant warm-up is a mismatch within the budget, and a kernel that turns slow a quick timeout" {
 	verified instant_warmup turn_slow correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	start=$(date +%s.%N)
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
-	end=$(date +%s.%N)
-	run -0 jq -r '"\(.name) \(.status) \(.bench.status) \(.bench.ms < 10000)"' <<<"$output"
-	assert_line --index 0 "instant_warmup mismatch mismatch true"
-	assert_line --index 1 "turn_slow timeout timeout true"
-	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 40) }'
+	out=$output
+	run -0 jq -r '"\(.name) \(.status) \(.bench.status)"' <<<"$out"
+	assert_line --index 0 "instant_warmup mismatch mismatch"
+	assert_line --index 1 "turn_slow timeout timeout"
+	# within the budget: the warm-up call itself is checked, before any block is sized from it;
+	# quick: the limit on a block ended the slow kernel, not --timeout (not a wall-clock figure,
+	# which the machine's load decides)
+	[ "$(jq -r 'select(.name == "instant_warmup") | .bench.mismatch.call' <<<"$out")" = 0 ]
+	jq -r 'select(.name == "turn_slow") | .bench.message' <<<"$out" |
+		grep '^A block of calls did not finish within [0-9.e+-]* s (ten times what the calls before took'
 }
 
 @test "class 7: wrong only at the benchmark size or after N calls: the record's status becomes mismatch" {
@@ -314,7 +321,13 @@ honest() {
 
 @test "a kernel that skips calls on the same pointers is caught: every call's outputs are poisoned" {
 	passed memo >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-bench --max-time 2 "$BATS_TEST_TMPDIR/in.jsonl"
+	# The kernel skips a call only when it gets the pointers of its last one: when a block
+	# starts on the slot the block before ended on, which happens with chance 1/slots, and at
+	# most 5 slots of vector_add's benchmark case fit in the pool (256 MiB of 48 MiB sets). 64
+	# blocks (--min-runs, which --max-time never cuts short) all miss it with chance
+	# 0.8^64 < 1e-6, however loaded the machine; --max-time alone gave too few blocks under
+	# load, and a pass (issue 25).
+	run -0 leap-bench --max-time 2 --min-runs 64 "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -r '"\(.status) \(.bench.status) \(.bench.message)"' <<<"$output"
 	assert_output --partial "mismatch mismatch Wrong output while being timed"
 	assert_output --partial "was never written"
@@ -335,16 +348,16 @@ honest() {
 
 @test "issue 26: a record has bounds honest work never reaches: a withheld hello, calls that grow 4x" {
 	passed withhold_hello grow4x correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	start=$(date +%s.%N)
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
-	end=$(date +%s.%N)
-	run -0 jq -r '"\(.status) \(.bench.status)"' <<<"$output"
+	out=$output
+	run -0 jq -r '"\(.status) \(.bench.status)"' <<<"$out"
 	assert_line --index 0 "timeout timeout"
 	assert_line --index 1 "timeout timeout"
 	# the sandbox's deadline (max-time + 30 s) is not what ended them: each bound is a few
-	# seconds (2 s + 10 times the trusted runner's start; a hundred times the baseline's call)
-	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 40) }'
-	run -0 jq -r 'select(.bench.status == "timeout") | .bench.ms < 25000' <<<"$(leap-bench --max-time 1 "$BATS_TEST_TMPDIR/in.jsonl")"
+	# seconds (2 s + 10 times the trusted runner's start; a hundred times the baseline's call),
+	# and the growing calls are told by the bound on a block
+	sed -n 2p <<<"$out" | jq -r .bench.message | grep '^A block of calls did not finish within'
+	run -0 jq -r 'select(.bench.status == "timeout") | .bench.ms < 25000' <<<"$out"
 	assert_output $'true\ntrue'
 }
 
@@ -391,15 +404,24 @@ groups() {
 	pid=$!
 	wait "$pid"
 	[ -z "$(groups "$pid")" ]
-	passed turn_slow >"$BATS_TEST_TMPDIR/slow.jsonl" # slow calls: it is killed mid-record
+	# a kernel stalled at load, which only --timeout ends: it is killed mid-record however slow
+	# the machine (a kernel that turns slow is a timeout within a second or two)
+	build_artifact vector_add "$FIXTURES/faults/stall_at_load.c" "$BATS_TEST_TMPDIR/stall.so"
+	compiled_record vector_add "$BATS_TEST_TMPDIR/stall.so" '{"status":"pass"}' >"$BATS_TEST_TMPDIR/slow.jsonl"
 	leap-bench --max-time 5 "$BATS_TEST_TMPDIR/slow.jsonl" >/dev/null &
 	pid=$!
-	for i in $(seq 100); do [ -n "$(groups "$pid")" ] && break; sleep 0.1; done
+	for i in $(seq 1200); do [ -n "$(groups "$pid")" ] && break; sleep 0.1; done
 	[ -n "$(groups "$pid")" ]
 	sleep 0.5
 	kill -9 "$pid"
 	wait "$pid" || true
-	sleep 0.5 # the sandbox dies with its parent (PDEATHSIG), its group stays behind, empty
+	# the sandbox dies with its parent (PDEATHSIG), its group stays behind, empty: the sweep
+	# removes empty groups only, so wait until the kernel has emptied it
+	for i in $(seq 1200); do
+		g=$(groups "$pid")
+		[ -z "$g" ] || [ -z "$(find $g -name cgroup.procs -exec cat {} + 2>/dev/null)" ] && break
+		sleep 0.1
+	done
 	# Any leap-bench that starts removes the groups of dead ones: one started beside this test
 	# (by another file of a parallel tests/run) may have been first. Then there is nothing
 	# left to show, and the test says so rather than pass.
@@ -435,49 +457,83 @@ groups() {
 	run -2 --separate-stderr leap-bench --baseline-tolerance x </dev/null
 }
 
-@test "two leap-bench processes never time on the same device at once" {
+# hold_lock [NAME [MODE]]: another process takes the lock NAME (cpu.lock) of the cache
+# $BATS_TEST_TMPDIR/cache, exclusive or as MODE (-s, -x), and holds it until release_lock (at
+# most 10 minutes); returns once it holds it (not after a guessed sleep: a loaded machine may
+# start it later than that).
+hold_lock() {
 	mkdir -p "$BATS_TEST_TMPDIR/cache/locks"
+	rm -f "$BATS_TEST_TMPDIR/held" "$BATS_TEST_TMPDIR/go"
+	flock ${2:--x} "$BATS_TEST_TMPDIR/cache/locks/${1:-cpu.lock}" timeout 600 sh -c \
+		'touch "$1/held"; while [ ! -e "$1/go" ]; do sleep 0.05; done' _ "$BATS_TEST_TMPDIR" 3>&- &
+	HOLDER=$!
+	until_file "$BATS_TEST_TMPDIR/held" "the lock is held"
+}
+
+release_lock() {
+	touch "$BATS_TEST_TMPDIR/go"
+	wait "$HOLDER"
+}
+
+# until_file FILE WHAT [PATTERN]: returns once FILE exists (and holds PATTERN); fails after
+# 120 s, saying WHAT it waited for.
+until_file() {
+	local end=$((SECONDS + 120))
+	until [ -e "$1" ] && { [ -z "${3:-}" ] || grep -q "$3" "$1"; }; do
+		[ "$SECONDS" -lt "$end" ] || fail "120 s and still not: $2"
+		sleep 0.05
+	done
+}
+
+# waiting FILE...: returns once each FILE (a leap-bench's stderr) says it waits for the lock.
+waiting() {
+	local f
+	for f in "$@"; do
+		until_file "$f" "$f says it waits for the lock" 'waiting for the lock on device cpu' || return 1
+	done
+}
+
+@test "two leap-bench processes never time on the same device at once" {
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	flock "$BATS_TEST_TMPDIR/cache/locks/cpu.lock" sleep 3 &
-	sleep 0.5
-	start=$(date +%s.%N)
-	run -0 --separate-stderr leap-bench --max-time 0.5 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
-	end=$(date +%s.%N)
-	wait
-	[[ "$stderr" == *"waiting for the lock on device cpu"* ]]
-	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 2.3) }'
-	[ "$(jq -r "$TIMED" <<<"$output")" = timed ]
+	hold_lock
+	leap-bench --max-time 0.5 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl" \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	pid=$!
+	waiting "$BATS_TEST_TMPDIR/err"
+	# while the lock is held it times nothing (its record would take a second here)
+	sleep 2
+	[ -d "/proc/$pid" ] && [ ! -s "$BATS_TEST_TMPDIR/out" ]
+	release_lock
+	wait "$pid"
+	[ "$(jq -r "$TIMED" "$BATS_TEST_TMPDIR/out")" = timed ]
 }
 
 @test "issue 28: the timing lock: leap-bench waits for running jobs, and leap-compile and leap-verify wait while it times" {
 	c=$BATS_TEST_TMPDIR/cache
-	mkdir -p "$c/locks"
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	# a job of leap-compile or leap-verify (shared) holds it: the timing waits for it to end
-	flock -s "$c/locks/cpu-jobs.lock" sleep 4 &
-	sleep 0.3
-	start=$(date +%s.%N)
-	run -0 leap-bench --max-time 0.3 --target-ci 1 --cache "$c" "$BATS_TEST_TMPDIR/in.jsonl"
-	end=$(date +%s.%N)
-	wait
-	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 3.5) }'
+	compiled_record vector_add "$ART/correct.so" >"$BATS_TEST_TMPDIR/verify.jsonl"
+	printf '%s\n' '{"task":"vector_add","backend":"cpu","code":"void vector_add(const float *a, const float *b, float *c, int n) { for (int i = 0; i < n; i++) c[i] = a[i] - -b[i]; }"}' \
+		>"$BATS_TEST_TMPDIR/compile.jsonl"
+	# a job of leap-compile or leap-verify (shared) holds it: the timing waits for it to end;
 	# a timing holds it (exclusive): a cpu verification and a compile of the same cache wait
-	flock -x "$c/locks/cpu-jobs.lock" sleep 4 &
-	sleep 0.3
-	start=$(date +%s.%N)
-	run -0 leap-verify --cache "$c" --seed 1 <<<"$(compiled_record vector_add "$ART/correct.so")"
-	end=$(date +%s.%N)
-	wait
-	[ "$(jq -r .status <<<"$output")" = pass ]
-	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 3.5) }'
-	flock -x "$c/locks/cpu-jobs.lock" sleep 4 &
-	sleep 0.3
-	start=$(date +%s.%N)
-	run -0 leap-compile --cache "$c" <<<'{"task":"vector_add","backend":"cpu","code":"void vector_add(const float *a, const float *b, float *c, int n) { for (int i = 0; i < n; i++) c[i] = a[i] - -b[i]; }"}'
-	end=$(date +%s.%N)
-	wait
-	[ "$(jq -r .compile.status <<<"$output")" = ok ]
-	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 3.5) }'
+	local mode cmd
+	for mode in -s:bench -x:verify -x:compile; do
+		case ${mode#*:} in
+		bench) cmd=(leap-bench --max-time 0.3 --target-ci 1 --cache "$c" "$BATS_TEST_TMPDIR/in.jsonl") ;;
+		verify) cmd=(leap-verify --cache "$c" --seed 1 "$BATS_TEST_TMPDIR/verify.jsonl") ;;
+		compile) cmd=(leap-compile --cache "$c" "$BATS_TEST_TMPDIR/compile.jsonl") ;;
+		esac
+		hold_lock cpu-jobs.lock "${mode%%:*}"
+		"${cmd[@]}" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+		pid=$!
+		# while the lock is held it writes nothing (each would be done in well under 2 s)
+		sleep 2
+		[ -d "/proc/$pid" ] && [ ! -s "$BATS_TEST_TMPDIR/out" ] || fail "${mode#*:} did not wait for the lock"
+		release_lock
+		wait "$pid"
+		[ -s "$BATS_TEST_TMPDIR/out" ]
+	done
+	[ "$(jq -r .compile.status "$BATS_TEST_TMPDIR/out")" = ok ]
 }
 
 @test "an unknown task is an error record and exit status 1" {
@@ -519,14 +575,16 @@ groups() {
 }
 
 @test "--devices: cpu timings still wait for another process holding the cpu lock" {
-	mkdir -p "$BATS_TEST_TMPDIR/cache/locks"
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
-	flock "$BATS_TEST_TMPDIR/cache/locks/cpu.lock" sleep 2 &
-	sleep 0.5
-	run -0 --separate-stderr leap-bench --devices 0,1 --max-time 0.3 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
-	wait
-	[[ "$stderr" == *"waiting for the lock on device cpu"* ]]
-	[ "$(jq -r '"\('"$TIMED"') \(.bench.device_index)"' <<<"$output")" = "timed 0" ]
+	hold_lock
+	leap-bench --devices 0,1 --max-time 0.3 --target-ci 1 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl" \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	pid=$!
+	waiting "$BATS_TEST_TMPDIR/err"
+	[ ! -s "$BATS_TEST_TMPDIR/out" ]
+	release_lock
+	wait "$pid"
+	[ "$(jq -r '"\('"$TIMED"') \(.bench.device_index)"' "$BATS_TEST_TMPDIR/out")" = "timed 0" ]
 }
 
 @test "--devices: malformed lists and conflicting options are usage errors (exit 2)" {
@@ -543,17 +601,24 @@ groups() {
 
 @test "two processes timing on one device: each says once that it waits for the lock, not per record" {
 	passed correct correct correct correct correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	# both start while a third process holds the lock, so that they meet at it however slowly
+	# the machine starts them; then they take turns, five records each
+	hold_lock
+	local pids=()
 	for p in a b; do
 		leap-bench --max-time 0.2 --min-runs 3 --cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl" \
-			>"$BATS_TEST_TMPDIR/$p.out" 2>"$BATS_TEST_TMPDIR/$p.err" &
+			>"$BATS_TEST_TMPDIR/$p.out" 2>"$BATS_TEST_TMPDIR/$p.err" 3>&- &
+		pids+=($!)
 	done
-	wait
+	waiting "$BATS_TEST_TMPDIR/a.err" "$BATS_TEST_TMPDIR/b.err"
+	release_lock
+	wait "${pids[@]}"
 	for p in a b; do
 		[ "$(jq -r "$TIMED" "$BATS_TEST_TMPDIR/$p.out" | sort -u)" = timed ]
 		n=$(grep -c 'waiting for the lock' "$BATS_TEST_TMPDIR/$p.err" || true)
 		[ "$n" -le 1 ] || fail "process $p said $n times that it waits: $(cat "$BATS_TEST_TMPDIR/$p.err")"
 	done
-	# they did take turns: at least one of them waited
+	# both waited (for the holder, then one for the other)
 	cat "$BATS_TEST_TMPDIR/a.err" "$BATS_TEST_TMPDIR/b.err" | grep -q 'waiting for the lock on device cpu'
 }
 

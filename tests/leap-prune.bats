@@ -268,13 +268,20 @@ EOF
 @test "leap-prune: a group is decided as soon as its records have arrived" {
 	mkfifo "$T/fifo"
 	# two records of group a, then the writer waits: the decision must come out before EOF
-	{ group a 1 pass mismatch; sleep 5; group b 1 pass; } >"$T/fifo" &
+	# (the rest is held back until it did, until_lines)
+	{
+		group a 1 pass mismatch
+		until_lines "$T/done" 2 && until_lines "$T/next" 1 || exit 1
+		cp "$T/next" "$T/next.early"
+		cp "$T/done" "$T/done.early"
+		group b 1 pass
+	} >"$T/fifo" &
 	writer=$!
-	timeout 3 leap-prune --group-size 2 --done "$T/done" <"$T/fifo" >"$T/next" || true
-	kill "$writer" 2>/dev/null || true
-	run -0 jq -c '[.group, .sample, .turn]' "$T/next"
+	leap-prune --group-size 2 --done "$T/done" <"$T/fifo" >"$T/next"
+	wait "$writer"
+	run -0 jq -c '[.group, .sample, .turn]' "$T/next.early"
 	assert_output '["a",1,2]'
-	[ "$(wc -l <"$T/done")" -eq 2 ]
+	[ "$(wc -l <"$T/done.early")" -eq 2 ]
 }
 
 @test "leap-prune: an incomplete group is decided at end of input and says so" {

@@ -121,13 +121,19 @@ scores() {
 	run -0 --separate-stderr leap-rank --group-size 4 "$F/story.jsonl"
 	[ -z "$stderr" ]
 	[ "$(echo "$output" | jq -r .group | uniq | tr '\n' ' ')" = "B A " ]
+	# the rest of the input is held back until group B came out (until_lines)
 	mkfifo "$T/fifo"
-	{ head -n 12 "$F/story.jsonl"; sleep 5; tail -n 2 "$F/story.jsonl"; } >"$T/fifo" &
+	{
+		head -n 12 "$F/story.jsonl"
+		until_lines "$T/out" 5 || exit 1
+		cp "$T/out" "$T/out.early"
+		tail -n 2 "$F/story.jsonl"
+	} >"$T/fifo" &
 	writer=$!
-	timeout 3 leap-rank --group-size 4 <"$T/fifo" >"$T/out" || true
-	kill "$writer" 2>/dev/null || true
-	[ "$(jq -r .group "$T/out" | sort -u)" = B ]
-	[ "$(wc -l <"$T/out")" -eq 5 ]
+	leap-rank --group-size 4 <"$T/fifo" >"$T/out"
+	wait "$writer"
+	[ "$(jq -r .group "$T/out.early" | sort -u)" = B ]
+	[ "$(wc -l <"$T/out.early")" -eq 5 ]
 }
 
 @test "leap-rank: incomplete groups and unended trajectories are ranked and reported" {

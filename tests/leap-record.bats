@@ -107,10 +107,7 @@ field 'bench.speedup_ci' must be [lo, hi], two numbers with lo <= hi"
 	pid=$!
 	exec 4>"$BATS_TEST_TMPDIR/fifo"
 	printf '{"first":1}\n' >&4
-	for _ in $(seq 100); do
-		[ -s "$BATS_TEST_TMPDIR/out" ] && break
-		sleep 0.05
-	done
+	until_lines "$BATS_TEST_TMPDIR/out" 1 || true
 	first="$(cat "$BATS_TEST_TMPDIR/out")"
 	printf '{"second":2}\n' >&4
 	exec 4>&-

@@ -22,8 +22,9 @@ start_server() {
 	rm -f port requests.jsonl
 	python3 "$FIXTURES/sampler-openai/fake_server.py" port requests.jsonl "$@" &
 	SERVER_PID=$!
-	for _ in $(seq 100); do
-		[ -s port ] && break
+	# it writes its port once it listens (a loaded machine may take a while to start python)
+	for _ in $(seq 2400); do
+		[ -s port ] || ! kill -0 "$SERVER_PID" 2>/dev/null && break
 		sleep 0.05
 	done
 	[ -s port ] || fail "the fake server did not start"
@@ -125,7 +126,8 @@ record() {
 @test "sampler-openai: a call past the timeout becomes an error record" {
 	start_server
 	{ record 0 SLOW; record 1 fast; } >in.jsonl
-	run -1 --separate-stderr "$SAMPLER" --url "$URL" --timeout 1 --retries 0 in.jsonl
+	# SLOW is answered after 60 s; 5 s is far more than the fast call needs, loaded or not
+	run -1 --separate-stderr "$SAMPLER" --url "$URL" --timeout 5 --retries 0 in.jsonl
 	run -0 jq -r '.error.message // .completion' <<<"$output"
 	assert_line --index 0 --partial "call failed: curl: (28)"
 	assert_line --index 1 "echo: fast"

@@ -12,6 +12,37 @@ setup() {
 teardown() {
 	rm -f "/tmp/leap-security-probe.$BATS_ROOT_PID" "/var/tmp/leap-security-probe.$BATS_ROOT_PID" \
 		"/dev/shm/leap-security-probe.$BATS_ROOT_PID"
+	[ -z "${OPEN_DIR:-}" ] || rm -rf "$OPEN_DIR"
+}
+
+# others_reach PATH: whether every directory above PATH lets other users through.
+others_reach() {
+	local p
+	p=$(dirname "$1")
+	while [ "$p" != / ]; do
+		[ $((0$(stat -L -c %a "$p") & 1)) = 1 ] || return 1
+		p=$(dirname "$p")
+	done
+}
+
+# open_dir: sets OPEN_DIR to "" when the candidate's user could read the checkout without the
+# sandbox (no root: the candidate runs as this user; as root, every directory above the
+# checkout lets others through), else to a new directory it can read, outside /tmp, /var/tmp and
+# /dev/shm (which the sandbox covers on its own: a file there would not show what the minimal
+# root hides). The controls run with --no-namespaces must be able to read what the sandbox hides:
+# a checkout under /root (mode 700) is hidden from the candidate's user by its mode alone.
+open_dir() {
+	OPEN_DIR=""
+	[ "$(id -u)" = 0 ] || return 0
+	others_reach "$ROOT/tests/security.bats" && return 0
+	local base
+	for base in /run /srv /opt; do
+		[ -d "$base" ] && [ -w "$base" ] && others_reach "$base/x" && break # $base and above
+		base=""
+	done
+	[ -n "$base" ] || skip "the checkout is closed to other users and no directory outside /tmp is open to make one"
+	OPEN_DIR=$(mktemp -d "$base/leap-security.XXXXXX")
+	chmod 755 "$OPEN_DIR"
 }
 
 # rec_file TASK BACKEND FILE: a record whose code is the text of FILE.
@@ -130,14 +161,22 @@ incbin_rec() {
 	command -v setpriv >/dev/null || skip "no setpriv"
 	d="$(mktemp -d /tmp/leap-security-nobody.XXXXXX)"
 	chown 65534:65534 "$d"
-	ref="$(cd "$LEAP_TASKS" && pwd)/softmax/reference.c"
-	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$d" TMPDIR="$d" LEAP_CACHE="$d/cache" "$@"; }
-	as_nobody test -r "$ref" || { rm -rf "$d"; skip "nobody cannot read the suite here"; }
+	local suite compile="$ROOT/bin/leap-compile"
+	suite="$(cd "$LEAP_TASKS" && pwd)"
+	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$d" TMPDIR="$d" LEAP_CACHE="$d/cache" LEAP_TASKS="$suite" "$@"; }
+	if ! as_nobody test -r "$suite/softmax/reference.c" -a -x "$compile"; then
+		# a checkout closed to other users: the program and the suite where nobody can read them
+		open_dir
+		[ -n "$OPEN_DIR" ] || { rm -rf "$d"; skip "nobody cannot read the suite here"; }
+		mkdir "$OPEN_DIR/bin" && cp "$compile" "$OPEN_DIR/bin/" && cp -r "$suite" "$OPEN_DIR/tasks"
+		chmod -R a+rX "$OPEN_DIR"
+		compile="$OPEN_DIR/bin/leap-compile" suite="$OPEN_DIR/tasks"
+	fi
 	as_nobody unshare -U true || { rm -rf "$d"; skip "no unprivileged user namespaces here"; }
-	incbin_rec "$ref" >"$d/in.jsonl"
+	incbin_rec "$suite/softmax/reference.c" >"$d/in.jsonl"
 	chmod 644 "$d/in.jsonl"
 	chown 65534:65534 "$d/in.jsonl"
-	run -0 --separate-stderr as_nobody "$BATS_TEST_DIRNAME/../bin/leap-compile" "$d/in.jsonl"
+	run -0 --separate-stderr as_nobody "$compile" "$d/in.jsonl"
 	rm -rf "$d"
 	jq -e '.status == "compile_error" and .compile.reason == "forbidden_include"' <<<"$output"
 	[ -z "$stderr" ]
@@ -194,17 +233,28 @@ incbin_rec() {
 }
 
 @test "verify: a candidate cannot read another copy of the suite (one policy: lib/unseen.c)" {
-	# the suite in use is a copy; the bundled suite beside the programs is another copy
+	# the suite in use is a copy; the bundled suite beside the programs is another copy (where
+	# the candidate's user could not read the checkout anyway, programs and suite are copied
+	# where it could: open_dir)
 	cp -r "$LEAP_TASKS" "$T/suite"
-	bundled="$(cd "$BATS_TEST_DIRNAME/../tasks" && pwd)/vector_add/reference.c"
+	open_dir
+	local verify=leap-verify bundled="$ROOT/tasks/vector_add/reference.c"
+	if [ -n "$OPEN_DIR" ]; then
+		mkdir "$OPEN_DIR/bin" "$OPEN_DIR/libexec"
+		cp "$ROOT/bin/leap-verify" "$OPEN_DIR/bin/"
+		cp "$ROOT/libexec/leap-run-cpu" "$OPEN_DIR/libexec/"
+		cp -r "$ROOT/tasks" "$OPEN_DIR/"
+		chmod -R a+rX "$OPEN_DIR"
+		verify="$OPEN_DIR/bin/leap-verify" bundled="$OPEN_DIR/tasks/vector_add/reference.c"
+	fi
 	[ -r "$bundled" ]
 	sed "s|@PATH@|$bundled|" "$F/read_file.c.in" >"$T/read.c"
 	rec_file vector_add cpu "$T/read.c" >"$T/in.jsonl"
 	LEAP_TASKS="$T/suite" leap-compile "$T/in.jsonl" >"$T/c.jsonl"
-	run -0 --separate-stderr env LEAP_TASKS="$T/suite" leap-verify "$T/c.jsonl"
+	run -0 --separate-stderr env LEAP_TASKS="$T/suite" "$verify" "$T/c.jsonl"
 	jq -e '.status == "pass" and (.verify.output // "" | contains("read: ") | not)' <<<"$output"
 	# the same candidate reads it without the sandbox's namespaces: the test can fail
-	run -0 --separate-stderr env LEAP_TASKS="$T/suite" leap-verify --no-namespaces "$T/c.jsonl"
+	run -0 --separate-stderr env LEAP_TASKS="$T/suite" "$verify" --no-namespaces "$T/c.jsonl"
 	jq -e '.status == "mismatch"' <<<"$output"
 }
 
@@ -286,12 +336,19 @@ EOF2
 }
 
 @test "verify: the minimal root shows neither the checkout nor a unix socket outside" {
-	# a world-readable file of the checkout (outside /tmp, the suite and the cache)
-	readme="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/README.md"
+	# a world-readable file of the checkout (outside /tmp, the suite and the cache), or a copy
+	# of it the candidate's user could read without the sandbox (open_dir)
+	open_dir
+	readme="$ROOT/README.md"
+	if [ -n "$OPEN_DIR" ]; then
+		cp "$readme" "$OPEN_DIR/README.md"
+		chmod 644 "$OPEN_DIR/README.md"
+		readme="$OPEN_DIR/README.md"
+	fi
 	sed "s|@PATH@|$readme|" "$F/read_file.c.in" >"$T/read.c"
 	# a unix socket outside /tmp that accepts connections (the sandbox user may connect to
 	# it); in /tmp when the checkout is not ours to write (the unprivileged pass of .ci/run)
-	d="$(cd "$BATS_TEST_DIRNAME" && pwd)/.tmp/sock.$$"
+	d="${OPEN_DIR:-$ROOT/tests/.tmp}/sock.$$"
 	mkdir -p "$d" 2>/dev/null || d="$T/sock"
 	mkdir -p "$d"
 	chmod 755 "$d"

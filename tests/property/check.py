@@ -16,8 +16,12 @@ reaches the stage comes out of it exactly once, at the position the stage's docu
 gives (input order, except leap-prune, which writes a group when its last record arrives and an
 error record when it arrives); every field the input record came with is there, unchanged (type
 included: 64-bit integers exact, -0.0 kept) and in its order; an input line that was not a
-record comes out as an error record whose raw is the line. Prints what it checked and every
-failure (the first 20) and exits 1 when something failed. Only the standard library is used.
+record comes out as an error record whose raw is the line. After leap-bench, every record's
+status is the one the generator expects of its candidate, or `timeout`: run.sh gives each
+candidate 2 s of wall clock, beside fork bombs, which a loaded machine need not honour (the
+property is about records; leap-verify.bats about verdicts). Prints what it checked, the mix of
+candidates in the input, and every failure (the first 20), and exits 1 when something failed.
+Only the standard library is used.
 """
 import json
 import math
@@ -37,9 +41,15 @@ def no_constant(name):
     raise ValueError("non-JSON number %s" % name)
 
 
+STRICT = json.JSONDecoder(parse_constant=no_constant)
+# One encoder for the comparisons of fields: json.dumps with its defaults, without the check
+# for circular references (parsed JSON has none).
+DUMPS = json.JSONEncoder(check_circular=False).encode
+
+
 def strict_load(line):
     """Parses one line as a strict JSON object; raises ValueError otherwise."""
-    obj = json.loads(line.decode("utf-8"), parse_constant=no_constant)
+    obj = STRICT.decode(line.decode("utf-8"))
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
     return obj
@@ -81,6 +91,7 @@ class Checker:
         if len(lines) != len(self.meta):
             raise Fail("in.jsonl has %d lines, meta.jsonl %d" % (len(lines), len(self.meta)))
         self.orig = {}  # input line index -> parsed record (records only)
+        self.in_lines = {}  # input line index -> its text, for strict records only (appended())
         self.raw = {}  # expected raw text -> input line index (lines that are not records)
         self.by_id = {}  # id -> input line index
         for i, (line, m) in enumerate(zip(lines, self.meta)):
@@ -88,6 +99,11 @@ class Checker:
                 line = line[:-1]
             if m["k"] == "rec":
                 self.orig[i] = json.loads(line.decode("utf-8"))
+                try:
+                    strict_load(line)
+                    self.in_lines[i] = line
+                except ValueError:
+                    pass
                 if m["id"] in self.by_id:
                     raise Fail("generator: id %d twice" % m["id"])
                 self.by_id[m["id"]] = i
@@ -97,6 +113,7 @@ class Checker:
                     raise Fail("generator: malformed line %r twice" % raw[:80])
                 self.raw[raw] = i
         self.seq_in = [i for i, m in enumerate(self.meta) if m["k"] != "blank"]
+        self.dumped = {}  # (input line index, next_turn) -> (fields, their serialisation)
 
     def fail(self, msg):
         """Records a failure (the first 20 are printed)."""
@@ -122,8 +139,12 @@ class Checker:
                 self.fail("%s:%d: input line %d was not a record, but its output has no error" % (stage, pos, o + 1))
             return
         orig = self.orig[o]
-        want = [k for k in orig if not (next_turn and k in NEXT_DROPPED)]
-        wanted = set(want)
+        # the input side is the same at every stage: made once
+        cached = self.dumped.get((o, next_turn))
+        if cached is None:
+            want = [k for k in orig if not (next_turn and k in NEXT_DROPPED)]
+            cached = self.dumped[(o, next_turn)] = (want, set(want), DUMPS([orig[k] for k in want]))
+        want, wanted, dumped = cached
         got = [k for k in r if k in wanted]
         if got != want:
             lost = [k for k in want if k not in r]
@@ -134,7 +155,7 @@ class Checker:
             return
         # One serialisation each side compares all fields at once (fast path); same() names the
         # field that differs.
-        if json.dumps([r[k] for k in want]) != json.dumps([orig[k] for k in want]):
+        if DUMPS([r[k] for k in want]) != dumped:
             for k in want:
                 if not same(orig[k], r[k]):
                     self.fail("%s:%d: id %d: field %r changed: %r -> %r" % (stage, pos, orig["id"], k,
@@ -142,19 +163,56 @@ class Checker:
         if next_turn and r.get("turn") != orig["turn"] + 1:
             self.fail("%s:%d: id %d: next-turn record has turn %r" % (stage, pos, orig["id"], r.get("turn")))
 
-    def stage(self, name, expect, next_turn=False):
+    @staticmethod
+    def appended(prev, due, line):
+        """The record of output line `line` when it is the line of input line `due` in the stage
+        before (prev: (lines, records) by input line index) with members appended that the
+        record did not have; None otherwise. Then only what was appended needs parsing: the
+        line before was strict JSON and kept every field of the input, and this one keeps it
+        byte for byte."""
+        lines, recs = prev
+        before, rec = lines.get(due), recs.get(due)
+        if before is None or not rec or not before.endswith(b"}") or not line.startswith(before[:-1]):
+            return None
+        tail = line[len(before) - 1:]
+        if tail == b"}":
+            return rec
+        if not tail.startswith(b","):
+            return None
+        try:
+            added = strict_load(b"{" + tail[1:])
+        except ValueError:
+            return None
+        if any(k in rec for k in added):
+            return None  # a member given twice: parsed whole, the field check decides
+        r = dict(rec)
+        r.update(added)
+        return r
+
+    def stage(self, name, expect, next_turn=False, prev=None):
         """Reads a stage's output, checks each record, compares its order with expect (a list of
-        input line indices or None to skip that); returns (records, origins)."""
-        recs, seq = [], []
+        input line indices or None to skip that); returns (records, origins) and keeps its
+        lines and records in self.last for the stage after it. With prev (the stage before's
+        self.last) and expect, a line that is the line due there with members appended is
+        checked by parsing what was appended (appended()); any other line is parsed whole."""
+        recs, seq, by_line, by_rec = [], [], {}, {}
         for pos, line in enumerate(read_lines("%s/%s.jsonl" % (self.d, name)), 1):
-            try:
-                r = strict_load(line)
-            except ValueError as e:
-                raise Fail("%s:%d: not strict JSON (%s): %r" % (name, pos, e, line[:200]))
-            o = self.origin(name, pos, r)
-            self.fields(name, pos, o, r, next_turn)
+            r = None
+            if prev is not None and expect is not None and pos <= len(expect):
+                o = expect[pos - 1]
+                r = self.appended(prev, o, line)
+            if r is None:
+                try:
+                    r = strict_load(line)
+                except ValueError as e:
+                    raise Fail("%s:%d: not strict JSON (%s): %r" % (name, pos, e, line[:200]))
+                o = self.origin(name, pos, r)
+                self.fields(name, pos, o, r, next_turn)
             recs.append(r)
             seq.append(o)
+            by_line[o] = line
+            by_rec[o] = r
+        self.last = (by_line, by_rec)
         seen = set()
         for pos, o in enumerate(seq, 1):
             if o in seen:
@@ -222,7 +280,7 @@ class Checker:
             if m["expect"] is None:
                 if "error" not in r:
                     self.fail("b:%d: id %d should carry an error" % (pos, m["id"]))
-            elif r.get("status") not in m["expect"].split("|"):
+            elif r.get("status") not in m["expect"].split("|") + ["timeout"]:
                 self.fail("b:%d: id %d: status %r, expected %s (verify: %s)" % (
                     pos, m["id"], r.get("status"), m["expect"], json.dumps(r.get("verify"))[:300]))
             v = r.get("verify") or {}
@@ -232,18 +290,21 @@ class Checker:
 
     def run(self):
         """Checks every stage; returns the process exit status."""
-        _, c = self.stage("c", self.seq_in)
-        v_recs, v = self.stage("v", c)
-        b_recs, b = self.stage("b", v)
+        # each stage is read beside the one before it (stage(): prev)
+        _, c = self.stage("c", self.seq_in, prev=(self.in_lines, self.orig))
+        v_recs, v = self.stage("v", c, prev=self.last)
+        b_recs, b = self.stage("b", v, prev=self.last)
         self.statuses(b_recs, b)
-        done_recs, done = self.stage("done", self.prune_order(b_recs, b))
+        done_recs, done = self.stage("done", self.prune_order(b_recs, b), prev=self.last)
+        after_done = self.last
         expand = [o for r, o in zip(done_recs, done) if (r.get("prune") or {}).get("decision") == "expand"]
         self.stage("next", expand, next_turn=True)
-        _, r = self.stage("r", done)
+        _, r = self.stage("r", done, prev=after_done)
+        after_r = self.last
         rp_recs, rp = self.stage("rp", None)
         self.grouped("rp", rp_recs, rp, done)
-        self.stage("a", r)
-        self.stage("g", r)
+        self.stage("a", r, prev=after_r)
+        self.stage("g", r, prev=after_r)
         # End to end: every input line that is not blank is in the final output exactly once.
         missing = set(self.seq_in) - set(r)
         if missing:
@@ -255,6 +316,11 @@ class Checker:
                 self.fail("report.json: not strict JSON: %s" % e)
         print("input: %d lines, %d records, %d not records, %d blank" % (
             len(self.meta), len(self.orig), len(self.raw), len(self.meta) - len(self.seq_in)))
+        mix = {}
+        for m in self.meta:
+            if m["k"] == "rec" and m["expect"] is not None:
+                mix[m["expect"]] = mix.get(m["expect"], 0) + 1
+        print("candidates: " + ", ".join("%s %d" % kv for kv in sorted(mix.items())))
         counts = {}
         for rec in b_recs:
             s = rec.get("status", "error" if "error" in rec else "none")

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# fresh-root.sh - `make demo` and `make check` in a fresh Debian 12 minbase root, run as README.md
+# says, and the counts: what a new user's machine lacks and this one has (a package no test set
+# names, a toolkit, a readable checkout) shows here and nowhere else (issue 25).
+#
+# usage: bash tests/fresh-root.sh [DIR]   (as root; DIR: where the root is made, default a new
+#                                         directory under /var/tmp, removed at the end unless
+#                                         KEEP=1; MIRROR, default http://deb.debian.org/debian)
+#
+# 1. debootstrap --variant=minbase bookworm DIR (tests/deps.sh fresh-root installs debootstrap);
+# 2. the committed tree of this checkout (HEAD; uncommitted changes are not in it) cloned to
+#    DIR/root/leap, under /root (mode 700) as a new user's clone would be;
+# 3. in a mount namespace of its own, so that nothing is mounted on the host and everything goes
+#    when it ends: DIR bound on itself (the sandbox's pivot_root needs the root it leaves to be
+#    a mount point, as it is on a real machine), a new proc (programs read /proc/self; the
+#    sandbox mounts a proc of its own, which the kernel allows only beside a full one), /sys
+#    with its cgroup hierarchies (leap-bench freezes candidates with a cgroup freezer, cgroup2
+#    or v1, and leap-verify gives cuda children a memory cgroup), /dev with /dev/pts (the
+#    device nodes the sandbox binds into its minimal root; script(1) needs a pseudo-terminal),
+#    a tmpfs of its own on /dev/shm and on /run (tests write into /dev/shm and /run, which a
+#    booted machine has empty), and the host's resolv.conf (apt-get reaches the mirror);
+# 4. there, as root in /root/leap: `apt-get update && apt-get install -y make` (README: what a
+#    minimal image needs first), `make demo`, `make check`; their output goes to
+#    tests/.tmp/fresh-root/{make,demo,check}.log of this checkout.
+# Prints each step's time, the demo's last line, make check's counts and its failing tests.
+# Exit status: 0 when both passed, 1 otherwise, 2 when the root could not be made. Slow: the
+# packages and the whole suite (about 45 minutes on 2 cores).
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+mirror=${MIRROR:-http://deb.debian.org/debian}
+say() { echo "fresh-root: $*"; }
+die() {
+	say "$*" >&2
+	exit 2
+}
+[ "$(id -u)" = 0 ] || die "run as root (debootstrap, chroot and mounts need it)"
+sh "$src/tests/deps.sh" fresh-root || die "tests/deps.sh fresh-root could not install debootstrap"
+root=${1:-$(mktemp -d /var/tmp/leap-fresh-root.XXXXXX)}
+mkdir -p "$root" || die "cannot make $root"
+root=$(cd "$root" && pwd)
+[ -z "$(ls -A "$root")" ] || die "$root is not empty"
+if [ "${KEEP:-}" != 1 ]; then
+	trap 'rm -rf --one-file-system "$root"' EXIT
+fi
+t0=$SECONDS
+
+say "debootstrap --variant=minbase bookworm $root ($mirror)"
+debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.debootstrap.log" 2>&1 ||
+	die "debootstrap failed: $(tail -n 3 "$root.debootstrap.log")"
+rm -f "$root.debootstrap.log"
+say "root made ($((SECONDS - t0)) s)"
+
+git clone -q "$src" "$root/root/leap" && git -C "$root/root/leap" checkout -q --detach "$(git -C "$src" rev-parse HEAD)" ||
+	die "cannot clone $src"
+say "/root/leap: $(git -C "$src" log -1 --format='%h %s')"
+
+# The steps in the root, in a mount namespace of its own (step 3 above says why each mount).
+inside='set -u
+r=$1
+mount --bind "$r" "$r"
+mount -t proc proc "$r/proc"
+mount --rbind /sys "$r/sys" && mount --make-rslave "$r/sys"
+mount --rbind /dev "$r/dev" && mount --make-rslave "$r/dev"
+mount -t tmpfs -o mode=1777 tmpfs "$r/dev/shm"
+mount -t tmpfs -o mode=755 tmpfs "$r/run"
+cp /etc/resolv.conf "$r/etc/resolv.conf"
+step() { # step NAME COMMAND: runs COMMAND in the root, as a new login of root would
+	local t=$SECONDS rc
+	chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		bash -c "cd /root/leap && $2" >"$r/root/$1.log" 2>&1
+	rc=$?
+	echo "fresh-root: $1: exit $rc ($((SECONDS - t)) s)"
+	return $rc
+}
+step make "apt-get update && apt-get install -y make" || exit 2
+step demo "make demo"
+demo=$?
+step check "make check"
+check=$?
+echo "fresh-root: demo: $(tail -n 1 "$r/root/demo.log")"
+echo "fresh-root: make check: $(grep -E "^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped\$" "$r/root/check.log" | tail -n 1)"
+grep -E "^not ok " "$r/root/check.log" | sed "s/^/fresh-root:   /"
+[ "$demo" -eq 0 ] && [ "$check" -eq 0 ]'
+unshare --mount --propagation private bash -c "$inside" - "$root"
+rc=$?
+mkdir -p "$src/tests/.tmp/fresh-root"
+cp "$root"/root/*.log "$src/tests/.tmp/fresh-root/" 2>/dev/null
+say "$((SECONDS - t0)) s in all; the logs are in tests/.tmp/fresh-root/"
+exit $rc
