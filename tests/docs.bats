@@ -155,3 +155,14 @@ PY
 		done
 	done
 }
+
+@test "docs cannot drift: leap(7) lists every program under PROGRAMS and in SEE ALSO" {
+	cd "$ROOT"
+	progs=$(sed -n '/^\.SH PROGRAMS/,/^\.SH /p' man/leap.7)
+	also=$(sed -n '/^\.SH SEE ALSO/,$p' man/leap.7)
+	for c in cmd/leap-*.c; do
+		p=$(basename "$c" .c)
+		grep -qF ".BR $p (1)" <<<"$progs" || fail "leap.7 PROGRAMS does not list $p"
+		grep -qF ".BR $p (1)" <<<"$also" || fail "leap.7 SEE ALSO does not name $p"
+	done
+}
