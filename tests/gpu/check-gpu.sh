@@ -379,10 +379,14 @@ preflight() {
 	local failed
 	failed=$(jq -r 'select(.status == "fail") | .name' "$W/doctor.jsonl" 2>/dev/null | sort -u | tr '\n' ',' | sed 's/,$//; s/,/, /g')
 	local -a words
+	local vhelp bhelp
+	# Read each help whole: `--help | grep -q` under pipefail fails whenever grep stops
+	# reading before a help longer than one pipe write is out (SIGPIPE, exit 141).
+	vhelp=$(leap-verify --help) bhelp=$(leap-bench --help)
 	while read -r -a words; do
 		[ ${#words[@]} -eq 0 ] && continue
-		leap-verify --help | grep -q -- "^ *${words[0]} " && VOPTS+=("${words[@]}")
-		leap-bench --help | grep -q -- "^ *${words[0]} " && BOPTS+=("${words[@]}")
+		grep -q -- "^ *${words[0]} " <<<"$vhelp" && VOPTS+=("${words[@]}")
+		grep -q -- "^ *${words[0]} " <<<"$bhelp" && BOPTS+=("${words[@]}")
 	done < <(jq -r 'select(.option) | .option' "$W/doctor.jsonl" 2>/dev/null | sort -u)
 	detail="$(jq -s 'length' "$W/doctor.jsonl" 2>/dev/null || echo 0) findings${failed:+; failed: $failed}; options: leap-verify ${VOPTS[*]:-none}, leap-bench ${BOPTS[*]:-none}"
 	[ -s "$W/doctor.jsonl" ] && [ -z "$failed" ]
