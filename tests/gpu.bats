@@ -84,6 +84,18 @@ record() {
 	jq -e -s 'map(select(.name == "cpu pipeline"))[0] | .status == "ok"' "$T/d.jsonl"
 }
 
+@test "doctor: a library early in a long loader cache is found (no SIGPIPE read as 'missing')" {
+	# grep -q stops reading at its first match; under pipefail the writer's SIGPIPE made the
+	# lookup fail whenever the cache listing was longer than one pipe write
+	mkdir -p "$T/bin"
+	printf '%s\n' '#!/bin/bash' \
+		'printf "\tlibjansson.so.4 (libc6,x86-64) => /x/libjansson.so.4\n"' \
+		'yes "	libfiller.so.1 (libc6,x86-64) => /x/libfiller.so.1" | head -n 100000' >"$T/bin/ldconfig"
+	chmod +x "$T/bin/ldconfig"
+	CUDA_HOME=/nonexistent PATH="$T/bin:$BARE_PATH" run -0 bash "$ROOT/tests/gpu/doctor.sh"
+	assert_line --regexp '^ok +build library: jansson \(JSON\)$'
+}
+
 @test "doctor: a GPU visible without a cuda runner is a FAIL, not a skip" {
 	mkdir -p "$T/empty"
 	LEAP_TEST_DEVICE="gpu NVIDIA H200 (test seam)" LEAP_LIBEXEC="$T/empty" run -1 bash "$ROOT/tests/gpu/doctor.sh"

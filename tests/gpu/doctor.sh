@@ -71,7 +71,8 @@ has_header() {
 
 # has_lib SONAME [DIR]: the dynamic loader's cache, or DIR, has SONAME.
 has_lib() {
-	{ command -v ldconfig >/dev/null && ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$1 "; } ||
+	# grep without -q: under pipefail, grep -q quitting early would SIGPIPE a long cache listing
+	{ command -v ldconfig >/dev/null && ldconfig -p 2>/dev/null | grep "^[[:space:]]*$1 " >/dev/null; } ||
 		{ [ -n "${2:-}" ] && [ -e "$2/$1" ]; }
 }
 
