@@ -104,6 +104,7 @@ install: all
 	install -m 644 examples/replay/*.jsonl '$(DESTDIR)$(DATADIR)/replay/'
 	for p in $(MAN_PAGES); do s=$${p##*.}; install -m 644 $$p '$(DESTDIR)$(MANDIR)'/man$$s/; done
 	cp -R tasks/. '$(DESTDIR)$(DATADIR)/tasks/'
+	rm -rf '$(DESTDIR)$(DATADIR)/tasks/kernelbench' # the suites' generator, not a suite
 
 uninstall:
 	rm -f $(PROGS:bin/%='$(DESTDIR)$(BINDIR)'/%) '$(DESTDIR)$(BINDIR)'/leap-sampler-openai \

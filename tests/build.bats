@@ -11,6 +11,9 @@ load helpers
 	[ -f "$prefix/share/man/man5/leap-record.5" ]
 	[ -f "$prefix/share/man/man7/leap.7" ]
 	[ -f "$prefix/share/leap/tasks/softmax/task.json" ]
+	# tasks/kernelbench is the KernelBench suites' generator (it writes fixture solutions): not installed
+	[ -f "$prefix/share/leap/tasks/kernelbench-l1/kb1_019_relu/task.json" ]
+	[ ! -e "$prefix/share/leap/tasks/kernelbench" ]
 	# a copy elsewhere: nothing may point back into the build tree
 	mv "$prefix" "$BATS_TEST_TMPDIR/moved"
 	unset LEAP_TASKS
