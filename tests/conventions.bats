@@ -156,16 +156,27 @@ compiled_records() {
 		leap-compile --no-progress >"$BATS_TEST_TMPDIR/c.jsonl"
 }
 
+# sleeper_first IN OUT: OUT is a vector_add candidate that sleeps past a 1 s --timeout, then
+# IN's records: the line is first drawn half a second in, and a fast machine verifies IN's
+# records in less (CI of 2026-12-05 did 16 in 0.37 s and drew no line before the final one).
+sleeper_first() {
+	source "$ROOT/tests/artifact.bash"
+	build_artifact vector_add "$FIXTURES/leap-verify/sleep.c" "$BATS_TEST_TMPDIR/sleep.so"
+	{ compiled_record vector_add "$BATS_TEST_TMPDIR/sleep.so"; cat "$1"; } >"$2"
+}
+
 @test "progress: done/total, percentage, ETA and the outcomes when the input is a file" {
 	compiled_records 4
-	run -0 --separate-stderr leap-verify --progress --seed 1 "$BATS_TEST_TMPDIR/c.jsonl"
+	sleeper_first "$BATS_TEST_TMPDIR/c.jsonl" "$BATS_TEST_TMPDIR/s.jsonl"
+	run -0 --separate-stderr leap-verify --progress --seed 1 --timeout 1 "$BATS_TEST_TMPDIR/s.jsonl"
 	# the final line: every record, the time taken, the verdicts counted
 	final=$(tr '\r' '\n' <<<"$stderr" | grep -a 'in [0-9]' | tail -n 1)
-	[[ "$final" =~ ^leap-verify:\ 16/16\ records\ \(100%\)\ in\ [0-9]+s,\ [0-9.]+/s\;\ .*[0-9]+\ pass ]] ||
+	[[ "$final" =~ ^leap-verify:\ 17/17\ records\ \(100%\)\ in\ [0-9]+s,\ [0-9.]+/s\;\ .*[0-9]+\ pass ]] ||
 		fail "final line: $final"
-	[[ "$final" == *" mismatch"* && "$final" == *" skipped"* && "$final" == *"; 0 errors"* ]] || fail "final line: $final"
+	[[ "$final" == *" mismatch"* && "$final" == *" skipped"* && "$final" == *"1 timeout"* && "$final" == *"; 0 errors"* ]] ||
+		fail "final line: $final"
 	# lines before the end say how far and how long still
-	tr '\r' '\n' <<<"$stderr" | grep -aq '^leap-verify: [0-9]*/16 records ([0-9]*%), [0-9.]*/s, ETA [0-9]*s' ||
+	tr '\r' '\n' <<<"$stderr" | grep -aq '^leap-verify: [0-9]*/17 records ([0-9]*%), [0-9.]*/s, ETA [0-9]*s' ||
 		fail "no line with done/total and ETA: $stderr"
 	# from a pipe the total is unknown: counts and outcomes only
 	run -0 --separate-stderr bash -c 'cat "$1" | leap-verify --progress --seed 1' _ "$BATS_TEST_TMPDIR/c.jsonl"
@@ -183,10 +194,11 @@ compiled_records() {
 @test "progress: in a pipeline on one terminal only the bottleneck stage redraws its line" {
 	command -v script >/dev/null || skip "script(1) (util-linux) is needed for a terminal"
 	compiled_records 12
-	# a fast stage reading a file | the slow stage (sandboxed runs) | a starved stage, all on
-	# one pseudo-terminal
+	sleeper_first "$BATS_TEST_TMPDIR/c.jsonl" "$BATS_TEST_TMPDIR/s.jsonl"
+	# a fast stage reading a file | the slow stage (sandboxed runs, a sleeper first: slow on any
+	# machine) | a starved stage, all on one pseudo-terminal
 	cd "$BATS_TEST_TMPDIR"
-	script -qec "leap-record --progress c.jsonl | leap-verify --progress --seed 1 | leap-record --progress >/dev/null" \
+	script -qec "leap-record --progress s.jsonl | leap-verify --progress --seed 1 --timeout 1 | leap-record --progress >/dev/null" \
 		/dev/null >tty.log </dev/null
 	# split the transcript into drawn lines: one followed by a newline is a stage's final line,
 	# the others were redrawn in place
@@ -213,6 +225,6 @@ first = next((i for i, l in enumerate(redrawn) if l.startswith("leap-verify:")),
 assert first is not None, "the slow stage never drew its line"
 assert first <= 1 and all(l.startswith("leap-verify:") for l in redrawn[first:]), f"redrawn: {redrawn}"
 assert sorted(l.split(":")[0] for l in final) == ["leap-record", "leap-record", "leap-verify"], final
-assert any(l.startswith("leap-record: 48/48 records (100%)") for l in final), final
+assert any(l.startswith("leap-record: 49/49 records (100%)") for l in final), final
 PY
 }
