@@ -1,5 +1,6 @@
 /* bench.h - time a verified candidate against its task's baseline from a referee the candidate
- * cannot reach: statistics, the input pool, the timing loop, the verdict. */
+ * cannot reach: statistics, the input pool, the timing loop, the verdict. lib/referee.c times
+ * a record (its design and its loop on top); lib/bench.c holds the statistics and the bencher. */
 #ifndef LEAP_BENCH_H
 #define LEAP_BENCH_H
 
