@@ -1,4 +1,13 @@
 /* adaptive.c - DCP state across steps: self-tuning easy threshold and per-task easy/hopeless streaks. */
+/*
+ * leap-prune's DCP thresholds are fixed within a run, but what a step finds easy changes as the
+ * policy learns, so what outlives a run is one small JSON file: easy_below moves one step
+ * towards the target share of turn-1 groups ended, and each task keeps its streaks of runs in
+ * which every turn-1 group was easy or hopeless, from which leap-prompt --skip-from leaves the
+ * task out (revisited by a draw seeded per task, so that a skipped task can come back). Runs may
+ * commit side by side: the state is re-read and updated under an flock of PATH.lock and
+ * replaced by rename, so no update is lost and no reader sees half a file.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

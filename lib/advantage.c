@@ -1,4 +1,12 @@
 /* advantage.c - advantage estimators: LEAP's rank-based one and the scalar baselines it is compared with. */
+/*
+ * LEAP's estimator and the ones it is compared with live in one file and share one group walk
+ * (leap_advantage_group: members in (trajectory, turn, arrival) order), so that a comparison
+ * between them differs only in the rule, not in how a group was read. Each estimator is the
+ * formula of its source (man/leap-advantage.1 cites them), and each published method is a
+ * preset of estimator, reward and scaling, one flag away, rather than something a user must
+ * assemble. Rewards come from the record (reward, status, speedup) by a named rule.
+ */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

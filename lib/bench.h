@@ -1,5 +1,6 @@
 /* bench.h - time a verified candidate against its task's baseline from a referee the candidate
- * cannot reach: statistics, the input pool, the timing loop, the verdict. */
+ * cannot reach: statistics, the input pool, the timing loop, the verdict. lib/referee.c times
+ * a record (its design and its loop on top); lib/bench.c holds the statistics and the bencher. */
 #ifndef LEAP_BENCH_H
 #define LEAP_BENCH_H
 
@@ -115,7 +116,7 @@ struct leap_bencher {
 	size_t npools, poolcap;
 	cpu_set_t cpus;            /* the candidate's (and the baseline's) cores */
 	int ncpus;
-	struct leap_cgroups cg;    /* what the machine offers (detected by leap_bench_setup) */
+	struct leap_cgroups cg;    /* what the machine offers (detected by leap_bencher_init) */
 	struct leap_sandbox_opts sb; /* the runners' sandbox: v->o.sb plus cores and groups */
 	double probe_gbs, probe_gflops; /* cuda: the last device measured (copy GB/s, FP32 GFLOP/s) */
 	char probe_device[256];

@@ -1,5 +1,14 @@
 /* build.c - build a task's trusted sources (reference.c, baseline.cu) into cached artifacts.
  * Candidates, by hand too, are built by compile.c (see hand.h). */
+/*
+ * The reference and the baseline are leap's own code from the suite: they need none of what
+ * guards a candidate's compile (the include guard, hidden directories, limits, diagnostics for
+ * a model), so they are built here by one plain compiler run rather than by compile.c. The same
+ * prelude and shim as a candidate's (shim.c) give them the same ABI, so that the referee calls
+ * them exactly as it calls a candidate. An artifact is cached under CACHE/artifacts/ by the
+ * SHA-256 of what made it and published by rename, so that processes share one build and none
+ * loads half an object.
+ */
 #include <errno.h>
 #include <pwd.h>
 #include <fcntl.h>

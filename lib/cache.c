@@ -1,4 +1,12 @@
 /* cache.c - content-addressed store of compile results (SHA-256 keys, atomic publication, LRU size bound). */
+/*
+ * Why a directory of files published by rename, with no lock: cache.h. What that asks of this
+ * file: a temporary's name carries host, pid, a counter and random bytes, so that processes and
+ * hosts sharing the cache never write one file; a program can remove its own temporaries (when it
+ * aborts, leap_cache_remove_own_tmp) and eviction removes stale ones a crash left; a result whose
+ * .json does not read back as an object, or whose artifact is missing, is a miss, never an error:
+ * a miss only costs a compile.
+ */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>

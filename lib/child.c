@@ -1,13 +1,15 @@
-/* child.c - start a child process the way leap starts every one, and finish it. */
+/* child.c - start a child process the way leap starts its compilers, runners and pipelines,
+ * and finish it. */
 /*
- * leap starts two kinds of children: the compilers of leap-compile (lib/cproc.c) and the
- * runner of leap-verify and leap-bench (lib/sandbox.c). Both need the same things done in the
- * same careful way, and they used to do each twice: a process group that a timeout can kill
- * whole, death with the parent, exactly the descriptors they should hold, resource limits, a
- * mount namespace where empty read-only tmpfs cover what a candidate must not see, and a
- * set-up failure that can never be mistaken for a verdict on the candidate. This module is
- * that one place, shaped after git's run-command.h: a struct that describes the child,
- * leap_child_start and leap_child_finish, and a numbered contract (child.h).
+ * leap starts two kinds of children that hold untrusted input: the compilers of leap-compile
+ * (lib/cproc.c) and the runner of leap-verify and leap-bench (lib/sandbox.c); leap-serve's
+ * filter pipelines (lib/serve_pipe.c) start here too. The first two need the same things
+ * done in the same careful way, and they used to do each twice: a process group that a
+ * timeout can kill whole, death with the parent, exactly the descriptors they should hold,
+ * resource limits, a mount namespace where empty read-only tmpfs cover what a candidate must
+ * not see, and a set-up failure that can never be mistaken for a verdict on the candidate.
+ * This module is that one place, shaped after git's run-command.h: a struct that describes
+ * the child, leap_child_start and leap_child_finish, and a numbered contract (child.h).
  *
  * What differs stays with the caller: the sandbox's namespaces at the clone, its minimal root,
  * privilege drop and PID 1 reaper run in its `late` hook; the compilers' capture of output and

@@ -1,4 +1,5 @@
-/* child.h - start a child process the way leap starts every one, and finish it. */
+/* child.h - start a child process the way leap starts its compilers, runners and pipelines,
+ * and finish it. */
 #ifndef LEAP_CHILD_H
 #define LEAP_CHILD_H
 

@@ -1,4 +1,12 @@
 /* cli.c - the command line every leap program shares: --help, --version, progress, task path. */
+/*
+ * What every program must do the same way is written once: the common options (--help,
+ * --version, --progress) come last in each program's option table, a usage error prints the
+ * synopsis and exits 2, and the task suite is found by one rule (--tasks, LEAP_TASKS, then
+ * beside the executable, installed or in a checkout), so that an installed program needs no
+ * compiled-in path. A suite named by the user must exist, and saying so is the user's error,
+ * not a task "not found". The default backend is cuda only when a CUDA device is usable.
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>

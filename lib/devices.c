@@ -1,4 +1,11 @@
 /* devices.c - device lists (--devices 0-7, 0,2,5) for the worker pools; is a CUDA device usable? */
+/*
+ * --devices gives each worker pool its GPUs, so a list is checked strictly (every number with
+ * its end pointer, ranges ascending, no device twice) rather than read loosely into a wrong
+ * pool. Whether CUDA is usable is asked of the driver in a forked child: the driver is never
+ * loaded into this process, which goes on to fork workers and sandboxes, and a driver that hangs
+ * dies of the child's alarm instead of holding the program.
+ */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,4 +1,12 @@
 /* diag.c - compiler output (gcc, nvcc, ld, ptxas) as diagnostics on the candidate's own lines, and logs fit to show. */
+/*
+ * A model fixes what it is shown, in its own terms: so the compilers' logs (gcc, nvcc, ld,
+ * ptxas) are parsed into diagnostics placed on lines of the candidate's source, with the
+ * excerpt the compiler printed under each, and a message about leap's own files (the prelude,
+ * the shim, a header) says which it is. Logs are read line by line with a rule per tool rather
+ * than one regular expression, because nvcc puts a message's column two lines below it. A log
+ * that is shown whole is first scrubbed of leap's temporary paths and cut at a UTF-8 boundary.
+ */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>

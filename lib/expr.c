@@ -1,4 +1,12 @@
 /* expr.c - integer size expressions over a task's scalar parameters ("rows*cols", "(n+1)/2"). */
+/*
+ * A task states its buffers' sizes as expressions over its scalars ("rows*cols", "cdiv(n,
+ * 256)"), so that one task fits every size it lists or draws. An expression is parsed once, by
+ * recursive descent into a small postfix program with its names resolved, and evaluated per case
+ * and per drawn size without parsing again. Arithmetic is on 64-bit integers, and overflow or a
+ * division by zero is an error naming the expression, never a wrapped size: a size too small
+ * would let a kernel write past its buffer.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,12 @@
 /* extract.c - find the candidate's source code in an LLM completion (fenced blocks or plain code). */
+/*
+ * Completions come in every shape: reasoning before the answer, several fenced blocks (a test in
+ * python, the kernel in cuda), an unterminated fence at the end of a cut answer, no fence at
+ * all. The rules (extract.h) pick what a person would: the text after </think>, the block that
+ * defines the entry point, else the last C/CUDA block, else plain text that looks like code.
+ * Scanning is by hand, aware of comments and string literals, because a definition must be
+ * told from a mention. When nothing is found, the message says why in words a model can act on.
+ */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,10 @@
 /* gpu.c - facts about this machine's NVIDIA GPUs: driver against runtime, arch, UUIDs, persistence. */
+/*
+ * Why each fact is asked where it is, is gpu.h's comment. This file keeps them asked once: the
+ * devices are queried at the first cuda record (leap_gpu_first_use), not at start, so that a
+ * cpu-only stream never runs nvidia-smi, and nvidia-smi runs in a forked child under an alarm,
+ * so that a hung one dies of SIGALRM and the program goes on without its facts.
+ */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>

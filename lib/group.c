@@ -1,4 +1,12 @@
 /* group.c - streaming GRPO groups: collect records by group key, hand a group over once complete. */
+/*
+ * A rollout's records arrive interleaved from many groups, and a group can be decided only when
+ * it is complete; holding the whole stream would make memory grow with the run. So only open
+ * groups are held (keyed in hmap.c, and listed in order of first arrival so that the groups
+ * left open at the end of input come out in a stable order), and a group is handed over and
+ * forgotten the moment its count is reached. The duplicate rule (a second record of one
+ * (group, sample, turn)) is here, where the members of a group are known.
+ */
 #include <stdlib.h>
 #include <string.h>
 

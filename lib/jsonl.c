@@ -1,4 +1,12 @@
 /* jsonl.c - JSON Lines record streams: tolerant reading, error records, checked compact writing. */
+/*
+ * Every program reads and writes records through this file, so that they all behave the same
+ * at the edges: a line that is not a JSON object becomes an error record and one line on stderr
+ * naming file and line, never a crash or a silent drop; lines of any length, CRLF and a missing
+ * last newline are read; a reader that goes away ends the program quietly (EPIPE). Records are
+ * written by leap's own compact writer, not jansson's dump: reals in their shortest round-trip
+ * form (58.44, not 58.439999999999998) and members in insertion order, in every record and file.
+ */
 #include <errno.h>
 #if defined(__GLIBC__)
 #include <malloc.h>

@@ -1,4 +1,10 @@
 /* opts.c - getopt_long arrays and the --help option list, built from a program's option table. */
+/*
+ * Why one table per program: opts.h. This file only derives from it: the getopt_long arrays
+ * (an entry that cannot work, such as a duplicate letter, is a programming error caught at
+ * start by check_entry, not a silent option lost) and the OPTIONS list of --help, wrapped at
+ * the help column, which tests/docs.bats compares with the man page.
+ */
 #include <string.h>
 
 #include "opts.h"

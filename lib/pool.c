@@ -1,4 +1,11 @@
 /* pool.c - records in input order, some handed to forked workers: the ordered queue of leap-verify and leap-bench. */
+/*
+ * The contract (input order, slots, signals) is pool.h's. Workers are forked processes rather
+ * than threads: a record's verification holds a sandbox, temporary directories and signal
+ * state of its own, and a worker that dies or is killed takes only its record with it. A worker
+ * sends its result as one JSON line on its own pipe; the parent polls every pipe, and writes an
+ * entry only once every entry before it has been written.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

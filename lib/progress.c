@@ -1,4 +1,10 @@
 /* progress.c - the progress line on stderr: done/total, rate, ETA and outcomes, one stage at a time. */
+/*
+ * What the line shows, and how the stages of a pipeline share one terminal, is progress.h's
+ * comment. The sharing is a small file in /dev/shm, per user and terminal, updated under flock;
+ * a stage that died is forgotten by its pid and the age of its rating, so that no stale stage
+ * holds the line. Progress is only ever drawn on stderr and never changes what is written.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

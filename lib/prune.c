@@ -1,4 +1,13 @@
 /* prune.c - Difficulty-Conditioned Pruning: decide a group's fate after a turn, write lean feedback. */
+/*
+ * Why the gate is taken once, at turn 1: prune.h. The decision itself is arithmetic on counts
+ * (failures, and failures of a status no feedback fixes, against thresholds that are counts,
+ * fractions or the group's size less a count), apart from reading records, so that it is
+ * tested alone and every decision comes with its reason in words (leap_prune_reason). The next
+ * turn's record is built from the raw line's member spans (scan.c), not a parsed object: the
+ * fields the next turn keeps pass through as they were, and the last turn's results are
+ * dropped by name.
+ */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,12 @@
 /* rank.c - LEAP's rank-based reward: a pairwise tournament between the trajectories of a group. */
+/*
+ * A group's trajectories are ranked by a round robin of pairwise comparisons on an ordered key
+ * (--key: solved at an earlier turn, the best status, speed, tokens), and a trajectory's score is
+ * (wins - losses) / (n - 1), in [-1, 1]. Pairwise rather than a weighted sum, so that no scale
+ * has to be chosen between a turn and a speedup: a later component only breaks a tie of the
+ * earlier ones. Speeds within the tie margin, or with overlapping intervals, are a tie, so that
+ * timing noise never decides a win.
+ */
 #include <stdlib.h>
 #include <string.h>
 

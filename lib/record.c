@@ -1,4 +1,11 @@
 /* record.c - the leap record (man/leap-record.5): field names, status values, type checks. */
+/*
+ * One table of the fields leap-record(5) defines and the type each must have, from which
+ * leap-record checks a record and says what is wrong in the terms of the format ("field
+ * 'status' must be one of ..."). A record of a newer record_version is refused rather than read
+ * by rules that may no longer hold. The status names are in ranking order (enum leap_status),
+ * so that "better" is a comparison of numbers.
+ */
 #include <string.h>
 
 #include "jsonl.h"

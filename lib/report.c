@@ -1,4 +1,13 @@
 /* report.c - run summaries: pass rates by turn, recovery, fast_p, speedups, the DCP ledger, advantages. */
+/*
+ * A run's records are read once and may be many, so each is folded as it is read into a small
+ * entry per trajectory (struct traj: a (group, sample) across its turns, a status per turn, its
+ * best speedup) and into counters; the records themselves are never held. The summary is
+ * computed once into one JSON object (leap_report_json), and the text, markdown and CSV tables
+ * are all printed from that object, so that the formats cannot disagree. Its metrics are per
+ * trajectory (passed by turn k, fast_p), as multi-turn RL needs; KernelBench's fast_p per answer
+ * is kept beside them, labelled, because the two differ and both get quoted.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>

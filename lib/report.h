@@ -18,9 +18,9 @@ extern const double leap_report_fastp[LEAP_REPORT_NFASTP];
 /* Accumulates records; holds one small entry per trajectory (group, sample), per task and per
  * (group, turn), not the records themselves. */
 struct leap_report {
-	struct leap_hmap trajs;   /* "group\x1fsample" -> struct leap_traj */
-	struct leap_hmap advgroups; /* group -> advantage count/min/max */
-	struct leap_hmap groups;  /* "group\x1fturn" -> struct leap_group_turn */
+	struct leap_hmap trajs;   /* "group\x1fsample" -> struct traj (report.c) */
+	struct leap_hmap advgroups; /* group -> struct advgroup (report.c): advantage count/min/max */
+	struct leap_hmap groups;  /* "group\x1fturn" -> the G_* flags of its prune decisions, in the pointer */
 	long records, errors, ignored; /* ignored: records without task/group/sample/turn */
 	long duplicates;          /* second records of a (group, sample, turn): counted in errors */
 	const char **files;       /* input names seen (not owned), for naming a duplicate's first */

@@ -1,4 +1,11 @@
 /* rerun.c - leap-prune's done file as it was at start: which (group, sample, turn) it decided. */
+/*
+ * Why leap-prune looks records up in its done file: rerun.h. The file may be large and is only
+ * read for a turn that needs it: its size at start bounds what is read (what this run appends
+ * is never mistaken for an earlier run's), each turn's keys are indexed on first use, and an
+ * entry holds the record's offset and length rather than its text, read back only when an
+ * earlier decision is reused.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,11 @@
 /* runopts.c - one parser for the sandbox and ad-hoc options of leap-verify and leap-bench. */
+/*
+ * leap-verify and leap-bench run candidates in the same sandbox and take the same options for
+ * it (--seed, --timeout, --memory, --file-size, --nproc, --devices, --task...): parsed here
+ * once, they have the same ranges and the same words for a bad value in both programs. A
+ * program's own defaults and help stay its own (leap-bench's --timeout follows --max-time):
+ * only the parsing and the checks are shared.
+ */
 #include "cli.h" /* first: it uses __attribute__((noreturn)), which <stdnoreturn.h> renames */
 #include "runopts.h"
 #include "util.h"

@@ -1,5 +1,11 @@
 /* runplan.c - what a runner does with the host regions (runplan.h): guard protection, the copy
  * role's moves, page-locking. Linked into the runners and into libleap (for the tests). */
+/*
+ * Why these decisions live here, apart from the backends: runplan.h. They are plain C with no
+ * CUDA in them: they return plans (the ranges to protect, the moves to make) and page-lock
+ * through a callback, so that the cuda runner's choices are tested on a machine without a GPU
+ * with the very code the runner runs.
+ */
 #include "runplan.h"
 #include "banned.h"
 

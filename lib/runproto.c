@@ -1,5 +1,14 @@
 /* runproto.c - the layout of the shared regions and exact reads/writes of the runner protocol
  * (runproto.h). Both the referee and the runner compute offsets with these functions. */
+/*
+ * The referee and the runner must agree on every offset, and the runner holds candidate code
+ * that may lie: so there is one layout function, which both call on their own copy of the
+ * parameters, and the referee never reads an offset back from the shared regions. Each slot's
+ * data sits at the end of its guard-aligned span, 64-byte aligned, with a guard range after
+ * it, so that a write past a buffer lands in a guard at once; every size sum is checked and an
+ * overflow gives 0, never a wrapped offset. Reads and writes on the pipes are exact (whole
+ * messages or an error), since half a message is a protocol error, not a shorter one.
+ */
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>

@@ -15,7 +15,7 @@ extern "C" {
  * (a constructor runs at load), so nothing it reports is trusted, and nothing the referee
  * relies on may happen there. The runner is a servant: it waits for "go", makes the calls of
  * one block on buffers the referee chose, and answers "done". The referee (the parent) owns the
- * clock (it times from before "go" to after "done", see lib/verify.c), the inputs (it writes
+ * clock (it times from before "go" to after "done", see lib/session.c), the inputs (it writes
  * them, from a pool the candidate never sees whole) and the checks (it reads the outputs from
  * its own mapping, after the candidate's processes are frozen). The runner copies nothing back
  * on the host: the candidate's buffers ARE the shared memory the referee reads.

@@ -1,4 +1,15 @@
 /* sandbox.c - run an untrusted runner child: namespaces, rlimits, dropped privileges, deadline. */
+/*
+ * The runner holds candidate code, so everything around it is decided here, before it starts:
+ * it is started through child.c in new PID, network, IPC and mount namespaces (and a user
+ * namespace when the program is not root; without namespaces it runs, with a warning, less
+ * isolated), pivots into a minimal root that shows only what unseen.c allows, runs under
+ * rlimits (as root: as a sandbox user of its worker slot), and is placed in its cgroups before
+ * any of its code runs (it waits on a pipe until then). PID 1 of the namespace is a reaper of
+ * ours, not the runner: it reaps what the candidate leaves, reports how the runner ended, and
+ * can stop the whole namespace for leap-bench where no cgroup freezer exists. Every read and
+ * write with the runner waits against the sandbox's deadline.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>

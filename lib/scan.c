@@ -1,4 +1,12 @@
 /* scan.c - validate a JSON record line and find a few top-level fields without building it. */
+/*
+ * The group programs read every record but decide on a few top-level fields, so they do not
+ * build a json_t per line: this scanner validates the line against the JSON grammar in one
+ * pass (strings, escapes, UTF-8, numbers, nesting) and records where the wanted members are,
+ * allocating nothing. A line it refuses is handed to jansson (member.c), which either names
+ * the error or re-serialises the record for a second scan, so that what is an error stays
+ * jansson's decision.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>

@@ -1,5 +1,14 @@
 /* session.c - the referee's side of one runner child: shared regions, blocks of calls timed on
  * the referee's clock, freezing between blocks (see session.h and runproto.h). */
+/*
+ * What a session is, is session.h's comment; the trust rules are runproto.h's. Here they become
+ * code: the regions are memfds this process makes and seals, sized for the largest case and
+ * reusable from record to record (struct leap_regions), so that a record maps memory that is
+ * already there; a reply is believed only as far as its moment allows (after the load, a
+ * set-up status such as "no device" is the candidate's forgery, unforge, and its message is
+ * cut to printable ASCII); and every wait on the runner ends at the sandbox's deadline. The
+ * device locks live here because a session is what holds a device.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,13 @@
 /* shim.c - generated glue between a candidate's entry point and the uniform artifact ABI (abi.h). */
+/*
+ * A candidate writes only the task's entry point, with the task's own prototype; the runner
+ * knows only the uniform ABI of abi.h. The glue between them is generated from task.json, not
+ * written per task: a prelude force-included before the candidate (the promised includes and
+ * the prototype, so that another signature is a compile error in the candidate's own file) and
+ * a shim that unpacks the argument slots and calls the entry point. The same text serves the
+ * candidates (compile.c) and the trusted reference and baseline (build.c), so that all are
+ * called alike.
+ */
 #include <stdlib.h>
 
 #include "abi.h"

@@ -1,4 +1,11 @@
 /* sig.c - an orderly end on SIGINT, SIGTERM and SIGHUP: the handler only records the signal. */
+/*
+ * How a program ends on a signal is sig.h's comment. This file holds the library's one piece of
+ * mutable global state, because a signal handler can reach nothing else: the handler stores the
+ * first signal and returns, and everything that cleans up runs in the program's own flow, where
+ * it may call anything. The signal is re-raised at the end so that a caller sees the program
+ * die of it, as a shell expects.
+ */
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>

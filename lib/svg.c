@@ -1,4 +1,11 @@
 /* svg.c - small self-contained SVG bar charts (no scripts, no external resources). */
+/*
+ * leap-report --plot writes charts a reader opens anywhere (a browser, a CI artifact, a paper's
+ * draft), so they are SVG written by hand: no plotting library to install, no script or
+ * external resource in the file, and every label escaped, since task names come from records.
+ * Only grouped bar charts are drawn, the one kind the report needs, with axes rounded to a
+ * readable step (leap_svg_axis).
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,13 @@
 /* task.c - the task format (task.json + reference.c + baseline.cu): loading, validation, prototypes. */
+/*
+ * A task is the contract every program judges a kernel by, so it is checked whole when it is
+ * loaded and nothing downstream checks it again: an unknown field, a duplicate key, a bad id or
+ * entry point, a malformed parameter or case is an error naming the file and the field (the
+ * first one found, struct ld), never a default. Sizes, bytes and flops are expressions (expr.c)
+ * evaluated per case, so that one task serves every size it lists or draws (ranges.c). Tasks
+ * are loaded by id on first use (leap_suite_get), from the suite's own folder or a named
+ * sub-suite, and kept for the process: a stream of records names a few tasks many times.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>

@@ -1,4 +1,13 @@
 /* twopass.c - read regular-file inputs twice: summarise every record, then write each in input order. */
+/*
+ * leap-rank and leap-advantage need a whole group before they can write any of its records,
+ * and the output must keep input order. Holding the records would make memory grow with the
+ * input; when the input is regular files, reading them twice costs only time. The first pass
+ * keeps a tag and a length per record (the program's summary lives in its own tables); the
+ * second writes each record as it comes, scanning again only a line the first pass could not
+ * take as read, or whose length changed, so that memory grows with the count of records, not
+ * their size.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

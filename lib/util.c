@@ -1,4 +1,11 @@
 /* util.c - exit codes, diagnostics, checked allocation and number parsing shared by all programs. */
+/*
+ * What every program shares and no module owns: the exit statuses, the "program: message"
+ * form of every diagnostic, allocation that dies on exhaustion (so that no caller carries an
+ * out-of-memory path it cannot test), strict number parsing (the whole string, in range, or an
+ * error), and the shortest decimal form of a double that reads back to the same value, which
+ * every record, cache entry and report is written with. Nothing here knows a record or a task.
+ */
 #include <errno.h>
 #include <float.h>
 #include <limits.h>

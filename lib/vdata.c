@@ -1,4 +1,15 @@
 /* vdata.c - the data of verification: seeded inputs, poison, reference outputs, comparison. */
+/*
+ * What a verdict is checked against lives here, in the referee's process, never in memory the
+ * candidate can reach: each input set is drawn from the run's seed (the same seed gives the same
+ * inputs, so a verdict can be re-run), the parent keeps its own copy of every input and the
+ * reference's outputs (the shared arena proves nothing), and output slots start as poison (a
+ * NaN with a payload, 0xA5 bytes), so that an element never written is told from one computed.
+ * The check is element-wise within the task's tolerance and says where the first wrong element
+ * is in the candidate's terms (y[3][5], and the inputs when they are few). leap-bench derives
+ * its fresh sets from these (leap_case_derive); large buffers are mappings of their own, so that
+ * a fork can leave them out (leap_case_fork).
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,15 @@
 /* verify.c - check a compiled candidate against the task's reference in a sandboxed runner. */
+/*
+ * One runner per candidate runs every case and trial in order, one call each, until the first
+ * failure: the first wrong case is what the model needs, and the cases after it cost time and
+ * add nothing. The cases (inputs and the reference's outputs, drawn cases included) are made
+ * once per (task, seed) and kept for the process (cases_for), since a group's candidates share
+ * them; the reference is trusted code built by build.c and called in this process, the
+ * candidate only ever runs in the sandbox (session.c). How a run ended becomes one status and
+ * words a model can act on: a mismatch is rerun to tell a race from a steady bug, a crash is
+ * mapped to the candidate's line, a denied system call is named. A runner that never ran is the
+ * harness's fault: an error, never a verdict.
+ */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,9 @@
 /* cpu.c - the runner's cpu backend: the candidate's buffers are the referee's shared regions. */
+/* Why: on the host nothing needs copying. The candidate's pointers point straight into the
+ * memory the referee maps too, so there is no copy-back a candidate could hook (a fault handler
+ * on a protected output, a thread finishing after the call) and no buffer of the runner's own.
+ * The cores the candidate runs on are the referee's choice, made before this process started
+ * (a cgroup cpuset or the affinity it inherited): the runner does not pin. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +15,6 @@
 #include "crash.h"
 #include "heap.h"
 #include "banned.h"
-
-/* Why: on the host nothing needs copying. The candidate's pointers point straight into the
- * memory the referee maps too, so there is no copy-back a candidate could hook (a fault handler
- * on a protected output, a thread finishing after the call) and no buffer of the runner's own.
- * The cores the candidate runs on are the referee's choice, made before this process started
- * (a cgroup cpuset or the affinity it inherited): the runner does not pin. */
 
 struct rb {
 	unsigned char *in, *out;

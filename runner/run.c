@@ -1,5 +1,20 @@
 /* run.c - the sandboxed runner: a servant that loads one artifact and makes the calls the
  * referee names on the buffers the referee laid out (runproto.h). */
+/*
+ * Why so little: everything in this process is within the candidate's reach once it is
+ * loaded, so the runner does nothing the referee must rely on. It times nothing the referee
+ * uses, copies nothing back (on the host the candidate's buffers are the referee's shared
+ * memory), and checks nothing but the offsets it is given, so that a bug in a candidate cannot
+ * make it touch memory outside the two regions. Order matters, in two steps. First the trusted
+ * set-up: the device, the regions mapped and (cpu) their guard ranges made inaccessible,
+ * device memory (cuda; an owner sends the client's to the referee as file descriptors, a
+ * client imports the owner's), the region and device descriptors closed (the candidate needs
+ * only the mappings, and a descriptor would let it resize or remap a region, or map device
+ * memory anew), the system-call filter; then the hello,
+ * which is the only message that can say "no device" or "no memory" (the referee believes it
+ * because no candidate code has run yet). Second, on the referee's LOAD token, the artifact:
+ * its constructors run there, and every message after it may be theirs.
+ */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,22 +32,6 @@
 #include "runplan.h"
 #include "runproto.h"
 #include "banned.h"
-
-/*
- * Why so little: everything in this process is within the candidate's reach once it is
- * loaded, so the runner does nothing the referee must rely on. It times nothing the referee
- * uses, copies nothing back (on the host the candidate's buffers are the referee's shared
- * memory), and checks nothing but the offsets it is given, so that a bug in a candidate cannot
- * make it touch memory outside the two regions. Order matters, in two steps. First the trusted
- * set-up: the device, the regions mapped and (cpu) their guard ranges made inaccessible,
- * device memory (cuda; an owner sends the client's to the referee as file descriptors, a
- * client imports the owner's), the region and device descriptors closed (the candidate needs
- * only the mappings, and a descriptor would let it resize or remap a region, or map device
- * memory anew), the system-call filter; then the hello,
- * which is the only message that can say "no device" or "no memory" (the referee believes it
- * because no candidate code has run yet). Second, on the referee's LOAD token, the artifact:
- * its constructors run there, and every message after it may be theirs.
- */
 
 /* The runner's state (one per process, owned by main). */
 struct runner {

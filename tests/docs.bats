@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # docs.bats - every program has a man page whose SYNOPSIS is its usage, pages render cleanly,
-# and every EXAMPLES command in them runs.
+# and every EXAMPLES command in them runs; the options, environment and programs the pages name
+# exist, and README's Internals walks the source files there are.
 load helpers
 
 programs() {
@@ -164,5 +165,30 @@ PY
 		p=$(basename "$c" .c)
 		grep -qF ".BR $p (1)" <<<"$progs" || fail "leap.7 PROGRAMS does not list $p"
 		grep -qF ".BR $p (1)" <<<"$also" || fail "leap.7 SEE ALSO does not name $p"
+	done
+}
+
+# README's Internals walks the source in reading order: a file it names must be there, and a
+# file of lib/ it leaves out is one a reader never meets. A bare name is a file of lib/ or
+# runner/ (or cmd/), a name with a slash a path from the root; reference.c and baseline.cu are
+# a task's files, not leap's.
+@test "docs cannot drift: README's Internals names every lib/*.c, and only files that exist" {
+	cd "$ROOT"
+	internals=$(awk '/^## Internals/ { on = 1; next } /^## / { on = 0 } on' README.md)
+	[ -n "$internals" ] || fail "README.md has no Internals section"
+	names=$(grep -oE '[A-Za-z0-9_./-]+\.(c|h|cu)\b' <<<"$internals" | sort -u)
+	[ -n "$names" ] || fail "README's Internals names no source file"
+	for n in $names; do
+		case $n in
+		reference.c | baseline.cu) ;;
+		*/*) [ -e "$n" ] || fail "README's Internals names $n, which does not exist" ;;
+		*) [ -e "lib/$n" ] || [ -e "runner/$n" ] || [ -e "cmd/$n" ] ||
+			fail "README's Internals names $n, which is in none of lib/, runner/ and cmd/" ;;
+		esac
+	done
+	for f in lib/*.c; do
+		b=$(basename "$f")
+		grep -qE "(^|[^A-Za-z0-9_./-])(lib/)?${b//./\\.}\b" <<<"$internals" ||
+			fail "README's Internals does not name $f"
 	done
 }

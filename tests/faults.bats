@@ -310,8 +310,8 @@ stalled() {
 # signal_records: $T/fast.jsonl (one correct vector_add candidate, verified: status pass),
 # $T/slow.jsonl (a candidate whose calls sleep 1000 s) and $T/stall.jsonl (one that stalls 1000 s
 # at load), both marked pass so that leap-bench takes them. leap-verify's deadline for a record
-# is its --timeout; leap-bench ends a block of calls that takes ten times what the calls before
-# took, and writes a timeout record within seconds: leap-bench's tests take the candidate
+# is its --timeout; leap-bench ends a block of calls that takes a hundred times the baseline's
+# calls, and writes a timeout record within seconds: leap-bench's tests take the candidate
 # stalled at load, which only --timeout ends, so that its record is unfinished when the signal
 # comes however loaded the machine is.
 signal_records() {

@@ -1,6 +1,7 @@
-# python.bats - the leap Python package (python/) and the trainer glue of examples/trl, examples/verl
-# and examples/openrlhf, against the real programs on the cpu backend (tests/python/*.py), called
-# as the trainers call them. Inside the trainers' own classes: tests/trainers.bats.
+# python.bats - the leap Python package (python/) and the trainer glue of examples/trl and
+# examples/verl, against the real programs on the cpu backend (tests/python/*.py), called as the
+# trainers call them. Inside the trainers' own classes, and examples/openrlhf in OpenRLHF's agent
+# classes: tests/trainers.bats.
 load helpers
 
 setup() {

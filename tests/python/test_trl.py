@@ -1,7 +1,7 @@
 """examples/trl/leap_trl.py called exactly as trl 1.16's GRPOTrainer calls it (its
 _calculate_rewards and _tool_call_loop), on recorded cpu answers: no model, no GPU.
 
-The same functions inside the real GRPOTrainer: tests/python/test_trl_trainer.py (needs trl).
+The same functions inside the real GRPOTrainer: tests/trainers/test_trl.py (needs trl).
 """
 
 import functools
