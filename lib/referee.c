@@ -720,9 +720,9 @@ static json_t *verdict_failed(struct rec *R, const char *why, int timeout, enum 
 	} else if (R->r == LEAP_SESS_FREEZE) {
 		leap_buf_addf(&msg, "Your code could not be timed: %s (benchmark case %s).", last->msg, R->d->desc);
 	} else if (timeout && R->block_limit > 0) {
-		leap_buf_addf(&msg, "A block of calls did not finish within %.3g s (ten times what the calls before "
-				    "took, or for the first a hundred times the baseline's): your code slowed down or hung "
-				    "while being timed (benchmark case %s).", R->block_limit, R->d->desc);
+		leap_buf_addf(&msg, "A block of calls did not finish within %.3g s (a hundred times the baseline's "
+				    "time for the same calls, plus a grace): your code slowed down or hung while being "
+				    "timed (benchmark case %s).", R->block_limit, R->d->desc);
 	} else {
 		leap_buf_addf(&msg, "Your code %s while being timed (benchmark case %s).", why ? why : "died", R->d->desc);
 	}
