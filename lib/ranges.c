@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "rng.h"
 #include "task.h"
 #include "util.h"
@@ -42,9 +43,8 @@
 /* A stream for (seed, task id, salt, n). */
 static uint64_t stream(const struct leap_task *t, uint64_t seed, uint64_t salt, uint64_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the id: each task its own sizes */
-	for (const char *p = t->id; p && *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	/* FNV-1a of the id: each task its own sizes */
+	uint64_t h = t->id ? leap_fnv1a(LEAP_FNV1A_BASIS, t->id, strlen(t->id)) : LEAP_FNV1A_BASIS;
 	uint64_t s = seed ^ h ^ (salt * 0xC2B2AE3D27D4EB4Full) ^ ((n + 1) * 0x165667B19E3779F9ull);
 	leap_rng_next(&s);
 	return s;
