@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "adaptive.h"
+#include "hash.h"
 #include "jsonl.h"
+#include "rng.h"
 #include "util.h"
 #include "banned.h"
 
@@ -205,19 +207,12 @@ void leap_adaptive_free(struct leap_adaptive *a)
 	a->tasks = NULL;
 }
 
-/* splitmix64 over the seed and the task's FNV-1a hash: a uniform number in [0, 1). */
+/* A uniform number in [0, 1) for (seed, task): splitmix64's finaliser over the task's FNV-1a
+ * hash plus the seed's multiple of the stream's increment. */
 static double draw(unsigned long seed, const char *task)
 {
-	uint64_t h = 14695981039346656037ULL;
-	for (const char *p = task; *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 1099511628211ULL;
-	}
-	uint64_t z = h + (uint64_t)seed * 0x9E3779B97F4A7C15ULL;
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	z ^= z >> 31;
-	return (double)(z >> 11) / 9007199254740992.0;
+	uint64_t h = leap_fnv1a(LEAP_FNV1A_BASIS, task, strlen(task));
+	return leap_rng_unit_of(leap_mix64(h + (uint64_t)seed * LEAP_RNG_GAMMA));
 }
 
 int leap_adaptive_skip(const struct leap_adaptive *a, const char *task, long after, double revisit,
