@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "pool.h"
-#include "runproto.h"
 #include "sig.h"
 #include "banned.h"
 
