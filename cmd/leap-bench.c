@@ -7,7 +7,6 @@
 
 #include "cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
 #include "bench.h"
-#include "build.h"
 #include "cache.h"
 #include "devices.h"
 #include "gstream.h"

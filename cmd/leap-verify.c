@@ -4,7 +4,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build.h"
 #include "cache.h"
 #include "cli.h"
 #include "devices.h"

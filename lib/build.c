@@ -23,6 +23,7 @@
 #include <openssl/evp.h>
 
 #include "build.h"
+#include "files.h"
 #include "shim.h"
 #include "toolchain.h"
 #include "util.h"
@@ -47,69 +48,6 @@ char *leap_cache_dir(void)
 	if (pw && pw->pw_dir && pw->pw_dir[0] == '/' && strcmp(pw->pw_dir, "/"))
 		return xasprintf("%s/.cache/leap", pw->pw_dir);
 	return NULL;
-}
-
-char *leap_read_file(const char *path, size_t *len, char **err)
-{
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		*err = xasprintf("cannot open %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	struct leap_buf b = {0};
-	char chunk[65536];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
-		leap_buf_add(&b, chunk, n);
-	int bad = ferror(fp) ? errno : 0;
-	fclose(fp);
-	if (bad) {
-		*err = xasprintf("cannot read %s: %s", path, strerror(bad));
-		leap_buf_free(&b);
-		return NULL;
-	}
-	*len = b.len;
-	leap_buf_add(&b, "", 0);
-	if (!b.s)
-		return xstrdup("");
-	return leap_buf_detach(&b);
-}
-
-int leap_mkdirs(const char *path)
-{
-	char *p = xstrdup(path);
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = 0;
-			if (mkdir(p, 0755) && errno != EEXIST) {
-				free(p);
-				return -1;
-			}
-			*s = '/';
-		}
-	int r = mkdir(p, 0755) && errno != EEXIST ? -1 : 0;
-	free(p);
-	return r;
-}
-
-/* Writes n bytes to path (created or truncated, 0644). Returns 0, or -1 with errno set. */
-static int write_file(const char *path, const char *data, size_t n)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	size_t off = 0;
-	while (off < n) {
-		ssize_t w = write(fd, data + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			close(fd);
-			return -1;
-		}
-		off += (size_t)w;
-	}
-	return close(fd);
 }
 
 void leap_sha256_hex(char out[65], const char *const *parts, const size_t *lens, int n)
@@ -205,8 +143,8 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 	char *pre_p = xasprintf("%s/prelude.h", work), *shim_p = xasprintf("%s/shim.%s", work, ext),
 	     *src_p = xasprintf("%s/source.%s", work, ext), *out_p = xasprintf("%s/out.so", work),
 	     *log_p = xasprintf("%s/log", work);
-	if (write_file(pre_p, pre, strlen(pre)) || write_file(shim_p, shim, strlen(shim)) ||
-	    write_file(src_p, source, len)) {
+	if (leap_write_file(pre_p, pre, strlen(pre), NULL) || leap_write_file(shim_p, shim, strlen(shim), NULL) ||
+	    leap_write_file(src_p, source, len, NULL)) {
 		*err = xasprintf("cannot write the build files: %s", strerror(errno));
 	} else {
 		char *cpu_argv[] = {(char *)cc, "-O2", "-shared", "-fPIC", "-include", pre_p, "-o", out_p, src_p, shim_p, "-lm", NULL};

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "build.h"
+#include "files.h"
 #include "session.h"
 #include "sig.h"
 #include "util.h"

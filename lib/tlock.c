@@ -7,7 +7,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "build.h"
+#include "files.h"
 #include "session.h"
 #include "sig.h"
 #include "tlock.h"

@@ -16,6 +16,7 @@
 
 #include "build.h"
 #include "cli.h"
+#include "files.h"
 #include "gpu.h"
 #include "unseen.h"
 #include "util.h"

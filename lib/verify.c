@@ -26,6 +26,7 @@
 #include "build.h"
 #include "compile.h"
 #include "crash.h"
+#include "files.h"
 #include "jsonl.h"
 #include "unseen.h"
 #include "util.h"
