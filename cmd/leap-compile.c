@@ -9,7 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "build.h"
 #include "cache.h"
 #include "cli.h"
 #include "compile.h"

@@ -10,7 +10,6 @@
  * loads half an object.
  */
 #include <errno.h>
-#include <pwd.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -30,25 +29,6 @@
 #include "banned.h"
 
 extern char **environ;
-
-char *leap_cache_dir(void)
-{
-	const char *e = getenv("LEAP_CACHE");
-	if (e && *e)
-		return xstrdup(e);
-	e = getenv("XDG_CACHE_HOME");
-	if (e && *e == '/')
-		return xasprintf("%s/leap", e);
-	e = getenv("HOME");
-	if (e && *e == '/')
-		return xasprintf("%s/.cache/leap", e);
-	/* No HOME (a service, env -i): the account's home directory. Never a fixed name in a
-	 * shared /tmp: another user could create it first and choose the artifacts we load. */
-	struct passwd *pw = getpwuid(geteuid());
-	if (pw && pw->pw_dir && pw->pw_dir[0] == '/' && strcmp(pw->pw_dir, "/"))
-		return xasprintf("%s/.cache/leap", pw->pw_dir);
-	return NULL;
-}
 
 void leap_sha256_hex(char out[65], const char *const *parts, const size_t *lens, int n)
 {

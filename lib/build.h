@@ -9,12 +9,6 @@
  * includes files.h itself. */
 #include "files.h"
 
-/* The default cache directory of every program: $LEAP_CACHE, else $XDG_CACHE_HOME/leap (when
- * absolute), else $HOME/.cache/leap (when absolute), else .cache/leap in the user's home
- * directory from the passwd database (not "/"). Newly allocated; the directory may not exist
- * yet. NULL when there is none: the caller asks for --cache or LEAP_CACHE. */
-char *leap_cache_dir(void);
-
 /* Builds `source` (the candidate or reference source text) for task `t` and backend `b`
  * into a shared object exporting the artifact ABI (abi.h): the task's prelude is
  * force-included and the generated shim linked in, with cc (cpu: $CC or "cc", -O2) or

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build.h"
+#include "cache.h"
 #include "cli.h"
 #include "files.h"
 #include "gpu.h"

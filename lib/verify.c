@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "cache.h"
 #include "compile.h"
 #include "crash.h"
 #include "files.h"
