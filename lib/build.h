@@ -14,8 +14,9 @@
  * force-included and the generated shim linked in, with cc (cpu: $CC or "cc", -O2) or
  * nvcc (cuda: leap_nvcc_name's, as leap-compile finds it: $NVCC, $CUDA_HOME/bin/nvcc, PATH;
  * -O3, code for sm_80 and sm_90 and PTX for later GPUs). Objects are cached under
- * CACHE/artifacts/ by the SHA-256 of compiler, flags, prelude, shim and source, so a second
- * call is a lookup. Returns the absolute path of the object (new string), or NULL with a
+ * CACHE/artifacts/ by the SHA-256 of the command line that builds them (the compiler as named,
+ * its flags, the files' names within the build directory), prelude, shim and source, so a
+ * second call is a lookup. Returns the absolute path of the object (new string), or NULL with a
  * new message in *err (compiler output included, at most a few KiB). */
 char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const char *source, size_t len,
 			  const char *cache, char **err);
