@@ -9,7 +9,6 @@
 #include "bench.h"
 #include "cache.h"
 #include "devices.h"
-#include "gstream.h"
 #include "hand.h"
 #include "jsonl.h"
 #include "pool.h"
