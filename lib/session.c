@@ -21,9 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "files.h"
 #include "session.h"
 #include "sig.h"
+#include "tlock.h"
 #include "util.h"
 #include "verify.h"
 #include "banned.h"
@@ -783,40 +783,4 @@ int leap_session_xfer(struct leap_session *s, const struct leap_run_xfer *x, uin
 	if (r == LEAP_SESS_OK && s->freeze)
 		r = freeze(s);
 	return r;
-}
-
-char *leap_device_lock_path(const char *cache, const uint8_t uuid[16])
-{
-	int any = 0;
-	for (int i = 0; i < 16; i++)
-		any |= uuid[i];
-	if (!any)
-		return xasprintf("%s/locks/cpu.lock", cache);
-	char hex[33];
-	for (int i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
-	return xasprintf("%s/locks/gpu-%s.lock", cache, hex);
-}
-
-int leap_device_lock(const char *path, int how, const char *what, int *said, char **err)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = 0;
-	int fd = -1;
-	if (leap_mkdirs(dir) || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
-		*err = xasprintf("cannot open the device lock %s: %s", path, strerror(errno));
-	} else if (flock(fd, how | LOCK_NB)) {
-		if (said && !(*said)++)
-			leap_warn("waiting for the lock on device %s (another leap-bench is timing on it)", what);
-		while (flock(fd, how))
-			if (errno != EINTR || leap_signal_caught()) {
-				*err = xasprintf("cannot lock %s: %s", path, strerror(errno));
-				close(fd);
-				fd = -1;
-				break;
-			}
-	}
-	free(dir);
-	return fd;
 }

@@ -52,15 +52,6 @@ struct leap_session_opts {
 				   * seconds (the sandbox's deadline still bounds the rest) */
 };
 
-/* The lock file of a device: CACHE/locks/cpu.lock, or CACHE/locks/gpu-UUID.lock (by UUID, not
- * index: CUDA_VISIBLE_DEVICES and device orders renumber GPUs, a UUID names one). New string. */
-char *leap_device_lock_path(const char *cache, const uint8_t uuid[16]);
-
-/* Takes the lock at `path` (LOCK_SH or LOCK_EX), waiting. With `said` not NULL, says that it
- * waits (naming `what`) the first time for *said (once per process, not once per record).
- * Returns the descriptor, or -1 with a new message in *err. */
-int leap_device_lock(const char *path, int how, const char *what, int *said, char **err);
-
 /* Grows o (zeroed first by the caller) to fit case d with `calls` calls per block. */
 void leap_session_fit(struct leap_session_opts *o, const struct leap_case_data *d, uint32_t calls);
 
