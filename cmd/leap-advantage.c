@@ -236,7 +236,7 @@ static void drop_dups(struct twopass *tp, struct agroup *g)
 	size_t k = 0;
 	for (size_t i = 0; i < g->n; i++) {
 		const struct aentry *e = &g->e[i], *first = k ? &g->e[k - 1] : NULL;
-		if (first && e->sample >= 0 && e->sample == first->sample && e->turn == first->turn) {
+		if (first && leap_is_dup(e->sample, e->turn, first->sample, first->turn)) {
 			leap_twopass_dup_add(&tp->dups, e->seq, leap_dup_message(g->key, e->sample, e->turn, first->file,
 										  first->line));
 			continue;

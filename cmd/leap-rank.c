@@ -120,10 +120,10 @@ struct tseen {
 static int seen_before(struct twopass *tp, struct tgroup *g, size_t j, const struct leap_member *m,
 		       const char *group)
 {
-	if (m->sample < 0)
+	if (m->sample < 0) /* never a duplicate (leap_is_dup): nothing to note */
 		return 0;
 	for (size_t k = 0; k < g->nseen[j]; k++)
-		if (g->seen[j][k].turn == m->turn) {
+		if (leap_is_dup(m->sample, m->turn, g->id[j], g->seen[j][k].turn)) {
 			leap_twopass_dup_add(&tp->dups, m->seq, leap_dup_message(group, m->sample, m->turn,
 								      g->seen[j][k].file, g->seen[j][k].line));
 			return 1;
