@@ -107,9 +107,7 @@ static void put_skipped(struct ctx *c, const struct leap_member *m)
 		leap_out_raw(&c->out, m->raw, m->len);
 		return;
 	}
-	leap_buf_reset(&c->line);
-	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, m->skip))
-		leap_die("internal error: a held record is not an object");
+	leap_member_error_line(&c->line, m, m->skip);
 	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 }
 

@@ -213,9 +213,7 @@ static void tp_other(void *arg, long seq, uint32_t tag, int changed, struct leap
 			: dup	  ? dup
 				  : "the record has no trajectory (the input changed between the two passes)";
 		leap_warn("%s:%ld: %s", m->file, m->line, why);
-		leap_buf_reset(&c->line);
-		if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
-			leap_die("internal error: a scanned record is not an object");
+		leap_member_error_line(&c->line, m, why);
 		leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 		c->errors++;
 	} else {
@@ -281,10 +279,7 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 	}
 	for (size_t i = 0; i < grp->n; i++) {
 		if (grp->m[i].skip) {
-			leap_buf_reset(&c->line);
-			if (leap_splice_error(&c->line, grp->m[i].raw, grp->m[i].len, grp->m[i].file, grp->m[i].line,
-					      grp->m[i].skip))
-				leap_die("internal error: a held record is not an object");
+			leap_member_error_line(&c->line, &grp->m[i], grp->m[i].skip);
 			leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 			c->errors++;
 			continue;
@@ -313,9 +308,7 @@ static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
 {
 	struct ctx *c = arg;
 	leap_warn("%s:%ld: %s", m->file, m->line, why);
-	leap_buf_reset(&c->line);
-	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
-		leap_die("internal error: a scanned record is not an object");
+	leap_member_error_line(&c->line, m, why);
 	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 	leap_member_clear(m);
 	c->errors++;
