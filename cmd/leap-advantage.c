@@ -91,10 +91,7 @@ static void put_advantage(struct ctx *c, const char *raw, size_t len, int clash,
 	json_t *add = json_pack("{s:f}", "advantage", a);
 	if (!add)
 		leap_die("out of memory");
-	leap_buf_reset(&c->line);
-	if (leap_splice_line_known(&c->line, raw, len, NULL, add, clash))
-		leap_die("internal error: a held record is not an object");
-	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+	leap_splice_out(&c->out, &c->line, raw, len, add, clash);
 	json_decref(add);
 }
 

@@ -182,10 +182,7 @@ static void put_rank(struct twopass *tp, uint32_t tag, const char *raw, size_t l
 				(json_int_t)g->n, "turns", (json_int_t)x->turns, "complete", g->complete);
 	if (!add)
 		leap_die("out of memory");
-	leap_buf_reset(&c->line);
-	if (leap_splice_line_known(&c->line, raw, len, NULL, add, has_key))
-		leap_die("internal error: a scanned record is not an object");
-	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+	leap_splice_out(&c->out, &c->line, raw, len, add, has_key);
 	json_decref(add);
 }
 
@@ -291,10 +288,7 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 					complete);
 		if (!add)
 			leap_die("out of memory");
-		leap_buf_reset(&c->line);
-		if (leap_splice_line_known(&c->line, grp->m[i].raw, grp->m[i].len, NULL, add, grp->m[i].has_key))
-			leap_die("internal error: a held record is not an object");
-		leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+		leap_splice_out(&c->out, &c->line, grp->m[i].raw, grp->m[i].len, add, grp->m[i].has_key);
 		json_decref(add);
 	}
 	free(t);
