@@ -91,10 +91,7 @@ static void put_advantage(struct ctx *c, const char *raw, size_t len, int clash,
 	json_t *add = json_pack("{s:f}", "advantage", a);
 	if (!add)
 		leap_die("out of memory");
-	leap_buf_reset(&c->line);
-	if (leap_splice_line_known(&c->line, raw, len, NULL, add, clash))
-		leap_die("internal error: a held record is not an object");
-	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+	leap_splice_out(&c->out, &c->line, raw, len, add, clash);
 	json_decref(add);
 }
 
@@ -107,9 +104,7 @@ static void put_skipped(struct ctx *c, const struct leap_member *m)
 		leap_out_raw(&c->out, m->raw, m->len);
 		return;
 	}
-	leap_buf_reset(&c->line);
-	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, m->skip))
-		leap_die("internal error: a held record is not an object");
+	leap_member_error_line(&c->line, m, m->skip);
 	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 }
 
@@ -236,7 +231,7 @@ static void drop_dups(struct twopass *tp, struct agroup *g)
 	size_t k = 0;
 	for (size_t i = 0; i < g->n; i++) {
 		const struct aentry *e = &g->e[i], *first = k ? &g->e[k - 1] : NULL;
-		if (first && e->sample >= 0 && e->sample == first->sample && e->turn == first->turn) {
+		if (first && leap_is_dup(e->sample, e->turn, first->sample, first->turn)) {
 			leap_twopass_dup_add(&tp->dups, e->seq, leap_dup_message(g->key, e->sample, e->turn, first->file,
 										  first->line));
 			continue;

@@ -7,10 +7,8 @@
 
 #include "cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
 #include "bench.h"
-#include "build.h"
 #include "cache.h"
 #include "devices.h"
-#include "gstream.h"
 #include "hand.h"
 #include "jsonl.h"
 #include "pool.h"
@@ -209,10 +207,7 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 		return;
 	/* The input pool and the baseline's outputs are made here, once, for every worker, on the
 	 * device of the slot leap_pool_fork will take (free now: nothing is timed beside them). */
-	int next = (p->last_slot + 1) % p->slots;
-	while (p->busy[next])
-		next = (next + 1) % p->slots;
-	c->v.o.device = c->devs.name[next];
+	c->v.o.device = c->devs.name[leap_pool_next_slot(p)];
 	if (leap_bench_prepare(&c->bench, t, b, c->seed, &err)) {
 		entry_error(c, e, err);
 		return;

@@ -9,7 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "build.h"
 #include "cache.h"
 #include "cli.h"
 #include "compile.h"
@@ -639,11 +638,10 @@ int main(int argc, char **argv)
 	leap_cq_free(&c->q);
 	free(o.nvcc_flags);
 	free(o.cc_flags);
-	int status = rc ? rc
-		     : c->open_failed ? LEAP_EXIT_FATAL
-		     : c->errors ? LEAP_EXIT_RECORDS
-		     : (c->file_mode && (c->failed || c->no_code)) ? LEAP_EXIT_RECORDS
-								    : LEAP_EXIT_OK;
+	/* with --task, a source file that did not compile (or held no code) exits 1 as an error
+	 * record would */
+	long errors = c->errors + (c->file_mode && (c->failed || c->no_code));
+	int status = leap_filter_exit(rc, c->open_failed != 0, errors);
 	free(c);
 	return status;
 }

@@ -117,9 +117,7 @@ static void put_dup(struct ctx *c, const char *group, struct leap_member *m, con
 {
 	char *why = leap_dup_message(group, m->sample, m->turn, file, line);
 	leap_warn("%s:%ld: %s", m->file, m->line, why);
-	leap_buf_reset(&c->line);
-	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
-		leap_die("internal error: a scanned record is not an object");
+	leap_member_error_line(&c->line, m, why);
 	put_decided(c);
 	free(why);
 	leap_member_clear(m);
@@ -342,11 +340,13 @@ static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
 	} else {
 		say_undecided(c, m->file, m->line, why);
 	}
-	leap_buf_reset(&c->line);
-	if (prior)
-		leap_buf_add(&c->line, m->raw, m->len), leap_buf_add(&c->line, "\n", 1);
-	else if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
-		leap_die("internal error: a scanned record is not an object");
+	if (prior) {
+		leap_buf_reset(&c->line);
+		leap_buf_add(&c->line, m->raw, m->len);
+		leap_buf_add(&c->line, "\n", 1);
+	} else {
+		leap_member_error_line(&c->line, m, why);
+	}
 	free(prior);
 	put_decided(c);
 	c->errors++;

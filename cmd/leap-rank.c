@@ -120,10 +120,10 @@ struct tseen {
 static int seen_before(struct twopass *tp, struct tgroup *g, size_t j, const struct leap_member *m,
 		       const char *group)
 {
-	if (m->sample < 0)
+	if (m->sample < 0) /* never a duplicate (leap_is_dup): nothing to note */
 		return 0;
 	for (size_t k = 0; k < g->nseen[j]; k++)
-		if (g->seen[j][k].turn == m->turn) {
+		if (leap_is_dup(m->sample, m->turn, g->id[j], g->seen[j][k].turn)) {
 			leap_twopass_dup_add(&tp->dups, m->seq, leap_dup_message(group, m->sample, m->turn,
 								      g->seen[j][k].file, g->seen[j][k].line));
 			return 1;
@@ -182,10 +182,7 @@ static void put_rank(struct twopass *tp, uint32_t tag, const char *raw, size_t l
 				(json_int_t)g->n, "turns", (json_int_t)x->turns, "complete", g->complete);
 	if (!add)
 		leap_die("out of memory");
-	leap_buf_reset(&c->line);
-	if (leap_splice_line_known(&c->line, raw, len, NULL, add, has_key))
-		leap_die("internal error: a scanned record is not an object");
-	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+	leap_splice_out(&c->out, &c->line, raw, len, add, has_key);
 	json_decref(add);
 }
 
@@ -213,9 +210,7 @@ static void tp_other(void *arg, long seq, uint32_t tag, int changed, struct leap
 			: dup	  ? dup
 				  : "the record has no trajectory (the input changed between the two passes)";
 		leap_warn("%s:%ld: %s", m->file, m->line, why);
-		leap_buf_reset(&c->line);
-		if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
-			leap_die("internal error: a scanned record is not an object");
+		leap_member_error_line(&c->line, m, why);
 		leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 		c->errors++;
 	} else {
@@ -281,10 +276,7 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 	}
 	for (size_t i = 0; i < grp->n; i++) {
 		if (grp->m[i].skip) {
-			leap_buf_reset(&c->line);
-			if (leap_splice_error(&c->line, grp->m[i].raw, grp->m[i].len, grp->m[i].file, grp->m[i].line,
-					      grp->m[i].skip))
-				leap_die("internal error: a held record is not an object");
+			leap_member_error_line(&c->line, &grp->m[i], grp->m[i].skip);
 			leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 			c->errors++;
 			continue;
@@ -296,10 +288,7 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 					complete);
 		if (!add)
 			leap_die("out of memory");
-		leap_buf_reset(&c->line);
-		if (leap_splice_line_known(&c->line, grp->m[i].raw, grp->m[i].len, NULL, add, grp->m[i].has_key))
-			leap_die("internal error: a held record is not an object");
-		leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+		leap_splice_out(&c->out, &c->line, grp->m[i].raw, grp->m[i].len, add, grp->m[i].has_key);
 		json_decref(add);
 	}
 	free(t);
@@ -313,9 +302,7 @@ static void put_ungrouped(void *arg, struct leap_member *m, const char *why)
 {
 	struct ctx *c = arg;
 	leap_warn("%s:%ld: %s", m->file, m->line, why);
-	leap_buf_reset(&c->line);
-	if (leap_splice_error(&c->line, m->raw, m->len, m->file, m->line, why))
-		leap_die("internal error: a scanned record is not an object");
+	leap_member_error_line(&c->line, m, why);
 	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 	leap_member_clear(m);
 	c->errors++;

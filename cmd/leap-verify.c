@@ -4,7 +4,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build.h"
 #include "cache.h"
 #include "cli.h"
 #include "devices.h"
@@ -317,9 +316,7 @@ int main(int argc, char **argv)
 			leap_warn("%ld records not verified: no usable CUDA device", c.no_device);
 		int open_failed = in.open_failed;
 		leap_in_close(&in);
-		rc = leap_out_close(&c.out);
-		if (rc == LEAP_EXIT_OK && (c.errors || open_failed))
-			rc = open_failed ? LEAP_EXIT_FATAL : LEAP_EXIT_RECORDS;
+		rc = leap_filter_exit(leap_out_close(&c.out), open_failed, c.errors);
 	}
 	leap_verifier_free(&c.v);
 	leap_suite_free(&c.suite);

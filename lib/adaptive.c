@@ -17,7 +17,11 @@
 #include <unistd.h>
 
 #include "adaptive.h"
+#include "fdio.h"
+#include "files.h"
+#include "hash.h"
 #include "jsonl.h"
+#include "rng.h"
 #include "util.h"
 #include "banned.h"
 
@@ -38,17 +42,10 @@ static int load_fd(int fd, const char *path, double target, double step, double 
 		   struct leap_adaptive *a, char **err)
 {
 	struct leap_buf b = {0};
-	char chunk[8192];
-	ssize_t n;
-	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			*err = xasprintf("%s: %s", path, strerror(errno));
-			leap_buf_free(&b);
-			return -1;
-		}
-		leap_buf_add(&b, chunk, (size_t)n);
+	if (leap_read_fd(fd, &b)) {
+		*err = xasprintf("%s: %s", path, strerror(errno));
+		leap_buf_free(&b);
+		return -1;
 	}
 	if (!b.len) {
 		fresh(a, target, step, easy_below);
@@ -129,21 +126,6 @@ void leap_adaptive_apply(struct leap_adaptive *a, long decided, long pruned, con
 	a->runs++;
 }
 
-/* Writes all of b to fd. Returns 0 or -1 (errno set). */
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int leap_adaptive_commit(const char *path, double target, double step, double easy_below, long decided,
 			 long pruned, const json_t *verdicts, struct leap_adaptive *a, char **err)
 {
@@ -177,7 +159,7 @@ int leap_adaptive_commit(const char *path, double target, double step, double ea
 	leap_buf_add(&b, "\n", 1);
 	tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write_all(fd, b.s, b.len) || fsync(fd) || close(fd)) {
+	if (fd < 0 || leap_write_full(fd, b.s, b.len) || fsync(fd) || close(fd)) {
 		*err = xasprintf("%s: %s", tmp, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -205,19 +187,12 @@ void leap_adaptive_free(struct leap_adaptive *a)
 	a->tasks = NULL;
 }
 
-/* splitmix64 over the seed and the task's FNV-1a hash: a uniform number in [0, 1). */
+/* A uniform number in [0, 1) for (seed, task): splitmix64's finaliser over the task's FNV-1a
+ * hash plus the seed's multiple of the stream's increment. */
 static double draw(unsigned long seed, const char *task)
 {
-	uint64_t h = 14695981039346656037ULL;
-	for (const char *p = task; *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 1099511628211ULL;
-	}
-	uint64_t z = h + (uint64_t)seed * 0x9E3779B97F4A7C15ULL;
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	z ^= z >> 31;
-	return (double)(z >> 11) / 9007199254740992.0;
+	uint64_t h = leap_fnv1a(LEAP_FNV1A_BASIS, task, strlen(task));
+	return leap_rng_unit_of(leap_mix64(h + (uint64_t)seed * LEAP_RNG_GAMMA));
 }
 
 int leap_adaptive_skip(const struct leap_adaptive *a, const char *task, long after, double revisit,

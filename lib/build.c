@@ -10,7 +10,6 @@
  * loads half an object.
  */
 #include <errno.h>
-#include <pwd.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -23,94 +22,13 @@
 #include <openssl/evp.h>
 
 #include "build.h"
+#include "files.h"
 #include "shim.h"
 #include "toolchain.h"
 #include "util.h"
 #include "banned.h"
 
 extern char **environ;
-
-char *leap_cache_dir(void)
-{
-	const char *e = getenv("LEAP_CACHE");
-	if (e && *e)
-		return xstrdup(e);
-	e = getenv("XDG_CACHE_HOME");
-	if (e && *e == '/')
-		return xasprintf("%s/leap", e);
-	e = getenv("HOME");
-	if (e && *e == '/')
-		return xasprintf("%s/.cache/leap", e);
-	/* No HOME (a service, env -i): the account's home directory. Never a fixed name in a
-	 * shared /tmp: another user could create it first and choose the artifacts we load. */
-	struct passwd *pw = getpwuid(geteuid());
-	if (pw && pw->pw_dir && pw->pw_dir[0] == '/' && strcmp(pw->pw_dir, "/"))
-		return xasprintf("%s/.cache/leap", pw->pw_dir);
-	return NULL;
-}
-
-char *leap_read_file(const char *path, size_t *len, char **err)
-{
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		*err = xasprintf("cannot open %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	struct leap_buf b = {0};
-	char chunk[65536];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
-		leap_buf_add(&b, chunk, n);
-	int bad = ferror(fp) ? errno : 0;
-	fclose(fp);
-	if (bad) {
-		*err = xasprintf("cannot read %s: %s", path, strerror(bad));
-		leap_buf_free(&b);
-		return NULL;
-	}
-	*len = b.len;
-	leap_buf_add(&b, "", 0);
-	if (!b.s)
-		return xstrdup("");
-	return leap_buf_detach(&b);
-}
-
-int leap_mkdirs(const char *path)
-{
-	char *p = xstrdup(path);
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = 0;
-			if (mkdir(p, 0755) && errno != EEXIST) {
-				free(p);
-				return -1;
-			}
-			*s = '/';
-		}
-	int r = mkdir(p, 0755) && errno != EEXIST ? -1 : 0;
-	free(p);
-	return r;
-}
-
-/* Writes n bytes to path (created or truncated, 0644). Returns 0, or -1 with errno set. */
-static int write_file(const char *path, const char *data, size_t n)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	size_t off = 0;
-	while (off < n) {
-		ssize_t w = write(fd, data + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			close(fd);
-			return -1;
-		}
-		off += (size_t)w;
-	}
-	return close(fd);
-}
 
 void leap_sha256_hex(char out[65], const char *const *parts, const size_t *lens, int n)
 {
@@ -151,6 +69,139 @@ static int run_compiler(char *const *argv, const char *logpath)
 	return st;
 }
 
+/* The files of one build: in its build directory, or bare names for the cache key. */
+struct build_files {
+	char *pre, *shim, *src, *out;
+};
+
+/* The files' paths under `dir` ("" for bare names, else ending in '/'). */
+static void files_in(struct build_files *f, const char *dir, int cuda)
+{
+	const char *ext = cuda ? "cu" : "c";
+	f->pre = xasprintf("%sprelude.h", dir);
+	f->shim = xasprintf("%sshim.%s", dir, ext);
+	f->src = xasprintf("%ssource.%s", dir, ext);
+	f->out = xasprintf("%sout.so", dir);
+}
+
+static void files_free(struct build_files *f)
+{
+	free(f->pre);
+	free(f->shim);
+	free(f->src);
+	free(f->out);
+}
+
+/* The command line that builds the artifact of t from files f with compiler cc: -O2 (cpu) or
+ * -O3 with code for sm_80 and sm_90 and PTX for later GPUs (cuda), the prelude force-included,
+ * then a vendor baseline's libraries (task.json baseline_libraries: -lcublas, -lcudnn). New
+ * (leap_strv_free). */
+static char **command(const char *cc, int cuda, const struct build_files *f, const struct leap_task *t)
+{
+	static const char *const cpu_flags[] = {"-O2", "-shared", "-fPIC", NULL};
+	static const char *const cuda_flags[] = {"-O3", "-shared", "-Xcompiler", "-fPIC",
+						 "-gencode", "arch=compute_80,code=sm_80",
+						 "-gencode", "arch=compute_90,code=sm_90",
+						 "-gencode", "arch=compute_90,code=compute_90", NULL};
+	char **v = xcalloc(24 + LEAP_LIB_COUNT, sizeof *v);
+	size_t n = 0;
+	v[n++] = xstrdup(cc);
+	for (const char *const *x = cuda ? cuda_flags : cpu_flags; *x; x++)
+		v[n++] = xstrdup(*x);
+	const char *files[] = {"-include", f->pre, "-o", f->out, f->src, f->shim};
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+		v[n++] = xstrdup(files[i]);
+	if (!cuda)
+		v[n++] = xstrdup("-lm");
+	for (unsigned i = 0; cuda && i < LEAP_LIB_COUNT; i++)
+		if (t->baseline_libraries & (1u << i))
+			v[n++] = xasprintf("-l%s", leap_library_name(1u << i));
+	return v;
+}
+
+/* The cache key of an artifact: the command line that builds it (with the files' bare names:
+ * the build directory's name is random and shapes nothing), then the prelude, shim and source.
+ * The key is taken from the command itself, not from a description of it kept beside, so a
+ * flag changed in command() cannot be missed by the key. */
+static void artifact_key(char hex[65], const char *cc, int cuda, const struct leap_task *t, const char *pre,
+			 const char *shim, const char *source, size_t len)
+{
+	struct build_files names;
+	files_in(&names, "", cuda);
+	char **argv = command(cc, cuda, &names, t);
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	const char **parts = xcalloc(n + 3, sizeof *parts);
+	size_t *lens = xcalloc(n + 3, sizeof *lens);
+	for (size_t i = 0; i < n; i++)
+		parts[i] = argv[i];
+	parts[n] = pre;
+	parts[n + 1] = shim;
+	for (size_t i = 0; i < n + 2; i++)
+		lens[i] = strlen(parts[i]);
+	parts[n + 2] = source;
+	lens[n + 2] = len;
+	leap_sha256_hex(hex, parts, lens, (int)(n + 3));
+	free(parts);
+	free(lens);
+	leap_strv_free(argv);
+	files_free(&names);
+}
+
+/* Builds in a new directory under `dir`: writes the files, runs the compiler and moves the
+ * artifact to `so`. Returns 0, or -1 with a new message in *err. */
+static int build_in(const char *dir, const char *so, const char *cc, int cuda, const struct leap_task *t,
+		    const char *pre, const char *shim, const char *source, size_t len, char **err)
+{
+	char *work = xasprintf("%s/build.XXXXXX", dir);
+	if (!mkdtemp(work)) {
+		*err = xasprintf("cannot create a build directory in %s: %s", dir, strerror(errno));
+		free(work);
+		return -1;
+	}
+	char *wdir = xasprintf("%s/", work), *log_p = xasprintf("%s/log", work);
+	struct build_files f;
+	files_in(&f, wdir, cuda);
+	int rc = -1;
+	if (leap_write_file(f.pre, pre, strlen(pre), NULL) || leap_write_file(f.shim, shim, strlen(shim), NULL) ||
+	    leap_write_file(f.src, source, len, NULL)) {
+		*err = xasprintf("cannot write the build files: %s", strerror(errno));
+	} else {
+		char **argv = command(cc, cuda, &f, t);
+		int ws = run_compiler(argv, log_p);
+		leap_strv_free(argv);
+		if (ws < 0) {
+			*err = xasprintf("cannot run %s: %s", cc, strerror(errno));
+		} else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+			size_t n = 0;
+			char *e2 = NULL, *log = leap_read_file(log_p, &n, &e2);
+			free(e2);
+			struct leap_buf m = {0};
+			leap_buf_addf(&m, "%s failed:\n", cc);
+			if (log)
+				leap_buf_add(&m, log, n > 4096 ? 4096 : n);
+			free(log);
+			*err = leap_buf_detach(&m);
+		} else if (rename(f.out, so)) {
+			*err = xasprintf("cannot store the artifact in %s: %s", dir, strerror(errno));
+		} else {
+			rc = 0;
+		}
+	}
+	unlink(f.pre);
+	unlink(f.shim);
+	unlink(f.src);
+	unlink(f.out);
+	unlink(log_p);
+	rmdir(work);
+	files_free(&f);
+	free(log_p);
+	free(wdir);
+	free(work);
+	return rc;
+}
+
 char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const char *source, size_t len,
 			  const char *cache, char **err)
 {
@@ -164,93 +215,22 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 		if (!cc || !*cc)
 			cc = "cc";
 	}
-	const char *flags = cuda ? "-O3 -shared -Xcompiler -fPIC sm_80 sm_90 compute_90" : "-O2 -shared -fPIC";
 	char *pre = leap_shim_prelude(t, b), *shim = leap_shim_source(t, b);
-	/* a vendor baseline links its libraries (task.json baseline_libraries: -lcublas, -lcudnn) */
-	char libs[LEAP_LIB_COUNT][24];
-	size_t nlibs = 0;
-	struct leap_buf libs_key = {0};
-	for (unsigned i = 0; cuda && i < LEAP_LIB_COUNT; i++)
-		if (t->baseline_libraries & (1u << i)) {
-			snprintf(libs[nlibs], sizeof libs[nlibs], "-l%s", leap_library_name(1u << i));
-			leap_buf_addf(&libs_key, " %s", libs[nlibs++]);
-		}
-	leap_buf_adds(&libs_key, "");
-	const char *parts[] = {cc, flags, pre, shim, source, libs_key.s};
-	size_t lens[] = {strlen(cc), strlen(flags), strlen(pre), strlen(shim), len, libs_key.len};
 	char hex[65];
-	leap_sha256_hex(hex, parts, lens, nlibs ? 6 : 5);
-	leap_buf_free(&libs_key);
+	artifact_key(hex, cc, cuda, t, pre, shim, source, len);
 	char *dir = xasprintf("%s/artifacts", cache);
 	char *so = xasprintf("%s/%s.so", dir, hex);
-	char *result = NULL, *work = NULL;
+	char *result = NULL;
 	struct stat st;
 	if (stat(so, &st) == 0) {
 		result = so;
 		so = NULL;
-		goto out;
-	}
-	if (leap_mkdirs(dir)) {
+	} else if (leap_mkdirs(dir)) {
 		*err = xasprintf("cannot create the cache directory %s: %s", dir, strerror(errno));
-		goto out;
+	} else if (build_in(dir, so, cc, cuda, t, pre, shim, source, len, err) == 0) {
+		result = so;
+		so = NULL;
 	}
-	work = xasprintf("%s/build.XXXXXX", dir);
-	if (!mkdtemp(work)) {
-		*err = xasprintf("cannot create a build directory in %s: %s", dir, strerror(errno));
-		free(work);
-		work = NULL;
-		goto out;
-	}
-	const char *ext = cuda ? "cu" : "c";
-	char *pre_p = xasprintf("%s/prelude.h", work), *shim_p = xasprintf("%s/shim.%s", work, ext),
-	     *src_p = xasprintf("%s/source.%s", work, ext), *out_p = xasprintf("%s/out.so", work),
-	     *log_p = xasprintf("%s/log", work);
-	if (write_file(pre_p, pre, strlen(pre)) || write_file(shim_p, shim, strlen(shim)) ||
-	    write_file(src_p, source, len)) {
-		*err = xasprintf("cannot write the build files: %s", strerror(errno));
-	} else {
-		char *cpu_argv[] = {(char *)cc, "-O2", "-shared", "-fPIC", "-include", pre_p, "-o", out_p, src_p, shim_p, "-lm", NULL};
-		char *cuda_argv[24 + LEAP_LIB_COUNT] = {(char *)cc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_80,code=sm_80",
-				     "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90",
-				     "-include", pre_p, "-o", out_p, src_p, shim_p, NULL};
-		size_t at = 0;
-		while (cuda_argv[at])
-			at++;
-		for (size_t i = 0; i < nlibs; i++) /* after the sources: the libraries, then the NULL */
-			cuda_argv[at + i] = libs[i];
-		int ws = run_compiler(cuda ? cuda_argv : cpu_argv, log_p);
-		if (ws < 0) {
-			*err = xasprintf("cannot run %s: %s", cc, strerror(errno));
-		} else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-			size_t n = 0;
-			char *e2 = NULL, *log = leap_read_file(log_p, &n, &e2);
-			free(e2);
-			struct leap_buf m = {0};
-			leap_buf_addf(&m, "%s failed:\n", cc);
-			if (log)
-				leap_buf_add(&m, log, n > 4096 ? 4096 : n);
-			free(log);
-			*err = leap_buf_detach(&m);
-		} else if (rename(out_p, so)) {
-			*err = xasprintf("cannot store the artifact in %s: %s", dir, strerror(errno));
-		} else {
-			result = so;
-			so = NULL;
-		}
-	}
-	unlink(pre_p);
-	unlink(shim_p);
-	unlink(src_p);
-	unlink(out_p);
-	unlink(log_p);
-	rmdir(work);
-	free(pre_p);
-	free(shim_p);
-	free(src_p);
-	free(out_p);
-	free(log_p);
-out:
-	free(work);
 	free(dir);
 	free(so);
 	free(pre);

@@ -5,30 +5,23 @@
 
 #include "task.h"
 
-/* The default cache directory of every program: $LEAP_CACHE, else $XDG_CACHE_HOME/leap (when
- * absolute), else $HOME/.cache/leap (when absolute), else .cache/leap in the user's home
- * directory from the passwd database (not "/"). Newly allocated; the directory may not exist
- * yet. NULL when there is none: the caller asks for --cache or LEAP_CACHE. */
-char *leap_cache_dir(void);
+/* For referee.c, which still finds leap_read_file and leap_mkdirs here: to go once it
+ * includes files.h itself. */
+#include "files.h"
 
 /* Builds `source` (the candidate or reference source text) for task `t` and backend `b`
  * into a shared object exporting the artifact ABI (abi.h): the task's prelude is
  * force-included and the generated shim linked in, with cc (cpu: $CC or "cc", -O2) or
  * nvcc (cuda: leap_nvcc_name's, as leap-compile finds it: $NVCC, $CUDA_HOME/bin/nvcc, PATH;
  * -O3, code for sm_80 and sm_90 and PTX for later GPUs). Objects are cached under
- * CACHE/artifacts/ by the SHA-256 of compiler, flags, prelude, shim and source, so a second
- * call is a lookup. Returns the absolute path of the object (new string), or NULL with a
+ * CACHE/artifacts/ by the SHA-256 of the command line that builds them (the compiler as named,
+ * its flags, the files' names within the build directory), prelude, shim and source, so a
+ * second call is a lookup. Returns the absolute path of the object (new string), or NULL with a
  * new message in *err (compiler output included, at most a few KiB). */
 char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const char *source, size_t len,
 			  const char *cache, char **err);
 
 /* The hex SHA-256 (64 digits and a NUL into out) of the parts, each followed by a NUL byte. */
 void leap_sha256_hex(char out[65], const char *const *parts, const size_t *lens, int n);
-
-/* Creates a directory and its parents (mode 0755); returns 0 or -1 with errno set. */
-int leap_mkdirs(const char *path);
-
-/* Reads a whole file into a new NUL-terminated string (*len set). NULL with *err on error. */
-char *leap_read_file(const char *path, size_t *len, char **err);
 
 #endif

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,26 @@
 #include "jsonl.h"
 #include "util.h"
 #include "banned.h"
+
+/* Where the cache lives when no --cache says: every program's one policy (cache.h). */
+char *leap_cache_dir(void)
+{
+	const char *e = getenv("LEAP_CACHE");
+	if (e && *e)
+		return xstrdup(e);
+	e = getenv("XDG_CACHE_HOME");
+	if (e && *e == '/')
+		return xasprintf("%s/leap", e);
+	e = getenv("HOME");
+	if (e && *e == '/')
+		return xasprintf("%s/.cache/leap", e);
+	/* No HOME (a service, env -i): the account's home directory. Never a fixed name in a
+	 * shared /tmp: another user could create it first and choose the artifacts we load. */
+	struct passwd *pw = getpwuid(geteuid());
+	if (pw && pw->pw_dir && pw->pw_dir[0] == '/' && strcmp(pw->pw_dir, "/"))
+		return xasprintf("%s/.cache/leap", pw->pw_dir);
+	return NULL;
+}
 
 void leap_hash_init(struct leap_hash *h)
 {

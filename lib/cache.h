@@ -20,6 +20,12 @@
  * removes the least recently used results until the total size is under the bound.
  */
 
+/* The default cache directory of every program: $LEAP_CACHE, else $XDG_CACHE_HOME/leap (when
+ * absolute), else $HOME/.cache/leap (when absolute), else .cache/leap in the user's home
+ * directory from the passwd database (not "/"). Newly allocated; the directory may not exist
+ * yet. NULL when there is none: the caller asks for --cache or LEAP_CACHE. */
+char *leap_cache_dir(void);
+
 /* A SHA-256 digest over a sequence of length-prefixed fields (so that no two different
  * sequences hash the same way by moving a boundary). */
 struct leap_hash {

@@ -25,6 +25,7 @@
 #include "compile_int.h"
 #include "cproc.h"
 #include "diag.h"
+#include "files.h"
 #include "incguard.h"
 #include "toolchain.h"
 #include "util.h"

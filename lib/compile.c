@@ -37,8 +37,8 @@
 #include "child.h"
 #include "cproc.h"
 #include "diag.h"
-#include "build.h"
 #include "extract.h"
+#include "files.h"
 #include "incguard.h"
 #include "jsonl.h"
 #include "shim.h"
@@ -50,84 +50,6 @@
 
 static const char *const cand_name[2] = {"kernel.cu", "kernel.c"};
 static const char *const shim_name[2] = {"leap_shim.cu", "leap_shim.c"};
-
-/* ---- files of the work directory ---- */
-
-int leap_write_file(const char *path, const char *data, size_t n, char **err)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		*err = xasprintf("cannot create %s: %s", path, strerror(errno));
-		return -1;
-	}
-	while (n) {
-		ssize_t k = write(fd, data, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			*err = xasprintf("cannot write %s: %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-		data += k;
-		n -= (size_t)k;
-	}
-	if (close(fd)) {
-		*err = xasprintf("cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-int leap_copy_file(const char *from, const char *to, char **err)
-{
-	int in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		*err = xasprintf("cannot open %s: %s", from, strerror(errno));
-		return -1;
-	}
-	struct leap_buf b = {0};
-	char chunk[65536];
-	ssize_t k;
-	while ((k = read(in, chunk, sizeof(chunk))) != 0) {
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			*err = xasprintf("cannot read %s: %s", from, strerror(errno));
-			close(in);
-			leap_buf_free(&b);
-			return -1;
-		}
-		leap_buf_add(&b, chunk, (size_t)k);
-	}
-	close(in);
-	int rc = leap_write_file(to, b.s ? b.s : "", b.len, err);
-	leap_buf_free(&b);
-	return rc;
-}
-
-/* rm -r of a directory this process made; symbolic links are removed, never followed.
- * Failures are ignored (the work directory is temporary). */
-void leap_remove_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			char *p = xasprintf("%s/%s", path, e->d_name);
-			struct stat st;
-			if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-				leap_remove_tree(p);
-			else
-				unlink(p);
-			free(p);
-		}
-		closedir(d);
-	}
-	rmdir(path);
-}
 
 /* ---- the compiler: set-up, variants, keys ---- */
 

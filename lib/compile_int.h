@@ -11,13 +11,6 @@
 /* The header every compile includes first (-include), in the job directory. */
 #define LEAP_PRELUDE_FILE "leap_prelude.h"
 
-/* Writes n bytes of data to a new file `path`. Returns 0, or -1 with a new message in *err. */
-int leap_write_file(const char *path, const char *data, size_t n, char **err);
-/* Copies file `from` to `to`. Returns 0, or -1 with a new message in *err. */
-int leap_copy_file(const char *from, const char *to, char **err);
-/* rm -r of a directory this process made; links are removed, never followed. Best effort. */
-void leap_remove_tree(const char *path);
-
 /* Rounds to 0.01 ms, so that records stay short. */
 double leap_compile_round_ms(double ms);
 /* Makes a new job directory under c's work directory (newly allocated), or NULL with *err. */

@@ -68,12 +68,17 @@ struct leap_group *leap_grouper_get(const struct leap_grouper *g, const char *ke
 	return leap_hmap_get(&g->map, key, strlen(key));
 }
 
+int leap_is_dup(long sample, long turn, long first_sample, long first_turn)
+{
+	return sample >= 0 && sample == first_sample && turn == first_turn;
+}
+
 long leap_group_find_dup(const struct leap_group *grp, const struct leap_member *m)
 {
-	if (m->sample < 0)
+	if (m->sample < 0) /* never a duplicate: no need to look */
 		return -1;
 	for (size_t i = 0; i < grp->n; i++)
-		if (grp->m[i].sample == m->sample && grp->m[i].turn == m->turn)
+		if (leap_is_dup(m->sample, m->turn, grp->m[i].sample, grp->m[i].turn))
 			return (long)i;
 	return -1;
 }

@@ -47,6 +47,11 @@ struct leap_group *leap_grouper_get(const struct leap_grouper *g, const char *ke
  * the programs write it as an error record naming the first one's position. One policy for
  * every program: this message, and the rule that the first record wins. */
 
+/* 1 when a record of (sample, turn) is a second record of the one at (first_sample,
+ * first_turn): both have the same sample, a number >= 0, and the same turn. The rule itself,
+ * for the programs that keep records otherwise than in a struct leap_group. */
+int leap_is_dup(long sample, long turn, long first_sample, long first_turn);
+
 /* The index of the first member of grp with the same sample (>= 0) and turn as m, or -1. */
 long leap_group_find_dup(const struct leap_group *grp, const struct leap_member *m);
 

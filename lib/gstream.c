@@ -55,12 +55,3 @@ int leap_gstream(int nfiles, char *const *files, const char *own, const struct l
 	leap_in_close(&in);
 	return open_failed;
 }
-
-int leap_filter_exit(int rc, int open_failed, long errors)
-{
-	if (rc)
-		return rc;
-	if (open_failed)
-		return LEAP_EXIT_FATAL;
-	return errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
-}

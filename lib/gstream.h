@@ -49,9 +49,4 @@ struct leap_gstream_io {
 int leap_gstream(int nfiles, char *const *files, const char *own, const struct leap_gstream_ops *ops, void *arg,
 		 const struct leap_gstream_io *io);
 
-/* The exit status of a filter: `rc` when not 0 (closing the output failed), LEAP_EXIT_FATAL
- * when an input could not be opened, LEAP_EXIT_RECORDS when some records were written as
- * errors, else LEAP_EXIT_OK. */
-int leap_filter_exit(int rc, int open_failed, long errors);
-
 #endif

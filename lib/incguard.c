@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build.h"
+#include "files.h"
 #include "incguard.h"
 #include "task.h"
 #include "util.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "lines.h"
 #include "banned.h"
 
@@ -24,15 +25,8 @@ void leap_lines_open(struct leap_lines *f, const char *path)
 
 void leap_lines_flush(struct leap_lines *f)
 {
-	size_t off = 0;
-	while (off < f->buf.len) {
-		ssize_t n = write(f->fd, f->buf.s + off, f->buf.len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			leap_die_errno("%s: write error", f->path);
-		off += (size_t)n;
-	}
+	if (f->buf.len && leap_write_full(f->fd, f->buf.s, f->buf.len))
+		leap_die_errno("%s: write error", f->path);
 	leap_buf_reset(&f->buf);
 }
 

@@ -14,6 +14,7 @@
 #include "jsonl.h"
 #include "record.h"
 #include "scan.h"
+#include "splice.h"
 #include "banned.h"
 
 enum { K_GROUP, K_TASK, K_SAMPLE, K_TURN, K_STATUS, K_TOKENS, K_BENCH, K_PRUNE, K_REWARD, K_RANK, K_GSIZE,
@@ -223,6 +224,13 @@ enum leap_read leap_member_peek(struct leap_in *in, long seq, struct leap_member
 				int *has_group, json_t **bad)
 {
 	return member_next(in, seq, NULL, m, key, has_group, bad, 0);
+}
+
+void leap_member_error_line(struct leap_buf *b, const struct leap_member *m, const char *why)
+{
+	leap_buf_reset(b);
+	if (leap_splice_error(b, m->raw, m->len, m->file, m->line, why))
+		leap_die("internal error: a scanned record is not an object");
 }
 
 void leap_member_clear(struct leap_member *m)

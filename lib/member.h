@@ -90,6 +90,11 @@ enum leap_read leap_member_line(struct leap_in *in, long seq, const char *own, s
 enum leap_read leap_member_peek(struct leap_in *in, long seq, struct leap_member *m, struct leap_buf *key,
 				int *has_group, json_t **bad);
 
+/* Makes b (reset first) m's raw record with `error` = why (naming m's file and line) and a
+ * newline: how a program writes a record that takes no part. Dies when the raw text is not
+ * an object, which the scanner never lets through. */
+void leap_member_error_line(struct leap_buf *b, const struct leap_member *m, const char *why);
+
 /* Releases one member's raw text and note. */
 void leap_member_clear(struct leap_member *m);
 

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "pool.h"
-#include "runproto.h"
 #include "sig.h"
 #include "banned.h"
 
@@ -188,15 +188,21 @@ int leap_pool_run(struct leap_pool *p, struct leap_in *in)
 	return leap_signal_caught() ? 1 : 0;
 }
 
+int leap_pool_next_slot(const struct leap_pool *p)
+{
+	int s = (p->last_slot + 1) % p->slots; /* the next free slot after the last one */
+	while (p->busy[s])
+		s = (s + 1) % p->slots;
+	return s;
+}
+
 pid_t leap_pool_fork(struct leap_pool *p, struct leap_pool_entry *e, int *slot)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC))
 		leap_die_errno("pipe");
 	leap_pool_flush(p); /* nothing buffered may be written twice */
-	int s = (p->last_slot + 1) % p->slots; /* the next free slot after the last one */
-	while (p->busy[s])
-		s = (s + 1) % p->slots;
+	int s = leap_pool_next_slot(p);
 	p->last_slot = s;
 	pid_t pid = fork();
 	if (pid < 0)

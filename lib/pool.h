@@ -97,6 +97,11 @@ int leap_pool_run(struct leap_pool *p, struct leap_in *in);
  * first when it may wait. For use in `start`, to wait for a condition on running workers. */
 void leap_pool_collect(struct leap_pool *p, int ms);
 
+/* The slot the next leap_pool_fork takes: the first free one after the last taken (the caller
+ * made sure that running < slots). For work that must be done for that slot's device before
+ * the fork. */
+int leap_pool_next_slot(const struct leap_pool *p);
+
 /* Forks a worker for e on the next free slot (the caller made sure that running < slots)
  * counting it under e->kind. In the parent: returns the worker's pid (> 0). In the worker:
  * returns 0 with *slot set; the worker computes its result and ends with

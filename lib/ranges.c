@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+#include "rng.h"
 #include "task.h"
 #include "util.h"
 #include "banned.h"
@@ -38,29 +40,13 @@
 #define AVOID_TRIES 8   /* redraws of one value that a listed case already uses */
 #define RESIDUE_MOD 32
 
-/* splitmix64: the next 64 random bits of the stream *s. */
-static uint64_t next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static double unit(uint64_t *s)
-{
-	return (double)(next(s) >> 11) * 0x1.0p-53;
-}
-
 /* A stream for (seed, task id, salt, n). */
 static uint64_t stream(const struct leap_task *t, uint64_t seed, uint64_t salt, uint64_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the id: each task its own sizes */
-	for (const char *p = t->id; p && *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	/* FNV-1a of the id: each task its own sizes */
+	uint64_t h = t->id ? leap_fnv1a(LEAP_FNV1A_BASIS, t->id, strlen(t->id)) : LEAP_FNV1A_BASIS;
 	uint64_t s = seed ^ h ^ (salt * 0xC2B2AE3D27D4EB4Full) ^ ((n + 1) * 0x165667B19E3779F9ull);
-	next(&s);
+	leap_rng_next(&s);
 	return s;
 }
 
@@ -191,7 +177,7 @@ static int64_t draw_value(const struct leap_task *t, size_t ri, int64_t qlo, int
 		mod >>= 1; /* a narrow range still steps through the residues of a smaller power of 2 */
 	target %= mod;
 	for (int a = 0; a < AVOID_TRIES; a++) {
-		double d = exp(unit(rng) * f * log1p((double)span)) - 1;
+		double d = exp(leap_rng_unit(rng) * f * log1p((double)span)) - 1;
 		uint64_t x = d >= (double)span ? span : d > 0 ? (uint64_t)d : 0;
 		int64_t q = (int64_t)((uint64_t)qlo + x), moved;
 		/* the largest value <= q of the residue, else the next one up (arithmetic modulo
@@ -217,7 +203,7 @@ int leap_task_draw_case(const struct leap_task *t, uint64_t seed, size_t k, stru
 	out->vals = xcalloc(t->nparams, sizeof *out->vals);
 	int64_t *vars = xcalloc(t->nparams, sizeof *vars);
 	uint64_t rng = stream(t, seed, 1, k);
-	size_t base = (size_t)(next(&rng) % t->ncases);
+	size_t base = (size_t)(leap_rng_next(&rng) % t->ncases);
 	for (int a = 0; a < DRAW_TRIES; a++) {
 		/* the span's exponent: whole for FULL_TRIES attempts, then halved every 8 */
 		double f = a < FULL_TRIES ? 1.0 : ldexp(1.0, -1 - (a - FULL_TRIES) / 8);
@@ -232,7 +218,7 @@ int leap_task_draw_case(const struct leap_task *t, uint64_t seed, size_t k, stru
 				continue;
 			}
 			uint64_t rs = stream(t, seed, 2, r->param); /* the residue of case 0, per scalar */
-			int64_t target = (int64_t)((next(&rs) + k) % RESIDUE_MOD);
+			int64_t target = (int64_t)((leap_rng_next(&rs) + k) % RESIDUE_MOD);
 			vars[r->param] = out->vals[r->param].i = draw_value(t, i, qlo, qhi, m, f, target, &rng);
 		}
 		if (ok && fits(t, out)) {

@@ -1,13 +1,15 @@
-/* runproto.c - the layout of the shared regions and exact reads/writes of the runner protocol
- * (runproto.h). Both the referee and the runner compute offsets with these functions. */
+/* runproto.c - the layout of the shared regions and the descriptor passing of the runner
+ * protocol (runproto.h). Both the referee and the runner compute offsets with these functions;
+ * its messages are read and written whole with fdio.h. */
 /*
  * The referee and the runner must agree on every offset, and the runner holds candidate code
  * that may lie: so there is one layout function, which both call on their own copy of the
  * parameters, and the referee never reads an offset back from the shared regions. Each slot's
  * data sits at the end of its guard-aligned span, 64-byte aligned, with a guard range after
  * it, so that a write past a buffer lands in a guard at once; every size sum is checked and an
- * overflow gives 0, never a wrapped offset. Reads and writes on the pipes are exact (whole
- * messages or an error), since half a message is a protocol error, not a shorter one.
+ * overflow gives 0, never a wrapped offset. Messages on the pipes are read and written exact
+ * (fdio.h: whole messages or an error), since half a message is a protocol error, not a
+ * shorter one.
  */
 #include <errno.h>
 #include <string.h>
@@ -130,36 +132,6 @@ void leap_run_canary_ranges(uint64_t off, uint64_t bytes, struct leap_run_range 
 	r[1] = (struct leap_run_range){start, off - start};
 	r[2] = (struct leap_run_range){off + bytes, end - off - bytes};
 	r[3] = (struct leap_run_range){end, LEAP_RUN_GUARD};
-}
-
-int leap_read_full(int fd, void *buf, size_t n)
-{
-	char *p = buf;
-	while (n) {
-		ssize_t r = read(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-int leap_write_full(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
 }
 
 /* Room for the control message of LEAP_RUN_MAX_FDS descriptors and one more (to see a sender

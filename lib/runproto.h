@@ -266,10 +266,6 @@ int leap_run_send_fds(int sock, const int *fds, int n);
  * that came closed; the end of the stream with ECONNRESET. Returns 0, or -1 (errno). */
 int leap_run_recv_fds(int sock, int *fds, int n, int nowait);
 
-/* Reads/writes exactly n bytes, retrying on EINTR. Returns 0, or -1 (error or EOF). */
-int leap_read_full(int fd, void *buf, size_t n);
-int leap_write_full(int fd, const void *buf, size_t n);
-
 #ifdef __cplusplus
 }
 #endif

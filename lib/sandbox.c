@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "fdio.h"
 #include "runproto.h"
 #include "sandbox.h"
 #include "sig.h"
@@ -879,10 +880,12 @@ int leap_sandbox_usage(const struct leap_sandbox *sb, uint64_t *ns)
 	return leap_cgroup_usage(&sb->cg, ns);
 }
 
-/* Waits until fd is ready for `events` or the deadline passes. Returns 0, -2 (deadline), or
- * -1 when an ending signal was caught (sig.h: the caller is to stop). */
-static int wait_fd(struct leap_sandbox *sb, int fd, short events)
+/* leap_fd_move's wait (fdio.h) for sandbox `arg`: until fd is ready for `events` or the
+ * deadline passes. Returns 0, -2 (deadline), or -1 when an ending signal was caught (sig.h:
+ * the caller is to stop). */
+static int wait_fd(void *arg, int fd, short events)
 {
+	struct leap_sandbox *sb = arg;
 	for (;;) {
 		if (leap_signal_caught())
 			return -1;
@@ -901,33 +904,14 @@ static int wait_fd(struct leap_sandbox *sb, int fd, short events)
 	}
 }
 
-/* Moves n bytes through fd (reading into buf, or writing from it), each step waiting for fd
- * under the sandbox's deadline. Returns 0, wait_fd's failure, or -1. */
-static int transfer(struct leap_sandbox *sb, int fd, int writing, char *buf, size_t n)
-{
-	while (n) {
-		int w = wait_fd(sb, fd, writing ? POLLOUT : POLLIN);
-		if (w)
-			return w;
-		ssize_t r = writing ? write(fd, buf, n) : read(fd, buf, n);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r <= 0)
-			return -1;
-		buf += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 int leap_sandbox_read(struct leap_sandbox *sb, void *buf, size_t n)
 {
-	return transfer(sb, sb->reply_fd, 0, buf, n);
+	return leap_fd_move(sb->reply_fd, 0, buf, n, wait_fd, sb);
 }
 
 int leap_sandbox_write(struct leap_sandbox *sb, const void *buf, size_t n)
 {
-	return transfer(sb, sb->cmd_fd, 1, (char *)buf, n);
+	return leap_fd_move(sb->cmd_fd, 1, (void *)buf, n, wait_fd, sb);
 }
 
 /* nftw callback removing one entry of a sandbox temp dir (depth first); never stops the walk. */

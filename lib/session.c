@@ -21,11 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "build.h"
+#include "gpu.h"
 #include "session.h"
 #include "sig.h"
+#include "tlock.h"
 #include "util.h"
-#include "verify.h"
 #include "banned.h"
 
 /*
@@ -419,8 +419,8 @@ static int take_regions(struct leap_session *s, const struct leap_session_opts *
 	return 0;
 }
 
-int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
-		       const struct leap_session_opts *o, char **err)
+int leap_session_open(const struct leap_session_host *h, struct leap_session *s, enum leap_backend b,
+		      const char *artifact, const struct leap_session_opts *o, char **err)
 {
 	memset(s, 0, sizeof *s);
 	s->own.in_fd = s->own.out_fd = s->own.ctl_fd = -1;
@@ -429,11 +429,11 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 	leap_child_init(&s->sb.child);
 	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = s->sb.ctl_fd = -1;
 	int cuda = b == LEAP_BACKEND_CUDA;
-	char *runner = xasprintf("%s/leap-run-%s", v->o.libexec, cuda ? "cuda" : "cpu");
+	char *runner = xasprintf("%s/leap-run-%s", h->libexec, cuda ? "cuda" : "cpu");
 	if (access(runner, X_OK)) {
 		free(runner);
 		if (!cuda) {
-			*err = xasprintf("the cpu runner is missing from %s", v->o.libexec);
+			*err = xasprintf("the cpu runner is missing from %s", h->libexec);
 			return -1;
 		}
 		s->dead = 1;
@@ -459,7 +459,7 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 		*err = xasprintf("cannot create the socket for the baseline's device memory: %s", strerror(errno));
 		goto fail;
 	}
-	struct leap_sandbox_opts so = o->sb ? *o->sb : v->o.sb;
+	struct leap_sandbox_opts so = o->sb ? *o->sb : *h->sb;
 	if (cuda)
 		so.mem_bytes = 0; /* the CUDA driver reserves more address space than any sane limit */
 	else if (so.mem_bytes)
@@ -472,12 +472,12 @@ int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum lea
 	s->freeze = o->freeze;
 	/* The runner sees its own device alone (by UUID where known), as device 0: no other GPU
 	 * gets a context from it, and no candidate can reach a neighbour's device. */
-	char *visible = cuda ? leap_gpu_visible(v->gpu.done ? &v->gpu.g : NULL, v->o.device) : NULL;
+	char *visible = cuda ? leap_gpu_visible(h->gpu && h->gpu->done ? &h->gpu->g : NULL, h->device) : NULL;
 	so.visible = visible;
 	struct leap_runner_fds fds = {s->rg->in_fd, s->rg->out_fd, s->rg->ctl_fd, art, sock[1], {-1, -1}};
 	if (cuda && o->owner)
 		memcpy(fds.dev, o->owner->dev_fd, sizeof fds.dev);
-	int started = leap_sandbox_start(&v->env, &s->sb, &so, runner, !cuda ? "-" : visible ? "0" : v->o.device,
+	int started = leap_sandbox_start(h->env, &s->sb, &so, runner, !cuda ? "-" : visible ? "0" : h->device,
 					 o->role ? o->role : "copy", &fds, err);
 	free(visible);
 	if (sock[1] >= 0)
@@ -783,40 +783,4 @@ int leap_session_xfer(struct leap_session *s, const struct leap_run_xfer *x, uin
 	if (r == LEAP_SESS_OK && s->freeze)
 		r = freeze(s);
 	return r;
-}
-
-char *leap_device_lock_path(const char *cache, const uint8_t uuid[16])
-{
-	int any = 0;
-	for (int i = 0; i < 16; i++)
-		any |= uuid[i];
-	if (!any)
-		return xasprintf("%s/locks/cpu.lock", cache);
-	char hex[33];
-	for (int i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
-	return xasprintf("%s/locks/gpu-%s.lock", cache, hex);
-}
-
-int leap_device_lock(const char *path, int how, const char *what, int *said, char **err)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = 0;
-	int fd = -1;
-	if (leap_mkdirs(dir) || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
-		*err = xasprintf("cannot open the device lock %s: %s", path, strerror(errno));
-	} else if (flock(fd, how | LOCK_NB)) {
-		if (said && !(*said)++)
-			leap_warn("waiting for the lock on device %s (another leap-bench is timing on it)", what);
-		while (flock(fd, how))
-			if (errno != EINTR || leap_signal_caught()) {
-				*err = xasprintf("cannot lock %s: %s", path, strerror(errno));
-				close(fd);
-				fd = -1;
-				break;
-			}
-	}
-	free(dir);
-	return fd;
 }

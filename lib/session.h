@@ -11,7 +11,18 @@
 #include "util.h"
 #include "vdata.h"
 
-struct leap_verifier;
+struct leap_gpu_once;
+
+/* What a session needs of the program that starts it: where the runners are, the sandboxes'
+ * environment and default limits, and the device. Read only while a session starts;
+ * verify.h's leap_verifier_host makes one from a verifier as it is at that moment. */
+struct leap_session_host {
+	const char *libexec;                /* directory of leap-run-cpu / leap-run-cuda */
+	struct leap_sandbox_env *env;       /* the sandboxes' environment (users, slots) */
+	const struct leap_sandbox_opts *sb; /* the runner child's limits, unless the session's opts say */
+	const struct leap_gpu_once *gpu;    /* the GPU facts, once gathered (NULL: none) */
+	const char *device;                 /* cuda device index ("0") */
+};
 
 /*
  * A session: one runner child holding one artifact, serving the referee (this process) block
@@ -38,7 +49,7 @@ struct leap_session_opts {
 	int seal;                 /* seal IN (F_SEAL_FUTURE_WRITE): the candidate cannot write inputs */
 	enum leap_freeze freeze;
 	const char *role;         /* the cuda runner's role ("copy", "client", "owner"; NULL: copy) */
-	const struct leap_sandbox_opts *sb; /* the sandbox's limits and placement (NULL: v->o.sb) */
+	const struct leap_sandbox_opts *sb; /* the sandbox's limits and placement (NULL: the host's) */
 	struct leap_session *owner; /* cuda client: the owner's session, whose client regions (its
 				     * device memory descriptors) the client imports; leap clears them
 				     * through the owner first */
@@ -51,15 +62,6 @@ struct leap_session_opts {
 				   * candidate's constructors), must each come within this many
 				   * seconds (the sandbox's deadline still bounds the rest) */
 };
-
-/* The lock file of a device: CACHE/locks/cpu.lock, or CACHE/locks/gpu-UUID.lock (by UUID, not
- * index: CUDA_VISIBLE_DEVICES and device orders renumber GPUs, a UUID names one). New string. */
-char *leap_device_lock_path(const char *cache, const uint8_t uuid[16]);
-
-/* Takes the lock at `path` (LOCK_SH or LOCK_EX), waiting. With `said` not NULL, says that it
- * waits (naming `what`) the first time for *said (once per process, not once per record).
- * Returns the descriptor, or -1 with a new message in *err. */
-int leap_device_lock(const char *path, int how, const char *what, int *said, char **err);
 
 /* Grows o (zeroed first by the caller) to fit case d with `calls` calls per block. */
 void leap_session_fit(struct leap_session_opts *o, const struct leap_case_data *d, uint32_t calls);
@@ -106,7 +108,7 @@ int leap_regions_make(struct leap_regions *g, const struct leap_session_opts *o,
 void leap_regions_free(struct leap_regions *g);
 
 /* Clears regions a runner has used: every byte of IN and OUT, the call table and the guard list,
- * and the block fields of the control page (leap_session_start does it before a new runner
+ * and the block fields of the control page (leap_session_open does it before a new runner
  * maps them). */
 void leap_regions_clear(struct leap_regions *g);
 
@@ -144,18 +146,18 @@ enum leap_sess {
 	LEAP_SESS_FREEZE,    /* the child could not be frozen, or ran while frozen (s->last.msg) */
 };
 
-/* Starts a runner for `artifact` on backend `b` with regions as `o` says, reads its hello, has
- * it load the artifact, reads the load reply and, when o->freeze, freezes it. Returns an enum
- * leap_sess; -1 with a new message in *err when the harness itself failed (no runner, artifact
- * unreadable, out of descriptors, no way to freeze, a hello that says the runner could not set
- * up: everything before candidate code runs is the harness's, except no device on cuda, which
- * is LEAP_SESS_REPLY with s->last.status LEAP_RUN_NO_DEVICE). A reply after the hello that
- * claims a set-up status has s->last.status LEAP_RUN_FORGED: the candidate's doing. A cuda
- * owner's hello must come after the two descriptors of its client regions (kept in
- * s->dev_fd); a cuda client (o->owner) first has the owner fill those regions with the canary,
- * then inherits the descriptors. */
-int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
-		       const struct leap_session_opts *o, char **err);
+/* Starts a runner of host h for `artifact` on backend `b` with regions as `o` says, reads its
+ * hello, has it load the artifact, reads the load reply and, when o->freeze, freezes it. Returns
+ * an enum leap_sess; -1 with a new message in *err when the harness itself failed (no runner,
+ * artifact unreadable, out of descriptors, no way to freeze, a hello that says the runner could
+ * not set up: everything before candidate code runs is the harness's, except no device on cuda,
+ * which is LEAP_SESS_REPLY with s->last.status LEAP_RUN_NO_DEVICE). A reply after the hello that
+ * claims a set-up status has s->last.status LEAP_RUN_FORGED: the candidate's doing. A cuda owner's
+ * hello must come after the two descriptors of its client regions (kept in s->dev_fd); a cuda
+ * client (o->owner) first has the owner fill those regions with the canary, then inherits the
+ * descriptors. */
+int leap_session_open(const struct leap_session_host *h, struct leap_session *s, enum leap_backend b,
+		      const char *artifact, const struct leap_session_opts *o, char **err);
 
 /* Lays the guard list and canaries out for case d (when it is not the case laid out last). */
 void leap_session_layout(struct leap_session *s, const struct leap_case_data *d);

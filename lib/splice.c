@@ -31,6 +31,15 @@ int leap_splice_line(struct leap_buf *b, const char *raw, size_t len, json_t *re
 	return leap_splice_line_known(b, raw, len, rec, add, -1);
 }
 
+void leap_splice_out(struct leap_out *out, struct leap_buf *b, const char *raw, size_t len, const json_t *add,
+		     int clash)
+{
+	leap_buf_reset(b);
+	if (leap_splice_line_known(b, raw, len, NULL, add, clash))
+		leap_die("internal error: a scanned record is not an object");
+	leap_out_raw(out, b->s, b->len - 1);
+}
+
 int leap_splice_error(struct leap_buf *b, const char *raw, size_t len, const char *file, long line,
 		      const char *message)
 {

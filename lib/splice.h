@@ -20,6 +20,14 @@ int leap_splice_line(struct leap_buf *b, const char *raw, size_t len, json_t *re
 int leap_splice_line_known(struct leap_buf *b, const char *raw, size_t len, json_t *rec, const json_t *add,
 			   int clash);
 
+struct leap_out;
+
+/* Writes to `out` the record raw[0..len) with the members of `add` appended, as
+ * leap_splice_line_known makes it (with `clash`) in the scratch buffer b. Dies when the raw
+ * text is not an object: the programs splice only records they scanned. */
+void leap_splice_out(struct leap_out *out, struct leap_buf *b, const char *raw, size_t len, const json_t *add,
+		     int clash);
+
 /* Appends to `b` the record raw[0..len) with `error` = {program, file, line, message}
  * appended (or replaced) and a newline. Returns 0, or -1 when the raw text is not an
  * object. */

@@ -1,14 +1,15 @@
-/* tlock.c - the timing lock: while leap-bench times on the cpu, leap-compile and leap-verify of
- * the same cache hold back (the design is in tlock.h). */
+/* tlock.c - the locks under CACHE/locks/: a device's lock, and the timing lock (while leap-bench
+ * times on the cpu, leap-compile and leap-verify of the same cache hold back; the design is in
+ * tlock.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "build.h"
-#include "session.h"
+#include "files.h"
 #include "sig.h"
 #include "tlock.h"
 #include "util.h"
@@ -33,9 +34,48 @@ static int lock_wait(int fd, int how)
 	return 0;
 }
 
+/* ---- a device's lock ---- */
+
+char *leap_device_lock_path(const char *cache, const uint8_t uuid[16])
+{
+	int any = 0;
+	for (int i = 0; i < 16; i++)
+		any |= uuid[i];
+	if (!any)
+		return xasprintf("%s/locks/cpu.lock", cache);
+	char hex[33];
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
+	return xasprintf("%s/locks/gpu-%s.lock", cache, hex);
+}
+
+int leap_device_lock(const char *path, int how, const char *what, int *said, char **err)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	int fd = -1;
+	if (leap_mkdirs(dir) || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+		*err = xasprintf("cannot open the device lock %s: %s", path, strerror(errno));
+	} else if (flock(fd, how | LOCK_NB)) {
+		if (said && !(*said)++)
+			leap_warn("waiting for the lock on device %s (another leap-bench is timing on it)", what);
+		if (lock_wait(fd, how)) {
+			*err = xasprintf("cannot lock %s: %s", path, strerror(errno));
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(dir);
+	return fd;
+}
+
+/* ---- the timing lock ---- */
+
 int leap_timing_lock(const char *cache, int *said, int fd[2], char **err)
 {
-	char *path = xasprintf("%s/locks/cpu.lock", cache);
+	static const uint8_t cpu[16]; /* no UUID: the cpu */
+	char *path = leap_device_lock_path(cache, cpu);
 	fd[0] = leap_device_lock(path, LOCK_EX, "cpu", said, err);
 	fd[1] = -1;
 	free(path);

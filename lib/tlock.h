@@ -1,7 +1,10 @@
-/* tlock.h - the timing lock: while leap-bench times on the cpu, leap-compile and leap-verify of
- * the same cache hold back. */
+/* tlock.h - the locks under CACHE/locks/: a device's lock (one leap-bench times on a device at a
+ * time), and the timing lock (while leap-bench times on the cpu, leap-compile and leap-verify
+ * of the same cache hold back). */
 #ifndef LEAP_TLOCK_H
 #define LEAP_TLOCK_H
+
+#include <stdint.h>
 
 /*
  * A pipeline `leap-compile | leap-verify | leap-bench` on cpu runs compilers and verification
@@ -15,6 +18,15 @@
  * processes with different caches do not see each other (a shared cache is the way to make a
  * pipeline's stages one).
  */
+
+/* The lock file of a device: CACHE/locks/cpu.lock, or CACHE/locks/gpu-UUID.lock (by UUID, not
+ * index: CUDA_VISIBLE_DEVICES and device orders renumber GPUs, a UUID names one). New string. */
+char *leap_device_lock_path(const char *cache, const uint8_t uuid[16]);
+
+/* Takes the lock at `path` (LOCK_SH or LOCK_EX), waiting. With `said` not NULL, says that it
+ * waits (naming `what`) the first time for *said (once per process, not once per record).
+ * Returns the descriptor, or -1 with a new message in *err. */
+int leap_device_lock(const char *path, int how, const char *what, int *said, char **err);
 
 /* leap-bench: takes the cpu's device lock (CACHE/locks/cpu.lock: one leap-bench times on the
  * cpu at a time; with `said`, says once that it waits for another) into fd[0], then the timing

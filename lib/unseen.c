@@ -14,8 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build.h"
+#include "cache.h"
 #include "cli.h"
+#include "files.h"
 #include "gpu.h"
 #include "unseen.h"
 #include "util.h"

@@ -22,6 +22,15 @@
 
 extern char *program_invocation_short_name;
 
+int leap_filter_exit(int rc, int open_failed, long errors)
+{
+	if (rc)
+		return rc;
+	if (open_failed)
+		return LEAP_EXIT_FATAL;
+	return errors ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+}
+
 const char *leap_prog(void)
 {
 	return program_invocation_short_name;

@@ -19,6 +19,11 @@ enum leap_exit {
 	LEAP_EXIT_FATAL = 2,   /* usage error, unreadable input file, or a fatal error */
 };
 
+/* The exit status of a filter: `rc` when not 0 (closing the output failed), LEAP_EXIT_FATAL
+ * when an input could not be opened, LEAP_EXIT_RECORDS when some records were written as
+ * errors, else LEAP_EXIT_OK. Every program's one rule. */
+int leap_filter_exit(int rc, int open_failed, long errors);
+
 /* The short name of the running program (as in messages), e.g. "leap-verify". */
 const char *leap_prog(void);
 

@@ -17,31 +17,17 @@
 #include <sys/mman.h>
 
 #include "jsonl.h"
+#include "rng.h"
 #include "util.h"
 #include "vdata.h"
 #include "banned.h"
 
 /* ---- numbers ---- */
 
-/* splitmix64: the next 64 random bits of the stream *s. */
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static double unit(uint64_t *s)
-{
-	return (double)(splitmix(s) >> 11) * 0x1.0p-53;
-}
-
 /* A standard normal draw (Box-Muller). */
 static double normal(uint64_t *s)
 {
-	double u = unit(s), v = unit(s);
+	double u = leap_rng_unit(s), v = leap_rng_unit(s);
 	return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
 }
 
@@ -417,7 +403,7 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
 		uint64_t span = (uint64_t)(p->hi - p->lo) + 1;
 		int any = 0;
 		for (size_t i = 0; i < n; i++) {
-			int64_t v = p->lo + (int64_t)(span ? splitmix(rng) % span : splitmix(rng));
+			int64_t v = p->lo + (int64_t)(span ? leap_rng_next(rng) % span : leap_rng_next(rng));
 			any |= v != 0;
 			put(p->type, b, i, (double)v);
 		}
@@ -431,7 +417,7 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
 		double v;
 		switch (dist) {
 		case LEAP_DIST_UNIFORM:
-			v = 2.0 * unit(rng) - 1.0;
+			v = 2.0 * leap_rng_unit(rng) - 1.0;
 			break;
 		case LEAP_DIST_SMALL:
 			v = normal(rng) * 1e-3;
@@ -440,10 +426,10 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
 			v = normal(rng) * 1e3;
 			break;
 		case LEAP_DIST_SPARSE:
-			v = unit(rng) < 0.9 ? 0.0 : normal(rng);
+			v = leap_rng_unit(rng) < 0.9 ? 0.0 : normal(rng);
 			break;
 		case LEAP_DIST_POSITIVE:
-			v = 0.1 + 9.9 * unit(rng);
+			v = 0.1 + 9.9 * leap_rng_unit(rng);
 			break;
 		case LEAP_DIST_LOGITS:
 			v = normal(rng) * 3.0;
@@ -481,7 +467,7 @@ static void draw_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, u
 		size_t k = (size_t)set * np + i;
 		uint64_t rng = seed ^ (0x9E3779B97F4A7C15ull * (d->index + 1)) ^ (0xC2B2AE3D27D4EB4Full * (set + 1)) ^
 			       (0x165667B19E3779F9ull * (i + 1));
-		splitmix(&rng);
+		leap_rng_next(&rng);
 		uint64_t n = (uint64_t)d->sizes[i];
 		fill(&d->t->params[i], d->inputs[k], (size_t)(part ? donor_elements(n, part) : n), &rng, pattern);
 	}
@@ -512,12 +498,12 @@ void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint
 		uint64_t n = (uint64_t)d->sizes[p], es = r->elsize;
 		if (!n)
 			continue;
-		uint64_t rot = splitmix(rng) % n;
+		uint64_t rot = leap_rng_next(rng) % n;
 		memcpy(to, from + rot * es, (size_t)((n - rot) * es));
 		memcpy(to + (n - rot) * es, from, (size_t)(rot * es));
 		uint64_t m = donor_elements(n, fresh_every);
 		for (uint64_t k = 0; k < m; k++) {
-			uint64_t i = splitmix(rng), j = splitmix(rng);
+			uint64_t i = leap_rng_next(rng), j = leap_rng_next(rng);
 			memcpy(to + (i % n) * es, fresh + (j % m) * es, (size_t)es);
 		}
 	}

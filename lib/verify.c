@@ -24,8 +24,10 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "cache.h"
 #include "compile.h"
 #include "crash.h"
+#include "files.h"
 #include "jsonl.h"
 #include "unseen.h"
 #include "util.h"
@@ -605,6 +607,18 @@ static const char *death_status(const struct leap_verifier *v, const struct leap
 	return "runtime_error";
 }
 
+struct leap_session_host leap_verifier_host(struct leap_verifier *v)
+{
+	return (struct leap_session_host){v->o.libexec, &v->env, &v->o.sb, &v->gpu, v->o.device};
+}
+
+int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
+		       const struct leap_session_opts *o, char **err)
+{
+	struct leap_session_host h = leap_verifier_host(v);
+	return leap_session_open(&h, s, b, artifact, o, err);
+}
+
 json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
 			     const char *artifact, uint64_t seed, enum leap_status *st, char **err)
 {
@@ -619,7 +633,8 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		leap_session_fit(&so, &vc->cd[ci], 1);
 	so.lock_cache = v->o.cache; /* cuda: the GPU's lock, shared: never while leap-bench times on it */
 	struct vrun vr = {.overrun = -1, .phase_case = -1, .phase_trial = -1};
-	vr.r = leap_session_start(v, &s, b, artifact, &so, err);
+	struct leap_session_host host = leap_verifier_host(v);
+	vr.r = leap_session_open(&host, &s, b, artifact, &so, err);
 	if (vr.r < 0)
 		return NULL;
 	if (vr.r == LEAP_SESS_OK)
@@ -632,7 +647,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	/* the harness's or the machine's faults, never a verdict on the candidate: a runner that
 	 * never ran (one that cannot be executed, the process limit of the sandbox user reached
 	 * at execve...); one that could not set up (its hello: before the candidate's code) was
-	 * leap_session_start's -1 */
+	 * leap_session_open's -1 */
 	char *fault = leap_sandbox_start_error(&s.sb);
 	if (fault) {
 		*err = fault;

@@ -13,7 +13,7 @@ endif
 
 all: $(RUNNERS)
 
-build/runner/%.o: runner/%.c runner/backend.h runner/crash.h runner/filter.h runner/heap.h lib/runproto.h lib/runplan.h lib/abi.h build/flags
+build/runner/%.o: runner/%.c runner/backend.h runner/crash.h runner/filter.h runner/heap.h lib/fdio.h lib/runproto.h lib/runplan.h lib/abi.h build/flags
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
@@ -33,12 +33,18 @@ build/runner/runproto.o: lib/runproto.c lib/runproto.h
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
+# exact reads and writes of the protocol's messages (and of the artifact's copy)
+build/runner/fdio.o: lib/fdio.c lib/fdio.h
+	@mkdir -p $(@D)
+	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
+
 # what a runner does with the host regions: the same code the tests ask (tests/cuda.bats)
 build/runner/runplan.o: lib/runplan.c lib/runplan.h lib/runproto.h
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
-RUNNER_OBJ = build/runner/run.o build/runner/crash.o build/runner/filter.o build/runner/runproto.o build/runner/runplan.o
+RUNNER_OBJ = build/runner/run.o build/runner/crash.o build/runner/filter.o build/runner/fdio.o build/runner/runproto.o \
+	build/runner/runplan.o
 
 # heap.o replaces the C library's allocator functions (runner/heap.c); the executable exports
 # exactly those (runner/heap.list), so that the candidate's calls and the C library's reach them.

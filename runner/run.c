@@ -28,6 +28,7 @@
 
 #include "backend.h"
 #include "crash.h"
+#include "fdio.h"
 #include "filter.h"
 #include "runplan.h"
 #include "runproto.h"

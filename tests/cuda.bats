@@ -205,7 +205,7 @@ TWO_H200=$'0, NVIDIA H200, 9.0, GPU-aaaa, Disabled, 143771\n1, NVIDIA H200, 9.0,
 	chmod 755 "$T" "$T/lx"
 	ln -sf "$ROOT/libexec/leap-run-cpu" "$T/lx/"
 	# the fake runner is built from the same lib/runproto.c as the real one's sending code
-	cc -std=c11 -D_GNU_SOURCE -I"$ROOT/lib" -o "$T/lx/leap-run-cuda" "$FIXTURES/cuda/fake_runner.c" "$ROOT/lib/runproto.c"
+	cc -std=c11 -D_GNU_SOURCE -I"$ROOT/lib" -o "$T/lx/leap-run-cuda" "$FIXTURES/cuda/fake_runner.c" "$ROOT/lib/runproto.c" "$ROOT/lib/fdio.c"
 	link_with_lib "$FIXTURES/cuda/handles.c" "$T/handles"
 	run -0 "$T/handles" "$T/lx" "$T/cache"
 	assert_output ok

@@ -194,9 +194,12 @@ expect() {
 	mkfifo "$T/fifo"
 	{ head -n 5 "$F/multiturn.jsonl"; sleep 5; tail -n 1 "$F/multiturn.jsonl"; } >"$T/fifo" &
 	writer=$!
-	# 3 trajectories: only 2 have ended after 5 lines, so nothing may come out yet
-	timeout 2 leap-advantage -e kevin --group-size 3 <"$T/fifo" >"$T/out" || true
+	# 3 trajectories: only 2 have ended after 5 lines, so nothing may come out yet; the
+	# program must still be waiting when stopped (124), not have crashed or ended
+	local st=0
+	timeout 2 leap-advantage -e kevin --group-size 3 <"$T/fifo" >"$T/out" || st=$?
 	kill "$writer" 2>/dev/null || true
+	[ "$st" -eq 124 ]
 	[ ! -s "$T/out" ]
 	# all 6 lines, the writer still open: the group comes out before the end of input
 	# (the input is held open until they came out, until_lines)

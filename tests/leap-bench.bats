@@ -7,7 +7,7 @@ load artifact
 
 setup_file() {
 	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
-	local art="$BATS_FILE_TMPDIR/art" f="$FIXTURES/leap-bench" proto=(-I"$ROOT/lib" "$ROOT/lib/runproto.c")
+	local art="$BATS_FILE_TMPDIR/art" f="$FIXTURES/leap-bench" proto=(-I"$ROOT/lib" "$ROOT/lib/runproto.c" "$ROOT/lib/fdio.c")
 	mkdir -p "$art"
 	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$art/correct.so"
 	for n in timing_wrong memo crash_large replay skip fault late spin_children hog instant_warmup turn_slow \

@@ -6,6 +6,12 @@ leap's own contract, exit status 1) and "a stage died" (exit status 2 or a signa
 it can be trusted) apart, because each asks for a different reaction in a week-long run.
 """
 
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+from ._types import Record
+
 
 class LeapError(Exception):
     """Base class of every error raised by this package."""
@@ -14,7 +20,7 @@ class LeapError(Exception):
 class ProgramNotFound(LeapError, FileNotFoundError):
     """A leap program is neither under the given prefix nor on PATH."""
 
-    def __init__(self, name, searched):
+    def __init__(self, name: str, searched: Iterable[str]):
         self.name = name
         self.searched = list(searched)
         super().__init__(f"{name}: not found (looked in {', '.join(self.searched) or 'nothing'})")
@@ -29,7 +35,7 @@ class RecordError(LeapError):
     output is known (batch runs), else the records written up to this one.
     """
 
-    def __init__(self, record, records=None):
+    def __init__(self, record: Record, records: Optional[list[Record]] = None):
         self.record = record
         self.records = records if records is not None else [record]
         err = record.get("error")
@@ -50,7 +56,7 @@ class Timeout(LeapError, TimeoutError):
     answers (and says why) before the trainer gives up on the call.
     """
 
-    def __init__(self, stage, timeout, records=()):
+    def __init__(self, stage: Sequence[str], timeout: float, records: Iterable[Record] = ()):
         self.stage = list(stage)
         self.timeout = timeout
         self.records = list(records)
@@ -64,7 +70,7 @@ class PipelineError(LeapError):
     end of what it wrote on standard error, `records` what the pipeline wrote before the end.
     """
 
-    def __init__(self, stage, returncode, stderr, records=()):
+    def __init__(self, stage: Sequence[str], returncode: int, stderr: str, records: Iterable[Record] = ()):
         self.stage = list(stage)
         self.returncode = returncode
         self.stderr = stderr

@@ -8,12 +8,16 @@ argument lists (`prune_args`, `rank_args`, `advantage_args`), so a default chang
 is the default here too.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import tempfile
+from typing import IO, Iterable, Iterator, Optional, Sequence
 
 from ._errors import RecordError
 from ._pipeline import run, stream
+from ._types import Env, PathLike, Record, Records, Stage
 
 
 class Turn:
@@ -21,11 +25,11 @@ class Turn:
     (what leap-prune appended to its --done file), `next` the next-turn records (feedback added)
     for the trajectories DCP expanded."""
 
-    def __init__(self, done, next_records):
+    def __init__(self, done: list[Record], next_records: list[Record]):
         self.done = done
         self.next = next_records
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Turn(done={len(self.done)} records, next={len(self.next)} records)"
 
 
@@ -44,9 +48,12 @@ class Leap:
                   (None: no bound); every method also takes timeout= for one call
     """
 
-    def __init__(self, prefix=None, *, backend=None, tasks=None, cache=None, jobs=None, seed=None,
-                 bench=True, compile_args=(), verify_args=(), bench_args=(), prune_args=(),
-                 rank_args=(), advantage_args=(), env=None, stderr=None, timeout=None):
+    def __init__(self, prefix: Optional[PathLike] = None, *, backend: Optional[str] = None,
+                 tasks: Optional[PathLike] = None, cache: Optional[PathLike] = None, jobs: Optional[int] = None,
+                 seed: Optional[int] = None, bench: bool = True, compile_args: Sequence[str] = (),
+                 verify_args: Sequence[str] = (), bench_args: Sequence[str] = (), prune_args: Sequence[str] = (),
+                 rank_args: Sequence[str] = (), advantage_args: Sequence[str] = (), env: Optional[Env] = None,
+                 stderr: Optional[IO[str]] = None, timeout: Optional[float] = None):
         self.prefix = prefix
         self.backend, self.jobs, self.seed, self.bench = backend, jobs, seed, bench
         self.compile_args, self.verify_args, self.bench_args = list(compile_args), list(verify_args), list(bench_args)
@@ -60,18 +67,20 @@ class Leap:
         self.timeout = timeout
 
     # -- the pipeline ------------------------------------------------------------------------
-    def run(self, stages, records, errors="raise", timeout=None):
+    def run(self, stages: Sequence[Stage], records: Records, errors: str = "raise",
+            timeout: Optional[float] = None) -> list[Record]:
         """A batch through `stages` (see leap.run); returns the output records."""
         return run(stages, records, prefix=self.prefix, env=self.env, errors=errors, stderr=self.stderr,
                    timeout=self.timeout if timeout is None else timeout)
 
-    def stream(self, stages, records, errors="raise", timeout=None):
+    def stream(self, stages: Sequence[Stage], records: Records, errors: str = "raise",
+               timeout: Optional[float] = None) -> Iterator[Record]:
         """Records through `stages` as they come (see leap.stream); yields output records."""
         return stream(stages, records, prefix=self.prefix, env=self.env, errors=errors, stderr=self.stderr,
                       timeout=self.timeout if timeout is None else timeout)
 
     # -- the stages ----------------------------------------------------------------------------
-    def evaluate_stages(self):
+    def evaluate_stages(self) -> list[list[str]]:
         """leap-compile | leap-verify [| leap-bench] as command lines."""
         quiet = ["--no-progress"]
         compile_ = ["leap-compile", *quiet]
@@ -90,23 +99,26 @@ class Leap:
             stages.append(bench + self.bench_args)
         return stages
 
-    def prompts(self, tasks, group_size=1, args=(), errors="raise"):
+    def prompts(self, tasks: Iterable[str], group_size: int = 1, args: Sequence[str] = (),
+                errors: str = "raise") -> list[Record]:
         """Turn-1 records of `tasks` (leap-prompt); the backend is this object's backend."""
         argv = ["leap-prompt", "--no-progress", "--group-size", str(group_size), *args]
         if self.backend:
             argv += ["--backend", self.backend]
         return self.run([argv + ["--file", "-"]], list(tasks), errors=errors)
 
-    def evaluate(self, records, errors="raise", timeout=None):
+    def evaluate(self, records: Records, errors: str = "raise", timeout: Optional[float] = None) -> list[Record]:
         """Compile, verify (and time) sampled records; returns them with compile, verify, bench
         and status added, in input order."""
         return self.run(self.evaluate_stages(), records, errors=errors, timeout=timeout)
 
-    def evaluate_stream(self, records, errors="raise", timeout=None):
+    def evaluate_stream(self, records: Records, errors: str = "raise",
+                        timeout: Optional[float] = None) -> Iterator[Record]:
         """evaluate() as a stream: compiling starts with the first record `records` yields."""
         return self.stream(self.evaluate_stages(), records, errors=errors, timeout=timeout)
 
-    def turn(self, records, prune_args=None, done=None, evaluate=True, errors="raise", timeout=None):
+    def turn(self, records: Records, prune_args: Optional[Sequence[str]] = None, done: Optional[PathLike] = None,
+             evaluate: bool = True, errors: str = "raise", timeout: Optional[float] = None) -> Turn:
         """One turn of a rollout: evaluate the sampled `records` (unless evaluate=False: they
         already carry their status) and let leap-prune decide their groups. Returns a Turn.
         `prune_args` replaces this object's prune_args (e.g. ["--group-size", "8",
@@ -133,17 +145,20 @@ class Leap:
                     raise RecordError(record, decided + nxt)
         return Turn(decided, nxt)
 
-    def rank(self, records, rank_args=None, errors="raise", timeout=None):
+    def rank(self, records: Records, rank_args: Optional[Sequence[str]] = None, errors: str = "raise",
+             timeout: Optional[float] = None) -> list[Record]:
         """leap-rank over finished trajectories (every record of every turn); adds `rank`."""
         args = self.rank_args if rank_args is None else list(rank_args)
         return self.run([["leap-rank", "--no-progress", *args]], records, errors=errors, timeout=timeout)
 
-    def advantage(self, records, advantage_args=None, errors="raise"):
+    def advantage(self, records: Records, advantage_args: Optional[Sequence[str]] = None,
+                  errors: str = "raise") -> list[Record]:
         """leap-advantage (after leap-rank for the default rank estimator); adds `advantage`."""
         args = self.advantage_args if advantage_args is None else list(advantage_args)
         return self.run([["leap-advantage", "--no-progress", *args]], records, errors=errors)
 
-    def rank_advantage(self, records, rank_args=None, advantage_args=None, errors="raise"):
+    def rank_advantage(self, records: Records, rank_args: Optional[Sequence[str]] = None,
+                       advantage_args: Optional[Sequence[str]] = None, errors: str = "raise") -> list[Record]:
         """leap-rank | leap-advantage in one pipeline: the end of a rollout step."""
         ra = self.rank_args if rank_args is None else list(rank_args)
         aa = self.advantage_args if advantage_args is None else list(advantage_args)

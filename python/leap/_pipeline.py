@@ -19,19 +19,23 @@ leap's programs clean up on it, then SIGKILL) and leap.Timeout is raised, carryi
 written so far.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import subprocess
 import threading
+from typing import IO, Iterator, Optional, Sequence
 
 from ._errors import LeapError, PipelineError, RecordError, Timeout
 from ._programs import find_program
+from ._types import Env, PathLike, Record, RecordIn, Records, Stage
 
 # How much of each stage's standard error is kept for the exception (the end of it).
 STDERR_KEEP = 64 * 1024
 
 
-def encode(record):
+def encode(record: RecordIn) -> bytes:
     """One record as a JSON Lines line (bytes, with the newline); strings pass as they are."""
     if isinstance(record, bytes):
         line = record
@@ -148,7 +152,9 @@ def _environ(env):
     return merged
 
 
-def stream(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", stderr=None, timeout=None):
+def stream(stages: Sequence[Stage], records: Records, *, prefix: Optional[PathLike] = None, env: Optional[Env] = None,
+           cwd: Optional[PathLike] = None, errors: str = "raise", stderr: Optional[IO[str]] = None,
+           timeout: Optional[float] = None) -> Iterator[Record]:
     """Run `records` through the pipeline `stages` and yield the output records as they come.
 
     stages:  a list of command lines, e.g. [["leap-compile", "--backend", "cpu"], ["leap-verify"]];
@@ -231,7 +237,9 @@ def stream(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", 
                 r.join(5.0)
 
 
-def run(stages, records, *, prefix=None, env=None, cwd=None, errors="raise", stderr=None, timeout=None):
+def run(stages: Sequence[Stage], records: Records, *, prefix: Optional[PathLike] = None, env: Optional[Env] = None,
+        cwd: Optional[PathLike] = None, errors: str = "raise", stderr: Optional[IO[str]] = None,
+        timeout: Optional[float] = None) -> list[Record]:
     """Run a complete batch through the pipeline and return the output records (a list).
 
     The same arguments as stream(). With errors="raise" the whole batch is still processed:

@@ -8,13 +8,17 @@ a prefix that lacks a program is an install to fix, and silently running another
 mix two leaps in one pipeline.
 """
 
+from __future__ import annotations
+
 import os
 import shutil
+from typing import Optional
 
 from ._errors import ProgramNotFound
+from ._types import PathLike
 
 
-def find_program(name, prefix=None):
+def find_program(name: str, prefix: Optional[PathLike] = None) -> str:
     """Return the path of program `name` (see the module's rule), or raise ProgramNotFound."""
     if os.sep in name:
         if os.access(name, os.X_OK) and not os.path.isdir(name):

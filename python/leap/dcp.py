@@ -26,10 +26,16 @@ fails, every trajectory of the group ends with score 0.0: the same number for th
 so a group-normalising trainer gives it no advantage rather than a verdict leap did not reach.
 """
 
+from __future__ import annotations
+
 import asyncio
 import logging
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from ._errors import LeapError  # noqa: F401  (what the pipelines raise)
+
+if TYPE_CHECKING:
+    from ._leap import Leap
 
 log = logging.getLogger("leap")
 
@@ -41,7 +47,8 @@ SLACK_S = 30.0
 class Settings:
     """What a group needs: the leap object, DCP's options and the bounds."""
 
-    def __init__(self, lp, max_turns=3, prune_args=(), rank_args=None, wait_s=600.0, timeout_s=None):
+    def __init__(self, lp: Leap, max_turns: int = 3, prune_args: Sequence[str] = (),
+                 rank_args: Optional[Sequence[str]] = None, wait_s: float = 600.0, timeout_s: Optional[float] = None):
         self.lp = lp
         self.max_turns = int(max_turns)
         if self.max_turns < 1:
@@ -51,7 +58,7 @@ class Settings:
         self.wait_s = float(wait_s)
         self.timeout_s = float(timeout_s if timeout_s is not None else (lp.timeout or 300.0))
 
-    def bound(self, turns):
+    def bound(self, turns: int) -> float:
         """The longest a member may wait for `turns` more decisions and the ranking."""
         return turns * (self.wait_s + self.timeout_s) + self.timeout_s + SLACK_S
 
@@ -107,7 +114,8 @@ class Group:
             self.loop.create_task(self._decide(turn))
 
     # -- the members' calls ------------------------------------------------------------------
-    async def submit(self, sample, completion, extra=None):
+    async def submit(self, sample: int, completion: str,
+                     extra: Optional[Mapping[str, Any]] = None) -> tuple[bool, str]:
         """This member's answer to the current turn; returns (go_on, text). go_on False ends
         the trajectory (text: why); True carries leap-prune's feedback for the next turn."""
         if not self.open and (sample not in self.alive or self.ended.is_set()):
@@ -128,13 +136,13 @@ class Group:
             self.leave(sample)
             return False, "No more turns."
 
-    def leave(self, sample):
+    def leave(self, sample: int) -> None:
         """The member answers no more turns (the trainer ended it, or it failed)."""
         if sample in self.alive and sample not in self.arrived:
             self.alive.discard(sample)
             self._check()
 
-    async def score(self, sample):
+    async def score(self, sample: int) -> float:
         """The member's leap-rank score once the group has ended (0.0 past the bound)."""
         try:
             await asyncio.wait_for(self.ended.wait(), self.s.bound(self.s.max_turns))
@@ -229,7 +237,7 @@ class Table:
     def __init__(self):
         self.open = {}
 
-    def join(self, key, cap, settings, fields):
+    def join(self, key: str, cap: int, settings: Settings, fields: Mapping[str, Any]) -> tuple[Group, int]:
         """Join the group of `key` whose roll call is open (else a new one); returns
         (group, sample). Call it before the trajectory's first await."""
         grp = self.open.get(key)
@@ -246,7 +254,7 @@ class Table:
 _tables = {}
 
 
-def table():
+def table() -> Table:
     loop = asyncio.get_running_loop()
     t = _tables.get(id(loop))
     if t is None or t[0] is not loop:
@@ -254,7 +262,7 @@ def table():
     return t[1]
 
 
-def settings_from(config, lp):
+def settings_from(config: Optional[Mapping[str, Any]], lp: Leap) -> Settings:
     """Settings from a glue's config dict (max_turns, prune_args, rank_args, wait_s, timeout_s)."""
     c = dict(config or {})
     return Settings(lp, max_turns=c.get("max_turns", 3), prune_args=c.get("prune_args", ()),

@@ -8,10 +8,19 @@ leap-prune compare the records of a group. Here a batch row becomes a record wit
 sample index is the row's place among the rows of its group, in batch order.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Hashable, Iterable, Optional, Sequence
+
+from ._types import Record
+
+if TYPE_CHECKING:
+    from ._leap import Leap
+
 ROW = "leap_row"  # the field that carries a record's place in the batch through the programs
 
 
-def number_samples(keys):
+def number_samples(keys: Iterable[Hashable]) -> list[tuple[Hashable, int]]:
     """For each group key in batch order, (key, sample index within its group)."""
     seen = {}
     out = []
@@ -22,7 +31,7 @@ def number_samples(keys):
     return out
 
 
-def in_batch_order(records, n, field=ROW):
+def in_batch_order(records: Iterable[Record], n: int, field: str = ROW) -> list[Record]:
     """The records back in batch order by their `field`, which is removed; exactly n expected.
 
     Records without the field (an error record of a line that was not JSON cannot carry it) or a
@@ -39,7 +48,8 @@ def in_batch_order(records, n, field=ROW):
     return out
 
 
-def rank_batch(lp, records, rank_args=None, evaluate=True):
+def rank_batch(lp: Leap, records: Iterable[Record], rank_args: Optional[Sequence[str]] = None,
+               evaluate: bool = True) -> list[Record]:
     """Evaluate (unless evaluate=False) and rank a batch of records that carry `group` and
     `sample`; returns them in batch order with `rank` (and compile, verify, bench, status).
 

@@ -18,7 +18,10 @@ Needs `ray` (pip install ray); leap-serve must be installed on every node (found
 programs are: prefix, $LEAP_PREFIX, PATH).
 """
 
+from __future__ import annotations
+
 import zlib
+from typing import Iterable, Iterator, Optional, Sequence
 
 import ray
 
@@ -26,9 +29,10 @@ from ._errors import RecordError
 from ._leap import Turn
 from .groups import ROW, in_batch_order
 from .serve import start
+from ._types import Env, PathLike, Record
 
 
-def group_of(record):
+def group_of(record: Record) -> str:
     """The key leap groups a record by: `group`, else `task` (leap-prune's rule)."""
     g = record.get("group")
     return str(g if g is not None else record.get("task", ""))
@@ -70,8 +74,9 @@ class LeapPool:
     `num_cpus_per_server` CPUs), or with per="gpu" one per GPU of the cluster, with per="host"
     one per alive node. `server_args` are leap-serve's options (e.g. ["--backend", "cpu"])."""
 
-    def __init__(self, num_servers=None, per=None, server_args=(), prefix=None, env=None,
-                 num_gpus_per_server=0, num_cpus_per_server=1):
+    def __init__(self, num_servers: Optional[int] = None, per: Optional[str] = None, server_args: Sequence[str] = (),
+                 prefix: Optional[PathLike] = None, env: Optional[Env] = None, num_gpus_per_server: float = 0,
+                 num_cpus_per_server: float = 1):
         opts = {"num_cpus": num_cpus_per_server}
         if per == "gpu":
             num_servers = int(ray.cluster_resources().get("GPU", 0))
@@ -92,7 +97,7 @@ class LeapPool:
             self.actors = [LeapServeActor.options(**opts).remote(server_args, prefix, env) for _ in range(num_servers)]
         self.urls = ray.get([a.url.remote() for a in self.actors])
 
-    def route(self, record):
+    def route(self, record: Record) -> int:
         """The actor index of record's group: the same for every record of the group."""
         return zlib.crc32(group_of(record).encode()) % len(self.actors)
 
@@ -103,7 +108,7 @@ class LeapPool:
             parts[self.route(r)].append(r)
         return rows, parts
 
-    def evaluate_stream(self, records, errors="raise"):
+    def evaluate_stream(self, records: Iterable[Record], errors: str = "raise") -> Iterator[Record]:
         """compile | verify | bench of every group on its server; yields each server's records as
         soon as that server has answered its share."""
         rows, parts = self._split(records)
@@ -120,7 +125,7 @@ class LeapPool:
                     seen.append(rec)
                     yield rec
 
-    def evaluate(self, records, errors="raise"):
+    def evaluate(self, records: Iterable[Record], errors: str = "raise") -> list[Record]:
         """The records evaluated, in input order (as leap.Leap.evaluate)."""
         rows, parts = self._split(records)
         refs = [self.actors[i].evaluate.remote(p) for i, p in enumerate(parts) if p]
@@ -131,7 +136,7 @@ class LeapPool:
                     raise RecordError(rec, out)
         return out
 
-    def turn(self, records, group_size=None, errors="raise"):
+    def turn(self, records: Iterable[Record], group_size: Optional[int] = None, errors: str = "raise") -> Turn:
         """One turn: every group evaluated and decided by leap-prune on its server."""
         rows, parts = self._split(records)
         for p in parts:
@@ -148,11 +153,11 @@ class LeapPool:
                     raise RecordError(rec, done + nxt)
         return Turn(done, nxt)
 
-    def metrics(self):
+    def metrics(self) -> list[str]:
         """Each server's /metrics text, in actor order."""
         return ray.get([a.metrics.remote() for a in self.actors])
 
-    def close(self):
+    def close(self) -> None:
         """Drains and stops every server, then the actors."""
         ray.get([a.stop.remote() for a in self.actors])
         for a in self.actors:

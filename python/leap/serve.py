@@ -13,6 +13,8 @@ pool's actors start theirs so). Standard library only.
     turn = srv.turn(out_records, group_size=8)  # leap-prune on the server: Turn(done, next)
 """
 
+from __future__ import annotations
+
 import http.client
 import json
 import os
@@ -21,19 +23,21 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
+from typing import IO, Iterable, Iterator, Optional, Sequence
 
 from ._errors import LeapError, RecordError
 from ._leap import Turn
 from ._pipeline import encode
 from ._programs import find_program
 from .groups import ROW, in_batch_order
+from ._types import Env, PathLike, Record, RecordIn
 
 
 class ServerError(LeapError):
     """leap-serve refused a request (4xx/5xx): `status`, its `message` and, for 429 and 503,
     `retry_after` (seconds)."""
 
-    def __init__(self, status, message, retry_after=None):
+    def __init__(self, status: int, message: str, retry_after: Optional[str] = None):
         super().__init__(f"leap-serve answered {status}: {message}")
         self.status, self.message, self.retry_after = status, message, retry_after
 
@@ -43,7 +47,7 @@ class Server:
     `timeout`: seconds a request may take (the server's --deadline bounds it too); `retries`: how
     often a request refused with 429 or 503 is sent again after the Retry-After it names."""
 
-    def __init__(self, url, token=None, timeout=600.0, retries=20):
+    def __init__(self, url: str, token: Optional[str] = None, timeout: float = 600.0, retries: int = 20):
         u = urllib.parse.urlparse(url)
         if u.scheme != "http" or not u.hostname:
             raise ValueError(f"not an http:// URL: {url}")
@@ -89,7 +93,7 @@ class Server:
             c.close()
 
     # -- the calls of the local pipeline ---------------------------------------------------
-    def evaluate_stream(self, records, errors="raise"):
+    def evaluate_stream(self, records: Iterable[RecordIn], errors: str = "raise") -> Iterator[Record]:
         """compile | verify | bench on the server; yields each record as it is answered
         (completion order; every record keeps the fields it was sent with)."""
         seen = []
@@ -99,7 +103,7 @@ class Server:
             seen.append(rec)
             yield rec
 
-    def evaluate(self, records, errors="raise"):
+    def evaluate(self, records: Iterable[Record], errors: str = "raise") -> list[Record]:
         """compile | verify | bench on the server; the records in input order."""
         rows = [dict(r, **{ROW: i}) for i, r in enumerate(records)]
         out = in_batch_order(list(self._lines("/v1/evaluate", rows)), len(rows))
@@ -109,7 +113,7 @@ class Server:
                     raise RecordError(rec, out)
         return out
 
-    def turn(self, records, group_size=None, errors="raise"):
+    def turn(self, records: Iterable[RecordIn], group_size: Optional[int] = None, errors: str = "raise") -> Turn:
         """Evaluate a turn's records and let leap-prune decide each group on the server:
         Turn(done, next), as leap.Leap.turn returns it."""
         path = "/v1/turn" + (f"?group_size={int(group_size)}" if group_size else "")
@@ -122,7 +126,7 @@ class Server:
                     raise RecordError(rec, out)
         return Turn(done, nxt)
 
-    def prompts(self, task="all", group_size=1):
+    def prompts(self, task: str = "all", group_size: int = 1) -> list[Record]:
         """Turn-1 records made by leap-prompt on the server's machine (its CPU or GPU facts)."""
         q = urllib.parse.urlencode({"task": task, "group_size": group_size})
         c, r = self._open("GET", f"/v1/prompts?{q}")
@@ -131,7 +135,7 @@ class Server:
         finally:
             c.close()
 
-    def metrics(self):
+    def metrics(self) -> str:
         """The text of /metrics."""
         c, r = self._open("GET", "/metrics")
         try:
@@ -147,7 +151,7 @@ class LocalServer(Server):
         super().__init__(url, **kw)
         self.proc, self._tmpdir = proc, tmpdir
 
-    def stop(self, timeout=120.0):
+    def stop(self, timeout: float = 120.0) -> None:
         """SIGTERM: the server answers what it admitted, then ends."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -158,14 +162,15 @@ class LocalServer(Server):
                 self.proc.wait()
         self._tmpdir.cleanup()
 
-    def __enter__(self):
+    def __enter__(self) -> LocalServer:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
-def start(args=(), prefix=None, env=None, token=None, wait=60.0, stderr=None):
+def start(args: Sequence[str] = (), prefix: Optional[PathLike] = None, env: Optional[Env] = None,
+          token: Optional[str] = None, wait: float = 60.0, stderr: Optional[IO[str]] = None) -> LocalServer:
     """Starts leap-serve on a free loopback port (add "--listen", ADDR and a token for more) and
     returns a LocalServer once it listens. `args`: leap-serve's options (e.g. ["--devices",
     "0-7"]); the program is found as leap's programs are (prefix, $LEAP_PREFIX, PATH)."""

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "files.h"
 #include "task.h"
 #include "util.h"
 #include "banned.h"
