@@ -39,7 +39,9 @@
 
 #include "bench.h"
 #include "build.h"
+#include "files.h"
 #include "jsonl.h"
+#include "rng.h"
 #include "sig.h"
 #include "tlock.h"
 #include "util.h"
@@ -123,6 +125,8 @@ struct xfers {
 /* The pieces, in the order they are defined below. */
 static json_t *time_record(struct rec *R, const char *artifact, const char *base_art, enum leap_status *st);
 static int rec_loop(struct rec *R);
+static int session_open(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
+			const struct leap_session_opts *o, char **err);
 static int calibrate(struct rec *R);
 static int pair(struct rec *R, uint32_t k, int cand_first, int sample);
 static uint32_t next_k(const struct rec *R, int from_warmup);
@@ -169,7 +173,6 @@ static uint64_t region_budget(struct leap_bencher *B, enum leap_backend b);
 static void set_bytes(const struct leap_case_data *d, uint64_t *in, uint64_t *out);
 static uint32_t pool_fresh(struct leap_bpool *P);
 static uint64_t pool_dev_off(const struct leap_bpool *P, uint32_t s, size_t param);
-static uint64_t rnd(uint64_t *s);
 static double tol_scale(const struct leap_task *t, const struct leap_case *bench);
 static int64_t out_elements(const struct leap_task *t, const struct leap_case *c);
 static int device_probe(struct leap_bencher *B, enum leap_backend b, const char *device, const char *base_art,
@@ -438,7 +441,7 @@ static void pick_slots(struct rec *R, uint32_t n)
 	for (uint32_t i = 0; i < m; i++)
 		R->perm[i] = i;
 	for (uint32_t i = 0; i < n && i < m; i++) {
-		uint32_t j = i + (uint32_t)(rnd(&R->P->rng) % (m - i));
+		uint32_t j = i + (uint32_t)(leap_rng_next(&R->P->rng) % (m - i));
 		uint32_t x = R->perm[i];
 		R->perm[i] = R->perm[j];
 		R->perm[j] = x;
@@ -623,6 +626,15 @@ static int fetch_dev(struct rec *R, int client, const uint32_t *slots, uint32_t 
 
 /* ---- the sessions ---- */
 
+/* A session for the verifier's runners, on the device it has now: leap-bench moves v's device
+ * from slot to slot, so the host is taken at each start. */
+static int session_open(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
+			const struct leap_session_opts *o, char **err)
+{
+	struct leap_session_host h = leap_verifier_host(v);
+	return leap_session_open(&h, s, b, artifact, o, err);
+}
+
 /* Starts the candidate's session and, unless the pool keeps a live one, the baseline's (the
  * baseline first: on cuda it owns the device memory); both are frozen between blocks.
  * Returns 0 (R->r says whether the candidate's started), or -1 with R->err. */
@@ -642,7 +654,7 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 			os.pool_len = (uint64_t)P->cap * P->in_set;
 			memset(P->on_dev, 0, P->cap);
 		}
-		int r = leap_session_start(R->B->v, &P->bs, R->b, base_art, &os, &R->err);
+		int r = session_open(R->B->v, &P->bs, R->b, base_art, &os, &R->err);
 		if (r < 0)
 			return -1;
 		P->have_bs = 1;
@@ -664,7 +676,7 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 	}
 	so.regions = &P->creg;
 	so.hello_s = HELLO_GRACE + HELLO_SLOW * P->start_ms / 1e3;
-	R->r = leap_session_start(R->B->v, &R->cs, R->b, artifact, &so, &R->err);
+	R->r = session_open(R->B->v, &R->cs, R->b, artifact, &so, &R->err);
 	if (R->r < 0)
 		return -1;
 	R->have_cs = 1;
@@ -972,7 +984,7 @@ static struct leap_bpool *pool_get(struct leap_bencher *B, const struct leap_tas
 	size_t np = t->nparams;
 	P->on_dev = xcalloc(P->cap, 1);
 	P->rng = leap_random_seed();
-	uint64_t donors = rnd(&P->rng);
+	uint64_t donors = leap_rng_next(&P->rng);
 	for (uint32_t k = 0; k < nbase; k++) {
 		for (size_t p = 0; p < np; p++) {
 			size_t i = (size_t)k * np + p;
@@ -1003,7 +1015,7 @@ static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum 
 	struct leap_session_opts so = session_opts(B, d0, b, 1, 0);
 	so.role = NULL; /* cuda: the runner copies each call's slots (only the outputs and a rough time matter) */
 	double t0 = leap_now();
-	int r = leap_session_start(B->v, &s, b, art, &so, err);
+	int r = session_open(B->v, &s, b, art, &so, err);
 	P->start_ms = (leap_now() - t0) * 1e3;
 	for (uint32_t k = 0; r == LEAP_SESS_OK && k < d0->nsets; k++) /* drawn once a device answered */
 		leap_case_inputs(d0, k, seed ^ 0xbe4c4u, k, NULL);
@@ -1110,7 +1122,7 @@ static void set_bytes(const struct leap_case_data *d, uint64_t *in, uint64_t *ou
  * returns its index; its expected outputs are for the baseline's block to write. */
 static uint32_t pool_fresh(struct leap_bpool *P)
 {
-	uint32_t s = P->next, base = (uint32_t)(rnd(&P->rng) % P->nbase);
+	uint32_t s = P->next, base = (uint32_t)(leap_rng_next(&P->rng) % P->nbase);
 	P->next = P->next + 1 < P->cap ? P->next + 1 : P->nbase;
 	leap_case_derive(&P->d, s, base, P->cap + base, &P->rng, FRESH_EVERY);
 	P->on_dev[s] = 0;
@@ -1129,14 +1141,6 @@ static uint64_t pool_dev_off(const struct leap_bpool *P, uint32_t s, size_t para
 	return off;
 }
 
-/* splitmix64: the next 64 bits of the referee's secret stream. */
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
 
 /* How much wider the tolerances are at the benchmark size: a sum over K terms has rounding
  * errors growing like sqrt(K), and the task's tolerances were chosen for its verification
@@ -1198,7 +1202,7 @@ static int device_probe(struct leap_bencher *B, enum leap_backend b, const char 
 		struct leap_session s;
 		char *err = NULL;
 		struct leap_session_opts so = session_opts(B, d, b, 1, 0);
-		int r = leap_session_start(B->v, &s, b, base_art, &so, &err);
+		int r = session_open(B->v, &s, b, base_art, &so, &err);
 		if (r == LEAP_SESS_OK)
 			r = leap_session_probe(&s, gbs, gflops);
 		if (r >= 0)
