@@ -5,10 +5,6 @@
 
 #include "task.h"
 
-/* For referee.c, which still finds leap_read_file and leap_mkdirs here: to go once it
- * includes files.h itself. */
-#include "files.h"
-
 /* Builds `source` (the candidate or reference source text) for task `t` and backend `b`
  * into a shared object exporting the artifact ABI (abi.h): the task's prelude is
  * force-included and the generated shim linked in, with cc (cpu: $CC or "cc", -O2) or

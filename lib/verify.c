@@ -612,13 +612,6 @@ struct leap_session_host leap_verifier_host(struct leap_verifier *v)
 	return (struct leap_session_host){v->o.libexec, &v->env, &v->o.sb, &v->gpu, v->o.device};
 }
 
-int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
-		       const struct leap_session_opts *o, char **err)
-{
-	struct leap_session_host h = leap_verifier_host(v);
-	return leap_session_open(&h, s, b, artifact, o, err);
-}
-
 json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
 			     const char *artifact, uint64_t seed, enum leap_status *st, char **err)
 {

@@ -62,11 +62,6 @@ struct leap_verifier {
  * between sessions (leap-bench's slots). */
 struct leap_session_host leap_verifier_host(struct leap_verifier *v);
 
-/* leap_session_open with leap_verifier_host(v): kept for referee.c, which is to call those two
- * itself; then this goes. */
-int leap_session_start(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
-		       const struct leap_session_opts *o, char **err);
-
 /* Finds the runner directory: $LEAP_LIBEXEC, else ../libexec/leap or ../libexec next to the
  * executable. Returns a new string, or NULL when no leap-run-cpu is found. */
 char *leap_libexec_dir(void);
