@@ -258,6 +258,26 @@ static int name_has_nul(const char *k, size_t kn)
 
 typedef void member_fn(struct leap_span name, struct leap_span value, void *arg);
 
+/* After an object's member or an array's element: 1 at ',' (the next one follows), 0 at
+ * `close` (the container ends), -1 at anything else. */
+static int after_item(struct st *s, char close)
+{
+	ws(s);
+	if (s->p >= s->e)
+		return -1;
+	if (*s->p == ',') {
+		s->p++;
+		ws(s);
+		return 1;
+	}
+	if (*s->p == close) {
+		s->p++;
+		s->depth--;
+		return 0;
+	}
+	return -1;
+}
+
 /* Scans an object at '{'; at the top level (keys != NULL) records the wanted members, and
  * calls s->fn for each member when set. */
 static int object(struct st *s, const char *const *keys, size_t nkeys, struct leap_span *spans)
@@ -298,20 +318,9 @@ static int object(struct st *s, const char *const *keys, size_t nkeys, struct le
 			}
 		if (fn)
 			fn((struct leap_span){k - 1, kn + 2}, (struct leap_span){v, (size_t)(s->p - v)}, s->arg);
-		ws(s);
-		if (s->p >= s->e)
-			return -1;
-		if (*s->p == ',') {
-			s->p++;
-			ws(s);
-			continue;
-		}
-		if (*s->p == '}') {
-			s->p++;
-			s->depth--;
-			return 0;
-		}
-		return -1;
+		int r = after_item(s, '}');
+		if (r <= 0)
+			return r;
 	}
 }
 
@@ -330,20 +339,9 @@ static int array(struct st *s)
 	for (;;) {
 		if (value(s))
 			return -1;
-		ws(s);
-		if (s->p >= s->e)
-			return -1;
-		if (*s->p == ',') {
-			s->p++;
-			ws(s);
-			continue;
-		}
-		if (*s->p == ']') {
-			s->p++;
-			s->depth--;
-			return 0;
-		}
-		return -1;
+		int r = after_item(s, ']');
+		if (r <= 0)
+			return r;
 	}
 }
 
