@@ -538,15 +538,7 @@ void srv_queue_prune(struct srv *s, struct srv_req *r, long g, long group_size, 
 	argv[a] = NULL;
 	srv_run_stage(run, argv);
 	free(prune);
-	for (long k = 0; k < r->grp_n[g]; k++) {
-		long i = r->grp_idx[g][k];
-		leap_buf_add(&run->in, r->ans[i], r->anslen[i]);
-		leap_buf_add(&run->in, "\n", 1);
-	}
-	r->pending++;
-	pthread_mutex_lock(&s->mu);
-	srv_queue_run(s, run);
-	pthread_mutex_unlock(&s->mu);
+	srv_submit_run(s, run, r->grp_idx[g], r->grp_n[g]);
 }
 
 static void turn_answer(struct srv_req *r, struct srv_item *it)

@@ -325,6 +325,9 @@ void srv_give(struct srv *s, int d, struct srv_item *head, struct srv_item *tail
 void srv_cancel_items(struct srv *s, struct srv_req *req);
 /* Queues a short run. Under mu. */
 void srv_queue_run(struct srv *s, struct srv_run *r);
+/* Gives run, as its input, the answers of its request numbered idx[0..n) (idx NULL: the first n),
+ * one line each, counts it pending and queues it. Takes mu. */
+void srv_submit_run(struct srv *s, struct srv_run *run, const long *idx, long n);
 /* Starts the stages argv[0..n) as a pipeline (descriptor 3 of the last one a pipe when
  * want3): 0, or -1 with why filled (nothing left running). */
 int srv_pipeline_start(struct srv *s, struct srv_pipeline *p, char *const argv[][SRV_ARGS], int n,

@@ -592,6 +592,20 @@ void srv_queue_run(struct srv *s, struct srv_run *r)
 	wake_fd(s->run_wake[1]);
 }
 
+void srv_submit_run(struct srv *s, struct srv_run *run, const long *idx, long n)
+{
+	struct srv_req *r = run->req;
+	for (long k = 0; k < n; k++) {
+		long i = idx ? idx[k] : k;
+		leap_buf_add(&run->in, r->ans[i], r->anslen[i]);
+		leap_buf_add(&run->in, "\n", 1);
+	}
+	r->pending++;
+	pthread_mutex_lock(&s->mu);
+	srv_queue_run(s, run);
+	pthread_mutex_unlock(&s->mu);
+}
+
 /* Reads what fd has into b; 1 at its end. */
 static int slurp(int fd, struct leap_buf *b)
 {

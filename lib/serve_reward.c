@@ -190,14 +190,7 @@ void srv_reward_answer(struct srv_req *r, struct srv_item *it)
 	srv_run_stage(run, a2);
 	free(prune);
 	free(rank);
-	for (long i = 0; i < r->n; i++) {
-		leap_buf_add(&run->in, r->ans[i], r->anslen[i]);
-		leap_buf_add(&run->in, "\n", 1);
-	}
-	r->pending++;
-	pthread_mutex_lock(&s->mu);
-	srv_queue_run(s, run);
-	pthread_mutex_unlock(&s->mu);
+	srv_submit_run(s, run, NULL, r->n);
 }
 
 void srv_reward_ranked(struct srv_req *r, struct srv_run *run)
