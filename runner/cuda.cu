@@ -291,6 +291,18 @@ static CUresult map_handle(const struct rb *b, CUmemGenericAllocationHandle h, s
 	return b->drv.set_access(*ptr, len, &acc, 1);
 }
 
+/* The allocation granularity of prop, which owner and client both round to: 0, or -1 with
+ * msg filled. */
+static int fd_granularity(const struct rb *b, const CUmemAllocationProp *prop, size_t *gran, char *msg)
+{
+	CUresult r = b->drv.granularity(gran, prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+	if (r != CUDA_SUCCESS || !*gran) {
+		fail_cu(b, msg, LEAP_RUN_DEVICE, "cuMemGetAllocationGranularity", r);
+		return -1;
+	}
+	return 0;
+}
+
 /* The owner: n bytes of device memory a client can import, filled with the canary: *p its
  * address here, *len the allocation's size (n rounded up to the granularity, which
  * cuMemCreate and cuMemMap require), *fd its POSIX file descriptor. */
@@ -299,9 +311,9 @@ static int alloc_shared(const struct rb *b, uint64_t n, unsigned char **p, uint6
 {
 	CUmemAllocationProp prop = fd_prop(b);
 	size_t gran = 0;
-	CUresult r = b->drv.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-	if (r != CUDA_SUCCESS || !gran)
-		return fail_cu(b, msg, LEAP_RUN_DEVICE, "cuMemGetAllocationGranularity", r);
+	CUresult r;
+	if (fd_granularity(b, &prop, &gran, msg))
+		return LEAP_RUN_DEVICE;
 	uint64_t size = ((n ? n : 1) + gran - 1) / gran * gran;
 	CUmemGenericAllocationHandle h;
 	CUdeviceptr ptr = 0;
@@ -332,9 +344,9 @@ static int import_shared(const struct rb *b, int fd, uint64_t len, uint64_t need
 {
 	CUmemAllocationProp prop = fd_prop(b);
 	size_t gran = 0;
-	CUresult r = b->drv.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-	if (r != CUDA_SUCCESS || !gran)
-		return fail_cu(b, msg, LEAP_RUN_DEVICE, "cuMemGetAllocationGranularity", r);
+	CUresult r;
+	if (fd_granularity(b, &prop, &gran, msg))
+		return LEAP_RUN_DEVICE;
 	if (fd < 0 || len < need || !len || len % gran || len > SIZE_MAX) {
 		snprintf(msg, LEAP_RUN_MSG, "%s: no descriptor, or %llu bytes for a region of %llu (granularity %zu)", what,
 			 (unsigned long long)len, (unsigned long long)need, gran);
