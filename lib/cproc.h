@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "compile.h"
+#include "compiler.h"
 #include "util.h"
 
 /* What one run of a program left behind. */

@@ -2,7 +2,7 @@
 #ifndef LEAP_INCGUARD_H
 #define LEAP_INCGUARD_H
 
-#include "compile.h"
+#include "compiler.h"
 #include "util.h"
 
 /* The dependency list every compile of a candidate writes in its job directory (-MMD -MF). */

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compile.h"
 #include "cproc.h"
 #include "gpu.h"
 #include "incguard.h"
