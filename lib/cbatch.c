@@ -23,7 +23,7 @@
 
 #include "compile.h"
 #include "compile_int.h"
-#include "cproc.h"
+#include "crun.h"
 #include "diag.h"
 #include "files.h"
 #include "incguard.h"

@@ -2,7 +2,7 @@
  * and finish it. */
 /*
  * leap starts two kinds of children that hold untrusted input: the compilers of leap-compile
- * (lib/cproc.c) and the runner of leap-verify and leap-bench (lib/sandbox.c); leap-serve's
+ * (lib/crun.c) and the runner of leap-verify and leap-bench (lib/sandbox.c); leap-serve's
  * filter pipelines (lib/serve_pipe.c) start here too. The first two need the same things
  * done in the same careful way, and they used to do each twice: a process group that a
  * timeout can kill whole, death with the parent, exactly the descriptors they should hold,
@@ -13,7 +13,7 @@
  *
  * What differs stays with the caller: the sandbox's namespaces at the clone, its minimal root,
  * privilege drop and PID 1 reaper run in its `late` hook; the compilers' capture of output and
- * their wall-clock deadline in lib/cproc.c. The steps in the child run in a fixed order (see
+ * their wall-clock deadline in lib/crun.c. The steps in the child run in a fixed order (see
  * in_child) so that each caller knows what is already true when its hook runs.
  *
  * Everything between the fork and execve is async-signal-safe and allocates nothing: the

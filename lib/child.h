@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 /*
- * The contract, for every caller (lib/cproc.c: the compilers; lib/sandbox.c: the runner):
+ * The contract, for every caller (lib/crun.c: the compilers; lib/sandbox.c: the runner):
  *
  * 1. Describe the child in a struct leap_child made by leap_child_init, then call
  *    leap_child_start once. Everything it points to (argv, env, dir, hide, cpus, the hooks'

@@ -1,7 +1,7 @@
 /* compile.c - build a candidate into an artifact (abi.h) with cc or nvcc, under limits, through the cache. */
 /*
  * One compile is one compiler run in a job directory of its own, under the process rules of
- * cproc.c: the candidate's code is written next to the prelude (the task's types, included
+ * crun.c: the candidate's code is written next to the prelude (the task's types, included
  * first) and linked with the task's shim object into a shared library with -z defs, so that
  * a missing or mistyped entry point is a link error on the candidate, not a crash in the
  * runner. The shim is leap's own generated code: it is built once per (task, backend) and
@@ -35,7 +35,7 @@
 #include "compile.h"
 #include "compile_int.h"
 #include "child.h"
-#include "cproc.h"
+#include "crun.h"
 #include "diag.h"
 #include "extract.h"
 #include "files.h"

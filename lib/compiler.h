@@ -1,5 +1,5 @@
 /* compiler.h - the compiler's types: its options, its tools, the (task, backend) variants and a
- * compile's result. Apart from compile.h so that the pieces compile.c is made of (cproc.c,
+ * compile's result. Apart from compile.h so that the pieces compile.c is made of (crun.c,
  * incguard.c, toolchain.c) can share them without including the module they serve: the
  * dependencies point one way, compile -> its pieces -> these types. */
 #ifndef LEAP_COMPILER_H

@@ -8,7 +8,7 @@
  * the system include directories, the compiler's own headers, the toolkit's include
  * directories and the user's -I directories (leap_guard_roots, computed once per backend).
  *
- * The mount namespace (cproc.c) is the second wall: a file hidden there cannot be read at
+ * The mount namespace (crun.c) is the second wall: a file hidden there cannot be read at
  * all, and the compiler's "No such file" about it becomes the same forbidden_include verdict
  * (leap_guard_hidden). Either way the compiler's output is withheld, since it may quote the
  * file. Vendor libraries are refused by header (in the list) and by name (a dlopen of

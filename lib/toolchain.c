@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cproc.h"
+#include "crun.h"
 #include "gpu.h"
 #include "incguard.h"
 #include "toolchain.h"

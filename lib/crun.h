@@ -1,6 +1,6 @@
-/* cproc.h - run one compiler process under limits, its output captured, the suites hidden from it. */
-#ifndef LEAP_CPROC_H
-#define LEAP_CPROC_H
+/* crun.h - run one compiler process under limits, its output captured, the suites hidden from it. */
+#ifndef LEAP_CRUN_H
+#define LEAP_CRUN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +21,7 @@ struct leap_crun {
  * path, or NULL. */
 char *leap_find_program(const char *name);
 
-/* Runs argv[0] (an absolute path) in `dir` under c's process rules (see cproc.c): the clean
+/* Runs argv[0] (an absolute path) in `dir` under c's process rules (see crun.c): the clean
  * environment, its own process group (registered in c until reaped, so that
  * leap_compiler_abort kills it), stdin from /dev/null, output captured, limits `mem` and
  * `fsize` (bytes; 0: none), CPU time and `timeout` seconds of wall time. `isolate`: in a mount

@@ -1,4 +1,4 @@
-/* cproc.c - run one compiler process under limits, its output captured, the suites hidden from it. */
+/* crun.c - run one compiler process under limits, its output captured, the suites hidden from it. */
 /*
  * Every program leap-compile starts (cc, nvcc, nm, and the --version and nvidia-smi queries)
  * starts here, so that one place decides what a compiler child may do; how a child is started
@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "child.h"
-#include "cproc.h"
+#include "crun.h"
 #include "incguard.h"
 #include "util.h"
 #include "banned.h"
