@@ -58,11 +58,11 @@ enum {
 
 /* One input record on its way to the output, in input order. */
 struct slot {
-	struct leap_cq_slot cq; /* first: the engine hands it back to emit */
+	struct leap_cqueue_slot cq; /* first: the engine hands it back to emit */
 	json_t *rec;            /* the record (or the error record to write as it is) */
 	char *raw;              /* its raw text, for splicing; NULL: write rec re-serialised */
 	size_t rawlen;
-	char *msg;              /* LEAP_CQ_NO_CODE: why */
+	char *msg;              /* LEAP_CQUEUE_NO_CODE: why */
 	char *code;             /* extracted code to add (NULL when given) */
 	char *label;            /* name for --human */
 	int set_backend;        /* add `backend` */
@@ -112,7 +112,7 @@ static void slot_error(struct slot *s, const char *where, long line, char *msg)
 	else
 		leap_warn("%s: %s", where, msg);
 	leap_record_set_error(s->rec, line > 0 ? where : NULL, line, "%s", msg);
-	s->cq.state = LEAP_CQ_ERROR;
+	s->cq.state = LEAP_CQUEUE_ERROR;
 	free(msg);
 }
 
@@ -121,7 +121,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 {
 	json_t *rec = s->rec;
 	if (json_object_get(rec, "error")) { /* e.g. the sampler's: its cause stays in front */
-		s->cq.state = LEAP_CQ_CARRIED;
+		s->cq.state = LEAP_CQUEUE_CARRIED;
 		return;
 	}
 	const char *id = leap_get_str(rec, "task", NULL);
@@ -154,7 +154,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 		leap_extract(text, strlen(text), t->entry, &x);
 		free(text);
 		if (!x.code) {
-			s->cq.state = LEAP_CQ_NO_CODE;
+			s->cq.state = LEAP_CQUEUE_NO_CODE;
 			s->msg = x.message;
 			x.message = NULL;
 			leap_extract_free(&x);
@@ -170,7 +170,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 		while (src[k] == ' ' || src[k] == '\t' || src[k] == '\n' || src[k] == '\r')
 			k++;
 		if (!src[k]) {
-			s->cq.state = LEAP_CQ_NO_CODE;
+			s->cq.state = LEAP_CQUEUE_NO_CODE;
 			s->msg = xasprintf("the code is empty: write the complete source file that defines %s()", t->entry);
 			free(src);
 			return;
@@ -188,7 +188,7 @@ static void prepare(struct ctx *c, struct slot *s, const char *where, long line)
 	char key[65];
 	leap_compile_key(&c->comp, v, src, key);
 
-	leap_cq_submit(&c->q, &s->cq, v, src, key);
+	leap_cqueue_submit(&c->q, &s->cq, v, src, key);
 }
 
 /* The output's reader has gone (EPIPE): stop the compilers, remove the work directory and end
@@ -206,10 +206,10 @@ static void print_human(struct ctx *c, const struct slot *s, const struct leap_c
 {
 	struct leap_buf b = {0};
 	const char *label = s->label ? s->label : "record";
-	if (s->cq.state == LEAP_CQ_BAD || s->cq.state == LEAP_CQ_ERROR || s->cq.state == LEAP_CQ_CARRIED) {
+	if (s->cq.state == LEAP_CQUEUE_BAD || s->cq.state == LEAP_CQUEUE_ERROR || s->cq.state == LEAP_CQUEUE_CARRIED) {
 		const char *m = leap_get_str(json_object_get(s->rec, "error"), "message", "error");
 		leap_buf_addf(&b, "%s: error: %s\n", label, m);
-	} else if (s->cq.state == LEAP_CQ_NO_CODE) {
+	} else if (s->cq.state == LEAP_CQUEUE_NO_CODE) {
 		leap_buf_addf(&b, "%s: no code: %s\n", label, s->msg);
 	} else {
 		leap_cresult_human(&b, label, s->label && c->file_mode ? s->label : NULL,
@@ -231,20 +231,20 @@ static void free_slot(struct slot *s)
 }
 
 /* Writes the output of one finished slot and frees it (the engine's emit). */
-static void emit(void *arg, struct leap_cq_slot *cs)
+static void emit(void *arg, struct leap_cqueue_slot *cs)
 {
 	struct ctx *c = arg;
 	struct slot *s = (struct slot *)cs;
-	const struct leap_cresult *r = s->cq.state == LEAP_CQ_RESULT ? &s->cq.res : NULL;
+	const struct leap_cresult *r = s->cq.state == LEAP_CQUEUE_RESULT ? &s->cq.res : NULL;
 	json_t *add = json_object();
 	int remove_status = 0;
-	if (s->cq.state == LEAP_CQ_CARRIED) {
+	if (s->cq.state == LEAP_CQUEUE_CARRIED) {
 		/* counted by the stage that set it */
-	} else if (s->cq.state == LEAP_CQ_BAD) {
+	} else if (s->cq.state == LEAP_CQUEUE_BAD) {
 		c->errors++;
-	} else if (s->cq.state == LEAP_CQ_ERROR) {
+	} else if (s->cq.state == LEAP_CQUEUE_ERROR) {
 		c->errors++;
-	} else if (s->cq.state == LEAP_CQ_NO_CODE) {
+	} else if (s->cq.state == LEAP_CQUEUE_NO_CODE) {
 		c->no_code++;
 		if (s->set_backend)
 			json_object_set_new(add, "backend", json_string(leap_backend_name(s->backend)));
@@ -268,7 +268,7 @@ static void emit(void *arg, struct leap_cq_slot *cs)
 		} else if (r->status == LEAP_C_INTERNAL) {
 			leap_warn("%s: %s", s->label ? s->label : "record", r->message);
 			leap_record_set_error(s->rec, NULL, 0, "%s", r->message);
-			s->cq.state = LEAP_CQ_ERROR;
+			s->cq.state = LEAP_CQUEUE_ERROR;
 			c->errors++;
 		} else {
 			c->failed++;
@@ -277,11 +277,11 @@ static void emit(void *arg, struct leap_cq_slot *cs)
 	}
 	if (c->human) {
 		print_human(c, s, &s->cq.res);
-	} else if (s->cq.state == LEAP_CQ_CARRIED) {
+	} else if (s->cq.state == LEAP_CQUEUE_CARRIED) {
 		leap_out_raw(&c->out, s->raw, s->rawlen);
-	} else if (s->cq.state == LEAP_CQ_BAD) {
+	} else if (s->cq.state == LEAP_CQUEUE_BAD) {
 		leap_out_write(&c->out, s->rec);
-	} else if (remove_status || s->cq.state == LEAP_CQ_ERROR || !s->raw) {
+	} else if (remove_status || s->cq.state == LEAP_CQUEUE_ERROR || !s->raw) {
 		if (remove_status)
 			json_object_del(s->rec, "status");
 		json_object_update(s->rec, add);
@@ -322,7 +322,7 @@ static void read_sources(struct ctx *c, int n, char **files)
 			leap_warn("%s", err);
 			leap_record_set_error(s->rec, files[i], 0, "%s", err);
 			free(err);
-			s->cq.state = LEAP_CQ_ERROR;
+			s->cq.state = LEAP_CQUEUE_ERROR;
 			if (!unknown)
 				c->open_failed++; /* an unreadable input: exit 2 */
 		} else {
@@ -331,7 +331,7 @@ static void read_sources(struct ctx *c, int n, char **files)
 			free(code);
 			prepare(c, s, files[i], 0);
 		}
-		leap_cq_push(&c->q, &s->cq);
+		leap_cqueue_push(&c->q, &s->cq);
 	}
 }
 
@@ -346,13 +346,13 @@ static void read_records(struct ctx *c, int n, char **files)
 		s->rec = rec;
 		s->label = xasprintf("%s:%ld", in.name, in.line);
 		if (r == LEAP_READ_BAD) {
-			s->cq.state = LEAP_CQ_BAD;
+			s->cq.state = LEAP_CQUEUE_BAD;
 		} else {
 			s->raw = xstrndup(in.buf, in.len);
 			s->rawlen = in.len;
 			prepare(c, s, in.name, in.line);
 		}
-		leap_cq_push(&c->q, &s->cq);
+		leap_cqueue_push(&c->q, &s->cq);
 	}
 	c->open_failed = in.open_failed; /* reported by the reader; added to errors at the end */
 	leap_in_close(&in);
@@ -389,9 +389,9 @@ static void *on_signal(void *arg)
 	int sig;
 	if (sigwait(&s, &sig))
 		return NULL;
-	leap_cq_lock(&c->q);
+	leap_cqueue_lock(&c->q);
 	if (c->ending) { /* main's wake-up call, or a signal as the work ended anyway */
-		leap_cq_unlock(&c->q);
+		leap_cqueue_unlock(&c->q);
 		return NULL;
 	}
 	leap_compiler_abort(&c->comp); /* under the lock: main cannot free it meanwhile */
@@ -580,14 +580,14 @@ static pthread_t run_threads(struct ctx *c, int n, char **files)
 	pthread_t sig_thread;
 	if (pthread_sigmask(SIG_BLOCK, &term, NULL) || pthread_create(&sig_thread, NULL, on_signal, c))
 		leap_die("cannot start a thread");
-	leap_cq_start(&c->q);
+	leap_cqueue_start(&c->q);
 
 	if (c->file_mode)
 		read_sources(c, n, files);
 	else
 		read_records(c, n, files);
 
-	leap_cq_finish(&c->q);
+	leap_cqueue_finish(&c->q);
 	return sig_thread;
 }
 
@@ -618,16 +618,16 @@ int main(int argc, char **argv)
 		leap_progress_total(&c->progress, argc - first);
 	else
 		leap_progress_input(&c->progress, argc - first, argv + first);
-	leap_cq_init(&c->q, &c->comp, &c->out, c->jobs, c->batch, emit, c);
+	leap_cqueue_init(&c->q, &c->comp, &c->out, c->jobs, c->batch, emit, c);
 	c->q.lock_dir = c->cache_root;
 
 	pthread_t sig_thread = run_threads(c, argc - first, argv + first);
 
 	leap_progress_end(&c->progress); /* the summary: the same counts as the line */
 	int rc = leap_out_close(&c->out);
-	leap_cq_lock(&c->q);
+	leap_cqueue_lock(&c->q);
 	c->ending = 1;
-	leap_cq_unlock(&c->q);
+	leap_cqueue_unlock(&c->q);
 	/* wake the signal thread (it sees `ending` and returns) and reap it */
 	if (!pthread_kill(sig_thread, SIGTERM))
 		pthread_join(sig_thread, NULL);
@@ -635,7 +635,7 @@ int main(int argc, char **argv)
 	leap_cache_close(&c->cache);
 	free(c->cache_root);
 	leap_suite_free(&c->suite);
-	leap_cq_free(&c->q);
+	leap_cqueue_free(&c->q);
 	free(o.nvcc_flags);
 	free(o.cc_flags);
 	/* with --task, a source file that did not compile (or held no code) exits 1 as an error

@@ -27,8 +27,8 @@
 #include "banned.h"
 
 /* A compile shared by every record with the same key while it runs. */
-struct leap_cq_job {
-	struct leap_cq_job *qnext; /* work queue */
+struct leap_cqueue_job {
+	struct leap_cqueue_job *qnext; /* work queue */
 	char key[65];
 	struct leap_variant *v;
 	char *code;
@@ -37,7 +37,7 @@ struct leap_cq_job {
 	struct leap_cresult res;
 };
 
-static void job_unref(struct leap_cq_job *j)
+static void job_unref(struct leap_cqueue_job *j)
 {
 	if (--j->refs > 0)
 		return;
@@ -46,8 +46,8 @@ static void job_unref(struct leap_cq_job *j)
 	free(j);
 }
 
-void leap_cq_init(struct leap_cq *q, struct leap_compiler *comp, struct leap_out *out, int workers, int batch,
-		  leap_cq_emit_fn emit, void *arg)
+void leap_cqueue_init(struct leap_cq *q, struct leap_compiler *comp, struct leap_out *out, int workers, int batch,
+		  leap_cqueue_emit_fn emit, void *arg)
 {
 	memset(q, 0, sizeof(*q));
 	q->comp = comp;
@@ -63,24 +63,24 @@ void leap_cq_init(struct leap_cq *q, struct leap_compiler *comp, struct leap_out
 	pthread_cond_init(&q->space_cv, NULL);
 }
 
-void leap_cq_lock(struct leap_cq *q)
+void leap_cqueue_lock(struct leap_cq *q)
 {
 	pthread_mutex_lock(&q->lock);
 }
 
-void leap_cq_unlock(struct leap_cq *q)
+void leap_cqueue_unlock(struct leap_cq *q)
 {
 	pthread_mutex_unlock(&q->lock);
 }
 
-void leap_cq_submit(struct leap_cq *q, struct leap_cq_slot *s, struct leap_variant *v, char *code, const char *key)
+void leap_cqueue_submit(struct leap_cq *q, struct leap_cqueue_slot *s, struct leap_variant *v, char *code, const char *key)
 {
 	pthread_mutex_lock(&q->lock);
 	for (size_t i = 0; q->comp->o.reuse && i < q->ninflight; i++) { /* --no-cache: a compiler each */
 		if (!strcmp(q->inflight[i]->key, key)) {
 			s->job = q->inflight[i];
 			s->job->refs++;
-			s->state = LEAP_CQ_DUP;
+			s->state = LEAP_CQUEUE_DUP;
 			pthread_mutex_unlock(&q->lock);
 			free(code);
 			return;
@@ -89,17 +89,17 @@ void leap_cq_submit(struct leap_cq *q, struct leap_cq_slot *s, struct leap_varia
 	pthread_mutex_unlock(&q->lock);
 
 	if (leap_compile_lookup(q->comp, v, key, &s->res)) {
-		s->state = LEAP_CQ_RESULT;
+		s->state = LEAP_CQUEUE_RESULT;
 		free(code);
 		return;
 	}
-	struct leap_cq_job *j = xcalloc(1, sizeof(*j));
+	struct leap_cqueue_job *j = xcalloc(1, sizeof(*j));
 	memcpy(j->key, key, sizeof(j->key));
 	j->v = v;
 	j->code = code;
 	j->refs = 1;
 	s->job = j;
-	s->state = LEAP_CQ_JOB;
+	s->state = LEAP_CQUEUE_JOB;
 	pthread_mutex_lock(&q->lock);
 	xgrow((void **)&q->inflight, &q->capinflight, q->ninflight + 1, sizeof(*q->inflight));
 	q->inflight[q->ninflight++] = j;
@@ -112,7 +112,7 @@ void leap_cq_submit(struct leap_cq *q, struct leap_cq_slot *s, struct leap_varia
 	pthread_mutex_unlock(&q->lock);
 }
 
-void leap_cq_push(struct leap_cq *q, struct leap_cq_slot *s)
+void leap_cqueue_push(struct leap_cq *q, struct leap_cqueue_slot *s)
 {
 	pthread_mutex_lock(&q->lock);
 	while (q->window >= q->max_window)
@@ -136,7 +136,7 @@ static void *worker(void *arg)
 	for (;;) {
 		while (!q->qhead && !q->eof)
 			pthread_cond_wait(&q->work_cv, &q->lock);
-		struct leap_cq_job *j = q->qhead;
+		struct leap_cqueue_job *j = q->qhead;
 		if (!j)
 			break;
 		q->qhead = j->qnext;
@@ -144,7 +144,7 @@ static void *worker(void *arg)
 			q->qtail = NULL;
 		/* --batch: take queued candidates of the same task and backend along */
 		size_t n = 1;
-		struct leap_cq_job **group = xcalloc((size_t)(q->batch > 1 ? q->batch : 1), sizeof(*group));
+		struct leap_cqueue_job **group = xcalloc((size_t)(q->batch > 1 ? q->batch : 1), sizeof(*group));
 		group[0] = j;
 		if (q->batch > 1 && j->v->backend == LEAP_BACKEND_CUDA && leap_compile_batchable(j->code)) {
 			if (!q->eof) {
@@ -154,9 +154,9 @@ static void *worker(void *arg)
 				nanosleep(&ts, NULL);
 				pthread_mutex_lock(&q->lock);
 			}
-			struct leap_cq_job *prev = NULL;
-			for (struct leap_cq_job *o = q->qhead; o && n < (size_t)q->batch;) {
-				struct leap_cq_job *next = o->qnext;
+			struct leap_cqueue_job *prev = NULL;
+			for (struct leap_cqueue_job *o = q->qhead; o && n < (size_t)q->batch;) {
+				struct leap_cqueue_job *next = o->qnext;
 				if (o->v == j->v && leap_compile_batchable(o->code)) {
 					if (prev)
 						prev->qnext = next;
@@ -212,16 +212,16 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int ready(const struct leap_cq_slot *s)
+static int ready(const struct leap_cqueue_slot *s)
 {
 	return !s->job || s->job->done;
 }
 
 /* Takes the result of the job s waits on into s->res and lets go of the job. */
-static void take_result(struct leap_cq *q, struct leap_cq_slot *s)
+static void take_result(struct leap_cq *q, struct leap_cqueue_slot *s)
 {
 	leap_cresult_copy(&s->res, &s->job->res);
-	if (s->state == LEAP_CQ_DUP) {
+	if (s->state == LEAP_CQUEUE_DUP) {
 		/* a duplicate of a record compiled in this run: no compiler ran for it */
 		s->res.compiled_ms = s->res.ms;
 		s->res.ms = 0;
@@ -231,7 +231,7 @@ static void take_result(struct leap_cq *q, struct leap_cq_slot *s)
 	job_unref(s->job);
 	pthread_mutex_unlock(&q->lock);
 	s->job = NULL;
-	s->state = LEAP_CQ_RESULT;
+	s->state = LEAP_CQUEUE_RESULT;
 }
 
 /* The writer thread: hands the slots to emit in input order as they become ready, flushing the
@@ -256,7 +256,7 @@ static void *writer(void *arg)
 				pthread_cond_wait(&q->done_cv, &q->lock);
 			continue;
 		}
-		struct leap_cq_slot *s = q->head;
+		struct leap_cqueue_slot *s = q->head;
 		q->head = s->next;
 		if (!q->head)
 			q->tail = NULL;
@@ -272,7 +272,7 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-void leap_cq_start(struct leap_cq *q)
+void leap_cqueue_start(struct leap_cq *q)
 {
 	q->threads = xcalloc((size_t)q->workers + 1, sizeof(pthread_t));
 	for (int i = 0; i < q->workers; i++)
@@ -282,7 +282,7 @@ void leap_cq_start(struct leap_cq *q)
 		leap_die("cannot start a thread");
 }
 
-void leap_cq_finish(struct leap_cq *q)
+void leap_cqueue_finish(struct leap_cq *q)
 {
 	pthread_mutex_lock(&q->lock);
 	q->eof = 1;
@@ -295,7 +295,7 @@ void leap_cq_finish(struct leap_cq *q)
 	q->threads = NULL;
 }
 
-void leap_cq_free(struct leap_cq *q)
+void leap_cqueue_free(struct leap_cq *q)
 {
 	free(q->inflight);
 	pthread_cond_destroy(&q->work_cv);
