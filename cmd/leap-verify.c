@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 	c.seed = r.have_seed ? r.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);
-	struct leap_hidden hidden;
+	struct leap_unseen_set hidden;
 	leap_verify_setup(&o, r.cache, dir, &hidden);
 	free(dir);
 	/* From here a signal ends the run in order: sandboxes killed, temp dirs removed, whole
@@ -323,6 +323,6 @@ int main(int argc, char **argv)
 	leap_devices_free(&c.devs);
 	free(o.libexec);
 	free(o.cache);
-	leap_hidden_free(&hidden);
+	leap_unseen_set_free(&hidden);
 	return rc;
 }

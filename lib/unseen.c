@@ -264,3 +264,11 @@ void leap_root_free(struct leap_root *r)
 	free(r->e);
 	memset(r, 0, sizeof *r);
 }
+
+void leap_unseen_set_free(struct leap_unseen_set *u)
+{
+	leap_unseen_free(u->paths, u->n);
+	leap_root_free(&u->root);
+	u->paths = NULL;
+	u->n = 0;
+}

@@ -48,4 +48,15 @@ struct leap_root {
 void leap_unseen_root(struct leap_root *r, char *const *unseen, size_t nunseen);
 void leap_root_free(struct leap_root *r);
 
+/* What a runner must not see, both halves: leap_unseen's list for a runner, and the minimal
+ * root without it (leap_verify_setup fills one for leap-verify and leap-bench). */
+struct leap_unseen_set {
+	char **paths;
+	size_t n;
+	struct leap_root root;
+};
+
+/* Frees what a leap_unseen_set holds, and empties it. */
+void leap_unseen_set_free(struct leap_unseen_set *u);
+
 #endif

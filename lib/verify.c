@@ -697,7 +697,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 }
 
 void leap_verify_setup(struct leap_verify_opts *o, const char *cache, const char *tasks_dir,
-			 struct leap_hidden *h)
+			 struct leap_unseen_set *h)
 {
 	if (!o->sb.nproc) { /* room for a thread per CPU (OpenMP) and then some */
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -717,10 +717,3 @@ void leap_verify_setup(struct leap_verify_opts *o, const char *cache, const char
 	o->sb.root = &h->root;
 }
 
-void leap_hidden_free(struct leap_hidden *h)
-{
-	leap_unseen_free(h->paths, h->n);
-	leap_root_free(&h->root);
-	h->paths = NULL;
-	h->n = 0;
-}

@@ -66,23 +66,14 @@ struct leap_session_host leap_verifier_host(struct leap_verifier *v);
  * executable. Returns a new string, or NULL when no leap-run-cpu is found. */
 char *leap_libexec_dir(void);
 
-/* The directories hidden from every sandbox (leap_unseen's list for a runner). */
-struct leap_hidden {
-	char **paths;
-	size_t n;
-	struct leap_root root; /* the minimal root (unseen.h) */
-};
-
 /* The set-up leap-verify and leap-bench share, after their options: the process limit's
  * default, the runners' directory, the cache (`cache`, else the default; created), and the
  * directories lib/unseen.c says a candidate must not see (the suite `tasks_dir`, the cache and
  * the other suites and caches) hidden from the sandbox through `h` (which must outlive o).
  * Dies with a message when the runner or a cache directory cannot be found. */
 void leap_verify_setup(struct leap_verify_opts *o, const char *cache, const char *tasks_dir,
-			 struct leap_hidden *h);
+			 struct leap_unseen_set *h);
 
-/* Frees what leap_verify_setup put in h. */
-void leap_hidden_free(struct leap_hidden *h);
 
 void leap_verifier_init(struct leap_verifier *v, const struct leap_verify_opts *o);
 void leap_verifier_free(struct leap_verifier *v);
