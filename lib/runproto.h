@@ -135,7 +135,7 @@ enum leap_run_status {
 /* Kind of a parameter as the runner sees it. */
 enum leap_run_kind { LEAP_RUN_K_SCALAR = 0, LEAP_RUN_K_IN = 1, LEAP_RUN_K_OUT = 2, LEAP_RUN_K_INOUT = 3 };
 
-/* A parameter of a case as the referee describes it (lib/vdata.c). */
+/* A parameter of a case as the referee describes it (lib/case.c). */
 struct leap_run_param {
 	uint32_t kind;    /* enum leap_run_kind */
 	uint32_t elsize;  /* bytes per element (buffers) */

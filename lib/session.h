@@ -9,7 +9,7 @@
 #include "sandbox.h"
 #include "task.h"
 #include "util.h"
-#include "vdata.h"
+#include "case.h"
 
 struct leap_gpu_once;
 

@@ -12,7 +12,7 @@
 #include "unseen.h"
 #include "session.h"
 #include "task.h"
-#include "vdata.h"
+#include "case.h"
 
 /* Settings shared by leap-verify and leap-bench. */
 struct leap_verify_opts {

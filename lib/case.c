@@ -1,4 +1,4 @@
-/* vdata.c - the data of verification: seeded inputs, poison, reference outputs, comparison. */
+/* case.c - the data of verification: seeded inputs, poison, reference outputs, comparison. */
 /*
  * What a verdict is checked against lives here, in the referee's process, never in memory the
  * candidate can reach: each input set is drawn from the run's seed (the same seed gives the same
@@ -19,7 +19,7 @@
 #include "jsonl.h"
 #include "rng.h"
 #include "util.h"
-#include "vdata.h"
+#include "case.h"
 #include "banned.h"
 
 /* ---- numbers ---- */

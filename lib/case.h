@@ -1,6 +1,6 @@
-/* vdata.h - the data of verification: seeded inputs, poison, reference outputs, comparison. */
-#ifndef LEAP_VDATA_H
-#define LEAP_VDATA_H
+/* case.h - the data of verification: seeded inputs, poison, reference outputs, comparison. */
+#ifndef LEAP_CASE_H
+#define LEAP_CASE_H
 
 #include <stdint.h>
 #include <jansson.h>
