@@ -114,7 +114,7 @@ enum leap_run_status {
 	LEAP_RUN_OVERRUN = 6,   /* a write past the end of a buffer (found by the referee) */
 	LEAP_RUN_PROTO = 7,     /* a malformed command (a bug, or a scribbled descriptor) */
 	LEAP_RUN_NOMEM = 8,     /* the runner could not make its regions (the hello only) */
-	LEAP_RUN_CRASH = 9,     /* the runner's last word before a fault kills it (runner/crash.c):
+	LEAP_RUN_CRASH = 9,     /* the runner's last word before a fault kills it (runner/fault.c):
 				 * code = the signal, msg = "0x..." the offset into the artifact,
 				 * call = 0 the faulting instruction, 1 the candidate's call into the
 				 * function that faulted, 2 not found; for SIGSYS (runner/filter.c)

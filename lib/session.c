@@ -131,7 +131,7 @@ static int read_reply(struct leap_session *s)
 		s->dead = 1;
 		return LEAP_SESS_REPLY;
 	}
-	if (s->last.status == LEAP_RUN_CRASH) { /* its last word before dying (runner/crash.c) */
+	if (s->last.status == LEAP_RUN_CRASH) { /* its last word before dying (runner/fault.c) */
 		s->crash = s->last;
 		s->dead = 1;
 		/* Wait (up to 2 s) for the death itself, the reply pipe closing, so that the wait

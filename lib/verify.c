@@ -153,7 +153,7 @@ uint64_t leap_random_seed(void)
 	return (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
 }
 
-/* The words for the object a fault outside the artifact happened in (runner/crash.c names
+/* The words for the object a fault outside the artifact happened in (runner/fault.c names
  * its file), into b: the C library, the OpenMP runtime, the harness, another library. */
 static void add_object(struct leap_buf *b, const char *obj)
 {
@@ -169,7 +169,7 @@ static void add_object(struct leap_buf *b, const char *obj)
 		leap_buf_addf(b, "in %s", obj);
 }
 
-/* Parses a crash report's msg (runner/crash.c): "0xOFF" or "-", then optionally " OBJECT".
+/* Parses a crash report's msg (runner/fault.c): "0xOFF" or "-", then optionally " OBJECT".
  * Returns 0 with *off (0 for "-") and obj (the object's name, "" when none; only the
  * characters a file name has), or -1. */
 static int parse_crash_msg(const char *msg, uint64_t *off, char *obj, size_t n)
@@ -198,7 +198,7 @@ static int parse_crash_msg(const char *msg, uint64_t *off, char *obj, size_t n)
 	return 0;
 }
 
-/* For a runner that died of a signal after reporting where (runner/crash.c): returns the
+/* For a runner that died of a signal after reporting where (runner/fault.c): returns the
  * verify.crash object {line, function, called, outside} and the words for the message, or
  * NULL (nothing added) when there was no report or the runner did not die of the signal it
  * reported. A fault in the candidate's code adds " at line L of your code (in F)" to `at`. A

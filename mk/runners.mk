@@ -13,7 +13,7 @@ endif
 
 all: $(RUNNERS)
 
-build/runner/%.o: runner/%.c runner/backend.h runner/crash.h runner/filter.h runner/heap.h lib/fdio.h lib/runproto.h lib/runplan.h lib/abi.h build/flags
+build/runner/%.o: runner/%.c runner/backend.h runner/fault.h runner/filter.h runner/heap.h lib/fdio.h lib/runproto.h lib/runplan.h lib/abi.h build/flags
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
@@ -43,7 +43,7 @@ build/runner/runplan.o: lib/runplan.c lib/runplan.h lib/runproto.h
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
-RUNNER_OBJ = build/runner/run.o build/runner/crash.o build/runner/filter.o build/runner/fdio.o build/runner/runproto.o \
+RUNNER_OBJ = build/runner/run.o build/runner/fault.o build/runner/filter.o build/runner/fdio.o build/runner/runproto.o \
 	build/runner/runplan.o
 
 # heap.o replaces the C library's allocator functions (runner/heap.c); the executable exports

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "backend.h"
-#include "crash.h"
+#include "fault.h"
 #include "heap.h"
 #include "banned.h"
 
@@ -97,8 +97,8 @@ int rb_block_end(struct rb *b, double *own_ms, int *code, char *msg)
 	const char *fn;
 	if (!heap_check(&bytes, &site, &fn))
 		return LEAP_RUN_OK;
-	/* the call's line: the return address less one (runner/crash.c does the same) */
-	*code = site && crash_artifact_offset(site - 1, &off) && off < INT32_MAX ? (int)off + 1 : 0;
+	/* the call's line: the return address less one (runner/fault.c does the same) */
+	*code = site && fault_artifact_offset(site - 1, &off) && off < INT32_MAX ? (int)off + 1 : 0;
 	snprintf(msg, LEAP_RUN_MSG, "wrote past the end of a %llu-byte block it allocated with %s",
 		 (unsigned long long)bytes, fn);
 	return LEAP_RUN_HEAP;

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "crash.h"
+#include "fault.h"
 #include "fdio.h"
 #include "filter.h"
 #include "runplan.h"
@@ -208,7 +208,7 @@ static int load(struct runner *r)
 		reply(r, LEAP_RUN_ABI, v, 0, 0, NULL, "artifact ABI version %d, expected %d", v, LEAP_ABI_VERSION);
 		return LEAP_RUN_ABI;
 	}
-	crash_report_init(h); /* where a fault happens, for the feedback (runner/crash.c) */
+	fault_report_init(h); /* where a fault happens, for the feedback (runner/fault.c) */
 	return LEAP_RUN_OK;
 }
 

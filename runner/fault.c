@@ -1,4 +1,4 @@
-/* crash.c - the runner's crash report: where the candidate's code faulted, for the feedback.
+/* fault.c - the runner's crash report: where the candidate's code faulted, for the feedback.
  *
  * A fault in the candidate kills the runner, and the parent reads the verdict from the wait
  * status, as before. Just before, a handler on its own stack (a stack overflow leaves no room
@@ -29,7 +29,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "crash.h"
+#include "fault.h"
 #include "runproto.h"
 #include "banned.h"
 
@@ -135,7 +135,7 @@ static int in_artifact(uintptr_t a)
 	return a >= art_lo && a < art_hi;
 }
 
-int crash_artifact_offset(uintptr_t a, uint64_t *off)
+int fault_artifact_offset(uintptr_t a, uint64_t *off)
 {
 	if (!art_lo || !in_artifact(a))
 		return 0;
@@ -196,7 +196,7 @@ static void on_crash(int sig, siginfo_t *si, void *ctx)
 	raise(sig); /* the handler was reset: this ends the runner as the fault would have */
 }
 
-void crash_report_init(void *handle)
+void fault_report_init(void *handle)
 {
 	struct link_map *lm = NULL;
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm)
