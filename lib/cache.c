@@ -23,6 +23,7 @@
 #include <openssl/rand.h>
 
 #include "cache.h"
+#include "files.h"
 #include "jsonl.h"
 #include "util.h"
 #include "banned.h"
@@ -86,32 +87,13 @@ void leap_hash_final(struct leap_hash *h, char hex[65])
 	hex[64] = '\0';
 }
 
-/* mkdir -p for an absolute or relative path. Returns 0 or -1 (errno set). */
-static int mkdirs(const char *path)
-{
-	char *p = xstrdup(path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0777) && errno != EEXIST) {
-			free(p);
-			return -1;
-		}
-		*s = '/';
-	}
-	int rc = mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
-	free(p);
-	return rc;
-}
-
 int leap_cache_open(struct leap_cache *c, const char *dir, int64_t max_bytes, char **err)
 {
 	memset(c, 0, sizeof(*c));
 	c->dir = xasprintf("%s/v1", dir);
 	c->tmp = xasprintf("%s/v1/tmp", dir);
 	c->max_bytes = max_bytes;
-	if (mkdirs(c->tmp)) {
+	if (leap_mkdirs_mode(c->tmp, 0777)) { /* the umask decides who shares the cache */
 		*err = xasprintf("cannot create the cache directory %s: %s", c->tmp, strerror(errno));
 		free(c->dir);
 		free(c->tmp);

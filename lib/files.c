@@ -89,21 +89,26 @@ int leap_copy_file(const char *from, const char *to, char **err)
 	return rc;
 }
 
-int leap_mkdirs(const char *path)
+int leap_mkdirs_mode(const char *path, mode_t mode)
 {
 	char *p = xstrdup(path);
 	for (char *s = p + 1; *s; s++)
 		if (*s == '/') {
 			*s = 0;
-			if (mkdir(p, 0755) && errno != EEXIST) {
+			if (mkdir(p, mode) && errno != EEXIST) {
 				free(p);
 				return -1;
 			}
 			*s = '/';
 		}
-	int r = mkdir(p, 0755) && errno != EEXIST ? -1 : 0;
+	int r = mkdir(p, mode) && errno != EEXIST ? -1 : 0;
 	free(p);
 	return r;
+}
+
+int leap_mkdirs(const char *path)
+{
+	return leap_mkdirs_mode(path, 0755);
 }
 
 void leap_remove_tree(const char *path)

@@ -4,6 +4,7 @@
 #define LEAP_FILES_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct leap_buf; /* util.h */
 
@@ -21,7 +22,11 @@ int leap_write_file(const char *path, const char *data, size_t n, char **err);
 /* Copies file `from` to `to`. Returns 0, or -1 with a new message in *err. */
 int leap_copy_file(const char *from, const char *to, char **err);
 
-/* Creates a directory and its parents (mode 0755); returns 0 or -1 with errno set. */
+/* Creates a directory and its parents with `mode` (less the umask); returns 0 or -1 with errno
+ * set. */
+int leap_mkdirs_mode(const char *path, mode_t mode);
+
+/* leap_mkdirs_mode with 0755. */
 int leap_mkdirs(const char *path);
 
 /* rm -r of a directory this process made; links are removed, never followed. Best effort. */
