@@ -49,7 +49,7 @@ static const char usage_tail[] =
 
 enum {
 	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_POOL, OPT_HOT, OPT_NO_BCACHE,
-	OPT_STATS, OPT_BLOCK_MS, OPT_BTOL, OPT_CPUS, OPT_FREEZER,
+	OPT_STATS, OPT_BLOCK_MS, OPT_BTOL, OPT_CPUS, OPT_FREEZER, OPT_WALL,
 };
 
 struct ctx {
@@ -369,6 +369,9 @@ static int bench_option(struct ctx *c, struct leap_bench_opts *bo, int opt, cons
 	case OPT_HOT:
 		bo->hot = 1;
 		return 1;
+	case OPT_WALL:
+		bo->wall_clock = 1;
+		return 1;
 	case OPT_NO_BCACHE:
 		return 1;
 	}
@@ -440,6 +443,10 @@ static const struct leap_opt opts[] = {
 	{"block-ms", 0, required_argument, "MS", OPT_BLOCK_MS,
 	 "the length a block of calls aims at (default 20; shorter when\n"
 	 "--max-time is small)"},
+	{"wall-clock", 0, no_argument, NULL, OPT_WALL,
+	 "cpu: time on the wall clock alone (default: less the time the\n"
+	 "runner's processes all waited for a CPU others held, where the\n"
+	 "kernel reports it: cgroup v2 cpu.pressure)"},
 	{"hot", 0, no_argument, NULL, OPT_HOT, "cuda: do not flush the L2 cache between blocks (blocks of\n"
 	 "one call)"},
 	{"no-baseline-cache", 0, no_argument, NULL, OPT_NO_BCACHE, "no effect (leap 0.1; the baseline is timed in every pair)"},

@@ -59,6 +59,7 @@ struct leap_bench_opts {
 	double max_time;    /* seconds of timing per record (candidate, baseline and checks together) */
 	long min_runs, max_runs; /* timed pairs of blocks (candidate and baseline) */
 	int hot;            /* cuda: do not flush the L2 cache between blocks (blocks of one call) */
+	int wall_clock;     /* cpu: time blocks on the wall clock alone, stalls included (--wall-clock) */
 	double block_ms;    /* the longest a block of calls aims at */
 	uint64_t pool_bytes; /* memory for the input pool: inputs and expected outputs */
 	const char *cpus;   /* the candidate's cores (--cpus; NULL: all this process may use) */

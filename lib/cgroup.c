@@ -318,7 +318,7 @@ int leap_cgroup_make(struct leap_cgroups *cg, struct leap_cgroup *g, unsigned ct
 		     char **err)
 {
 	memset(g, 0, sizeof *g);
-	g->freeze_fd = g->events_fd = g->usage_fd = -1;
+	g->freeze_fd = g->events_fd = g->usage_fd = g->pressure_fd = -1;
 	unsigned long n = ++cg->seq;
 	for (int c = 0; c < LEAP_CG_NCTRL; c++) {
 		if (!(ctrl & (1u << c)) || !cg->mode[c])
@@ -366,6 +366,8 @@ int leap_cgroup_make(struct leap_cgroups *cg, struct leap_cgroup *g, unsigned ct
 			goto fail;
 		}
 	}
+	if (g->dir[LEAP_CG_NCTRL]) /* a core file of every v2 group where the kernel has PSI */
+		g->pressure_fd = open_in(g->dir[LEAP_CG_NCTRL], "cpu.pressure", O_RDONLY);
 	g->made = 1;
 	return 0;
 fail:
@@ -459,6 +461,30 @@ int leap_cgroup_usage(const struct leap_cgroup *g, uint64_t *ns)
 	return 0;
 }
 
+int leap_psi_full_us(const char *text, uint64_t *us)
+{
+	const char *p = strncmp(text, "full ", 5) ? strstr(text, "\nfull ") : text;
+	if (!p || !(p = strstr(p + 1, " total=")))
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(p + 7, &end, 10);
+	if (errno || end == p + 7 || (*end && *end != '\n' && *end != ' '))
+		return -1;
+	*us = (uint64_t)v;
+	return 0;
+}
+
+int leap_cgroup_stalled(const struct leap_cgroup *g, uint64_t *ns)
+{
+	char b[512];
+	uint64_t us;
+	if (!g->made || g->pressure_fd < 0 || reread(g->pressure_fd, b, sizeof b) <= 0 || leap_psi_full_us(b, &us))
+		return -1;
+	*ns = us * 1000;
+	return 0;
+}
+
 int leap_cgroup_write(const struct leap_cgroup *g, enum leap_cg_ctrl c, const char *file, const char *value,
 		      char **err)
 {
@@ -548,7 +574,9 @@ void leap_cgroup_remove(struct leap_cgroup *g)
 		close(g->events_fd);
 	if (g->usage_fd >= 0)
 		close(g->usage_fd);
-	g->freeze_fd = g->events_fd = g->usage_fd = -1;
+	if (g->pressure_fd >= 0)
+		close(g->pressure_fd);
+	g->freeze_fd = g->events_fd = g->usage_fd = g->pressure_fd = -1;
 	for (int i = 0; i <= LEAP_CG_NCTRL; i++) {
 		if (!g->dir[i])
 			continue;

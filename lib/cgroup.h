@@ -53,6 +53,7 @@ struct leap_cgroup {
 	int freeze_fd;                  /* v2 cgroup.freeze / v1 freezer.state, or -1 */
 	int events_fd;                  /* v2 cgroup.events, or -1 */
 	int usage_fd;                   /* v2 cpu.stat / v1 cpuacct.usage, or -1 */
+	int pressure_fd;                /* v2 cpu.pressure (PSI), or -1 */
 	int frozen;
 	int made;                       /* leap_cgroup_make succeeded (a zeroed struct is "none") */
 };
@@ -87,6 +88,16 @@ int leap_cgroup_thaw(struct leap_cgroup *g);
 /* CPU time used so far by every process that ever ran in the groups, in nanoseconds. Returns
  * 0, or -1 when g has no CPU accounting. */
 int leap_cgroup_usage(const struct leap_cgroup *g, uint64_t *ns);
+
+/* The time, in nanoseconds, during which every runnable process of the v2 group waited for a
+ * CPU that others held (the "full" line of cpu.pressure: pressure stall information, Linux
+ * 5.13 and later for a group): time in which none of them ran although one could have. Returns
+ * 0, or -1 when the kernel does not report it for g. */
+int leap_cgroup_stalled(const struct leap_cgroup *g, uint64_t *ns);
+
+/* Parses the total of the "full" line of a cpu.pressure text, in microseconds. Returns 0 or
+ * -1 (no such line). */
+int leap_psi_full_us(const char *text, uint64_t *us);
 
 /* Writes `value` into the control file `file` of controller c's group ("memory.max" for v2,
  * "memory.limit_in_bytes" for v1: the caller names the file of g->mode[c]). Returns 0, or -1

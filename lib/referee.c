@@ -10,7 +10,10 @@
  * - time: taken in this process around each block (leap_session_block: thaw, go, done,
  *   freeze), less the cost of an empty block measured the same way on the trusted baseline's
  *   runner; nothing the runner reports is used, so patching its clock or forging its replies
- *   changes no number;
+ *   changes no number. On cpu the clock is the running one: less the time every runnable
+ *   process of the runner's group waited for a CPU others held (the kernel's count, never the
+ *   runner's), and the referee itself times at a real-time priority its runners do not
+ *   inherit (prio.h), so that a shared machine's waits land in neither side's time;
  * - the speedup: judged as a ratio, not as two medians. Blocks come in pairs, the candidate's
  *   and the baseline's on the same sets, one after the other in alternating order, and each
  *   pair gives the ratio of their times per call; the speedup is the median of those ratios,
@@ -41,6 +44,7 @@
 #include "build.h"
 #include "files.h"
 #include "jsonl.h"
+#include "prio.h"
 #include "rng.h"
 #include "sig.h"
 #include "tlock.h"
@@ -103,6 +107,9 @@ struct rec {
 	struct series ratio;         /* per pair: the baseline's time per call over the candidate's */
 	int narrow;                  /* pairs in a row whose interval was within the target */
 	double cpu_ms;               /* the candidate's CPU time over its timed blocks (-1: none) */
+	int running;                 /* cpu: blocks are timed less their stalls (leap_bench_opts.wall_clock) */
+	double stall_ms;             /* the candidate's stalls over its timed blocks (left out when running) */
+	int prio;                    /* the referee's priority while it times (enum leap_prio_how) */
 	uint32_t *perm;              /* [slots] scratch: the candidate's slots, then the baseline's */
 	long calls;
 	/* the outcome */
@@ -198,6 +205,8 @@ json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, e
 	R.t = t;
 	R.b = b;
 	json_t *out = NULL;
+	struct leap_prio prio;
+	R.prio = leap_prio_raise(&prio); /* the referee takes the CPU first (prio.h) */
 	/* cpu: the pool is made under the timing lock (its baseline runs on the timed cores), which
 	 * also holds back leap-compile and leap-verify of this cache; cuda: the lock is the GPU's,
 	 * named by the UUID the pool's baseline found */
@@ -214,6 +223,7 @@ json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, e
 		R.err = NULL;
 	}
 	leap_timing_unlock(lock);
+	leap_prio_restore(&prio);
 	if (out) {
 		json_object_set_new(out, "seed", json_integer((json_int_t)seed));
 		json_object_set_new(out, "ms", json_real((leap_now() - t0) * 1e3));
@@ -265,6 +275,11 @@ static json_t *time_record(struct rec *R, const char *artifact, const char *base
 static int rec_loop(struct rec *R)
 {
 	double t0 = leap_now();
+	uint64_t ns;
+	/* the running clock only where both runners' stalls are reported: a ratio of two clocks
+	 * would be no ratio; never on cuda, where the device works while its host thread waits */
+	R->running = R->b == LEAP_BACKEND_CPU && !R->B->o.wall_clock && leap_sandbox_stalled(&R->cs.sb, &ns) == 0 &&
+		     leap_sandbox_stalled(&R->bs->sb, &ns) == 0;
 	if (calibrate(R))
 		return -1;
 	R->base_ms = R->P->call_ms;
@@ -297,7 +312,7 @@ static int calibrate(struct rec *R)
 			R->err = xasprintf("the baseline of task '%s' failed to calibrate: %s", R->t->id, R->bs->last.msg);
 			return -1;
 		}
-		x[i] = bt.ms;
+		x[i] = bt.ms - (R->running && bt.stall_ms > 0 ? bt.stall_ms : 0);
 	}
 	/* the least: the block's fixed cost, which noise (a preemption) can only lengthen */
 	struct leap_stats st;
@@ -384,6 +399,8 @@ static int cand_block(struct rec *R, const uint32_t *sets, const uint32_t *slots
 	if (R->r != LEAP_SESS_OK)
 		return 1;
 	R->cand_ms = per_call(R, &bt, n);
+	if (bt.stall_ms > 0)
+		R->stall_ms += bt.stall_ms;
 	if (R->cpu_ms >= 0)
 		R->cpu_ms = bt.cpu_ms >= 0 ? R->cpu_ms + bt.cpu_ms : -1;
 	return 0;
@@ -415,10 +432,13 @@ static int base_block(struct rec *R, const uint32_t *sets, const uint32_t *slots
 	return 0;
 }
 
-/* The time per call of a block of n calls less the empty block's cost (never below 1 ns). */
+/* The time per call of a block of n calls less the empty block's cost (never below 1 ns), and
+ * on the running clock less the time the runner's processes all waited for a CPU that others
+ * held: time in which none of them ran cannot be their work, and on a shared machine it is most
+ * of the noise (bench/README.md section 6). */
 static double per_call(const struct rec *R, const struct leap_block *bt, uint32_t n)
 {
-	double per = (bt->ms - R->ovh) / n;
+	double per = (bt->ms - (R->running && bt->stall_ms > 0 ? bt->stall_ms : 0) - R->ovh) / n;
 	return per > 1e-6 ? per : 1e-6;
 }
 
@@ -822,6 +842,10 @@ static json_t *timed_fields(struct rec *R, const struct leap_stats *cst, const s
 	json_object_set_new(out, "overhead_ms", json_real(R->ovh));
 	if (R->cpu_ms >= 0 && R->calls > 0)
 		json_object_set_new(out, "cpu_ms", json_real(R->cpu_ms / (double)R->calls));
+	json_object_set_new(out, "clock", json_string(R->running ? "running" : "wall"));
+	json_object_set_new(out, "referee_priority", json_string(leap_prio_name(R->prio)));
+	if (R->running && R->calls > 0)
+		json_object_set_new(out, "stall_ms", json_real(R->stall_ms / (double)R->calls));
 	json_object_set_new(out, "cores", json_integer(R->B->ncpus));
 	json_object_set_new(out, "freezer", json_string(leap_bench_freezer_name(R->B)));
 	json_object_set_new(out, "sets", json_integer(R->calls));

@@ -781,7 +781,7 @@ int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, co
 	memset(sb, 0, sizeof *sb);
 	leap_child_init(&sb->child);
 	sb->cmd_fd = sb->reply_fd = sb->log_fd = sb->ctl_fd = -1;
-	sb->cg.freeze_fd = sb->cg.events_fd = sb->cg.usage_fd = -1;
+	sb->cg.freeze_fd = sb->cg.events_fd = sb->cg.usage_fd = sb->cg.pressure_fd = -1;
 	struct sb_fds f;
 	memset(&f, -1, sizeof f);
 	int grouped = o->cgroups && o->cg_ctrl;
@@ -878,6 +878,11 @@ int leap_sandbox_thaw(struct leap_sandbox *sb)
 int leap_sandbox_usage(const struct leap_sandbox *sb, uint64_t *ns)
 {
 	return leap_cgroup_usage(&sb->cg, ns);
+}
+
+int leap_sandbox_stalled(const struct leap_sandbox *sb, uint64_t *ns)
+{
+	return leap_cgroup_stalled(&sb->cg, ns);
 }
 
 /* leap_fd_move's wait (fdio.h) for sandbox `arg`: until fd is ready for `events` or the

@@ -131,6 +131,10 @@ int leap_sandbox_thaw(struct leap_sandbox *sb);
 /* The CPU time the sandbox's processes used so far (ns). Returns 0, or -1 when not accounted. */
 int leap_sandbox_usage(const struct leap_sandbox *sb, uint64_t *ns);
 
+/* The time all the sandbox's runnable processes waited for a CPU others held (ns, cgroup v2
+ * PSI: leap_cgroup_stalled). Returns 0, or -1 when the kernel does not report it. */
+int leap_sandbox_stalled(const struct leap_sandbox *sb, uint64_t *ns);
+
 /* Reads exactly n bytes from the child before its deadline. Returns 0; -1 when the child
  * closed the pipe, a read failed or an ending signal was caught (sig.h); -2 when the
  * deadline passed (sb->timed_out is set). */

@@ -672,7 +672,7 @@ int leap_session_block(struct leap_session *s, const struct leap_case_data *d, c
 		       uint32_t op, struct leap_block *bt)
 {
 	bt->ms = 0;
-	bt->cpu_ms = bt->own_ms = -1;
+	bt->cpu_ms = bt->own_ms = bt->stall_ms = -1;
 	if (s->dead)
 		return LEAP_SESS_DIED;
 	if (n > s->rg->calls || d->t->nparams > s->rg->nparams)
@@ -683,7 +683,10 @@ int leap_session_block(struct leap_session *s, const struct leap_case_data *d, c
 	c->seq = ++s->seq;
 	c->op = op;
 	c->ncalls = n;
-	uint64_t u0 = 0;
+	uint64_t u0 = 0, st0 = 0, st1 = 0;
+	/* frozen processes wait for nothing: the stall read on either side of the window is the
+	 * window's own */
+	int stalls = s->freeze && leap_sandbox_stalled(&s->sb, &st0) == 0;
 	double t0 = leap_now();
 	int r = s->freeze ? thaw(s, &u0) : LEAP_SESS_OK;
 	if (r == LEAP_SESS_OK)
@@ -697,6 +700,8 @@ int leap_session_block(struct leap_session *s, const struct leap_case_data *d, c
 	bt->own_ms = s->last.aux[0];
 	if (s->freeze && s->has_usage)
 		bt->cpu_ms = (double)(s->frozen_usage - u0) / 1e6;
+	if (stalls && leap_sandbox_stalled(&s->sb, &st1) == 0 && st1 >= st0)
+		bt->stall_ms = (double)(st1 - st0) / 1e6;
 	return LEAP_SESS_OK;
 }
 

@@ -71,6 +71,8 @@ struct leap_block {
 	double ms;        /* wall time from before the go (thaw included) to after the done (the
 			   * freeze included) */
 	double cpu_ms;    /* CPU time of the child's processes meanwhile (-1: not accounted) */
+	double stall_ms;  /* the part of ms in which every runnable process of the child waited for
+			   * a CPU others held (cgroup v2 PSI "full"; -1: not reported) */
 	double own_ms;    /* what the runner says it took (cross-check only) */
 };
 

@@ -11,7 +11,7 @@ setup_file() {
 	mkdir -p "$art"
 	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$art/correct.so"
 	for n in timing_wrong memo crash_large replay skip fault late spin_children hog instant_warmup turn_slow \
-		wrong_after write_input hang_large withhold_hello grow4x; do
+		wrong_after write_input hang_large withhold_hello grow4x inherit_prio; do
 		build_artifact vector_add "$f/$n.c" "$art/$n.so"
 	done
 	build_artifact vector_add "$f/forge_lazy.c" "$art/forge_lazy.so" "${proto[@]}"
@@ -168,6 +168,56 @@ honest() {
 		awk -v c="$cover" -v l="$least" 'BEGIN { exit !(c >= l && c <= 0.995) }' || fail "$model, $n pairs: coverage $cover"
 	done <<<"$output"
 	[ "$(wc -l <<<"$output")" -ge 20 ]
+}
+
+# The priority the referee takes while it times (lib/prio.h): SCHED_FIFO where this process may
+# use it (chrt says), else nice -10 where it may lower its nice, else none.
+referee_priority() {
+	if chrt -f 1 true 2>/dev/null; then echo SCHED_FIFO
+	elif nice -n -10 true 2>/dev/null && [ "$(nice -n -10 nice)" = -10 ]; then echo "nice -10"
+	else echo normal; fi
+}
+
+@test "issue 28: cpu.pressure is read as the kernel writes it; the referee's priority is never a child's" {
+	link_with_lib "$FIXTURES/leap-bench/psi_prio.c" "$BATS_TEST_TMPDIR/psi_prio"
+	run -0 "$BATS_TEST_TMPDIR/psi_prio"
+	refute_output --partial WRONG
+	[ "${#lines[@]}" -eq 6 ]
+	local want
+	want=$(referee_priority)
+	run -0 "$BATS_TEST_TMPDIR/psi_prio" prio
+	assert_output "raised $want, fifo $([ "$want" = SCHED_FIFO ] && echo 1 || echo 0), child ordinary 1, restored 1"
+}
+
+@test "issue 28: a candidate never runs at the referee's priority" {
+	passed inherit_prio >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --max-time 0.5 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r "[.status, ($TIMED), .bench.referee_priority] | @tsv" <<<"$output"
+	assert_output "pass	timed	$(referee_priority)"
+}
+
+@test "issue 28: the running clock leaves out the time a competitor held the candidate's only core" {
+	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --cpus 0 --max-time 0.3 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	# the running clock wherever the candidate is frozen in a v2 group of a kernel with PSI
+	local v2
+	v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ "$(jq -r .bench.freezer <<<"$output")" = "cgroup v2 freezer" ] && [ -n "$v2" ] && [ -e "$v2/cpu.pressure" ] ||
+		skip "no cgroup v2 freezer with cpu.pressure here: the wall clock serves"
+	[ "$(jq -r .bench.clock <<<"$output")" = running ]
+	# a loop on the same core, at the candidate's own priority: the runner waits for it, and
+	# those waits are the stall left out
+	taskset -c 0 bash -c 'while :; do :; done' &
+	local spin=$!
+	run leap-bench --cpus 0 --max-time 0.5 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	local running=$output
+	run leap-bench --cpus 0 --max-time 0.5 --target-ci 1 --wall-clock "$BATS_TEST_TMPDIR/in.jsonl"
+	local wall=$output
+	kill "$spin"
+	run -0 jq -r "[($TIMED), .bench.clock, .bench.stall_ms > 0] | @tsv" <<<"$running"
+	assert_output "timed	running	true"
+	run -0 jq -r "[($TIMED), .bench.clock, .bench.stall_ms == null] | @tsv" <<<"$wall"
+	assert_output "timed	wall	true"
 }
 
 @test "class 1: a kernel that takes over the protocol and forges 'done' is a mismatch" {
