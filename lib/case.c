@@ -485,8 +485,27 @@ void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsi
 	draw_inputs(d, set, seed, pattern, fresh_every);
 }
 
+/* Copies one element of es bytes: the sizes of leap's types as fixed-size copies the compiler
+ * inlines (a call to memcpy per element was half of a derived set's cost). */
+static inline void copy_element(unsigned char *to, const unsigned char *from, uint64_t es)
+{
+	switch (es) {
+	case 1: *to = *from; break;
+	case 2: memcpy(to, from, 2); break;
+	case 4: memcpy(to, from, 4); break;
+	case 8: memcpy(to, from, 8); break;
+	default: memcpy(to, from, (size_t)es); break;
+	}
+}
+
 void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
 		      uint32_t fresh_every)
+{
+	leap_case_derive_into(d, dst, src, donor, rng, fresh_every, NULL, 0);
+}
+
+void leap_case_derive_into(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
+			   uint32_t fresh_every, unsigned char *arena, uint32_t slot)
 {
 	size_t np = d->t->nparams;
 	for (size_t p = 0; p < np; p++) {
@@ -494,29 +513,49 @@ void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint
 		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT)
 			continue;
 		const unsigned char *from = d->inputs[(size_t)src * np + p], *fresh = d->inputs[(size_t)donor * np + p];
-		unsigned char *to = d->inputs[(size_t)dst * np + p];
+		unsigned char *to = arena && r->kind == LEAP_RUN_K_IN ? arena + d->in[(size_t)slot * np + p]
+								  : d->inputs[(size_t)dst * np + p];
 		uint64_t n = (uint64_t)d->sizes[p], es = r->elsize;
 		if (!n)
 			continue;
 		uint64_t rot = leap_rng_next(rng) % n;
 		memcpy(to, from + rot * es, (size_t)((n - rot) * es));
 		memcpy(to + (n - rot) * es, from, (size_t)(rot * es));
-		uint64_t m = donor_elements(n, fresh_every);
-		for (uint64_t k = 0; k < m; k++) {
-			uint64_t i = leap_rng_next(rng), j = leap_rng_next(rng);
-			memcpy(to + (i % n) * es, fresh + (j % m) * es, (size_t)es);
+		/* the fresh places: a walk with secret gaps of mean n / m (1: every element), in order,
+		 * so that the writes stream through the cache instead of missing it at random */
+		uint64_t m = donor_elements(n, fresh_every), g = n / m;
+		for (uint64_t i = leap_rng_scale(leap_rng_next(rng), g); i < n;) {
+			/* one draw for two numbers where both fit 32 bits (every input under 2^36
+			 * elements): its low half picks the donor's element, its high half the gap */
+			uint64_t x = leap_rng_next(rng), big = (m | g) >> 31;
+			uint64_t j = big ? leap_rng_scale(x, m) : (x & 0xffffffffu) * m >> 32;
+			copy_element(to + i * es, fresh + j * es, es);
+			i += 1 + (big ? leap_rng_scale(leap_rng_next(rng), 2 * g - 1) : (x >> 32) * (2 * g - 1) >> 32);
 		}
 	}
 }
 
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena)
 {
+	leap_case_upload_from(d, set, slot, arena, NULL, 0);
+}
+
+void leap_case_upload_from(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena,
+			   const unsigned char *from, uint32_t from_slot)
+{
 	size_t np = d->t->nparams;
 	for (size_t i = 0; i < np; i++) {
 		const struct leap_run_param *r = &d->rp[i];
 		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT)
 			continue;
-		memcpy(arena + d->in[(size_t)slot * np + i], d->inputs[(size_t)set * np + i], r->bytes);
+		unsigned char *to = arena + d->in[(size_t)slot * np + i];
+		if (from && r->kind == LEAP_RUN_K_IN) {
+			const unsigned char *src = from + d->in[(size_t)from_slot * np + i];
+			if (src != to)
+				memcpy(to, src, r->bytes);
+			continue;
+		}
+		memcpy(to, d->inputs[(size_t)set * np + i], r->bytes);
 	}
 }
 

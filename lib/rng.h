@@ -30,6 +30,13 @@ static inline uint64_t leap_rng_next(uint64_t *s)
 	return leap_mix64(*s += LEAP_RNG_GAMMA);
 }
 
+/* x's place in [0, n): the high word of x * n (Lemire's reduction), uniform to within n / 2^64
+ * and without the division of x % n, which the referee's hot loops cannot afford. */
+static inline uint64_t leap_rng_scale(uint64_t x, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
 /* The top 53 bits of x as a number uniform in [0, 1). */
 static inline double leap_rng_unit_of(uint64_t x)
 {
