@@ -11,6 +11,7 @@
  * a fork can leave them out (leap_case_fork).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,6 +479,39 @@ void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, uns
 	draw_inputs(d, set, seed, pattern, 0);
 	if (arena)
 		leap_case_upload(d, set, set % d->arena_sets, arena);
+}
+
+/* One set of leap_case_inputs_sets on a thread of its own. */
+struct draw_job {
+	struct leap_case_data *d;
+	uint32_t set;
+	uint64_t seed;
+	pthread_t th;
+	int started;
+};
+
+static void *draw_job(void *arg)
+{
+	struct draw_job *j = arg;
+	draw_inputs(j->d, j->set, j->seed, j->set, 0);
+	return NULL;
+}
+
+void leap_case_inputs_sets(struct leap_case_data *d, uint32_t nsets, uint64_t seed)
+{
+	struct draw_job *jobs = xcalloc(nsets ? nsets : 1, sizeof *jobs);
+	for (uint32_t k = 0; k < nsets; k++) {
+		jobs[k] = (struct draw_job){.d = d, .set = k, .seed = seed};
+		/* the first set on this thread; a set whose thread cannot start, after the others */
+		jobs[k].started = k > 0 && pthread_create(&jobs[k].th, NULL, draw_job, &jobs[k]) == 0;
+	}
+	for (uint32_t k = 0; k < nsets; k++)
+		if (!jobs[k].started)
+			draw_job(&jobs[k]);
+	for (uint32_t k = 0; k < nsets; k++)
+		if (jobs[k].started)
+			pthread_join(jobs[k].th, NULL);
+	free(jobs);
 }
 
 void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, uint32_t fresh_every)

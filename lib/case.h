@@ -54,6 +54,11 @@ void leap_case_mark_drawn(struct leap_case_data *d);
  * copies them into arena slot set % arena_sets when arena is not NULL. A buffer is never all zeros. */
 void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, unsigned char *arena);
 
+/* leap_case_inputs(d, k, seed, k, NULL) for every set k below nsets, the same values, each set
+ * on a thread of its own: a set's draws are one stream, sets are independent, and a large set's
+ * normal draws (a logarithm and a cosine each) were half of leap-bench's first record of a task. */
+void leap_case_inputs_sets(struct leap_case_data *d, uint32_t nsets, uint64_t seed);
+
 /* Draws a donor for leap_case_derive into set `set`: what leap_case_inputs draws, but only the
  * first n / fresh_every elements (at least 64, or n) of each input of n elements, the ones a
  * derived set takes from. */

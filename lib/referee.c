@@ -1077,8 +1077,8 @@ static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum 
 	double t0 = leap_now();
 	int r = session_open(B->v, &s, b, art, &so, err);
 	P->start_ms = (leap_now() - t0) * 1e3;
-	for (uint32_t k = 0; r == LEAP_SESS_OK && k < d0->nsets; k++) /* drawn once a device answered */
-		leap_case_inputs(d0, k, seed ^ 0xbe4c4u, k, NULL);
+	if (r == LEAP_SESS_OK) /* drawn once a device answered */
+		leap_case_inputs_sets(d0, d0->nsets, seed ^ 0xbe4c4u);
 	double best = INFINITY;
 	size_t np = d0->t->nparams;
 	for (uint32_t round = 0; r == LEAP_SESS_OK && round < 2; round++)
