@@ -15,7 +15,8 @@
 #                                        their speedups there are from alone
 #   bench/referee.sh cost [REV]          wall time per record at --max-time 0.05 and 2, of this
 #                                        build and (with REV, e.g. 50d1e5d) of that revision, built
-#                                        in a scratch directory
+#                                        in a scratch directory: over the stream (a fresh cache:
+#                                        baselines built, pools made) and after each task's first
 #
 # Environment: LOAD (the command run beside the self-test; default "make -s check"; empty: none),
 # TASK (softmax), MAX_TIME (2), TARGET_CI (leap-bench's default), RECORDS (cost: records per
@@ -98,6 +99,9 @@ wall() {
 	awk -v n="$(wc -l <"$work/cost.jsonl")" -v a="$t0" -v b="$t1" -v name="$name" -v mt="$mt" -v cpu="$(cat "$work/time")" \
 		'BEGIN { split(cpu, c, " "); printf "   %-8s --max-time %-5s %7.3f s wall, %6.3f s CPU (user+sys) per record\n", name, mt, (b - a) / n, (c[1] + c[2]) / n }'
 	jq -r '.bench.status' "$work/cost-$name-$mt.jsonl" | sort | uniq -c | tr '\n' ' ' | sed 's/^/             verdicts: /; s/$/\n/'
+	# issue 28's measure: a record after its task's first (which makes the pool), by its own bench.ms
+	jq -rs '[group_by(.task)[] | .[1:][] | .bench.ms] | "             after a task'"'"'s first record: \(add / length / 1000 | . * 1000 | round / 1000) s per record (bench.ms, \(length) records)"' \
+		"$work/cost-$name-$mt.jsonl"
 }
 
 cost() {
