@@ -570,16 +570,16 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 
 void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot)
 {
-	leap_session_stage_from(s, d, set, slot, NULL, 0, 1);
+	leap_session_stage_from(s, d, set, slot, NULL, 0);
 }
 
 void leap_session_stage_from(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot,
-			     const unsigned char *from, uint32_t from_slot, int poison)
+			     const unsigned char *from, uint32_t from_slot)
 {
 	leap_case_upload_from(d, set, slot, s->arena, from, from_slot);
 	s->rg->in_written = 1;
 	size_t np = d->t->nparams;
-	for (size_t p = 0; poison && p < np; p++) {
+	for (size_t p = 0; p < np; p++) {
 		const struct leap_run_param *rp = &d->rp[p];
 		if (rp->kind == LEAP_RUN_K_OUT)
 			fill(s->arena + d->out[(size_t)slot * np + p], rp->bytes, rp->poison, rp->elsize);

@@ -168,10 +168,9 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot);
 
 /* leap_session_stage with leap_case_upload_from's `from` and `from_slot` (each in-only input
- * from another region's slot, or already in place), the outputs poisoned only when `poison`
- * (trusted code's outputs, which write every element, need none). */
+ * from another region's slot, or already in place). */
 void leap_session_stage_from(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot,
-			     const unsigned char *from, uint32_t from_slot, int poison);
+			     const unsigned char *from, uint32_t from_slot);
 
 /* Runs one block: op LEAP_RUN_OP_CALL (or EMPTY) on slots[0..n) of case d; *bt receives the
  * referee's timing. Returns an enum leap_sess. */

@@ -220,6 +220,20 @@ referee_priority() {
 	assert_output "timed	wall	true"
 }
 
+@test "issue 28: the baseline's outputs are poisoned before each of its blocks, as the candidate's are" {
+	# a block whose output lines were just written starts with them in the cache: left as its
+	# last block wrote them, the baseline's were colder and an identical candidate measured 1.6%
+	# faster. This suite's baseline is right only on poisoned outputs.
+	local suite="$BATS_TEST_TMPDIR/suite"
+	mkdir -p "$suite"
+	cp -r "$ROOT/tasks/vector_add" "$suite/"
+	cp "$FIXTURES/leap-bench/poison_reference.c" "$suite/vector_add/reference.c"
+	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	LEAP_TASKS=$suite run -0 leap-bench --max-time 0.3 --target-ci 1 --cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r "[.status, ($TIMED)] | @tsv" <<<"$output"
+	assert_output "pass	timed"
+}
+
 @test "class 1: a kernel that takes over the protocol and forges 'done' is a mismatch" {
 	verified forge_lazy correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r .status "$BATS_TEST_TMPDIR/in.jsonl" | sort -u)" = pass ]
