@@ -535,20 +535,13 @@ static inline void copy_element(unsigned char *to, const unsigned char *from, ui
 void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
 		      uint32_t fresh_every)
 {
-	leap_case_derive_into(d, dst, src, donor, rng, fresh_every, NULL, 0);
-}
-
-void leap_case_derive_into(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
-			   uint32_t fresh_every, unsigned char *arena, uint32_t slot)
-{
 	size_t np = d->t->nparams;
 	for (size_t p = 0; p < np; p++) {
 		const struct leap_run_param *r = &d->rp[p];
 		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT)
 			continue;
 		const unsigned char *from = d->inputs[(size_t)src * np + p], *fresh = d->inputs[(size_t)donor * np + p];
-		unsigned char *to = arena && r->kind == LEAP_RUN_K_IN ? arena + d->in[(size_t)slot * np + p]
-								  : d->inputs[(size_t)dst * np + p];
+		unsigned char *to = d->inputs[(size_t)dst * np + p];
 		uint64_t n = (uint64_t)d->sizes[p], es = r->elsize;
 		if (!n)
 			continue;
@@ -571,25 +564,12 @@ void leap_case_derive_into(struct leap_case_data *d, uint32_t dst, uint32_t src,
 
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena)
 {
-	leap_case_upload_from(d, set, slot, arena, NULL, 0);
-}
-
-void leap_case_upload_from(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena,
-			   const unsigned char *from, uint32_t from_slot)
-{
 	size_t np = d->t->nparams;
 	for (size_t i = 0; i < np; i++) {
 		const struct leap_run_param *r = &d->rp[i];
 		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT)
 			continue;
-		unsigned char *to = arena + d->in[(size_t)slot * np + i];
-		if (from && r->kind == LEAP_RUN_K_IN) {
-			const unsigned char *src = from + d->in[(size_t)from_slot * np + i];
-			if (src != to)
-				memcpy(to, src, r->bytes);
-			continue;
-		}
-		memcpy(to, d->inputs[(size_t)set * np + i], r->bytes);
+		memcpy(arena + d->in[(size_t)slot * np + i], d->inputs[(size_t)set * np + i], r->bytes);
 	}
 }
 

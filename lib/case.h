@@ -67,26 +67,16 @@ void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsi
 /* Makes the inputs of set `dst` from those of set `src` with the secret stream *rng: each input
  * rotated by an offset of its own, then about one element in `fresh_every` (at least 64, or all
  * of a smaller input), at places the stream picks (a walk whose gaps it draws), replaced by an
- * element, also picked by the stream, of donor `donor` (leap_case_donor): drawn like `src` from a secret seed and never
- * given to a candidate. So a derived set is no permutation of a set seen before: its histogram, its
+ * element, also picked by the stream, of donor `donor` (leap_case_donor): drawn like `src` from
+ * a secret seed and never given to a candidate. So a derived set is no permutation of a set
+ * seen before: its histogram, its
  * column maxima, its sums change, and an output that depends on every element cannot be had
  * without reading every element. Costs about a copy of the inputs. */
 void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
 		      uint32_t fresh_every);
 
-/* leap_case_derive, but each in-only input straight into arena slot `slot` of `arena` (leap's
- * own mapping of a region) instead of set `dst`, which gets the inout ones: a copy saved where
- * the slot is the set's only place (leap-bench's pairs on sealed regions). */
-void leap_case_derive_into(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
-			   uint32_t fresh_every, unsigned char *arena, uint32_t slot);
-
 /* Copies the inputs of set `set` (drawn before) into the IN slots of arena slot `slot`. */
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena);
-
-/* leap_case_upload, but each in-only input from slot `from_slot` of `from` (another region's, or
- * the same place: nothing to copy) when `from` is not NULL; inout inputs always from the set. */
-void leap_case_upload_from(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena,
-			   const unsigned char *from, uint32_t from_slot);
 
 /* The name of the pattern `pattern` selects for the first floating-point input ("normal"...),
  * or "range" when there is none. Static. */

@@ -22,8 +22,7 @@
  * - inputs: every pair runs on sets made for it from the pool's base sets and the secret
  *   stream (pool_fresh: fresh values at secret places), written into slots chosen at random
  *   just before each block, while the candidate is frozen; the input region is sealed, so
- *   inputs cannot be changed (which is what lets a pair's second block copy its inputs from
- *   the first's slot: pair); no set comes back within a record, so remembering results gains
+ *   inputs cannot be changed; no set comes back within a record, so remembering results gains
  *   nothing;
  * - checks: every call of every block is checked, against the baseline's outputs on the same
  *   set, in this process's own mapping of the outputs, after the freeze: work deferred past
@@ -111,8 +110,7 @@ struct rec {
 	int running;                 /* cpu: blocks are timed less their stalls (leap_bench_opts.wall_clock) */
 	double stall_ms;             /* the candidate's stalls over its timed blocks (left out when running) */
 	int prio;                    /* the referee's priority while it times (enum leap_prio_how) */
-	int direct;                  /* cpu, both regions sealed: a pair's sets live in its slots (pair) */
-	int cand_first;              /* the pair being timed: the candidate's block first */
+	int in_place;                /* cpu: the candidate is checked against the baseline's slot (pair) */
 	uint32_t *perm;              /* [slots] scratch: the candidate's slots, then the baseline's */
 	long calls;
 	/* the outcome */
@@ -150,7 +148,7 @@ static void pick_slots(struct rec *R, uint32_t n);
 static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, const uint32_t *slots, uint32_t n);
 static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n);
 static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot);
-static void keep_expected(struct rec *R, uint32_t set, uint32_t slot, int inputs);
+static void keep_expected(struct rec *R, uint32_t set, uint32_t slot);
 static struct leap_session *view(struct rec *R);
 static void series_add(struct series *s, double v, uint32_t calls);
 static void series_stats(const struct series *s, struct leap_stats *st);
@@ -182,7 +180,7 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 		enum leap_backend b);
 static uint64_t region_budget(struct leap_bencher *B, enum leap_backend b);
 static void set_bytes(const struct leap_case_data *d, uint64_t *in, uint64_t *out);
-static uint32_t pool_fresh(struct leap_bpool *P, unsigned char *arena, uint32_t slot);
+static uint32_t pool_fresh(struct leap_bpool *P);
 static uint64_t pool_dev_off(const struct leap_bpool *P, uint32_t s, size_t param);
 static double tol_scale(const struct leap_task *t, const struct leap_case *bench);
 static int64_t out_elements(const struct leap_task *t, const struct leap_case *c);
@@ -284,7 +282,7 @@ static int rec_loop(struct rec *R)
 	 * would be no ratio; never on cuda, where the device works while its host thread waits */
 	R->running = R->b == LEAP_BACKEND_CPU && !R->B->o.wall_clock && leap_sandbox_stalled(&R->cs.sb, &ns) == 0 &&
 		     leap_sandbox_stalled(&R->bs->sb, &ns) == 0;
-	R->direct = R->b == LEAP_BACKEND_CPU && R->cs.sealed && R->bs->sealed;
+	R->in_place = R->b == LEAP_BACKEND_CPU;
 	if (calibrate(R))
 		return -1;
 	R->base_ms = R->P->call_ms;
@@ -330,20 +328,15 @@ static int calibrate(struct rec *R)
  * own, in the order `cand_first`), then every call of the candidate checked against the
  * baseline's outputs. `sample`: the pair's times and ratio count (not the warm-up). Returns 0,
  * 1 when the candidate ended the record, or -1 (the harness: R->err).
- * Direct (cpu, both input regions sealed): a set is made straight in the first block's slots,
- * copied slot to slot for the second, and checked against the baseline's slot itself: a third
- * fewer bytes moved per pair (no pool copy to upload twice, no expected outputs copied out),
- * so that more pairs fit a budget. The slot a copy is read from is sealed: neither runner can
- * write it (session.h). */
+ * On cpu the candidate's outputs are compared with the baseline's in the baseline's own slot,
+ * where its block left them: expected outputs are copied out only for a mismatch's message. */
 static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
 {
 	uint32_t sets[LEAP_RUN_MAX_CALLS];
 	pick_slots(R, 2 * k);
 	const uint32_t *cslots = R->perm, *bslots = R->perm + k;
-	R->cand_first = cand_first;
-	unsigned char *first = !R->direct ? NULL : cand_first ? R->cs.arena : R->bs->arena;
 	for (uint32_t j = 0; j < k; j++)
-		sets[j] = pool_fresh(R->P, first, cand_first ? cslots[j] : bslots[j]);
+		sets[j] = pool_fresh(R->P);
 	if (!cand_first && base_block(R, sets, bslots, k))
 		return -1;
 	if (cand_block(R, sets, cslots, k, !sample))
@@ -434,8 +427,8 @@ static int base_block(struct rec *R, const uint32_t *sets, const uint32_t *slots
 				   R->bs->last.msg[0] ? R->bs->last.msg : "its runner died");
 		return -1;
 	}
-	for (uint32_t j = 0; !R->direct && j < n; j++) /* direct: check_block reads them in place */
-		keep_expected(R, sets[j], slots[j], 0);
+	for (uint32_t j = 0; !R->in_place && j < n; j++) /* else check_block reads them in place */
+		keep_expected(R, sets[j], slots[j]);
 	R->base_ms = per_call(R, &bt, n);
 	return 0;
 }
@@ -476,19 +469,17 @@ static void pick_slots(struct rec *R, uint32_t n)
 	}
 }
 
-/* Stages sets[0..n) into slots[0..n) of session s (cpu), right before its block: direct, the
- * first block's in-only inputs are in place (pool_fresh) and the second's come from the
- * first's slots; else from the pool. Both sides' outputs are poisoned: the baseline's need no
- * poison, but a block whose output lines were just written starts with them in the cache, and
- * leaving the baseline's cold made an identical candidate 1.6% faster (bench/README.md 6). */
+/* Stages sets[0..n) into slots[0..n) of session s (cpu), right before its block: each set's
+ * inputs from the pool's copy and its outputs poisoned, the baseline's as the candidate's. Both
+ * blocks of a pair start alike that way: staging the second from the first's slots (a third
+ * fewer bytes) left the first block's inputs as the derivation wrote them and the second's as
+ * a copy did, and vector_add's pairs at --max-time 0.05 spread twice as wide; leaving the
+ * baseline's outputs unpoisoned left them colder, and an identical candidate measured 1.6%
+ * faster (bench/README.md section 6). */
 static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, const uint32_t *slots, uint32_t n)
 {
-	int cand = s == &R->cs, second = cand != R->cand_first;
-	const struct leap_session *o = cand ? R->bs : &R->cs;
-	const uint32_t *oslots = cand ? R->perm + n : R->perm; /* pair: the other block's slots */
 	for (uint32_t j = 0; j < n; j++)
-		leap_session_stage_from(s, R->d, sets[j], slots[j], !R->direct ? NULL : second ? o->arena : s->arena,
-					second ? oslots[j] : slots[j]);
+		leap_session_stage(s, R->d, sets[j], slots[j]);
 }
 
 /* Checks every call of a candidate block (sets[j] in slots[j]); records the first failure.
@@ -500,8 +491,8 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 		uint32_t bslot = R->perm[n + j]; /* the baseline's block of the pair ran set j there */
 		if (bad < 0 && identical(R, sets[j], slots[j], bslot))
 			continue;
-		if (R->direct)
-			keep_expected(R, sets[j], bslot, 1);
+		if (R->in_place)
+			keep_expected(R, sets[j], bslot);
 		struct leap_errstats es = {0, 0};
 		char *m = NULL;
 		/* inputs are checked where the candidate could write them: an unsealed host region;
@@ -522,7 +513,7 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 }
 
 /* 1 when every output of slot `slot` is, byte for byte, the expected output of set `set`, or
- * direct the baseline's output in its slot `bslot` (the common case on cpu, where the candidate
+ * in place the baseline's output in its slot `bslot` (the common case on cpu, where the candidate
  * often sums in the baseline's order): no element-wise comparison needed. */
 static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot)
 {
@@ -532,7 +523,7 @@ static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot)
 		return 0; /* inputs must be compared too */
 	for (size_t p = 0; p < np; p++) {
 		const unsigned char *want = !d->want[(size_t)set * np + p] ? NULL
-					    : R->direct ? R->bs->arena + d->out[(size_t)bslot * np + p]
+					    : R->in_place ? R->bs->arena + d->out[(size_t)bslot * np + p]
 							: d->want[(size_t)set * np + p];
 		if (want && memcmp(view(R)->arena + d->out[(size_t)slot * np + p], want, (size_t)d->rp[p].bytes))
 			return 0;
@@ -541,19 +532,14 @@ static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot)
 }
 
 /* Keeps the baseline's outputs of set `set`, in its slot `slot`, as the set's expected outputs
- * (what leap_case_check compares with), and with `inputs` the set's in-only inputs from there
- * too (direct: the slot was their only place; a mismatch's message quotes them). */
-static void keep_expected(struct rec *R, uint32_t set, uint32_t slot, int inputs)
+ * (what leap_case_check compares with and quotes). */
+static void keep_expected(struct rec *R, uint32_t set, uint32_t slot)
 {
 	const struct leap_case_data *d = R->d;
 	size_t np = R->t->nparams;
-	for (size_t p = 0; p < np; p++) {
-		size_t k = (size_t)set * np + p, ks = (size_t)slot * np + p;
-		if (d->want[k])
-			memcpy(d->want[k], R->bs->arena + d->out[ks], d->rp[p].bytes);
-		else if (inputs && d->rp[p].kind == LEAP_RUN_K_IN)
-			memcpy(d->inputs[k], R->bs->arena + d->in[ks], d->rp[p].bytes);
-	}
+	for (size_t p = 0; p < np; p++)
+		if (d->want[(size_t)set * np + p])
+			memcpy(d->want[(size_t)set * np + p], R->bs->arena + d->out[(size_t)slot * np + p], d->rp[p].bytes);
 }
 
 /* Where this process reads the outputs of a block: the candidate's own shared memory (cpu), or
@@ -1181,13 +1167,12 @@ static void set_bytes(const struct leap_case_data *d, uint64_t *in, uint64_t *ou
 }
 
 /* Makes a new set (the ring's next) from a base set, its donor and the secret stream, and
- * returns its index; its expected outputs are for the baseline's block to write. With `arena`,
- * its in-only inputs go straight into slot `slot` there (pair, direct). */
-static uint32_t pool_fresh(struct leap_bpool *P, unsigned char *arena, uint32_t slot)
+ * returns its index; its expected outputs are for the baseline's block to write. */
+static uint32_t pool_fresh(struct leap_bpool *P)
 {
 	uint32_t s = P->next, base = (uint32_t)(leap_rng_next(&P->rng) % P->nbase);
 	P->next = P->next + 1 < P->cap ? P->next + 1 : P->nbase;
-	leap_case_derive_into(&P->d, s, base, P->cap + base, &P->rng, FRESH_EVERY, arena, slot);
+	leap_case_derive(&P->d, s, base, P->cap + base, &P->rng, FRESH_EVERY);
 	P->on_dev[s] = 0;
 	return s;
 }

@@ -570,13 +570,7 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 
 void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot)
 {
-	leap_session_stage_from(s, d, set, slot, NULL, 0);
-}
-
-void leap_session_stage_from(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot,
-			     const unsigned char *from, uint32_t from_slot)
-{
-	leap_case_upload_from(d, set, slot, s->arena, from, from_slot);
+	leap_case_upload(d, set, slot, s->arena);
 	s->rg->in_written = 1;
 	size_t np = d->t->nparams;
 	for (size_t p = 0; p < np; p++) {

@@ -167,11 +167,6 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 /* Writes the inputs of set `set` into slot `slot` and poisons its outputs. */
 void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot);
 
-/* leap_session_stage with leap_case_upload_from's `from` and `from_slot` (each in-only input
- * from another region's slot, or already in place). */
-void leap_session_stage_from(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot,
-			     const unsigned char *from, uint32_t from_slot);
-
 /* Runs one block: op LEAP_RUN_OP_CALL (or EMPTY) on slots[0..n) of case d; *bt receives the
  * referee's timing. Returns an enum leap_sess. */
 int leap_session_block(struct leap_session *s, const struct leap_case_data *d, const uint32_t *slots, uint32_t n,
