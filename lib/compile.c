@@ -212,10 +212,34 @@ void leap_cresult_copy(struct leap_cresult *dst, const struct leap_cresult *src)
 	dst->diagnostics = src->diagnostics ? json_deep_copy(src->diagnostics) : NULL;
 }
 
+/* The texts of a full disk: strerror's of ENOSPC and EDQUOT, which the compilers print too. */
+static const char *const full_disk[] = {"No space left on device", "Disk quota exceeded"};
+
+/* The full-disk text in msg, or NULL. */
+static const char *disk_full(const char *msg)
+{
+	for (size_t i = 0; msg && i < sizeof full_disk / sizeof full_disk[0]; i++) {
+		const char *p = strstr(msg, full_disk[i]);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+/* A machine fault on the record (taking msg). A full disk is said in one way whichever step met
+ * it (the compiler's output, the job directory, the cache), as the compiler's own messages say
+ * it, so that a reader can tell it from a broken installation. */
 static void internal(struct leap_cresult *r, char *msg)
 {
 	r->status = LEAP_C_INTERNAL;
 	r->reason = xstrdup("internal");
+	const char *p = disk_full(msg);
+	if (p) {
+		char *m = xasprintf("%.*sno space left on the device (is the cache directory or TMPDIR full?)",
+				    (int)(p - msg), msg);
+		free(msg);
+		msg = m;
+	}
 	r->message = msg;
 }
 
@@ -398,8 +422,7 @@ const char *leap_compile_shim(struct leap_compiler *c, struct leap_variant *v, c
 						else if (sig)
 							fail = xasprintf("the compiler died of signal %d (%s) on the generated "
 									 "shim of task '%s'", sig, strsignal(sig), v->task->id);
-						else if (strstr(log, "No space left on device") ||
-							 strstr(log, "Disk quota exceeded")) {
+						else if (disk_full(log)) {
 							fail = xasprintf("the compiler could not write the shim of task '%s': "
 									 "no space left on the device (is the cache "
 									 "directory full?)", v->task->id);
@@ -434,6 +457,7 @@ const char *leap_compile_shim(struct leap_compiler *c, struct leap_variant *v, c
 		}
 	}
 	json_decref(m);
+	transient = transient || disk_full(fail); /* a full work directory, not only the compiler's */
 	pthread_mutex_lock(&c->lock);
 	if (fail && transient) {
 		v->shim_state = 0; /* the next record tries again: space may have been freed */
@@ -489,7 +513,7 @@ static void classify(struct leap_variant *v, const char *code, const struct leap
 		r->reason = xstrdup("output_limit");
 		r->message = xasprintf("the compiler wrote a file larger than the limit of %lld bytes",
 				       (long long)c_out_limit);
-	} else if (strstr(log, "No space left on device") || strstr(log, "Disk quota exceeded")) {
+	} else if (disk_full(log)) {
 		/* the machine's fault, not the candidate's: not cached, a later run compiles again */
 		r->status = LEAP_C_INTERNAL;
 		r->reason = xstrdup("internal");

@@ -102,3 +102,25 @@ candidates() {
 	run -0 jq -r '.compile.artifact' <<<"$second"
 	[ -s "$output" ]
 }
+
+@test "a full work directory is said as a full disk, and is not remembered: space freed, the next record compiles" {
+	# the cache has room, TMPDIR (leap-compile's job directories) has none: the prelude cannot
+	# be written. That once read "cannot write ...: No space left on device" and, on the shim's
+	# first build, stayed the task's error for the rest of the run.
+	candidates 2 "$T/in.jsonl"
+	mkdir -p "$T/tfs/tmp"
+	dd if=/dev/zero of="$T/tfs/filler" bs=4k 2>/dev/null || true
+	coproc LC { TMPDIR="$T/tfs/tmp" leap-compile --no-progress --cache "$T/cache" 2>"$T/c.err"; }
+	to=${LC[1]}
+	sed -n 1p "$T/in.jsonl" >&"$to"
+	read -r -t 60 first <&"${LC[0]}"
+	rm "$T/tfs/filler"
+	sed -n 2p "$T/in.jsonl" >&"$to"
+	read -r -t 60 second <&"${LC[0]}"
+	exec {to}>&-
+	wait "$LC_PID" || [ $? -eq 1 ]
+	run -0 jq -r '[.compile.status, (.error.message | test("no space left on the device \\(is the cache directory or TMPDIR full\\?\\)$"))] | @tsv' <<<"$first"
+	assert_output "internal	true"
+	run -0 jq -r '.compile.status' <<<"$second"
+	assert_output ok
+}
