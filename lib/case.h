@@ -78,6 +78,10 @@ void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint
 /* Copies the inputs of set `set` (drawn before) into the IN slots of arena slot `slot`. */
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena);
 
+/* The other way: the outputs a trusted run left in arena slot `slot` become the expected
+ * outputs of set `set` (leap-bench's baseline, whose outputs are the reference). */
+void leap_case_expect(struct leap_case_data *d, uint32_t set, uint32_t slot, const unsigned char *arena);
+
 /* The name of the pattern `pattern` selects for the first floating-point input ("normal"...),
  * or "range" when there is none. Static. */
 const char *leap_case_pattern_name(const struct leap_case_data *d, unsigned pattern);

@@ -148,7 +148,6 @@ static void pick_slots(struct rec *R, uint32_t n);
 static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, const uint32_t *slots, uint32_t n);
 static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n);
 static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot);
-static void keep_expected(struct rec *R, uint32_t set, uint32_t slot);
 static struct leap_session *view(struct rec *R);
 static void series_add(struct series *s, double v, uint32_t calls);
 static void series_stats(const struct series *s, struct leap_stats *st);
@@ -428,7 +427,7 @@ static int base_block(struct rec *R, const uint32_t *sets, const uint32_t *slots
 		return -1;
 	}
 	for (uint32_t j = 0; !R->in_place && j < n; j++) /* else check_block reads them in place */
-		keep_expected(R, sets[j], slots[j]);
+		leap_case_expect(R->d, sets[j], slots[j], R->bs->arena);
 	R->base_ms = per_call(R, &bt, n);
 	return 0;
 }
@@ -491,8 +490,8 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 		uint32_t bslot = R->perm[n + j]; /* the baseline's block of the pair ran set j there */
 		if (bad < 0 && identical(R, sets[j], slots[j], bslot))
 			continue;
-		if (R->in_place)
-			keep_expected(R, sets[j], bslot);
+		if (R->in_place) /* what leap_case_check compares with and quotes */
+			leap_case_expect(R->d, sets[j], bslot, R->bs->arena);
 		struct leap_errstats es = {0, 0};
 		char *m = NULL;
 		/* inputs are checked where the candidate could write them: an unsealed host region;
@@ -529,17 +528,6 @@ static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot)
 			return 0;
 	}
 	return 1;
-}
-
-/* Keeps the baseline's outputs of set `set`, in its slot `slot`, as the set's expected outputs
- * (what leap_case_check compares with and quotes). */
-static void keep_expected(struct rec *R, uint32_t set, uint32_t slot)
-{
-	const struct leap_case_data *d = R->d;
-	size_t np = R->t->nparams;
-	for (size_t p = 0; p < np; p++)
-		if (d->want[(size_t)set * np + p])
-			memcpy(d->want[(size_t)set * np + p], R->bs->arena + d->out[(size_t)slot * np + p], d->rp[p].bytes);
 }
 
 /* Where this process reads the outputs of a block: the candidate's own shared memory (cpu), or
@@ -1068,7 +1056,6 @@ static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum 
 	if (r == LEAP_SESS_OK) /* drawn once a device answered */
 		leap_case_inputs_sets(d0, d0->nsets, seed ^ 0xbe4c4u);
 	double best = INFINITY;
-	size_t np = d0->t->nparams;
 	for (uint32_t round = 0; r == LEAP_SESS_OK && round < 2; round++)
 		for (uint32_t k = 0; r == LEAP_SESS_OK && k < d0->nsets; k++) {
 			struct leap_block bt;
@@ -1076,9 +1063,8 @@ static int base_outputs(struct leap_bencher *B, struct leap_case_data *d0, enum 
 			r = leap_session_block(&s, d0, &k, 1, LEAP_RUN_OP_CALL, &bt);
 			if (r == LEAP_SESS_OK && round == 1 && bt.ms < best)
 				best = bt.ms;
-			for (size_t p = 0; r == LEAP_SESS_OK && round == 0 && p < np; p++)
-				if (d0->want[(size_t)k * np + p])
-					memcpy(d0->want[(size_t)k * np + p], s.arena + d0->out[(size_t)k * np + p], d0->rp[p].bytes);
+			if (r == LEAP_SESS_OK && round == 0)
+				leap_case_expect(d0, k, k, s.arena);
 		}
 	if (r < 0)
 		return -1;
