@@ -110,7 +110,6 @@ struct rec {
 	int running;                 /* cpu: blocks are timed less their stalls (leap_bench_opts.wall_clock) */
 	double stall_ms;             /* the candidate's stalls over its timed blocks (left out when running) */
 	int prio;                    /* the referee's priority while it times (enum leap_prio_how) */
-	int in_place;                /* cpu: the candidate is checked against the baseline's slot (pair) */
 	uint32_t *perm;              /* [slots] scratch: the candidate's slots, then the baseline's */
 	long calls;
 	/* the outcome */
@@ -143,12 +142,14 @@ static int rec_done(struct rec *R, double elapsed);
 static int cand_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n, int first);
 static int base_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n);
 static double per_call(const struct rec *R, const struct leap_block *bt, uint32_t n);
+static double block_ms(const struct rec *R, const struct leap_block *bt);
 static double base_call_ms(const struct rec *R);
 static void pick_slots(struct rec *R, uint32_t n);
 static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, const uint32_t *slots, uint32_t n);
 static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n);
 static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot);
 static struct leap_session *view(struct rec *R);
+static int in_place(const struct rec *R);
 static void series_add(struct series *s, double v, uint32_t calls);
 static void series_stats(const struct series *s, struct leap_stats *st);
 static void xf_add(struct xfers *xs, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off, uint64_t len,
@@ -281,7 +282,6 @@ static int rec_loop(struct rec *R)
 	 * would be no ratio; never on cuda, where the device works while its host thread waits */
 	R->running = R->b == LEAP_BACKEND_CPU && !R->B->o.wall_clock && leap_sandbox_stalled(&R->cs.sb, &ns) == 0 &&
 		     leap_sandbox_stalled(&R->bs->sb, &ns) == 0;
-	R->in_place = R->b == LEAP_BACKEND_CPU;
 	if (calibrate(R))
 		return -1;
 	R->base_ms = R->P->call_ms;
@@ -314,7 +314,7 @@ static int calibrate(struct rec *R)
 			R->err = xasprintf("the baseline of task '%s' failed to calibrate: %s", R->t->id, R->bs->last.msg);
 			return -1;
 		}
-		x[i] = bt.ms - (R->running && bt.stall_ms > 0 ? bt.stall_ms : 0);
+		x[i] = block_ms(R, &bt);
 	}
 	/* the least: the block's fixed cost, which noise (a preemption) can only lengthen */
 	struct leap_stats st;
@@ -332,10 +332,10 @@ static int calibrate(struct rec *R)
 static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
 {
 	uint32_t sets[LEAP_RUN_MAX_CALLS];
-	pick_slots(R, 2 * k);
-	const uint32_t *cslots = R->perm, *bslots = R->perm + k;
 	for (uint32_t j = 0; j < k; j++)
 		sets[j] = pool_fresh(R->P);
+	pick_slots(R, 2 * k);
+	const uint32_t *cslots = R->perm, *bslots = R->perm + k;
 	if (!cand_first && base_block(R, sets, bslots, k))
 		return -1;
 	if (cand_block(R, sets, cslots, k, !sample))
@@ -426,19 +426,24 @@ static int base_block(struct rec *R, const uint32_t *sets, const uint32_t *slots
 				   R->bs->last.msg[0] ? R->bs->last.msg : "its runner died");
 		return -1;
 	}
-	for (uint32_t j = 0; !R->in_place && j < n; j++) /* else check_block reads them in place */
+	for (uint32_t j = 0; !in_place(R) && j < n; j++) /* else check_block reads them in place */
 		leap_case_expect(R->d, sets[j], slots[j], R->bs->arena);
 	R->base_ms = per_call(R, &bt, n);
 	return 0;
 }
 
-/* The time per call of a block of n calls less the empty block's cost (never below 1 ns), and
- * on the running clock less the time the runner's processes all waited for a CPU that others
- * held: time in which none of them ran cannot be their work, and on a shared machine it is most
- * of the noise (bench/README.md section 6). */
+/* A block's time on the record's clock: on the running clock less the time the runner's
+ * processes all waited for a CPU that others held (time in which none of them ran cannot be
+ * their work, and on a shared machine it is most of the noise: bench/README.md section 6). */
+static double block_ms(const struct rec *R, const struct leap_block *bt)
+{
+	return bt->ms - (R->running && bt->stall_ms > 0 ? bt->stall_ms : 0);
+}
+
+/* The time per call of a block of n calls less the empty block's cost (never below 1 ns). */
 static double per_call(const struct rec *R, const struct leap_block *bt, uint32_t n)
 {
-	double per = (bt->ms - (R->running && bt->stall_ms > 0 ? bt->stall_ms : 0) - R->ovh) / n;
+	double per = (block_ms(R, bt) - R->ovh) / n;
 	return per > 1e-6 ? per : 1e-6;
 }
 
@@ -490,7 +495,7 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 		uint32_t bslot = R->perm[n + j]; /* the baseline's block of the pair ran set j there */
 		if (bad < 0 && identical(R, sets[j], slots[j], bslot))
 			continue;
-		if (R->in_place) /* what leap_case_check compares with and quotes */
+		if (in_place(R)) /* what leap_case_check compares with and quotes */
 			leap_case_expect(R->d, sets[j], bslot, R->bs->arena);
 		struct leap_errstats es = {0, 0};
 		char *m = NULL;
@@ -522,12 +527,20 @@ static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot)
 		return 0; /* inputs must be compared too */
 	for (size_t p = 0; p < np; p++) {
 		const unsigned char *want = !d->want[(size_t)set * np + p] ? NULL
-					    : R->in_place ? R->bs->arena + d->out[(size_t)bslot * np + p]
+					    : in_place(R) ? R->bs->arena + d->out[(size_t)bslot * np + p]
 							: d->want[(size_t)set * np + p];
 		if (want && memcmp(view(R)->arena + d->out[(size_t)slot * np + p], want, (size_t)d->rp[p].bytes))
 			return 0;
 	}
 	return 1;
+}
+
+/* 1 where the candidate's outputs are checked against the baseline's in the baseline's own
+ * slot (cpu: this process maps both); on cuda the baseline's are kept as the set's expected
+ * outputs right after its block. */
+static int in_place(const struct rec *R)
+{
+	return R->b == LEAP_BACKEND_CPU;
 }
 
 /* Where this process reads the outputs of a block: the candidate's own shared memory (cpu), or
