@@ -159,15 +159,27 @@ static void hex(char *out, uint64_t v)
 	*out = 0;
 }
 
+void fault_reply_start(struct leap_run_reply *r, int sig, uint32_t call)
+{
+	memset(r, 0, sizeof *r);
+	r->magic = LEAP_RUN_MAGIC;
+	r->status = LEAP_RUN_CRASH;
+	r->code = sig;
+	r->call = call;
+}
+
+void fault_reply_end(const struct leap_run_reply *r, int sig)
+{
+	ssize_t w = write(LEAP_RUN_FD_REPLY, r, sizeof *r);
+	(void)w; /* nothing to do about it: the wait status still tells the parent */
+	raise(sig); /* blocked in the handler: delivered, with the default action, when it returns */
+}
+
 static void on_crash(int sig, siginfo_t *si, void *ctx)
 {
 	(void)si;
 	struct leap_run_reply r;
-	memset(&r, 0, sizeof r);
-	r.magic = LEAP_RUN_MAGIC;
-	r.status = LEAP_RUN_CRASH;
-	r.code = sig;
-	r.call = 2;
+	fault_reply_start(&r, sig, 2);
 	uintptr_t pc = context_pc(ctx);
 	if (pc && in_artifact(pc)) {
 		r.call = 0;
@@ -191,9 +203,7 @@ static void on_crash(int sig, siginfo_t *si, void *ctx)
 		}
 		add_name(r.msg, sizeof r.msg, pc ? obj_of(pc) : "?");
 	}
-	ssize_t w = write(LEAP_RUN_FD_REPLY, &r, sizeof r);
-	(void)w; /* nothing to do about it: the wait status still tells the parent */
-	raise(sig); /* the handler was reset: this ends the runner as the fault would have */
+	fault_reply_end(&r, sig);
 }
 
 void fault_report_init(void *handle)

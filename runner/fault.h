@@ -10,6 +10,16 @@
  * without them the runner dies the same way, only without the report. */
 void fault_report_init(void *handle);
 
+struct leap_run_reply;
+
+/* The runner's last word before signal `sig` kills it, for its handlers (this file's and the
+ * filter's SIGSYS): fault_reply_start clears *r and makes it a LEAP_RUN_CRASH reply of `sig`
+ * and `call` (the handler writes msg), fault_reply_end sends it and raises `sig` again, which
+ * (its handler reset) ends the runner as it would have once the handler returns.
+ * Async-signal-safe. */
+void fault_reply_start(struct leap_run_reply *r, int sig, uint32_t call);
+void fault_reply_end(const struct leap_run_reply *r, int sig);
+
 /* 1 with *off the offset of address a into the artifact when a lies in it, else 0. */
 int fault_artifact_offset(uintptr_t a, uint64_t *off);
 

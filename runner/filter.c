@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "filter.h"
 #include "filter_bpf.h"
 #include "policy.h"
@@ -60,19 +61,13 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 {
 	(void)ctx;
 	struct leap_run_reply r;
-	memset(&r, 0, sizeof r);
-	r.magic = LEAP_RUN_MAGIC;
-	r.status = LEAP_RUN_CRASH;
-	r.code = sig;
-	r.call = LEAP_RUN_CRASH_SYSCALL;
+	fault_reply_start(&r, sig, LEAP_RUN_CRASH_SYSCALL);
 	const char *name = trapped_name(si->si_syscall);
 	if (!name && si->si_syscall == SCMP_SYS(clone))
 		name = "clone (with a namespace flag)";
 	for (size_t i = 0; name && name[i] && i < sizeof r.msg - 1; i++)
 		r.msg[i] = name[i];
-	ssize_t w = write(LEAP_RUN_FD_REPLY, &r, sizeof r);
-	(void)w; /* the wait status still says SIGSYS */
-	raise(sig); /* the handler was reset: the runner dies of SIGSYS */
+	fault_reply_end(&r, sig); /* the runner dies of SIGSYS */
 }
 
 int filter_install(char *msg, size_t n)
