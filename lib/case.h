@@ -56,7 +56,8 @@ void leap_case_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, uns
 
 /* leap_case_inputs(d, k, seed, k, NULL) for every set k below nsets, the same values, each set
  * on a thread of its own: a set's draws are one stream, sets are independent, and a large set's
- * normal draws (a logarithm and a cosine each) were half of leap-bench's first record of a task. */
+ * normal draws (a logarithm and a cosine each) were about a third of leap-bench's first record
+ * of a task (vector_add's 4M-element inputs). */
 void leap_case_inputs_sets(struct leap_case_data *d, uint32_t nsets, uint64_t seed);
 
 /* Draws a donor for leap_case_derive into set `set`: what leap_case_inputs draws, but only the
