@@ -579,8 +579,9 @@ verdict() {
 
 @test "a race is told as nondeterministic with the cases that passed; a steady bug is not" {
 	# issue 30: an OpenMP kernel sharing a scratch row between threads read as a plain mismatch.
-	# The fixture's threads sleep between writing the row and reading it back (a time from the
-	# clock), so the race shows on any machine at any load.
+	# The fixture's threads fill the row in an order that turns with every call, 1 ms apart, so
+	# the rerun's outputs differ from the first run's on any machine (a clock-drawn pause once
+	# gave the same order on every run of a quiet CI machine).
 	leap-compile --task softmax "$FIXTURES/leap-verify/softmax/racy.c" | leap-verify --seed 1 >"$BATS_TEST_TMPDIR/r"
 	run -0 jq -r '[.status, .verify.nondeterministic, .verify.mismatch.case] | @tsv' "$BATS_TEST_TMPDIR/r"
 	assert_output "$(printf 'mismatch\ttrue\t1')"
