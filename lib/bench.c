@@ -177,6 +177,9 @@ void leap_bencher_free(struct leap_bencher *B)
 	for (size_t i = 0; i < B->npools; i++) {
 		leap_case_free(&B->pools[i]->d);
 		free(B->pools[i]->on_dev);
+		free(B->pools[i]->made);
+		free(B->pools[i]->ring_base);
+		free(B->pools[i]->ring_seed);
 		free(B->pools[i]);
 	}
 	free(B->pools);

@@ -99,6 +99,10 @@ struct leap_bpool {
 				    * bench.device and the floor probe's key */
 	uint64_t in_set;           /* cuda: bytes of one set's inputs in the owner's device pool */
 	uint8_t *on_dev;           /* [cap] cuda: the set's inputs are in the owner's device pool */
+	uint32_t *ring_base;       /* [cap] the ring's sets: the base set each is derived from, */
+	uint64_t *ring_seed;       /* [cap] with this seed of the secret stream (leap_case_derive) */
+	uint8_t *made;             /* [cap] its inputs are in the set's buffers (cuda: always; cpu:
+				    * made in the slots, and here only for a mismatch's check) */
 	uint64_t rng;              /* the referee's secret stream */
 	double tol_scale;          /* tolerance factor at this size (longer reductions) */
 	/* kept from record to record: the baseline's runner (trusted, frozen between records)

@@ -19,6 +19,7 @@
 
 #include "jsonl.h"
 #include "rng.h"
+#include "stream.h"
 #include "util.h"
 #include "case.h"
 #include "banned.h"
@@ -532,34 +533,75 @@ static inline void copy_element(unsigned char *to, const unsigned char *from, ui
 	}
 }
 
-void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
-		      uint32_t fresh_every)
+/* Bytes of a streamed input made at a time (in the first-level cache), then written past the
+ * caches: a multiple of every element size it is used for. */
+#define DERIVE_CHUNK 8192
+
+/* One input of n elements of es bytes of a derived set (leap_case_derive): `from` rotated into
+ * `to`, then the fresh places from `fresh` (m elements). With `buf` (DERIVE_CHUNK bytes) it is
+ * made a chunk at a time in buf and streamed out (stream.h), so that no line of `to` is left in
+ * a cache; the stream's draws are the same either way. */
+static void derive_input(unsigned char *to, const unsigned char *from, const unsigned char *fresh, uint64_t n,
+			 uint64_t es, uint64_t m, uint64_t *rng, unsigned char *buf)
 {
-	size_t np = d->t->nparams;
-	for (size_t p = 0; p < np; p++) {
-		const struct leap_run_param *r = &d->rp[p];
-		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT)
-			continue;
-		const unsigned char *from = d->inputs[(size_t)src * np + p], *fresh = d->inputs[(size_t)donor * np + p];
-		unsigned char *to = d->inputs[(size_t)dst * np + p];
-		uint64_t n = (uint64_t)d->sizes[p], es = r->elsize;
-		if (!n)
-			continue;
-		uint64_t rot = leap_rng_next(rng) % n;
-		memcpy(to, from + rot * es, (size_t)((n - rot) * es));
-		memcpy(to + (n - rot) * es, from, (size_t)(rot * es));
-		/* the fresh places: a walk with secret gaps of mean n / m (1: every element), in order,
-		 * so that the writes stream through the cache instead of missing it at random */
-		uint64_t m = donor_elements(n, fresh_every), g = n / m;
-		for (uint64_t i = leap_rng_scale(leap_rng_next(rng), g); i < n;) {
+	if (buf && DERIVE_CHUNK % es)
+		buf = NULL;
+	uint64_t rot = leap_rng_next(rng) % n, g = n / m, big = (m | g) >> 31;
+	/* the fresh places: a walk with secret gaps of mean n / m (1: every element), in order,
+	 * so that the writes stream through the cache instead of missing it at random */
+	uint64_t i = leap_rng_scale(leap_rng_next(rng), g), per = buf ? DERIVE_CHUNK / es : n;
+	for (uint64_t c0 = 0; c0 < n; c0 += per) {
+		uint64_t c1 = n - c0 < per ? n : c0 + per, cut = n - rot;
+		unsigned char *out = buf ? buf : to + c0 * es;
+		if (c0 < cut) /* to[x] = from[x + rot] below the cut, from[x - cut] above */
+			memcpy(out, from + (c0 + rot) * es, (size_t)(((c1 < cut ? c1 : cut) - c0) * es));
+		if (c1 > cut) {
+			uint64_t x = c0 > cut ? c0 : cut;
+			memcpy(out + (x - c0) * es, from + (x - cut) * es, (size_t)((c1 - x) * es));
+		}
+		while (i < c1) {
 			/* one draw for two numbers where both fit 32 bits (every input under 2^36
 			 * elements): its low half picks the donor's element, its high half the gap */
-			uint64_t x = leap_rng_next(rng), big = (m | g) >> 31;
+			uint64_t x = leap_rng_next(rng);
 			uint64_t j = big ? leap_rng_scale(x, m) : (x & 0xffffffffu) * m >> 32;
-			copy_element(to + i * es, fresh + j * es, es);
+			copy_element(out + (i - c0) * es, fresh + j * es, es);
 			i += 1 + (big ? leap_rng_scale(leap_rng_next(rng), 2 * g - 1) : (x >> 32) * (2 * g - 1) >> 32);
 		}
+		if (buf)
+			leap_stream_copy(to + c0 * es, buf, (size_t)((c1 - c0) * es));
 	}
+}
+
+/* leap_case_derive into set `dst`, or with `arena` into its slot `slot`, streamed. */
+static void derive(const struct leap_case_data *d, uint32_t dst, unsigned char *arena, uint32_t slot, uint32_t src,
+		   uint32_t donor, uint64_t seed, uint32_t fresh_every)
+{
+	_Alignas(64) unsigned char buf[DERIVE_CHUNK];
+	size_t np = d->t->nparams;
+	uint64_t rng = seed;
+	for (size_t p = 0; p < np; p++) {
+		const struct leap_run_param *r = &d->rp[p];
+		uint64_t n = (uint64_t)d->sizes[p];
+		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT || !n)
+			continue;
+		unsigned char *to = arena ? arena + d->in[(size_t)slot * np + p] : d->inputs[(size_t)dst * np + p];
+		derive_input(to, d->inputs[(size_t)src * np + p], d->inputs[(size_t)donor * np + p], n, r->elsize,
+			     donor_elements(n, fresh_every), &rng, arena ? buf : NULL);
+	}
+	if (arena)
+		leap_stream_fence();
+}
+
+void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t seed,
+		      uint32_t fresh_every)
+{
+	derive(d, dst, NULL, 0, src, donor, seed, fresh_every);
+}
+
+void leap_case_derive_slot(const struct leap_case_data *d, unsigned char *arena, uint32_t slot, uint32_t src,
+			   uint32_t donor, uint64_t seed, uint32_t fresh_every)
+{
+	derive(d, 0, arena, slot, src, donor, seed, fresh_every);
 }
 
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena)

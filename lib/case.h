@@ -65,16 +65,21 @@ void leap_case_inputs_sets(struct leap_case_data *d, uint32_t nsets, uint64_t se
  * derived set takes from. */
 void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, uint32_t fresh_every);
 
-/* Makes the inputs of set `dst` from those of set `src` with the secret stream *rng: each input
- * rotated by an offset of its own, then about one element in `fresh_every` (at least 64, or all
- * of a smaller input), at places the stream picks (a walk whose gaps it draws), replaced by an
- * element, also picked by the stream, of donor `donor` (leap_case_donor): drawn like `src` from
- * a secret seed and never given to a candidate. So a derived set is no permutation of a set
- * seen before: its histogram, its
- * column maxima, its sums change, and an output that depends on every element cannot be had
- * without reading every element. Costs about a copy of the inputs. */
-void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t *rng,
+/* Makes the inputs of set `dst` from those of set `src` with the secret stream seeded by
+ * `seed`: each input rotated by an offset of its own, then about one element in `fresh_every`
+ * (at least 64, or all of a smaller input), at places the stream picks (a walk whose gaps it
+ * draws), replaced by an element, also picked by the stream, of donor `donor`
+ * (leap_case_donor): drawn like `src` from a secret seed and never given to a candidate. So a
+ * derived set is no permutation of a set seen before: its histogram, its column maxima, its
+ * sums change, and an output that depends on every element cannot be had without reading
+ * every element. Costs about a copy of the inputs. */
+void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t seed,
 		      uint32_t fresh_every);
+
+/* The same set (the same bytes for the same seed) made straight into the IN slots of arena slot
+ * `slot`, with streaming stores: none of it is in a cache afterwards (stream.h). */
+void leap_case_derive_slot(const struct leap_case_data *d, unsigned char *arena, uint32_t slot, uint32_t src,
+			   uint32_t donor, uint64_t seed, uint32_t fresh_every);
 
 /* Copies the inputs of set `set` (drawn before) into the IN slots of arena slot `slot`. */
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena);

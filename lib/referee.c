@@ -20,10 +20,10 @@
  *   with a distribution-free 95% interval. A load that changes slowly slows both blocks of a
  *   pair and cancels in their ratio, instead of widening two intervals;
  * - inputs: every pair runs on sets made for it from the pool's base sets and the secret
- *   stream (pool_fresh: fresh values at secret places), written into slots chosen at random
- *   just before each block, while the candidate is frozen; the input region is sealed, so
- *   inputs cannot be changed; no set comes back within a record, so remembering results gains
- *   nothing;
+ *   stream (pool_fresh: fresh values at secret places), made in slots chosen at random just
+ *   before each block, past the caches (stream.h), while the candidate is frozen; the input
+ *   region is sealed, so inputs cannot be changed; no set comes back within a record, so
+ *   remembering results gains nothing;
  * - checks: every call of every block is checked, against the baseline's outputs on the same
  *   set, in this process's own mapping of the outputs, after the freeze: work deferred past
  *   "done" (a thread, a fault handler, a child) is either counted in the time or missing from
@@ -180,7 +180,8 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 		enum leap_backend b);
 static uint64_t region_budget(struct leap_bencher *B, enum leap_backend b);
 static void set_bytes(const struct leap_case_data *d, uint64_t *in, uint64_t *out);
-static uint32_t pool_fresh(struct leap_bpool *P);
+static uint32_t pool_fresh(struct leap_bpool *P, int make);
+static void pool_make(struct leap_bpool *P, uint32_t s);
 static uint64_t pool_dev_off(const struct leap_bpool *P, uint32_t s, size_t param);
 static double tol_scale(const struct leap_task *t, const struct leap_case *bench);
 static int64_t out_elements(const struct leap_task *t, const struct leap_case *c);
@@ -332,8 +333,8 @@ static int calibrate(struct rec *R)
 static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
 {
 	uint32_t sets[LEAP_RUN_MAX_CALLS];
-	for (uint32_t j = 0; j < k; j++)
-		sets[j] = pool_fresh(R->P);
+	for (uint32_t j = 0; j < k; j++) /* cpu: made in each block's slots by stage */
+		sets[j] = pool_fresh(R->P, R->b == LEAP_BACKEND_CUDA);
 	pick_slots(R, 2 * k);
 	const uint32_t *cslots = R->perm, *bslots = R->perm + k;
 	if (!cand_first && base_block(R, sets, bslots, k))
@@ -473,17 +474,21 @@ static void pick_slots(struct rec *R, uint32_t n)
 	}
 }
 
-/* Stages sets[0..n) into slots[0..n) of session s (cpu), right before its block: each set's
- * inputs from the pool's copy and its outputs poisoned, the baseline's as the candidate's. Both
- * blocks of a pair start alike that way: staging the second from the first's slots (a third
- * fewer bytes) left the first block's inputs as the derivation wrote them and the second's as
- * a copy did, and vector_add's pairs at --max-time 0.05 spread twice as wide; leaving the
- * baseline's outputs unpoisoned left them colder, and an identical candidate measured 1.6%
- * faster (bench/README.md section 6). */
+/* Stages sets[0..n) into slots[0..n) of session s (cpu), right before its block: each set
+ * derived straight into its slot and its outputs poisoned, with streaming stores, so that the
+ * block starts with none of its slots in a cache whatever ran before (stream.h). Both blocks of
+ * a pair start alike that way. Taken back, with what showed it (bench/README.md section 6):
+ * copying the inputs from a set derived once (the first block found them in the cache more than
+ * the second: a column maximum 40% faster when first); staging the second block from the
+ * first's slots (vector_add's pairs spread twice as wide); leaving the baseline's outputs
+ * unpoisoned (an identical candidate measured 1.6% faster). */
 static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, const uint32_t *slots, uint32_t n)
 {
-	for (uint32_t j = 0; j < n; j++)
-		leap_session_stage(s, R->d, sets[j], slots[j]);
+	const struct leap_bpool *P = R->P;
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t base = P->ring_base[sets[j]];
+		leap_session_derive(s, R->d, slots[j], base, P->cap + base, P->ring_seed[sets[j]], FRESH_EVERY);
+	}
 }
 
 /* Checks every call of a candidate block (sets[j] in slots[j]); records the first failure.
@@ -495,8 +500,10 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 		uint32_t bslot = R->perm[n + j]; /* the baseline's block of the pair ran set j there */
 		if (bad < 0 && identical(R, sets[j], slots[j], bslot))
 			continue;
-		if (in_place(R)) /* what leap_case_check compares with and quotes */
+		if (in_place(R)) { /* what leap_case_check compares with and quotes */
+			pool_make(R->P, sets[j]);
 			leap_case_expect(R->d, sets[j], bslot, R->bs->arena);
+		}
 		struct leap_errstats es = {0, 0};
 		char *m = NULL;
 		/* inputs are checked where the candidate could write them: an unsealed host region;
@@ -1032,6 +1039,9 @@ static struct leap_bpool *pool_get(struct leap_bencher *B, const struct leap_tas
 	}
 	size_t np = t->nparams;
 	P->on_dev = xcalloc(P->cap, 1);
+	P->made = xcalloc(P->cap, 1);
+	P->ring_base = xcalloc(P->cap, sizeof *P->ring_base);
+	P->ring_seed = xcalloc(P->cap, sizeof *P->ring_seed);
 	P->rng = leap_random_seed();
 	uint64_t donors = leap_rng_next(&P->rng);
 	for (uint32_t k = 0; k < nbase; k++) {
@@ -1165,15 +1175,28 @@ static void set_bytes(const struct leap_case_data *d, uint64_t *in, uint64_t *ou
 	}
 }
 
-/* Makes a new set (the ring's next) from a base set, its donor and the secret stream, and
- * returns its index; its expected outputs are for the baseline's block to write. */
-static uint32_t pool_fresh(struct leap_bpool *P)
+/* Takes the ring's next set for a new derived set: a base set and a seed of the secret stream,
+ * and its inputs made in its buffers when `make` (else where they are needed: stage, pool_make).
+ * Returns its index; its expected outputs are for the baseline's block to write. */
+static uint32_t pool_fresh(struct leap_bpool *P, int make)
 {
-	uint32_t s = P->next, base = (uint32_t)(leap_rng_next(&P->rng) % P->nbase);
+	uint32_t s = P->next;
 	P->next = P->next + 1 < P->cap ? P->next + 1 : P->nbase;
-	leap_case_derive(&P->d, s, base, P->cap + base, &P->rng, FRESH_EVERY);
+	P->ring_base[s] = (uint32_t)(leap_rng_next(&P->rng) % P->nbase);
+	P->ring_seed[s] = leap_rng_next(&P->rng);
+	P->made[s] = 0;
 	P->on_dev[s] = 0;
+	if (make)
+		pool_make(P, s);
 	return s;
+}
+
+/* Makes the inputs of derived set s in its own buffers, if they are not there. */
+static void pool_make(struct leap_bpool *P, uint32_t s)
+{
+	if (!P->made[s])
+		leap_case_derive(&P->d, s, P->ring_base[s], P->cap + P->ring_base[s], P->ring_seed[s], FRESH_EVERY);
+	P->made[s] = 1;
 }
 
 /* cuda: the offset of parameter `param` of set s in the owner's device pool. */

@@ -279,6 +279,16 @@ referee_priority() {
 	[ "${BASH_REMATCH[1]}" -ge 32 ]
 }
 
+@test "issue 28: a set derived straight into a slot, past the caches, is the set derived from its seed" {
+	link_with_lib "$FIXTURES/leap-bench/stream.c" "$BATS_TEST_TMPDIR/stream"
+	# every input of every task, at its bench_cpu size and at its first listed case, and
+	# streaming copies at 32 alignments and every length to 300 bytes
+	run -0 "$BATS_TEST_TMPDIR/stream" "$LEAP_TASKS"
+	assert_line --regexp '^derived: [0-9]+ tasks, [0-9]+ inputs, 0 differ$'
+	assert_line "copies: 9632, 0 differ"
+	[[ "$output" =~ derived:\ ([0-9]+)\ tasks ]] && [ "${BASH_REMATCH[1]}" -ge 30 ]
+}
+
 @test "issue 26: the memory floor knows the caches: bytes that fit one are floored at its speed" {
 	link_with_lib "$FIXTURES/leap-bench/floor.c" "$BATS_TEST_TMPDIR/floor"
 	run -0 "$BATS_TEST_TMPDIR/floor"

@@ -1,0 +1,29 @@
+/* stream.h - writes that leave nothing in the caches: how leap-bench stages a timed block.
+ *
+ * A block's time depends on where its inputs are when it starts: in the core's own cache, in
+ * the shared one, or in memory. The referee writes every input just before the block that
+ * reads it, and what that writing leaves in the caches depends on what ran before: measured
+ * on the 2-core VM (480 MiB L3), a column-maximum kernel took 3.3 ms when its block came first
+ * in a pair and 4.7 ms when it came second, every pair, so the pairs' ratios alternated between
+ * two values 40% apart and no record's interval reached 5% (bench/README.md section 6).
+ * Written with streaming stores, a block's inputs and outputs are in memory and in no cache
+ * when it starts, whatever came before: both blocks of a pair start alike, as a GPU timer
+ * that flushes the L2 between runs makes them (nvbench, triton's do_bench).
+ *
+ * x86-64 has the stores (SSE2's movntdq); elsewhere these are plain copies and the caches keep
+ * what they keep.
+ */
+#ifndef LEAP_STREAM_H
+#define LEAP_STREAM_H
+
+#include <stddef.h>
+
+/* Copies n bytes from `from` to `to` with streaming stores (to's lines end up in memory and in
+ * no cache); a few bytes at either end of an unaligned `to` are plain stores. */
+void leap_stream_copy(void *to, const void *from, size_t n);
+
+/* Orders the streaming stores before every later store: call it before another process may
+ * read what they wrote (before the block's "go"). */
+void leap_stream_fence(void);
+
+#endif
