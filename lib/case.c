@@ -635,6 +635,19 @@ void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slo
 	}
 }
 
+void leap_case_swap(struct leap_case_data *d, uint32_t set, struct leap_case_data *o, uint32_t oset)
+{
+	size_t np = d->t->nparams;
+	for (size_t p = 0; p < np; p++) {
+		size_t i = (size_t)set * np + p, j = (size_t)oset * np + p;
+		unsigned char *x = d->inputs[i], *y = d->want[i];
+		d->inputs[i] = o->inputs[j];
+		d->want[i] = o->want[j];
+		o->inputs[j] = x;
+		o->want[j] = y;
+	}
+}
+
 void leap_case_expect(struct leap_case_data *d, uint32_t set, uint32_t slot, const unsigned char *arena)
 {
 	size_t np = d->t->nparams;

@@ -84,6 +84,10 @@ void leap_case_derive_slot(const struct leap_case_data *d, unsigned char *arena,
 /* Copies the inputs of set `set` (drawn before) into the IN slots of arena slot `slot`. */
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena);
 
+/* Swaps the buffers (inputs and expected outputs) of set `set` of d with those of set `oset` of
+ * o, a case prepared from the same task and case: a set drawn in o moves to d without a copy. */
+void leap_case_swap(struct leap_case_data *d, uint32_t set, struct leap_case_data *o, uint32_t oset);
+
 /* The other way: the outputs a trusted run left in arena slot `slot` become the expected
  * outputs of set `set` (leap-bench's baseline, whose outputs are the reference). */
 void leap_case_expect(struct leap_case_data *d, uint32_t set, uint32_t slot, const unsigned char *arena);

@@ -1037,7 +1037,6 @@ static struct leap_bpool *pool_get(struct leap_bencher *B, const struct leap_tas
 		free(P);
 		return NULL;
 	}
-	size_t np = t->nparams;
 	P->on_dev = xcalloc(P->cap, 1);
 	P->made = xcalloc(P->cap, 1);
 	P->ring_base = xcalloc(P->cap, sizeof *P->ring_base);
@@ -1045,13 +1044,7 @@ static struct leap_bpool *pool_get(struct leap_bencher *B, const struct leap_tas
 	P->rng = leap_random_seed();
 	uint64_t donors = leap_rng_next(&P->rng);
 	for (uint32_t k = 0; k < nbase; k++) {
-		for (size_t p = 0; p < np; p++) {
-			size_t i = (size_t)k * np + p;
-			if (d0.inputs[i])
-				memcpy(P->d.inputs[i], d0.inputs[i], d0.rp[p].bytes);
-			if (d0.want[i])
-				memcpy(P->d.want[i], d0.want[i], d0.rp[p].bytes);
-		}
+		leap_case_swap(&P->d, k, &d0, k);
 		/* base set k was drawn with pattern k: its donor too, from the secret stream */
 		leap_case_donor(&P->d, P->cap + k, donors, k, FRESH_EVERY);
 	}
