@@ -540,6 +540,29 @@ groups() {
 	run -2 --separate-stderr leap-bench --baseline-tolerance x </dev/null
 }
 
+@test "issue 28: a later process makes the pool from what an earlier one measured of the baseline" {
+	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
+	local c="$BATS_TEST_TMPDIR/cache"
+	run -0 leap-bench --max-time 0.3 --target-ci 1 --cache "$c" "$BATS_TEST_TMPDIR/in.jsonl"
+	local device memo
+	device=$(jq -r .bench.device <<<"$output")
+	memo=$(echo "$c"/pools/*.json)
+	[ -f "$memo" ]
+	run -0 jq -r '"\(.call_ms > 0) \(.start_ms > 0) \(.device)"' "$memo"
+	assert_output "true true $device"
+	# a second process reads it instead of running the baseline: the device's name it reports is
+	# the remembered one (here a made-up one), and its baseline is still timed in every pair
+	jq -c '.device = "remembered device"' "$memo" >"$memo.new" && mv "$memo.new" "$memo"
+	run -0 leap-bench --max-time 0.3 --target-ci 1 --cache "$c" "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '.bench | "\(.device) \(.baseline_n == .n) \(.n >= 1)"' <<<"$output"
+	assert_output "remembered device true true"
+	# one that is not whole is measured again, and rewritten
+	echo '{"call_ms": "fast"}' >"$memo"
+	run -0 leap-bench --max-time 0.3 --target-ci 1 --cache "$c" "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -r .bench.device <<<"$output")" = "$device" ]
+	[ "$(jq -r .device "$memo")" = "$device" ]
+}
+
 # hold_lock [NAME [MODE]]: another process takes the lock NAME (cpu.lock) of the cache
 # $BATS_TEST_TMPDIR/cache, exclusive or as MODE (-s, -x), and holds it until release_lock (at
 # most 10 minutes); returns once it holds it (not after a guessed sleep: a loaded machine may
