@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdnoreturn.h>
+#include <unistd.h>
 
 #include "jsonl.h"
 #include "sig.h"
@@ -361,14 +362,21 @@ int leap_json_append(struct leap_buf *b, const json_t *json)
 int leap_json_write_file(const json_t *json, const char *path)
 {
 	struct leap_buf b = {0};
+	char *tmp = xasprintf("%s.%d", path, (int)getpid());
 	int rc = leap_json_append(&b, json);
 	if (!rc) {
 		leap_buf_add(&b, "\n", 1);
-		FILE *fp = fopen(path, "w");
+		FILE *fp = fopen(tmp, "w");
 		rc = !fp || fwrite(b.s, 1, b.len, fp) != b.len;
 		if (fp && fclose(fp))
 			rc = 1;
+		if (!rc && rename(tmp, path))
+			rc = 1;
 	}
+	int e = errno;
+	unlink(tmp);
+	errno = e;
+	free(tmp);
 	leap_buf_free(&b);
 	return rc ? -1 : 0;
 }

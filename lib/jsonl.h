@@ -116,8 +116,10 @@ int leap_json_append(struct leap_buf *b, const json_t *json);
  * v is not finite (nothing appended). */
 int leap_json_append_real(struct leap_buf *b, double v);
 
-/* Writes `json` and a newline to `path` (created or truncated) as leap_json_append writes it.
- * Returns 0, or -1 with errno set. */
+/* Writes `json` and a newline to `path` as leap_json_append writes it, through a temporary
+ * file beside it that is then renamed: a reader sees the old file or the new one, never a
+ * part (the cache's files, written by processes that may run at once). Returns 0, or -1 with
+ * errno set. */
 int leap_json_write_file(const json_t *json, const char *path);
 
 /* Record field accessors: return the value, or `dflt` when the field is absent or of the

@@ -1176,11 +1176,8 @@ static void memo_remember(const char *path, const struct leap_bpool *P)
 	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 	*slash = 0;
 	json_t *o = json_pack("{s:f,s:f,s:s}", "call_ms", P->call_ms, "start_ms", P->start_ms, "device", P->device);
-	char *tmp = xasprintf("%s.%d", path, (int)getpid());
-	if (o && leap_mkdirs(dir) == 0 && leap_json_write_file(o, tmp) == 0)
-		rename(tmp, path);
-	unlink(tmp);
-	free(tmp);
+	if (o && leap_mkdirs(dir) == 0)
+		(void)leap_json_write_file(o, path);
 	free(dir);
 	json_decref(o);
 }
@@ -1351,11 +1348,8 @@ static int device_probe(struct leap_bencher *B, enum leap_backend b, const char 
 		if (r == LEAP_SESS_OK && *gbs > 0 && leap_mkdirs(dir) == 0) {
 			json_t *o = json_pack("{s:s,s:s,s:f,s:f}", "device", device, "backend", leap_backend_name(b), "copy_gbs",
 					      *gbs, "fp32_gflops", *gflops);
-			char *tmp = xasprintf("%s.%d", path, (int)getpid());
-			if (o && leap_json_write_file(o, tmp) == 0)
-				rename(tmp, path);
-			unlink(tmp);
-			free(tmp);
+			if (o)
+				(void)leap_json_write_file(o, path);
 			json_decref(o);
 		}
 		if (r != LEAP_SESS_OK)
@@ -1398,11 +1392,8 @@ static const struct leap_memfloor *cpu_memfloor(struct leap_bencher *B, const ch
 							    (json_int_t)B->mf.lv[i].size, "per_core", B->mf.lv[i].per_core,
 							    "gbs", B->mf.lv[i].gbs));
 		json_t *o = json_pack("{s:s,s:s,s:o}", "device", device, "cores", cores, "levels", lv);
-		char *tmp = xasprintf("%s.%d", path, (int)getpid());
-		if (o && leap_mkdirs(dir) == 0 && leap_json_write_file(o, tmp) == 0)
-			rename(tmp, path);
-		unlink(tmp);
-		free(tmp);
+		if (o && leap_mkdirs(dir) == 0)
+			(void)leap_json_write_file(o, path);
 		json_decref(o);
 	}
 	free(dir);
