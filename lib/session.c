@@ -582,16 +582,24 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 	rg->laid = d;
 }
 
+/* Poisons the outputs of slot `slot` (OUT parameters; INOUT ones hold their input), with
+ * streaming stores when `stream`. */
+static void poison(struct leap_session *s, const struct leap_case_data *d, uint32_t slot, int stream)
+{
+	size_t np = d->t->nparams;
+	for (size_t p = 0; p < np; p++) {
+		const struct leap_run_param *rp = &d->rp[p];
+		unsigned char *at = s->arena + d->out[(size_t)slot * np + p];
+		if (rp->kind == LEAP_RUN_K_OUT)
+			(stream ? fill_stream : fill)(at, rp->bytes, rp->poison, rp->elsize);
+	}
+}
+
 void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot)
 {
 	leap_case_upload(d, set, slot, s->arena);
 	s->rg->in_written = 1;
-	size_t np = d->t->nparams;
-	for (size_t p = 0; p < np; p++) {
-		const struct leap_run_param *rp = &d->rp[p];
-		if (rp->kind == LEAP_RUN_K_OUT)
-			fill(s->arena + d->out[(size_t)slot * np + p], rp->bytes, rp->poison, rp->elsize);
-	}
+	poison(s, d, slot, 0);
 }
 
 void leap_session_derive(struct leap_session *s, const struct leap_case_data *d, uint32_t slot, uint32_t src,
@@ -599,12 +607,7 @@ void leap_session_derive(struct leap_session *s, const struct leap_case_data *d,
 {
 	leap_case_derive_slot(d, s->arena, slot, src, donor, seed, fresh_every);
 	s->rg->in_written = 1;
-	size_t np = d->t->nparams;
-	for (size_t p = 0; p < np; p++) {
-		const struct leap_run_param *rp = &d->rp[p];
-		if (rp->kind == LEAP_RUN_K_OUT)
-			fill_stream(s->arena + d->out[(size_t)slot * np + p], rp->bytes, rp->poison, rp->elsize);
-	}
+	poison(s, d, slot, 1);
 	leap_stream_fence();
 }
 
