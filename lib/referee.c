@@ -114,7 +114,9 @@ struct rec {
 	int running;                 /* cpu: blocks are timed less their stalls (leap_bench_opts.wall_clock) */
 	double stall_ms;             /* the candidate's stalls over its timed blocks (left out when running) */
 	int prio;                    /* the referee's priority while it times (enum leap_prio_how) */
-	uint32_t *perm;              /* [slots] scratch: the candidate's slots, then the baseline's */
+	uint32_t *perm;              /* [2 * slots] the slots picked: the candidate's, then (cuda: at
+				      * [k], of the same region; cpu: at [slots], of its own) the
+				      * baseline's */
 	long calls;
 	/* the outcome */
 	int r;                       /* the candidate session's enum leap_sess */
@@ -148,9 +150,10 @@ static int base_block(struct rec *R, const uint32_t *sets, const uint32_t *slots
 static double per_call(const struct rec *R, const struct leap_block *bt, uint32_t n);
 static double block_ms(const struct rec *R, const struct leap_block *bt);
 static double base_call_ms(const struct rec *R);
-static void pick_slots(struct rec *R, uint32_t n);
+static void pick_slots(struct rec *R, uint32_t *perm, uint32_t n);
 static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, const uint32_t *slots, uint32_t n);
-static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n);
+static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, const uint32_t *bslots,
+		uint32_t n);
 static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot);
 static struct leap_session *view(struct rec *R);
 static int in_place(const struct rec *R);
@@ -254,7 +257,7 @@ json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, e
 static json_t *time_record(struct rec *R, const char *artifact, const char *base_art, enum leap_status *st)
 {
 	R->overrun = -1;
-	R->perm = xcalloc(R->P->slots, sizeof *R->perm);
+	R->perm = xcalloc(2 * (size_t)R->P->slots, sizeof *R->perm);
 	R->target = R->B->o.target_ci[R->b];
 	json_t *out = NULL;
 	if (open_sessions(R, artifact, base_art) == 0 && R->r == LEAP_SESS_OK)
@@ -318,7 +321,7 @@ static int calibrate(struct rec *R)
 	uint32_t k = R->P->kb;
 	for (int i = 0; i < CALIBRATE_BLOCKS; i++) {
 		struct leap_block bt;
-		pick_slots(R, k);
+		pick_slots(R, R->perm, k);
 		if (leap_session_block(R->bs, R->d, R->perm, k, LEAP_RUN_OP_EMPTY, &bt) != LEAP_SESS_OK) {
 			R->err = xasprintf("the baseline of task '%s' failed to calibrate: %s", R->t->id, R->bs->last.msg);
 			return -1;
@@ -343,15 +346,20 @@ static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
 	uint32_t sets[LEAP_RUN_MAX_CALLS];
 	for (uint32_t j = 0; j < k; j++) /* cpu: made in each block's slots by stage */
 		sets[j] = pool_fresh(R->P, R->b == LEAP_BACKEND_CUDA);
-	pick_slots(R, 2 * k);
-	const uint32_t *cslots = R->perm, *bslots = R->perm + k;
+	uint32_t *cslots = R->perm, *bslots = R->perm + (R->b == LEAP_BACKEND_CUDA ? k : R->P->slots);
+	if (R->b == LEAP_BACKEND_CUDA) {
+		pick_slots(R, cslots, 2 * k); /* of the owner's one host region */
+	} else {
+		pick_slots(R, cslots, k);
+		pick_slots(R, bslots, k);
+	}
 	if (!cand_first && base_block(R, sets, bslots, k))
 		return -1;
 	if (cand_block(R, sets, cslots, k, !sample))
 		return 1;
 	if (cand_first && base_block(R, sets, bslots, k))
 		return -1;
-	if ((R->b == LEAP_BACKEND_CUDA && fetch_dev(R, 1, cslots, k)) || check_block(R, sets, cslots, k))
+	if ((R->b == LEAP_BACKEND_CUDA && fetch_dev(R, 1, cslots, k)) || check_block(R, sets, cslots, bslots, k))
 		return R->err ? -1 : 1;
 	R->calls += k;
 	if (sample) {
@@ -468,17 +476,18 @@ static double base_call_ms(const struct rec *R)
 	return R->base_ms > 0 ? R->base_ms : R->P->call_ms;
 }
 
-/* Picks n distinct slots in random order into R->perm[0..n). */
-static void pick_slots(struct rec *R, uint32_t n)
+/* Picks n distinct slots of a region in random order into perm[0..n) (perm holds a region's
+ * slots). */
+static void pick_slots(struct rec *R, uint32_t *perm, uint32_t n)
 {
 	uint32_t m = R->P->slots;
 	for (uint32_t i = 0; i < m; i++)
-		R->perm[i] = i;
+		perm[i] = i;
 	for (uint32_t i = 0; i < n && i < m; i++) {
 		uint32_t j = i + (uint32_t)(leap_rng_next(&R->P->rng) % (m - i));
-		uint32_t x = R->perm[i];
-		R->perm[i] = R->perm[j];
-		R->perm[j] = x;
+		uint32_t x = perm[i];
+		perm[i] = perm[j];
+		perm[j] = x;
 	}
 }
 
@@ -499,13 +508,14 @@ static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, c
 	}
 }
 
-/* Checks every call of a candidate block (sets[j] in slots[j]); records the first failure.
- * Returns 0 or 1 (failed). */
-static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n)
+/* Checks every call of a candidate block (sets[j] in slots[j]; the baseline's block of the pair
+ * ran set j in bslots[j]); records the first failure. Returns 0 or 1 (failed). */
+static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, const uint32_t *bslots,
+		       uint32_t n)
 {
 	for (uint32_t j = 0; j < n; j++) {
 		int bad = leap_session_guards(view(R), R->d, slots[j]);
-		uint32_t bslot = R->perm[n + j]; /* the baseline's block of the pair ran set j there */
+		uint32_t bslot = bslots[j];
 		if (bad < 0 && identical(R, sets[j], slots[j], bslot))
 			continue;
 		if (in_place(R)) { /* what leap_case_check compares with and quotes */
@@ -1184,10 +1194,12 @@ static void memo_remember(const char *path, const struct leap_bpool *P)
 
 /* Sizes a new pool from the baseline's time per call: a block of the baseline aims at the
  * block target, within what a region of slots and --pool-memory hold (the ring holds the sets
- * of one block, besides the base sets and their donors); a region has the slots of two blocks
- * (the candidate's and the baseline's of a pair: on cuda both are read back through the
- * owner's host region). --hot: blocks of one call, so that a call's inputs are the last the
- * device's copies went through (hot in the L2 when one set fits in it). */
+ * of one block, besides the base sets and their donors). On cpu a region has the slots of one
+ * block (the candidate's and the baseline's are regions of their own: their memory was a
+ * quarter of a large task's first record), on cuda of two (both blocks of a pair are read back
+ * through the owner's host region); a region's budget is the same either way. --hot: blocks of
+ * one call, so that a call's inputs are the last the device's copies went through (hot in the
+ * L2 when one set fits in it). */
 static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct leap_case_data *d0, enum leap_backend b)
 {
 	uint64_t in, out;
@@ -1203,7 +1215,7 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 	if (kmax < 1 || (B->o.hot && b == LEAP_BACKEND_CUDA))
 		kmax = 1;
 	P->kb = k < 1 ? 1 : k > (double)kmax ? (uint32_t)kmax : (uint32_t)k;
-	P->slots = 2 * P->kb;
+	P->slots = b == LEAP_BACKEND_CUDA ? 2 * P->kb : P->kb;
 	P->cap = P->nbase + P->kb;
 	P->next = P->nbase;
 	/* cuda: the inputs of every set in the owner's device pool, each parameter 256-byte aligned */
