@@ -492,13 +492,14 @@ static void pick_slots(struct rec *R, uint32_t *perm, uint32_t n)
 }
 
 /* Stages sets[0..n) into slots[0..n) of session s (cpu), right before its block: each set
- * derived straight into its slot and its outputs poisoned, with streaming stores, so that the
- * block starts with none of its slots in a cache whatever ran before (stream.h). Both blocks of
- * a pair start alike that way. Taken back, with what showed it (bench/README.md section 6):
+ * derived straight into its slot with streaming stores, so that the block finds none of its
+ * inputs in a cache whatever ran before (stream.h), and its outputs poisoned. Both blocks of a
+ * pair start alike that way. Taken back, with what showed it (bench/README.md section 6):
  * copying the inputs from a set derived once (the first block found them in the cache more than
- * the second: a column maximum 40% faster when first); staging the second block from the
- * first's slots (vector_add's pairs spread twice as wide); leaving the baseline's outputs
- * unpoisoned (an identical candidate measured 1.6% faster). */
+ * the second: a column maximum 40% faster when first); poisoning the outputs past the caches
+ * too (the self-test's interval then covered 1 in 75% to 97.5% of runs); staging the second
+ * block from the first's slots (vector_add's pairs spread twice as wide); leaving the
+ * baseline's outputs unpoisoned (an identical candidate measured 1.6% faster). */
 static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, const uint32_t *slots, uint32_t n)
 {
 	const struct leap_bpool *P = R->P;

@@ -24,7 +24,6 @@
 #include "gpu.h"
 #include "session.h"
 #include "sig.h"
-#include "stream.h"
 #include "tlock.h"
 #include "util.h"
 #include "banned.h"
@@ -533,19 +532,6 @@ static void fill(unsigned char *p, uint64_t n, const uint8_t *pattern, uint32_t 
 	}
 }
 
-/* fill, with streaming stores (stream.h): a page of the pattern, streamed out page by page. */
-static void fill_stream(unsigned char *p, uint64_t n, const uint8_t *pattern, uint32_t elsize)
-{
-	_Alignas(64) unsigned char page[4096];
-	if (!elsize || sizeof page % elsize || n < sizeof page) {
-		fill(p, n, pattern, elsize);
-		return;
-	}
-	fill(page, sizeof page, pattern, elsize);
-	for (uint64_t done = 0; done < n; done += sizeof page)
-		leap_stream_copy(p + done, page, (size_t)(n - done < sizeof page ? n - done : sizeof page));
-}
-
 /* 1 when the slots of parameter kind k are written by the candidate only where the referee
  * looks (OUT always; IN when the candidate could write it). */
 static int guarded(const struct leap_session *s, uint32_t kind)
@@ -582,16 +568,14 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 	rg->laid = d;
 }
 
-/* Poisons the outputs of slot `slot` (OUT parameters; INOUT ones hold their input), with
- * streaming stores when `stream`. */
-static void poison(struct leap_session *s, const struct leap_case_data *d, uint32_t slot, int stream)
+/* Poisons the outputs of slot `slot` (OUT parameters; INOUT ones hold their input). */
+static void poison(struct leap_session *s, const struct leap_case_data *d, uint32_t slot)
 {
 	size_t np = d->t->nparams;
 	for (size_t p = 0; p < np; p++) {
 		const struct leap_run_param *rp = &d->rp[p];
-		unsigned char *at = s->arena + d->out[(size_t)slot * np + p];
 		if (rp->kind == LEAP_RUN_K_OUT)
-			(stream ? fill_stream : fill)(at, rp->bytes, rp->poison, rp->elsize);
+			fill(s->arena + d->out[(size_t)slot * np + p], rp->bytes, rp->poison, rp->elsize);
 	}
 }
 
@@ -599,7 +583,7 @@ void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, 
 {
 	leap_case_upload(d, set, slot, s->arena);
 	s->rg->in_written = 1;
-	poison(s, d, slot, 0);
+	poison(s, d, slot);
 }
 
 void leap_session_derive(struct leap_session *s, const struct leap_case_data *d, uint32_t slot, uint32_t src,
@@ -607,8 +591,7 @@ void leap_session_derive(struct leap_session *s, const struct leap_case_data *d,
 {
 	leap_case_derive_slot(d, s->arena, slot, src, donor, seed, fresh_every);
 	s->rg->in_written = 1;
-	poison(s, d, slot, 1);
-	leap_stream_fence();
+	poison(s, d, slot);
 }
 
 /* 1 when all n bytes at p hold the canary: the first does and each equals the next, which

@@ -168,8 +168,8 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot);
 
 /* leap_session_stage for a set derived on the spot (leap_case_derive_slot of src, donor and
- * seed): inputs and poisoned outputs written past the caches (stream.h), so that the block
- * starts with none of its slot in a cache, whatever ran before it. */
+ * seed): its inputs written past the caches (stream.h), so that the block finds none of them
+ * in a cache, whatever ran before it; its outputs poisoned (in the cache, as every block's). */
 void leap_session_derive(struct leap_session *s, const struct leap_case_data *d, uint32_t slot, uint32_t src,
 			 uint32_t donor, uint64_t seed, uint32_t fresh_every);
 
