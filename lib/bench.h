@@ -102,7 +102,8 @@ struct leap_bpool {
 	uint32_t *ring_base;       /* [cap] the ring's sets: the base set each is derived from, */
 	uint64_t *ring_seed;       /* [cap] with this seed of the secret stream (leap_case_derive) */
 	uint8_t *made;             /* [cap] its inputs are in the set's buffers (cuda: always; cpu:
-				    * made in the slots, and here only for a mismatch's check) */
+				    * made in the slots, and here only to compare an unsealed
+				    * region's inputs with) */
 	uint64_t rng;              /* the referee's secret stream */
 	double tol_scale;          /* tolerance factor at this size (longer reductions) */
 	/* kept from record to record: the baseline's runner (trusted, frozen between records)

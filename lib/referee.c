@@ -519,16 +519,18 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 		uint32_t bslot = bslots[j];
 		if (bad < 0 && identical(R, sets[j], slots[j], bslot))
 			continue;
-		if (in_place(R)) { /* what leap_case_check compares with and quotes */
-			pool_make(R->P, sets[j]);
+		if (in_place(R)) /* what leap_case_check compares with and quotes */
 			leap_case_expect(R->d, sets[j], bslot, R->bs->arena);
-		}
 		struct leap_errstats es = {0, 0};
 		char *m = NULL;
-		/* inputs are checked where the candidate could write them: an unsealed host region;
-		 * on cuda they are staged afresh from the pool for every block, so a changed input
-		 * can only make that call's own outputs wrong */
+		/* inputs are checked where the candidate could write them: an unsealed host region,
+		 * against the set made in its own buffers (only then: a candidate whose outputs are
+		 * right but not the baseline's to the bit comes here on every call); on cuda they are
+		 * staged afresh from the pool for every block, so a changed input can only make that
+		 * call's own outputs wrong */
 		int inputs = R->b == LEAP_BACKEND_CPU && !R->cs.sealed;
+		if (inputs)
+			pool_make(R->P, sets[j]);
 		json_t *mm = bad >= 0 ? NULL : leap_case_check(R->d, sets[j], slots[j], view(R)->arena, inputs, &es, &m);
 		if (bad < 0 && !mm)
 			continue;
