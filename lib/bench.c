@@ -5,6 +5,7 @@
  * bencher is set up once per program (cores, cgroups, the freezer it refuses to time without)
  * and ended before a worker exits. How one record is timed, and why, is lib/referee.c. */
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,6 +144,11 @@ int leap_bencher_init(struct leap_bencher *B, struct leap_verifier *v, const str
 	if (f == LEAP_FREEZE_CGROUP)
 		B->sb.cg_ctrl |= 1u << LEAP_CG_FREEZER;
 	B->o.freezer = f;
+	/* a block's sets are made while nothing is timed, on the cores this process may use: more
+	 * than four threads gain nothing from a memory bus they already fill */
+	cpu_set_t own;
+	int n = sched_getaffinity(0, sizeof own, &own) == 0 ? CPU_COUNT(&own) : 1;
+	B->stage_threads = n < 1 ? 1 : n > 4 ? 4 : (unsigned)n;
 	return 0;
 }
 

@@ -129,6 +129,8 @@ struct leap_bencher {
 	struct leap_memfloor mf;        /* cpu: its caches and memory, measured once */
 	int have_mf;                    /* 1 measured, -1 could not be */
 	int lock_said;                  /* said that it waits for a device lock */
+	unsigned stage_threads;         /* threads that make a block's sets (leap_case_stage): the
+					 * CPUs this process may run on, at most 4 */
 };
 
 /* Prepares a bencher: detects the cgroups, resolves the core set (o->cpus) and the freezer

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "jsonl.h"
+#include "par.h"
 #include "rng.h"
 #include "stream.h"
 #include "util.h"
@@ -557,71 +558,197 @@ static inline void copy_element(unsigned char *to, const unsigned char *from, ui
  * caches: a multiple of every element size it is used for. */
 #define DERIVE_CHUNK 8192
 
-/* One input of n elements of es bytes of a derived set (leap_case_derive): `from` rotated into
- * `to`, then the fresh places from `fresh` (m elements). With `buf` (DERIVE_CHUNK bytes) it is
- * made a chunk at a time in buf and streamed out (stream.h), so that no line of `to` is left in
- * a cache; the stream's draws are the same either way. */
-static void derive_input(unsigned char *to, const unsigned char *from, const unsigned char *fresh, uint64_t n,
-			 uint64_t es, uint64_t m, uint64_t *rng, unsigned char *buf)
+/* Elements of an input made from one stream of their own: the pieces threads share (a
+ * multiple of DERIVE_CHUNK / es for every element size). */
+#define DERIVE_PIECE ((uint64_t)1 << 16)
+
+/* Staging fewer bytes than this takes one thread: below it a thread costs more than it
+ * saves. */
+#define PAR_BYTES ((uint64_t)1 << 20)
+
+/* The secret stream of piece `piece` of input p of a derived set; piece UINT64_MAX is the
+ * input's own (its rotation). Pieces are independent, so any thread can make any of them. */
+static uint64_t piece_stream(uint64_t seed, size_t p, uint64_t piece)
 {
+	return leap_mix64(seed ^ leap_mix64(0x9E3779B97F4A7C15ull * (p + 1) + 0xC2B2AE3D27D4EB4Full * (piece + 1)));
+}
+
+/* What a derived input is made from: `from` (n elements of es bytes) rotated by rot, and its
+ * donor `fresh` (m elements), one element in about n / m of it at secret places. */
+struct derivation {
+	const unsigned char *from, *fresh;
+	uint64_t n, es, m, rot;
+};
+
+static struct derivation derivation_of(const struct leap_case_data *d, size_t p, uint32_t src, uint32_t donor,
+				       uint64_t seed, uint32_t fresh_every)
+{
+	size_t np = d->t->nparams;
+	uint64_t n = (uint64_t)d->sizes[p];
+	return (struct derivation){.from = d->inputs[(size_t)src * np + p],
+				   .fresh = d->inputs[(size_t)donor * np + p],
+				   .n = n,
+				   .es = d->rp[p].elsize,
+				   .m = donor_elements(n, fresh_every),
+				   .rot = n ? piece_stream(seed, p, UINT64_MAX) % n : 0};
+}
+
+/* Elements [c0, c1) of a derived input (struct derivation) into `to` (the whole input), drawn
+ * from the stream *rng: to[x] = from[(x + rot) % n], then the fresh places, a walk with secret
+ * gaps of mean n / m that starts in the piece's first gap and stops at its end; each takes the
+ * donor's element the stream picks. The walk goes in order, so that its writes stream through
+ * the cache instead of missing it at random. With `buf` (DERIVE_CHUNK bytes) the elements are
+ * made a chunk at a time in buf and streamed out (stream.h), so that no line of `to` is left in
+ * a cache; the bytes are the same either way. */
+static void derive_piece(unsigned char *to, const struct derivation *v, uint64_t c0, uint64_t c1, uint64_t rng,
+			 unsigned char *buf)
+{
+	uint64_t n = v->n, es = v->es, m = v->m, rot = v->rot, cut = n - rot;
 	if (buf && DERIVE_CHUNK % es)
 		buf = NULL;
-	uint64_t rot = leap_rng_next(rng) % n, g = n / m, big = (m | g) >> 31;
-	/* the fresh places: a walk with secret gaps of mean n / m (1: every element), in order,
-	 * so that the writes stream through the cache instead of missing it at random */
-	uint64_t i = leap_rng_scale(leap_rng_next(rng), g), per = buf ? DERIVE_CHUNK / es : n;
-	for (uint64_t c0 = 0; c0 < n; c0 += per) {
-		uint64_t c1 = n - c0 < per ? n : c0 + per, cut = n - rot;
-		unsigned char *out = buf ? buf : to + c0 * es;
-		if (c0 < cut) /* to[x] = from[x + rot] below the cut, from[x - cut] above */
-			memcpy(out, from + (c0 + rot) * es, (size_t)(((c1 < cut ? c1 : cut) - c0) * es));
-		if (c1 > cut) {
-			uint64_t x = c0 > cut ? c0 : cut;
-			memcpy(out + (x - c0) * es, from + (x - cut) * es, (size_t)((c1 - x) * es));
+	uint64_t g = n / m, big = (m | g) >> 31;
+	uint64_t i = c0 + leap_rng_scale(leap_rng_next(&rng), g), per = buf ? DERIVE_CHUNK / es : c1 - c0;
+	for (uint64_t a = c0; a < c1; a += per) {
+		uint64_t b = c1 - a < per ? c1 : a + per;
+		unsigned char *out = buf ? buf : to + a * es;
+		if (a < cut) /* to[x] = from[x + rot] below the cut, from[x - cut] above */
+			memcpy(out, v->from + (a + rot) * es, (size_t)(((b < cut ? b : cut) - a) * es));
+		if (b > cut) {
+			uint64_t x = a > cut ? a : cut;
+			memcpy(out + (x - a) * es, v->from + (x - cut) * es, (size_t)((b - x) * es));
 		}
-		while (i < c1) {
+		while (i < b) {
 			/* one draw for two numbers where both fit 32 bits (every input under 2^36
 			 * elements): its low half picks the donor's element, its high half the gap */
-			uint64_t x = leap_rng_next(rng);
+			uint64_t x = leap_rng_next(&rng);
 			uint64_t j = big ? leap_rng_scale(x, m) : (x & 0xffffffffu) * m >> 32;
-			copy_element(out + (i - c0) * es, fresh + j * es, es);
-			i += 1 + (big ? leap_rng_scale(leap_rng_next(rng), 2 * g - 1) : (x >> 32) * (2 * g - 1) >> 32);
+			copy_element(out + (i - a) * es, v->fresh + j * es, es);
+			i += 1 + (big ? leap_rng_scale(leap_rng_next(&rng), 2 * g - 1) : (x >> 32) * (2 * g - 1) >> 32);
 		}
 		if (buf)
-			leap_stream_copy(to + c0 * es, buf, (size_t)((c1 - c0) * es));
+			leap_stream_copy(to + a * es, buf, (size_t)((b - a) * es));
 	}
 }
 
-/* leap_case_derive into set `dst`, or with `arena` into its slot `slot`, streamed. */
-static void derive(const struct leap_case_data *d, uint32_t dst, unsigned char *arena, uint32_t slot, uint32_t src,
-		   uint32_t donor, uint64_t seed, uint32_t fresh_every)
+/* Pieces of an input of n elements. */
+static uint64_t pieces(uint64_t n)
 {
-	_Alignas(64) unsigned char buf[DERIVE_CHUNK];
-	size_t np = d->t->nparams;
-	uint64_t rng = seed;
-	for (size_t p = 0; p < np; p++) {
-		const struct leap_run_param *r = &d->rp[p];
-		uint64_t n = (uint64_t)d->sizes[p];
-		if (r->kind == LEAP_RUN_K_SCALAR || r->kind == LEAP_RUN_K_OUT || !n)
-			continue;
-		unsigned char *to = arena ? arena + d->in[(size_t)slot * np + p] : d->inputs[(size_t)dst * np + p];
-		derive_input(to, d->inputs[(size_t)src * np + p], d->inputs[(size_t)donor * np + p], n, r->elsize,
-			     donor_elements(n, fresh_every), &rng, arena ? buf : NULL);
-	}
-	if (arena)
-		leap_stream_fence();
+	return (n + DERIVE_PIECE - 1) / DERIVE_PIECE;
+}
+
+/* Piece k of a derived input into `to`. */
+static void derive_input_piece(unsigned char *to, const struct derivation *v, size_t p, uint64_t seed, uint64_t k,
+			       unsigned char *buf)
+{
+	uint64_t c0 = k * DERIVE_PIECE, c1 = v->n - c0 < DERIVE_PIECE ? v->n : c0 + DERIVE_PIECE;
+	derive_piece(to, v, c0, c1, piece_stream(seed, p, k), buf);
+}
+
+/* 1 for the parameters a derived set makes (inputs, and inout parameters' inputs). */
+static int derived(const struct leap_case_data *d, size_t p)
+{
+	uint32_t kind = d->rp[p].kind;
+	return kind != LEAP_RUN_K_SCALAR && kind != LEAP_RUN_K_OUT && d->sizes[p] > 0;
 }
 
 void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t seed,
 		      uint32_t fresh_every)
 {
-	derive(d, dst, NULL, 0, src, donor, seed, fresh_every);
+	size_t np = d->t->nparams;
+	for (size_t p = 0; p < np; p++) {
+		if (!derived(d, p))
+			continue;
+		struct derivation v = derivation_of(d, p, src, donor, seed, fresh_every);
+		for (uint64_t k = 0; k < pieces(v.n); k++)
+			derive_input_piece(d->inputs[(size_t)dst * np + p], &v, p, seed, k, NULL);
+	}
 }
 
-void leap_case_derive_slot(const struct leap_case_data *d, unsigned char *arena, uint32_t slot, uint32_t src,
-			   uint32_t donor, uint64_t seed, uint32_t fresh_every)
+/* ---- a block's sets staged on threads (leap_case_stage) ---- */
+
+/* One piece of work: piece `piece` of parameter p of set `set` (an input derived, or an output
+ * poisoned). */
+struct stage_job {
+	uint32_t set;
+	uint32_t p;
+	uint64_t piece;
+};
+
+struct stage_work {
+	const struct leap_case_data *d;
+	unsigned char *arena;
+	const struct leap_case_recipe *r;
+	struct derivation *v;        /* [set * nparams + p] */
+	struct stage_job *jobs;
+	size_t njobs;
+	atomic_size_t next;
+};
+
+/* Elements [c0, c1) of an output of es bytes poisoned with `poison`, with plain stores. */
+static void poison_piece(unsigned char *out, const uint8_t *poison, uint64_t es, uint64_t c0, uint64_t c1)
 {
-	derive(d, 0, arena, slot, src, donor, seed, fresh_every);
+	if (!es || c1 <= c0)
+		return;
+	unsigned char *p = out + c0 * es;
+	uint64_t n = (c1 - c0) * es, done = es;
+	memcpy(p, poison, (size_t)es);
+	while (done < n) {
+		uint64_t k = done < n - done ? done : n - done;
+		memcpy(p + done, p, (size_t)k);
+		done += k;
+	}
+}
+
+static void stage_job(struct stage_work *w, const struct stage_job *j, unsigned char *buf)
+{
+	const struct leap_case_data *d = w->d;
+	const struct leap_case_recipe *r = &w->r[j->set];
+	size_t np = d->t->nparams, k = (size_t)r->slot * np + j->p;
+	const struct leap_run_param *rp = &d->rp[j->p];
+	if (rp->kind == LEAP_RUN_K_OUT) {
+		uint64_t n = (uint64_t)d->sizes[j->p], c0 = j->piece * DERIVE_PIECE;
+		poison_piece(w->arena + d->out[k], rp->poison, rp->elsize, c0, n - c0 < DERIVE_PIECE ? n : c0 + DERIVE_PIECE);
+	} else {
+		derive_input_piece(w->arena + d->in[k], &w->v[(size_t)j->set * np + j->p], j->p, r->seed, j->piece, buf);
+	}
+}
+
+static void *stage_worker(void *arg)
+{
+	struct stage_work *w = arg;
+	_Alignas(64) unsigned char buf[DERIVE_CHUNK];
+	for (size_t i; (i = leap_par_next(&w->next, w->njobs)) < w->njobs;)
+		stage_job(w, &w->jobs[i], buf);
+	leap_stream_fence(); /* this thread's streamed stores, before the join publishes them */
+	return NULL;
+}
+
+void leap_case_stage(const struct leap_case_data *d, unsigned char *arena, const struct leap_case_recipe *r,
+		     uint32_t n, uint32_t fresh_every, unsigned threads)
+{
+	size_t np = d->t->nparams, njobs = 0;
+	uint64_t bytes = 0;
+	struct stage_work w = {.d = d, .arena = arena, .r = r};
+	w.v = xcalloc((size_t)n * np + 1, sizeof *w.v);
+	for (uint32_t s = 0; s < n; s++)
+		for (size_t p = 0; p < np; p++) {
+			if (derived(d, p))
+				w.v[s * np + p] = derivation_of(d, p, r[s].src, r[s].donor, r[s].seed, fresh_every);
+			if (derived(d, p) || (d->rp[p].kind == LEAP_RUN_K_OUT && d->sizes[p] > 0)) {
+				njobs += pieces((uint64_t)d->sizes[p]);
+				bytes += d->rp[p].bytes;
+			}
+		}
+	w.jobs = xcalloc(njobs ? njobs : 1, sizeof *w.jobs);
+	for (uint32_t s = 0; s < n; s++)
+		for (size_t p = 0; p < np; p++)
+			if (derived(d, p) || (d->rp[p].kind == LEAP_RUN_K_OUT && d->sizes[p] > 0))
+				for (uint64_t k = 0; k < pieces((uint64_t)d->sizes[p]); k++)
+					w.jobs[w.njobs++] = (struct stage_job){.set = s, .p = (uint32_t)p, .piece = k};
+	atomic_init(&w.next, 0);
+	leap_par_run(bytes < PAR_BYTES ? 1 : threads, stage_worker, &w);
+	free(w.jobs);
+	free(w.v);
 }
 
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena)

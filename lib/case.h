@@ -68,7 +68,7 @@ void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsi
 /* Makes the inputs of set `dst` from those of set `src` with the secret stream seeded by
  * `seed`: each input rotated by an offset of its own, then about one element in `fresh_every`
  * (at least 64, or all of a smaller input), at places the stream picks (a walk whose gaps it
- * draws), replaced by an element, also picked by the stream, of donor `donor`
+ * draws, on a stream of its own in each piece of 65536 elements), replaced by an element, also picked by the stream, of donor `donor`
  * (leap_case_donor): drawn like `src` from a secret seed and never given to a candidate. So a
  * derived set is no permutation of a set seen before: its histogram, its column maxima, its
  * sums change, and an output that depends on every element cannot be had without reading
@@ -76,10 +76,21 @@ void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsi
 void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t seed,
 		      uint32_t fresh_every);
 
-/* The same set (the same bytes for the same seed) made straight into the IN slots of arena slot
- * `slot`, with streaming stores: none of it is in a cache afterwards (stream.h). */
-void leap_case_derive_slot(const struct leap_case_data *d, unsigned char *arena, uint32_t slot, uint32_t src,
-			   uint32_t donor, uint64_t seed, uint32_t fresh_every);
+/* One set a block runs on: derived (leap_case_derive) from base set `src` and donor `donor` with
+ * the secret stream `seed`, made in arena slot `slot`. */
+struct leap_case_recipe {
+	uint32_t slot, src, donor;
+	uint64_t seed;
+};
+
+/* Stages n sets in arena: each derived straight into the IN part of its slot with streaming
+ * stores (the bytes leap_case_derive makes from the same recipe; none of them in a cache
+ * afterwards: stream.h), and the outputs of its slot poisoned with plain stores. Each input is
+ * made in pieces of its own stream, so that up to `threads` threads (this one included) share
+ * the work: a block's inputs are a copy of up to hundreds of megabytes, made while nothing is
+ * timed. */
+void leap_case_stage(const struct leap_case_data *d, unsigned char *arena, const struct leap_case_recipe *r,
+		     uint32_t n, uint32_t fresh_every, unsigned threads);
 
 /* Copies the inputs of set `set` (drawn before) into the IN slots of arena slot `slot`. */
 void leap_case_upload(const struct leap_case_data *d, uint32_t set, uint32_t slot, unsigned char *arena);

@@ -503,10 +503,13 @@ static void pick_slots(struct rec *R, uint32_t *perm, uint32_t n)
 static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, const uint32_t *slots, uint32_t n)
 {
 	const struct leap_bpool *P = R->P;
+	struct leap_case_recipe r[LEAP_RUN_MAX_CALLS];
 	for (uint32_t j = 0; j < n; j++) {
 		uint32_t base = P->ring_base[sets[j]];
-		leap_session_derive(s, R->d, slots[j], base, P->cap + base, P->ring_seed[sets[j]], FRESH_EVERY);
+		r[j] = (struct leap_case_recipe){.slot = slots[j], .src = base, .donor = P->cap + base,
+						 .seed = P->ring_seed[sets[j]]};
 	}
+	leap_session_derive(s, R->d, r, n, FRESH_EVERY, R->B->stage_threads);
 }
 
 /* Checks every call of a candidate block (sets[j] in slots[j]; the baseline's block of the pair

@@ -586,12 +586,11 @@ void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, 
 	poison(s, d, slot);
 }
 
-void leap_session_derive(struct leap_session *s, const struct leap_case_data *d, uint32_t slot, uint32_t src,
-			 uint32_t donor, uint64_t seed, uint32_t fresh_every)
+void leap_session_derive(struct leap_session *s, const struct leap_case_data *d, const struct leap_case_recipe *r,
+			 uint32_t n, uint32_t fresh_every, unsigned threads)
 {
-	leap_case_derive_slot(d, s->arena, slot, src, donor, seed, fresh_every);
+	leap_case_stage(d, s->arena, r, n, fresh_every, threads);
 	s->rg->in_written = 1;
-	poison(s, d, slot);
 }
 
 /* 1 when all n bytes at p hold the canary: the first does and each equals the next, which

@@ -167,11 +167,12 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 /* Writes the inputs of set `set` into slot `slot` and poisons its outputs. */
 void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot);
 
-/* leap_session_stage for a set derived on the spot (leap_case_derive_slot of src, donor and
- * seed): its inputs written past the caches (stream.h), so that the block finds none of them
- * in a cache, whatever ran before it; its outputs poisoned (in the cache, as every block's). */
-void leap_session_derive(struct leap_session *s, const struct leap_case_data *d, uint32_t slot, uint32_t src,
-			 uint32_t donor, uint64_t seed, uint32_t fresh_every);
+/* leap_session_stage for n sets derived on the spot (leap_case_stage, on up to `threads`
+ * threads): their inputs written past the caches (stream.h), so that the block finds none of
+ * them in a cache, whatever ran before it; their outputs poisoned (in the cache, as every
+ * block's). */
+void leap_session_derive(struct leap_session *s, const struct leap_case_data *d, const struct leap_case_recipe *r,
+			 uint32_t n, uint32_t fresh_every, unsigned threads);
 
 /* Runs one block: op LEAP_RUN_OP_CALL (or EMPTY) on slots[0..n) of case d; *bt receives the
  * referee's timing. Returns an enum leap_sess. */
