@@ -562,8 +562,8 @@ static inline void copy_element(unsigned char *to, const unsigned char *from, ui
  * multiple of DERIVE_CHUNK / es for every element size). */
 #define DERIVE_PIECE ((uint64_t)1 << 16)
 
-/* Staging fewer bytes than this takes one thread: below it a thread costs more than it
- * saves. */
+/* Staging or checking fewer bytes than this takes one thread: below it a thread costs more
+ * than it saves. */
 #define PAR_BYTES ((uint64_t)1 << 20)
 
 /* The secret stream of piece `piece` of input p of a derived set; piece UINT64_MAX is the
@@ -933,8 +933,59 @@ static int float_ok(const unsigned char *got, const unsigned char *want, size_t 
 	return 1;
 }
 
+/* float_ok over pieces of an output shared by threads: each piece's outcome kept apart and
+ * combined in order, so the result is float_ok's over the whole. */
+struct float_work {
+	const unsigned char *got, *want;
+	size_t n, npieces;
+	const uint8_t *poison;
+	double atol, rtol;
+	struct leap_errstats *es; /* [npieces] */
+	int *ok;                  /* [npieces] */
+	atomic_size_t next;
+};
+
+static void *float_worker(void *arg)
+{
+	struct float_work *w = arg;
+	for (size_t k; (k = leap_par_next(&w->next, w->npieces)) < w->npieces;) {
+		size_t c0 = k * DERIVE_PIECE, m = w->n - c0 < DERIVE_PIECE ? w->n - c0 : DERIVE_PIECE;
+		w->ok[k] = float_ok(w->got + 4 * c0, w->want + 4 * c0, m, w->poison, w->atol, w->rtol, &w->es[k]);
+	}
+	return NULL;
+}
+
+static int float_ok_par(const unsigned char *got, const unsigned char *want, size_t n, const uint8_t *poison,
+			double atol, double rtol, struct leap_errstats *es, unsigned threads)
+{
+	if (threads < 2 || 4 * (uint64_t)n < PAR_BYTES)
+		return float_ok(got, want, n, poison, atol, rtol, es);
+	struct float_work w = {.got = got, .want = want, .n = n, .npieces = pieces(n), .poison = poison,
+			       .atol = atol, .rtol = rtol};
+	w.es = xcalloc(w.npieces, sizeof *w.es);
+	w.ok = xcalloc(w.npieces, sizeof *w.ok);
+	atomic_init(&w.next, 0);
+	leap_par_run(threads, float_worker, &w);
+	int ok = 1;
+	for (size_t k = 0; k < w.npieces; k++) {
+		ok &= w.ok[k];
+		es->max_abs = w.es[k].max_abs > es->max_abs ? w.es[k].max_abs : es->max_abs;
+		es->max_rel = w.es[k].max_rel > es->max_rel ? w.es[k].max_rel : es->max_rel;
+	}
+	free(w.es);
+	free(w.ok);
+	return ok;
+}
+
 json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t slot, const unsigned char *arena,
 			int check_inputs, struct leap_errstats *es, char **msg)
+{
+	return leap_case_check_against(d, set, slot, arena, NULL, 0, check_inputs, es, msg);
+}
+
+json_t *leap_case_check_against(const struct leap_case_data *d, uint32_t set, uint32_t slot,
+				const unsigned char *arena, const unsigned char *wa, uint32_t wslot, int check_inputs,
+				struct leap_errstats *es, char **msg)
 {
 	const struct leap_task *t = d->t;
 	size_t np = t->nparams;
@@ -976,8 +1027,9 @@ json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t s
 			*msg = leap_buf_detach(&b);
 			return m;
 		}
-		const unsigned char *got = arena + d->out[ka], *want = d->want[k];
-		if (par->type == LEAP_T_FLOAT && float_ok(got, want, n, r->poison, atol, rtol, es))
+		const unsigned char *got = arena + d->out[ka];
+		const unsigned char *want = wa ? wa + d->out[(size_t)wslot * np + p] : d->want[k];
+		if (par->type == LEAP_T_FLOAT && float_ok_par(got, want, n, r->poison, atol, rtol, es, d->threads))
 			continue;
 		int is_float = leap_type_is_float(par->type);
 		size_t first = n, unwritten = 0, bad = 0;

@@ -30,6 +30,8 @@ struct leap_case_data {
 	double tol_scale;            /* the task's atol and rtol are multiplied by this (0: 1);
 				      * leap-bench widens them for longer reductions */
 	enum leap_tolerance tol;     /* whose atol and rtol: the task's or KernelBench's */
+	unsigned threads;            /* threads leap_case_check may compare a large output on (0:
+				      * this one) */
 };
 
 /* Prepares case `c` (index `index`) of `t` for `nsets` input sets, of which the arena
@@ -123,5 +125,12 @@ struct leap_errstats {
  * message for the model in *msg. Updates *es with the errors of compared elements. */
 json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t slot, const unsigned char *arena,
 			int check_inputs, struct leap_errstats *es, char **msg);
+
+/* leap_case_check against the outputs the reference left in slot `wslot` of arena `wa` (its own
+ * mapping of them), not against the set's buffers: no copy of them first. The messages quote
+ * the set's inputs (d->inputs) where they are few. */
+json_t *leap_case_check_against(const struct leap_case_data *d, uint32_t set, uint32_t slot,
+				const unsigned char *arena, const unsigned char *wa, uint32_t wslot, int check_inputs,
+				struct leap_errstats *es, char **msg);
 
 #endif

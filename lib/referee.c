@@ -154,6 +154,7 @@ static void pick_slots(struct rec *R, uint32_t *perm, uint32_t n);
 static void stage(struct rec *R, struct leap_session *s, const uint32_t *sets, const uint32_t *slots, uint32_t n);
 static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, const uint32_t *bslots,
 		uint32_t n);
+static json_t *check_call(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot, int inputs, char **msg);
 static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot);
 static struct leap_session *view(struct rec *R);
 static int in_place(const struct rec *R);
@@ -340,7 +341,7 @@ static int calibrate(struct rec *R)
  * baseline's outputs. `sample`: the pair's times and ratio count (not the warm-up). Returns 0,
  * 1 when the candidate ended the record, or -1 (the harness: R->err).
  * On cpu the candidate's outputs are compared with the baseline's in the baseline's own slot,
- * where its block left them: expected outputs are copied out only for a mismatch's message. */
+ * where its block left them: they are never copied out. */
 static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
 {
 	uint32_t sets[LEAP_RUN_MAX_CALLS];
@@ -519,13 +520,8 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 {
 	for (uint32_t j = 0; j < n; j++) {
 		int bad = leap_session_guards(view(R), R->d, slots[j]);
-		uint32_t bslot = bslots[j];
-		if (bad < 0 && identical(R, sets[j], slots[j], bslot))
+		if (bad < 0 && identical(R, sets[j], slots[j], bslots[j]))
 			continue;
-		if (in_place(R)) /* what leap_case_check compares with and quotes */
-			leap_case_expect(R->d, sets[j], bslot, R->bs->arena);
-		struct leap_errstats es = {0, 0};
-		char *m = NULL;
 		/* inputs are checked where the candidate could write them: an unsealed host region,
 		 * against the set made in its own buffers (only then: a candidate whose outputs are
 		 * right but not the baseline's to the bit comes here on every call); on cuda they are
@@ -534,8 +530,9 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 		int inputs = R->b == LEAP_BACKEND_CPU && !R->cs.sealed;
 		if (inputs)
 			pool_make(R->P, sets[j]);
-		json_t *mm = bad >= 0 ? NULL : leap_case_check(R->d, sets[j], slots[j], view(R)->arena, inputs, &es, &m);
-		if (bad < 0 && !mm)
+		json_t *mm = NULL;
+		char *m = NULL;
+		if (bad < 0 && !(mm = check_call(R, sets[j], slots[j], bslots[j], inputs, &m)))
 			continue;
 		R->overrun = bad;
 		R->mismatch = mm;
@@ -545,6 +542,16 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 		return 1;
 	}
 	return 0;
+}
+
+/* The element-wise check of one call (set `set` in the candidate's slot `slot`): on cpu against
+ * the baseline's outputs in its own slot `bslot`, where its block left them (no copy), on cuda
+ * against the set's expected outputs. Returns NULL or the mismatch (*msg its message). */
+static json_t *check_call(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot, int inputs, char **msg)
+{
+	struct leap_errstats es = {0, 0};
+	return leap_case_check_against(R->d, set, slot, view(R)->arena, in_place(R) ? R->bs->arena : NULL, bslot, inputs,
+				       &es, msg);
 }
 
 /* 1 when every output of slot `slot` is, byte for byte, the expected output of set `set`, or
@@ -1085,6 +1092,7 @@ static struct leap_bpool *pool_get(struct leap_bencher *B, const struct leap_tas
 	leap_case_fork(&P->d, 0); /* every record forks a sandbox, which never reads the pool */
 	P->tol_scale = P->d.tol_scale = tol_scale(t, c);
 	P->d.tol = B->v->o.tolerance;
+	P->d.threads = B->stage_threads; /* every call's check, between blocks */
 	xgrow((void **)&B->pools, &B->poolcap, B->npools + 1, sizeof *B->pools);
 	B->pools[B->npools++] = P;
 	return P;

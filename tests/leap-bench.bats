@@ -290,6 +290,21 @@ referee_priority() {
 	[[ "$output" =~ derived:\ ([0-9]+)\ tasks ]] && [ "${BASH_REMATCH[1]}" -ge 30 ]
 }
 
+@test "issue 28: a call checked in place and on threads gets the verdict one thread gives against a copy" {
+	link_with_lib "$FIXTURES/leap-bench/check.c" "$BATS_TEST_TMPDIR/check"
+	# vector_add's 4M-element output in 64 pieces: within tolerance, one element wrong near the
+	# end, one unwritten near the start; each on one thread and three, in place and on a copy
+	run -0 "$BATS_TEST_TMPDIR/check" "$LEAP_TASKS"
+	[ "${#lines[@]}" = 12 ]
+	for c in within value unwritten; do
+		[ "$(grep -c "^$c " <<<"$output")" = 4 ]
+		[ "$(grep "^$c " <<<"$output" | cut -d: -f2 | sort -u | wc -l)" = 1 ] || fail "$c: the four checks differ"
+	done
+	assert_line --regexp '^within 3 in-place: ok [0-9.e-]+ [0-9.e-]+$'
+	assert_line --regexp '^value 3 in-place: value index 4194299 count 1 '
+	assert_line --regexp '^unwritten 3 in-place: unwritten index 17 count 2 '
+}
+
 @test "issue 26: the memory floor knows the caches: bytes that fit one are floored at its speed" {
 	link_with_lib "$FIXTURES/leap-bench/floor.c" "$BATS_TEST_TMPDIR/floor"
 	run -0 "$BATS_TEST_TMPDIR/floor"
