@@ -534,6 +534,12 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 		char *m = NULL;
 		if (bad < 0 && !(mm = check_call(R, sets[j], slots[j], bslots[j], inputs, &m)))
 			continue;
+		if (mm && !inputs) { /* the message quotes the set's inputs where they are few: made now */
+			json_decref(mm);
+			free(m);
+			pool_make(R->P, sets[j]);
+			mm = check_call(R, sets[j], slots[j], bslots[j], 0, &m);
+		}
 		R->overrun = bad;
 		R->mismatch = mm;
 		R->mmsg = m;

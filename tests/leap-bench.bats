@@ -409,6 +409,27 @@ referee_priority() {
 	honest "$(leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl" | sed -n 2p)"
 }
 
+@test "issue 28: a mismatch found while timing quotes the inputs of the set the call ran on" {
+	# a benchmark case of eight elements: the message quotes its inputs. A timed set is made in
+	# the slots only, so its own buffers held another set's inputs, or none, until the message
+	# made them (a = [3.2e+19, 7e-45, 0, ...], b = [0, ...] for c[4] = a[4] + b[4] = 0.33)
+	local suite="$BATS_TEST_TMPDIR/suite"
+	mkdir -p "$suite/vector_add"
+	cp "$ROOT/tasks/vector_add/reference.c" "$suite/vector_add/"
+	jq '.bench = {n: 8} | .bench_cpu = {n: 8}' "$ROOT/tasks/vector_add/task.json" >"$suite/vector_add/task.json"
+	passed wrong_after >"$BATS_TEST_TMPDIR/in.jsonl"
+	LEAP_TASKS=$suite run -0 leap-bench --max-time 1 --cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in.jsonl"
+	[ "$(jq -r .bench.status <<<"$output")" = mismatch ]
+	# wrong_after makes c[4] = a[4] + 2 b[4]: what the message quotes must say just that
+	run -0 jq -r '.bench.mismatch | [.index, .got, .want, .inputs.a[4], .inputs.b[4]] | @tsv' <<<"$output"
+	read -r i got want a b <<<"$output"
+	[ "$i" = 4 ]
+	awk -v g="$got" -v w="$want" -v a="$a" -v b="$b" 'BEGIN {
+		d1 = w - (a + b); d2 = g - (a + 2 * b)
+		exit !(d1 * d1 < 1e-10 * (1 + w * w) && d2 * d2 < 1e-10 * (1 + g * g)) }' ||
+		fail "quoted c[4] = $got (want $want) from a[4] = $a, b[4] = $b"
+}
+
 @test "inputs are sealed: a kernel that writes its input while timed crashes; a crash fails the record" {
 	passed write_input crash_large correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
