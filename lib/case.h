@@ -87,10 +87,10 @@ struct leap_case_recipe {
 
 /* Stages n sets in arena: each derived straight into the IN part of its slot with streaming
  * stores (the bytes leap_case_derive makes from the same recipe; none of them in a cache
- * afterwards: stream.h), and the outputs of its slot poisoned with plain stores. Each input is
- * made in pieces of its own stream, so that up to `threads` threads (this one included) share
- * the work: a block's inputs are a copy of up to hundreds of megabytes, made while nothing is
- * timed. */
+ * afterwards: stream.h), then the outputs of its slot poisoned with plain stores on this
+ * thread. Each input is made in pieces of its own stream, so that up to `threads` threads (this
+ * one included) share the work: a block's inputs are a copy of up to hundreds of megabytes,
+ * made while nothing is timed. */
 void leap_case_stage(const struct leap_case_data *d, unsigned char *arena, const struct leap_case_recipe *r,
 		     uint32_t n, uint32_t fresh_every, unsigned threads);
 
