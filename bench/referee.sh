@@ -86,7 +86,13 @@ selftest() {
 	local bad
 	bad=$(jq -s '[.[] | select(.bench.status == "ok") | select((.name == "self" and (.bench.speedup < 0.9 or .bench.speedup > 1.1))
 		or (.name == "x4" and ((1 / .bench.speedup) < 3.2 or (1 / .bench.speedup) > 5)))] | length' "$work/out.jsonl")
-	[ "$bad" = 0 ] && echo "self-test: every ok verdict within its bounds" || { echo "self-test: $bad ok verdicts OUT OF BOUNDS"; return 1; }
+	[ "$bad" = 0 ] && echo "self-test: every ok verdict within its bounds" || {
+		echo "self-test: $bad ok verdicts OUT OF BOUNDS:"
+		jq -c 'select(.bench.status == "ok") | select((.name == "self" and (.bench.speedup < 0.9 or .bench.speedup > 1.1))
+			or (.name == "x4" and ((1 / .bench.speedup) < 3.2 or (1 / .bench.speedup) > 5)))
+			| {name, bench: (.bench | {speedup, speedup_ci, n, calls, median_ms, baseline_ms, cpu_ms, ms})}' "$work/out.jsonl"
+		return 1
+	}
 }
 
 # wall NAME BIN MAX_TIME: wall and CPU seconds per record of BIN/leap-bench over the cost stream.
