@@ -694,20 +694,6 @@ static void *stage_worker(void *arg)
 	return NULL;
 }
 
-/* Elements [0, n) of an output of es bytes poisoned with `poison`, with plain stores. */
-static void poison_output(unsigned char *out, const uint8_t *poison, uint64_t es, uint64_t n)
-{
-	if (!es || !n)
-		return;
-	uint64_t bytes = n * es, done = es;
-	memcpy(out, poison, (size_t)es);
-	while (done < bytes) {
-		uint64_t k = done < bytes - done ? done : bytes - done;
-		memcpy(out + done, out, (size_t)k);
-		done += k;
-	}
-}
-
 void leap_case_stage(const struct leap_case_data *d, unsigned char *arena, const struct leap_case_recipe *r,
 		     uint32_t n, uint32_t fresh_every, unsigned threads)
 {
@@ -736,7 +722,7 @@ void leap_case_stage(const struct leap_case_data *d, unsigned char *arena, const
 		 * (bench/README.md section 6) */
 		for (size_t p = 0; p < np; p++)
 			if (d->rp[p].kind == LEAP_RUN_K_OUT)
-				poison_output(arena + out[p], d->rp[p].poison, d->rp[p].elsize, (uint64_t)d->sizes[p]);
+				leap_fill(arena + out[p], d->rp[p].bytes, d->rp[p].poison, d->rp[p].elsize);
 	}
 	free(jobs);
 	free(v);
@@ -792,8 +778,7 @@ int leap_case_reference(struct leap_case_data *d, uint32_t set, leap_entry_fn re
 			if (r->kind == LEAP_RUN_K_INOUT)
 				memcpy(d->want[k], d->inputs[k], r->bytes);
 			else
-				for (uint64_t o = 0; o + r->elsize <= r->bytes; o += r->elsize)
-					memcpy(d->want[k] + o, r->poison, r->elsize);
+				leap_fill(d->want[k], r->bytes, r->poison, r->elsize);
 			args[i] = d->want[k];
 		}
 	}

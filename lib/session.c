@@ -518,20 +518,6 @@ fail:
 	return -1;
 }
 
-/* Fills n bytes at p with the elsize-byte pattern (doubling copies: O(n) memcpy work). */
-static void fill(unsigned char *p, uint64_t n, const uint8_t *pattern, uint32_t elsize)
-{
-	if (!elsize || n < elsize)
-		return;
-	memcpy(p, pattern, elsize);
-	uint64_t done = elsize;
-	while (done < n) {
-		uint64_t k = done < n - done ? done : n - done;
-		memcpy(p + done, p, (size_t)k);
-		done += k;
-	}
-}
-
 /* 1 when the slots of parameter kind k are written by the candidate only where the referee
  * looks (OUT always; IN when the candidate could write it). */
 static int guarded(const struct leap_session *s, uint32_t kind)
@@ -561,7 +547,7 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 			g[n++] = r[3];
 			if (guarded(s, rp->kind))
 				for (int i = 0; i < 4; i++)
-					fill(s->arena + r[i].off, r[i].len, &canary, 1);
+					leap_fill(s->arena + r[i].off, r[i].len, &canary, 1);
 		}
 	rg->ctl->nguards = n;
 	rg->ctl->guard_gen = ++rg->guard_gen;
@@ -575,7 +561,7 @@ static void poison(struct leap_session *s, const struct leap_case_data *d, uint3
 	for (size_t p = 0; p < np; p++) {
 		const struct leap_run_param *rp = &d->rp[p];
 		if (rp->kind == LEAP_RUN_K_OUT)
-			fill(s->arena + d->out[(size_t)slot * np + p], rp->bytes, rp->poison, rp->elsize);
+			leap_fill(s->arena + d->out[(size_t)slot * np + p], rp->bytes, rp->poison, rp->elsize);
 	}
 }
 

@@ -399,6 +399,20 @@ double leap_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void leap_fill(void *p, uint64_t n, const void *pattern, uint32_t elsize)
+{
+	unsigned char *b = p;
+	if (!elsize || n < elsize)
+		return;
+	memcpy(b, pattern, elsize);
+	uint64_t done = elsize;
+	while (done < n) {
+		uint64_t k = done < n - done ? done : n - done;
+		memcpy(b + done, b, (size_t)k);
+		done += k;
+	}
+}
+
 /* Length of the valid UTF-8 sequence at s (n bytes available), or 0 if invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {

@@ -94,6 +94,10 @@ char *leap_fmt_double(char buf[LEAP_DOUBLE_BUF], double v);
 /* Monotonic clock in seconds. */
 double leap_now(void);
 
+/* Fills n bytes at p with the elsize-byte pattern repeated (doubling copies: O(n) memcpy
+ * work); nothing when n < elsize. The poison of outputs, the canaries of guards. */
+void leap_fill(void *p, uint64_t n, const void *pattern, uint32_t elsize);
+
 /* Copies `s` (n bytes) into `b`, replacing each byte sequence that is not valid UTF-8 with
  * U+FFFD, so that the result can be stored as a JSON string. */
 void leap_utf8_sanitize(struct leap_buf *b, const char *s, size_t n);
