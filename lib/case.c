@@ -842,19 +842,25 @@ static void where(struct leap_buf *b, const struct leap_case_data *d, size_t p, 
  * appends all of them to the message (" Inputs: x = [0.5, -1.25]."), exactly as the
  * candidate received them, and adds them to the mismatch object as "inputs": {name: [...]},
  * so that the model can run the failing case by hand. Nothing for a larger case. */
-static void add_inputs(struct leap_buf *b, const struct leap_case_data *d, uint32_t set, json_t *m)
+int leap_case_quotes_inputs(const struct leap_case_data *d)
 {
-	const struct leap_task *t = d->t;
-	size_t np = t->nparams, total = 0;
+	size_t np = d->t->nparams, total = 0;
 	for (size_t p = 0; p < np; p++) {
 		enum leap_run_kind k = d->rp[p].kind;
 		if (k != LEAP_RUN_K_IN && k != LEAP_RUN_K_INOUT)
 			continue;
 		if (d->sizes[p] > 16)
-			return;
+			return 0;
 		total += (size_t)d->sizes[p];
 	}
-	if (!total || total > 32)
+	return total > 0 && total <= 32;
+}
+
+static void add_inputs(struct leap_buf *b, const struct leap_case_data *d, uint32_t set, json_t *m)
+{
+	const struct leap_task *t = d->t;
+	size_t np = t->nparams;
+	if (!leap_case_quotes_inputs(d))
 		return;
 	json_t *in = json_object();
 	leap_buf_adds(b, " Inputs:");

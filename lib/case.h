@@ -126,6 +126,10 @@ struct leap_errstats {
 json_t *leap_case_check(const struct leap_case_data *d, uint32_t set, uint32_t slot, const unsigned char *arena,
 			int check_inputs, struct leap_errstats *es, char **msg);
 
+/* 1 when a mismatch's message quotes the set's inputs (d->inputs): at most 16 elements in
+ * each input and 32 in all. */
+int leap_case_quotes_inputs(const struct leap_case_data *d);
+
 /* leap_case_check against the outputs the reference left in slot `wslot` of arena `wa` (its own
  * mapping of them), not against the set's buffers: no copy of them first. The messages quote
  * the set's inputs (d->inputs) where they are few. */

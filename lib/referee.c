@@ -534,11 +534,17 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 		char *m = NULL;
 		if (bad < 0 && !(mm = check_call(R, sets[j], slots[j], bslots[j], inputs, &m)))
 			continue;
-		if (mm && !inputs) { /* the message quotes the set's inputs where they are few: made now */
-			json_decref(mm);
-			free(m);
+		if (mm && !R->P->made[sets[j]] && leap_case_quotes_inputs(R->d)) {
+			/* the message quotes the set's inputs: made now, and the call checked again */
+			char *m2 = NULL;
 			pool_make(R->P, sets[j]);
-			mm = check_call(R, sets[j], slots[j], bslots[j], 0, &m);
+			json_t *mm2 = check_call(R, sets[j], slots[j], bslots[j], 0, &m2);
+			if (mm2) {
+				json_decref(mm);
+				free(m);
+				mm = mm2;
+				m = m2;
+			}
 		}
 		R->overrun = bad;
 		R->mismatch = mm;
