@@ -594,7 +594,7 @@ static struct derivation derivation_of(const struct leap_case_data *d, size_t p,
 }
 
 /* Elements [c0, c1) of a derived input (struct derivation) into `to` (the whole input), drawn
- * from the stream *rng: to[x] = from[(x + rot) % n], then the fresh places, a walk with secret
+ * from the piece's stream `rng`: to[x] = from[(x + rot) % n], then the fresh places, a walk with secret
  * gaps of mean n / m that starts in the piece's first gap and stops at its end; each takes the
  * donor's element the stream picks. The walk goes in order, so that its writes stream through
  * the cache instead of missing it at random. With `buf` (DERIVE_CHUNK bytes) the elements are
@@ -916,7 +916,8 @@ static int float_ok(const unsigned char *got, const unsigned char *want, size_t 
 }
 
 /* float_ok over pieces of an output shared by threads: each piece's outcome kept apart and
- * combined in order, so the result is float_ok's over the whole. */
+ * combined, so the verdict is float_ok's over the whole (the error statistics too, but for
+ * the last bit of max_rel, which float_ok's running maximum rounds). */
 struct float_work {
 	const unsigned char *got, *want;
 	size_t n, npieces;

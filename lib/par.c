@@ -3,9 +3,11 @@
  * The referee copies and compares hundreds of megabytes between its timed blocks (a block's
  * sets made in its slots, every call's outputs checked), while nothing is timed and the cores
  * it times on are idle: on two cores, two threads halve it. Threads are started per use and
- * joined before it returns, so nothing outlives the call (no pool to end before a fork), and
- * the scheduling policy they inherit is the caller's (the referee's real-time priority while it
- * times: prio.h). A thread costs tens of microseconds; callers start them only for megabytes. */
+ * joined before it returns, so nothing outlives the call (no pool to end before a fork). They
+ * start at the normal priority: the referee's real-time one is not passed on to new threads
+ * (SCHED_RESET_ON_FORK, prio.h), so a busy machine may delay a helper; the caller meanwhile
+ * takes whatever pieces are left, and waits only for those a helper holds. A thread costs
+ * tens of microseconds; callers start them only for megabytes. */
 #include <pthread.h>
 
 #include "par.h"
