@@ -17,6 +17,11 @@
 #                                        build and (with REV, e.g. 50d1e5d) of that revision, built
 #                                        in a scratch directory: over the stream (a fresh cache:
 #                                        baselines built, pools made) and after each task's first
+#   bench/referee.sh memo [RUNS]         a hostile gelu that finds a derived set's rotation against
+#                                        sets it remembers and recomputes only the replaced
+#                                        elements (tests/fixtures/leap-bench/memo_rotate.c: right
+#                                        outputs, a speed no real input gives), RUNS times (default
+#                                        10) beside gelu's reference: what leap-bench makes of it
 #
 # Environment: LOAD (the command run beside the self-test; default "make -s check"; empty: none),
 # TASK (softmax), MAX_TIME (2), TARGET_CI (leap-bench's default), RECORDS (cost: records per
@@ -181,10 +186,29 @@ pipeline() {
 		"$work/pipe-out.jsonl"
 }
 
+# memo: the rotation-aware memo against gelu's reference, one leap-bench per run (issue 28's
+# "found and not done": a derived set is its base set rotated, 15 elements in 16 kept).
+memo() {
+	local runs=${1:-10} i
+	build_artifact gelu tests/fixtures/leap-bench/memo_rotate.c "$work/memo.so" || exit 2
+	build_artifact gelu tasks/gelu/reference.c "$work/ref.so" || exit 2
+	{
+		compiled_record gelu "$work/memo.so" '{"name":"memo","status":"pass"}'
+		compiled_record gelu "$work/ref.so" '{"name":"reference","status":"pass"}'
+	} >"$work/in.jsonl"
+	echo "== memo: a rotation-aware memo of gelu and gelu's reference, $runs runs, leap-bench --max-time ${MAX_TIME:-2}"
+	machine
+	for i in $(seq "$runs"); do
+		leap-bench --no-progress --max-time "${MAX_TIME:-2}" "$work/in.jsonl" >>"$work/out.jsonl" || exit 2
+	done
+	jq -rs 'group_by(.name)[] | "\(.[0].name): \(length) records: \(map(.bench.status) | group_by(.) | map("\(length) \(.[0])") | join(", ")); speedups \(map(.bench.speedup // .bench.measured_speedup // 0 | . * 100 | round / 100) | sort | join(" "))"' "$work/out.jsonl"
+}
+
 case "${1:-selftest}" in
 selftest) shift $(($# > 0)); selftest "$@" ;;
 cost) shift; cost "$@" ;;
 pipeline) pipeline ;;
+memo) shift; memo "$@" ;;
 [0-9]*) selftest "$1" ;;
-*) sed -n '2,23p' "$0"; exit 2 ;;
+*) sed -n '2,28p' "$0"; exit 2 ;;
 esac
