@@ -573,30 +573,131 @@ static uint64_t piece_stream(uint64_t seed, size_t p, uint64_t piece)
 	return leap_mix64(seed ^ leap_mix64(0x9E3779B97F4A7C15ull * (p + 1) + 0xC2B2AE3D27D4EB4Full * (piece + 1)));
 }
 
-/* What a derived input is made from: `from` (n elements of es bytes) rotated by rot, and its
- * donor `fresh` (m elements), one element in about n / m of it at secret places. */
+/* What a derived input is made from: `from` (n elements of es bytes, of type `type`, drawn with
+ * pattern `dist` or, for integers, in [lo, hi]) rotated by rot, every element then mixed with
+ * its donor's (m elements: `fresh`) at a second rotation rotd with weights c and s (mix()), and
+ * one element in about n / m replaced by a donor's at secret places. */
 struct derivation {
 	const unsigned char *from, *fresh;
-	uint64_t n, es, m, rot;
+	uint64_t n, es, m, rot, rotd;
+	enum leap_type type;
+	unsigned dist;
+	int64_t lo, hi;
+	double c, s;
 };
 
 static struct derivation derivation_of(const struct leap_case_data *d, size_t p, uint32_t src, uint32_t donor,
 				       uint64_t seed, uint32_t fresh_every)
 {
 	size_t np = d->t->nparams;
-	uint64_t n = (uint64_t)d->sizes[p];
-	return (struct derivation){.from = d->inputs[(size_t)src * np + p],
-				   .fresh = d->inputs[(size_t)donor * np + p],
-				   .n = n,
-				   .es = d->rp[p].elsize,
-				   .m = donor_elements(n, fresh_every),
-				   .rot = n ? piece_stream(seed, p, UINT64_MAX) % n : 0};
+	const struct leap_param *par = &d->t->params[p];
+	uint64_t n = (uint64_t)d->sizes[p], rng = piece_stream(seed, p, UINT64_MAX);
+	struct derivation v = {.from = d->inputs[(size_t)src * np + p],
+			       .fresh = d->inputs[(size_t)donor * np + p],
+			       .n = n,
+			       .es = d->rp[p].elsize,
+			       .m = donor_elements(n, fresh_every),
+			       .type = par->type,
+			       .dist = pick_dist(par->dists, src), /* base set k is drawn with pattern k */
+			       .lo = par->lo,
+			       .hi = par->hi};
+	v.rot = n ? leap_rng_next(&rng) % n : 0;
+	v.rotd = v.m ? leap_rng_next(&rng) % v.m : 0;
+	double theta = 0.3926990817 + 0.7853981634 * leap_rng_unit(&rng); /* pi/8 to 3pi/8 */
+	v.c = cos(theta);
+	v.s = sin(theta);
+	return v;
+}
+
+/* Element a (from the base set) mixed with element b (from its donor, drawn alike) so that the
+ * result is distributed as both are, and is neither: a Gaussian pattern's a*c + b*s (c^2 + s^2 =
+ * 1), a uniform one's a + b wrapped into its interval, an integer range's sum modulo the range;
+ * a sparse pattern keeps its zeros. A derived set thus shares no element with its base set or
+ * with another set derived from it (a kernel that finds a set's rotation against one it
+ * remembers finds no output to reuse: bench/README.md section 6), and no input's distribution
+ * changes. */
+static double mix(const struct derivation *v, double a, double b)
+{
+	if (!leap_type_is_float(v->type)) {
+		double span = (double)v->hi - (double)v->lo + 1;
+		double t = (a - (double)v->lo) + (b - (double)v->lo);
+		return (double)v->lo + (span > 0 ? t - span * floor(t / span) : 0);
+	}
+	switch (v->dist) {
+	case LEAP_DIST_UNIFORM: {
+		double t = a + b + 1; /* U(-1, 1) */
+		return t - 2 * floor(t / 2) - 1;
+	}
+	case LEAP_DIST_POSITIVE: {
+		double t = (a - 0.1) + (b - 0.1); /* U(0.1, 10) */
+		return 0.1 + (t - 9.9 * floor(t / 9.9));
+	}
+	case LEAP_DIST_NEAR_ONE:
+		return 1 + (a - 1) * v->c + (b - 1) * v->s;
+	case LEAP_DIST_SPARSE:
+		return a == 0 ? 0 : a * v->c + b * v->s;
+	default: /* normal, small, large, logits: N(0, sigma^2) */
+		return a * v->c + b * v->s;
+	}
+}
+
+/* mix() of n floats o[k] with f[k] in single precision, for the float inputs (most of them):
+ * one loop per pattern, without branches, so that it runs at about the speed of the copy. */
+static void mix_floats(float *restrict o, const float *restrict f, uint64_t n, unsigned dist, float c, float s)
+{
+	switch (dist) {
+	case LEAP_DIST_UNIFORM:
+		for (uint64_t k = 0; k < n; k++) {
+			float t = o[k] + f[k] + 1; /* in [-1, 3): wrapped into [0, 2) by floor(t / 2), */
+			o[k] = t - 2.0f * (float)((int)(t * 0.5f + 1.0f) - 1) - 1; /* a truncation */
+		}
+		break;
+	case LEAP_DIST_POSITIVE:
+		for (uint64_t k = 0; k < n; k++) {
+			float t = (o[k] - 0.1f) + (f[k] - 0.1f); /* in [0, 19.8): wrapped into [0, 9.9) */
+			o[k] = 0.1f + t - 9.9f * (float)(int)(t * (1 / 9.9f));
+		}
+		break;
+	case LEAP_DIST_NEAR_ONE:
+		for (uint64_t k = 0; k < n; k++)
+			o[k] = 1 + (o[k] - 1) * c + (f[k] - 1) * s;
+		break;
+	case LEAP_DIST_SPARSE:
+		for (uint64_t k = 0; k < n; k++)
+			o[k] = (o[k] * c + f[k] * s) * (float)(o[k] != 0); /* its zeros kept */
+		break;
+	default:
+		for (uint64_t k = 0; k < n; k++)
+			o[k] = o[k] * c + f[k] * s;
+		break;
+	}
+}
+
+/* Elements [a, b) of a derived input, already rotated into `out` (element a first), mixed with
+ * their donor's elements (mix()): floats in single precision, a run of the donor at a time. */
+static void mix_chunk(unsigned char *out, const struct derivation *v, uint64_t a, uint64_t b)
+{
+	uint64_t j = (a + v->rotd) % v->m;
+	if (v->type == LEAP_T_FLOAT) { /* buffers of floats (mappings, or the chunk buffer) */
+		for (uint64_t x = 0; x < b - a;) {
+			uint64_t run = v->m - j < b - a - x ? v->m - j : b - a - x;
+			mix_floats((float *)(void *)(out + 4 * x), (const float *)(const void *)(v->fresh + 4 * j), run, v->dist,
+				   (float)v->c, (float)v->s);
+			x += run;
+			j = j + run == v->m ? 0 : j + run;
+		}
+		return;
+	}
+	for (uint64_t x = 0; x < b - a; x++) {
+		put(v->type, out, (size_t)x, mix(v, get(v->type, out, (size_t)x), get(v->type, v->fresh, (size_t)j)));
+		j = j + 1 == v->m ? 0 : j + 1;
+	}
 }
 
 /* Elements [c0, c1) of a derived input (struct derivation) into `to` (the whole input), drawn
- * from the piece's stream `rng`: to[x] = from[(x + rot) % n], then the fresh places, a walk with secret
- * gaps of mean n / m that starts in the piece's first gap and stops at its end; each takes the
- * donor's element the stream picks. The walk goes in order, so that its writes stream through
+ * from the piece's stream `rng`: to[x] = mix(from[(x + rot) % n], fresh[(x + rotd) % m]), then
+ * the fresh places, a walk with secret gaps of mean n / m that starts in the piece's first gap
+ * and stops at its end; each takes the donor's element the stream picks. The walk goes in order, so that its writes stream through
  * the cache instead of missing it at random. With `buf` (DERIVE_CHUNK bytes) the elements are
  * made a chunk at a time in buf and streamed out (stream.h), so that no line of `to` is left in
  * a cache; the bytes are the same either way. */
@@ -617,6 +718,7 @@ static void derive_piece(unsigned char *to, const struct derivation *v, uint64_t
 			uint64_t x = a > cut ? a : cut;
 			memcpy(out + (x - a) * es, v->from + (x - cut) * es, (size_t)((b - x) * es));
 		}
+		mix_chunk(out, v, a, b);
 		while (i < b) {
 			/* one draw for two numbers where both fit 32 bits (every input under 2^36
 			 * elements): its low half picks the donor's element, its high half the gap */

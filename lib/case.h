@@ -67,8 +67,10 @@ void leap_case_inputs_sets(struct leap_case_data *d, uint32_t nsets, uint64_t se
  * derived set takes from. */
 void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsigned pattern, uint32_t fresh_every);
 
-/* Makes the inputs of set `dst` from those of set `src` with the secret stream seeded by
- * `seed`: each input rotated by an offset of its own, then about one element in `fresh_every`
+/* Makes the inputs of set `dst` from those of set `src` (drawn with pattern `src`, as a pool's
+ * base sets are) with the secret stream seeded by `seed`: each input rotated by an offset of its
+ * own, every element mixed with its donor's at a second offset (keeping the pattern's
+ * distribution, so that no element is the base set's), then about one element in `fresh_every`
  * (at least 64, or all of a smaller input), at places the stream picks (a walk whose gaps it
  * draws, on a stream of its own in each piece of 65536 elements), replaced by an element, also picked by the stream, of donor `donor`
  * (leap_case_donor): drawn like `src` from a secret seed and never given to a candidate. So a
