@@ -76,11 +76,12 @@ struct leap_bench_opts {
  * the trusted baseline gave on each (what a candidate's outputs are checked against). Two base
  * sets are drawn from the seed (as leap-verify draws its inputs), and beside each a donor set
  * from the referee's secret stream, never shown to anyone. Every pair of timed blocks runs on
- * sets made for it: a base set rotated by a secret offset with one element in 16 replaced by
- * one of its donor's, at secret places (leap_case_derive). So every call of a record is on a
- * set no candidate has seen, with values no candidate has seen where they are; the baseline's
- * block of the pair computes their expected outputs. The derived sets live in a ring reused
- * pair after pair, so memory stays at a few sets whatever the number of calls.
+ * sets made for it: a base set rotated by a secret offset, every element mixed with one of
+ * its donor's at a second secret offset, and one element in 16 replaced by one of its donor's
+ * at secret places (leap_case_derive). So every call of a record is on a set no candidate has
+ * seen, which lines up with no earlier set at any offset; the baseline's block of the pair
+ * computes their expected outputs. The derived sets live in a ring reused pair after pair, so
+ * memory stays at a few sets whatever the number of calls.
  */
 struct leap_bpool {
 	const struct leap_task *task;

@@ -20,10 +20,11 @@
  *   with a distribution-free 95% interval. A load that changes slowly slows both blocks of a
  *   pair and cancels in their ratio, instead of widening two intervals;
  * - inputs: every pair runs on sets made for it from the pool's base sets and the secret
- *   stream (pool_fresh: fresh values at secret places), made in slots chosen at random just
- *   before each block, past the caches (stream.h), while the candidate is frozen; the input
- *   region is sealed, so inputs cannot be changed; no set comes back within a record, so
- *   remembering results gains nothing;
+ *   stream (pool_fresh: every element mixed with a donor's, fresh values at secret places, so
+ *   that no set lines up with one a candidate saw at any offset), made in slots chosen at
+ *   random just before each block, past the caches (stream.h), while the candidate is frozen;
+ *   the input region is sealed, so inputs cannot be changed; no set comes back within a
+ *   record, so remembering results gains nothing;
  * - checks: every call of every block is checked, against the baseline's outputs on the same
  *   set, in this process's own mapping of the outputs, after the freeze: work deferred past
  *   "done" (a thread, a fault handler, a child) is either counted in the time or missing from
