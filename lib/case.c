@@ -816,6 +816,16 @@ static void *stage_worker(void *arg)
 	return NULL;
 }
 
+void leap_case_poison(const struct leap_case_data *d, unsigned char *arena, uint32_t slot)
+{
+	size_t np = d->t->nparams;
+	for (size_t p = 0; p < np; p++) {
+		const struct leap_run_param *rp = &d->rp[p];
+		if (rp->kind == LEAP_RUN_K_OUT)
+			leap_fill(arena + d->out[(size_t)slot * np + p], rp->bytes, rp->poison, rp->elsize);
+	}
+}
+
 void leap_case_stage(const struct leap_case_data *d, unsigned char *arena, const struct leap_case_recipe *r,
 		     uint32_t n, uint32_t fresh_every, unsigned threads)
 {
@@ -825,7 +835,7 @@ void leap_case_stage(const struct leap_case_data *d, unsigned char *arena, const
 	struct derivation *v = xcalloc(np + 1, sizeof *v);
 	struct stage_job *jobs = xcalloc(cap, sizeof *jobs);
 	for (uint32_t s = 0; s < n; s++) {
-		const uint64_t *in = d->in + (size_t)r[s].slot * np, *out = d->out + (size_t)r[s].slot * np;
+		const uint64_t *in = d->in + (size_t)r[s].slot * np;
 		struct stage_work w = {.arena = arena, .in = in, .v = v, .seed = r[s].seed, .jobs = jobs};
 		uint64_t bytes = 0;
 		for (size_t p = 0; p < np; p++) {
@@ -842,9 +852,7 @@ void leap_case_stage(const struct leap_case_data *d, unsigned char *arena, const
 		 * set: poisoned on two threads their lines were cached otherwise, and the self-test's
 		 * interval covered 1 in 89% of 160 runs against 96% of 160 between them
 		 * (bench/README.md section 6) */
-		for (size_t p = 0; p < np; p++)
-			if (d->rp[p].kind == LEAP_RUN_K_OUT)
-				leap_fill(arena + out[p], d->rp[p].bytes, d->rp[p].poison, d->rp[p].elsize);
+		leap_case_poison(d, arena, r[s].slot);
 	}
 	free(jobs);
 	free(v);

@@ -80,6 +80,10 @@ void leap_case_donor(struct leap_case_data *d, uint32_t set, uint64_t seed, unsi
 void leap_case_derive(struct leap_case_data *d, uint32_t dst, uint32_t src, uint32_t donor, uint64_t seed,
 		      uint32_t fresh_every);
 
+/* Poisons the outputs of arena slot `slot` (OUT parameters; INOUT ones hold their input) with
+ * plain stores. */
+void leap_case_poison(const struct leap_case_data *d, unsigned char *arena, uint32_t slot);
+
 /* One set a block runs on: derived (leap_case_derive) from base set `src` and donor `donor` with
  * the secret stream `seed`, made in arena slot `slot`. */
 struct leap_case_recipe {

@@ -554,22 +554,11 @@ void leap_session_layout(struct leap_session *s, const struct leap_case_data *d)
 	rg->laid = d;
 }
 
-/* Poisons the outputs of slot `slot` (OUT parameters; INOUT ones hold their input). */
-static void poison(struct leap_session *s, const struct leap_case_data *d, uint32_t slot)
-{
-	size_t np = d->t->nparams;
-	for (size_t p = 0; p < np; p++) {
-		const struct leap_run_param *rp = &d->rp[p];
-		if (rp->kind == LEAP_RUN_K_OUT)
-			leap_fill(s->arena + d->out[(size_t)slot * np + p], rp->bytes, rp->poison, rp->elsize);
-	}
-}
-
 void leap_session_stage(struct leap_session *s, const struct leap_case_data *d, uint32_t set, uint32_t slot)
 {
 	leap_case_upload(d, set, slot, s->arena);
 	s->rg->in_written = 1;
-	poison(s, d, slot);
+	leap_case_poison(d, s->arena, slot);
 }
 
 void leap_session_derive(struct leap_session *s, const struct leap_case_data *d, const struct leap_case_recipe *r,
