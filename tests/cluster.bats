@@ -28,7 +28,7 @@ setup() {
 	[ "$(tail -n +2 jobs.log | wc -l)" -eq 5 ] # the stream was really split
 	jq -c "$NORMALIZE" one.jsonl >one.norm
 	jq -c "$NORMALIZE" par.jsonl >par.norm
-	run -0 diff one.norm par.norm
+	diff -u one.norm par.norm # not `run`: a failure shows the lines that differ
 	# the comparison is not vacuous: every outcome is there, and passing records were timed
 	run -0 jq -rs '[.[].status] | unique | join(" ")' par.jsonl
 	assert_output "compile_error mismatch pass"
@@ -42,7 +42,7 @@ setup() {
 	run -0 bash -c 'leap-compile <in.jsonl | leap-verify --seed 7 --devices 0,1 >dev.jsonl'
 	jq -c "$NORMALIZE" one.jsonl >one.norm
 	jq -c "$NORMALIZE | del(.verify.device_index)" dev.jsonl >dev.norm
-	run -0 diff one.norm dev.norm
+	diff -u one.norm dev.norm # not `run`: a failure shows the lines that differ
 	run -0 jq -rs '[.[].verify.device_index // empty] | unique | join(" ")' dev.jsonl
 	assert_output "0 1"
 }
@@ -56,12 +56,12 @@ setup() {
 		"leap-compile | leap-verify --seed 7 --devices 0-1 | leap-bench --seed 7 --devices 0-1 --max-time 0.05 --min-runs 2 --max-runs 4 --target-ci 0.5" \
 		<in.jsonl >host.jsonl'
 	jq -c "$NORMALIZE | del(.verify.device_index, .bench.device_index)" host.jsonl >host.norm
-	run -0 diff one.norm host.norm
+	diff -u one.norm host.norm # not `run`: a failure shows the lines that differ
 	# examples/cluster.md, Slurm: whole-line pieces, one process each (srun left out), joined in order
 	split -n l/3 -d -a 4 in.jsonl piece.
 	for p in piece.*; do bash -c "$STAGES" <"$p" >"$p.out" 2>/dev/null & done
 	wait
 	cat piece.*.out >slurm.jsonl
 	jq -c "$NORMALIZE" slurm.jsonl >slurm.norm
-	run -0 diff one.norm slurm.norm
+	diff -u one.norm slurm.norm # not `run`: a failure shows the lines that differ
 }

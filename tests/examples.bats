@@ -50,7 +50,7 @@ setup() {
 		jq -c '[.task, .sample, .turn, .status, .rank.score, .advantage]' "$BATS_TEST_TMPDIR/$d/train.jsonl" |
 			sort >"$BATS_TEST_TMPDIR/$d.outcomes"
 	done
-	run -0 diff "$BATS_TEST_TMPDIR/r1.outcomes" "$BATS_TEST_TMPDIR/r3.outcomes"
+	diff -u "$BATS_TEST_TMPDIR/r1.outcomes" "$BATS_TEST_TMPDIR/r3.outcomes" # not `run`: a failure shows the lines that differ
 	[ "$(wc -l <"$BATS_TEST_TMPDIR/r1.outcomes")" -gt 32 ]
 }
 
