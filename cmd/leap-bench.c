@@ -433,7 +433,8 @@ static const struct leap_opt opts[] = {
 	{"max-time", 0, required_argument, "SECS", OPT_MAX_TIME, "timing budget per record (default 2)"},
 	{"pool-memory", 0, required_argument, "SIZE", OPT_POOL,
 	 "memory for the input pool: base sets, donors and a pair's sets,\n"
-	 "with the baseline's outputs on them (default 512M)"},
+	 "with the baseline's outputs on them (default 512M); earlier\n"
+	 "tasks' pools are kept within four times this in all"},
 	{"cpus", 0, required_argument, "LIST", OPT_CPUS,
 	 "the cores of candidate and baseline (e.g. 0-3; default: all the\n"
 	 "CPUs leap-bench may use)"},

@@ -177,17 +177,24 @@ void leap_bencher_fork(struct leap_bencher *B, int copy)
 		leap_case_fork(&B->pools[i]->d, copy);
 }
 
+void leap_bpool_free(struct leap_bpool *P)
+{
+	if (P->have_bs)
+		leap_session_end(&P->bs, NULL, NULL, NULL, 0);
+	if (P->have_creg)
+		leap_regions_free(&P->creg);
+	leap_case_free(&P->d);
+	free(P->on_dev);
+	free(P->made);
+	free(P->ring_base);
+	free(P->ring_seed);
+	free(P);
+}
+
 void leap_bencher_free(struct leap_bencher *B)
 {
-	leap_bencher_stop(B);
-	for (size_t i = 0; i < B->npools; i++) {
-		leap_case_free(&B->pools[i]->d);
-		free(B->pools[i]->on_dev);
-		free(B->pools[i]->made);
-		free(B->pools[i]->ring_base);
-		free(B->pools[i]->ring_seed);
-		free(B->pools[i]);
-	}
+	for (size_t i = 0; i < B->npools; i++)
+		leap_bpool_free(B->pools[i]);
 	free(B->pools);
 	leap_cgroups_free(&B->cg);
 	memset(B, 0, sizeof *B);

@@ -114,13 +114,15 @@ struct leap_bpool {
 	int have_bs;
 	struct leap_regions creg;
 	int have_creg;
+	uint64_t used;             /* the bencher's use count when a record last took it */
 };
 
 struct leap_bencher {
 	struct leap_verifier *v;
 	struct leap_bench_opts o;
-	struct leap_bpool **pools;
+	struct leap_bpool **pools;  /* the pools kept (POOLS_KEPT in referee.c) */
 	size_t npools, poolcap;
+	uint64_t uses;              /* records that took a pool: the pools' clock */
 	cpu_set_t cpus;            /* the candidate's (and the baseline's) cores */
 	int ncpus;
 	struct leap_cgroups cg;    /* what the machine offers (detected by leap_bencher_init) */
@@ -140,6 +142,9 @@ struct leap_bencher {
  * list. */
 int leap_bencher_init(struct leap_bencher *B, struct leap_verifier *v, const struct leap_bench_opts *o, char **err);
 void leap_bencher_free(struct leap_bencher *B);
+
+/* Ends a pool's baseline runner and frees its sets and regions, and the pool. */
+void leap_bpool_free(struct leap_bpool *P);
 
 /* Ends what the bencher keeps running between records (the baselines' runners) and frees the
  * candidates' regions: before a forked worker exits, and on a signal (no sandbox or temp dir

@@ -83,6 +83,14 @@
  * cost of a copy of the inputs. */
 #define FRESH_EVERY 16
 
+/* Pools of earlier tasks are kept (a task that comes back, with the next turn's records or
+ * the next sample of its group, finds its sets made and its baseline's runner started) while
+ * all pools together hold at most this many times --pool-memory; the one used longest ago
+ * goes first. Kept without a bound, a stream of a few hundred tasks (KernelBench's suites)
+ * kept a runner and its memory per task: 2.7 GB and 31 runners after 29 of the suite's cpu
+ * tasks, and on cuda the device's memory, until allocations failed. */
+#define POOLS_KEPT 4
+
 /* The base sets of a pool are drawn from --seed mixed with this (not the seed's own sets, which
  * leap-verify checks on). */
 #define BASE_SEED 0xbe4c4u
@@ -1052,21 +1060,60 @@ static char *baseline_artifact(struct leap_bencher *B, const struct leap_task *t
 	return base_art;
 }
 
-/* The pool of (t, b, seed), made on first use. NULL with *err. */
+/* About the memory a pool holds: its base sets and their donors, the sets a device keeps
+ * (cuda), the candidates' regions and the baseline runner's. */
+static uint64_t pool_footprint(const struct leap_bpool *P)
+{
+	uint64_t in, out;
+	set_bytes(&P->d, &in, &out);
+	uint64_t sets = 2ull * P->nbase + (P->backend == LEAP_BACKEND_CUDA ? P->cap : 0);
+	uint64_t bytes = sets * (in + out);
+	if (P->have_creg)
+		bytes += P->creg.in_len + P->creg.out_len;
+	if (P->have_bs && P->bs.rg)
+		bytes += P->bs.rg->in_len + P->bs.rg->out_len;
+	return bytes;
+}
+
+/* Frees the pools used longest ago until those left, with `room` more, fit in POOLS_KEPT
+ * times --pool-memory (or none is left). */
+static void pools_trim(struct leap_bencher *B, uint64_t room)
+{
+	for (;;) {
+		uint64_t total = room;
+		size_t old = 0;
+		for (size_t i = 0; i < B->npools; i++) {
+			total += pool_footprint(B->pools[i]);
+			if (B->pools[i]->used < B->pools[old]->used)
+				old = i;
+		}
+		if (!B->npools || total <= POOLS_KEPT * B->o.pool_bytes)
+			return;
+		leap_bpool_free(B->pools[old]);
+		B->pools[old] = B->pools[--B->npools];
+	}
+}
+
+/* The pool of (t, b, seed), made on first use (the pools used longest ago freed first, within
+ * POOLS_KEPT). NULL with *err. */
 static struct leap_bpool *pool_get(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
 				   uint64_t seed, const char *base_art, int *nodev, char **err)
 {
 	*nodev = 0;
+	B->uses++;
 	for (size_t i = 0; i < B->npools; i++)
-		if (B->pools[i]->task == t && B->pools[i]->backend == b && B->pools[i]->seed == seed)
+		if (B->pools[i]->task == t && B->pools[i]->backend == b && B->pools[i]->seed == seed) {
+			B->pools[i]->used = B->uses;
 			return B->pools[i];
+		}
+	pools_trim(B, B->o.pool_bytes);
 	const struct leap_case *c = leap_task_bench_case(t, b);
 	struct leap_case_data d0;
 	uint32_t nbase = 2;
 	if (leap_case_prepare(&d0, t, c, 0, nbase, nbase, err))
 		return NULL;
 	struct leap_bpool *P = xcalloc(1, sizeof *P);
-	*P = (struct leap_bpool){.task = t, .backend = b, .seed = seed, .nbase = nbase};
+	*P = (struct leap_bpool){.task = t, .backend = b, .seed = seed, .nbase = nbase, .used = B->uses};
 	char *memo = b == LEAP_BACKEND_CPU ? memo_path(B, t, c, base_art) : NULL;
 	int r = 0;
 	if (memo && memo_recall(memo, P) == 0) {

@@ -155,6 +155,41 @@ honest() {
 	[ "$(jq '.bench.calls > 2 * .bench.n' <<<"$output")" = true ]
 }
 
+# kept POOL_MEMORY: leap-bench reads vector_add, softmax, row_sum, vector_add one record at a
+# time; after each, the number of runners it keeps between records (its children), in a line.
+kept() {
+	local f pid n=0 k=()
+	compiled_record vector_add "$ART/correct.so" '{"status":"pass"}' >va.jsonl
+	compiled_record softmax "$ART/softmax_correct.so" '{"status":"pass"}' >sm.jsonl
+	compiled_record row_sum "$ART/row_sum_correct.so" '{"status":"pass"}' >rs.jsonl
+	rm -f in out.jsonl
+	mkfifo in
+	leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 4 --target-ci 0.5 \
+		--pool-memory "$1" <in >out.jsonl &
+	pid=$!
+	exec 3>in
+	for f in va sm rs va; do
+		cat "$f.jsonl" >&3
+		n=$((n + 1))
+		until_lines out.jsonl "$n" # written when it waits for the next record
+		k+=("$(pgrep -c -P "$pid" || true)")
+	done
+	exec 3>&-
+	wait "$pid"
+	[ "$(jq -r .bench.status out.jsonl | grep -cE '^(ok|noisy)$')" -eq 4 ] # each timed, the one back too
+	echo "${k[*]}"
+}
+
+@test "issue 28: pools of earlier tasks are kept within four times --pool-memory, then freed" {
+	cd "$BATS_TEST_TMPDIR"
+	# room for all three (vector_add's pool about 200 MB): one runner more per new task
+	run -0 kept 512M
+	assert_output "1 2 3 3"
+	# every pool above 32 MB: each new task's pool replaces the last, which comes back as new
+	run -0 kept 8M
+	assert_output "1 1 1 1"
+}
+
 @test "issue 28: the interval of the median ratio covers the true ratio on simulated noise (seeded)" {
 	link_with_lib "$FIXTURES/leap-bench/coverage.c" "$BATS_TEST_TMPDIR/coverage"
 	# 4000 simulated records per noise model and length, each the median of its pairs' ratios:
