@@ -693,8 +693,32 @@ static void mix_floats(float *restrict o, const float *restrict f, uint64_t n, u
 	}
 }
 
+/* mix() of n integers o[k] with f[k] of the range [lo, lo + span), int32 or uint8: their sum
+ * wrapped into the range, as mix() does. Every element of a set is in its range (drawn there,
+ * and a mix stays there), so one subtraction wraps it, and the loops vectorise. A histogram's
+ * 16M bytes took 80 ms a set through mix() (a double and a division per element), more than
+ * the calls they were made for. */
+static void mix_u8(unsigned char *restrict o, const unsigned char *restrict f, uint64_t n, int lo, int span)
+{
+	for (uint64_t k = 0; k < n; k++) {
+		int t = (o[k] - lo) + (f[k] - lo);
+		t -= t >= span ? span : 0;
+		o[k] = (unsigned char)(lo + t);
+	}
+}
+
+static void mix_i32(int32_t *restrict o, const int32_t *restrict f, uint64_t n, int64_t lo, int64_t span)
+{
+	for (uint64_t k = 0; k < n; k++) {
+		int64_t t = ((int64_t)o[k] - lo) + ((int64_t)f[k] - lo);
+		t -= t >= span ? span : 0;
+		o[k] = (int32_t)(lo + t);
+	}
+}
+
 /* Elements [a, b) of a derived input, already rotated into `out` (element a first), mixed with
- * their donor's elements (mix()): floats in single precision, a run of the donor at a time. */
+ * their donor's elements (mix()): floats in single precision, int32 and uint8 in integers, a run
+ * of the donor at a time. */
 static void mix_chunk(unsigned char *out, const struct derivation *v, uint64_t a, uint64_t b)
 {
 	uint64_t j = (a + v->rotd) % v->m;
@@ -703,6 +727,19 @@ static void mix_chunk(unsigned char *out, const struct derivation *v, uint64_t a
 			uint64_t run = v->m - j < b - a - x ? v->m - j : b - a - x;
 			mix_floats((float *)(void *)(out + 4 * x), (const float *)(const void *)(v->fresh + 4 * j), run, v->dist,
 				   (float)v->c, (float)v->s);
+			x += run;
+			j = j + run == v->m ? 0 : j + run;
+		}
+		return;
+	}
+	if (v->type == LEAP_T_INT || v->type == LEAP_T_UINT8) {
+		for (uint64_t x = 0; x < b - a;) {
+			uint64_t run = v->m - j < b - a - x ? v->m - j : b - a - x;
+			if (v->type == LEAP_T_UINT8)
+				mix_u8(out + x, v->fresh + j, run, (int)v->lo, (int)(v->hi - v->lo + 1));
+			else
+				mix_i32((int32_t *)(void *)(out + 4 * x), (const int32_t *)(const void *)(v->fresh + 4 * j), run,
+					v->lo, v->hi - v->lo + 1);
 			x += run;
 			j = j + run == v->m ? 0 : j + run;
 		}

@@ -328,6 +328,23 @@ referee_priority() {
 	done <<<"$output"
 }
 
+@test "issue 28: integer inputs are mixed inside their range and keep its spread" {
+	link_with_lib "$FIXTURES/leap-bench/intmix.c" "$BATS_TEST_TMPDIR/intmix"
+	# histogram's 16M bytes and softmax_cross_entropy's labels, two derived sets from each base
+	run -0 "$BATS_TEST_TMPDIR/intmix" "$LEAP_TASKS"
+	[ "${#lines[@]}" -ge 4 ]
+	grep -q '^histogram data n=16777216 ' <<<"$output"
+	while read -r task name n span outside same spread _; do
+		[ "$outside" = outside=0 ] || fail "$task $name: $outside of its range"
+		# a copy of the base set would be 1; a value in the range at random, 1 / span
+		awk -v s="${same#same=}" -v r="${span#span=}" 'BEGIN { exit !(s < 2 / r + 0.001) }' ||
+			fail "$task $name: $same of its elements are the base set's"
+		# enough elements to count every value 100 times: each count within 5% of uniform
+		[ "${n#n=}" -lt $((100 * ${span#span=})) ] || awk -v x="${spread#spread=}" 'BEGIN { exit !(x < 0.05) }' ||
+			fail "$task $name: counts $spread from uniform"
+	done <<<"$output"
+}
+
 @test "issue 28: sets staged straight into slots, past the caches, on threads, are the sets derived from their seeds" {
 	link_with_lib "$FIXTURES/leap-bench/stream.c" "$BATS_TEST_TMPDIR/stream"
 	# every input of every task, at its bench_cpu size (on one thread and on three) and at its
