@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpu.h"
@@ -636,11 +637,34 @@ static int go(struct leap_session *s, uint32_t op)
 	return r;
 }
 
+/* leap_session_usage_lag (session.h): a tick per CPU (10 ms, the slowest kernels tick at 100
+ * Hz) at most, and standing still since. */
+int leap_session_usage_lag(uint64_t frozen, uint64_t now, uint64_t later, long cpus)
+{
+	const uint64_t tick = 10000000;
+	return now >= frozen && now - frozen <= tick * (uint64_t)(cpus > 0 ? cpus : 1) && later == now;
+}
+
+/* Whether usage u, more than the group's when it was frozen, is the kernel's accounting catching
+ * up (leap_session_usage_lag) rather than work done while frozen: u is then the frozen usage.
+ * Watches the usage for two ticks at 100 Hz (20 ms), only when it moved. */
+static int accounting_lag(struct leap_session *s, uint64_t u)
+{
+	struct timespec ts = {0, 20000000};
+	uint64_t v;
+	nanosleep(&ts, NULL);
+	if (leap_sandbox_usage(&s->sb, &v) || !leap_session_usage_lag(s->frozen_usage, u, v, sysconf(_SC_NPROCESSORS_ONLN)))
+		return 0;
+	s->frozen_usage = u;
+	return 1;
+}
+
 /* Thaws the child, checking first that it did not run while frozen. */
 static int thaw(struct leap_session *s, uint64_t *usage)
 {
 	uint64_t u = 0;
-	if (s->has_usage && leap_sandbox_usage(&s->sb, &u) == 0 && u > s->frozen_usage + 1000000) {
+	if (s->has_usage && leap_sandbox_usage(&s->sb, &u) == 0 && u > s->frozen_usage + 1000000 &&
+	    !accounting_lag(s, u)) {
 		snprintf(s->last.msg, sizeof s->last.msg,
 			 "its processes used %.3g ms of CPU while frozen: the freezer did not hold",
 			 (double)(u - s->frozen_usage) / 1e6);

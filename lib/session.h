@@ -179,6 +179,14 @@ void leap_session_derive(struct leap_session *s, const struct leap_case_data *d,
 int leap_session_block(struct leap_session *s, const struct leap_case_data *d, const uint32_t *slots, uint32_t n,
 		       uint32_t op, struct leap_block *bt);
 
+/* Whether a frozen group's CPU usage, `frozen` when it was frozen, then `now`, and `later` two
+ * ticks after, moved only by the kernel's accounting and not by work done while frozen: a
+ * running task's time is added at ticks and as it switches out, and a task entering the
+ * freezer marks its group frozen just before it switches out, so a usage read at once can miss
+ * up to a tick of each CPU's task (an honest log_softmax of make demo "used 2.73 ms of CPU while
+ * frozen" and failed). Up to a tick per CPU that stands still is the accounting's. */
+int leap_session_usage_lag(uint64_t frozen, uint64_t now, uint64_t later, long cpus);
+
 /* The first parameter of slot `slot` whose canary was damaged (a write outside its buffer),
  * or -1. */
 int leap_session_guards(const struct leap_session *s, const struct leap_case_data *d, uint32_t slot);

@@ -180,6 +180,16 @@ kept() {
 	echo "${k[*]}"
 }
 
+@test "a frozen candidate's usage that moves by a tick it had not added yet is the accounting's, not a failed freeze" {
+	link_with_lib "$FIXTURES/leap-bench/usage_lag.c" "$BATS_TEST_TMPDIR/usage_lag"
+	run -0 "$BATS_TEST_TMPDIR/usage_lag"
+	assert_line "2.73 ms more, then still (make demo's log_softmax): lag"
+	assert_line "2.73 ms more, still moving: ran"
+	assert_line "25 ms more on two CPUs, then still: ran"
+	assert_line "25 ms more on four CPUs, then still: lag"
+	assert_line "less than when frozen: ran"
+}
+
 @test "issue 28: pools of earlier tasks are kept within four times --pool-memory, then freed" {
 	cd "$BATS_TEST_TMPDIR"
 	# room for all three (vector_add's pool about 200 MB): one runner more per new task
