@@ -113,6 +113,12 @@ wall() {
 	# issue 28's measure: a record after its task's first (which makes the pool), by its own bench.ms
 	jq -rs '[group_by(.task)[] | .[1:][] | .bench.ms] | "             after a task'"'"'s first record: \(add / length / 1000 | . * 1000 | round / 1000) s per record (bench.ms, \(length) records)"' \
 		"$work/cost-$name-$mt.jsonl"
+	# what the timed calls themselves took (both blocks of a pair make the same calls), and the
+	# rest: the part --max-time does not buy (sets made and checked, runners, regions)
+	jq -rs '[group_by(.task)[] | .[1:][] | .bench | select(.calls) | {ms, timed: (.calls * (.median_ms + .baseline_ms)), n}]
+	  | select(length > 0)
+	  | "             of which timed calls \(map(.timed) | add / length | round) ms over \(map(.n) | add / length | . * 10 | round / 10) pairs, the rest \(map(.ms - .timed) | add / length | round) ms"' \
+		"$work/cost-$name-$mt.jsonl"
 }
 
 cost() {
