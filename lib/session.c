@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -471,6 +472,8 @@ int leap_session_open(const struct leap_session_host *h, struct leap_session *s,
 	}
 	so.pidns_freeze = o->freeze == LEAP_FREEZE_SIGNALS;
 	s->freeze = o->freeze;
+	cpu_set_t mine;
+	s->ncpus = so.cpus ? CPU_COUNT(so.cpus) : sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : 1;
 	/* The runner sees its own device alone (by UUID where known), as device 0: no other GPU
 	 * gets a context from it, and no candidate can reach a neighbour's device. */
 	char *visible = cuda ? leap_gpu_visible(h->gpu && h->gpu->done ? &h->gpu->g : NULL, h->device) : NULL;
@@ -646,38 +649,52 @@ int leap_session_usage_lag(uint64_t frozen, uint64_t now, uint64_t later, long c
 }
 
 /* Whether usage u, more than the group's when it was frozen, is the kernel's accounting catching
- * up (leap_session_usage_lag) rather than work done while frozen: u is then the frozen usage.
+ * up (leap_session_usage_lag, over the session's cores) rather than work done while frozen.
  * Watches the usage for two ticks at 100 Hz (20 ms), only when it moved. */
 static int accounting_lag(struct leap_session *s, uint64_t u)
 {
 	struct timespec ts = {0, 20000000};
 	uint64_t v;
 	nanosleep(&ts, NULL);
-	if (leap_sandbox_usage(&s->sb, &v) || !leap_session_usage_lag(s->frozen_usage, u, v, sysconf(_SC_NPROCESSORS_ONLN)))
-		return 0;
-	s->frozen_usage = u;
-	return 1;
+	return leap_sandbox_usage(&s->sb, &v) == 0 && leap_session_usage_lag(s->frozen_usage, u, v, s->ncpus);
 }
 
-/* Thaws the child, checking first that it did not run while frozen. */
-static int thaw(struct leap_session *s, uint64_t *usage)
+/* Checks that the frozen child did not run since it was frozen; *usage is its CPU time then
+ * (the late tick included, when there was one). Before a timed window, never inside it: the
+ * check may watch for 20 ms. */
+static int held(struct leap_session *s, uint64_t *usage)
 {
 	uint64_t u = 0;
-	if (s->has_usage && leap_sandbox_usage(&s->sb, &u) == 0 && u > s->frozen_usage + 1000000 &&
-	    !accounting_lag(s, u)) {
-		snprintf(s->last.msg, sizeof s->last.msg,
-			 "its processes used %.3g ms of CPU while frozen: the freezer did not hold",
-			 (double)(u - s->frozen_usage) / 1e6);
-		s->dead = 1;
-		return LEAP_SESS_FREEZE;
+	if (s->has_usage && leap_sandbox_usage(&s->sb, &u) == 0 && u > s->frozen_usage + 1000000) {
+		if (!accounting_lag(s, u)) {
+			snprintf(s->last.msg, sizeof s->last.msg,
+				 "its processes used %.3g ms of CPU while frozen: the freezer did not hold",
+				 (double)(u - s->frozen_usage) / 1e6);
+			s->dead = 1;
+			return LEAP_SESS_FREEZE;
+		}
+		s->frozen_usage = u;
 	}
 	*usage = s->has_usage ? s->frozen_usage : 0;
+	return LEAP_SESS_OK;
+}
+
+/* Thaws the held child. */
+static int thaw_held(struct leap_session *s)
+{
 	if (leap_sandbox_thaw(&s->sb)) {
 		snprintf(s->last.msg, sizeof s->last.msg, "its processes could not be thawed");
 		s->dead = 1;
 		return LEAP_SESS_FREEZE;
 	}
 	return LEAP_SESS_OK;
+}
+
+/* Thaws the child, checking first that it did not run while frozen. */
+static int thaw(struct leap_session *s, uint64_t *usage)
+{
+	int r = held(s, usage);
+	return r == LEAP_SESS_OK ? thaw_held(s) : r;
 }
 
 int leap_session_block(struct leap_session *s, const struct leap_case_data *d, const uint32_t *slots, uint32_t n,
@@ -698,9 +715,13 @@ int leap_session_block(struct leap_session *s, const struct leap_case_data *d, c
 	uint64_t u0 = 0, st0 = 0, st1 = 0;
 	/* frozen processes wait for nothing: the stall read on either side of the window is the
 	 * window's own */
+	int r = s->freeze ? held(s, &u0) : LEAP_SESS_OK; /* its watch is not the block's time */
+	if (r != LEAP_SESS_OK)
+		return r;
 	int stalls = s->freeze && leap_sandbox_stalled(&s->sb, &st0) == 0;
 	double t0 = leap_now();
-	int r = s->freeze ? thaw(s, &u0) : LEAP_SESS_OK;
+	if (s->freeze)
+		r = thaw_held(s);
 	if (r == LEAP_SESS_OK)
 		r = go(s, op);
 	if (r == LEAP_SESS_OK && s->freeze)

@@ -132,6 +132,7 @@ struct leap_session {
 	double hello_s;           /* the bound on each start-up reply (struct leap_session_opts) */
 	int lock_fd;              /* the device lock held for the session, or -1 */
 	int has_usage;
+	int ncpus;                /* the cores its processes may run on (leap_session_usage_lag) */
 	int dead;                 /* the child died or timed out: no more calls */
 	struct leap_run_reply last; /* the last reply (status, message) */
 	struct leap_run_reply crash; /* the LEAP_RUN_CRASH report, when the runner sent one
