@@ -581,7 +581,7 @@ referee_priority() {
 			echo "# $fz: not available here: $output" >&3
 			continue
 		fi
-		[ "$status" = 0 ]
+		[ "$status" = 0 ] || fail "--freezer $fz: exit status $status: $output"
 		run -0 jq -r '"\(.status) \(.bench.status) \(.bench.freezer)"' <<<"$output"
 		assert_line --index 0 --regexp '^pass (ok|noisy) '
 		assert_line --index 1 --regexp '^pass (ok|noisy) '
