@@ -716,38 +716,37 @@ static void mix_i32(int32_t *restrict o, const int32_t *restrict f, uint64_t n, 
 	}
 }
 
+/* mix() of the n elements at o with the donor's n at f: floats in single precision, int32 and
+ * uint8 in integers, any other type through mix(). */
+static void mix_run(unsigned char *o, const unsigned char *f, uint64_t n, const struct derivation *v)
+{
+	switch (v->type) {
+	case LEAP_T_FLOAT: /* buffers of floats (mappings, or the chunk buffer) */
+		mix_floats((float *)(void *)o, (const float *)(const void *)f, n, v->dist, (float)v->c, (float)v->s);
+		break;
+	case LEAP_T_UINT8:
+		mix_u8(o, f, n, (int)v->lo, (int)(v->hi - v->lo + 1));
+		break;
+	case LEAP_T_INT:
+		mix_i32((int32_t *)(void *)o, (const int32_t *)(const void *)f, n, v->lo, v->hi - v->lo + 1);
+		break;
+	default:
+		for (uint64_t k = 0; k < n; k++)
+			put(v->type, o, (size_t)k, mix(v, get(v->type, o, (size_t)k), get(v->type, f, (size_t)k)));
+		break;
+	}
+}
+
 /* Elements [a, b) of a derived input, already rotated into `out` (element a first), mixed with
- * their donor's elements (mix()): floats in single precision, int32 and uint8 in integers, a run
- * of the donor at a time. */
+ * their donor's elements, a run of the donor at a time. */
 static void mix_chunk(unsigned char *out, const struct derivation *v, uint64_t a, uint64_t b)
 {
 	uint64_t j = (a + v->rotd) % v->m;
-	if (v->type == LEAP_T_FLOAT) { /* buffers of floats (mappings, or the chunk buffer) */
-		for (uint64_t x = 0; x < b - a;) {
-			uint64_t run = v->m - j < b - a - x ? v->m - j : b - a - x;
-			mix_floats((float *)(void *)(out + 4 * x), (const float *)(const void *)(v->fresh + 4 * j), run, v->dist,
-				   (float)v->c, (float)v->s);
-			x += run;
-			j = j + run == v->m ? 0 : j + run;
-		}
-		return;
-	}
-	if (v->type == LEAP_T_INT || v->type == LEAP_T_UINT8) {
-		for (uint64_t x = 0; x < b - a;) {
-			uint64_t run = v->m - j < b - a - x ? v->m - j : b - a - x;
-			if (v->type == LEAP_T_UINT8)
-				mix_u8(out + x, v->fresh + j, run, (int)v->lo, (int)(v->hi - v->lo + 1));
-			else
-				mix_i32((int32_t *)(void *)(out + 4 * x), (const int32_t *)(const void *)(v->fresh + 4 * j), run,
-					v->lo, v->hi - v->lo + 1);
-			x += run;
-			j = j + run == v->m ? 0 : j + run;
-		}
-		return;
-	}
-	for (uint64_t x = 0; x < b - a; x++) {
-		put(v->type, out, (size_t)x, mix(v, get(v->type, out, (size_t)x), get(v->type, v->fresh, (size_t)j)));
-		j = j + 1 == v->m ? 0 : j + 1;
+	for (uint64_t x = 0; x < b - a;) {
+		uint64_t run = v->m - j < b - a - x ? v->m - j : b - a - x;
+		mix_run(out + v->es * x, v->fresh + v->es * j, run, v);
+		x += run;
+		j = j + run == v->m ? 0 : j + run;
 	}
 }
 
