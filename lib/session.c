@@ -713,11 +713,11 @@ int leap_session_block(struct leap_session *s, const struct leap_case_data *d, c
 	c->op = op;
 	c->ncalls = n;
 	uint64_t u0 = 0, st0 = 0, st1 = 0;
-	/* frozen processes wait for nothing: the stall read on either side of the window is the
-	 * window's own */
 	int r = s->freeze ? held(s, &u0) : LEAP_SESS_OK; /* its watch is not the block's time */
 	if (r != LEAP_SESS_OK)
 		return r;
+	/* frozen processes wait for nothing: the stall read on either side of the window is the
+	 * window's own */
 	int stalls = s->freeze && leap_sandbox_stalled(&s->sb, &st0) == 0;
 	double t0 = leap_now();
 	if (s->freeze)
