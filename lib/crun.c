@@ -322,9 +322,9 @@ void leap_crun_hiding(struct leap_compiler *c, const struct leap_compile_opts *o
 		for (size_t k = 0; keep && !why && k < sizeof(need) / sizeof(need[0]); k++)
 			if (would_hide(d, need[k]))
 				why = need[k];
-		for (int b = 0; keep && !why && b < 2; b++) {
-			size_t nf = b == LEAP_BACKEND_CUDA ? o->n_nvcc_flags : o->n_cc_flags;
-			char **fl = b == LEAP_BACKEND_CUDA ? o->nvcc_flags : o->cc_flags;
+		for (int b = 0; keep && !why && b < LEAP_NBACKENDS; b++) {
+			size_t nf;
+			char **fl = leap_backend_of((enum leap_backend)b)->user_flags(o, &nf);
 			for (size_t k = 0; !why && k < nf; k++) {
 				const char *f = fl[k];
 				if (!strncmp(f, "-I", 2) && f[2])

@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "backend.h"
 #include "jsonl.h"
 #include "record.h"
 #include "util.h"
@@ -75,7 +76,7 @@ static int ok(const json_t *v, enum kind k)
 	case K_OBJECT:
 		return json_is_object(v);
 	case K_BACKEND:
-		return json_is_string(v) && (!strcmp(json_string_value(v), "cuda") || !strcmp(json_string_value(v), "cpu"));
+		return json_is_string(v) && leap_backend_find(json_string_value(v));
 	case K_STATUS:
 		return json_is_string(v) && leap_status_parse(json_string_value(v)) != LEAP_ST_NONE;
 	case K_MESSAGES: {

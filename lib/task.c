@@ -23,24 +23,6 @@
 /* Largest buffer a task may declare, in elements (2^34: 64 GiB of float). */
 #define MAX_ELEMS ((int64_t)1 << 34)
 
-const char *leap_backend_name(enum leap_backend b)
-{
-	return b == LEAP_BACKEND_CPU ? "cpu" : "cuda";
-}
-
-int leap_backend_parse(const char *s, enum leap_backend *b)
-{
-	if (!s)
-		return -1;
-	if (!strcmp(s, "cuda"))
-		*b = LEAP_BACKEND_CUDA;
-	else if (!strcmp(s, "cpu"))
-		*b = LEAP_BACKEND_CPU;
-	else
-		return -1;
-	return 0;
-}
-
 static const struct {
 	const char *name;
 	size_t size;
@@ -741,30 +723,17 @@ int leap_task_eval(const struct leap_task *t, const struct leap_expr *e, const s
 	return rc;
 }
 
-/* Pointer types by [type][backend][is const]. */
-static const char *const ptr_types[NTYPES][2][2] = {
-	[LEAP_T_FLOAT] = {{"float *", "const float *"}, {"float *", "const float *"}},
-	[LEAP_T_DOUBLE] = {{"double *", "const double *"}, {"double *", "const double *"}},
-	[LEAP_T_INT] = {{"int *", "const int *"}, {"int *", "const int *"}},
-	[LEAP_T_INT64] = {{"int64_t *", "const int64_t *"}, {"int64_t *", "const int64_t *"}},
-	[LEAP_T_HALF] = {{"__half *", "const __half *"}, {"uint16_t *", "const uint16_t *"}},
-	[LEAP_T_BF16] = {{"__nv_bfloat16 *", "const __nv_bfloat16 *"}, {"uint16_t *", "const uint16_t *"}},
-	[LEAP_T_UINT8] = {{"uint8_t *", "const uint8_t *"}, {"uint8_t *", "const uint8_t *"}},
-};
-
 const char *leap_param_ctype(const struct leap_param *p, enum leap_backend b)
 {
 	if (p->role == LEAP_ROLE_SCALAR)
 		return types[p->type].c;
-	return ptr_types[p->type][b == LEAP_BACKEND_CPU][p->role == LEAP_ROLE_IN];
+	return leap_backend_of(b)->ptr_types[p->type][p->role == LEAP_ROLE_IN];
 }
 
 char *leap_task_prototype(const struct leap_task *t, enum leap_backend b)
 {
 	struct leap_buf s = {0};
-	if (b == LEAP_BACKEND_CUDA)
-		leap_buf_adds(&s, "extern \"C\" ");
-	leap_buf_addf(&s, "void %s(", t->entry);
+	leap_buf_addf(&s, "%svoid %s(", leap_backend_of(b)->linkage, t->entry);
 	for (size_t i = 0; i < t->nparams; i++) {
 		const struct leap_param *p = &t->params[i];
 		const char *ct = leap_param_ctype(p, b);
@@ -777,7 +746,7 @@ char *leap_task_prototype(const struct leap_task *t, enum leap_backend b)
 
 const struct leap_case *leap_task_bench_case(const struct leap_task *t, enum leap_backend b)
 {
-	return b == LEAP_BACKEND_CPU ? &t->bench_cpu : &t->bench;
+	return leap_backend_of(b)->flags & LEAP_BK_HOST ? &t->bench_cpu : &t->bench;
 }
 
 json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c)
