@@ -9,7 +9,8 @@
  *
  * A backend travels as its index, enum leap_backend, so that arrays per backend (a compiler's
  * tools, leap-bench's target intervals) stay plain arrays; only the backend files name the
- * index's values. tests/house.bats checks that no other file does.
+ * index's values (tests/backends.bats checks that no other file does). The struct is
+ * leap_backend_ops, not leap_backend, because C gives the enum and the struct one tag space.
  */
 #ifndef LEAP_BACKEND_H
 #define LEAP_BACKEND_H
