@@ -1,6 +1,7 @@
 /* bench.h - time a verified candidate against its task's baseline from a referee the candidate
  * cannot reach: statistics, the input pool, the timing loop, the verdict. lib/referee.c times
- * a record (its design and its loop on top); lib/bench.c holds the statistics and the bencher. */
+ * a record (its design, the map of the referee's files, and its loop); lib/bench.c holds the
+ * statistics and the bencher. */
 #ifndef LEAP_BENCH_H
 #define LEAP_BENCH_H
 
@@ -120,7 +121,7 @@ struct leap_bpool {
 struct leap_bencher {
 	struct leap_verifier *v;
 	struct leap_bench_opts o;
-	struct leap_bpool **pools;  /* the pools kept (POOLS_KEPT in referee.c) */
+	struct leap_bpool **pools;  /* the pools kept (POOLS_KEPT in inpool.c) */
 	size_t npools, poolcap;
 	uint64_t uses;              /* records that took a pool: the pools' clock */
 	cpu_set_t cpus;            /* the candidate's (and the baseline's) cores */
