@@ -22,11 +22,10 @@
 
 /* Pools of earlier tasks are kept (a task that comes back, with the next turn's records or
  * the next sample of its group, finds its sets made and its baseline's runner started) while
- * all pools together hold at most this many times --pool-memory; the one used longest ago
- * goes first. Kept without a bound, a stream of a few hundred tasks (KernelBench's suites)
- * kept a runner and its memory per task: 2.7 GB and 31 runners after 29 of the suite's cpu
- * tasks, and on cuda the device's memory, until allocations failed. */
-#define POOLS_KEPT 4
+ * all pools together hold at most LEAP_BENCH_POOLS_KEPT (verdict.h) times --pool-memory; the
+ * one used longest ago goes first. Kept without a bound, a stream of a few hundred tasks
+ * (KernelBench's suites) kept a runner and its memory per task: 2.7 GB and 31 runners after 29
+ * of the suite's cpu tasks, and on cuda the device's memory, until allocations failed. */
 
 /* The base sets of a pool are drawn from --seed mixed with this (not the seed's own sets, which
  * leap-verify checks on). */
@@ -108,8 +107,8 @@ static uint64_t pool_footprint(const struct leap_bpool *P)
 	return bytes;
 }
 
-/* Frees the pools used longest ago until those left, with `room` more, fit in POOLS_KEPT
- * times --pool-memory (or none is left). */
+/* Frees the pools used longest ago until those left, with `room` more, fit in
+ * LEAP_BENCH_POOLS_KEPT times --pool-memory (or none is left). */
 static void pools_trim(struct leap_bencher *B, uint64_t room)
 {
 	for (;;) {
@@ -120,7 +119,7 @@ static void pools_trim(struct leap_bencher *B, uint64_t room)
 			if (B->pools[i]->used < B->pools[old]->used)
 				old = i;
 		}
-		if (!B->npools || total <= POOLS_KEPT * B->o.pool_bytes)
+		if (!B->npools || total <= LEAP_BENCH_POOLS_KEPT * B->o.pool_bytes)
 			return;
 		leap_bpool_free(B->pools[old]);
 		B->pools[old] = B->pools[--B->npools];
@@ -128,7 +127,7 @@ static void pools_trim(struct leap_bencher *B, uint64_t room)
 }
 
 /* The pool of (t, b, seed), made on first use (the pools used longest ago freed first, within
- * POOLS_KEPT). NULL with *err. */
+ * LEAP_BENCH_POOLS_KEPT). NULL with *err. */
 struct leap_bpool *ref_pool_get(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
 				   uint64_t seed, const char *base_art, int *nodev, char **err)
 {

@@ -3,8 +3,9 @@
  * bounds, then leap_bench_artifact and the loop it runs (calibration, pairs of blocks), then
  * the pieces the loop uses, in the order it meets them: the blocks and their checks, the
  * sessions. The other jobs are files of their own, sharing struct rec (referee_int.h):
- * - verdict.c: the verdicts (ok, noisy, suspicious; a failure while timed), and the stopping rule:
- *   what decides when a timing is `ok`;
+ * - verdict.c: the verdicts (ok, noisy, suspicious; a failure while timed) and the stopping
+ *   rule, with verdict.h, the one table of every default of the timing (the target, the runs,
+ *   the budget, the bounds below, the floor's margin): what decides when a timing is `ok`;
  * - inpool.c: the input pool (the base sets, the ring of derived sets, the baseline's measures
  *   remembered, the pools kept from task to task);
  * - devmove.c: the device's side: the cuda data moves through the owner (the baseline's
@@ -61,21 +62,12 @@
 /* Blocks the calibration times (the least taken). */
 #define CALIBRATE_BLOCKS 7
 
-/*
- * The bounds on a record's time. Honest work never reaches them, a stall always does:
- * - a call of the candidate may take SLOW times the baseline's call in the same record (so a
- *   loaded machine, which slows both, trips neither), plus BLOCK_GRACE per block (FIRST_GRACE
- *   for its first call: thread pools, page faults); more ends the record as its `timeout`;
- * - its runner must say hello within HELLO_GRACE plus HELLO_SLOW times what the trusted
- *   runner took to start;
- * - the whole record, from the runner's start to the verdict, has --timeout (the absolute
- *   cap: a stall the scaled bounds let through cannot hold a rollout step longer).
- */
-#define SLOW 100.0
-#define BLOCK_GRACE 0.5
-#define FIRST_GRACE 2.0
-#define HELLO_GRACE 2.0
-#define HELLO_SLOW 10.0
+/* The bounds on a record's time, which honest work never reaches and a stall always does, are
+ * verdict.h's (LEAP_BENCH_SLOW and the graces: a block of the candidate within SLOW times the
+ * baseline's calls, its runner's hello within HELLO_SLOW times the trusted runner's start-up);
+ * cand_block and open_sessions apply them. The whole record, from the runner's start to the
+ * verdict, has --timeout (the absolute cap: a stall the scaled bounds let through cannot hold a
+ * rollout step longer). */
 
 /* The pieces, in the order they are defined below. */
 static json_t *time_record(struct rec *R, const char *artifact, const char *base_art, enum leap_status *st);
@@ -288,20 +280,22 @@ static uint32_t next_k(const struct rec *R, int from_warmup)
 double ref_block_target(const struct leap_bench_opts *o)
 {
 	double t = o->max_time * 1e3 / (4.0 * (double)(o->min_runs > 0 ? o->min_runs : 1));
-	return t < o->block_ms ? (t > 0.5 ? t : 0.5) : o->block_ms;
+	return t < o->block_ms ? (t > LEAP_BENCH_BLOCK_MS_LEAST ? t : LEAP_BENCH_BLOCK_MS_LEAST) : o->block_ms;
 }
 
 /* ---- the blocks of a pair ---- */
 
 /* The candidate's block: sets[j] in slots[j], n calls, timed, within the record's bounds
- * (SLOW). `first`: its first call in the record. Returns 0, or 1 when the record ends (R->r). */
+ * (LEAP_BENCH_SLOW). `first`: its first call in the record. Returns 0, or 1 when the record
+ * ends (R->r). */
 static int cand_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n, int first)
 {
 	if (R->b == LEAP_BACKEND_CUDA ? ref_stage_dev(R, 1, sets, slots, n) : (stage(R, &R->cs, sets, slots, n), 0))
 		return 1;
 	struct leap_block bt;
 	double saved = R->cs.sb.deadline;
-	double limit = (first ? FIRST_GRACE : BLOCK_GRACE) + n * SLOW * base_call_ms(R) / 1e3;
+	double grace = first ? LEAP_BENCH_FIRST_GRACE : LEAP_BENCH_BLOCK_GRACE;
+	double limit = grace + n * LEAP_BENCH_SLOW * base_call_ms(R) / 1e3;
 	if (leap_now() + limit < saved)
 		R->cs.sb.deadline = leap_now() + limit;
 	R->r = leap_session_block(&R->cs, R->d, slots, n, LEAP_RUN_OP_CALL, &bt);
@@ -541,7 +535,7 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 		P->have_creg = 1;
 	}
 	so.regions = &P->creg;
-	so.hello_s = HELLO_GRACE + HELLO_SLOW * P->start_ms / 1e3;
+	so.hello_s = LEAP_BENCH_HELLO_GRACE + LEAP_BENCH_HELLO_SLOW * P->start_ms / 1e3;
 	R->r = ref_session_open(R->B->v, &R->cs, R->b, artifact, &so, &R->err);
 	if (R->r < 0)
 		return -1;

@@ -1,8 +1,9 @@
-/* verdict.c - what leap-bench's referee makes of a record's timings: the stopping rule of its
- * loop, and the verdict (ok, noisy, suspicious below the memory floor; runtime_error, timeout
- * or mismatch when the candidate failed while timed) with the fields that back it. Apart from
- * the loop (referee.c) so that whoever changes when a timing is `ok` reads one file: the loop
- * only gathers samples (series of times and ratios), this file judges them. */
+/* verdict.c - what leap-bench's referee makes of a record's timings: the timing's defaults
+ * (their table is verdict.h), the stopping rule of its loop, and the verdict (ok, noisy,
+ * suspicious below the memory floor; runtime_error, timeout or mismatch when the candidate
+ * failed while timed) with the fields that back it. Apart from the loop (referee.c) so that
+ * whoever changes when a timing is `ok` reads this file and verdict.h: the loop only gathers
+ * samples (series of times and ratios), this file judges them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +14,38 @@
 #include "util.h"
 #include "banned.h"
 
-/* A median below this share of the memory floor cannot be doing the work (the floor is bytes at
- * the copy speed of the fastest place they fit, for every core: a read-only kernel may move
- * bytes up to about twice as fast as a copy counts them). */
-#define FLOOR_MARGIN_CPU 0.5
-#define FLOOR_MARGIN_CUDA 0.5
-
 static json_t *timed_fields(struct rec *R, const struct leap_stats *cst, const struct leap_stats *bst);
 static void floor_check(struct rec *R, const char *base_art, const struct leap_stats *cst, json_t *out,
 		const char **status, struct leap_buf *msg);
 static json_t *stats_json(const struct leap_stats *s);
 
+/* ---- the defaults ---- */
+
+void leap_bench_defaults(struct leap_bench_opts *o)
+{
+	o->target_ci[LEAP_BACKEND_CPU] = LEAP_BENCH_TARGET_CPU;
+	o->target_ci[LEAP_BACKEND_CUDA] = LEAP_BENCH_TARGET_CUDA;
+	o->max_time = LEAP_BENCH_MAX_TIME;
+	o->min_runs = LEAP_BENCH_MIN_RUNS;
+	o->max_runs = LEAP_BENCH_MAX_RUNS;
+	o->block_ms = LEAP_BENCH_BLOCK_MS;
+	o->pool_bytes = (uint64_t)LEAP_BENCH_POOL_MIB << 20;
+}
+
 /* ---- the stopping rule ---- */
+
+int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,
+		    double max_time, int *narrow)
+{
+	int tight = s->rel_ci <= target;
+	if (narrow)
+		*narrow = tight ? *narrow + 1 : 0;
+	if ((long)s->n >= max_runs)
+		return 1;
+	if ((long)s->n < min_runs)
+		return 0;
+	return elapsed >= max_time || (tight && (!narrow || *narrow >= 2));
+}
 
 /* The stopping rule of a record: --max-runs pairs, or at least --min-runs and either the
  * speedup's interval within --target-ci (twice in a row) or --max-time spent. */
@@ -56,6 +77,13 @@ void ref_series_stats(const struct series *s, struct leap_stats *st)
 }
 
 /* ---- the verdict ---- */
+
+const char *leap_bench_failed_status(int sess, int timeout, enum leap_status *st)
+{
+	int late = timeout || sess == LEAP_SESS_TIMEOUT;
+	*st = late ? LEAP_ST_TIMEOUT : LEAP_ST_RUNTIME_ERROR;
+	return late ? "timeout" : "runtime_error";
+}
 
 /* The verdict when the candidate's runner failed while timed: no output of the benchmark size
  * was checked, so the record fails too (leap_bench_failed_status). */
@@ -193,14 +221,14 @@ static void floor_check(struct rec *R, const char *base_art, const struct leap_s
 		bytes_ms = leap_memfloor_ms(mf, (uint64_t)bytes, R->B->ncpus);
 		gbs = l->gbs * R->B->ncpus;
 		where = l->name;
-		margin = FLOOR_MARGIN_CPU;
+		margin = LEAP_BENCH_FLOOR_MARGIN_CPU;
 	} else {
 		double gflops;
 		if (!(hb || hf) || ref_device_probe(R->B, R->b, R->P->device, base_art, R->d, &gbs, &gflops))
 			return;
 		bytes_ms = hb ? (double)bytes / (gbs * 1e9) * 1e3 : 0;
 		flops_ms = hf && gflops > 0 ? (double)flops / (gflops * 1e9) * 1e3 : 0;
-		margin = FLOOR_MARGIN_CUDA;
+		margin = LEAP_BENCH_FLOOR_MARGIN_CUDA;
 	}
 	double floor_ms = bytes_ms > flops_ms ? bytes_ms : flops_ms;
 	if (floor_ms > 0) {
