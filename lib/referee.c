@@ -41,23 +41,17 @@
  * - noise: a speedup interval wider than --target-ci is `noisy`, with no speedup.
  */
 
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <unistd.h>
 
-#include "referee_int.h"
-#include "build.h"
-#include "files.h"
-#include "jsonl.h"
 #include "prio.h"
+#include "referee_int.h"
 #include "rng.h"
 #include "sig.h"
 #include "tlock.h"
 #include "util.h"
-
+#include "banned.h"
 
 /* Blocks the calibration times (the least taken). */
 #define CALIBRATE_BLOCKS 7
