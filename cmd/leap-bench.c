@@ -17,6 +17,7 @@
 #include "sig.h"
 #include "task.h"
 #include "util.h"
+#include "verdict.h"
 #include "verify.h"
 #include "banned.h"
 
@@ -328,22 +329,25 @@ static int bench_option(struct ctx *c, struct leap_bench_opts *bo, int opt, cons
 		bo->target_ci[LEAP_BACKEND_CUDA] = bo->target_ci[LEAP_BACKEND_CPU];
 		return 1;
 	case OPT_MIN_RUNS:
-		if (leap_parse_i64(arg, 1, 1000000, &v64))
-			leap_usage_error(&c->common, "--min-runs: '%s' is not an integer in [1, 1000000]", arg);
+		if (leap_parse_i64(arg, 1, LEAP_BENCH_RUNS_MAX, &v64))
+			leap_usage_error(&c->common, "--min-runs: '%s' is not an integer in [1, %d]", arg,
+					 LEAP_BENCH_RUNS_MAX);
 		bo->min_runs = (long)v64;
 		return 1;
 	case OPT_MAX_RUNS:
-		if (leap_parse_i64(arg, 1, 1000000, &v64))
-			leap_usage_error(&c->common, "--max-runs: '%s' is not an integer in [1, 1000000]", arg);
+		if (leap_parse_i64(arg, 1, LEAP_BENCH_RUNS_MAX, &v64))
+			leap_usage_error(&c->common, "--max-runs: '%s' is not an integer in [1, %d]", arg,
+					 LEAP_BENCH_RUNS_MAX);
 		bo->max_runs = (long)v64;
 		return 1;
 	case OPT_MAX_TIME:
-		if (leap_parse_seconds(arg, &bo->max_time) || bo->max_time > 86400)
+		if (leap_parse_seconds(arg, &bo->max_time) || bo->max_time > LEAP_BENCH_MAX_TIME_MAX)
 			leap_usage_error(&c->common, "--max-time: '%s' is not a duration up to a day", arg);
 		return 1;
 	case OPT_POOL:
-		if (leap_parse_size(arg, &v64) || v64 < (1 << 20))
-			leap_usage_error(&c->common, "--pool-memory: '%s' is not a size of at least 1M", arg);
+		if (leap_parse_size(arg, &v64) || v64 < (int64_t)LEAP_BENCH_POOL_MIB_MIN << 20)
+			leap_usage_error(&c->common, "--pool-memory: '%s' is not a size of at least %dM", arg,
+					 LEAP_BENCH_POOL_MIB_MIN);
 		bo->pool_bytes = (uint64_t)v64;
 		return 1;
 	case OPT_CPUS:
@@ -357,8 +361,9 @@ static int bench_option(struct ctx *c, struct leap_bench_opts *bo, int opt, cons
 					 arg);
 		return 1;
 	case OPT_BLOCK_MS:
-		if (leap_parse_double(arg, 0.001, 10000, &bo->block_ms))
-			leap_usage_error(&c->common, "--block-ms: '%s' is not a number in [0.001, 10000]", arg);
+		if (leap_parse_double(arg, LEAP_BENCH_BLOCK_MS_MIN, LEAP_BENCH_BLOCK_MS_MAX, &bo->block_ms))
+			leap_usage_error(&c->common, "--block-ms: '%s' is not a number in [%g, %g]", arg,
+					 LEAP_BENCH_BLOCK_MS_MIN, (double)LEAP_BENCH_BLOCK_MS_MAX);
 		return 1;
 	case OPT_BTOL: { /* since the pairs (NEWS.md): accepted and checked, without effect */
 		double unused;
@@ -427,14 +432,18 @@ static int stream(struct ctx *c, struct leap_sandbox_opts *sb, int nfiles, char 
 static const struct leap_opt opts[] = {
 	{"target-ci", 0, required_argument, "F", OPT_TARGET,
 	 "the speedup's 95% interval half-width, relative to it, to reach;\n"
-	 "a wider one is `noisy` (default 0.05 on cpu, 0.02 on cuda)"},
-	{"min-runs", 0, required_argument, "N", OPT_MIN_RUNS, "never fewer timed pairs of blocks (default 10)"},
-	{"max-runs", 0, required_argument, "N", OPT_MAX_RUNS, "never more timed pairs (default 1000)"},
-	{"max-time", 0, required_argument, "SECS", OPT_MAX_TIME, "timing budget per record (default 2)"},
+	 "a wider one is `noisy` (default " LEAP_BENCH_STR(LEAP_BENCH_TARGET_CPU) " on cpu, "
+	 LEAP_BENCH_STR(LEAP_BENCH_TARGET_CUDA) " on cuda)"},
+	{"min-runs", 0, required_argument, "N", OPT_MIN_RUNS,
+	 "never fewer timed pairs of blocks (default " LEAP_BENCH_STR(LEAP_BENCH_MIN_RUNS) ")"},
+	{"max-runs", 0, required_argument, "N", OPT_MAX_RUNS,
+	 "never more timed pairs (default " LEAP_BENCH_STR(LEAP_BENCH_MAX_RUNS) ")"},
+	{"max-time", 0, required_argument, "SECS", OPT_MAX_TIME,
+	 "timing budget per record (default " LEAP_BENCH_STR(LEAP_BENCH_MAX_TIME) ")"},
 	{"pool-memory", 0, required_argument, "SIZE", OPT_POOL,
 	 "memory for the input pool: base sets, donors and a pair's sets,\n"
-	 "with the baseline's outputs on them (default 512M); earlier\n"
-	 "tasks' pools are kept within four times this in all"},
+	 "with the baseline's outputs on them (default " LEAP_BENCH_STR(LEAP_BENCH_POOL_MIB) "M); earlier\n"
+	 "tasks' pools are kept within " LEAP_BENCH_STR(LEAP_BENCH_POOLS_KEPT) " times this in all"},
 	{"cpus", 0, required_argument, "LIST", OPT_CPUS,
 	 "the cores of candidate and baseline (e.g. 0-3; default: all the\n"
 	 "CPUs leap-bench may use)"},
@@ -442,7 +451,7 @@ static const struct leap_opt opts[] = {
 	 "auto, cgroup, cgroup1, cgroup2 or signals (default auto: a cgroup\n"
 	 "freezer, else SIGSTOP from the PID namespace's init)"},
 	{"block-ms", 0, required_argument, "MS", OPT_BLOCK_MS,
-	 "the length a block of calls aims at (default 20; shorter when\n"
+	 "the length a block of calls aims at (default " LEAP_BENCH_STR(LEAP_BENCH_BLOCK_MS) "; shorter when\n"
 	 "--max-time is small)"},
 	{"wall-clock", 0, no_argument, NULL, OPT_WALL,
 	 "cpu: time on the wall clock alone (default: less the time the\n"
@@ -457,8 +466,8 @@ static const struct leap_opt opts[] = {
 	                "leap-verify --tolerance"),
 	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run)"),
 	LEAP_RUNOPT_TIMEOUT("the absolute bound of a record, from its runner's start to the\n"
-	                    "verdict (default: max-time + 30)"),
-	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default 4G)"),
+	                    "verdict (default: max-time + " LEAP_BENCH_STR(LEAP_BENCH_TIMEOUT_PLUS) ")"),
+	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default " LEAP_BENCH_STR(LEAP_BENCH_MEMORY_GIB) "G)"),
 	LEAP_RUNOPT_DEVICE("CUDA device (default 0)"),
 	LEAP_RUNOPT_DEVICES("time on each listed device at once (e.g. 0-7 or 0,2,5), one\n"
 	                    "timing per device, output in input order; bench.device_index\n"
@@ -484,13 +493,13 @@ int main(int argc, char **argv)
 	leap_common_init(&c.common, &usage);
 	struct leap_verify_opts o = {
 		.trials = 1,
-		.sb = {.timeout = 0, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1},
+		.sb = {.timeout = 0, .mem_bytes = (uint64_t)LEAP_BENCH_MEMORY_GIB << 30,
+		       .fsize_bytes = (uint64_t)LEAP_BENCH_FSIZE_MIB << 20, .nproc = 0, .namespaces = 1},
 		.device = "0",
 	};
-	struct leap_bench_opts bo = {.max_time = 2, .min_runs = 10, .max_runs = 1000, .pool_bytes = 512ull << 20,
-				     .block_ms = 20};
-	bo.target_ci[LEAP_BACKEND_CPU] = LEAP_BENCH_TARGET_CPU;
-	bo.target_ci[LEAP_BACKEND_CUDA] = LEAP_BENCH_TARGET_CUDA;
+	struct leap_bench_opts bo;
+	memset(&bo, 0, sizeof bo);
+	leap_bench_defaults(&bo); /* every default of the timing: verdict.h */
 	struct leap_runopts ro = {.o = &o, .devs = &c.devs};
 	int do_stats = 0, opt;
 	char *err = NULL;
@@ -515,7 +524,7 @@ int main(int argc, char **argv)
 	if (do_stats)
 		return stats(&c, argc - optind, argv + optind, &bo);
 	if (o.sb.timeout <= 0)
-		o.sb.timeout = bo.max_time + 30;
+		o.sb.timeout = bo.max_time + LEAP_BENCH_TIMEOUT_PLUS;
 	c.seed = ro.have_seed ? ro.seed : leap_random_seed() & LEAP_SEED_MAX;
 	char *dir = leap_tasks_dir(c.common.tasks);
 	leap_suite_init(&c.suite, dir);

@@ -1,9 +1,9 @@
 /* bench.c - what leap-bench's referee keeps outside a record: the statistics of timing samples
  * and the bencher's life. The statistics are plain functions of numbers (a median's interval
- * from order statistics, widened for serial correlation; the stopping rule) so that a test
- * (tests/fixtures/leap-bench/coverage.c) can check their coverage apart from any timing. The
- * bencher is set up once per program (cores, cgroups, the freezer it refuses to time without)
- * and ended before a worker exits. How one record is timed, and why, is lib/referee.c. */
+ * from order statistics, widened for serial correlation; the stopping rule that reads them is
+ * lib/verdict.c's) so that a test (tests/fixtures/leap-bench/coverage.c) can check their
+ * coverage apart from any timing. The bencher is set up once per program (cores, cgroups, the
+ * freezer it refuses to time without) and ended before a worker exits. How one record is timed, and why, is lib/referee.c. */
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -85,26 +85,6 @@ void leap_stats_serial(const double *x, size_t n, struct leap_stats *s)
 			order_ci(sorted, n, (1 + rho) / (1 - rho), s);
 	}
 	free(sorted);
-}
-
-int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,
-		    double max_time, int *narrow)
-{
-	int tight = s->rel_ci <= target;
-	if (narrow)
-		*narrow = tight ? *narrow + 1 : 0;
-	if ((long)s->n >= max_runs)
-		return 1;
-	if ((long)s->n < min_runs)
-		return 0;
-	return elapsed >= max_time || (tight && (!narrow || *narrow >= 2));
-}
-
-const char *leap_bench_failed_status(int sess, int timeout, enum leap_status *st)
-{
-	int late = timeout || sess == LEAP_SESS_TIMEOUT;
-	*st = late ? LEAP_ST_TIMEOUT : LEAP_ST_RUNTIME_ERROR;
-	return late ? "timeout" : "runtime_error";
 }
 
 /* ---- set-up ---- */

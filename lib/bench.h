@@ -1,6 +1,7 @@
 /* bench.h - time a verified candidate against its task's baseline from a referee the candidate
- * cannot reach: statistics, the input pool, the timing loop, the verdict. lib/referee.c times
- * a record (its design and its loop on top); lib/bench.c holds the statistics and the bencher. */
+ * cannot reach: statistics, the input pool, the timing loop. lib/referee.c times a record (its
+ * design, the map of the referee's files, and its loop); lib/bench.c holds the statistics and
+ * the bencher. The verdict, the stopping rule and every default of the timing are verdict.h's. */
 #ifndef LEAP_BENCH_H
 #define LEAP_BENCH_H
 
@@ -12,6 +13,7 @@
 #include "memfloor.h"
 #include "record.h"
 #include "task.h"
+#include "verdict.h"
 #include "verify.h"
 
 /* Summary of timing samples. */
@@ -36,23 +38,6 @@ void leap_stats(double *x, size_t n, struct leap_stats *s);
  * its square root. */
 void leap_stats_serial(const double *x, size_t n, struct leap_stats *s);
 
-/* The stopping rule: 1 when n >= max_runs, or n >= min_runs and either the relative
- * half-width is <= target or elapsed >= max_time (seconds): never fewer than min_runs. With
- * `narrow` (a counter the caller keeps per series, from 0), the half-width must be within the
- * target at two checks in a row: stopping at the first narrow interval picks samples that
- * happen to cluster, and the interval then covers the truth less often (92% for a nominal 95%
- * in tests/fixtures/leap-bench/coverage.c; twice in a row: 94 to 96%). */
-int leap_bench_done(const struct leap_stats *s, long min_runs, long max_runs, double target, double elapsed,
-		    double max_time, int *narrow);
-
-/* What a timing that ended before its verdict makes of the record: no output of the benchmark
- * size was checked, so the record cannot keep `pass` (a kernel wrong only beyond the verified
- * sizes would keep its reward by hanging, crashing, stalling the freezer, withholding a message
- * or claiming that there is no device). `sess` is the candidate session's enum leap_sess,
- * `timeout` 1 when its runner ran out of time. Returns the bench status ("timeout" or
- * "runtime_error") and sets *st to the record's (LEAP_ST_TIMEOUT or LEAP_ST_RUNTIME_ERROR). */
-const char *leap_bench_failed_status(int sess, int timeout, enum leap_status *st);
-
 struct leap_bench_opts {
 	double target_ci[2]; /* per backend (enum leap_backend): a speedup interval wider than this,
 			      * relative to the speedup, is `noisy`, never `ok` */
@@ -66,10 +51,6 @@ struct leap_bench_opts {
 	enum leap_freeze freezer; /* how candidates are frozen (NONE: the best available) */
 	int cgroup_version;  /* 0: cgroup v2 where it works, else v1; 1 or 2: only that version */
 };
-
-/* --target-ci's defaults per backend: the decision they serve is in leap-bench(1), TARGET. */
-#define LEAP_BENCH_TARGET_CPU 0.05
-#define LEAP_BENCH_TARGET_CUDA 0.02
 
 /*
  * The input pool of one (task, backend, seed): the sets the timed calls run on, and the outputs
@@ -120,7 +101,7 @@ struct leap_bpool {
 struct leap_bencher {
 	struct leap_verifier *v;
 	struct leap_bench_opts o;
-	struct leap_bpool **pools;  /* the pools kept (POOLS_KEPT in referee.c) */
+	struct leap_bpool **pools;  /* the pools kept (LEAP_BENCH_POOLS_KEPT, verdict.h) */
 	size_t npools, poolcap;
 	uint64_t uses;              /* records that took a pool: the pools' clock */
 	cpu_set_t cpus;            /* the candidate's (and the baseline's) cores */

@@ -966,7 +966,7 @@ void leap_sandbox_end(struct leap_sandbox *sb, int wait_exit, int *status, int *
 		char *tmp = xmalloc(maxlog);
 		ssize_t n = pread(sb->log_fd, tmp, maxlog, 0);
 		if (n > 0)
-			leap_utf8_sanitize(log, tmp, (size_t)n);
+			leap_text_escape(log, tmp, (size_t)n);
 		free(tmp);
 	}
 	if (sb->log_fd >= 0)

@@ -460,6 +460,25 @@ void leap_utf8_sanitize(struct leap_buf *b, const char *s, size_t n)
 	leap_buf_add(b, s + start, n - start);
 }
 
+void leap_text_escape(struct leap_buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, start = 0;
+	while (i < n) {
+		size_t k = utf8_seq(p + i, n - i);
+		int ctl = k == 1 && ((p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') || p[i] == 0x7f);
+		if (k && !ctl) {
+			i += k;
+			continue;
+		}
+		leap_buf_add(b, s + start, i - start);
+		leap_buf_addf(b, "\\x%02x", p[i]);
+		i++;
+		start = i;
+	}
+	leap_buf_add(b, s + start, n - start);
+}
+
 int leap_fp_is_dir(FILE *fp)
 {
 	struct stat st;

@@ -102,6 +102,13 @@ void leap_fill(void *p, uint64_t n, const void *pattern, uint32_t elsize);
  * U+FFFD, so that the result can be stored as a JSON string. */
 void leap_utf8_sanitize(struct leap_buf *b, const char *s, size_t n);
 
+/* Copies text that a candidate wrote (n bytes, any bytes) into `b` so that every byte of it
+ * shows: a NUL, another control byte (tab, newline and carriage return excepted), DEL and
+ * each byte of an invalid UTF-8 sequence become the four characters \xHH. A C string of the
+ * result is the whole text: a leading NUL cannot hide what follows it, and no terminal
+ * escape reaches whoever prints the record. */
+void leap_text_escape(struct leap_buf *b, const char *s, size_t n);
+
 /* 1 when the open stream `fp` is a directory (errno set to EISDIR), else 0. A directory
  * opens for reading like a file and fails only at the first read: every program that takes
  * an input file checks with this, so that a directory is refused like a missing file. */

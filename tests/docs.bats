@@ -141,6 +141,70 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# leap-bench's timing defaults are written once, in lib/verdict.h: its --help states them from
+# there (LEAP_BENCH_STR), and this checks that leap-bench(1) states the same, so that a default
+# changed in the table and not in the page (or the other way) fails here.
+@test "docs cannot drift: every default leap-bench --help states is the one leap-bench(1) states" {
+	python3 - "$ROOT" <<'PY'
+import re, subprocess, sys
+root = sys.argv[1]
+sys.path.insert(0, f"{root}/tests/fixtures/docs")
+from helpopts import ENTRY
+out = subprocess.run([f"{root}/bin/leap-bench", "--help"], capture_output=True, text=True).stdout
+# --help: each entry's help text, its continuation lines joined
+helps, cur = {}, None
+for line in out.splitlines():
+    m = ENTRY.match(line)
+    if m:
+        cur = re.findall(r"--([a-z0-9-]+)", m.group(1))[0]
+        helps[cur] = line[len(m.group(0)):].strip()
+    elif cur and line.startswith(" " * 8):
+        helps[cur] += " " + line.strip()
+    else:
+        cur = None
+# the man page: the text of each OPTIONS entry (.TP, its tag, its body), roff undone
+page = open(f"{root}/man/leap-bench.1").read()
+def plain(t):
+    t = re.sub(r"\\f[BIRP]|\\&|\\\(..", "", t).replace("\\-", "-").replace("\\e", "\\")
+    t = re.sub(r"^\.[A-Z]{1,2} ?", "", t, flags=re.M)
+    return re.sub(r'"|\s+', " ", t.replace('""', "")).strip()
+opts = re.search(r"^\.SH OPTIONS\n(.*?)(?=^\.SH )", page, re.M | re.S).group(1)
+man = {}
+for item in opts.split(".TP\n")[1:]:
+    tag, _, body = item.partition("\n")
+    for name in re.findall(r"--([a-z0-9-]+)", tag.replace("\\-", "-"))[:1]:
+        man[name] = plain(body)
+bad, n = [], 0
+for name, text in helps.items():
+    # a default that is a number, with its unit ("512M", "4G") or its form ("max-time + 30",
+    # "0.05 on cpu, 0.02 on cuda"); words ("auto", "random per run") are the page's to explain
+    for m in re.finditer(r"\(default:? ((?:max-time \+ )?[0-9][^;)]*)", text):
+        n += 1
+        want = m.group(1).strip()
+        if name not in man:
+            bad.append(f"--{name}: --help says default {want}; leap-bench(1) OPTIONS has no entry")
+        elif not re.search(r"default:? " + re.escape(want) + r"(?![0-9.])", man[name]):
+            bad.append(f"--{name}: --help says default {want}; leap-bench(1) says: {man[name][:160]}")
+# the defaults the page's prose states: the targets in TARGET, the pools kept in --pool-memory
+target = plain(re.search(r"^\.SS TARGET\n(.*?)(?=^\.S[SH] )", page, re.M | re.S).group(1))
+m = re.search(r"default ([0-9.]+) on cpu, ([0-9.]+) on cuda", helps.get("target-ci", ""))
+for backend, v in zip(("cpu", "cuda"), m.groups() if m else ()):
+    n += 1
+    if f"({v})" not in target and f"default is {v}" not in target:
+        bad.append(f"--target-ci: --help says {v} on {backend}; leap-bench(1) TARGET does not")
+words = {2: "twice", 3: "three times", 4: "four times", 5: "five times", 6: "six times", 8: "eight times"}
+m = re.search(r"kept within ([0-9]+) times", helps.get("pool-memory", ""))
+if m:
+    n += 1
+    if f"at most {words.get(int(m.group(1)), m.group(1) + ' times')} this" not in man.get("pool-memory", ""):
+        bad.append(f"--pool-memory: --help keeps pools within {m.group(1)} times; leap-bench(1) does not")
+if n < 8:
+    bad.append(f"only {n} defaults found in leap-bench --help: the parse above no longer fits it")
+print("\n".join(bad) or f"ok: {n} defaults")
+sys.exit(1 if bad else 0)
+PY
+}
+
 @test "docs cannot drift: every environment variable a program reads is in leap(7), the cache's in --help" {
 	cd "$ROOT"
 	env=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' man/leap.7)

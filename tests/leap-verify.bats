@@ -4,7 +4,7 @@ load helpers
 load artifact
 
 HOSTILE="wrong zeros unwritten half noop nan modify_input static_cache segv abort overflow exit spin sleep
-	forkbomb alloc hugefile stdout env_secret escape kill_parent thread_late close_fds scribble guard_fill"
+	forkbomb alloc hugefile stdout env_secret escape kill_parent thread_late close_fds scribble guard_fill nul_output"
 
 setup_file() {
 	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
@@ -230,6 +230,11 @@ verdict() {
 	assert_output --partial '{"task":"evil","status":"pass"}'
 	run -0 jq -r 'select(.task == "evil") | .name' "$OUT"
 	assert_output ""
+}
+
+@test "a NUL or a terminal escape in the output hides nothing: every byte shows in verify.output" {
+	run -0 jq -r 'select(.name == "nul_output") | "\(.status) \(.verify.output)"' "$OUT"
+	assert_line --index 0 'pass \x00hidden after a NUL \x1b[2Jcleared?'
 }
 
 @test "the child does not see the environment (a secret in it would change the result)" {
