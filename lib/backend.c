@@ -21,6 +21,11 @@ const struct leap_backend_ops *leap_backend_of(enum leap_backend b)
 	return table[(unsigned)b < LEAP_NBACKENDS ? b : leap_backend_record_default()];
 }
 
+int leap_backend_has(enum leap_backend b, unsigned flags)
+{
+	return (table[b]->flags & flags) == flags;
+}
+
 int leap_backend_parse(const char *s, enum leap_backend *b)
 {
 	for (int i = 0; s && i < LEAP_NBACKENDS; i++)

@@ -45,6 +45,12 @@ enum {
 	LEAP_BK_BATCH = 1 << 2,     /* candidates of a task may share one compiler run (--batch) */
 	LEAP_BK_KERNELS = 1 << 3,   /* an artifact's kernels can be named (crash.h) in a runtime error */
 	LEAP_BK_PRECISION = 1 << 4, /* the prompt states the precision classes (TF32, half, bf16) */
+	LEAP_BK_OWNER = 1 << 5,     /* its memory is a device's, owned by the baseline's runner: the
+				     * referee moves the sets through that owner (devmove.c), which
+				     * flushes the device's cache between blocks (unless --hot), and
+				     * measures the floor with the device's probe; else the referee
+				     * maps the candidate's regions itself and the floor is the cpu's
+				     * memory floor (memfloor.c) */
 };
 
 struct leap_backend_ops {
@@ -88,6 +94,11 @@ struct leap_backend_ops {
 	const char *const *trusted_flags;  /* before the files (NULL-terminated) */
 	const char *const *trusted_libs;   /* after them (NULL-terminated) */
 
+	/* ---- the timing (lib/referee.c and its parts) ---- */
+	const char *baseline; /* the task's file timed against (NULL: its reference, reference.c) */
+	double target_ci;     /* --target-ci's default (verdict.h) */
+	double floor_margin;  /* below this share of the floor a time is suspicious (verdict.h) */
+
 	/* ---- the device ---- */
 	/* 1 when the backend can run here, else 0; why[0..n) says either (leap_backend_default).
 	 * NULL: always. */
@@ -112,6 +123,8 @@ struct leap_backend_ops {
 
 /* The table's row of backend b. */
 const struct leap_backend_ops *leap_backend_of(enum leap_backend b);
+/* 1 when backend b has every flag of `flags` (LEAP_BK_*). */
+int leap_backend_has(enum leap_backend b, unsigned flags);
 /* The backend records spell `name`, or NULL. */
 const struct leap_backend_ops *leap_backend_find(const char *name);
 /* Parses a backend name; returns 0 and sets *b, or -1. */

@@ -16,6 +16,7 @@
 #include "prompt.h"
 #include "sandbox.h"
 #include "util.h"
+#include "verdict.h"
 #include "banned.h"
 
 /* ---- the candidate's C interface ---- */
@@ -149,6 +150,8 @@ const struct leap_backend_ops leap_backend_cpu = {
 	.trusted_cc = trusted_cc,
 	.trusted_flags = trusted_flags,
 	.trusted_libs = trusted_libs,
+	.target_ci = LEAP_BENCH_TARGET_CPU,
+	.floor_margin = LEAP_BENCH_FLOOR_MARGIN_CPU,
 	.system_prompt = "You are an expert in high-performance C. You write correct, fast C kernels for a CPU. "
 			 "Reply with one fenced code block holding the complete source file and nothing after it.",
 	.prompt_machine = prompt_machine,

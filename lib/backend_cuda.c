@@ -22,6 +22,7 @@
 #include "jsonl.h"
 #include "prompt.h"
 #include "util.h"
+#include "verdict.h"
 #include "banned.h"
 
 /* ---- the candidate's C interface ---- */
@@ -377,7 +378,7 @@ const struct leap_backend_ops leap_backend_cuda = {
 	.no_runner = "this leap was built without CUDA (no nvcc at build time)",
 	.fence = "cuda",
 	.compiler = "nvcc",
-	.flags = LEAP_BK_LIBRARIES | LEAP_BK_BATCH | LEAP_BK_KERNELS | LEAP_BK_PRECISION,
+	.flags = LEAP_BK_LIBRARIES | LEAP_BK_BATCH | LEAP_BK_KERNELS | LEAP_BK_PRECISION | LEAP_BK_OWNER,
 	.ptr_types = ptr_types,
 	.linkage = "extern \"C\" ",
 	.entry_return = "\treturn (int)cudaGetLastError();\n",
@@ -393,6 +394,9 @@ const struct leap_backend_ops leap_backend_cuda = {
 	.trusted_cc = trusted_cc,
 	.trusted_flags = trusted_flags,
 	.trusted_libs = trusted_libs,
+	.baseline = "baseline.cu",
+	.target_ci = LEAP_BENCH_TARGET_CUDA,
+	.floor_margin = LEAP_BENCH_FLOOR_MARGIN_CUDA,
 	.usable = usable,
 	.first_use = leap_gpu_first_use,
 	.visible = leap_gpu_visible,
