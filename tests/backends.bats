@@ -12,12 +12,12 @@ is_backend_file() {
 	return 1
 }
 
-# Files that still name a backend while others change them (issue 40: the referee's split and
-# the record classification shared by leap-verify and leap-bench); each goes through the table
-# once that work is merged, and leaves this list then.
+# Files that still name a backend while others change them (issue 40: the record classification
+# shared by leap-verify and leap-bench); each goes through the table once that work is merged,
+# and leaves this list then.
 is_pending() {
 	case $1 in
-	lib/referee.c | cmd/leap-verify.c | cmd/leap-bench.c) return 0 ;;
+	cmd/leap-verify.c | cmd/leap-bench.c) return 0 ;;
 	esac
 	return 1
 }
@@ -37,7 +37,7 @@ $bad"
 
 @test "the pending files still name a backend (else they leave the pending list)" {
 	cd "$ROOT"
-	for f in lib/referee.c cmd/leap-verify.c cmd/leap-bench.c; do
+	for f in cmd/leap-verify.c cmd/leap-bench.c; do
 		[ ! -e "$f" ] || grep -qE 'LEAP_BACKEND_|"cuda"' "$f" ||
 			fail "$f names no backend any more: take it out of is_pending in tests/backends.bats"
 	done
