@@ -221,7 +221,8 @@ char *leap_task_ranges_text(const struct leap_task *t);
  * "dim": {"range": [8, 128], "multiple_of": "heads"}} (new reference). */
 json_t *leap_task_ranges_json(const struct leap_task *t);
 
-/* The tasks of one task root, loaded on demand. A root holds suites: its own task folders
+/* ---- suites (lib/suite.c) ----
+ * The tasks of one task root, loaded on demand. A root holds suites: its own task folders
  * (the suite named LEAP_SUITE_OWN, "leap") and suite folders, subfolders without a task.json
  * whose subfolders are tasks (tasks/kernelbench-l1/kb1_023_softmax/). A task id names one task
  * of the whole root: an id is looked up among the root's own tasks, then in each suite folder
