@@ -92,6 +92,10 @@ static int find_param(const char *name, size_t n, void *arg)
 	return leap_task_scalar_index(arg, name, n);
 }
 
+/* The fields of one parameter. The table names and documents them and serves the
+ * unknown-field check; parse_param and parse_buffer read them, in two passes (a size may name
+ * a later scalar) with messages of their own, so no row has a parser. size is required of a
+ * buffer and refused of a scalar. */
 static const struct leap_task_field param_fields[] = {
 	{"name", "string", "a string", NULL, LEAP_NO_SLOT, "a C identifier"},
 	{"type", "string", "a string", NULL, LEAP_NO_SLOT, "float, double, int, int64, half, bf16 or uint8"},
