@@ -472,10 +472,9 @@ static int check_smallest(const struct leap_task *t, const char *where, char **e
 	return rc;
 }
 
-int leap_task_load_ranges(struct leap_task *t, json_t *j, const char *where, char **err)
+int leap_task_load_ranges(struct leap_task *t, json_t *rj, const char *where, char **err)
 {
 	budget(t);
-	json_t *rj = json_object_get(j, "ranges");
 	if (!rj) {
 		derive(t);
 		return order(t, where, err);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # docs.bats - every program has a man page whose SYNOPSIS is its usage, pages render cleanly,
 # and every EXAMPLES command in them runs; the options, environment and programs the pages name
-# exist, and README's Internals walks the source files there are.
+# exist, the FIELDS of leap-task(5) and leap-record(5) are the field tables, and README's
+# Internals walks the source files there are.
 load helpers
 
 programs() {
@@ -110,15 +111,7 @@ import os, re, sys
 root = sys.argv[1]
 sys.path.insert(0, f"{root}/tests/fixtures/docs")
 from helpopts import entries
-def roff_text(line):
-    """The text of a font macro line (.B, .I, .BI, .BR, .IR, ...), fonts and escapes undone."""
-    m = re.match(r"^\.([BIR]{1,2})(?:\s+(.*))?$", line)
-    if not m:
-        return line
-    args = [q.replace('""', '"') if q or not b else b
-            for q, b in re.findall(r'"((?:[^"]|"")*)"|(\S+)', m.group(2) or "")]
-    text = (" " if len(m.group(1)) == 1 else "").join(args)
-    return re.sub(r"\\f[BIRP]|\\&", "", text).replace("\\-", "-")
+from roff import roff_text
 bad = []
 for f in sorted(os.listdir(f"{root}/cmd")):
     prog, page = f[:-2], f"man/{f[:-2]}.1"
@@ -230,6 +223,94 @@ PY
 		grep -qF ".BR $p (1)" <<<"$progs" || fail "leap.7 PROGRAMS does not list $p"
 		grep -qF ".BR $p (1)" <<<"$also" || fail "leap.7 SEE ALSO does not name $p"
 	done
+}
+
+# field_tables: prints the field tables of task.json and of the record (tests/fixtures/docs/
+# fields.c, linked with lib/libleap.a) as the tab-separated lines that fields.c describes.
+field_tables() {
+	link_with_lib "$FIXTURES/docs/fields.c" "$BATS_TEST_TMPDIR/fields" || return 1
+	"$BATS_TEST_TMPDIR/fields"
+}
+
+@test "docs cannot drift: leap-task(5)'s FIELDS are task.json's field table, a parameter's too" {
+	# The loader's one table (lib/taskfields.c) says which fields task.json may have and which
+	# are required; the page's FIELDS are its outer .TP entries ("atol, rtol" names two), a
+	# parameter's fields the entries nested under params. An optional field's paragraph starts
+	# with "Optional", a required one's does not.
+	field_tables >"$BATS_TEST_TMPDIR/tables"
+	python3 - "$ROOT" "$BATS_TEST_TMPDIR/tables" <<'PY'
+import sys
+root, tables = sys.argv[1], sys.argv[2]
+sys.path.insert(0, f"{root}/tests/fixtures/docs")
+from roff import entries, nested, section
+rows = [line.rstrip("\n").split("\t") for line in open(tables)]
+task = {r[1]: r[3] for r in rows if r[0] == "task"}
+param = [r[1] for r in rows if r[0] == "param"]
+page = "man/leap-task.5"
+lines = section(f"{root}/{page}", "FIELDS")
+bad = [] if lines else [f"{page}: no FIELDS section"]
+documented, params_body = [], []
+for tag, body in entries(lines or []):
+    names = tag.split(", ")
+    documented += names
+    first = next((line for line in body[1:] if not line.startswith(".")), "")
+    for n in names:
+        if n in task and (task[n] == "optional") != first.startswith("Optional"):
+            bad.append(f"{page}: {n} is {task[n]} in the table; its paragraph should "
+                       f"{'' if task[n] == 'optional' else 'not '}start with 'Optional'")
+    if "params" in names:
+        params_body = body
+bad += [f"{page}: FIELDS documents '{n}' twice" for n in sorted({n for n in documented if documented.count(n) > 1})]
+bad += [f"{page}: FIELDS does not document '{n}', a field of the table" for n in task if n not in documented]
+bad += [f"{page}: FIELDS documents '{n}', which the table does not have" for n in documented if n not in task]
+pdoc = [tag for tag, _ in entries(nested(params_body))]
+bad += [f"{page}: params does not document '{n}', a parameter field of the table" for n in param if n not in pdoc]
+bad += [f"{page}: params documents '{n}', which the parameters' table does not have" for n in pdoc if n not in param]
+if not task or not param:
+    bad.append("the field tables printed no task or parameter field")
+print("\n".join(bad) or "ok")
+sys.exit(1 if bad else 0)
+PY
+}
+
+@test "docs cannot drift: leap-record(5)'s FIELDS are the record's field table, with its statuses" {
+	# leap-record checks records by one table (lib/record.c), which also gives each field's
+	# type and writer as the page's entry says them, "NAME (TYPE; WRITER)"; the status values
+	# are named in ranking order in the entry of status.
+	field_tables >"$BATS_TEST_TMPDIR/tables"
+	python3 - "$ROOT" "$BATS_TEST_TMPDIR/tables" <<'PY'
+import re, sys
+root, tables = sys.argv[1], sys.argv[2]
+sys.path.insert(0, f"{root}/tests/fixtures/docs")
+from roff import entries, roff_text, section
+rows = [line.rstrip("\n").split("\t") for line in open(tables)]
+want = {r[1]: f"{r[1]} ({r[2]}; {r[3]})" for r in rows if r[0] == "record"}
+statuses = [r[1] for r in rows if r[0] == "status"]
+page = "man/leap-record.5"
+lines = section(f"{root}/{page}", "FIELDS")
+bad = [] if lines else [f"{page}: no FIELDS section"]
+got = {}
+for tag, body in entries(lines or []):
+    name = tag.split(" ")[0]
+    if name in got:
+        bad.append(f"{page}: FIELDS documents '{name}' twice")
+    got[name] = (tag, body)
+for name, tag in want.items():
+    if name not in got:
+        bad.append(f"{page}: FIELDS does not document '{name}', a field of the table")
+    elif got[name][0] != tag:
+        bad.append(f"{page}: FIELDS says '{got[name][0]}', the table '{tag}'")
+bad += [f"{page}: FIELDS documents '{n}', which the table does not have" for n in got if n not in want]
+if "status" in got:
+    text = " ".join(roff_text(line) for line in got["status"][1])
+    named = [s for s in re.findall(r"[a-z_]+", text) if s in statuses]
+    if [s for i, s in enumerate(named) if s not in named[:i]] != statuses:
+        bad.append(f"{page}: the entry of status does not name {', '.join(statuses)} in that order")
+if not want or not statuses:
+    bad.append("the field tables printed no record field or status")
+print("\n".join(bad) or "ok")
+sys.exit(1 if bad else 0)
+PY
 }
 
 # README's Internals walks the source in reading order: a file it names must be there, and a
