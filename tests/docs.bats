@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # docs.bats - every program has a man page whose SYNOPSIS is its usage, pages render cleanly,
 # and every EXAMPLES command in them runs; the options, environment and programs the pages name
-# exist, and README's Internals walks the source files there are.
+# exist, and doc/internals.md walks the source files there are.
 load helpers
 
 programs() {
@@ -168,27 +168,35 @@ PY
 	done
 }
 
-# README's Internals walks the source in reading order: a file it names must be there, and a
-# file of lib/ it leaves out is one a reader never meets. A bare name is a file of lib/ or
-# runner/ (or cmd/), a name with a slash a path from the root; reference.c and baseline.cu are
-# a task's files, not leap's.
-@test "docs cannot drift: README's Internals names every lib/*.c, and only files that exist" {
+# doc/internals.md's Internals walks the source in reading order: a file it names must be
+# there, and a source file of lib/ it leaves out is one a reader never meets. A bare name is a
+# file of lib/, of a folder of lib/, of runner/ or of cmd/; a name with a slash is a path from
+# the root; reference.c and baseline.cu are a task's files, not leap's.
+@test "docs cannot drift: the internals walk names every lib/*.c, and only files that exist" {
 	cd "$ROOT"
-	internals=$(awk '/^## Internals/ { on = 1; next } /^## / { on = 0 } on' README.md)
-	[ -n "$internals" ] || fail "README.md has no Internals section"
+	doc=doc/internals.md
+	internals=$(awk '/^## Internals/ { on = 1; next } /^## / { on = 0 } on' "$doc")
+	[ -n "$internals" ] || fail "$doc has no Internals section"
 	names=$(grep -oE '[A-Za-z0-9_./-]+\.(c|h|cu)\b' <<<"$internals" | sort -u)
-	[ -n "$names" ] || fail "README's Internals names no source file"
+	[ -n "$names" ] || fail "$doc's Internals names no source file"
+	shopt -s nullglob
 	for n in $names; do
 		case $n in
 		reference.c | baseline.cu) ;;
-		*/*) [ -e "$n" ] || fail "README's Internals names $n, which does not exist" ;;
-		*) [ -e "lib/$n" ] || [ -e "runner/$n" ] || [ -e "cmd/$n" ] ||
-			fail "README's Internals names $n, which is in none of lib/, runner/ and cmd/" ;;
+		*/*) [ -e "$n" ] || fail "$doc's Internals names $n, which does not exist" ;;
+		*)
+			found=
+			for f in lib/"$n" lib/*/"$n" runner/"$n" cmd/"$n"; do
+				if [ -e "$f" ]; then found=$f; fi
+			done
+			[ -n "$found" ] ||
+				fail "$doc's Internals names $n, which is in none of lib/, lib/*/, runner/ and cmd/"
+			;;
 		esac
 	done
-	for f in lib/*.c; do
+	for f in lib/*.c lib/*/*.c; do
 		b=$(basename "$f")
-		grep -qE "(^|[^A-Za-z0-9_./-])(lib/)?${b//./\\.}\b" <<<"$internals" ||
-			fail "README's Internals does not name $f"
+		grep -qE "(^|[^A-Za-z0-9_./-])(${f%/*}/)?${b//./\\.}\b" <<<"$internals" ||
+			fail "$doc's Internals does not name $f"
 	done
 }
