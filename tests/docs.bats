@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # docs.bats - every program has a man page whose SYNOPSIS is its usage, pages render cleanly,
 # and every EXAMPLES command in them runs; the options, environment and programs the pages name
-# exist, and doc/internals.md walks the source files there are.
+# exist, doc/internals.md walks the source files there are, and every test SECURITY.md cites
+# exists.
 load helpers
 
 programs() {
@@ -199,4 +200,30 @@ PY
 		grep -qE "(^|[^A-Za-z0-9_./-])(${f%/*}/)?${b//./\\.}\b" <<<"$internals" ||
 			fail "$doc's Internals does not name $f"
 	done
+}
+
+# SECURITY.md names the test that proves each claim, as FILE.bats "NAME" or check-gpu "NAME": a
+# test renamed or removed must take its citation with it, or the claim is left without proof.
+@test "docs cannot drift: every test SECURITY.md cites exists, by its exact name" {
+	python3 - "$ROOT" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+text = open(f"{root}/SECURITY.md").read()
+gpu = open(f"{root}/tests/gpu/check-gpu.sh").read()
+bad, n = [], 0
+for m in re.finditer(r'(?<![\w./-])([a-z0-9-]+\.bats|check-gpu) "((?:[^"\\]|\\.)*)"', text):
+    where, name = m.groups()
+    n += 1
+    if where == "check-gpu":
+        ok = f'check "{name}"' in gpu
+    else:
+        path = f"{root}/tests/{where}"
+        ok = os.path.exists(path) and f'@test "{name}" {{' in open(path).read()
+    if not ok:
+        bad.append(f'SECURITY.md cites {where} "{name}", which is no test there')
+if n < 50:
+    bad.append(f"SECURITY.md cites {n} tests as FILE.bats \"NAME\"; the layers' rows cite more")
+print("\n".join(bad) or f"{n} citations, each a test")
+sys.exit(1 if bad else 0)
+PY
 }
