@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # docs.bats - every program has a man page whose SYNOPSIS is its usage, pages render cleanly,
 # and every EXAMPLES command in them runs; the options, environment and programs the pages name
-# exist, doc/internals.md walks the source files there are, and every test SECURITY.md cites
-# exists.
+# exist, doc/internals.md walks the source files there are, every test SECURITY.md cites exists,
+# and the documents read first stay short.
 load helpers
 
 programs() {
@@ -226,4 +226,16 @@ if n < 50:
 print("\n".join(bad) or f"{n} citations, each a test")
 sys.exit(1 if bad else 0)
 PY
+}
+
+# The documents a newcomer reads first stay readable in one sitting: README.md says what leap
+# is and points on (doc/ holds the rest), SECURITY.md gives one row per layer (the detail is in
+# each layer's file), bench/README.md the current figure of each benchmark (git keeps the runs).
+@test "docs stay short: README.md under 300 lines, SECURITY.md under 250, bench/README.md under 400" {
+	cd "$ROOT"
+	for limit in README.md:300 SECURITY.md:250 bench/README.md:400; do
+		f=${limit%:*} max=${limit#*:}
+		n=$(wc -l <"$f")
+		[ "$n" -lt "$max" ] || fail "$f has $n lines, $max or more: move the detail where its reader looks for it"
+	done
 }
