@@ -2,7 +2,7 @@
 # docs.bats - every program has a man page whose SYNOPSIS is its usage, pages render cleanly,
 # and every EXAMPLES command in them runs; the options, environment and programs the pages name
 # exist, doc/internals.md walks the source files there are, every test SECURITY.md cites exists,
-# and the documents read first stay short.
+# the documents read first stay short, and test names cite no issue.
 load helpers
 
 programs() {
@@ -238,4 +238,12 @@ PY
 		n=$(wc -l <"$f")
 		[ "$n" -lt "$max" ] || fail "$f has $n lines, $max or more: move the detail where its reader looks for it"
 	done
+}
+
+# A test's name is what a failure prints: it says the behaviour, not the issue it was written
+# for, since the tracker is not in the tree.
+@test "test names say the behaviour: none cites an issue or an attack class" {
+	cd "$ROOT"
+	run grep -rnE --include='*.bats' '^@test "[^"]*\b([Ii]ssue|[Cc]lass) [0-9]+' tests
+	[ "$status" -eq 1 ] || fail "test names that cite an issue: $output"
 }
