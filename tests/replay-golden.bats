@@ -74,8 +74,9 @@ compare() {
 	"$ROOT/examples/sampler-replay" <"$BATS_TEST_TMPDIR/turn1.jsonl" |
 		leap-compile --jobs 2 --no-progress |
 		leap-verify --seed 1 --jobs 2 --no-progress >"$BATS_TEST_TMPDIR/verified.jsonl" || [ $? -eq 1 ]
+	# a short budget (only the decisions are compared) and a bound no load reaches
 	run -0 --separate-stderr bash -c 'leap-bench --seed 1 --no-progress --max-time 0.05 --min-runs 2 --max-runs 4 \
-		--target-ci 0.5 <"$1" >"$2" || [ $? -eq 1 ]' _ "$BATS_TEST_TMPDIR/verified.jsonl" "$BATS_TEST_TMPDIR/bench.jsonl"
+		--target-ci 0.5 --timeout 600 <"$1" >"$2" || [ $? -eq 1 ]' _ "$BATS_TEST_TMPDIR/verified.jsonl" "$BATS_TEST_TMPDIR/bench.jsonl"
 	[ "$(wc -l <"$BATS_TEST_TMPDIR/bench.jsonl")" -eq 48 ]
 	compare bench.jsonl <"$BATS_TEST_TMPDIR/bench.jsonl"
 }
