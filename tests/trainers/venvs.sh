@@ -13,7 +13,7 @@
 # directory (requirements-verl061.txt, ~150 MB) holds it and what it drags along, to be put first
 # on PYTHONPATH over the same environment ($LEAP_VERL061_PATH), keyed by both files. Prime
 # Intellect's verifiers cannot share the environment (it needs huggingface-hub 2 and openai 3;
-# requirements-verifiers.txt says why) and needs no torch: a venv of its own (~720 MB, 1 to 4
+# requirements-verifiers.txt says why) and needs no torch: a venv of its own (~720 MB, 1 to 8
 # minutes), keyed by its version and a hash of requirements-verifiers.txt ($LEAP_VERIFIERS_PYTHON).
 #
 # The environment is marked ready (.leap-ready) only when every package installed and the
