@@ -4,7 +4,8 @@ whose env_response is leap's next turn and whose rubric is leap-rank's score.
     import verifiers as vf
     env = vf.load_environment("leap.verifiers_env", tasks=["softmax", "gelu"], backend="cuda",
                               group_size=8, max_turns=3)
-    results = env.evaluate_sync(client, model, num_examples=2, rollouts_per_example=8)
+    results = env.evaluate_sync(vf.ClientConfig(api_base_url="http://localhost:8000/v1"), "model",
+                                rollouts_per_example=8)
 
 Why it is shaped so (checked against verifiers 0.3.1's legacy stack, the `import verifiers as
 vf` surface that environment hubs load: envs/multiturn_env.py, envs/environment.py,
