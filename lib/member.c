@@ -20,6 +20,24 @@
 enum { K_GROUP, K_TASK, K_SAMPLE, K_TURN, K_STATUS, K_TOKENS, K_BENCH, K_PRUNE, K_REWARD, K_RANK, K_GSIZE,
        K_DCP, K_ERROR, K_OWN, K_N };
 
+/* The fields scanned, by K_ (K_OWN, the program's own, is its caller's): their names are the
+ * rows of leap-record(5)'s table (record.c), spelt there only. */
+static const enum leap_field scanned[K_N - 1] = {
+	[K_GROUP] = LEAP_F_GROUP,
+	[K_TASK] = LEAP_F_TASK,
+	[K_SAMPLE] = LEAP_F_SAMPLE,
+	[K_TURN] = LEAP_F_TURN,
+	[K_STATUS] = LEAP_F_STATUS,
+	[K_TOKENS] = LEAP_F_TOKENS,
+	[K_BENCH] = LEAP_F_BENCH,
+	[K_PRUNE] = LEAP_F_PRUNE,
+	[K_REWARD] = LEAP_F_REWARD,
+	[K_RANK] = LEAP_F_RANK,
+	[K_GSIZE] = LEAP_F_GROUP_SIZE,
+	[K_DCP] = LEAP_F_DCP,
+	[K_ERROR] = LEAP_F_ERROR,
+};
+
 /* Fills the carried DCP gate of m from the `dcp` object (leap-prune's next-turn records). */
 static void scan_gate(struct leap_member *m, struct leap_span dcp)
 {
@@ -89,10 +107,9 @@ static void scan_speed(struct leap_member *m, struct leap_span bench)
 static int scan_text(struct leap_member *m, const char *text, size_t len, const char *file, long line, long seq,
 		     const char *own, struct leap_buf *key, int *has_group, int copy)
 {
-	static const char *const names[K_N - 1] = {"group", "task",   "sample", "turn",       "status", "tokens", "bench",
-						   "prune", "reward", "rank",   "group_size", "dcp",    "error"};
 	const char *keys[K_N];
-	memcpy(keys, names, sizeof(names));
+	for (int i = 0; i < K_N - 1; i++)
+		keys[i] = leap_field_name(scanned[i]);
 	keys[K_OWN] = own ? own : "";
 	struct leap_span sp[K_N];
 	memset(m, 0, sizeof(*m));
@@ -114,10 +131,8 @@ static int scan_text(struct leap_member *m, const char *text, size_t len, const 
 	m->turn = !leap_span_int(sp[K_TURN], &v) && v >= 1 && v <= 0x7fffffffL ? (long)v : 1;
 	m->status = LEAP_ST_NONE;
 	if (leap_span_is_string(sp[K_STATUS])) {
-		static const char *const st[] = {"no_code", "compile_error", "runtime_error", "timeout", "mismatch",
-						 "pass"};
-		for (int i = 0; i < 6; i++)
-			if (leap_span_str_eq(sp[K_STATUS], st[i]))
+		for (int i = 0; i <= LEAP_ST_PASS; i++)
+			if (leap_span_str_eq(sp[K_STATUS], leap_status_name((enum leap_status)i)))
 				m->status = i;
 	}
 	if (sp[K_TOKENS].p && sp[K_TOKENS].p[0] != '-' && !memchr(sp[K_TOKENS].p, '.', sp[K_TOKENS].n) &&

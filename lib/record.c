@@ -1,10 +1,12 @@
 /* record.c - the leap record (man/leap-record.5): field names, status values, type checks. */
 /*
- * One table of the fields leap-record(5) defines and the type each must have, from which
- * leap-record checks a record and says what is wrong in the terms of the format ("field
- * 'status' must be one of ..."). A record of a newer record_version is refused rather than read
- * by rules that may no longer hold. The status names are in ranking order (enum leap_status),
- * so that "better" is a comparison of numbers.
+ * One table of the fields leap-record(5) defines (enum leap_field indexes it): the type and
+ * writer its FIELDS section gives each, which tests/docs.bats checks the page against, and the
+ * check from which leap-record says what is wrong in the terms of the format ("field 'status'
+ * must be one of ..."); member.c finds the fields it scans by their rows. A record of a newer
+ * record_version is refused rather than read by rules that may no longer hold. The status
+ * names are in ranking order (enum leap_status), so that "better" is a comparison of numbers;
+ * member.c reads them here too.
  */
 #include <string.h>
 
@@ -31,55 +33,69 @@ enum leap_status leap_status_parse(const char *s)
 	return LEAP_ST_NONE;
 }
 
-enum kind { K_STRING, K_INT, K_POSINT, K_NATURAL, K_NUMBER, K_OBJECT, K_MESSAGES, K_BACKEND, K_STATUS };
-
-static const struct {
-	const char *name;
-	enum kind kind;
-	const char *want;
-} fields[] = {
-	{"task", K_STRING, "a string"},
-	{"group", K_STRING, "a string"},
-	{"sample", K_NATURAL, "an integer >= 0"},
-	{"turn", K_POSINT, "an integer >= 1"},
-	{"messages", K_MESSAGES, "an array of {role, content} objects with string values"},
-	{"completion", K_STRING, "a string"},
-	{"tokens", K_NATURAL, "an integer >= 0"},
-	{"backend", K_BACKEND, "\"cuda\" or \"cpu\""},
-	{"code", K_STRING, "a string"},
-	{"compile", K_OBJECT, "an object"},
-	{"verify", K_OBJECT, "an object"},
-	{"bench", K_OBJECT, "an object"},
-	{"status", K_STATUS, "one of no_code, compile_error, runtime_error, timeout, mismatch, pass"},
-	{"prune", K_OBJECT, "an object"},
-	{"feedback", K_STRING, "a string"},
-	{"dcp", K_OBJECT, "an object"},
-	{"rank", K_OBJECT, "an object"},
-	{"reward", K_NUMBER, "a number"},
-	{"advantage", K_NUMBER, "a number"},
-	{"error", K_OBJECT, "an object"},
+/* leap-record(5)'s fields, indexed by enum leap_field (record.h): what FIELDS says of each and
+ * how leap-record checks it. A new field is a row here and in the enum, its FIELDS entry, and
+ * the code that writes or reads it. */
+static const struct leap_record_field fields[LEAP_F_COUNT] = {
+	[LEAP_F_TASK] = {"task", "string", "leap-prompt", LEAP_CHECK_STRING, "a string"},
+	[LEAP_F_GROUP] = {"group", "string", "leap-prompt", LEAP_CHECK_STRING, "a string"},
+	[LEAP_F_SAMPLE] = {"sample", "integer >= 0", "leap-prompt", LEAP_CHECK_NATURAL, "an integer >= 0"},
+	[LEAP_F_TURN] = {"turn", "integer >= 1", "leap-prompt, leap-prune", LEAP_CHECK_POSINT, "an integer >= 1"},
+	[LEAP_F_MESSAGES] = {"messages", "array", "leap-prompt, leap-prune", LEAP_CHECK_MESSAGES,
+			     "an array of {role, content} objects with string values"},
+	[LEAP_F_COMPLETION] = {"completion", "string", "the sampler", LEAP_CHECK_STRING, "a string"},
+	[LEAP_F_TOKENS] = {"tokens", "integer >= 0", "the sampler, optional", LEAP_CHECK_NATURAL, "an integer >= 0"},
+	[LEAP_F_BACKEND] = {"backend", "string", "leap-prompt", LEAP_CHECK_BACKEND, "\"cuda\" or \"cpu\""},
+	[LEAP_F_CODE] = {"code", "string", "leap-compile, or given", LEAP_CHECK_STRING, "a string"},
+	[LEAP_F_COMPILE] = {"compile", "object", "leap-compile", LEAP_CHECK_OBJECT, "an object"},
+	[LEAP_F_VERIFY] = {"verify", "object", "leap-verify", LEAP_CHECK_OBJECT, "an object"},
+	[LEAP_F_BENCH] = {"bench", "object", "leap-bench", LEAP_CHECK_OBJECT, "an object"},
+	[LEAP_F_STATUS] = {"status", "string", "each stage", LEAP_CHECK_STATUS,
+			   "one of no_code, compile_error, runtime_error, timeout, mismatch, pass"},
+	[LEAP_F_PRUNE] = {"prune", "object", "leap-prune", LEAP_CHECK_OBJECT, "an object"},
+	[LEAP_F_FEEDBACK] = {"feedback", "string", "leap-prune", LEAP_CHECK_STRING, "a string"},
+	[LEAP_F_DCP] = {"dcp", "object", "leap-prune", LEAP_CHECK_OBJECT, "an object"},
+	[LEAP_F_RANK] = {"rank", "object", "leap-rank", LEAP_CHECK_OBJECT, "an object"},
+	[LEAP_F_REWARD] = {"reward", "number", "the user", LEAP_CHECK_NUMBER, "a number"},
+	[LEAP_F_ADVANTAGE] = {"advantage", "number", "leap-advantage", LEAP_CHECK_NUMBER, "a number"},
+	[LEAP_F_ERROR] = {"error", "object", "any program", LEAP_CHECK_OBJECT, "an object"},
+	/* newer than this leap: refused below, after every field's type */
+	[LEAP_F_RECORD_VERSION] = {"record_version", "integer >= 1", "leap-prompt", LEAP_CHECK_POSINT,
+				   "an integer >= 1"},
+	[LEAP_F_GROUP_SIZE] = {"group_size", "integer", "leap-prune", LEAP_CHECK_NONE, NULL},
+	[LEAP_F_RAW] = {"raw", "string", "any program", LEAP_CHECK_NONE, NULL},
 };
 
-static int ok(const json_t *v, enum kind k)
+const struct leap_record_field *leap_record_fields(void)
+{
+	return fields;
+}
+
+const char *leap_field_name(enum leap_field f)
+{
+	return fields[f].name;
+}
+
+static int ok(const json_t *v, enum leap_field_check k)
 {
 	switch (k) {
-	case K_STRING:
+	case LEAP_CHECK_NONE:
+		return 1;
+	case LEAP_CHECK_STRING:
 		return json_is_string(v);
-	case K_INT:
-		return json_is_integer(v);
-	case K_POSINT:
+	case LEAP_CHECK_POSINT:
 		return json_is_integer(v) && json_integer_value(v) >= 1;
-	case K_NATURAL:
+	case LEAP_CHECK_NATURAL:
 		return json_is_integer(v) && json_integer_value(v) >= 0;
-	case K_NUMBER:
+	case LEAP_CHECK_NUMBER:
 		return json_is_number(v);
-	case K_OBJECT:
+	case LEAP_CHECK_OBJECT:
 		return json_is_object(v);
-	case K_BACKEND:
+	case LEAP_CHECK_BACKEND:
 		return json_is_string(v) && leap_backend_find(json_string_value(v));
-	case K_STATUS:
+	case LEAP_CHECK_STATUS:
 		return json_is_string(v) && leap_status_parse(json_string_value(v)) != LEAP_ST_NONE;
-	case K_MESSAGES: {
+	case LEAP_CHECK_MESSAGES: {
 		if (!json_is_array(v))
 			return 0;
 		size_t i;
@@ -101,14 +117,12 @@ static const char *const bench_statuses[] = {"ok",	      "noisy",	 "suspicious",
 
 char *leap_record_check(const json_t *rec)
 {
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+	for (size_t i = 0; i < LEAP_F_COUNT; i++) {
 		const json_t *v = json_object_get(rec, fields[i].name);
-		if (v && !ok(v, fields[i].kind))
+		if (v && !ok(v, fields[i].check))
 			return xasprintf("field '%s' must be %s", fields[i].name, fields[i].want);
 	}
-	const json_t *ver = json_object_get(rec, "record_version");
-	if (ver && !(json_is_integer(ver) && json_integer_value(ver) >= 1))
-		return xstrdup("field 'record_version' must be an integer >= 1");
+	const json_t *ver = json_object_get(rec, fields[LEAP_F_RECORD_VERSION].name);
 	if (ver && json_integer_value(ver) > LEAP_RECORD_VERSION)
 		return xasprintf("field 'record_version' is %lld: a newer format than this leap's (%d); its fields may "
 				 "mean what this leap cannot check (NEWS.md)", (long long)json_integer_value(ver),

@@ -17,10 +17,16 @@ const char *leap_type_name(enum leap_type t);
 size_t leap_type_size(enum leap_type t);
 /* 1 for float, double, half and bf16. */
 int leap_type_is_float(enum leap_type t);
+/* 1 when a scalar parameter may have type t (float, double, int, int64). */
+int leap_type_scalar_ok(enum leap_type t);
+/* Parses a type name as task.json spells it ("int64"); returns 0 and sets *t, or -1. */
+int leap_type_parse(const char *s, enum leap_type *t);
 
 enum leap_role { LEAP_ROLE_SCALAR, LEAP_ROLE_IN, LEAP_ROLE_OUT, LEAP_ROLE_INOUT };
 
 const char *leap_role_name(enum leap_role r);
+/* Parses "scalar", "in", "out" or "inout"; returns 0 and sets *r, or -1. */
+int leap_role_parse(const char *s, enum leap_role *r);
 
 /* Input patterns a floating-point buffer may be filled with (a bit set of these). */
 enum leap_dist {
@@ -143,6 +149,33 @@ struct leap_task {
  * Ids name folders, so nothing else is accepted (no paths). */
 int leap_task_id_valid(const char *id);
 
+/* ---- task.json's fields (lib/taskfields.c) ----
+ * One table names every field task.json may have, with its JSON type, whether it is required
+ * and the parser that reads it; the loader's unknown-field check and its parsing both walk it,
+ * and tests/docs.bats checks the FIELDS of leap-task(5) against it (a parameter's fields have
+ * a table too, which names and documents them). A new field is a row, the member of struct
+ * leap_task it fills, and the code that uses it. */
+struct leap_task_loader; /* the loader's state, private to taskfields.c */
+
+#define LEAP_NO_SLOT ((size_t)-1)
+
+struct leap_task_field {
+	const char *name;
+	const char *type;  /* its JSON type, as leap-task(5) says it: string, integer, array, ... */
+	const char *need;  /* required: what it must be, said by "missing (...)"; NULL: optional */
+	/* Reads the field's value v (NULL when absent: an optional field's default) into the
+	 * task, after the rows above it; returns 0, or -1 with the loader's message set. NULL:
+	 * free form, never read (tags, notes; every row of the parameters' table). */
+	int (*parse)(struct leap_task_loader *l, json_t *v, const struct leap_task_field *f);
+	size_t slot;       /* offsetof the member of struct leap_task it fills, or LEAP_NO_SLOT */
+	const char *doc;   /* one line for a reader of the table */
+};
+
+/* The fields of task.json, in the order they are read; a row with a NULL name ends it. */
+const struct leap_task_field *leap_task_fields(void);
+/* The fields of one parameter (an item of "params"), the same way. */
+const struct leap_task_field *leap_param_fields(void);
+
 /* Loads and validates dir/task.json (and checks dir/reference.c exists). Returns the task, or
  * NULL with a newly allocated message in *err that names the file, the field and the problem,
  * e.g. "tasks/x/task.json: params[2].size: unknown name 'm' at column 1". */
@@ -187,11 +220,12 @@ json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c);
 /* The index of the int or int64 scalar parameter named by n bytes at name, or -1. */
 int leap_task_scalar_index(const struct leap_task *t, const char *name, size_t n);
 
-/* Reads j's "ranges" into t (or derives them from the listed cases when absent) and checks
- * them: names, bounds, order, the listed cases inside them, and the smallest case valid
- * within the budget. Called by leap_task_from_json once cases, bytes and flops are read.
- * Returns 0, or -1 with a new message in *err naming `where` and the field. */
-int leap_task_load_ranges(struct leap_task *t, json_t *j, const char *where, char **err);
+/* Reads task.json's "ranges" (the value `ranges`, NULL when absent) into t, or derives them
+ * from the listed cases when absent, and checks them: names, bounds, order, the listed cases
+ * inside them, and the smallest case valid within the budget. Called by leap_task_from_json
+ * once cases, bytes and flops are read. Returns 0, or -1 with a new message in *err naming
+ * `where` and the field. */
+int leap_task_load_ranges(struct leap_task *t, json_t *ranges, const char *where, char **err);
 
 /* Drawn case number k (0, 1, ...) of task t for `seed`: every scalar with a range drawn
  * within it (log-uniform, avoiding the values listed cases use; the k-th case's value is
@@ -216,7 +250,8 @@ char *leap_task_ranges_text(const struct leap_task *t);
  * "dim": {"range": [8, 128], "multiple_of": "heads"}} (new reference). */
 json_t *leap_task_ranges_json(const struct leap_task *t);
 
-/* The tasks of one task root, loaded on demand. A root holds suites: its own task folders
+/* ---- suites (lib/suite.c) ----
+ * The tasks of one task root, loaded on demand. A root holds suites: its own task folders
  * (the suite named LEAP_SUITE_OWN, "leap") and suite folders, subfolders without a task.json
  * whose subfolders are tasks (tasks/kernelbench-l1/kb1_023_softmax/). A task id names one task
  * of the whole root: an id is looked up among the root's own tasks, then in each suite folder

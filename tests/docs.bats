@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # docs.bats - every program has a man page whose SYNOPSIS is its usage, pages render cleanly,
 # and every EXAMPLES command in them runs; the options, environment and programs the pages name
-# exist, and README's Internals walks the source files there are.
+# exist, the FIELDS of leap-task(5) and leap-record(5) are the field tables, doc/internals.md
+# walks the source files there are, every test SECURITY.md cites exists, the documents read
+# first stay short, and test names cite no issue.
 load helpers
 
 programs() {
@@ -110,15 +112,7 @@ import os, re, sys
 root = sys.argv[1]
 sys.path.insert(0, f"{root}/tests/fixtures/docs")
 from helpopts import entries
-def roff_text(line):
-    """The text of a font macro line (.B, .I, .BI, .BR, .IR, ...), fonts and escapes undone."""
-    m = re.match(r"^\.([BIR]{1,2})(?:\s+(.*))?$", line)
-    if not m:
-        return line
-    args = [q.replace('""', '"') if q or not b else b
-            for q, b in re.findall(r'"((?:[^"]|"")*)"|(\S+)', m.group(2) or "")]
-    text = (" " if len(m.group(1)) == 1 else "").join(args)
-    return re.sub(r"\\f[BIRP]|\\&", "", text).replace("\\-", "-")
+from roff import roff_text
 bad = []
 for f in sorted(os.listdir(f"{root}/cmd")):
     prog, page = f[:-2], f"man/{f[:-2]}.1"
@@ -232,27 +226,169 @@ PY
 	done
 }
 
-# README's Internals walks the source in reading order: a file it names must be there, and a
-# file of lib/ it leaves out is one a reader never meets. A bare name is a file of lib/ or
-# runner/ (or cmd/), a name with a slash a path from the root; reference.c and baseline.cu are
-# a task's files, not leap's.
-@test "docs cannot drift: README's Internals names every lib/*.c, and only files that exist" {
+# field_tables: prints the field tables of task.json and of the record (tests/fixtures/docs/
+# fields.c, linked with lib/libleap.a) as the tab-separated lines that fields.c describes.
+field_tables() {
+	link_with_lib "$FIXTURES/docs/fields.c" "$BATS_TEST_TMPDIR/fields" || return 1
+	"$BATS_TEST_TMPDIR/fields"
+}
+
+@test "docs cannot drift: leap-task(5)'s FIELDS are task.json's field table, a parameter's too" {
+	# The loader's one table (lib/taskfields.c) says which fields task.json may have and which
+	# are required; the page's FIELDS are its outer .TP entries ("atol, rtol" names two), a
+	# parameter's fields the entries nested under params. An optional field's paragraph starts
+	# with "Optional", a required one's does not.
+	field_tables >"$BATS_TEST_TMPDIR/tables"
+	python3 - "$ROOT" "$BATS_TEST_TMPDIR/tables" <<'PY'
+import sys
+root, tables = sys.argv[1], sys.argv[2]
+sys.path.insert(0, f"{root}/tests/fixtures/docs")
+from roff import entries, nested, section
+rows = [line.rstrip("\n").split("\t") for line in open(tables)]
+task = {r[1]: r[3] for r in rows if r[0] == "task"}
+param = [r[1] for r in rows if r[0] == "param"]
+page = "man/leap-task.5"
+lines = section(f"{root}/{page}", "FIELDS")
+bad = [] if lines else [f"{page}: no FIELDS section"]
+documented, params_body = [], []
+for tag, body in entries(lines or []):
+    names = tag.split(", ")
+    documented += names
+    first = next((line for line in body[1:] if not line.startswith(".")), "")
+    for n in names:
+        if n in task and (task[n] == "optional") != first.startswith("Optional"):
+            bad.append(f"{page}: {n} is {task[n]} in the table; its paragraph should "
+                       f"{'' if task[n] == 'optional' else 'not '}start with 'Optional'")
+    if "params" in names:
+        params_body = body
+bad += [f"{page}: FIELDS documents '{n}' twice" for n in sorted({n for n in documented if documented.count(n) > 1})]
+bad += [f"{page}: FIELDS does not document '{n}', a field of the table" for n in task if n not in documented]
+bad += [f"{page}: FIELDS documents '{n}', which the table does not have" for n in documented if n not in task]
+pdoc = [tag for tag, _ in entries(nested(params_body))]
+bad += [f"{page}: params does not document '{n}', a parameter field of the table" for n in param if n not in pdoc]
+bad += [f"{page}: params documents '{n}', which the parameters' table does not have" for n in pdoc if n not in param]
+if not task or not param:
+    bad.append("the field tables printed no task or parameter field")
+print("\n".join(bad) or "ok")
+sys.exit(1 if bad else 0)
+PY
+}
+
+@test "docs cannot drift: leap-record(5)'s FIELDS are the record's field table, with its statuses" {
+	# leap-record checks records by one table (lib/record.c), which also gives each field's
+	# type and writer as the page's entry says them, "NAME (TYPE; WRITER)"; the status values
+	# are named in ranking order in the entry of status.
+	field_tables >"$BATS_TEST_TMPDIR/tables"
+	python3 - "$ROOT" "$BATS_TEST_TMPDIR/tables" <<'PY'
+import re, sys
+root, tables = sys.argv[1], sys.argv[2]
+sys.path.insert(0, f"{root}/tests/fixtures/docs")
+from roff import entries, roff_text, section
+rows = [line.rstrip("\n").split("\t") for line in open(tables)]
+want = {r[1]: f"{r[1]} ({r[2]}; {r[3]})" for r in rows if r[0] == "record"}
+statuses = [r[1] for r in rows if r[0] == "status"]
+page = "man/leap-record.5"
+lines = section(f"{root}/{page}", "FIELDS")
+bad = [] if lines else [f"{page}: no FIELDS section"]
+got = {}
+for tag, body in entries(lines or []):
+    name = tag.split(" ")[0]
+    if name in got:
+        bad.append(f"{page}: FIELDS documents '{name}' twice")
+    got[name] = (tag, body)
+for name, tag in want.items():
+    if name not in got:
+        bad.append(f"{page}: FIELDS does not document '{name}', a field of the table")
+    elif got[name][0] != tag:
+        bad.append(f"{page}: FIELDS says '{got[name][0]}', the table '{tag}'")
+bad += [f"{page}: FIELDS documents '{n}', which the table does not have" for n in got if n not in want]
+if "status" in got:
+    text = " ".join(roff_text(line) for line in got["status"][1])
+    named = [s for s in re.findall(r"[a-z_]+", text) if s in statuses]
+    if [s for i, s in enumerate(named) if s not in named[:i]] != statuses:
+        bad.append(f"{page}: the entry of status does not name {', '.join(statuses)} in that order")
+if not want or not statuses:
+    bad.append("the field tables printed no record field or status")
+print("\n".join(bad) or "ok")
+sys.exit(1 if bad else 0)
+PY
+}
+
+# doc/internals.md's Internals walks the source in reading order: a file it names must be
+# there, and a source file of lib/ it leaves out is one a reader never meets. A bare name is a
+# file of lib/, of a folder of lib/, of runner/ or of cmd/; a name with a slash is a path from
+# the root; reference.c and baseline.cu are a task's files, not leap's.
+@test "docs cannot drift: the internals walk names every lib/*.c, and only files that exist" {
 	cd "$ROOT"
-	internals=$(awk '/^## Internals/ { on = 1; next } /^## / { on = 0 } on' README.md)
-	[ -n "$internals" ] || fail "README.md has no Internals section"
+	doc=doc/internals.md
+	internals=$(awk '/^## Internals/ { on = 1; next } /^## / { on = 0 } on' "$doc")
+	[ -n "$internals" ] || fail "$doc has no Internals section"
 	names=$(grep -oE '[A-Za-z0-9_./-]+\.(c|h|cu)\b' <<<"$internals" | sort -u)
-	[ -n "$names" ] || fail "README's Internals names no source file"
+	[ -n "$names" ] || fail "$doc's Internals names no source file"
+	shopt -s nullglob
 	for n in $names; do
 		case $n in
 		reference.c | baseline.cu) ;;
-		*/*) [ -e "$n" ] || fail "README's Internals names $n, which does not exist" ;;
-		*) [ -e "lib/$n" ] || [ -e "runner/$n" ] || [ -e "cmd/$n" ] ||
-			fail "README's Internals names $n, which is in none of lib/, runner/ and cmd/" ;;
+		*/*) [ -e "$n" ] || fail "$doc's Internals names $n, which does not exist" ;;
+		*)
+			found=
+			for f in lib/"$n" lib/*/"$n" runner/"$n" cmd/"$n"; do
+				if [ -e "$f" ]; then found=$f; fi
+			done
+			[ -n "$found" ] ||
+				fail "$doc's Internals names $n, which is in none of lib/, lib/*/, runner/ and cmd/"
+			;;
 		esac
 	done
-	for f in lib/*.c; do
+	for f in lib/*.c lib/*/*.c; do
 		b=$(basename "$f")
-		grep -qE "(^|[^A-Za-z0-9_./-])(lib/)?${b//./\\.}\b" <<<"$internals" ||
-			fail "README's Internals does not name $f"
+		grep -qE "(^|[^A-Za-z0-9_./-])(${f%/*}/)?${b//./\\.}\b" <<<"$internals" ||
+			fail "$doc's Internals does not name $f"
 	done
+}
+
+# SECURITY.md names the test that proves each claim, as FILE.bats "NAME" or check-gpu "NAME": a
+# test renamed or removed must take its citation with it, or the claim is left without proof.
+@test "docs cannot drift: every test SECURITY.md cites exists, by its exact name" {
+	python3 - "$ROOT" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+text = open(f"{root}/SECURITY.md").read()
+gpu = open(f"{root}/tests/gpu/check-gpu.sh").read()
+bad, n = [], 0
+for m in re.finditer(r'(?<![\w./-])([a-z0-9-]+\.bats|check-gpu) "((?:[^"\\]|\\.)*)"', text):
+    where, name = m.groups()
+    n += 1
+    if where == "check-gpu":
+        ok = f'check "{name}"' in gpu
+    else:
+        path = f"{root}/tests/{where}"
+        ok = os.path.exists(path) and f'@test "{name}" {{' in open(path).read()
+    if not ok:
+        bad.append(f'SECURITY.md cites {where} "{name}", which is no test there')
+if n < 50:
+    bad.append(f"SECURITY.md cites {n} tests as FILE.bats \"NAME\"; the layers' rows cite more")
+print("\n".join(bad) or f"{n} citations, each a test")
+sys.exit(1 if bad else 0)
+PY
+}
+
+# The documents a newcomer reads first stay readable in one sitting: README.md says what leap
+# is and points on (doc/ holds the rest), SECURITY.md gives one row per layer (the detail is in
+# each layer's file), bench/README.md the current figure of each benchmark (git keeps the runs).
+@test "docs stay short: README.md under 300 lines, SECURITY.md under 250, bench/README.md under 400" {
+	cd "$ROOT"
+	for limit in README.md:300 SECURITY.md:250 bench/README.md:400; do
+		f=${limit%:*} max=${limit#*:}
+		n=$(wc -l <"$f")
+		[ "$n" -lt "$max" ] || fail "$f has $n lines, $max or more: move the detail where its reader looks for it"
+	done
+}
+
+# A test's name is what a failure prints: it says the behaviour, not the issue it was written
+# for, since the tracker is not in the tree.
+@test "test names say the behaviour: none cites an issue or an attack class" {
+	cd "$ROOT"
+	run grep -rnE --include='*.bats' '^@test "[^"]*\b([Ii]ssue|[Cc]lass) [0-9]+' tests
+	[ "$status" -eq 1 ] || fail "test names that cite an issue: $output"
 }
