@@ -30,12 +30,7 @@ struct leap_prompt_machine;
 struct leap_task;
 struct leap_tool;
 
-/* A growable NULL-terminated vector of strings (a command line); push copies (toolchain.c). */
-struct leap_argv {
-	char **v;
-	size_t n, cap;
-};
-void leap_argv_push(struct leap_argv *a, const char *s);
+struct leap_argv;
 
 /* What a backend is (flags). */
 enum {
@@ -73,18 +68,23 @@ struct leap_backend_ops {
 	void (*includes)(struct leap_buf *s, const struct leap_task *t);
 
 	/* ---- toolchain (toolchain.c, incguard.c, crun.c) ---- */
-	/* Finds the compiler the options name: t->path, or NULL with t->err saying why. */
-	void (*find)(const struct leap_compile_opts *o, struct leap_tool *t);
-	/* After --version: the rest of the compiler's identity into id (the host compiler),
-	 * t->arch (may be NULL). `c` runs the queries (leap_crun_query). */
-	void (*identify)(struct leap_compiler *c, struct leap_tool *t, struct leap_buf *id);
+	/* The compiler the options name, to look up (new string; toolchain.c runs it). */
+	char *(*want)(const struct leap_compile_opts *o);
+	/* Why the backend cannot be used when `want` was not found (new string). */
+	char *(*missing)(const struct leap_compile_opts *o, const char *want);
+	/* The compiler it compiles host code with, whose --version is part of its identity (NULL:
+	 * none). */
+	const char *host_compiler;
+	/* The architecture it compiles for (new string; NULL: none, and no arch op). */
+	char *(*arch)(const struct leap_compile_opts *o);
 	/* The fixed options of a compile (`shared`: a shared object, else -c), then the user's. */
 	void (*flags_of)(const struct leap_compiler *c, const struct leap_tool *t, int shared, struct leap_argv *a);
 	/* The user's own options for this compiler (--cc-flag, --nvcc-flag). */
 	char **(*user_flags)(const struct leap_compile_opts *o, size_t *n);
 	const char *version_mark; /* the word of the version line in --version (NULL: the first line) */
-	/* The compiler's own include roots beyond the system's (the include guard; may be NULL). */
-	void (*roots)(struct leap_tool *t);
+	/* The compiler's own include roots beyond the system's, each given to `add` (the include
+	 * guard's; may be NULL). */
+	void (*roots)(struct leap_tool *t, void (*add)(struct leap_tool *t, const char *dir));
 	const char *const *link;  /* a candidate's link options after -o (NULL-terminated) */
 	/* The option that names architecture `arch` (new string; NULL where there is no arch). */
 	char *(*arch_flag)(const char *arch);

@@ -12,7 +12,6 @@
 
 #include "backend.h"
 #include "compiler.h"
-#include "crun.h"
 #include "prompt.h"
 #include "sandbox.h"
 #include "util.h"
@@ -33,16 +32,17 @@ static const char *const ptr_types[][2] = {
 
 /* ---- cc ---- */
 
-static void find(const struct leap_compile_opts *o, struct leap_tool *t)
+/* --cc, else $CC, else cc. */
+static char *want(const struct leap_compile_opts *o)
 {
-	const char *want = o->cc;
-	if (!want) {
-		const char *env = getenv("CC");
-		want = env && *env ? env : "cc";
-	}
-	t->path = leap_find_program(want);
-	if (!t->path)
-		t->err = xasprintf("the cpu backend needs a C compiler, and '%s' was not found (use --cc)", want);
+	const char *env = getenv("CC");
+	return xstrdup(o->cc ? o->cc : env && *env ? env : "cc");
+}
+
+static char *missing(const struct leap_compile_opts *o, const char *name)
+{
+	(void)o;
+	return xasprintf("the cpu backend needs a C compiler, and '%s' was not found (use --cc)", name);
 }
 
 static char **user_flags(const struct leap_compile_opts *o, size_t *n)
@@ -94,7 +94,7 @@ static void prompt_machine(struct leap_buf *s, const struct leap_task *t, const 
 					 "loads, so OpenMP's default thread count is %d)", m->timed_cores, m->timed_cores);
 		leap_buf_adds(s, ". ");
 	}
-	leap_prompt_build(s, m, LEAP_BACKEND_CPU, NULL);
+	leap_prompt_build(s, m, &leap_backend_cpu, NULL);
 	if (m && m->have_tc)
 		leap_buf_adds(s, "and <stdint.h> included before your code. ");
 	if (m && m->ncpu_flags) {
@@ -143,7 +143,8 @@ const struct leap_backend_ops leap_backend_cpu = {
 	.ptr_types = ptr_types,
 	.linkage = "",
 	.entry_return = "\treturn 0;\n",
-	.find = find,
+	.want = want,
+	.missing = missing,
 	.flags_of = flags_of,
 	.user_flags = user_flags,
 	.link = link_opts,

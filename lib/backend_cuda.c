@@ -15,10 +15,9 @@
 
 #include "backend.h"
 #include "compiler.h"
-#include "crun.h"
 #include "devices.h"
+#include "files.h"
 #include "gpu.h"
-#include "incguard.h"
 #include "jsonl.h"
 #include "prompt.h"
 #include "util.h"
@@ -79,49 +78,38 @@ static char *nvcc_name(const char *given)
 	return on_path;
 }
 
-static void find(const struct leap_compile_opts *o, struct leap_tool *t)
+static char *want(const struct leap_compile_opts *o)
 {
-	char *want = nvcc_name(o->nvcc);
-	t->path = leap_find_program(want);
-	if (!t->path && o->nvcc)
-		t->err = xasprintf("the cuda backend needs nvcc, and '%s' was not found (use --nvcc or set "
-				   "CUDA_HOME)", want);
-	else if (!t->path && getenv("NVCC") && *getenv("NVCC"))
-		t->err = xasprintf("the cuda backend needs nvcc, and '%s' (from NVCC) was not found (set NVCC "
-				   "to nvcc's path, or unset it)", want);
-	else if (!t->path)
-		t->err = xasprintf("the cuda backend needs nvcc, and '%s' was not found, nor nvcc on PATH "
-				   "(use --nvcc, or set NVCC or CUDA_HOME)", want);
-	free(want);
+	return nvcc_name(o->nvcc);
 }
 
-static void identify(struct leap_compiler *c, struct leap_tool *t, struct leap_buf *id)
+static char *missing(const struct leap_compile_opts *o, const char *name)
 {
-	/* nvcc compiles host code with the gcc on PATH: it is part of the toolchain */
-	char *gcc = leap_find_program("gcc");
-	if (gcc) {
-		char *const gv[] = {gcc, (char *)"--version", NULL};
-		char *hv = leap_crun_query(c, gv, c->workdir);
-		leap_buf_addf(id, "\n%s\n%s", gcc, hv ? hv : "");
-		free(hv);
-		free(gcc);
-	}
-	if (c->o.arch) {
-		t->arch = xstrdup(c->o.arch);
-		return;
-	}
-	/* the first visible GPU's exact architecture (sm_90a on Hopper: see gpu.h) */
+	if (o->nvcc)
+		return xasprintf("the cuda backend needs nvcc, and '%s' was not found (use --nvcc or set "
+				 "CUDA_HOME)", name);
+	if (getenv("NVCC") && *getenv("NVCC"))
+		return xasprintf("the cuda backend needs nvcc, and '%s' (from NVCC) was not found (set NVCC "
+				 "to nvcc's path, or unset it)", name);
+	return xasprintf("the cuda backend needs nvcc, and '%s' was not found, nor nvcc on PATH "
+			 "(use --nvcc, or set NVCC or CUDA_HOME)", name);
+}
+
+/* --arch, else the first visible GPU's exact architecture (sm_90a on Hopper: see gpu.h). */
+static char *arch(const struct leap_compile_opts *o)
+{
+	if (o->arch)
+		return xstrdup(o->arch);
 	struct leap_gpu g;
 	leap_gpu_query(&g);
 	const struct leap_gpu_dev *d = leap_gpu_device(&g, 0);
-	char arch[32];
-	if (d && d->cc_major) {
-		leap_gpu_arch(d->cc_major, d->cc_minor, arch, sizeof arch);
-		t->arch = xstrdup(arch);
-	} else {
-		t->arch = xstrdup(LEAP_DEFAULT_ARCH);
-	}
+	char a[32];
+	if (d && d->cc_major)
+		leap_gpu_arch(d->cc_major, d->cc_minor, a, sizeof a);
+	else
+		snprintf(a, sizeof a, "%s", LEAP_DEFAULT_ARCH);
 	leap_gpu_free(&g);
+	return xstrdup(a);
 }
 
 static char **user_flags(const struct leap_compile_opts *o, size_t *n)
@@ -145,7 +133,7 @@ static void flags_of(const struct leap_compiler *c, const struct leap_tool *t, i
 
 /* <toolkit>/bin/nvcc: the toolkit's headers (<toolkit>/include and <toolkit>/targets), not
  * the whole prefix (nvcc in /usr/bin must not make all of /usr readable). */
-static void roots(struct leap_tool *t)
+static void roots(struct leap_tool *t, void (*add)(struct leap_tool *t, const char *dir))
 {
 	char *real = realpath(t->path, NULL);
 	char *bin = real ? strrchr(real, '/') : NULL;
@@ -156,8 +144,8 @@ static void roots(struct leap_tool *t)
 			*top = '\0';
 			char *inc = xasprintf("%s/include", *real ? real : "");
 			char *tg = xasprintf("%s/targets", *real ? real : "");
-			leap_guard_root(t, inc);
-			leap_guard_root(t, tg);
+			add(t, inc);
+			add(t, tg);
 			free(inc);
 			free(tg);
 		}
@@ -314,7 +302,7 @@ static void prompt_machine(struct leap_buf *s, const struct leap_task *t, const 
 		leap_buf_addf(s, "The GPU that will run your code is not known to this prompt%s: do not assume its model, "
 				 "SM count or memory; ask cudaGetDeviceProperties at run time where your code needs them. ",
 			      m && m->gpu ? "" : " (no GPU was visible where it was written)");
-	leap_prompt_build(s, m, LEAP_BACKEND_CUDA, arch);
+	leap_prompt_build(s, m, &leap_backend_cuda, arch);
 	if (m && m->have_tc)
 		leap_buf_adds(s, "included before your code. ");
 	add_libraries(s, t);
@@ -383,8 +371,10 @@ const struct leap_backend_ops leap_backend_cuda = {
 	.linkage = "extern \"C\" ",
 	.entry_return = "\treturn (int)cudaGetLastError();\n",
 	.includes = includes,
-	.find = find,
-	.identify = identify,
+	.want = want,
+	.missing = missing,
+	.host_compiler = "gcc", /* nvcc compiles host code with the gcc on PATH */
+	.arch = arch,
 	.flags_of = flags_of,
 	.user_flags = user_flags,
 	.version_mark = "release",

@@ -50,7 +50,7 @@
 #include "banned.h"
 
 /* Adds the canonical path of directory `d` to the tool's allowed roots, if it exists. */
-void leap_guard_root(struct leap_tool *t, const char *d)
+static void add_root(struct leap_tool *t, const char *d)
 {
 	char *real = realpath(d, NULL);
 	if (!real)
@@ -61,8 +61,8 @@ void leap_guard_root(struct leap_tool *t, const char *d)
 
 /* Computes the directories whose files a candidate may include with backend b's compiler: the
  * system include directories, the compiler's own headers, the backend's own roots (its
- * `roots`: nvcc's <toolkit>/include and <toolkit>/targets) and every directory the user's own compiler
- * flags name with -I, -isystem, -idirafter or -iquote. Never fails: a directory that does not
+ * `roots`: nvcc's <toolkit>/include and <toolkit>/targets) and every directory the user's own
+ * compiler flags name with -I, -isystem, -idirafter or -iquote. Never fails: a directory that does not
  * exist is left out. */
 void leap_guard_roots(struct leap_compiler *c, enum leap_backend b)
 {
@@ -70,14 +70,14 @@ void leap_guard_roots(struct leap_compiler *c, enum leap_backend b)
 	static const char *const sys[] = {"/usr/include", "/usr/local/include", "/usr/lib/gcc", "/usr/lib/clang",
 					  "/usr/lib/nvidia-cuda-toolkit"};
 	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
-		leap_guard_root(t, sys[i]);
+		add_root(t, sys[i]);
 	glob_t g;
 	if (glob("/usr/lib/llvm-*/lib/clang", GLOB_NOSORT, NULL, &g) == 0)
 		for (size_t i = 0; i < g.gl_pathc; i++)
-			leap_guard_root(t, g.gl_pathv[i]);
+			add_root(t, g.gl_pathv[i]);
 	globfree(&g);
 	if (leap_backend_of(b)->roots)
-		leap_backend_of(b)->roots(t);
+		leap_backend_of(b)->roots(t, add_root);
 	size_t nf;
 	char **fl = leap_backend_of(b)->user_flags(&c->o, &nf);
 	static const char *const inc[] = {"-I", "-isystem", "-idirafter", "-iquote"};
@@ -87,9 +87,9 @@ void leap_guard_roots(struct leap_compiler *c, enum leap_backend b)
 			if (strncmp(fl[i], inc[k], l))
 				continue;
 			if (fl[i][l])
-				leap_guard_root(t, fl[i] + l);
+				add_root(t, fl[i] + l);
 			else if (i + 1 < nf)
-				leap_guard_root(t, fl[i + 1]);
+				add_root(t, fl[i + 1]);
 			break;
 		}
 }

@@ -12,9 +12,6 @@
  * backend b's compiler (c->tools[b].path resolved). Never fails. */
 void leap_guard_roots(struct leap_compiler *c, enum leap_backend b);
 
-/* Adds the canonical path of directory `d` to t's roots, if it exists (for a backend's roots). */
-void leap_guard_root(struct leap_tool *t, const char *d);
-
 /* 1 if the canonical path p lies in directory `root` (canonical) or is it. */
 int leap_path_under(const char *p, const char *root);
 

@@ -302,11 +302,6 @@ static int is_int_type(enum leap_type ty)
 	return !leap_type_is_float(ty);
 }
 
-static int is_half_type(enum leap_type ty)
-{
-	return ty == LEAP_T_HALF || ty == LEAP_T_BF16;
-}
-
 static void add_params(struct leap_buf *s, const struct leap_task *t)
 {
 	leap_buf_adds(s, "## Parameters\n\n");
@@ -558,39 +553,6 @@ static void add_correctness(struct leap_buf *s, const struct leap_task *t, enum 
 	leap_buf_addf(s, "Outputs are filled with %s before every call, so every element must be written; inputs "
 			 "must be left as they were.\n",
 		      fo && io ? "NaN (integers: a poison value)" : fo ? "NaN" : "a poison value");
-}
-
-int leap_prompt_has_half(const struct leap_task *t)
-{
-	return has_type(t, is_half_type, 0);
-}
-
-void leap_prompt_build(struct leap_buf *s, const struct leap_prompt_machine *m, enum leap_backend b, const char *arch)
-{
-	if (!m || !m->have_tc)
-		return;
-	const struct leap_backend_ops *be = leap_backend_of(b);
-	leap_buf_addf(s, "It is compiled as one translation unit with %s: `%s ", m->tc.version, be->compiler);
-	/* the flags, with the architecture the device facts name, or ARCH */
-	char *had = m->tc.arch && be->arch_flag ? be->arch_flag(m->tc.arch) : NULL;
-	const char *f = m->tc.flags, *a = had ? strstr(f, had) : NULL;
-	int unknown = be->prompt_arch_rule && !arch;
-	if (a && (unknown || strcmp(arch, m->tc.arch))) {
-		char *want = unknown ? xstrdup("ARCH") : be->arch_flag(arch);
-		leap_buf_add(s, f, (size_t)(a - f));
-		leap_buf_adds(s, want);
-		leap_buf_adds(s, a + strlen(had));
-		free(want);
-	} else {
-		leap_buf_adds(s, f);
-	}
-	free(had);
-	leap_buf_adds(s, "`, ");
-	if (unknown && a) {
-		be->prompt_arch_rule(s);
-		leap_buf_adds(s, ", ");
-	}
-	leap_buf_adds(s, "with the prototype above ");
 }
 
 static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_backend b,

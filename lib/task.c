@@ -3,8 +3,8 @@
  * A task is the contract every program judges a kernel by. This file is what a loaded task
  * is and what it says: the element types, roles and input patterns by name, the buffer sizes
  * of a case (expressions, expr.c, evaluated per case, so that one task serves every size it
- * lists or draws), the tolerance a check applies, the vendor libraries, and the entry point's
- * prototype for each backend. Reading task.json into it, checked whole so that nothing
+ * lists or draws), the tolerance a check applies, the vendor libraries (the entry point's
+ * prototype on each backend is taskproto.c's, which asks the backend table). Reading task.json into it, checked whole so that nothing
  * downstream checks it again, is taskfields.c's; drawn cases are ranges.c's; which folder a
  * task id names, and keeping loaded tasks, is suite.c's. Those files call this one and it
  * calls none of them.
@@ -48,6 +48,11 @@ size_t leap_type_size(enum leap_type t)
 int leap_type_is_float(enum leap_type t)
 {
 	return types[t].is_float;
+}
+
+const char *leap_type_ctype(enum leap_type t)
+{
+	return types[t].c;
 }
 
 int leap_type_scalar_ok(enum leap_type t)
@@ -263,32 +268,6 @@ int leap_task_eval(const struct leap_task *t, const struct leap_expr *e, const s
 	free(err);
 	free(vars);
 	return rc;
-}
-
-const char *leap_param_ctype(const struct leap_param *p, enum leap_backend b)
-{
-	if (p->role == LEAP_ROLE_SCALAR)
-		return types[p->type].c;
-	return leap_backend_of(b)->ptr_types[p->type][p->role == LEAP_ROLE_IN];
-}
-
-char *leap_task_prototype(const struct leap_task *t, enum leap_backend b)
-{
-	struct leap_buf s = {0};
-	leap_buf_addf(&s, "%svoid %s(", leap_backend_of(b)->linkage, t->entry);
-	for (size_t i = 0; i < t->nparams; i++) {
-		const struct leap_param *p = &t->params[i];
-		const char *ct = leap_param_ctype(p, b);
-		size_t n = strlen(ct);
-		leap_buf_addf(&s, "%s%s%s%s", i ? ", " : "", ct, ct[n - 1] == '*' ? "" : " ", p->name);
-	}
-	leap_buf_adds(&s, ");");
-	return leap_buf_detach(&s);
-}
-
-const struct leap_case *leap_task_bench_case(const struct leap_task *t, enum leap_backend b)
-{
-	return leap_backend_of(b)->flags & LEAP_BK_HOST ? &t->bench_cpu : &t->bench;
 }
 
 json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c)

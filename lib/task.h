@@ -19,6 +19,8 @@ size_t leap_type_size(enum leap_type t);
 int leap_type_is_float(enum leap_type t);
 /* 1 when a scalar parameter may have type t (float, double, int, int64). */
 int leap_type_scalar_ok(enum leap_type t);
+/* The C type of a scalar of type t ("int64_t" for int64). */
+const char *leap_type_ctype(enum leap_type t);
 /* Parses a type name as task.json spells it ("int64"); returns 0 and sets *t, or -1. */
 int leap_type_parse(const char *s, enum leap_type *t);
 

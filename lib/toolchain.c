@@ -18,17 +18,11 @@
 #include <unistd.h>
 
 #include "crun.h"
+#include "files.h"
 #include "incguard.h"
 #include "toolchain.h"
 #include "util.h"
 #include "banned.h"
-
-void leap_argv_push(struct leap_argv *a, const char *s)
-{
-	xgrow((void **)&a->v, &a->cap, a->n + 2, sizeof(char *));
-	a->v[a->n++] = xstrdup(s);
-	a->v[a->n] = NULL;
-}
 
 void leap_tool_resolve(struct leap_compiler *c, enum leap_backend b)
 {
@@ -37,7 +31,11 @@ void leap_tool_resolve(struct leap_compiler *c, enum leap_backend b)
 	if (t->resolved)
 		return;
 	t->resolved = 1;
-	be->find(&c->o, t);
+	char *want = be->want(&c->o);
+	t->path = leap_find_program(want);
+	if (!t->path)
+		t->err = be->missing(&c->o, want);
+	free(want);
 	if (!t->path)
 		return;
 	char *const argv[] = {t->path, (char *)"--version", NULL};
@@ -51,8 +49,18 @@ void leap_tool_resolve(struct leap_compiler *c, enum leap_backend b)
 	struct leap_buf id = {0};
 	leap_buf_addf(&id, "%s\n%s", t->path, v);
 	free(v);
-	if (be->identify)
-		be->identify(c, t, &id);
+	if (be->host_compiler) { /* it compiles host code with another: part of the toolchain */
+		char *host = leap_find_program(be->host_compiler);
+		if (host) {
+			char *const hv_argv[] = {host, (char *)"--version", NULL};
+			char *hv = leap_crun_query(c, hv_argv, c->workdir);
+			leap_buf_addf(&id, "\n%s\n%s", host, hv ? hv : "");
+			free(hv);
+			free(host);
+		}
+	}
+	if (be->arch)
+		t->arch = be->arch(&c->o);
 	t->ident = leap_buf_detach(&id);
 	leap_guard_roots(c, b);
 }
