@@ -3,9 +3,10 @@
  * Everything leap does differently for cpu, as the row of backend.h: the candidate's C
  * interface (host pointers, half and bf16 as their bit patterns), the C compiler (--cc, $CC,
  * cc; its fixed flags), the reference's and baselines' build, and the prompt's machine and
- * speed sections. It is always usable, needs no device, and is the backend the task's plain C
- * reference runs with. The runner is runner/cpu.c (with runner/heap.c), the timing
- * lib/referee.c's.
+ * speed sections, and what the referee times against (the task's reference, in regions this
+ * process maps; the target and the floor's margin). It is always usable, needs no device, and
+ * is the backend the task's plain C reference runs with. The runner is runner/cpu.c (with
+ * runner/heap.c). Like every row, it calls only down (tests/house.bats).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -4,9 +4,11 @@
  * interface (device pointers, __half and __nv_bfloat16, extern "C"), nvcc (how it is found,
  * its identity with the host gcc it compiles with, its flags, the toolkit's headers for the
  * include guard), the baselines' build, the device (usable here? its facts, from gpu.c and
- * devices.c, which stay this backend's modules), and the prompt's machine and speed sections.
- * The runner is runner/cuda.cu (mk/runners.mk builds it only where nvcc is found), the
- * timing is lib/referee.c's.
+ * devices.c, which stay this backend's modules), the prompt's machine and speed sections, and
+ * what the referee times against and how (baseline.cu; the sets moved through the baseline's
+ * runner, which owns the device memory; the target and the floor's margin). The runner is
+ * runner/cuda.cu (mk/runners.mk builds it only where nvcc is found). Like every row, it calls
+ * only down, never into a file that asks the table (tests/house.bats).
  */
 #include <stdio.h>
 #include <stdlib.h>
