@@ -35,6 +35,7 @@ class Task:
         self.out = None
         self.stmt = None  # the prompt's statement of the math
         self.notes = []  # deviations from KernelBench, said in the prompt and task.json
+        self.kb_notes = []  # where KernelBench's code runs other than its file's name says: task.json's notes
         self.atol = self.rtol = 1e-4
         self.tol_why = None
         self.ntmp = 0
@@ -355,6 +356,7 @@ class Task:
         j["tags"] = ["kernelbench", "kernelbench-l%d" % self.level, self.kb]
         notes = ["KernelBench's %s, level%d/%s.py." % (SOURCE, self.level, self.kb)]
         notes.append("Baseline: " + self.baseline_words())
+        notes.extend(self.kb_notes)
         bn = self.bench_note()
         if bn:
             notes.append(bn)
