@@ -82,6 +82,18 @@ t = [t for t in level1.convs() if t.num == 73][0]; print(json.dumps(t.task_json(
 	[ "$(sort -u <<<"$output")" = kernelbench-l1 ]
 }
 
+# A prompt that explains BatchNorm's statistics to a model that has none sends it looking for one.
+@test "kernelbench: a level-2 prompt speaks of BatchNorm's statistics exactly where the problem has a BatchNorm" {
+	for d in tasks/kernelbench-l2/*/; do
+		jq -e '(.tags[2] | test("BatchNorm")) == (.prompt | test("BatchNorm|batch.s statistics"))' "$d/task.json" \
+			>/dev/null || fail "$d: BatchNorm in the prompt and in the problem's name disagree"
+	done
+	run -0 jq -r .prompt tasks/kernelbench-l2/kb2_014_gemm_div_sum_scale/task.json
+	refute_output --partial 'BatchNorm'
+	run -0 jq -r .prompt tasks/kernelbench-l2/kb2_073_conv2d_batchnorm_scale/task.json
+	assert_output --partial "never calls model.eval(): BatchNorm uses the batch's statistics."
+}
+
 @test "kernelbench: level 2's problems are tasks but for the three excluded, each named with its reason" {
 	run -0 leap-task --suite kernelbench-l2 --list
 	[ "${#lines[@]}" -eq 97 ]
