@@ -154,6 +154,22 @@ sizes_fact() {
 	[ -z "$stderr" ]
 }
 
+# leap-bench charges a thread's wait for a core to the candidate (the running clock): on a loaded
+# machine a parallel kernel's barriers pay for descheduled threads, and the model decides here.
+@test "the cpu prompt says the timed cores are shared, and what a thread's wait for one costs a parallel kernel" {
+	[ "$(nproc)" -ge 2 ] || skip "one CPU here: the prompt times on one core, and says nothing of sharing"
+	run -0 --separate-stderr leap-prompt --backend cpu vector_add
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"OpenMP's default thread count is "*"). Other work may share those cores while your code is timed: the time in which one of your threads runs while another waits for a core is charged to you"* ]] ||
+		fail "no shared-cores sentence after the thread count: $(grep -m1 'Your code runs' <<<"$p")"
+	[[ "$p" == *"a parallel kernel pays for every barrier at which its threads wait for a descheduled one"* ]]
+	# timed on one core, OpenMP's default is one thread: no barrier to speak of
+	run -0 --separate-stderr taskset -c 0 leap-prompt --backend cpu vector_add
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"OpenMP's default thread count is 1)"* ]]
+	[[ "$p" != *"Other work may share"* ]]
+}
+
 @test "cuda without --device-info: the prompt names no GPU and says so once on stderr" {
 	run -0 --separate-stderr leap-prompt --backend cuda -g 3 vector_add
 	[ "$(grep -c 'no GPU' <<<"$stderr")" -eq 1 ]
