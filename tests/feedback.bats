@@ -53,6 +53,24 @@ turn() {
 	assert_line --regexp '^\([0-9]+ more errors not shown\)$'
 }
 
+# gcc repeats an intrinsic's "inlining failed" in its header once per call when the `target`
+# attribute is missing; only the note under each (the candidate's line) differs.
+@test "gcc: an error repeated word for word is shown once, with the candidate's line of each repeat" {
+	[ "$(uname -m)" = x86_64 ] || skip "AVX intrinsics are x86's"
+	turn vector_add cpu "$F/no_target.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your code does not compile."
+	[ "$(grep -c "error: inlining failed in call to 'always_inline' '_mm256_loadu_ps'" <<<"$output")" -eq 1 ] ||
+		fail "the repeated headline is shown more than once"
+	# both calls, each under the one headline (the second without its excerpt where room is short)
+	jq -r .feedback "$T/next" >"$T/fb"
+	run -0 sed -n '/_mm256_loadu_ps.: target/,$p' "$T/fb"
+	assert_line "line 7:14: note: called from here"
+	assert_line "line 6:14: note: called from here"
+	refute_line --partial "more error"
+	[ "$(jq -r '.feedback | utf8bytelength' "$T/next")" -le 1024 ]
+}
+
 @test "nvcc: an undefined identifier is quoted with nvcc's caret" {
 	skip_unless_nvcc
 	turn softmax cuda "$F/undefined.cu" >"$T/next"
