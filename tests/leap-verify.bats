@@ -375,6 +375,44 @@ verdict() {
 	[[ "$output" =~ y\[[0-9]+\]\[[0-9]+\]\ =\  ]]
 }
 
+# A flat index into a 4-D output (y[57]) leaves the model to divide by the extents; the shape
+# is the size expression's factors, so each coordinate is named.
+@test "a 4-D output gets each coordinate in the mismatch and message" {
+	cat >"$BATS_TEST_TMPDIR/conv.c" <<-'EOF'
+	void conv2d(const float *x, const float *wt, float *y, int batch, int cin, int cout, int height,
+		    int width, int k)
+	{
+		int oh = height - k + 1, ow = width - k + 1;
+		for (int b = 0; b < batch; b++)
+			for (int o = 0; o < cout; o++)
+				for (int i = 0; i < oh; i++)
+					for (int j = 0; j < ow; j++) {
+						double s = 0;
+						for (int c = 0; c < cin; c++)
+							for (int p = 0; p < k; p++)
+								for (int q = 0; q < k; q++)
+									s += (double)x[((b * cin + c) * height + i + p) * width + j + q] *
+									     wt[((o * cin + c) * k + p) * k + q];
+						y[((b * cout + o) * oh + i) * ow + j] = (float)s;
+					}
+		y[batch * cout * oh * ow - 1] += 1000.0f; /* the last element only */
+	}
+	EOF
+	build_artifact conv2d "$BATS_TEST_TMPDIR/conv.c" "$BATS_TEST_TMPDIR/conv.so"
+	compiled_record conv2d "$BATS_TEST_TMPDIR/conv.so" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify --seed 3 "$BATS_TEST_TMPDIR/in.jsonl"
+	rec=$output
+	# the last element: every coordinate at its extent less one, and the index is theirs flattened
+	run -0 jq -r '.verify.mismatch | .values as $v | [.coords, [$v.batch - 1, $v.cout - 1, $v.height - $v.k, $v.width - $v.k],
+		.index == ((((.coords[0] * $v.cout + .coords[1]) * ($v.height - $v.k + 1)) + .coords[2]) * ($v.width - $v.k + 1) + .coords[3])]
+		| "\(.[0] == .[1]) \(.[2]) \(.[0] | map("[\(.)]") | join(""))"' <<<"$rec"
+	[[ "$output" =~ ^true\ true\ (\[[0-9]+\]){4}$ ]] || fail "coords: $output"
+	run -0 jq -r .verify.message <<<"$rec"
+	assert_output --partial "Wrong output in case 1 ("
+	coords=$(jq -r '.verify.mismatch.coords | map("[\(.)]") | join("")' <<<"$rec")
+	assert_output --partial ": y$coords = "
+}
+
 @test "records that did not compile pass through with verify.status skipped" {
 	printf '%s\n' '{"task":"vector_add","backend":"cpu","compile":{"status":"compile_error"},"status":"compile_error","x":[1,2]}' \
 		'{"task":"vector_add","backend":"cpu"}' >"$BATS_TEST_TMPDIR/in.jsonl"
