@@ -153,6 +153,19 @@ turn() {
 	assert_line --index 2 "$(printf ' 9 | \tfloat *tmp = malloc((size_t)(n - rows) * sizeof *tmp);')"
 }
 
+@test "cpu: a write on the guard page after an output names the line, the buffer and the element" {
+	turn vector_add cpu "$FIXTURES/leap-verify/past_guard.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 --regexp '^Your code crashed with SIGSEGV .* at line 7 of your code \(in vector_add\) in case 1 \(n=1\), trial 1\. The address it faulted on is in the guard page after buffer c: c\[17\], 17 past its last element \(c has 1 element\)\.$'
+}
+
+@test "a mismatch in a 4-D output names each coordinate" {
+	turn conv2d cpu "$F/conv2d_last.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	# case 1 is batch=1, cin=1, cout=1, height=3, width=4, k=2: y is 1 x 1 x 2 x 3
+	assert_line --index 1 --regexp '^Wrong output in case 1 \(batch=1, cin=1, cout=1, height=3, width=4, k=2\): y\[0\]\[0\]\[1\]\[2\] = '
+}
+
 @test "cpu: a forged crash report from a runner that did not crash names no line" {
 	run -1 leap-verify --seed 1 --task vector_add "$F/forged_crash.c"
 	assert_line --index 0 --partial "runtime_error"
