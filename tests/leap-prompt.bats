@@ -170,6 +170,22 @@ sizes_fact() {
 	[[ "$p" != *"Other work may share"* ]]
 }
 
+# leap-bench checks every call at the speed case, widening the tolerance by the square root of
+# how much longer its sums are: the model must know what a float sum may cost there.
+@test "the prompt says the tolerance at the speed case: widened with its numbers, or the same" {
+	run -0 --separate-stderr leap-prompt --backend cuda matmul
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"The outputs of every call at the speed case are checked too, with the tolerance widened 5.61 times, to |out - ref| <= 0.112 + 0.0561 * |ref|: its sums are about 31.5 times longer than the checked cases'"* ]] ||
+		fail "matmul: $(grep -o 'The outputs of every call[^:]*' <<<"$p")"
+	# cumsum at cuda's 16384 columns: the same 1e-3 + 1e-4, which a float running sum meets
+	run -0 --separate-stderr leap-prompt --backend cuda cumsum
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"|out - ref| <= 0.001 + 0.0001 * |ref|"* ]]
+	[[ "$p" == *"The outputs of every call at the speed case are checked too, with the same tolerance."* ]]
+	[[ "$p" == *"a running sum in float along a row stays within it up to 16384 columns"* ]]
+	[[ "$p" == *"Speed is measured on rows=4096, cols=16384."* ]]
+}
+
 @test "cuda without --device-info: the prompt names no GPU and says so once on stderr" {
 	run -0 --separate-stderr leap-prompt --backend cuda -g 3 vector_add
 	[ "$(grep -c 'no GPU' <<<"$stderr")" -eq 1 ]
