@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -656,6 +657,15 @@ static int listen_address(const struct leap_serve_opts *o, char *num, size_t n, 
 		return -1;
 	}
 	*v6 = ai->ai_family == AF_INET6;
+	/* the name was checked as written (leap_serve_loopback); what it resolves to decides */
+	int loop = ai->ai_family == AF_INET
+			   ? ntohl(((const struct sockaddr_in *)(const void *)ai->ai_addr)->sin_addr.s_addr) >> 24 == 127
+			   : IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)(const void *)ai->ai_addr)->sin6_addr);
+	if (!loop && !o->token) {
+		leap_warn("--listen %s resolves to an address beyond this machine: give --token-file FILE", o->listen);
+		freeaddrinfo(ai);
+		return -1;
+	}
 	e = getnameinfo(ai->ai_addr, ai->ai_addrlen, num, (socklen_t)n, NULL, 0, NI_NUMERICHOST);
 	int fd = e ? -1 : socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
 	int rc = e || fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||

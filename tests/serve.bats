@@ -264,6 +264,14 @@ venv_python() {
 	assert_output --partial 'cannot listen on no-such-host.invalid:'
 }
 
+# A name is checked as written ("127." looks like loopback), then by what it resolves to.
+@test "serve: --listen with a name that resolves beyond this machine needs a token" {
+	unshare --user --map-root-user --mount true 2>/dev/null || skip "no user and mount namespaces here"
+	printf '10.9.9.9 127.example.test\n' >"$BATS_TEST_TMPDIR/hosts"
+	run -2 unshare --user --map-root-user --mount sh -c 'mount --bind "$1" /etc/hosts && exec leap-serve --backend cpu --listen 127.example.test --port 0' _ "$BATS_TEST_TMPDIR/hosts"
+	assert_output --partial '--listen 127.example.test resolves to an address beyond this machine: give --token-file FILE'
+}
+
 @test "serve: SIGTERM drains: the request in progress is answered in full, then the server ends by the signal" {
 	serve --no-bench
 	{ record slow d 0; record correct d 1; } >"$BATS_TEST_TMPDIR/in.jsonl"
