@@ -2,7 +2,7 @@
  *
  * The prompt is all a model knows when it writes its first kernel, so it states every fact
  * that decides whether the kernel is correct and fast (the inputs it will see, the tolerance
- * in words, how the reference computes, the machine, the exact compiler and flags, the
+ * in words and at the speed case, how the reference computes, the machine, the exact compiler and flags, the
  * libraries, how speed is measured and against what) and nothing else: each sentence is
  * generated from task.json and from the machine as leap-compile and the runners see it, and
  * a sentence that does not apply to the task is left out rather than hedged. The facts of

@@ -7,7 +7,8 @@
  * them; the reference is trusted code built by build.c and called in this process, the
  * candidate only ever runs in the sandbox (session.c). How a run ended becomes one status and
  * words a model can act on: a mismatch is rerun to tell a race from a steady bug, a crash is
- * mapped to the candidate's line, a denied system call is named. A runner that never ran is the
+ * mapped to the candidate's line (and, on a guard page, to the element of the buffer it
+ * guards), a write into a buffer's canary to its element, a denied system call is named. A runner that never ran is the
  * harness's fault: an error, never a verdict.
  */
 #include <dlfcn.h>
