@@ -94,6 +94,16 @@ static void prompt_machine(struct leap_buf *s, const struct leap_task *t, const 
 			leap_buf_addf(s, ", %d while it is timed (its processes are confined to them before your code "
 					 "loads, so OpenMP's default thread count is %d)", m->timed_cores, m->timed_cores);
 		leap_buf_adds(s, ". ");
+		/* leap-bench(1), the running clock: only the time none of the runner's threads ran is
+		 * left out, so on a loaded machine a barrier waiting for a descheduled thread is charged,
+		 * and a scalar loop can rank above a good parallel kernel; the model decides here. */
+		if (m->timed_cores > 1)
+			leap_buf_adds(s, "Other work may share those cores while your code is timed: the time in which one of "
+					 "your threads runs while another waits for a core is charged to you (only the time "
+					 "in which none of them runs is left out), so a parallel kernel pays for every "
+					 "barrier at which its threads wait for a descheduled one, where a single-threaded "
+					 "loop pays nothing of it. Few barriers lose least (one parallel region; "
+					 "schedule(dynamic) lets the running threads take a waiting one's share). ");
 	}
 	leap_prompt_build(s, m, &leap_backend_cpu, NULL);
 	if (m && m->have_tc)

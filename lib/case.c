@@ -6,7 +6,8 @@
  * reference's outputs (the shared arena proves nothing), and output slots start as poison (a
  * NaN with a payload, 0xA5 bytes), so that an element never written is told from one computed.
  * The check is element-wise within the task's tolerance and says where the first wrong element
- * is in the candidate's terms (y[3][5], and the inputs when they are few). leap-bench derives
+ * is in the candidate's terms (y[3][5], a coordinate per factor of the size, and the inputs
+ * when they are few). leap-bench derives
  * its fresh sets from these (leap_case_derive); large buffers are mappings of their own, so that
  * a fork can leave them out (leap_case_fork).
  *

@@ -29,42 +29,74 @@ static json_t *num_json(double v)
 	return json_real(v);
 }
 
-/* Row/column of index i when the buffer's size expression is NAME*NAME (2-D). */
-static int coords(const struct leap_case_data *d, size_t p, size_t i, int64_t *row, int64_t *col)
+/* The most dimensions a buffer's coordinates are named in. */
+#define MAX_DIMS 8
+
+static int scalar_of(const char *name, size_t n, void *arg)
 {
-	const char *src = leap_expr_source(d->t->params[p].size);
-	const char *star = strchr(src, '*');
-	if (!star || strchr(star + 1, '*'))
-		return -1;
-	const char *name = star + 1;
-	while (*name == ' ')
-		name++;
-	size_t len = strcspn(name, " ");
-	if (!len || name[len] != 0)
-		return -1;
-	for (size_t j = 0; j < d->t->nparams; j++) {
-		const struct leap_param *q = &d->t->params[j];
-		if (q->role == LEAP_ROLE_SCALAR && strlen(q->name) == len && !memcmp(q->name, name, len) &&
-		    !leap_type_is_float(q->type) && d->c->vals[j].i > 0) {
-			*row = (int64_t)i / d->c->vals[j].i;
-			*col = (int64_t)i % d->c->vals[j].i;
-			return 0;
-		}
-	}
-	return -1;
+	return leap_task_scalar_index(arg, name, n);
 }
 
-/* "c[17]" or "y[3][5]" into b. */
+/* The extents of buffer p in case d when its size expression is a product of factors at the
+ * top level ("rows*cols", "batch*cout*(height-k+1)*(width-k+1)", KernelBench's
+ * "batch_size*out_channels*3*3*3"): the buffer is that shape, row-major, as every task that
+ * states a shape says (a torch-defined task always does). Returns the number of factors (2 or
+ * more), or -1 for any other size ("n", "(n+1)/2", "rows*d+1"). */
+static int extents(const struct leap_case_data *d, size_t p, int64_t *ext)
+{
+	const char *src = leap_expr_source(d->t->params[p].size), *start = src;
+	int nd = 0, depth = 0;
+	for (const char *q = src;; q++) {
+		if (*q == '(')
+			depth++;
+		else if (*q == ')')
+			depth--;
+		else if (depth == 0 && *q && strchr("+-/%,", *q))
+			return -1; /* not a product at the top level */
+		if (*q && (*q != '*' || depth))
+			continue;
+		if (nd == MAX_DIMS)
+			return -1;
+		char *f = xstrndup(start, (size_t)(q - start)), *err = NULL;
+		struct leap_expr *e = leap_expr_compile(f, scalar_of, (void *)d->t, &err);
+		int bad = !e || leap_task_eval(d->t, e, d->c, &ext[nd]) || ext[nd] < 1;
+		leap_expr_free(e);
+		free(err);
+		free(f);
+		if (bad)
+			return -1;
+		nd++;
+		if (!*q)
+			break;
+		start = q + 1;
+	}
+	return nd >= 2 ? nd : -1;
+}
+
+/* "c[17]", "y[3][5]" or "y[0][2][7][1][4]" into b: each coordinate of index i where the
+ * buffer's shape is known (extents()), with "coords" in the mismatch object m. */
 static void where(struct leap_buf *b, const struct leap_case_data *d, size_t p, size_t i, json_t *m)
 {
-	int64_t r, c;
-	if (coords(d, p, i, &r, &c) == 0) {
-		leap_buf_addf(b, "%s[%lld][%lld]", d->t->params[p].name, (long long)r, (long long)c);
-		if (m)
-			json_object_set_new(m, "coords", json_pack("[I,I]", (json_int_t)r, (json_int_t)c));
-	} else {
-		leap_buf_addf(b, "%s[%zu]", d->t->params[p].name, i);
+	int64_t ext[MAX_DIMS], at[MAX_DIMS];
+	int nd = extents(d, p, ext);
+	leap_buf_adds(b, d->t->params[p].name);
+	if (nd < 0) {
+		leap_buf_addf(b, "[%zu]", i);
+		return;
 	}
+	int64_t rest = (int64_t)i;
+	for (int k = nd - 1; k >= 0; k--) {
+		at[k] = rest % ext[k];
+		rest /= ext[k];
+	}
+	json_t *c = m ? json_array() : NULL;
+	for (int k = 0; k < nd; k++) {
+		leap_buf_addf(b, "[%lld]", (long long)at[k]);
+		if (c)
+			json_array_append_new(c, json_integer((json_int_t)at[k]));
+	}
+	if (m)
+		json_object_set_new(m, "coords", c);
 }
 
 /* When the inputs of the case are few (every input buffer at most 16 elements, 32 in all),

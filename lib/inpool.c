@@ -41,8 +41,6 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 		enum leap_backend b);
 static uint64_t region_budget(struct leap_bencher *B, enum leap_backend b);
 static void set_bytes(const struct leap_case_data *d, uint64_t *in, uint64_t *out);
-static double tol_scale(const struct leap_task *t, const struct leap_case *bench);
-static int64_t out_elements(const struct leap_task *t, const struct leap_case *c);
 
 /* ---- the input pool ---- */
 
@@ -183,7 +181,7 @@ struct leap_bpool *ref_pool_get(struct leap_bencher *B, const struct leap_task *
 	}
 	leap_case_free(&d0);
 	leap_case_fork(&P->d, 0); /* every record forks a sandbox, which never reads the pool */
-	P->tol_scale = P->d.tol_scale = tol_scale(t, c);
+	P->tol_scale = P->d.tol_scale = leap_task_tol_scale(t, c);
 	P->d.tol = B->v->o.tolerance;
 	P->d.threads = B->stage_threads; /* every call's check, between blocks */
 	xgrow((void **)&B->pools, &B->poolcap, B->npools + 1, sizeof *B->pools);
@@ -398,36 +396,3 @@ uint64_t ref_pool_dev_off(const struct leap_bpool *P, uint32_t s, size_t param)
 }
 
 
-/* How much wider the tolerances are at the benchmark size: a sum over K terms has rounding
- * errors growing like sqrt(K), and the task's tolerances were chosen for its verification
- * cases. K is estimated as flops per output element (2*K for a product); 1 without flops. */
-static double tol_scale(const struct leap_task *t, const struct leap_case *bench)
-{
-	int64_t f, n = out_elements(t, bench);
-	if (leap_task_eval(t, t->flops, bench, &f) || f <= 0 || n <= 0)
-		return 1;
-	double kb = (double)f / (double)n, kv = 0;
-	for (size_t i = 0; i < t->ncases; i++) {
-		int64_t fi, ni = out_elements(t, &t->cases[i]);
-		if (!leap_task_eval(t, t->flops, &t->cases[i], &fi) && fi > 0 && ni > 0 && (double)fi / (double)ni > kv)
-			kv = (double)fi / (double)ni;
-	}
-	return kv > 0 && kb > kv ? sqrt(kb / kv) : 1;
-}
-
-/* Elements of the outputs of case c of t (sum over output parameters), or -1. */
-static int64_t out_elements(const struct leap_task *t, const struct leap_case *c)
-{
-	int64_t *sz = xcalloc(t->nparams ? t->nparams : 1, sizeof *sz), n = 0;
-	char *err = NULL;
-	if (leap_task_sizes(t, c, sz, &err)) {
-		free(err);
-		free(sz);
-		return -1;
-	}
-	for (size_t p = 0; p < t->nparams; p++)
-		if (t->params[p].role == LEAP_ROLE_OUT || t->params[p].role == LEAP_ROLE_INOUT)
-			n += sz[p];
-	free(sz);
-	return n;
-}

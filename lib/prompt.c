@@ -2,7 +2,7 @@
  *
  * The prompt is all a model knows when it writes its first kernel, so it states every fact
  * that decides whether the kernel is correct and fast (the inputs it will see, the tolerance
- * in words, how the reference computes, the machine, the exact compiler and flags, the
+ * in words and at the speed case, how the reference computes, the machine, the exact compiler and flags, the
  * libraries, how speed is measured and against what) and nothing else: each sentence is
  * generated from task.json and from the machine as leap-compile and the runners see it, and
  * a sentence that does not apply to the task is left out rather than hedged. The facts of
@@ -522,6 +522,23 @@ static void add_precision(struct leap_buf *s, const struct leap_task *t, double 
 				 "a sum. ");
 }
 
+/* The tolerance at the speed case, where leap-bench checks the outputs of every call: the
+ * same, or widened as leap-bench widens it (leap_task_tol_scale), said with the numbers so
+ * that the model knows what a longer sum in float may cost there. */
+static void add_speed_tolerance(struct leap_buf *s, const struct leap_task *t, enum leap_backend b, double atol,
+				double rtol)
+{
+	double k = leap_task_tol_scale(t, leap_task_bench_case(t, b));
+	leap_buf_adds(s, "The outputs of every call at the speed case are checked too, ");
+	if (k > 1.0005)
+		leap_buf_addf(s, "with the tolerance widened %.3g times, to |out - ref| <= %.3g + %.3g * |ref|: its sums "
+				 "are about %.3g times longer than the checked cases' (by the task's work per output "
+				 "element), and rounding errors grow like the square root of a sum's length. ",
+			      k, atol * k, rtol * k, k * k);
+	else
+		leap_buf_adds(s, "with the same tolerance. ");
+}
+
 static void add_correctness(struct leap_buf *s, const struct leap_task *t, enum leap_backend b,
 			    enum leap_tolerance mode)
 {
@@ -549,6 +566,8 @@ static void add_correctness(struct leap_buf *s, const struct leap_task *t, enum 
 		leap_buf_adds(s, "The reference is plain C run on the CPU. ");
 	if ((leap_backend_of(b)->flags & LEAP_BK_PRECISION) && has_type(t, is_float_type, 1) && rtol > 0)
 		add_precision(s, t, rtol, mode);
+	if (has_type(t, is_float_type, 1) && (rtol > 0 || atol > 0))
+		add_speed_tolerance(s, t, b, atol, rtol);
 	int fo = has_type(t, is_float_type, 1), io = has_type(t, is_int_type, 1);
 	leap_buf_addf(s, "Outputs are filled with %s before every call, so every element must be written; inputs "
 			 "must be left as they were.\n",

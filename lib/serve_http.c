@@ -53,10 +53,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -570,8 +573,49 @@ static int write_url_file(const char *path, const char *url)
 	return rc;
 }
 
+/* Resolves --listen to one numeric address (into num) and binds it once, then lets it go:
+ * libwebsockets reads an iface it cannot parse as an address (a name such as localhost, or
+ * "127.0.0.1:8080") as a network interface not up yet, and an address it cannot bind likewise,
+ * and serves on no socket while waiting for it. A failure here is fatal, with its reason; the
+ * port taken between this bind and libwebsockets' is caught by FAIL_UPON_UNABLE_TO_BIND. */
+static int listen_address(const struct leap_serve_opts *o, char *num, size_t n, int *v6)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV}, *ai;
+	char port[16];
+	snprintf(port, sizeof(port), "%d", o->port);
+	int e = getaddrinfo(o->listen, port, &hints, &ai);
+	if (e) {
+		leap_warn("cannot listen on %s: %s", o->listen, e == EAI_SYSTEM ? strerror(errno) : gai_strerror(e));
+		return -1;
+	}
+	*v6 = ai->ai_family == AF_INET6;
+	/* the name was checked as written (leap_serve_loopback); what it resolves to decides */
+	int loop = ai->ai_family == AF_INET
+			   ? ntohl(((const struct sockaddr_in *)(const void *)ai->ai_addr)->sin_addr.s_addr) >> 24 == 127
+			   : IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)(const void *)ai->ai_addr)->sin6_addr);
+	if (!loop && !o->token) {
+		leap_warn("--listen %s resolves to an address beyond this machine: give --token-file FILE", o->listen);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	e = getnameinfo(ai->ai_addr, ai->ai_addrlen, num, (socklen_t)n, NULL, 0, NI_NUMERICHOST);
+	int fd = e ? -1 : socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int rc = e || fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		 bind(fd, ai->ai_addr, ai->ai_addrlen);
+	if (rc)
+		leap_warn("cannot listen on %s port %d: %s", o->listen, o->port, e ? gai_strerror(e) : strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return rc ? -1 : 0;
+}
+
 int leap_serve(const struct leap_serve_opts *o)
 {
+	char addr[NI_MAXHOST];
+	int v6;
+	if (listen_address(o, addr, sizeof(addr), &v6))
+		return LEAP_EXIT_FATAL;
 	struct srv *s = xcalloc(1, sizeof(*s));
 	s->o = o;
 	s->ndev = o->ndev;
@@ -589,11 +633,12 @@ int leap_serve(const struct leap_serve_opts *o)
 	struct lws_context_creation_info info;
 	memset(&info, 0, sizeof(info));
 	info.port = o->port;
-	info.iface = o->listen;
+	info.iface = addr;
 	info.protocols = protocols;
 	info.user = s;
 	info.max_http_header_data = 8192;
-	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_DISABLE_IPV6 * !strchr(o->listen, ':');
+	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND |
+		       LWS_SERVER_OPTION_DISABLE_IPV6 * !v6;
 	info.ka_time = 60;
 	info.ka_probes = 3;
 	info.ka_interval = 10;
@@ -604,8 +649,7 @@ int leap_serve(const struct leap_serve_opts *o)
 	}
 	struct lws_vhost *vh = lws_get_vhost_by_name(s->ctx, "default");
 	int port = vh ? lws_get_vhost_listen_port(vh) : o->port;
-	char *url = strchr(o->listen, ':') ? xasprintf("http://[%s]:%d", o->listen, port)
-					  : xasprintf("http://%s:%d", o->listen, port);
+	char *url = v6 ? xasprintf("http://[%s]:%d", addr, port) : xasprintf("http://%s:%d", addr, port);
 	srv_engine_start(s);
 	if (o->url_file && write_url_file(o->url_file, url))
 		leap_die_errno("cannot write %s", o->url_file);

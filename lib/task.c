@@ -9,6 +9,7 @@
  * task id names, and keeping loaded tasks, is suite.c's. Those files call this one and it
  * calls none of them.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -283,4 +284,39 @@ json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c)
 			json_object_set_new(o, p->name, json_real(c->vals[i].f));
 	}
 	return o;
+}
+
+/* Elements of the outputs of case c of t (sum over output parameters), or -1. */
+static int64_t out_elements(const struct leap_task *t, const struct leap_case *c)
+{
+	int64_t *sz = xcalloc(t->nparams ? t->nparams : 1, sizeof *sz), n = 0;
+	char *err = NULL;
+	if (leap_task_sizes(t, c, sz, &err)) {
+		free(err);
+		free(sz);
+		return -1;
+	}
+	for (size_t p = 0; p < t->nparams; p++)
+		if (t->params[p].role == LEAP_ROLE_OUT || t->params[p].role == LEAP_ROLE_INOUT)
+			n += sz[p];
+	free(sz);
+	return n;
+}
+
+/* A sum over K terms has rounding errors growing like sqrt(K), and the task's tolerances were
+ * chosen for its verification cases. K is estimated as flops per output element (2*K for a
+ * product); 1 without flops. One function for leap-bench, which checks with it, and
+ * leap-prompt, which says it. */
+double leap_task_tol_scale(const struct leap_task *t, const struct leap_case *bench)
+{
+	int64_t f, n = out_elements(t, bench);
+	if (leap_task_eval(t, t->flops, bench, &f) || f <= 0 || n <= 0)
+		return 1;
+	double kb = (double)f / (double)n, kv = 0;
+	for (size_t i = 0; i < t->ncases; i++) {
+		int64_t fi, ni = out_elements(t, &t->cases[i]);
+		if (!leap_task_eval(t, t->flops, &t->cases[i], &fi) && fi > 0 && ni > 0 && (double)fi / (double)ni > kv)
+			kv = (double)fi / (double)ni;
+	}
+	return kv > 0 && kb > kv ? sqrt(kb / kv) : 1;
 }

@@ -212,6 +212,10 @@ void leap_task_tolerance(const struct leap_task *t, enum leap_tolerance mode, do
 /* The benchmark case for backend `b`. */
 const struct leap_case *leap_task_bench_case(const struct leap_task *t, enum leap_backend b);
 
+/* How much wider the tolerances are at `bench` than at the task's listed cases (>= 1): the
+ * square root of how much longer its sums are, estimated from the flops per output element. */
+double leap_task_tol_scale(const struct leap_task *t, const struct leap_case *bench);
+
 /* Case values as a JSON object {"n": 1024, ...} (new reference). */
 json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c);
 
