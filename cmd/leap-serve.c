@@ -193,7 +193,7 @@ int main(int argc, char **argv)
 			devices = optarg;
 			break;
 		case 'b':
-			if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda"))
+			if (!leap_backend_find(optarg))
 				leap_usage_error(&c, "--backend: '%s' is neither cuda nor cpu", optarg);
 			o.backend = optarg;
 			break;

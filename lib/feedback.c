@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "feedback.h"
 #include "jsonl.h"
 #include "prune.h"
@@ -340,7 +341,8 @@ static void slow_details(struct leap_buf *d, const json_t *bench, const char *ba
 	double ms = leap_get_num(bench, "median_ms", NAN), base = leap_get_num(bench, "baseline_ms", NAN);
 	double sp = leap_get_num(bench, "speedup", NAN);
 	const char *device = leap_get_str(bench, "device", NULL);
-	int cpu = !strcmp(backend, "cpu");
+	const struct leap_backend_ops *be = leap_backend_find(backend);
+	int cpu = be && (be->flags & LEAP_BK_HOST);
 	if (!isfinite(ms) || !isfinite(base)) {
 		if (isfinite(sp))
 			leap_buf_addf(d, "Speedup over the baseline: %.3gx.", sp);
@@ -450,7 +452,7 @@ char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts 
 			head = "Your kernel is correct but slower than the baseline.";
 		}
 		tail = "Make it faster; reply with the complete code in one fenced code block.";
-		slow_details(&d, bench, leap_get_str(rec, "backend", "cuda"));
+		slow_details(&d, bench, leap_get_str(rec, "backend", leap_backend_name(leap_backend_record_default())));
 		break;
 	}
 	default:

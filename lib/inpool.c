@@ -52,7 +52,7 @@ int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum l
 	char *base_art = ref_baseline_artifact(B, t, b, err);
 	if (!base_art)
 		return -1;
-	int cpu = b == LEAP_BACKEND_CPU, lock[2] = {-1, -1}, nodev = 0;
+	int cpu = leap_backend_has(b, LEAP_BK_HOST), lock[2] = {-1, -1}, nodev = 0;
 	int r = (!cpu || leap_timing_lock(B->v->o.cache, &B->lock_said, lock, err) == 0) &&
 			ref_pool_get(B, t, b, seed, base_art, &nodev, err) ? 0 : -1;
 	if (r && nodev) { /* each record will say no_device */
@@ -65,14 +65,15 @@ int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum l
 	return r;
 }
 
-/* The baseline artifact of t on backend b: reference.c on cpu (built by the verifier),
- * baseline.cu on cuda (built and cached). Returns a new path, or NULL with *err set. */
+/* The baseline artifact of t on backend b: the backend's baseline file (cuda: baseline.cu,
+ * built and cached), else reference.c (cpu: built by the verifier). Returns a new path, or
+ * NULL with *err set. */
 char *ref_baseline_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, char **err)
 {
 	struct leap_verifier *v = B->v;
 	char *base_art = NULL;
-	if (b == LEAP_BACKEND_CUDA) {
-		char *p = xasprintf("%s/baseline.cu", t->dir);
+	if (leap_backend_of(b)->baseline) {
+		char *p = xasprintf("%s/%s", t->dir, leap_backend_of(b)->baseline);
 		size_t len;
 		char *src = leap_read_file(p, &len, err);
 		free(p);
@@ -96,7 +97,7 @@ static uint64_t pool_footprint(const struct leap_bpool *P)
 {
 	uint64_t in, out;
 	set_bytes(&P->d, &in, &out);
-	uint64_t sets = 2ull * P->nbase + (P->backend == LEAP_BACKEND_CUDA ? P->cap : 0);
+	uint64_t sets = 2ull * P->nbase + (leap_backend_has(P->backend, LEAP_BK_OWNER) ? P->cap : 0);
 	uint64_t bytes = sets * (in + out);
 	if (P->have_creg)
 		bytes += P->creg.in_len + P->creg.out_len;
@@ -144,7 +145,7 @@ struct leap_bpool *ref_pool_get(struct leap_bencher *B, const struct leap_task *
 		return NULL;
 	struct leap_bpool *P = xcalloc(1, sizeof *P);
 	*P = (struct leap_bpool){.task = t, .backend = b, .seed = seed, .nbase = nbase, .used = B->uses};
-	char *memo = b == LEAP_BACKEND_CPU ? memo_path(B, t, c, base_art) : NULL;
+	char *memo = leap_backend_has(b, LEAP_BK_HOST) ? memo_path(B, t, c, base_art) : NULL;
 	int r = 0;
 	if (memo && memo_recall(memo, P) == 0) {
 		leap_case_inputs_sets(&d0, nbase, seed ^ BASE_SEED);
@@ -316,10 +317,10 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 		kmax = ring;
 	if (kmax > LEAP_RUN_MAX_CALLS / 2)
 		kmax = LEAP_RUN_MAX_CALLS / 2;
-	if (kmax < 1 || (B->o.hot && b == LEAP_BACKEND_CUDA))
+	if (kmax < 1 || (B->o.hot && leap_backend_has(b, LEAP_BK_OWNER)))
 		kmax = 1;
 	P->kb = k < 1 ? 1 : k > (double)kmax ? (uint32_t)kmax : (uint32_t)k;
-	P->slots = b == LEAP_BACKEND_CUDA ? 2 * P->kb : P->kb;
+	P->slots = leap_backend_has(b, LEAP_BK_OWNER) ? 2 * P->kb : P->kb;
 	P->cap = P->nbase + P->kb;
 	P->next = P->nbase;
 	/* cuda: the inputs of every set in the owner's device pool, each parameter 256-byte aligned */
@@ -337,7 +338,7 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 static uint64_t region_budget(struct leap_bencher *B, enum leap_backend b)
 {
 	uint64_t cpu = 256ull << 20;
-	if (b != LEAP_BACKEND_CUDA || !B->v->gpu.done)
+	if (!leap_backend_has(b, LEAP_BK_OWNER) || !B->v->gpu.done)
 		return cpu;
 	char *end;
 	long idx = strtol(B->v->o.device ? B->v->o.device : "0", &end, 10);

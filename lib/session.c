@@ -230,9 +230,10 @@ static int freeze(struct leap_session *s)
 
 /* The hello: the runner's first reply, sent by its own code before any candidate code loads
  * (runproto.h). Anything but OK is a set-up failure and the harness's or the machine's, never
- * the candidate's: -1 with *err (the session ended), except no device on cuda, which is the
+ * the candidate's: -1 with *err (the session ended), except no device on a device backend
+ * (cuda), which is the
  * no_device verdict (LEAP_SESS_REPLY). Returns LEAP_SESS_OK, LEAP_SESS_REPLY or -1. */
-static int read_hello(struct leap_session *s, int cuda, int handles, char **err)
+static int read_hello(struct leap_session *s, int dev, int handles, char **err)
 {
 	int r = read_reply_within(s, s->hello_s);
 	s->hello = s->last;
@@ -246,7 +247,7 @@ static int read_hello(struct leap_session *s, int cuda, int handles, char **err)
 	}
 	if (r == LEAP_SESS_OK)
 		return r;
-	if (r == LEAP_SESS_REPLY && cuda && s->last.status == LEAP_RUN_NO_DEVICE) {
+	if (r == LEAP_SESS_REPLY && dev && s->last.status == LEAP_RUN_NO_DEVICE) {
 		s->dead = 1;
 		return r;
 	}
@@ -342,18 +343,19 @@ int leap_session_open(const struct leap_session_host *h, struct leap_session *s,
 	s->dev_fd[0] = s->dev_fd[1] = -1;
 	leap_child_init(&s->sb.child);
 	s->sb.cmd_fd = s->sb.reply_fd = s->sb.log_fd = s->sb.ctl_fd = -1;
-	int cuda = b == LEAP_BACKEND_CUDA;
-	char *runner = xasprintf("%s/leap-run-%s", h->libexec, cuda ? "cuda" : "cpu");
+	const struct leap_backend_ops *be = leap_backend_of(b);
+	int dev = !(be->flags & LEAP_BK_HOST); /* a device's backend (cuda): device memory, its lock */
+	char *runner = xasprintf("%s/%s", h->libexec, be->runner);
 	if (access(runner, X_OK)) {
 		free(runner);
-		if (!cuda) {
-			*err = xasprintf("the cpu runner is missing from %s", h->libexec);
+		if (!be->no_runner) {
+			*err = xasprintf("the %s runner is missing from %s", be->name, h->libexec);
 			return -1;
 		}
 		s->dead = 1;
 		s->last.magic = LEAP_RUN_MAGIC;
 		s->last.status = LEAP_RUN_NO_DEVICE;
-		snprintf(s->last.msg, sizeof s->last.msg, "this leap was built without CUDA (no nvcc at build time)");
+		snprintf(s->last.msg, sizeof s->last.msg, "%s", be->no_runner);
 		return LEAP_SESS_REPLY;
 	}
 	int art = open(artifact, O_RDONLY | O_CLOEXEC);
@@ -362,23 +364,23 @@ int leap_session_open(const struct leap_session_host *h, struct leap_session *s,
 		free(runner);
 		return -1;
 	}
-	int sock[2] = {-1, -1}, is_owner = cuda && o->role && !strcmp(o->role, "owner");
-	if (cuda && o->owner && (o->owner->dev_fd[0] < 0 || o->owner->dev_fd[1] < 0)) {
+	int sock[2] = {-1, -1}, is_owner = dev && o->role && !strcmp(o->role, "owner");
+	if (dev && o->owner && (o->owner->dev_fd[0] < 0 || o->owner->dev_fd[1] < 0)) {
 		*err = xstrdup("the baseline's runner holds no device memory for the candidate");
 		goto fail;
 	}
-	if ((cuda && o->owner && clear_client(o->owner, err)) || take_regions(s, o, err))
+	if ((dev && o->owner && clear_client(o->owner, err)) || take_regions(s, o, err))
 		goto fail;
 	if (is_owner && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock)) {
 		*err = xasprintf("cannot create the socket for the baseline's device memory: %s", strerror(errno));
 		goto fail;
 	}
 	struct leap_sandbox_opts so = o->sb ? *o->sb : *h->sb;
-	if (cuda)
-		so.mem_bytes = 0; /* the CUDA driver reserves more address space than any sane limit */
+	if (dev)
+		so.mem_bytes = 0; /* a device driver (CUDA's) reserves more address space than any sane limit */
 	else if (so.mem_bytes)
 		so.mem_bytes += s->rg->in_len + s->rg->out_len + s->rg->ctl_len; /* room for the mapped regions */
-	if (!cuda && so.cg_mem_cuda_only) {
+	if (!dev && so.cg_mem_cuda_only) {
 		so.cg_ctrl &= ~(1u << LEAP_CG_MEMORY);
 		so.cg_mem_bytes = 0;
 	}
@@ -388,12 +390,12 @@ int leap_session_open(const struct leap_session_host *h, struct leap_session *s,
 	s->ncpus = so.cpus ? CPU_COUNT(so.cpus) : sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : 1;
 	/* The runner sees its own device alone (by UUID where known), as device 0: no other GPU
 	 * gets a context from it, and no candidate can reach a neighbour's device. */
-	char *visible = cuda ? leap_gpu_visible(h->gpu && h->gpu->done ? &h->gpu->g : NULL, h->device) : NULL;
+	char *visible = be->visible ? be->visible(h->gpu && h->gpu->done ? &h->gpu->g : NULL, h->device) : NULL;
 	so.visible = visible;
 	struct leap_runner_fds fds = {s->rg->in_fd, s->rg->out_fd, s->rg->ctl_fd, art, sock[1], {-1, -1}};
-	if (cuda && o->owner)
+	if (dev && o->owner)
 		memcpy(fds.dev, o->owner->dev_fd, sizeof fds.dev);
-	int started = leap_sandbox_start(h->env, &s->sb, &so, runner, !cuda ? "-" : visible ? "0" : h->device,
+	int started = leap_sandbox_start(h->env, &s->sb, &so, runner, !dev ? "-" : visible ? "0" : h->device,
 					 o->role ? o->role : "copy", &fds, err);
 	free(visible);
 	if (sock[1] >= 0)
@@ -404,12 +406,12 @@ int leap_session_open(const struct leap_session_host *h, struct leap_session *s,
 	close(art);
 	free(runner);
 	s->hello_s = o->hello_s;
-	int r = read_hello(s, cuda, sock[0], err);
+	int r = read_hello(s, dev, sock[0], err);
 	if (sock[0] >= 0)
 		close(sock[0]);
 	if (r != LEAP_SESS_OK)
 		return r;
-	if (cuda && o->lock_cache) { /* before the candidate's code runs: its constructors too */
+	if (dev && o->lock_cache) { /* before the candidate's code runs: its constructors too */
 		char *path = leap_device_lock_path(o->lock_cache, s->hello.uuid);
 		s->lock_fd = leap_device_lock(path, LOCK_SH, NULL, NULL, err);
 		free(path);

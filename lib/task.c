@@ -3,8 +3,8 @@
  * A task is the contract every program judges a kernel by. This file is what a loaded task
  * is and what it says: the element types, roles and input patterns by name, the buffer sizes
  * of a case (expressions, expr.c, evaluated per case, so that one task serves every size it
- * lists or draws), the tolerance a check applies, the vendor libraries, and the entry point's
- * prototype for each backend. Reading task.json into it, checked whole so that nothing
+ * lists or draws), the tolerance a check applies, the vendor libraries (the entry point's
+ * prototype on each backend is taskproto.c's, which asks the backend table). Reading task.json into it, checked whole so that nothing
  * downstream checks it again, is taskfields.c's; drawn cases are ranges.c's; which folder a
  * task id names, and keeping loaded tasks, is suite.c's. Those files call this one and it
  * calls none of them.
@@ -19,24 +19,6 @@
 
 /* Largest buffer a task may declare, in elements (2^34: 64 GiB of float). */
 #define MAX_ELEMS ((int64_t)1 << 34)
-
-const char *leap_backend_name(enum leap_backend b)
-{
-	return b == LEAP_BACKEND_CPU ? "cpu" : "cuda";
-}
-
-int leap_backend_parse(const char *s, enum leap_backend *b)
-{
-	if (!s)
-		return -1;
-	if (!strcmp(s, "cuda"))
-		*b = LEAP_BACKEND_CUDA;
-	else if (!strcmp(s, "cpu"))
-		*b = LEAP_BACKEND_CPU;
-	else
-		return -1;
-	return 0;
-}
 
 static const struct {
 	const char *name;
@@ -67,6 +49,11 @@ size_t leap_type_size(enum leap_type t)
 int leap_type_is_float(enum leap_type t)
 {
 	return types[t].is_float;
+}
+
+const char *leap_type_ctype(enum leap_type t)
+{
+	return types[t].c;
 }
 
 int leap_type_scalar_ok(enum leap_type t)
@@ -282,45 +269,6 @@ int leap_task_eval(const struct leap_task *t, const struct leap_expr *e, const s
 	free(err);
 	free(vars);
 	return rc;
-}
-
-/* Pointer types by [type][backend][is const]. */
-static const char *const ptr_types[NTYPES][2][2] = {
-	[LEAP_T_FLOAT] = {{"float *", "const float *"}, {"float *", "const float *"}},
-	[LEAP_T_DOUBLE] = {{"double *", "const double *"}, {"double *", "const double *"}},
-	[LEAP_T_INT] = {{"int *", "const int *"}, {"int *", "const int *"}},
-	[LEAP_T_INT64] = {{"int64_t *", "const int64_t *"}, {"int64_t *", "const int64_t *"}},
-	[LEAP_T_HALF] = {{"__half *", "const __half *"}, {"uint16_t *", "const uint16_t *"}},
-	[LEAP_T_BF16] = {{"__nv_bfloat16 *", "const __nv_bfloat16 *"}, {"uint16_t *", "const uint16_t *"}},
-	[LEAP_T_UINT8] = {{"uint8_t *", "const uint8_t *"}, {"uint8_t *", "const uint8_t *"}},
-};
-
-const char *leap_param_ctype(const struct leap_param *p, enum leap_backend b)
-{
-	if (p->role == LEAP_ROLE_SCALAR)
-		return types[p->type].c;
-	return ptr_types[p->type][b == LEAP_BACKEND_CPU][p->role == LEAP_ROLE_IN];
-}
-
-char *leap_task_prototype(const struct leap_task *t, enum leap_backend b)
-{
-	struct leap_buf s = {0};
-	if (b == LEAP_BACKEND_CUDA)
-		leap_buf_adds(&s, "extern \"C\" ");
-	leap_buf_addf(&s, "void %s(", t->entry);
-	for (size_t i = 0; i < t->nparams; i++) {
-		const struct leap_param *p = &t->params[i];
-		const char *ct = leap_param_ctype(p, b);
-		size_t n = strlen(ct);
-		leap_buf_addf(&s, "%s%s%s%s", i ? ", " : "", ct, ct[n - 1] == '*' ? "" : " ", p->name);
-	}
-	leap_buf_adds(&s, ");");
-	return leap_buf_detach(&s);
-}
-
-const struct leap_case *leap_task_bench_case(const struct leap_task *t, enum leap_backend b)
-{
-	return b == LEAP_BACKEND_CPU ? &t->bench_cpu : &t->bench;
 }
 
 json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c)

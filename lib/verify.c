@@ -146,7 +146,7 @@ leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t,
 	free(src_path);
 	if (!src)
 		return NULL;
-	char *path = leap_build_artifact(t, LEAP_BACKEND_CPU, src, len, v->o.cache, err);
+	char *path = leap_build_artifact(t, leap_backend_reference(), src, len, v->o.cache, err);
 	free(src);
 	if (!path) {
 		char *e = xasprintf("the reference of task '%s' does not build: %s", t->id, *err);
@@ -164,7 +164,7 @@ leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t,
 		return NULL;
 	}
 	xgrow((void **)&v->refs, &v->cap, v->nrefs + 1, sizeof *v->refs);
-	v->refs[v->nrefs++] = (struct leap_ref){t, LEAP_BACKEND_CPU, h, f, path};
+	v->refs[v->nrefs++] = (struct leap_ref){t, leap_backend_reference(), h, f, path};
 	return f;
 }
 
@@ -677,7 +677,7 @@ static const char *reply_status(const struct leap_run_reply *last, enum leap_bac
 	case LEAP_RUN_CALL:
 	case LEAP_RUN_DEVICE:
 		leap_buf_addf(msg, "Runtime error%s: %s", where, last->msg);
-		if (b == LEAP_BACKEND_CUDA)
+		if (leap_backend_of(b)->flags & LEAP_BK_KERNELS)
 			kernels_named(msg, artifact);
 		leap_buf_adds(msg, ".");
 		return "runtime_error";
