@@ -5,22 +5,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
-#include "bench.h"
-#include "cache.h"
-#include "devices.h"
-#include "hand.h"
-#include "jsonl.h"
-#include "pool.h"
-#include "recjob.h"
-#include "record.h"
-#include "runopts.h"
-#include "sig.h"
-#include "task.h"
-#include "util.h"
-#include "verdict.h"
-#include "verify.h"
-#include "banned.h"
+#include "core/cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
+#include "referee/bench.h"
+#include "compile/cache.h"
+#include "backend/devices.h"
+#include "referee/hand.h"
+#include "core/jsonl.h"
+#include "referee/pool.h"
+#include "referee/recjob.h"
+#include "core/record.h"
+#include "referee/runopts.h"
+#include "core/sig.h"
+#include "task/task.h"
+#include "core/util.h"
+#include "referee/verdict.h"
+#include "referee/verify.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */

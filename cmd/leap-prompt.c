@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "adaptive.h"
-#include "jsonl.h"
-#include "prompt.h"
-#include "record.h"
-#include "task.h"
-#include "util.h"
-#include "banned.h"
+#include "core/cli.h"
+#include "prompt/adaptive.h"
+#include "core/jsonl.h"
+#include "prompt/prompt.h"
+#include "core/record.h"
+#include "task/task.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "devices.h"
-#include "serve.h"
-#include "util.h"
-#include "banned.h"
+#include "core/cli.h"
+#include "backend/devices.h"
+#include "serve/serve.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 static const char usage_head[] =
 	"usage: leap-serve [OPTION]...\n"

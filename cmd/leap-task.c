@@ -4,12 +4,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "jsonl.h"
-#include "shim.h"
-#include "task.h"
-#include "util.h"
-#include "banned.h"
+#include "core/cli.h"
+#include "core/jsonl.h"
+#include "compile/shim.h"
+#include "task/task.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */

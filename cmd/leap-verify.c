@@ -4,21 +4,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "cli.h"
-#include "devices.h"
-#include "hand.h"
-#include "jsonl.h"
-#include "pool.h"
-#include "recjob.h"
-#include "record.h"
-#include "runopts.h"
-#include "runproto.h"
-#include "sig.h"
-#include "task.h"
-#include "util.h"
-#include "verify.h"
-#include "banned.h"
+#include "compile/cache.h"
+#include "core/cli.h"
+#include "backend/devices.h"
+#include "referee/hand.h"
+#include "core/jsonl.h"
+#include "referee/pool.h"
+#include "referee/recjob.h"
+#include "core/record.h"
+#include "referee/runopts.h"
+#include "sandbox/runproto.h"
+#include "core/sig.h"
+#include "task/task.h"
+#include "core/util.h"
+#include "referee/verify.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */
@@ -92,7 +92,7 @@ static json_t *fields(struct ctx *c, const struct leap_pool_entry *e, json_t *ve
 }
 
 /* The pool's start: pass through, skip, fail, verify now (-j 1), or start a worker
- * (lib/recjob.h decides which). An entry whose verification a signal interrupted is left
+ * (lib/referee/recjob.h decides which). An entry whose verification a signal interrupted is left
  * undecided. */
 static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 {

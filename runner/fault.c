@@ -6,7 +6,7 @@
  * the address as an offset into the artifact ("0x1f2a"), and in `call` 0 when that is the
  * faulting instruction itself, 1 when the fault lies in a function the candidate's code
  * called (memcpy, abort from assert) and the offset is that call's, 2 when neither was found.
- * The parent maps the offset to a source line (lib/crash.c). When the faulting instruction
+ * The parent maps the offset to a source line (lib/sandbox/crash.c). When the faulting instruction
  * is not the artifact's, `msg` goes on with a space and the file name of the object that
  * holds it ("0x1f2a libc.so.6", "- libc.so.6" for call 2; "?" when no object does): a
  * fault in malloc after a heap overrun must not read as a crash without a place. The
@@ -47,8 +47,8 @@
 #include <unistd.h>
 
 #include "fault.h"
-#include "runproto.h"
-#include "banned.h"
+#include "sandbox/runproto.h"
+#include "core/banned.h"
 
 #define ALT_STACK (256 << 10)
 

@@ -28,11 +28,11 @@
 
 #include "backend.h"
 #include "fault.h"
-#include "fdio.h"
+#include "core/fdio.h"
 #include "filter.h"
-#include "runplan.h"
-#include "runproto.h"
-#include "banned.h"
+#include "sandbox/runplan.h"
+#include "sandbox/runproto.h"
+#include "core/banned.h"
 
 /* The runner's state (one per process, owned by main). */
 struct runner {

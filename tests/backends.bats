@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# backends.bats - one backend interface (lib/backend.h): outside the backends' own files no code
+# backends.bats - one backend interface (lib/backend/backend.h): outside the backends' own files no code
 # names a backend, and every backend of the table has its file, its runner and its make rule,
 # as doc/internals.md ("Adding a backend") says a new one must. Files are found by name
 # anywhere under lib/, so that moving them into folders changes nothing here.

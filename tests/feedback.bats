@@ -182,7 +182,7 @@ turn() {
 	cat >"$T/k.c" <<-'C'
 	#include <stdio.h>
 	#include <stdlib.h>
-	#include "crash.h"
+	#include "sandbox/crash.h"
 	int main(int argc, char **argv)
 	{
 		int n = 0;

@@ -27,12 +27,12 @@ record() {
 	skip_unless_nvcc
 	mkdir -p "$T/bin"
 	ln -s "$(readlink -f "$NVCC_REAL")" "$T/bin/nvcc"
-	CUDA_HOME=/nonexistent PATH="$T/bin:$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/gpu.c -C "$ROOT" all
+	CUDA_HOME=/nonexistent PATH="$T/bin:$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/backend/gpu.c -C "$ROOT" all
 	assert_line --partial "$(readlink -f "$NVCC_REAL") -O3"
 	assert_line --partial "-o libexec/leap-run-cuda"
-	assert_line --regexp "-DLEAP_CUDART_VERSION=[0-9]+ .*-o build/lib/gpu.o lib/gpu.c"
+	assert_line --regexp "-DLEAP_CUDART_VERSION=[0-9]+ .*-o build/lib/backend/gpu.o lib/backend/gpu.c"
 	# nowhere: no runner, no runtime version
-	CUDA_HOME=/nonexistent PATH="$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/gpu.c -C "$ROOT" all
+	CUDA_HOME=/nonexistent PATH="$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/backend/gpu.c -C "$ROOT" all
 	refute_line --partial "leap-run-cuda"
 	refute_line --partial "LEAP_CUDART_VERSION"
 }

@@ -7,7 +7,7 @@ load artifact
 
 setup_file() {
 	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
-	local art="$BATS_FILE_TMPDIR/art" f="$FIXTURES/leap-bench" proto=(-I"$ROOT/lib" "$ROOT/lib/runproto.c" "$ROOT/lib/fdio.c")
+	local art="$BATS_FILE_TMPDIR/art" f="$FIXTURES/leap-bench" proto=(-I"$ROOT/lib" "$ROOT/lib/sandbox/runproto.c" "$ROOT/lib/core/fdio.c")
 	mkdir -p "$art"
 	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$art/correct.so"
 	for n in timing_wrong memo crash_large replay skip fault late spin_children hog instant_warmup turn_slow \
@@ -215,7 +215,7 @@ kept() {
 	[ "$(wc -l <<<"$output")" -ge 20 ]
 }
 
-# The priority the referee takes while it times (lib/prio.h): SCHED_FIFO where this process may
+# The priority the referee takes while it times (lib/referee/prio.h): SCHED_FIFO where this process may
 # use it (chrt says), else nice -10 where it may lower its nice, else none.
 referee_priority() {
 	if chrt -f 1 true 2>/dev/null; then echo SCHED_FIFO

@@ -109,7 +109,7 @@ verdict() {
 
 @test "the rest of an output's page filled with one value is caught" {
 	# the guard check compares the first byte with the canary and each byte with the next
-	# (lib/session.c all_canary): a uniform fill passes the second test only
+	# (lib/sandbox/session.c all_canary): a uniform fill passes the second test only
 	run -0 jq -r 'select(.name == "guard_fill") | "\(.status): \(.verify.message)"' "$OUT"
 	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1, at c[1], 1 past its last element (c has 1 element)."
 }
@@ -124,7 +124,7 @@ verdict() {
 }
 
 @test "the runner starts as a fresh program: no signal blocked, no handler of leap-verify's" {
-	# lib/sandbox.c start_runner blocks every signal while PID 1 clones the runner
+	# lib/sandbox/sandbox.c start_runner blocks every signal while PID 1 clones the runner
 	compiled_record vector_add "$ART/sigmask.so" '{"name":"sigmask"}' >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-verify --seed 7 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r .status <<<"$output")" = pass ] || { jq -c .verify <<<"$output"; false; }

@@ -232,7 +232,7 @@ incbin_rec() {
 	done
 }
 
-@test "verify: a candidate cannot read another copy of the suite (one policy: lib/unseen.c)" {
+@test "verify: a candidate cannot read another copy of the suite (one policy: lib/task/unseen.c)" {
 	# the suite in use is a copy; the bundled suite beside the programs is another copy (where
 	# the candidate's user could not read the checkout anyway, programs and suite are copied
 	# where it could: open_dir)

@@ -24,9 +24,9 @@ gpu_smi() {
 	timeout 20 nvidia-smi --query-gpu="$1" --format=csv,noheader,nounits 2>/dev/null | head -1 | sed 's/ *$//'
 }
 
-# gpu_nvcc_name: nvcc as leap names it (lib/toolchain.c leap_nvcc_name, the Makefile's NVCC):
+# gpu_nvcc_name: nvcc as leap names it (lib/compile/toolchain.c leap_nvcc_name, the Makefile's NVCC):
 # $NVCC, else $CUDA_HOME/bin/nvcc when it runs, else the nvcc on PATH (its real path); "" when
-# there is none. The name enters the cache keys of the baselines' builds (lib/build.c).
+# there is none. The name enters the cache keys of the baselines' builds (lib/task/build.c).
 gpu_nvcc_name() {
 	local home=${CUDA_HOME:-/usr/local/cuda} p
 	if [ -n "${NVCC:-}" ]; then
@@ -38,7 +38,7 @@ gpu_nvcc_name() {
 	fi
 }
 
-# gpu_arch_of CC: the arch leap-compile picks for compute capability CC (lib/gpu.c
+# gpu_arch_of CC: the arch leap-compile picks for compute capability CC (lib/backend/gpu.c
 # leap_gpu_arch: the arch-specific sm_90a and sm_100a where they exist).
 gpu_arch_of() {
 	case "$1" in
