@@ -22,6 +22,11 @@
 #                                        elements (tests/fixtures/leap-bench/memo_rotate.c: right
 #                                        outputs, a speed no real input gives), RUNS times (default
 #                                        10) beside gelu's reference: what leap-bench makes of it
+#   bench/referee.sh blockcost [BLOCKS]  what a block costs beyond its calls on cpu, its parts timed
+#                                        apart (bench/blockcost.c: thaw and freeze, the go and its
+#                                        reply, the table's walk per call), and the host's cost of
+#                                        a set (made, compared), on TASK's reference (default
+#                                        vector_add here), BLOCKS rounds (default 1000)
 #
 # Environment: LOAD (the command run beside the self-test; default "make -s check"; empty: none),
 # TASK (softmax), MAX_TIME (2), TARGET_CI (leap-bench's default), RECORDS (cost: records per
@@ -210,11 +215,21 @@ memo() {
 	jq -rs 'group_by(.name)[] | "\(.[0].name): \(length) records: \(map(.bench.status) | group_by(.) | map("\(length) \(.[0])") | join(", ")); speedups \(map(.bench.speedup // .bench.measured_speedup // 0 | . * 100 | round / 100) | sort | join(" "))"' "$work/out.jsonl"
 }
 
+# blockcost: a block's own cost and a set's host cost (bench/README.md section 10).
+blockcost() {
+	make -s build/bench/blockcost || exit 2
+	echo "== a block's own cost on cpu: build/bench/blockcost ${TASK_BC:-vector_add} ${1:-1000} 4096"
+	machine
+	LEAP_LIBEXEC="$ROOT/libexec" build/bench/blockcost "${TASK_BC:-vector_add}" "${1:-1000}" 4096
+	echo "   at the end: $(machine)"
+}
+
 case "${1:-selftest}" in
 selftest) shift $(($# > 0)); selftest "$@" ;;
 cost) shift; cost "$@" ;;
 pipeline) pipeline ;;
 memo) shift; memo "$@" ;;
+blockcost) shift; blockcost "$@" ;;
 [0-9]*) selftest "$1" ;;
-*) sed -n '2,28p' "$0"; exit 2 ;;
+*) sed -n '2,34p' "$0"; exit 2 ;;
 esac
