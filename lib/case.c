@@ -9,6 +9,20 @@
  * is in the candidate's terms (y[3][5], and the inputs when they are few). leap-bench derives
  * its fresh sets from these (leap_case_derive); large buffers are mappings of their own, so that
  * a fork can leave them out (leap_case_fork).
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * NaN-poisoned outputs:
+ *
+ * Before every call each output buffer is filled with a poison pattern (NaN for floating-point
+ * types), so elements the kernel did not write are found, and a kernel that skips repeated
+ * calls (relying on the previous call's results) is caught. Tests: "unwritten elements are
+ * found: one missing, half missing, nothing written, written late by a thread" (unwritten.c,
+ * half.c, noop.c, thread_late.c), "a NaN in the output is a mismatch of kind not_finite",
+ * leap-bench.bats "a kernel that skips calls on the same pointers is caught: every call's
+ * outputs are poisoned".
  */
 #include <math.h>
 #include <pthread.h>

@@ -9,6 +9,179 @@
  * ours, not the runner: it reaps what the candidate leaves, reports how the runner ended, and
  * can stop the whole namespace for leap-bench where no cgroup freezer exists. Every read and
  * write with the runner waits against the sandbox's deadline.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * The run sandbox (leap-verify, leap-bench):
+ *
+ * The candidate's shared object is loaded by a separate runner program (`libexec/leap-run-cpu`,
+ * `leap-run-cuda`), started by `leap_sandbox_start()` (`lib/sandbox.c`) for each candidate. The
+ * parent (leap-verify / leap-bench) never loads candidate code. The hostile-stream tests run
+ * each hostile fixture followed by a correct candidate, which must still pass: leap-verify.bats
+ * "the hostile stream: one output record per input, in order, exit status 0" and "the correct
+ * candidate after every hostile one still passes".
+ *
+ * Namespaces: PID, network, IPC, mount (`--no-namespaces` turns them off):
+ *
+ * Created with one `clone(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS)`, plus
+ * `CLONE_NEWUSER` when not root. If the kernel refuses, leap warns once ("namespaces are
+ * unavailable, candidates run without network and PID isolation") and runs the child with a
+ * plain fork -- every item below marked (ns) is then missing.
+ *
+ * Stops:
+ * - (ns) Seeing or signalling the host's processes: the child is PID 1's child in a new PID
+ *   namespace with its own /proc -- leap-verify.bats "the child runs unprivileged, in its own
+ *   PID namespace, without network interfaces" (escape.c) and "the child cannot see the
+ *   reference source, the build cache or the host's processes" (peek.c.in counts /proc
+ *   entries). Killing its parent and PID 1 leaves the filter running -- "killing the parent
+ *   does not stop the filter" (kill_parent.c).
+ * - (ns) Reading leap-verify's command line, environment or memory through /proc: the
+ *   namespace's PID 1 is a fork of leap-verify (it reaps and freezes), so before it starts the
+ *   runner it overwrites its copy of the command line and environment with zeros, renames
+ *   itself `leap-sandbox` and makes itself non-dumpable (no `/proc/1/environ`, `maps` or `mem`,
+ *   also without root, where the sandbox shares your user) -- security.bats "verify: /proc
+ *   shows nothing of leap-verify (its --seed, its name, its memory)"; with `--no-namespaces`
+ *   the same candidate finds it in the host's /proc, so the test can fail.
+ * - (ns) Network: no interface but an unconfigured loopback -- escape.c, same test.
+ * - (ns) The task suite and the build cache (the reference sources and builds) are covered by
+ *   empty read-only tmpfs mounts -- "the child cannot see the reference source, the build cache
+ *   or the host's processes"; the same candidate sees them with `--no-namespaces`, so the test
+ *   can fail. The list is the compilers' list (`leap_unseen()` in `lib/unseen.c`, the one place
+ *   that decides what a candidate must not see; a runner loses the whole of each cache, the
+ *   compilers only its reference builds, since they write into the rest): every other place a
+ *   suite is looked for (`$LEAP_TASKS`, the bundled suite beside the programs,
+ *   `$PREFIX/share/leap/tasks`) and the default cache too -- security.bats "verify: a candidate
+ *   cannot read another copy of the suite (one policy: lib/unseen.c)".
+ * - (ns) System V IPC and POSIX message queues of the host (untested).
+ * - (ns) Leftover processes: when the runner ends, the namespace's PID 1 exits and the kernel
+ *   kills everything left in it -- "the fork bomb leaves no process behind", faults.bats
+ *   "verify: SIGTERM mid-run: status 143, whole lines, no sandbox process and no temp dir
+ *   behind" (and the SIGINT, `--jobs 2` and `--devices` variants beside it).
+ * - (ns) The host's world-writable directories: `/tmp`, `/var/tmp` and `/dev/shm` are empty
+ *   tmpfs of the sandbox's own (each bounded by the file-size limit), so nothing a candidate
+ *   writes there outlives it or reaches another run, and POSIX shared memory (`/dev/shm`) is
+ *   private, as root and without -- security.bats "verify: files a candidate writes in /tmp,
+ *   /var/tmp or /dev/shm do not reach the host (root or not)" (`.ci/run` runs security.bats and
+ *   leap-verify.bats a second time as nobody). The runner is opened before these mounts and
+ *   executed through its descriptor (`fexecve`), so a build under `/tmp` or in a directory the
+ *   sandbox user cannot enter still runs -- leap-verify.bats "a runner under /tmp (a build in
+ *   /tmp) still starts: the sandbox covers /tmp only after opening it".
+ *
+ * Does not stop:
+ * - Without namespaces and without root, the candidate runs as you: it can kill leap-verify
+ *   itself (checked by hand: `setpriv --reuid=65534 ... leap-verify --no-namespaces` on
+ *   kill_parent.c is killed by SIGKILL), read and write all your files, and leave daemons
+ *   behind (a `setsid()` grandchild escapes the process-group kill). Do not run hostile
+ *   candidates that way.
+ *
+ * Unprivileged user: a block of uids per leap process, one uid per parallel slot (root only):
+ *
+ * When leap-verify or leap-bench runs as root, each process takes its own block of 1024 sandbox
+ * users, 0x40000000 + (pid mod 2^20) x 1024 (`leap_sandbox_env_init()` in `lib/sandbox.c`), and
+ * slot k of `-j`/`--devices` uses uid and gid block + (k mod 1024) (`leap_sandbox_slot()`). The
+ * child drops supplementary groups, gid and uid to it, checks that `setuid(0)` fails, and sets
+ * `PR_SET_NO_NEW_PRIVS` (setuid programs cannot raise privileges). These uids have no passwd
+ * entry and own no files.
+ *
+ * Stops: root's files and processes; a fork bomb in one slot, or in another leap process's
+ * sandbox, exhausting the process limit of other candidates (RLIMIT_NPROC counts per uid, and
+ * no two slots of two running leap processes share a uid, except as below). Tests: escape.c
+ * fails when euid is 0 ("the child runs unprivileged, in its own PID namespace, without network
+ * interfaces"). The uid arithmetic has no test of its own (the -j test checks verdicts and
+ * order only: "with -j 3 the verdicts and their order are those of the serial run"; a test
+ * across processes would fork-bomb on a shared machine). NO_NEW_PRIVS is untested.
+ *
+ * Does not stop:
+ * - Two leap processes whose pids are equal modulo 2^20 share a block (possible where
+ *   `kernel.pid_max` is above 2^20); more than 1024 slots in one process wrap around. Untested.
+ * - Other software that uses uids from 0x40000000 up shares them (untested).
+ *
+ * Without root: the child is in an unprivileged user namespace that maps your user and group to
+ * themselves (`map_self()`: mapped to itself and not to 0, the runner loses every capability at
+ * execve), with the same private mounts, minimal root, /proc, PID 1 and system-call filter as
+ * under root. What still differs: there is no uid change, so the candidate touches the files of
+ * its minimal root with your credentials (only the read-only library directories and its own
+ * tmpfs are there), a signal to one of your processes outside its PID namespace is impossible
+ * only because it cannot see or name them (pidfds and /proc are its own), and RLIMIT_NPROC
+ * counts all your processes, so a fork bomb in one pipeline's sandbox can make another's set-up
+ * fail (an error record, not a wrong verdict); two parallel slots share one user. Tests:
+ * `.ci/run` runs security.bats and leap-verify.bats as nobody (where the kernel lends
+ * unprivileged user namespaces: it skips with the reason otherwise).
+ *
+ * Resource limits:
+ *
+ * Set with setrlimit in the child before exec: CPU time = timeout x online CPUs (+1 s), address
+ * space = `--memory` (4 GiB) + 3 x the case arena (cpu runner only), file size = `--file-size`
+ * (16 MiB), processes = `--nproc` (256), no core files, 256 descriptors.
+ *
+ * Stops, with tests: a 100 GB allocation -- "a 100 GB allocation fails under the address-space
+ * limit and becomes a runtime error" (alloc.c); an endless file -- "an endless file hits the
+ * file-size limit, and the private temp dirs are removed" (hugefile.c); a fork bomb -- "an
+ * endless loop, a long sleep and a fork bomb are timeouts" (forkbomb.c). The descriptor and
+ * core limits are untested.
+ *
+ * Does not stop:
+ * - The cuda runner has no address-space limit (the CUDA driver reserves far more address space
+ *   than any sane limit); its host memory is bounded only by the memory cgroup below, where one
+ *   can be made. leap-bench's timing sandboxes have no memory cgroup (its verifying step, which
+ *   runs the candidate first, does).
+ * - Without root the process limit applies to your own uid, shared with your other processes,
+ *   so it may be reached early (untested).
+ * - Memory on the GPU is not limited beyond the device's size.
+ *
+ * Deadline that kills the process tree:
+ *
+ * Every read and write of the parent-runner conversation polls against a wall-clock deadline
+ * (`--timeout`, 30 s); when it passes, the parent sends SIGKILL to the child's process group
+ * (the child called setsid()) and its PID namespace ends with it. The child has
+ * PR_SET_PDEATHSIG = SIGKILL, set again after the uid change, so it dies if leap-verify dies.
+ *
+ * Tests: "an endless loop, a long sleep and a fork bomb are timeouts" (spin.c, sleep.c,
+ * forkbomb.c), "the fork bomb leaves no process behind", faults.bats "verify: SIGTERM mid-run:
+ * status 143, whole lines, no sandbox process and no temp dir behind", "verify: SIGINT to the
+ * whole process group (a terminal's ^C) with --jobs 2: status 130, nothing left" and "bench:
+ * SIGINT mid-run: status 130, whole lines, no sandbox process and no temp dir behind". On
+ * SIGINT, SIGTERM or SIGHUP leap-verify and leap-bench stop starting candidates, kill the
+ * running sandboxes, remove their temp dirs, finish the last output line and die of the signal
+ * (`lib/sig.c`); a signal ignored on entry stays ignored (faults.bats "verify: SIGINT ignored
+ * on entry (nohup, a script's background job) stays ignored").
+ *
+ * Does not stop (without PID namespace): a grandchild that calls setsid() leaves the process
+ * group and outlives the kill (untested).
+ *
+ * Private temp dir (tmpfs with namespaces):
+ *
+ * The child's working directory, HOME and TMPDIR are a fresh `$TMPDIR/leap-sandbox.XXXXXX`.
+ * With namespaces (root or not) it is a tmpfs of 4 x the file-size limit (64 MiB) mounted only
+ * in the child's namespace; otherwise a plain directory on the host's file system. It is
+ * removed after each candidate.
+ *
+ * Tests: "the private temp dir is a small file system of its own (with namespaces, root or
+ * not)" (fill_disk.c passes only if it hits the end of its own small file system), "an endless
+ * file hits the file-size limit, and the private temp dirs are removed".
+ *
+ * Does not stop: with `--no-namespaces`, writes anywhere the sandbox user may write.
+ *
+ * Minimal environment:
+ *
+ * The child gets PATH, HOME, TMPDIR, LANG=C and, when set, CUDA_VISIBLE_DEVICES,
+ * CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES and LD_LIBRARY_PATH. Nothing else (API keys in your
+ * environment stay out). Test: "the child does not see the environment (a secret in it would
+ * change the result)" (env_secret.c).
+ *
+ * Bounded, separated output:
+ *
+ * The child's stdin is /dev/null; stdout and stderr go to a memfd (bounded by the file-size
+ * limit), never to leap-verify's stdout; the first 2048 bytes, UTF-8 sanitised, are kept in
+ * `verify.output`. The verdict travels on a separate pipe with a fixed binary protocol the
+ * parent validates (every reply's message is cut to printable ASCII first: the storm below
+ * found random bytes there turning a record's message into null). Tests: "printing to stdout
+ * never reaches the JSON stream; the output is kept in verify.output" (stdout.c prints a forged
+ * record), "garbage and a forged reply written to the harness's descriptors never pass"
+ * (scribble.c), "closing the harness's descriptors is a runtime error" (close_fds.c), "an
+ * object without the artifact ABI is a runtime error".
  */
 #include <errno.h>
 #include <fcntl.h>

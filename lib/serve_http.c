@@ -15,6 +15,40 @@
  *
  * Signals: SIGTERM, SIGINT or SIGHUP start the drain: new requests get 503 with Retry-After,
  * admitted ones are answered in full, and the server ends once nothing is left to write.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * The network side (leap-serve):
+ *
+ * What leap-serve does about them:
+ *
+ * - The token. Read from a file (its first line, at least 16 characters), never from the
+ *   command line, where `ps` shows it to every user ("... the token is never on the command
+ *   line" is checked in the same test). Compared in constant time: the SHA-256 digests of the
+ *   expected and the presented token are compared with OpenSSL's `CRYPTO_memcmp`, so neither
+ *   the token's bytes nor its length leak through the time a refusal takes (`authorised()` in
+ *   `lib/serve_http.c`; the timing itself is not tested).
+ * - No TLS. The token and the records travel in clear text. Off a trusted network, run
+ *   leap-serve on 127.0.0.1 behind a proxy that terminates TLS, or inside a network you trust
+ *   (a cluster's private network); examples/cluster.md shows both.
+ * - No process outlives its work. A client that disconnects, or whose deadline passes, gets its
+ *   records dropped; one already inside a pipeline is stopped with that pipeline (SIGTERM, then
+ *   SIGKILL of each stage's process group after 5 s), whose sandboxes die with it ("serve: a
+ *   client that disconnects cancels its work and leaves no process behind" checks that every
+ *   process that worked for the request is gone). The exception is a reward request (OpenRLHF's
+ *   client retries after its own 180 s timeout): it runs on until its deadline so that a retry
+ *   finds it.
+ * - Nothing is answered twice or lost. SIGTERM answers every admitted request in full ("serve:
+ *   load: 300 requests, 32 at once, every record answered exactly once across a SIGTERM"); a
+ *   retried reward request is answered from the first evaluation ("serve: an OpenRLHF-shaped
+ *   reward request, retried after a client timeout, is evaluated once"). Reward requests are
+ *   known by X-Request-Id or by the SHA-256 of their body: a caller who sends the same body as
+ *   another within `--retry-ttl` gets the other's answer, which is the answer to the same
+ *   records.
+ * - What leap-serve does not do: rate limiting per caller, several tokens or scopes, audit logs
+ *   of who sent what, TLS. Its log says when it listens, drains, and why a pipeline restarted.
  */
 #include <errno.h>
 #include <inttypes.h>
