@@ -8,12 +8,13 @@
  * the freezer costs), an empty block of one call (thaw, go, the runner's reply, freeze: the
  * whole fixed cost, what `calibrate` takes the least of), an empty block of CALLS calls (the
  * table's walk per call), and the go and reply of a session that is never frozen (the pipe's
- * round trip alone). Prints the least, the median, the 90th percentile and a robust spread
- * ((p75 - p25) / 1.349) of each in microseconds, and the typical-minus-least that `calibrate`
- * leaves in every real block. bench/README.md section 10 is what it gave; the cuda side of
- * the table there is estimated from the CUDA calls lib/session.c's block makes through
- * runner/cuda.cu (named there), since this machine has no GPU. It is a measurement, not a
- * test: it never fails on a number. */
+ * round trip alone). Then, apart (up to 200 rounds), the host's part of a set (made in its
+ * slot, its outputs compared) and an empty block right after a set was staged, as every real
+ * block comes. Prints the least, the median, the 90th percentile and a robust spread
+ * ((p75 - p25) / 1.349) of each in microseconds, and the median less the least (what
+ * `calibrate` leaves in every real block). bench/blocks.md has what it gave and the table
+ * derived from it (bench/blocktable.py). It is a measurement, not a test: it never fails on a
+ * number. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,7 @@ int main(int argc, char **argv)
 	/* the host's part of a set, apart (its memory traffic would slow the blocks after it): made
 	 * in its slot (stage), then its outputs compared with the baseline's byte for byte, as
 	 * `identical` does (here with a copy of them in the other session's slot) */
-	int m = n < 50 ? n : 50;
+	int m = n < 200 ? n : 200;
 	for (int i = 0; i < m; i++) {
 		struct leap_case_recipe rc = {.slot = 0, .src = 0, .donor = 1, .seed = (uint64_t)i + 3};
 		double t0 = leap_now();
@@ -134,6 +135,12 @@ int main(int argc, char **argv)
 			if (d.rp[p].kind == LEAP_RUN_K_OUT || d.rp[p].kind == LEAP_RUN_K_INOUT)
 				same &= !memcmp(fz.arena + d.out[p], nf.arena + d.out[p], (size_t)d.rp[p].bytes);
 		x[5][i] = (leap_now() - t0) * 1e3;
+		/* an empty block right after a set was staged, as a real block comes */
+		leap_session_derive(&fz, &d, &rc, 1, FRESH_EVERY, B.stage_threads);
+		struct leap_block bt;
+		if (leap_session_block(&fz, &d, slots, 1, LEAP_RUN_OP_EMPTY, &bt) != LEAP_SESS_OK)
+			leap_die("an empty block failed: %s", fz.last.msg);
+		x[6][i] = bt.ms;
 		if (!same)
 			leap_die("the copied outputs differ");
 	}
@@ -159,6 +166,7 @@ int main(int argc, char **argv)
 	       (mk - m1) / (k > 1 ? k - 1 : 1) * 1e3, k);
 	row("make a set (stage, inputs)", x[4], m);
 	row("compare a set's outputs (guards, memcmp)", x[5], m);
+	row("empty block of 1 call right after a stage", x[6], m);
 	printf("a set: %.1f MiB of inputs, %.1f MiB of outputs, made with %u threads: %.2f GB/s made, %.2f GB/s "
 	       "compared (medians)\n", in / 1048576.0, out / 1048576.0, B.stage_threads, in / (x[4][m / 2] * 1e6),
 	       out / (x[5][m / 2] * 1e6));

@@ -7,9 +7,9 @@ budget and the device memory used; and what one fresh set per call would need in
 
     python3 bench/blocktable.py [OVH_US SPREAD_US MAKE_GBS CMP_GBS]
 
-The four numbers are bench/referee.sh blockcost's (cpu, measured): the median empty block (thaw,
-go, reply, freeze), its robust spread, the rate at which the host makes a set's inputs and the
-rate at which it compares outputs. The rest are estimates, named below: what runner/cuda.cu's
+The four numbers are bench/referee.sh blockcost's (cpu, measured): the median empty block right
+after a set was staged, as real blocks come (thaw, go, reply, freeze), its robust spread, the
+rate at which the host makes a set's inputs and the rate at which it compares outputs. The rest are estimates, named below: what runner/cuda.cu's
 block adds to the shared part (its CUDA calls), the PCIe rate of the owner's copies, the
 device's. A set is S bytes of inputs and S of outputs (an elementwise task, as kb1_039_l2_norm:
 the most memory).
@@ -18,7 +18,7 @@ import math
 import sys
 
 # measured on cpu (bench/referee.sh blockcost; defaults: the run quoted in bench/README.md 10)
-OVH_US, SPREAD_US, MAKE_GBS, CMP_GBS = (float(a) for a in sys.argv[1:5]) if len(sys.argv) >= 5 else (52.6, 3.6, 3.0, 12.1)
+OVH_US, SPREAD_US, MAKE_GBS, CMP_GBS = (float(a) for a in sys.argv[1:5]) if len(sys.argv) >= 5 else (194.8, 17.7, 2.46, 9.61)
 # estimated: runner/cuda.cu's block beyond the shared part, per block: rb_block_begin's
 # cudaDeviceSynchronize on an idle device and cudaEventRecord, rb_block_end's context walk
 # (cuCtxGetCurrent), cudaEventRecord, cudaDeviceSynchronize (the wake-up after the last kernel),
