@@ -10,7 +10,8 @@
  * table's walk per call), and the go and reply of a session that is never frozen (the pipe's
  * round trip alone). Then, apart (up to 200 rounds), the host's part of a set (made in its
  * slot, its outputs compared) and an empty block right after a set was staged, as every real
- * block comes. Prints the least, the median, the 90th percentile and a robust spread
+ * block comes, and, to tell why that one costs more, after 10 ms idle, after a stage on one
+ * thread and after 32 MiB of plain stores. Prints the least, the median, the 90th percentile and a robust spread
  * ((p75 - p25) / 1.349) of each in microseconds, and the median less the least (what
  * `calibrate` leaves in every real block). bench/blocks.md has what it gave and the table
  * derived from it (bench/blocktable.py). It is a measurement, not a test: it never fails on a
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
 #include "prio.h"
@@ -94,8 +96,8 @@ int main(int argc, char **argv)
 	struct leap_prio prio;
 	int how = leap_prio_raise(&prio);
 	uint32_t *slots = xcalloc(k, sizeof *slots); /* every call on slot 0: an empty block reads nothing */
-	double *x[7];
-	for (int i = 0; i < 7; i++)
+	double *x[10];
+	for (int i = 0; i < 10; i++)
 		x[i] = xcalloc((size_t)n, sizeof *x[i]);
 	for (int i = 0; i < n; i++) {
 		struct leap_block bt;
@@ -141,6 +143,22 @@ int main(int argc, char **argv)
 		if (leap_session_block(&fz, &d, slots, 1, LEAP_RUN_OP_EMPTY, &bt) != LEAP_SESS_OK)
 			leap_die("an empty block failed: %s", fz.last.msg);
 		x[6][i] = bt.ms;
+		/* the same after 10 ms idle (other processes run meanwhile), after a stage on this
+		 * thread alone, and after 32 MiB of plain stores to memory the runner never reads */
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+		if (leap_session_block(&fz, &d, slots, 1, LEAP_RUN_OP_EMPTY, &bt) != LEAP_SESS_OK)
+			leap_die("an empty block failed: %s", fz.last.msg);
+		x[7][i] = bt.ms;
+		leap_session_derive(&fz, &d, &rc, 1, FRESH_EVERY, 1);
+		if (leap_session_block(&fz, &d, slots, 1, LEAP_RUN_OP_EMPTY, &bt) != LEAP_SESS_OK)
+			leap_die("an empty block failed: %s", fz.last.msg);
+		x[8][i] = bt.ms;
+		memset(nf.arena + d.out[2], 1, (size_t)d.rp[2].bytes);
+		memset(nf.arena + d.out[2], 2, (size_t)d.rp[2].bytes);
+		if (leap_session_block(&fz, &d, slots, 1, LEAP_RUN_OP_EMPTY, &bt) != LEAP_SESS_OK)
+			leap_die("an empty block failed: %s", fz.last.msg);
+		x[9][i] = bt.ms;
 		if (!same)
 			leap_die("the copied outputs differ");
 	}
@@ -167,12 +185,15 @@ int main(int argc, char **argv)
 	row("make a set (stage, inputs)", x[4], m);
 	row("compare a set's outputs (guards, memcmp)", x[5], m);
 	row("empty block of 1 call right after a stage", x[6], m);
+	row("empty block of 1 call after 10 ms idle", x[7], m);
+	row("... after a stage on one thread", x[8], m);
+	row("... after 32 MiB of plain stores", x[9], m);
 	printf("a set: %.1f MiB of inputs, %.1f MiB of outputs, made with %u threads: %.2f GB/s made, %.2f GB/s "
 	       "compared (medians)\n", in / 1048576.0, out / 1048576.0, B.stage_threads, in / (x[4][m / 2] * 1e6),
 	       out / (x[5][m / 2] * 1e6));
 	leap_session_end(&fz, NULL, NULL, NULL, 0);
 	leap_session_end(&nf, NULL, NULL, NULL, 0);
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 10; i++)
 		free(x[i]);
 	free(slots);
 	leap_case_free(&d);
