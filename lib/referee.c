@@ -9,7 +9,11 @@
  * - inpool.c: the input pool (the base sets, the ring of derived sets, the baseline's measures
  *   remembered, the pools kept from task to task);
  * - devmove.c: the device's side: the cuda data moves through the owner (the baseline's
- *   runner) and the probes of the floor (the device's bandwidth, the cpu's memory floor).
+ *   runner) and the probes of the floor (the device's bandwidth, the cpu's memory floor);
+ * - refsession.c: what they all open a runner with (the session's options, the opening on the
+ *   verifier's device) and the block length they size blocks by.
+ * The parts call down only: the loop calls the others, the verdicts the device's probes, those
+ * the pool, and all of them refsession.c (tests/house.bats).
  * What outlives a record (the bencher's set-up, the statistics) is bench.c's.
  *
  * This process owns the clock, the inputs and the checks; the candidate's runner is a servant
@@ -394,14 +398,6 @@ static uint32_t next_k(const struct rec *R, int from_warmup)
 	return k < 1 ? 1 : k > R->P->kb ? R->P->kb : (uint32_t)k;
 }
 
-/* The block length aimed at: --block-ms, shorter when --max-time is small, so that a record
- * still gets --min-runs blocks of each side within its budget. */
-double ref_block_target(const struct leap_bench_opts *o)
-{
-	double t = o->max_time * 1e3 / (4.0 * (double)(o->min_runs > 0 ? o->min_runs : 1));
-	return t < o->block_ms ? (t > LEAP_BENCH_BLOCK_MS_LEAST ? t : LEAP_BENCH_BLOCK_MS_LEAST) : o->block_ms;
-}
-
 /* ---- the blocks of a pair ---- */
 
 /* The candidate's block: sets[j] in slots[j], n calls, timed, within the record's bounds
@@ -606,15 +602,6 @@ static struct leap_session *view(struct rec *R)
 
 /* ---- the sessions ---- */
 
-/* A session for the verifier's runners, on the device it has now: leap-bench moves v's device
- * from slot to slot, so the host is taken at each start. */
-int ref_session_open(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
-			const struct leap_session_opts *o, char **err)
-{
-	struct leap_session_host h = leap_verifier_host(v);
-	return leap_session_open(&h, s, b, artifact, o, err);
-}
-
 /* Starts the candidate's session and, unless the pool keeps a live one, the baseline's (the
  * baseline first: on cuda it owns the device memory); both are frozen between blocks.
  * Returns 0 (R->r says whether the candidate's started), or -1 with R->err. */
@@ -678,21 +665,6 @@ static void close_sessions(struct rec *R, char **why, int *timeout, struct leap_
 	}
 	if (!R->err && R->have_cs)
 		R->err = leap_sandbox_start_error(&R->cs.sb);
-}
-
-/* Session options for case d with `calls` calls per block: sealed inputs, the bencher's
- * sandbox (cores, groups), frozen between blocks when `freeze`. */
-struct leap_session_opts ref_session_opts(struct leap_bencher *B, const struct leap_case_data *d,
-					     enum leap_backend b, uint32_t calls, int freeze)
-{
-	struct leap_session_opts so;
-	memset(&so, 0, sizeof so);
-	leap_session_fit(&so, d, calls);
-	so.seal = 1;
-	so.freeze = freeze ? B->o.freezer : LEAP_FREEZE_NONE;
-	so.sb = &B->sb;
-	so.lazy = leap_backend_has(b, LEAP_BK_OWNER); /* the host regions are staging there: fault in what is used */
-	return so;
 }
 
 /* Frees what a record holds (the sessions are ended). */
