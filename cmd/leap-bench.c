@@ -238,7 +238,8 @@ static int stats(struct ctx *c, int n, char **files, const struct leap_bench_opt
 	json_t *j = json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:b}", "n", (json_int_t)s.n, "median_ms", s.median,
 			      "min_ms", s.min, "mean_ms", s.mean, "stdev_ms", s.stdev, "ci_lo", s.ci_lo, "ci_hi", s.ci_hi,
 			      "rel_ci", isfinite(s.rel_ci) ? s.rel_ci : -1.0, "stop",
-			      leap_bench_done(&s, o->min_runs, o->max_runs, o->target_ci[LEAP_BACKEND_CPU], 0, INFINITY, NULL));
+			      leap_bench_done(&s, o->min_runs, o->max_runs, o->target_ci[leap_backend_reference()], 0, INFINITY,
+					      NULL)); /* samples name no backend: the host's target */
 	leap_out_init(&c->out, stdout);
 	leap_out_write(&c->out, j);
 	json_decref(j);
@@ -292,9 +293,10 @@ static int bench_option(struct ctx *c, struct leap_bench_opts *bo, int opt, cons
 	int64_t v64;
 	switch (opt) {
 	case OPT_TARGET:
-		if (leap_parse_double(arg, 1e-6, 1, &bo->target_ci[LEAP_BACKEND_CPU]))
+		if (leap_parse_double(arg, 1e-6, 1, &bo->target_ci[0]))
 			leap_usage_error(&c->common, "--target-ci: '%s' is not a number in (0, 1]", arg);
-		bo->target_ci[LEAP_BACKEND_CUDA] = bo->target_ci[LEAP_BACKEND_CPU];
+		for (int b = 1; b < LEAP_NBACKENDS; b++) /* given: for every backend */
+			bo->target_ci[b] = bo->target_ci[0];
 		return 1;
 	case OPT_MIN_RUNS:
 		if (leap_parse_i64(arg, 1, LEAP_BENCH_RUNS_MAX, &v64))

@@ -220,7 +220,7 @@ static void setup_machine(struct ctx *c, const char *suite, const char *device_f
 	if (!c->machine.have_tc)
 		leap_warn("the %s compiler was not found: the prompts name no compiler or flags",
 			  leap_backend_name(c->backend));
-	if (c->backend == LEAP_BACKEND_CUDA && !leap_get_str(c->machine.gpu, "name", NULL))
+	if (leap_backend_of(c->backend)->device_facts && !leap_get_str(c->machine.gpu, "name", NULL))
 		leap_warn("the prompts name no GPU (model, SMs, memory): give --device-info FILE");
 }
 

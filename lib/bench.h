@@ -39,7 +39,7 @@ void leap_stats(double *x, size_t n, struct leap_stats *s);
 void leap_stats_serial(const double *x, size_t n, struct leap_stats *s);
 
 struct leap_bench_opts {
-	double target_ci[2]; /* per backend (enum leap_backend): a speedup interval wider than this,
+	double target_ci[LEAP_NBACKENDS]; /* per backend (enum leap_backend): a speedup interval wider than this,
 			      * relative to the speedup, is `noisy`, never `ok` */
 	double max_time;    /* seconds of timing per record (candidate, baseline and checks together) */
 	long min_runs, max_runs; /* timed pairs of blocks (candidate and baseline) */

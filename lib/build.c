@@ -75,9 +75,9 @@ struct build_files {
 };
 
 /* The files' paths under `dir` ("" for bare names, else ending in '/'). */
-static void files_in(struct build_files *f, const char *dir, int cuda)
+static void files_in(struct build_files *f, const char *dir, const struct leap_backend_ops *be)
 {
-	const char *ext = cuda ? "cu" : "c";
+	const char *ext = be->ext;
 	f->pre = xasprintf("%sprelude.h", dir);
 	f->shim = xasprintf("%sshim.%s", dir, ext);
 	f->src = xasprintf("%ssource.%s", dir, ext);
@@ -92,43 +92,42 @@ static void files_free(struct build_files *f)
 	free(f->out);
 }
 
-/* The command line that builds the artifact of t from files f with compiler cc: -O2 (cpu) or
- * -O3 with code for sm_80 and sm_90 and PTX for later GPUs (cuda), the prelude force-included,
- * then a vendor baseline's libraries (task.json baseline_libraries: -lcublas, -lcudnn). New
+/* The command line that builds the artifact of t from files f with compiler cc: the backend's
+ * flags (cpu: -O2; cuda: -O3 with code for sm_80 and sm_90 and PTX for later GPUs), the
+ * prelude force-included, the backend's libraries (cpu: -lm), then a vendor baseline's
+ * (task.json baseline_libraries: -lcublas, -lcudnn) where the backend links them. New
  * (leap_strv_free). */
-static char **command(const char *cc, int cuda, const struct build_files *f, const struct leap_task *t)
+static char **command(const char *cc, const struct leap_backend_ops *be, const struct build_files *f,
+		      const struct leap_task *t)
 {
-	static const char *const cpu_flags[] = {"-O2", "-shared", "-fPIC", NULL};
-	static const char *const cuda_flags[] = {"-O3", "-shared", "-Xcompiler", "-fPIC",
-						 "-gencode", "arch=compute_80,code=sm_80",
-						 "-gencode", "arch=compute_90,code=sm_90",
-						 "-gencode", "arch=compute_90,code=compute_90", NULL};
-	char **v = xcalloc(24 + LEAP_LIB_COUNT, sizeof *v);
-	size_t n = 0;
-	v[n++] = xstrdup(cc);
-	for (const char *const *x = cuda ? cuda_flags : cpu_flags; *x; x++)
-		v[n++] = xstrdup(*x);
+	struct leap_argv a = {0};
+	leap_argv_push(&a, cc);
+	for (const char *const *x = be->trusted_flags; *x; x++)
+		leap_argv_push(&a, *x);
 	const char *files[] = {"-include", f->pre, "-o", f->out, f->src, f->shim};
 	for (size_t i = 0; i < sizeof files / sizeof *files; i++)
-		v[n++] = xstrdup(files[i]);
-	if (!cuda)
-		v[n++] = xstrdup("-lm");
-	for (unsigned i = 0; cuda && i < LEAP_LIB_COUNT; i++)
-		if (t->baseline_libraries & (1u << i))
-			v[n++] = xasprintf("-l%s", leap_library_name(1u << i));
-	return v;
+		leap_argv_push(&a, files[i]);
+	for (const char *const *x = be->trusted_libs; *x; x++)
+		leap_argv_push(&a, *x);
+	for (unsigned i = 0; (be->flags & LEAP_BK_LIBRARIES) && i < LEAP_LIB_COUNT; i++)
+		if (t->baseline_libraries & (1u << i)) {
+			char *l = xasprintf("-l%s", leap_library_name(1u << i));
+			leap_argv_push(&a, l);
+			free(l);
+		}
+	return a.v;
 }
 
 /* The cache key of an artifact: the command line that builds it (with the files' bare names:
  * the build directory's name is random and shapes nothing), then the prelude, shim and source.
  * The key is taken from the command itself, not from a description of it kept beside, so a
  * flag changed in command() cannot be missed by the key. */
-static void artifact_key(char hex[65], const char *cc, int cuda, const struct leap_task *t, const char *pre,
-			 const char *shim, const char *source, size_t len)
+static void artifact_key(char hex[65], const char *cc, const struct leap_backend_ops *be, const struct leap_task *t,
+			 const char *pre, const char *shim, const char *source, size_t len)
 {
 	struct build_files names;
-	files_in(&names, "", cuda);
-	char **argv = command(cc, cuda, &names, t);
+	files_in(&names, "", be);
+	char **argv = command(cc, be, &names, t);
 	size_t n = 0;
 	while (argv[n])
 		n++;
@@ -151,8 +150,8 @@ static void artifact_key(char hex[65], const char *cc, int cuda, const struct le
 
 /* Builds in a new directory under `dir`: writes the files, runs the compiler and moves the
  * artifact to `so`. Returns 0, or -1 with a new message in *err. */
-static int build_in(const char *dir, const char *so, const char *cc, int cuda, const struct leap_task *t,
-		    const char *pre, const char *shim, const char *source, size_t len, char **err)
+static int build_in(const char *dir, const char *so, const char *cc, const struct leap_backend_ops *be,
+		    const struct leap_task *t, const char *pre, const char *shim, const char *source, size_t len, char **err)
 {
 	char *work = xasprintf("%s/build.XXXXXX", dir);
 	if (!mkdtemp(work)) {
@@ -162,13 +161,13 @@ static int build_in(const char *dir, const char *so, const char *cc, int cuda, c
 	}
 	char *wdir = xasprintf("%s/", work), *log_p = xasprintf("%s/log", work);
 	struct build_files f;
-	files_in(&f, wdir, cuda);
+	files_in(&f, wdir, be);
 	int rc = -1;
 	if (leap_write_file(f.pre, pre, strlen(pre), NULL) || leap_write_file(f.shim, shim, strlen(shim), NULL) ||
 	    leap_write_file(f.src, source, len, NULL)) {
 		*err = xasprintf("cannot write the build files: %s", strerror(errno));
 	} else {
-		char **argv = command(cc, cuda, &f, t);
+		char **argv = command(cc, be, &f, t);
 		int ws = run_compiler(argv, log_p);
 		leap_strv_free(argv);
 		if (ws < 0) {
@@ -205,19 +204,13 @@ static int build_in(const char *dir, const char *so, const char *cc, int cuda, c
 char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const char *source, size_t len,
 			  const char *cache, char **err)
 {
-	int cuda = b == LEAP_BACKEND_CUDA;
-	/* the compiler as named enters the key: a cache built elsewhere with the same nvcc
+	const struct leap_backend_ops *be = leap_backend_of(b);
+	/* the compiler as named enters the key: a cache built elsewhere with the same compiler
 	 * named the same way is reused without running it */
-	char *nvcc = cuda ? leap_nvcc_name(NULL) : NULL;
-	const char *cc = nvcc;
-	if (!cuda) {
-		cc = getenv("CC");
-		if (!cc || !*cc)
-			cc = "cc";
-	}
+	char *cc = be->trusted_cc();
 	char *pre = leap_shim_prelude(t, b), *shim = leap_shim_source(t, b);
 	char hex[65];
-	artifact_key(hex, cc, cuda, t, pre, shim, source, len);
+	artifact_key(hex, cc, be, t, pre, shim, source, len);
 	char *dir = xasprintf("%s/artifacts", cache);
 	char *so = xasprintf("%s/%s.so", dir, hex);
 	char *result = NULL;
@@ -227,7 +220,7 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 		so = NULL;
 	} else if (leap_mkdirs(dir)) {
 		*err = xasprintf("cannot create the cache directory %s: %s", dir, strerror(errno));
-	} else if (build_in(dir, so, cc, cuda, t, pre, shim, source, len, err) == 0) {
+	} else if (build_in(dir, so, cc, be, t, pre, shim, source, len, err) == 0) {
 		result = so;
 		so = NULL;
 	}
@@ -235,7 +228,7 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 	free(so);
 	free(pre);
 	free(shim);
-	free(nvcc);
+	free(cc);
 	if (result && result[0] != '/') {
 		char *cwd = getcwd(NULL, 0);
 		if (cwd) {

@@ -7,9 +7,9 @@
 
 /* Builds `source` (the candidate or reference source text) for task `t` and backend `b`
  * into a shared object exporting the artifact ABI (abi.h): the task's prelude is
- * force-included and the generated shim linked in, with cc (cpu: $CC or "cc", -O2) or
- * nvcc (cuda: leap_nvcc_name's, as leap-compile finds it: $NVCC, $CUDA_HOME/bin/nvcc, PATH;
- * -O3, code for sm_80 and sm_90 and PTX for later GPUs). Objects are cached under
+ * force-included and the generated shim linked in, with the backend's compiler and flags
+ * (its trusted_cc and trusted_flags: cc as $CC or "cc", -O2; nvcc as leap-compile finds it,
+ * $NVCC, $CUDA_HOME/bin/nvcc, PATH, -O3, code for sm_80 and sm_90 and PTX for later GPUs). Objects are cached under
  * CACHE/artifacts/ by the SHA-256 of the command line that builds them (the compiler as named,
  * its flags, the files' names within the build directory), prelude, shim and source, so a
  * second call is a lookup. Returns the absolute path of the object (new string), or NULL with a

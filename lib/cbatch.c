@@ -270,7 +270,7 @@ void leap_compile_batch(struct leap_compiler *c, struct leap_variant *v, size_t 
 	enum leap_backend b = v->backend;
 	for (size_t i = 0; i < n; i++)
 		done[i] = 0;
-	if (b != LEAP_BACKEND_CUDA || n < 2)
+	if (!(leap_backend_of(b)->flags & LEAP_BK_BATCH) || n < 2)
 		return;
 	char *err = NULL;
 	const char *shim_obj = leap_compile_shim(c, v, &err);

@@ -15,8 +15,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "devices.h"
-#include "gpu.h"
 #include "util.h"
 #include "banned.h"
 
@@ -83,19 +81,6 @@ int leap_common_option(struct leap_common *c, int opt, const char *arg)
 	default:
 		return 0;
 	}
-}
-
-enum leap_backend leap_backend_default(char *said, size_t n)
-{
-	char why[160];
-	if (leap_cuda_usable(why, sizeof why)) {
-		int checked = 0;
-		leap_gpu_require_driver(&checked); /* usable, but not by leap's runtime: said, exit 2 */
-		snprintf(said, n, "no --backend given: using cuda (a CUDA device is usable)");
-		return LEAP_BACKEND_CUDA;
-	}
-	snprintf(said, n, "no --backend given: using cpu (no usable CUDA device: %s)", why);
-	return LEAP_BACKEND_CPU;
 }
 
 static int is_dir(const char *path)

@@ -65,11 +65,6 @@ void leap_usage_error(const struct leap_common *c, const char *fmt, ...)
  * usage error naming it: one rule and one message for leap-prompt and the group programs. */
 long leap_group_size_option(const struct leap_common *c, const char *arg);
 
-/* The backend when none is given: cuda where a CUDA device is usable (leap_cuda_usable in
- * devices.h), else cpu. Writes into said[0..n) the line to show on stderr, once, when the
- * choice is used: "no --backend given: using cpu (no /dev/nvidia* device)". */
-enum leap_backend leap_backend_default(char *said, size_t n);
-
 /* Resolves the task suite directory: `opt` (--tasks), else $LEAP_TASKS, else the suite next
  * to the executable (../share/leap/tasks when installed, ../tasks in the build tree); when
  * none is found, the installed place (for messages). A suite named by --tasks or LEAP_TASKS

@@ -48,9 +48,6 @@
 
 #define STORED_LOG (64 << 10)   /* log kept in a cached result */
 
-static const char *const cand_name[2] = {"kernel.cu", "kernel.c"};
-static const char *const shim_name[2] = {"leap_shim.cu", "leap_shim.c"};
-
 /* ---- the compiler: set-up, variants, keys ---- */
 
 int leap_compiler_init(struct leap_compiler *c, const struct leap_compile_opts *o, struct leap_cache *cache,
@@ -98,7 +95,7 @@ void leap_compiler_free(struct leap_compiler *c)
 	if (c->workdir)
 		leap_remove_tree(c->workdir);
 	free(c->workdir);
-	for (int b = 0; b < 2; b++) {
+	for (int b = 0; b < LEAP_NBACKENDS; b++) {
 		free(c->tools[b].path);
 		free(c->tools[b].ident);
 		free(c->tools[b].arch);
@@ -177,7 +174,7 @@ void leap_compile_key(const struct leap_compiler *c, const struct leap_variant *
 
 const char *leap_compile_source_name(enum leap_backend b)
 {
-	return cand_name[b];
+	return leap_backend_of(b)->source;
 }
 
 const char *leap_cstatus_name(enum leap_cstatus s)
@@ -401,11 +398,11 @@ const char *leap_compile_shim(struct leap_compiler *c, struct leap_variant *v, c
 	if (!m) {
 		char *dir = leap_compile_jobdir(c, &fail);
 		if (dir) {
-			char *pre = xasprintf("%s/%s", dir, LEAP_PRELUDE_FILE), *src = xasprintf("%s/%s", dir, shim_name[b]);
+			char *pre = xasprintf("%s/%s", dir, LEAP_PRELUDE_FILE), *src = xasprintf("%s/%s", dir, leap_backend_of(b)->shim);
 			char *obj = leap_cache_tmp(c->cache, "o");
 			if (!leap_write_file(pre, v->prelude, strlen(v->prelude), &fail) &&
 			    !leap_write_file(src, v->shim, strlen(v->shim), &fail)) {
-				const char *tail[] = {"-include", LEAP_PRELUDE_FILE, shim_name[b], "-o", obj, NULL};
+				const char *tail[] = {"-include", LEAP_PRELUDE_FILE, leap_backend_of(b)->shim, "-o", obj, NULL};
 				char **argv = leap_tool_argv(c, b, 0, tail);
 				struct leap_crun r;
 				if (!leap_crun(c, 1, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &r, &fail)) {
@@ -595,7 +592,8 @@ static void judge(struct leap_compiler *c, struct leap_variant *v, const char *c
 	int built = WIFEXITED(run->status) && WEXITSTATUS(run->status) == 0 && stat(out, &st) == 0 && st.st_size > 0;
 	char *bad = NULL;
 	int deps = run->timed_out ? -1 : leap_guard_deps(c, b, dir, v->task->libraries, &bad);
-	const char *named = b == LEAP_BACKEND_CUDA ? leap_guard_named_library(code, v->task->libraries) : NULL;
+	const char *named = leap_backend_of(b)->flags & LEAP_BK_LIBRARIES ? leap_guard_named_library(code, v->task->libraries)
+									    : NULL;
 	if (deps == 2 || (named && deps >= 0 && deps != 1)) {
 		leap_guard_forbid_library(r, v->task, deps == 2 ? bad : named, deps == 2 ? "includes the headers of" : "names");
 		free(bad);
@@ -650,13 +648,33 @@ static void judge(struct leap_compiler *c, struct leap_variant *v, const char *c
 	*plog = log;
 }
 
+/* The command line that builds candidate `v` into `out`: the dependency list for the include
+ * guard, the prelude force-included, the candidate and the shim, then the backend's link
+ * options and the vendor libraries the task allows (where the backend links them). */
+static char **candidate_argv(struct leap_compiler *c, const struct leap_variant *v, const char *shim_obj,
+			     const char *out)
+{
+	const struct leap_backend_ops *be = leap_backend_of(v->backend);
+	const char *tail[32 + LEAP_LIB_COUNT] = {"-MMD", "-MF", LEAP_DEPS_FILE, "-include", LEAP_PRELUDE_FILE, be->source,
+						  shim_obj, "-o", out};
+	size_t n = 9;
+	for (size_t i = 0; be->link[i] && n < 32; i++)
+		tail[n++] = be->link[i];
+	char libs[LEAP_LIB_COUNT][24];
+	if (be->flags & LEAP_BK_LIBRARIES)
+		leap_guard_libs(v->task, libs, tail + n);
+	else
+		tail[n] = NULL;
+	return leap_tool_argv(c, v->backend, 1, tail);
+}
+
 void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const char *code, const char *key,
 		      struct leap_cresult *r)
 {
 	memset(r, 0, sizeof(*r));
 	memcpy(r->hash, key, 65);
 	enum leap_backend b = v->backend;
-	if (b == LEAP_BACKEND_CUDA)
+	if (c->tools[b].arch)
 		r->arch = xstrdup(c->tools[b].arch);
 	char *err = NULL;
 	const char *shim_obj = leap_compile_shim(c, v, &err);
@@ -669,19 +687,13 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 		internal(r, err);
 		return;
 	}
-	char *pre = xasprintf("%s/%s", dir, LEAP_PRELUDE_FILE), *src = xasprintf("%s/%s", dir, cand_name[b]);
+	char *pre = xasprintf("%s/%s", dir, LEAP_PRELUDE_FILE), *src = xasprintf("%s/%s", dir, leap_backend_of(b)->source);
 	char *out = leap_cache_tmp(c->cache, "so");
 	if (leap_write_file(pre, v->prelude, strlen(v->prelude), &err) || leap_write_file(src, code, strlen(code), &err)) {
 		internal(r, err);
 		goto done;
 	}
-	char libs[LEAP_LIB_COUNT][24];
-	const char *tail_cuda[12 + LEAP_LIB_COUNT] = {"-MMD", "-MF", LEAP_DEPS_FILE, "-include", LEAP_PRELUDE_FILE, cand_name[b], shim_obj,
-						      "-o", out, "-Xlinker", "-z,defs", NULL};
-	leap_guard_libs(v->task, libs, tail_cuda + 11);
-	const char *tail_cpu[] = {"-MMD", "-MF", LEAP_DEPS_FILE, "-include", LEAP_PRELUDE_FILE, cand_name[b], shim_obj, "-o",
-				  out, "-Wl,-z,defs", "-lm", NULL};
-	char **argv = leap_tool_argv(c, b, 1, b == LEAP_BACKEND_CUDA ? tail_cuda : tail_cpu);
+	char **argv = candidate_argv(c, v, shim_obj, out);
 	struct leap_crun run;
 	int started = leap_crun(c, 1, argv, dir, c->o.timeout, c->o.mem_limit, c->o.out_limit, &run, &err);
 	leap_strv_free(argv);
@@ -702,7 +714,7 @@ void leap_compile_run(struct leap_compiler *c, struct leap_variant *v, const cha
 	}
 	leap_buf_free(&run.out);
 	struct leap_diags d = {0};
-	struct leap_diag_files files = {cand_name[b], LEAP_PRELUDE_FILE, shim_name[b]};
+	struct leap_diag_files files = {leap_backend_of(b)->source, LEAP_PRELUDE_FILE, leap_backend_of(b)->shim};
 	leap_diag_parse(log, strlen(log), &files, &d, c->o.max_diags ? c->o.max_diags : 50);
 	r->diagnostics = leap_diags_json(&d);
 	judge(c, v, code, dir, out, &run, hidden, &log, &d, r);

@@ -61,7 +61,7 @@ struct leap_compiler {
 	struct leap_compile_opts o;
 	struct leap_cache *cache;
 	char *workdir;              /* private temporary directory of this process */
-	struct leap_tool tools[2];  /* indexed by enum leap_backend */
+	struct leap_tool tools[LEAP_NBACKENDS]; /* indexed by enum leap_backend */
 	struct leap_variant **variants;
 	size_t nvariants, cap;
 	pthread_mutex_t lock;

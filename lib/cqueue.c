@@ -146,7 +146,7 @@ static void *worker(void *arg)
 		size_t n = 1;
 		struct leap_cqueue_job **group = xcalloc((size_t)(q->batch > 1 ? q->batch : 1), sizeof(*group));
 		group[0] = j;
-		if (q->batch > 1 && j->v->backend == LEAP_BACKEND_CUDA && leap_compile_batchable(j->code)) {
+		if (q->batch > 1 && (leap_backend_of(j->v->backend)->flags & LEAP_BK_BATCH) && leap_compile_batchable(j->code)) {
 			if (!q->eof) {
 				/* give the reader a moment to queue more of them (throughput over latency) */
 				pthread_mutex_unlock(&q->lock);

@@ -133,30 +133,6 @@
 
 /* Searches PATH for `name` (or checks it when it holds a '/'). Newly allocated absolute
  * path, or NULL. */
-char *leap_find_program(const char *name)
-{
-	if (!name || !*name)
-		return NULL;
-	if (strchr(name, '/'))
-		return access(name, X_OK) == 0 ? realpath(name, NULL) : NULL;
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *e = strchr(path, ':');
-		size_t n = e ? (size_t)(e - path) : strlen(path);
-		char *p = xasprintf("%.*s/%s", (int)n, n ? path : ".", name);
-		if (access(p, X_OK) == 0) {
-			char *real = realpath(p, NULL);
-			free(p);
-			return real;
-		}
-		free(p);
-		path += n + (e ? 1 : 0);
-	}
-	return NULL;
-}
-
 /* The environment of every compiler run: PATH (and LD_LIBRARY_PATH) from ours, the C locale
  * for stable messages, TMPDIR and HOME in the job's directory. Newly allocated. */
 static char **child_env(const char *dir)
@@ -410,9 +386,9 @@ void leap_crun_hiding(struct leap_compiler *c, const struct leap_compile_opts *o
 		for (size_t k = 0; keep && !why && k < sizeof(need) / sizeof(need[0]); k++)
 			if (would_hide(d, need[k]))
 				why = need[k];
-		for (int b = 0; keep && !why && b < 2; b++) {
-			size_t nf = b == LEAP_BACKEND_CUDA ? o->n_nvcc_flags : o->n_cc_flags;
-			char **fl = b == LEAP_BACKEND_CUDA ? o->nvcc_flags : o->cc_flags;
+		for (int b = 0; keep && !why && b < LEAP_NBACKENDS; b++) {
+			size_t nf;
+			char **fl = leap_backend_of((enum leap_backend)b)->user_flags(o, &nf);
 			for (size_t k = 0; !why && k < nf; k++) {
 				const char *f = fl[k];
 				if (!strncmp(f, "-I", 2) && f[2])

@@ -17,10 +17,6 @@ struct leap_crun {
 	size_t dropped;      /* bytes beyond that */
 };
 
-/* Searches PATH for `name` (or checks it when it holds a '/'). Newly allocated absolute
- * path, or NULL. */
-char *leap_find_program(const char *name);
-
 /* Runs argv[0] (an absolute path) in `dir` under c's process rules (see crun.c): the clean
  * environment, its own process group (registered in c until reaped, so that
  * leap_compiler_abort kills it), stdin from /dev/null, output captured, limits `mem` and

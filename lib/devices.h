@@ -27,7 +27,7 @@ void leap_devices_free(struct leap_devices *d);
  * node exists, CUDA_VISIBLE_DEVICES does not hide every device, and a child process that
  * loads the driver (libcuda.so.1: cuInit, cuDeviceGetCount) counts at least one device. The
  * child keeps the driver out of the caller's process and is killed after 20 s. Used to pick
- * the backend when none is given (leap_backend_default in cli.h). */
+ * the backend when none is given (the cuda backend's `usable`, backend_cuda.c). */
 int leap_cuda_usable(char *why, size_t n);
 
 /* What to do about a cuda record that found no device (leap-verify's error message ends so). */

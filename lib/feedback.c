@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "feedback.h"
 #include "jsonl.h"
 #include "prune.h"
@@ -120,43 +121,102 @@ static int add_within(struct leap_buf *b, const struct leap_buf *piece, size_t l
 	return 1;
 }
 
-/* Appends to `blk` the block of the message at diags[i]: its headline, then its excerpt and
- * each note that follows it (with the note's excerpt), each piece only while the block stays
- * within `limit`. A note whose message is already in `shown` (the compiler repeats them) is
- * left out; the others are added to it. */
-static void diag_block(struct leap_buf *blk, const json_t *diags, size_t i, const char *code, json_t *shown,
-		       size_t limit)
+/* The headline of a diagnostic as diag_head writes it; the caller frees it. Two messages
+ * with the same headline say the same thing at the same place. */
+static char *head_text(const json_t *dg)
+{
+	struct leap_buf b = {0};
+	diag_head(&b, dg);
+	return leap_buf_detach(&b);
+}
+
+/* 1 when the array of strings `a` holds `s`. */
+static int holds(const json_t *a, const char *s)
+{
+	size_t j;
+	const json_t *v;
+	json_array_foreach(a, j, v)
+		if (!strcmp(json_string_value(v), s))
+			return 1;
+	return 0;
+}
+
+/* 1 when the error at diags[i] repeats the headline of an earlier one (not a note): gcc
+ * repeats "inlining failed in call to '_mm256_loadu_ps'" in its header once per call of the
+ * intrinsic when a `target` attribute is missing, and only the notes under each (the
+ * candidate's line) differ. Such a repeat is shown as its notes, under the first. */
+static int repeats(const json_t *diags, size_t i)
+{
+	char *h = head_text(json_array_get(diags, i));
+	int same = 0;
+	for (size_t k = 0; k < i && !same; k++) {
+		const json_t *e = json_array_get(diags, k);
+		if (strcmp(leap_get_str(e, "severity", ""), "note")) {
+			char *o = head_text(e);
+			same = !strcmp(h, o);
+			free(o);
+		}
+	}
+	free(h);
+	return same;
+}
+
+/* Appends to `blk` the notes that follow diags[i], each with its excerpt, while the block stays
+ * within `limit`. A note already shown is left out (the compiler repeats them: gcc's "did you
+ * forget to '#include <stddef.h>'?" under each use, at each use's place); the others go into
+ * `shown`, by message and by headline. Under an error outside the candidate's code (in a
+ * header: `place`) a note is the same only at the same place: its place ("called from here")
+ * is what ties the error to the candidate's lines. */
+static void diag_notes(struct leap_buf *blk, const json_t *diags, size_t i, const char *code, json_t *shown,
+		       size_t limit, int place)
 {
 	struct leap_buf piece = {0};
-	const json_t *dg = json_array_get(diags, i);
-	diag_head(blk, dg);
-	diag_excerpt(&piece, dg, code);
-	add_within(blk, &piece, limit);
 	for (size_t k = i + 1; k < json_array_size(diags); k++) {
 		const json_t *note = json_array_get(diags, k);
 		if (strcmp(leap_get_str(note, "severity", ""), "note"))
 			break;
 		const char *m = leap_get_str(note, "message", "");
-		size_t j;
-		const json_t *seen;
-		int dup = 0;
-		json_array_foreach(shown, j, seen)
-			dup |= !strcmp(json_string_value(seen), m);
-		if (dup)
+		char *h = head_text(note);
+		if (holds(shown, place ? h : m)) {
+			free(h);
 			continue;
+		}
 		piece.len = 0;
 		leap_buf_add(&piece, "\n", 1);
-		diag_head(&piece, note);
+		leap_buf_adds(&piece, h);
 		size_t head_len = piece.len;
 		diag_excerpt(&piece, note, code);
-		if (!add_within(blk, &piece, limit)) {
-			piece.len = head_len; /* the note without its excerpt, if that fits */
-			if (!add_within(blk, &piece, limit))
-				continue;
-		}
-		json_array_append_new(shown, json_string(m));
+		if (add_within(blk, &piece, limit) || (piece.len = head_len, add_within(blk, &piece, limit))) {
+			json_array_append_new(shown, json_string(m));
+			json_array_append_new(shown, json_string(h));
+		} /* else not even the note without its excerpt fit */
+		free(h);
 	}
 	leap_buf_free(&piece);
+}
+
+/* Appends to `blk` the block of the message at diags[i]: its headline, then its excerpt and
+ * each note that follows it (with the note's excerpt), each piece only while the block stays
+ * within `limit`; then the notes of each later repeat of it (repeats()) while it stays within
+ * `rep_limit` (a repeat's notes are extra: they never cost the block its place). */
+static void diag_block(struct leap_buf *blk, const json_t *diags, size_t i, const char *code, json_t *shown,
+		       size_t limit, size_t rep_limit)
+{
+	struct leap_buf piece = {0};
+	const json_t *dg = json_array_get(diags, i);
+	char *h = head_text(dg);
+	leap_buf_adds(blk, h);
+	diag_excerpt(&piece, dg, code);
+	add_within(blk, &piece, limit);
+	leap_buf_free(&piece);
+	diag_notes(blk, diags, i, code, shown, limit, json_object_get(dg, "where") != NULL);
+	for (size_t k = i + 1; k < json_array_size(diags); k++) {
+		char *o = head_text(json_array_get(diags, k));
+		if (!strcmp(o, h) && strcmp(leap_get_str(json_array_get(diags, k), "severity", ""), "note"))
+			diag_notes(blk, diags, k, code, shown, rep_limit, 1);
+		free(o);
+	}
+	free(h);
 }
 
 /* The compile message when it says more than the diagnostics: the required prototype of a
@@ -191,14 +251,14 @@ static void compile_details(struct leap_buf *d, const json_t *compile, const cha
 		nerr += is_error(leap_get_str(dg, "severity", "")) != 0;
 	json_array_foreach(diags, i, dg) { /* the messages shown as blocks */
 		const char *sev = leap_get_str(dg, "severity", "error");
-		total += strcmp(sev, "note") && (!nerr || is_error(sev));
+		total += strcmp(sev, "note") && (!nerr || is_error(sev)) && !repeats(diags, i);
 	}
 	struct leap_buf blk = {0};
-	json_t *shown = json_array(); /* messages of the notes shown so far */
+	json_t *shown = json_array(); /* messages and headlines of the notes shown so far */
 	json_array_foreach(diags, i, dg) {
 		const char *sev = leap_get_str(dg, "severity", "error");
-		if (!strcmp(sev, "note") || (nerr && !is_error(sev)))
-			continue; /* notes go with their message; warnings only when nothing failed */
+		if (!strcmp(sev, "note") || (nerr && !is_error(sev)) || repeats(diags, i))
+			continue; /* notes go with their message, a repeat's under the first; warnings only when nothing failed */
 		if (left) {
 			left++;
 			continue;
@@ -209,7 +269,7 @@ static void compile_details(struct leap_buf *d, const json_t *compile, const cha
 		size_t limit = room > reserve + d->len + 1 ? room - reserve - d->len - 1 : 0;
 		leap_buf_reset(&blk);
 		json_t *trial = json_deep_copy(shown);
-		diag_block(&blk, diags, i, code, trial, nblocks ? (size_t)-1 : limit);
+		diag_block(&blk, diags, i, code, trial, nblocks ? (size_t)-1 : limit, limit);
 		if (nblocks && blk.len > limit) {
 			json_decref(trial);
 			left = 1;
@@ -281,7 +341,8 @@ static void slow_details(struct leap_buf *d, const json_t *bench, const char *ba
 	double ms = leap_get_num(bench, "median_ms", NAN), base = leap_get_num(bench, "baseline_ms", NAN);
 	double sp = leap_get_num(bench, "speedup", NAN);
 	const char *device = leap_get_str(bench, "device", NULL);
-	int cpu = !strcmp(backend, "cpu");
+	const struct leap_backend_ops *be = leap_backend_find(backend);
+	int cpu = be && (be->flags & LEAP_BK_HOST);
 	if (!isfinite(ms) || !isfinite(base)) {
 		if (isfinite(sp))
 			leap_buf_addf(d, "Speedup over the baseline: %.3gx.", sp);
@@ -391,7 +452,7 @@ char *leap_feedback(const json_t *rec, int status, const struct leap_prune_opts 
 			head = "Your kernel is correct but slower than the baseline.";
 		}
 		tail = "Make it faster; reply with the complete code in one fenced code block.";
-		slow_details(&d, bench, leap_get_str(rec, "backend", "cuda"));
+		slow_details(&d, bench, leap_get_str(rec, "backend", leap_backend_name(leap_backend_record_default())));
 		break;
 	}
 	default:

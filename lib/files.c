@@ -131,3 +131,27 @@ void leap_remove_tree(const char *path)
 	}
 	rmdir(path);
 }
+
+char *leap_find_program(const char *name)
+{
+	if (!name || !*name)
+		return NULL;
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? realpath(name, NULL) : NULL;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *e = strchr(path, ':');
+		size_t n = e ? (size_t)(e - path) : strlen(path);
+		char *p = xasprintf("%.*s/%s", (int)n, n ? path : ".", name);
+		if (access(p, X_OK) == 0) {
+			char *real = realpath(p, NULL);
+			free(p);
+			return real;
+		}
+		free(p);
+		path += n + (e ? 1 : 0);
+	}
+	return NULL;
+}

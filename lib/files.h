@@ -32,4 +32,9 @@ int leap_mkdirs(const char *path);
 /* rm -r of a directory this process made; links are removed, never followed. Best effort. */
 void leap_remove_tree(const char *path);
 
+/* Searches PATH for `name` (or checks it when it holds a '/'). Newly allocated absolute
+ * path, or NULL. (Here, below every module that runs programs, so that the backends' rows can
+ * name their compilers without calling up into the compiler.) */
+char *leap_find_program(const char *name);
+
 #endif

@@ -41,13 +41,8 @@ int leap_source_backend(const char *file, const char *opt, enum leap_backend *b,
 		*err = xasprintf("unknown backend '%s' (cuda or cpu)", opt);
 		return -1;
 	}
-	const char *dot = strrchr(file, '.'), *slash = strrchr(file, '/');
-	if (dot && (!slash || dot > slash)) {
-		if (!strcmp(dot, ".c"))
-			return *b = LEAP_BACKEND_CPU, 0;
-		if (!strcmp(dot, ".cu"))
-			return *b = LEAP_BACKEND_CUDA, 0;
-	}
+	if (!leap_backend_by_ext(file, b))
+		return 0;
 	*err = xasprintf("%s: cannot tell the backend from the name (.c: cpu, .cu: cuda); give --backend",
 			 strcmp(file, "-") ? file : "standard input");
 	return -1;
@@ -275,8 +270,8 @@ int leap_hand_check(struct leap_verifier *v, struct leap_suite *suite, const cha
 		enum leap_backend b;
 		if (leap_source_backend(files[i], backend, &b, &err))
 			leap_die("%s", err);
-		if (b == LEAP_BACKEND_CUDA)
-			leap_gpu_first_use(&v->gpu); /* so does a driver too old for leap's runtime */
+		if (leap_backend_of(b)->first_use)
+			leap_backend_of(b)->first_use(&v->gpu); /* so does a driver too old for leap's runtime */
 	}
 	struct leap_hand h;
 	if (leap_hand_open(&h, v->o.cache, suite->dir, &err))

@@ -60,9 +60,9 @@ static void add_root(struct leap_tool *t, const char *d)
 }
 
 /* Computes the directories whose files a candidate may include with backend b's compiler: the
- * system include directories, the compiler's own headers, the toolkit's include directories
- * (nvcc: <toolkit>/include and <toolkit>/targets) and every directory the user's own compiler
- * flags name with -I, -isystem, -idirafter or -iquote. Never fails: a directory that does not
+ * system include directories, the compiler's own headers, the backend's own roots (its
+ * `roots`: nvcc's <toolkit>/include and <toolkit>/targets) and every directory the user's own
+ * compiler flags name with -I, -isystem, -idirafter or -iquote. Never fails: a directory that does not
  * exist is left out. */
 void leap_guard_roots(struct leap_compiler *c, enum leap_backend b)
 {
@@ -76,28 +76,10 @@ void leap_guard_roots(struct leap_compiler *c, enum leap_backend b)
 		for (size_t i = 0; i < g.gl_pathc; i++)
 			add_root(t, g.gl_pathv[i]);
 	globfree(&g);
-	if (b == LEAP_BACKEND_CUDA) {
-		/* <toolkit>/bin/nvcc: the toolkit's headers, not the whole prefix (nvcc in /usr/bin
-		 * must not make all of /usr readable) */
-		char *real = realpath(t->path, NULL);
-		char *bin = real ? strrchr(real, '/') : NULL;
-		if (bin) {
-			*bin = '\0';
-			char *top = strrchr(real, '/');
-			if (top) {
-				*top = '\0';
-				char *inc = xasprintf("%s/include", *real ? real : "");
-				char *tg = xasprintf("%s/targets", *real ? real : "");
-				add_root(t, inc);
-				add_root(t, tg);
-				free(inc);
-				free(tg);
-			}
-		}
-		free(real);
-	}
-	size_t nf = b == LEAP_BACKEND_CUDA ? c->o.n_nvcc_flags : c->o.n_cc_flags;
-	char **fl = b == LEAP_BACKEND_CUDA ? c->o.nvcc_flags : c->o.cc_flags;
+	if (leap_backend_of(b)->roots)
+		leap_backend_of(b)->roots(t, add_root);
+	size_t nf;
+	char **fl = leap_backend_of(b)->user_flags(&c->o, &nf);
 	static const char *const inc[] = {"-I", "-isystem", "-idirafter", "-iquote"};
 	for (size_t i = 0; i < nf; i++)
 		for (size_t k = 0; k < sizeof(inc) / sizeof(inc[0]); k++) {

@@ -41,8 +41,6 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 		enum leap_backend b);
 static uint64_t region_budget(struct leap_bencher *B, enum leap_backend b);
 static void set_bytes(const struct leap_case_data *d, uint64_t *in, uint64_t *out);
-static double tol_scale(const struct leap_task *t, const struct leap_case *bench);
-static int64_t out_elements(const struct leap_task *t, const struct leap_case *c);
 
 /* ---- the input pool ---- */
 
@@ -54,7 +52,7 @@ int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum l
 	char *base_art = ref_baseline_artifact(B, t, b, err);
 	if (!base_art)
 		return -1;
-	int cpu = b == LEAP_BACKEND_CPU, lock[2] = {-1, -1}, nodev = 0;
+	int cpu = leap_backend_has(b, LEAP_BK_HOST), lock[2] = {-1, -1}, nodev = 0;
 	int r = (!cpu || leap_timing_lock(B->v->o.cache, &B->lock_said, lock, err) == 0) &&
 			ref_pool_get(B, t, b, seed, base_art, &nodev, err) ? 0 : -1;
 	if (r && nodev) { /* each record will say no_device */
@@ -67,14 +65,15 @@ int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum l
 	return r;
 }
 
-/* The baseline artifact of t on backend b: reference.c on cpu (built by the verifier),
- * baseline.cu on cuda (built and cached). Returns a new path, or NULL with *err set. */
+/* The baseline artifact of t on backend b: the backend's baseline file (cuda: baseline.cu,
+ * built and cached), else reference.c (cpu: built by the verifier). Returns a new path, or
+ * NULL with *err set. */
 char *ref_baseline_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, char **err)
 {
 	struct leap_verifier *v = B->v;
 	char *base_art = NULL;
-	if (b == LEAP_BACKEND_CUDA) {
-		char *p = xasprintf("%s/baseline.cu", t->dir);
+	if (leap_backend_of(b)->baseline) {
+		char *p = xasprintf("%s/%s", t->dir, leap_backend_of(b)->baseline);
 		size_t len;
 		char *src = leap_read_file(p, &len, err);
 		free(p);
@@ -98,7 +97,7 @@ static uint64_t pool_footprint(const struct leap_bpool *P)
 {
 	uint64_t in, out;
 	set_bytes(&P->d, &in, &out);
-	uint64_t sets = 2ull * P->nbase + (P->backend == LEAP_BACKEND_CUDA ? P->cap : 0);
+	uint64_t sets = 2ull * P->nbase + (leap_backend_has(P->backend, LEAP_BK_OWNER) ? P->cap : 0);
 	uint64_t bytes = sets * (in + out);
 	if (P->have_creg)
 		bytes += P->creg.in_len + P->creg.out_len;
@@ -146,7 +145,7 @@ struct leap_bpool *ref_pool_get(struct leap_bencher *B, const struct leap_task *
 		return NULL;
 	struct leap_bpool *P = xcalloc(1, sizeof *P);
 	*P = (struct leap_bpool){.task = t, .backend = b, .seed = seed, .nbase = nbase, .used = B->uses};
-	char *memo = b == LEAP_BACKEND_CPU ? memo_path(B, t, c, base_art) : NULL;
+	char *memo = leap_backend_has(b, LEAP_BK_HOST) ? memo_path(B, t, c, base_art) : NULL;
 	int r = 0;
 	if (memo && memo_recall(memo, P) == 0) {
 		leap_case_inputs_sets(&d0, nbase, seed ^ BASE_SEED);
@@ -182,7 +181,7 @@ struct leap_bpool *ref_pool_get(struct leap_bencher *B, const struct leap_task *
 	}
 	leap_case_free(&d0);
 	leap_case_fork(&P->d, 0); /* every record forks a sandbox, which never reads the pool */
-	P->tol_scale = P->d.tol_scale = tol_scale(t, c);
+	P->tol_scale = P->d.tol_scale = leap_task_tol_scale(t, c);
 	P->d.tol = B->v->o.tolerance;
 	P->d.threads = B->stage_threads; /* every call's check, between blocks */
 	xgrow((void **)&B->pools, &B->poolcap, B->npools + 1, sizeof *B->pools);
@@ -318,10 +317,10 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 		kmax = ring;
 	if (kmax > LEAP_RUN_MAX_CALLS / 2)
 		kmax = LEAP_RUN_MAX_CALLS / 2;
-	if (kmax < 1 || (B->o.hot && b == LEAP_BACKEND_CUDA))
+	if (kmax < 1 || (B->o.hot && leap_backend_has(b, LEAP_BK_OWNER)))
 		kmax = 1;
 	P->kb = k < 1 ? 1 : k > (double)kmax ? (uint32_t)kmax : (uint32_t)k;
-	P->slots = b == LEAP_BACKEND_CUDA ? 2 * P->kb : P->kb;
+	P->slots = leap_backend_has(b, LEAP_BK_OWNER) ? 2 * P->kb : P->kb;
 	P->cap = P->nbase + P->kb;
 	P->next = P->nbase;
 	/* cuda: the inputs of every set in the owner's device pool, each parameter 256-byte aligned */
@@ -339,7 +338,7 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 static uint64_t region_budget(struct leap_bencher *B, enum leap_backend b)
 {
 	uint64_t cpu = 256ull << 20;
-	if (b != LEAP_BACKEND_CUDA || !B->v->gpu.done)
+	if (!leap_backend_has(b, LEAP_BK_OWNER) || !B->v->gpu.done)
 		return cpu;
 	char *end;
 	long idx = strtol(B->v->o.device ? B->v->o.device : "0", &end, 10);
@@ -397,36 +396,3 @@ uint64_t ref_pool_dev_off(const struct leap_bpool *P, uint32_t s, size_t param)
 }
 
 
-/* How much wider the tolerances are at the benchmark size: a sum over K terms has rounding
- * errors growing like sqrt(K), and the task's tolerances were chosen for its verification
- * cases. K is estimated as flops per output element (2*K for a product); 1 without flops. */
-static double tol_scale(const struct leap_task *t, const struct leap_case *bench)
-{
-	int64_t f, n = out_elements(t, bench);
-	if (leap_task_eval(t, t->flops, bench, &f) || f <= 0 || n <= 0)
-		return 1;
-	double kb = (double)f / (double)n, kv = 0;
-	for (size_t i = 0; i < t->ncases; i++) {
-		int64_t fi, ni = out_elements(t, &t->cases[i]);
-		if (!leap_task_eval(t, t->flops, &t->cases[i], &fi) && fi > 0 && ni > 0 && (double)fi / (double)ni > kv)
-			kv = (double)fi / (double)ni;
-	}
-	return kv > 0 && kb > kv ? sqrt(kb / kv) : 1;
-}
-
-/* Elements of the outputs of case c of t (sum over output parameters), or -1. */
-static int64_t out_elements(const struct leap_task *t, const struct leap_case *c)
-{
-	int64_t *sz = xcalloc(t->nparams ? t->nparams : 1, sizeof *sz), n = 0;
-	char *err = NULL;
-	if (leap_task_sizes(t, c, sz, &err)) {
-		free(err);
-		free(sz);
-		return -1;
-	}
-	for (size_t p = 0; p < t->nparams; p++)
-		if (t->params[p].role == LEAP_ROLE_OUT || t->params[p].role == LEAP_ROLE_INOUT)
-			n += sz[p];
-	free(sz);
-	return n;
-}

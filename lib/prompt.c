@@ -2,14 +2,15 @@
  *
  * The prompt is all a model knows when it writes its first kernel, so it states every fact
  * that decides whether the kernel is correct and fast (the inputs it will see, the tolerance
- * in words, how the reference computes, the machine, the exact compiler and flags, the
+ * in words and at the speed case, how the reference computes, the machine, the exact compiler and flags, the
  * libraries, how speed is measured and against what) and nothing else: each sentence is
  * generated from task.json and from the machine as leap-compile and the runners see it, and
  * a sentence that does not apply to the task is left out rather than hedged. The facts of
  * the machine come from leap_prompt_machine_probe: the compiler resolved the way leap-compile
  * resolves it (one lookup, compile.h), the CPUs this process may run on (the runners inherit
- * them), /proc/cpuinfo, and for the GPU the --device-info file (until the device module can
- * be asked directly). */
+ * them), /proc/cpuinfo, and for a device the --device-info file, else the backend's own probe.
+ * What differs between backends (the system message, the machine and build section, how speed
+ * is measured) is the backend's row (backend.h); this file writes what every backend shares. */
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -19,7 +20,6 @@
 #include "build.h"
 #include "cgroup.h"
 #include "expr.h"
-#include "gpu.h"
 #include "jsonl.h"
 #include "prompt.h"
 #include "sandbox.h"
@@ -28,17 +28,12 @@
 
 const char *leap_prompt_system(enum leap_backend b)
 {
-	if (b == LEAP_BACKEND_CPU)
-		return "You are an expert in high-performance C. You write correct, fast C kernels for a CPU. "
-		       "Reply with one fenced code block holding the complete source file and nothing after it.";
-	return "You are an expert CUDA kernel engineer. You write correct, fast CUDA C++ for NVIDIA "
-	       "GPUs. Reply with one fenced code block holding the complete .cu source file and "
-	       "nothing after it.";
+	return leap_backend_of(b)->system_prompt;
 }
 
 const char *leap_prompt_lang(enum leap_backend b)
 {
-	return b == LEAP_BACKEND_CPU ? "c" : "cuda";
+	return leap_backend_of(b)->fence;
 }
 
 /* ---- the machine ---- */
@@ -224,33 +219,10 @@ static int device_info(struct leap_prompt_machine *m, enum leap_backend b, const
 				m->cpu_flags[m->ncpu_flags++] = xstrdup(json_string_value(f));
 			}
 	}
-	if (b == LEAP_BACKEND_CUDA)
+	if (leap_backend_of(b)->device_facts)
 		m->gpu = json_incref(j);
 	json_decref(j);
 	return 0;
-}
-
-/* The device facts of the first visible GPU (nvidia-smi), or NULL: name, compute capability,
- * the arch leap-compile builds for, memory. */
-static json_t *visible_gpu(void)
-{
-	struct leap_gpu g;
-	leap_gpu_query(&g);
-	const struct leap_gpu_dev *d = leap_gpu_device(&g, 0);
-	json_t *j = NULL;
-	if (d) {
-		j = json_pack("{s:s}", "name", d->name);
-		if (d->cc_major) {
-			char arch[32];
-			leap_gpu_arch(d->cc_major, d->cc_minor, arch, sizeof arch);
-			json_object_set_new(j, "compute_capability", json_sprintf("%d.%d", d->cc_major, d->cc_minor));
-			json_object_set_new(j, "arch", json_string(arch));
-		}
-		if (d->memory_mib)
-			json_object_set_new(j, "memory_bytes", json_integer((json_int_t)d->memory_mib << 20));
-	}
-	leap_gpu_free(&g);
-	return j;
 }
 
 int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b, const char *device_info_path,
@@ -271,8 +243,8 @@ int leap_prompt_machine_probe(struct leap_prompt_machine *m, enum leap_backend b
 	free(terr);
 	if (device_info_path && device_info(m, b, device_info_path, err))
 		return -1;
-	if (b == LEAP_BACKEND_CUDA && !m->gpu)
-		m->gpu = visible_gpu();
+	if (leap_backend_of(b)->device_facts && !m->gpu)
+		m->gpu = leap_backend_of(b)->device_facts();
 	return 0;
 }
 
@@ -328,11 +300,6 @@ static int is_float_type(enum leap_type ty)
 static int is_int_type(enum leap_type ty)
 {
 	return !leap_type_is_float(ty);
-}
-
-static int is_half_type(enum leap_type ty)
-{
-	return ty == LEAP_T_HALF || ty == LEAP_T_BF16;
 }
 
 static void add_params(struct leap_buf *s, const struct leap_task *t)
@@ -555,6 +522,23 @@ static void add_precision(struct leap_buf *s, const struct leap_task *t, double 
 				 "a sum. ");
 }
 
+/* The tolerance at the speed case, where leap-bench checks the outputs of every call: the
+ * same, or widened as leap-bench widens it (leap_task_tol_scale), said with the numbers so
+ * that the model knows what a longer sum in float may cost there. */
+static void add_speed_tolerance(struct leap_buf *s, const struct leap_task *t, enum leap_backend b, double atol,
+				double rtol)
+{
+	double k = leap_task_tol_scale(t, leap_task_bench_case(t, b));
+	leap_buf_adds(s, "The outputs of every call at the speed case are checked too, ");
+	if (k > 1.0005)
+		leap_buf_addf(s, "with the tolerance widened %.3g times, to |out - ref| <= %.3g + %.3g * |ref|: its sums "
+				 "are about %.3g times longer than the checked cases' (by the task's work per output "
+				 "element), and rounding errors grow like the square root of a sum's length. ",
+			      k, atol * k, rtol * k, k * k);
+	else
+		leap_buf_adds(s, "with the same tolerance. ");
+}
+
 static void add_correctness(struct leap_buf *s, const struct leap_task *t, enum leap_backend b,
 			    enum leap_tolerance mode)
 {
@@ -580,216 +564,14 @@ static void add_correctness(struct leap_buf *s, const struct leap_task *t, enum 
 				 "included) and rounds to the output type only when it stores each result. ");
 	else
 		leap_buf_adds(s, "The reference is plain C run on the CPU. ");
-	if (b == LEAP_BACKEND_CUDA && has_type(t, is_float_type, 1) && rtol > 0)
+	if ((leap_backend_of(b)->flags & LEAP_BK_PRECISION) && has_type(t, is_float_type, 1) && rtol > 0)
 		add_precision(s, t, rtol, mode);
+	if (has_type(t, is_float_type, 1) && (rtol > 0 || atol > 0))
+		add_speed_tolerance(s, t, b, atol, rtol);
 	int fo = has_type(t, is_float_type, 1), io = has_type(t, is_int_type, 1);
 	leap_buf_addf(s, "Outputs are filled with %s before every call, so every element must be written; inputs "
 			 "must be left as they were.\n",
 		      fo && io ? "NaN (integers: a poison value)" : fo ? "NaN" : "a poison value");
-}
-
-/* The GPU as the device facts describe it: "an NVIDIA H200: 132 SMs, compute capability 9.0,
- * 139 GiB of memory, 60 MiB of L2 cache". Nothing when the name is unknown. */
-static void add_gpu(struct leap_buf *s, const json_t *gpu)
-{
-	const char *name = leap_get_str(gpu, "name", NULL);
-	if (!name)
-		return;
-	leap_buf_addf(s, "Your code runs on one %s", name);
-	const char *sep = ": ";
-	json_int_t sms = leap_get_int(gpu, "sm_count", 0);
-	if (sms > 0) {
-		leap_buf_addf(s, "%s%lld SMs", sep, (long long)sms);
-		sep = ", ";
-	}
-	const char *cc = leap_get_str(gpu, "compute_capability", NULL);
-	if (cc) {
-		leap_buf_addf(s, "%scompute capability %s", sep, cc);
-		sep = ", ";
-	}
-	double mem = leap_get_num(gpu, "memory_bytes", 0), l2 = leap_get_num(gpu, "l2_bytes", 0);
-	if (mem > 0) {
-		leap_buf_addf(s, "%s%.0f GiB of memory", sep, mem / (1024.0 * 1024 * 1024));
-		sep = ", ";
-	}
-	if (l2 > 0)
-		leap_buf_addf(s, "%s%.0f MiB of L2 cache", sep, l2 / (1024.0 * 1024));
-	leap_buf_adds(s, ". ");
-}
-
-/* The arch the device facts give: "arch", else the one leap-compile picks for their
- * "compute_capability" (lib/gpu.c), into buf; NULL when they give neither. */
-static const char *facts_arch(const json_t *gpu, char *buf, size_t n)
-{
-	const char *arch = leap_get_str(gpu, "arch", NULL);
-	const char *cc = leap_get_str(gpu, "compute_capability", NULL);
-	int major, minor;
-	if (arch)
-		return arch;
-	if (cc && sscanf(cc, "%d.%d", &major, &minor) == 2) {
-		leap_gpu_arch(major, minor, buf, n);
-		return buf;
-	}
-	return NULL;
-}
-
-/* The arch flags leap-compile uses where the GPU is not known here: the GPU's own, each
- * spelled by lib/gpu.c. */
-static void add_arch_rule(struct leap_buf *s)
-{
-	char a90[16], a100[16];
-	leap_gpu_arch(9, 0, a90, sizeof a90);
-	leap_gpu_arch(10, 0, a100, sizeof a100);
-	char *f90 = leap_gpu_arch_flag(a90), *f100 = leap_gpu_arch_flag(a100), *fdef = leap_gpu_arch_flag(LEAP_DEFAULT_ARCH);
-	leap_buf_addf(s, "where ARCH is the flag for the GPU leap-compile finds: `%s` on compute capability 9.0 (H100, "
-			 "H200), `%s` on 10.0 (B200), `-arch=sm_XY` on compute capability X.Y otherwise, and `%s` "
-			 "where it finds none",
-		      f90, f100, fdef);
-	free(f90);
-	free(f100);
-	free(fdef);
-}
-
-/* The compile sentence: "It is compiled as one translation unit with VERSION: `CMD FLAGS`".
- * `arch`: the architecture the device facts name; on cuda, NULL when the GPU is not known,
- * for which the flags say ARCH and the rule that picks it. */
-static void add_build(struct leap_buf *s, const struct leap_prompt_machine *m, enum leap_backend b, const char *arch)
-{
-	if (!m || !m->have_tc)
-		return;
-	const char *cmd = b == LEAP_BACKEND_CUDA ? "nvcc" : "cc";
-	leap_buf_addf(s, "It is compiled as one translation unit with %s: `%s ", m->tc.version, cmd);
-	/* the flags, with the architecture the device facts name, or ARCH */
-	char *had = m->tc.arch ? leap_gpu_arch_flag(m->tc.arch) : NULL;
-	const char *f = m->tc.flags, *a = had ? strstr(f, had) : NULL;
-	int unknown = b == LEAP_BACKEND_CUDA && !arch;
-	if (a && (unknown || strcmp(arch, m->tc.arch))) {
-		char *want = unknown ? xstrdup("ARCH") : leap_gpu_arch_flag(arch);
-		leap_buf_add(s, f, (size_t)(a - f));
-		leap_buf_adds(s, want);
-		leap_buf_adds(s, a + strlen(had));
-		free(want);
-	} else {
-		leap_buf_adds(s, f);
-	}
-	free(had);
-	leap_buf_adds(s, "`, ");
-	if (unknown && a) {
-		add_arch_rule(s);
-		leap_buf_adds(s, ", ");
-	}
-	leap_buf_adds(s, "with the prototype above ");
-	leap_buf_adds(s, b == LEAP_BACKEND_CUDA ? "included before your code. "
-						: "and <stdint.h> included before your code. ");
-}
-
-static void add_machine_cpu(struct leap_buf *s, const struct leap_task *t, const struct leap_prompt_machine *m)
-{
-	leap_buf_adds(s, "\n## Machine and build\n\n");
-	if (m && (m->cpu_model || m->cores)) {
-		leap_buf_adds(s, "Your code runs on the CPU");
-		if (m->cpu_model)
-			leap_buf_addf(s, " (%s)", m->cpu_model);
-		if (m->cores)
-			leap_buf_addf(s, ": %d core%s while it is checked", m->cores, m->cores == 1 ? "" : "s");
-		if (m->cores && m->timed_cores)
-			leap_buf_addf(s, ", %d while it is timed (its processes are confined to them before your code "
-					 "loads, so OpenMP's default thread count is %d)", m->timed_cores, m->timed_cores);
-		leap_buf_adds(s, ". ");
-	}
-	add_build(s, m, LEAP_BACKEND_CPU, NULL);
-	if (m && m->ncpu_flags) {
-		leap_buf_adds(s, "The CPU supports ");
-		for (size_t i = 0; i < m->ncpu_flags; i++)
-			leap_buf_addf(s, "%s%s", i ? ", " : "", m->cpu_flags[i]);
-		leap_buf_adds(s, "; the build sets no -march, so code that uses them needs "
-				 "`__attribute__((target(\"...\")))`. ");
-	}
-	if (m && m->cpu_caches)
-		leap_buf_addf(s, "Caches: %s. ", m->cpu_caches);
-	leap_buf_adds(s, "Linked: the C library, libm and OpenMP; nothing else.\n\n");
-	leap_buf_adds(s, "The function is called from C. Every pointer argument is host memory, already allocated "
-			 "and filled by the harness; do not allocate or free the arguments. Buffers are contiguous "
-			 "and row-major, aligned to 64 bytes.");
-	if (has_type(t, is_half_type, 0))
-		leap_buf_adds(s, " `half` and `bf16` values are passed as their IEEE bit patterns in `uint16_t`.");
-	leap_buf_addf(s, "\n\nScratch memory of your own is allowed: malloc and free within a call (timed with it), or "
-			  "a buffer kept across calls in a static pointer and grown when a call needs more. The "
-			  "process may map %llu GiB beyond the arguments (by default). The stack is %llu MiB, each "
-			  "OpenMP thread's too: put large arrays on the heap. Every block you allocate is checked: a "
-			  "write past its end fails the case it happens in.\n",
-		      (unsigned long long)(LEAP_SANDBOX_MEM_DEFAULT >> 30),
-		      (unsigned long long)(LEAP_SANDBOX_STACK_BYTES >> 20));
-}
-
-/* The libraries a cuda candidate may use: task.json's "libraries" (default none). */
-static void add_libraries(struct leap_buf *s, const struct leap_task *t)
-{
-	const json_t *libs = json_object_get(t->json, "libraries");
-	if (!json_is_array(libs) || !json_array_size(libs)) {
-		leap_buf_adds(s, "Libraries: the CUDA runtime only; no other library (cuBLAS, cuDNN...) is available "
-				 "for this task. ");
-		return;
-	}
-	leap_buf_adds(s, "Libraries: the CUDA runtime and ");
-	size_t i;
-	const json_t *l;
-	json_array_foreach(libs, i, l)
-		leap_buf_addf(s, "%s%s", i ? (i + 1 == json_array_size(libs) ? " and " : ", ") : "",
-			      json_is_string(l) ? json_string_value(l) : "?");
-	leap_buf_adds(s, "; no other. ");
-}
-
-static void add_machine_cuda(struct leap_buf *s, const struct leap_task *t, const struct leap_prompt_machine *m)
-{
-	leap_buf_adds(s, "\n## Machine and build\n\n");
-	char buf[32];
-	const char *arch = m ? facts_arch(m->gpu, buf, sizeof buf) : NULL;
-	if (m && leap_get_str(m->gpu, "name", NULL))
-		add_gpu(s, m->gpu);
-	else
-		leap_buf_addf(s, "The GPU that will run your code is not known to this prompt%s: do not assume its model, "
-				 "SM count or memory; ask cudaGetDeviceProperties at run time where your code needs them. ",
-			      m && m->gpu ? "" : " (no GPU was visible where it was written)");
-	add_build(s, m, LEAP_BACKEND_CUDA, arch);
-	add_libraries(s, t);
-	leap_buf_adds(s, "\n\nThe function is called from host code. Every pointer argument is **device** memory, "
-			 "already allocated and filled by the harness; do not allocate, free or copy the arguments "
-			 "to the host. Launch your kernels on the default stream; the harness synchronises after "
-			 "the call and checks for launch errors. Buffers are contiguous and row-major, aligned to 256 "
-			 "bytes.");
-	if (has_type(t, is_half_type, 0))
-		leap_buf_adds(s, " `half` is `__half` (cuda_fp16.h) and `bf16` is `__nv_bfloat16` (cuda_bf16.h).");
-	leap_buf_adds(s, "\n\nScratch device memory of your own is allowed: cudaMalloc and cudaFree within a call "
-			 "(timed with it), or a buffer kept across calls in a static pointer and grown when a call "
-			 "needs more.\n");
-}
-
-/* What a vendor baseline calls, from its baseline_libraries: the call and its arithmetic, as
- * every bundled baseline.cu makes it (tests/leap-prompt.bats checks the sources say so). */
-static void add_vendor_baseline(struct leap_buf *s, const struct leap_task *t)
-{
-	unsigned libs = t->baseline_libraries;
-	leap_buf_adds(s, "the task's vendor baseline, as PyTorch eager computes it by default: ");
-	int first = 1;
-	if (libs & LEAP_LIB_CUBLAS) {
-		leap_buf_adds(s, "the matrix products in cuBLAS SGEMM (cublasSgemm, or its strided-batched form) in full "
-				 "fp32 (CUBLAS_DEFAULT_MATH: no TF32 tensor cores)");
-		first = 0;
-	}
-	if (libs & LEAP_LIB_CUDNN) {
-		leap_buf_addf(s, "%sthe convolution in cuDNN's cudnnConvolutionForward in full fp32 (CUDNN_FMA_MATH: no "
-				 "TF32 tensor cores), with the algorithm cuDNN's heuristics suggest", first ? "" : "; ");
-		first = 0;
-	}
-	unsigned rest = libs & ~(unsigned)(LEAP_LIB_CUBLAS | LEAP_LIB_CUDNN);
-	for (unsigned bit = 1; rest && bit < 1u << LEAP_LIB_COUNT; bit <<= 1)
-		if (rest & bit) {
-			leap_buf_addf(s, "%s%s", first ? "calls of " : ", ", leap_library_name(bit));
-			first = 0;
-		}
-	leap_buf_adds(s, "; any other step in plain CUDA kernels. Its handles and workspace are made in an untimed "
-			 "first call");
 }
 
 static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_backend b,
@@ -797,19 +579,7 @@ static void add_speed(struct leap_buf *s, const struct leap_task *t, enum leap_b
 {
 	leap_buf_adds(s, "\n## Speed\n\nYour function is timed on ");
 	add_case(s, t, leap_task_bench_case(t, b));
-	if (b == LEAP_BACKEND_CPU) {
-		if (m && m->timed_cores)
-			leap_buf_addf(s, " on %d CPU core%s", m->timed_cores, m->timed_cores == 1 ? "" : "s");
-		leap_buf_adds(s, ", against the task's reference: the plain C described above, single-threaded, compiled "
-				 "with `cc -O2` (no OpenMP, no -march) and run on the same cores.\n");
-		return;
-	}
-	leap_buf_adds(s, " with CUDA events, the L2 cache flushed before every call, against ");
-	if (t->baseline_vendor)
-		add_vendor_baseline(s, t);
-	else
-		leap_buf_adds(s, "a straightforward hand-written CUDA kernel");
-	leap_buf_adds(s, ".\n");
+	leap_backend_of(b)->prompt_speed(s, t, m);
 }
 
 char *leap_prompt_user(const struct leap_task *t, enum leap_backend b, const struct leap_prompt_machine *m)
@@ -825,10 +595,8 @@ char *leap_prompt_user(const struct leap_task *t, enum leap_backend b, const str
 	add_params(&s, t);
 	add_inputs(&s, t, b);
 	add_correctness(&s, t, b, m ? m->tolerance : LEAP_TOL_TASK);
-	if (b == LEAP_BACKEND_CUDA)
-		add_machine_cuda(&s, t, m);
-	else
-		add_machine_cpu(&s, t, m);
+	leap_buf_adds(&s, "\n## Machine and build\n\n");
+	leap_backend_of(b)->prompt_machine(&s, t, m);
 	add_speed(&s, t, b, m);
 	leap_buf_addf(&s, "\n## Answer format\n\nOne fenced ```%s block with the complete source: "
 			  "includes, helpers and kernels, and the function above with exactly that "

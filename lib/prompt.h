@@ -45,8 +45,18 @@ const char *leap_prompt_system(enum leap_backend b);
  * task (half and bf16 types, integer or float outputs) are left out. Newly allocated. */
 char *leap_prompt_user(const struct leap_task *t, enum leap_backend b, const struct leap_prompt_machine *m);
 
-/* The fence language tag of answers for `b` ("cuda" or "c"). */
+/* The fence language tag of answers for `b` (its row's fence). */
 const char *leap_prompt_lang(enum leap_backend b);
+
+/* For the backends' prompt_machine (backend.h; promptline.c): the compile sentence, "It is compiled as one
+ * translation unit with VERSION: `CMD FLAGS`, with the prototype above " (the backend ends
+ * it), nothing when the compiler is not known. `arch`: the architecture the device facts name;
+ * NULL where the backend has an arch rule and the device is not known, for which the flags
+ * say ARCH and the rule that picks it. */
+void leap_prompt_build(struct leap_buf *s, const struct leap_prompt_machine *m, const struct leap_backend_ops *be,
+		       const char *arch);
+/* 1 when some buffer of t is half or bf16. */
+int leap_prompt_has_half(const struct leap_task *t);
 
 /* [{role:system, content:system}, {role:user, content:user}] (new reference). */
 json_t *leap_prompt_messages(const char *system, const char *user);

@@ -58,8 +58,8 @@ enum leap_recjob_what leap_recjob_classify(json_t *rec, enum leap_recjob_stage s
 		return LEAP_RECJOB_SKIP;
 	j->artifact = leap_get_str(json_object_get(rec, "compile"), "artifact", NULL);
 	const char *id = leap_get_str(rec, "task", NULL);
-	const char *bname = leap_get_str(rec, "backend", "cuda");
-	j->b = LEAP_BACKEND_CUDA;
+	j->b = leap_backend_record_default();
+	const char *bname = leap_get_str(rec, "backend", leap_backend_name(j->b));
 	if (!j->artifact)
 		j->err = xstrdup("the record has no compile.artifact");
 	else if (!id)
@@ -70,9 +70,9 @@ enum leap_recjob_what leap_recjob_classify(json_t *rec, enum leap_recjob_stage s
 		j->t = leap_suite_get(suite, id, &j->err);
 	if (!j->t)
 		return LEAP_RECJOB_FAIL;
-	j->kind = j->b == LEAP_BACKEND_CUDA ? LEAP_RECJOB_CUDA : LEAP_RECJOB_CPU;
-	if (j->kind == LEAP_RECJOB_CUDA)
-		leap_gpu_first_use(&v->gpu);
+	j->kind = leap_backend_has(j->b, LEAP_BK_HOST) ? LEAP_RECJOB_CPU : LEAP_RECJOB_CUDA;
+	if (leap_backend_of(j->b)->first_use)
+		leap_backend_of(j->b)->first_use(&v->gpu);
 	return LEAP_RECJOB_RUN;
 }
 
@@ -85,7 +85,7 @@ void leap_recjob_wait(struct leap_pool *p, int kind, int alone)
 json_t *leap_recjob_verify(struct leap_verifier *v, const struct leap_recjob *j, uint64_t seed,
 			   enum leap_status *st, char **err)
 {
-	int tl = leap_timing_share(v->o.cache, j->b == LEAP_BACKEND_CPU); /* not while leap-bench times */
+	int tl = leap_timing_share(v->o.cache, leap_backend_has(j->b, LEAP_BK_HOST)); /* not while leap-bench times */
 	json_t *res = leap_verify_artifact(v, j->t, j->b, j->artifact, seed, st, err);
 	leap_timing_unshare(tl);
 	return res;

@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "backend.h"
 #include "jsonl.h"
 #include "record.h"
 #include "util.h"
@@ -91,7 +92,7 @@ static int ok(const json_t *v, enum leap_field_check k)
 	case LEAP_CHECK_OBJECT:
 		return json_is_object(v);
 	case LEAP_CHECK_BACKEND:
-		return json_is_string(v) && (!strcmp(json_string_value(v), "cuda") || !strcmp(json_string_value(v), "cpu"));
+		return json_is_string(v) && leap_backend_find(json_string_value(v));
 	case LEAP_CHECK_STATUS:
 		return json_is_string(v) && leap_status_parse(json_string_value(v)) != LEAP_ST_NONE;
 	case LEAP_CHECK_MESSAGES: {

@@ -64,7 +64,7 @@ enum leap_field_check {
 	LEAP_CHECK_NUMBER,
 	LEAP_CHECK_OBJECT,
 	LEAP_CHECK_MESSAGES, /* [{role, content}] with string values */
-	LEAP_CHECK_BACKEND,  /* "cuda" or "cpu" */
+	LEAP_CHECK_BACKEND,  /* a backend's name (backend.h's table) */
 	LEAP_CHECK_STATUS,   /* a status name */
 };
 

@@ -9,7 +9,11 @@
  * - inpool.c: the input pool (the base sets, the ring of derived sets, the baseline's measures
  *   remembered, the pools kept from task to task);
  * - devmove.c: the device's side: the cuda data moves through the owner (the baseline's
- *   runner) and the probes of the floor (the device's bandwidth, the cpu's memory floor).
+ *   runner) and the probes of the floor (the device's bandwidth, the cpu's memory floor);
+ * - refsession.c: what they all open a runner with (the session's options, the opening on the
+ *   verifier's device) and the block length they size blocks by.
+ * The parts call down only: the loop calls the others, the verdicts the device's probes, those
+ * the pool, and all of them refsession.c (tests/house.bats).
  * What outlives a record (the bencher's set-up, the statistics) is bench.c's.
  *
  * This process owns the clock, the inputs and the checks; the candidate's runner is a servant
@@ -238,7 +242,7 @@ json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, e
 	/* cpu: the pool is made under the timing lock (its baseline runs on the timed cores), which
 	 * also holds back leap-compile and leap-verify of this cache; cuda: the lock is the GPU's,
 	 * named by the UUID the pool's baseline found */
-	int cpu = b == LEAP_BACKEND_CPU, lock[2] = {-1, -1}, nodev = 0;
+	int cpu = leap_backend_has(b, LEAP_BK_HOST), lock[2] = {-1, -1}, nodev = 0;
 	int locked = cpu && leap_timing_lock(B->v->o.cache, &B->lock_said, lock, &R.err) == 0;
 	if ((!cpu || locked) && (R.P = ref_pool_get(B, t, b, seed, base_art, &nodev, &R.err)) && !cpu)
 		locked = (lock[0] = lock_pool_device(B, R.P, b, &R.err)) >= 0;
@@ -306,8 +310,8 @@ static int rec_loop(struct rec *R)
 	uint64_t ns;
 	/* the running clock only where both runners' stalls are reported: a ratio of two clocks
 	 * would be no ratio; never on cuda, where the device works while its host thread waits */
-	R->running = R->b == LEAP_BACKEND_CPU && !R->B->o.wall_clock && leap_sandbox_stalled(&R->cs.sb, &ns) == 0 &&
-		     leap_sandbox_stalled(&R->bs->sb, &ns) == 0;
+	R->running = leap_backend_has(R->b, LEAP_BK_HOST) && !R->B->o.wall_clock &&
+		     leap_sandbox_stalled(&R->cs.sb, &ns) == 0 && leap_sandbox_stalled(&R->bs->sb, &ns) == 0;
 	if (calibrate(R))
 		return -1;
 	R->base_ms = R->P->call_ms;
@@ -358,10 +362,11 @@ static int calibrate(struct rec *R)
 static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
 {
 	uint32_t sets[LEAP_RUN_MAX_CALLS];
+	int own = leap_backend_has(R->b, LEAP_BK_OWNER);
 	for (uint32_t j = 0; j < k; j++) /* cpu: made in each block's slots by stage */
-		sets[j] = ref_pool_fresh(R->P, R->b == LEAP_BACKEND_CUDA);
-	uint32_t *cslots = R->perm, *bslots = R->perm + (R->b == LEAP_BACKEND_CUDA ? k : R->P->slots);
-	if (R->b == LEAP_BACKEND_CUDA) {
+		sets[j] = ref_pool_fresh(R->P, own);
+	uint32_t *cslots = R->perm, *bslots = R->perm + (own ? k : R->P->slots);
+	if (own) {
 		pick_slots(R, cslots, 2 * k); /* of the owner's one host region */
 	} else {
 		pick_slots(R, cslots, k);
@@ -373,7 +378,7 @@ static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
 		return 1;
 	if (cand_first && base_block(R, sets, bslots, k))
 		return -1;
-	if ((R->b == LEAP_BACKEND_CUDA && ref_fetch_dev(R, 1, cslots, k)) || check_block(R, sets, cslots, bslots, k))
+	if ((own && ref_fetch_dev(R, 1, cslots, k)) || check_block(R, sets, cslots, bslots, k))
 		return R->err ? -1 : 1;
 	R->calls += k;
 	if (sample) {
@@ -397,14 +402,6 @@ static uint32_t next_k(const struct rec *R, int from_warmup)
 	return k < 1 ? 1 : k > R->P->kb ? R->P->kb : (uint32_t)k;
 }
 
-/* The block length aimed at: --block-ms, shorter when --max-time is small, so that a record
- * still gets --min-runs blocks of each side within its budget. */
-double ref_block_target(const struct leap_bench_opts *o)
-{
-	double t = o->max_time * 1e3 / (4.0 * (double)(o->min_runs > 0 ? o->min_runs : 1));
-	return t < o->block_ms ? (t > LEAP_BENCH_BLOCK_MS_LEAST ? t : LEAP_BENCH_BLOCK_MS_LEAST) : o->block_ms;
-}
-
 /* ---- the blocks of a pair ---- */
 
 /* The candidate's block: sets[j] in slots[j], n calls, timed, within the record's bounds
@@ -412,7 +409,8 @@ double ref_block_target(const struct leap_bench_opts *o)
  * ends (R->r). */
 static int cand_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n, int first)
 {
-	if (R->b == LEAP_BACKEND_CUDA ? ref_stage_dev(R, 1, sets, slots, n) : (stage(R, &R->cs, sets, slots, n), 0))
+	int own = leap_backend_has(R->b, LEAP_BK_OWNER);
+	if (own ? ref_stage_dev(R, 1, sets, slots, n) : (stage(R, &R->cs, sets, slots, n), 0))
 		return 1;
 	struct leap_block bt;
 	double saved = R->cs.sb.deadline;
@@ -438,12 +436,12 @@ static int cand_block(struct rec *R, const uint32_t *sets, const uint32_t *slots
  * sets' expected outputs. Returns 0, or -1 (the baseline failed: R->err). */
 static int base_block(struct rec *R, const uint32_t *sets, const uint32_t *slots, uint32_t n)
 {
-	int cuda = R->b == LEAP_BACKEND_CUDA;
-	if (cuda ? ref_stage_dev(R, 0, sets, slots, n) : (stage(R, R->bs, sets, slots, n), 0))
+	int own = leap_backend_has(R->b, LEAP_BK_OWNER);
+	if (own ? ref_stage_dev(R, 0, sets, slots, n) : (stage(R, R->bs, sets, slots, n), 0))
 		return -1;
 	struct leap_block bt;
 	int r = leap_session_block(R->bs, R->d, slots, n, LEAP_RUN_OP_CALL, &bt);
-	if (r == LEAP_SESS_OK && cuda && ref_fetch_dev(R, 0, slots, n))
+	if (r == LEAP_SESS_OK && own && ref_fetch_dev(R, 0, slots, n))
 		return -1;
 	if (r != LEAP_SESS_OK) {
 		R->err = xasprintf("the baseline of task '%s' failed while timed: %s", R->t->id,
@@ -533,7 +531,7 @@ static int check_block(struct rec *R, const uint32_t *sets, const uint32_t *slot
 		 * right but not the baseline's to the bit comes here on every call); on cuda they are
 		 * staged afresh from the pool for every block, so a changed input can only make that
 		 * call's own outputs wrong */
-		int inputs = R->b == LEAP_BACKEND_CPU && !R->cs.sealed;
+		int inputs = !leap_backend_has(R->b, LEAP_BK_OWNER) && !R->cs.sealed;
 		if (inputs)
 			ref_pool_make(R->P, sets[j]);
 		json_t *mm = NULL;
@@ -596,26 +594,17 @@ static int identical(struct rec *R, uint32_t set, uint32_t slot, uint32_t bslot)
  * outputs right after its block. */
 static int in_place(const struct rec *R)
 {
-	return R->b == LEAP_BACKEND_CPU;
+	return !leap_backend_has(R->b, LEAP_BK_OWNER);
 }
 
 /* Where this process reads the outputs of a block: the candidate's own shared memory (cpu), or
  * the owner's host region the outputs were fetched into (cuda). */
 static struct leap_session *view(struct rec *R)
 {
-	return R->b == LEAP_BACKEND_CUDA ? R->bs : &R->cs;
+	return leap_backend_has(R->b, LEAP_BK_OWNER) ? R->bs : &R->cs;
 }
 
 /* ---- the sessions ---- */
-
-/* A session for the verifier's runners, on the device it has now: leap-bench moves v's device
- * from slot to slot, so the host is taken at each start. */
-int ref_session_open(struct leap_verifier *v, struct leap_session *s, enum leap_backend b, const char *artifact,
-			const struct leap_session_opts *o, char **err)
-{
-	struct leap_session_host h = leap_verifier_host(v);
-	return leap_session_open(&h, s, b, artifact, o, err);
-}
 
 /* Starts the candidate's session and, unless the pool keeps a live one, the baseline's (the
  * baseline first: on cuda it owns the device memory); both are frozen between blocks.
@@ -623,7 +612,7 @@ int ref_session_open(struct leap_verifier *v, struct leap_session *s, enum leap_
 static int open_sessions(struct rec *R, const char *artifact, const char *base_art)
 {
 	struct leap_bpool *P = R->P;
-	int cuda = R->b == LEAP_BACKEND_CUDA;
+	int own = leap_backend_has(R->b, LEAP_BK_OWNER); /* the baseline's runner owns the memory */
 	struct leap_session_opts so = ref_session_opts(R->B, R->d, R->b, P->slots, 1);
 	if (P->have_bs && P->bs.dead) {
 		leap_session_end(&P->bs, NULL, NULL, NULL, 0);
@@ -631,7 +620,7 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 	}
 	if (!P->have_bs) {
 		struct leap_session_opts os = so;
-		if (cuda) { /* the owner of the device memory, its pool of input sets included */
+		if (own) { /* the owner of the device memory, its pool of input sets included */
 			os.role = "owner";
 			os.pool_len = (uint64_t)P->cap * P->in_set;
 			memset(P->on_dev, 0, P->cap);
@@ -645,7 +634,7 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 			return -1;
 		}
 	}
-	if (cuda) { /* the owner's client regions, cleared for it, by descriptor */
+	if (own) { /* the owner's client regions, cleared for it, by descriptor */
 		so.role = "client";
 		so.owner = &P->bs;
 	}
@@ -682,21 +671,6 @@ static void close_sessions(struct rec *R, char **why, int *timeout, struct leap_
 		R->err = leap_sandbox_start_error(&R->cs.sb);
 }
 
-/* Session options for case d with `calls` calls per block: sealed inputs, the bencher's
- * sandbox (cores, groups), frozen between blocks when `freeze`. */
-struct leap_session_opts ref_session_opts(struct leap_bencher *B, const struct leap_case_data *d,
-					     enum leap_backend b, uint32_t calls, int freeze)
-{
-	struct leap_session_opts so;
-	memset(&so, 0, sizeof so);
-	leap_session_fit(&so, d, calls);
-	so.seal = 1;
-	so.freeze = freeze ? B->o.freezer : LEAP_FREEZE_NONE;
-	so.sb = &B->sb;
-	so.lazy = b == LEAP_BACKEND_CUDA; /* the host regions are staging there: fault in what is used */
-	return so;
-}
-
 /* Frees what a record holds (the sessions are ended). */
 static void rec_free(struct rec *R)
 {
@@ -713,7 +687,8 @@ static void rec_free(struct rec *R)
 static int lock_pool_device(struct leap_bencher *B, const struct leap_bpool *P, enum leap_backend b, char **err)
 {
 	char *path = leap_device_lock_path(B->v->o.cache, P->uuid);
-	char *what = b == LEAP_BACKEND_CUDA ? xasprintf("cuda%s", B->v->o.device) : xstrdup("cpu");
+	const char *name = leap_backend_name(b);
+	char *what = leap_backend_has(b, LEAP_BK_HOST) ? xstrdup(name) : xasprintf("%s%s", name, B->v->o.device);
 	int fd = leap_device_lock(path, LOCK_EX, what, &B->lock_said, err);
 	free(path);
 	free(what);

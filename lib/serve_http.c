@@ -8,10 +8,11 @@
  * This file knows HTTP and WebSocket, not leap: it reads a request (headers, a body up to
  * --max-request), checks who may call (a bearer token compared in constant time), refuses
  * what cannot be served (unknown path 404, wrong method 405, a body too large 413, draining
- * 503), hands the request to serve_api.c, and writes answers as they are given: whole, or
- * streamed with chunked transfer encoding, one record per line as each is ready. The event
- * loop runs on one thread; the engine's threads wake it with lws_cancel_service, and a tick
- * every 100 ms notices a signal and the requests past their deadline.
+ * 503), hands the request to serve_api.c, and writes the answers that the endpoints leave on
+ * the connection (serve_answer.c) as they are given: whole, or streamed with chunked transfer
+ * encoding, one record per line as each is ready. The event loop runs on one thread; the
+ * engine's threads wake it with lws_cancel_service, and a tick every 100 ms notices a signal
+ * and the requests past their deadline.
  *
  * Signals: SIGTERM, SIGINT or SIGHUP start the drain: new requests get 503 with Retry-After,
  * admitted ones are answered in full, and the server ends once nothing is left to write.
@@ -52,11 +53,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -79,108 +82,6 @@ static struct srv *srv_of(struct lws *wsi)
 int leap_serve_loopback(const char *a)
 {
 	return !strcmp(a, "localhost") || !strcmp(a, "::1") || !strncmp(a, "127.", 4);
-}
-
-/* ---- answers ---- */
-
-static void kick(struct srv_conn *c)
-{
-	if (c->wsi)
-		lws_callback_on_writable(c->wsi);
-}
-
-void srv_reply(struct srv_conn *c, int status, const char *ctype, const char *body, size_t len)
-{
-	c->status = status;
-	c->ctype = ctype;
-	c->chunked = 0;
-	leap_buf_reset(&c->out);
-	c->off = 0;
-	leap_buf_add(&c->out, body, len);
-	c->complete = 1;
-	kick(c);
-}
-
-void srv_reply_error(struct srv_conn *c, int status, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *msg = xvasprintf(fmt, ap);
-	va_end(ap);
-	/* OpenEnv's endpoints answer errors as FastAPI does; the others as leap does */
-	int openenv = c->ep == EP_RESET || c->ep == EP_STEP;
-	json_t *j = openenv ? json_pack("{s:s}", "detail", msg)
-			    : json_pack("{s:{s:i,s:s}}", "error", "status", status, "message", msg);
-	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	if (!text)
-		leap_die("out of memory");
-	srv_reply(c, status, "application/json", text, strlen(text));
-	free(text);
-	json_decref(j);
-	free(msg);
-}
-
-void srv_stream_begin(struct srv_conn *c, const char *ctype)
-{
-	c->status = 200;
-	c->ctype = ctype;
-	c->chunked = 1;
-	c->complete = 0;
-	kick(c);
-}
-
-void srv_stream_line(struct srv_conn *c, const char *line, size_t len)
-{
-	leap_buf_add(&c->out, line, len);
-	leap_buf_add(&c->out, "\n", 1);
-	kick(c);
-}
-
-void srv_stream_bytes(struct srv_conn *c, const char *data, size_t len)
-{
-	if (!len)
-		return;
-	leap_buf_add(&c->out, data, len);
-	kick(c);
-}
-
-void srv_stream_end(struct srv_conn *c)
-{
-	c->complete = 1;
-	kick(c);
-}
-
-void srv_ws_send(struct srv_conn *c, const char *data, size_t len)
-{
-	struct srv_msg *m = xmalloc(sizeof(*m) + LWS_PRE + len);
-	m->next = NULL;
-	m->len = len;
-	memcpy(m->data + LWS_PRE, data, len);
-	if (c->mtail)
-		c->mtail->next = m;
-	else
-		c->mhead = m;
-	c->mtail = m;
-	kick(c);
-}
-
-int srv_query(const struct srv_conn *c, const char *name, char *buf, size_t len)
-{
-	size_t nl = strlen(name);
-	for (const char *p = c->query; *p;) {
-		const char *amp = strchr(p, '&');
-		size_t plen = amp ? (size_t)(amp - p) : strlen(p);
-		if (plen > nl && !strncmp(p, name, nl) && p[nl] == '=') {
-			size_t vl = plen - nl - 1;
-			if (vl >= len)
-				return -1;
-			memcpy(buf, p + nl + 1, vl);
-			buf[vl] = '\0';
-			return 0;
-		}
-		p += plen + (amp != NULL);
-	}
-	return -1;
 }
 
 /* ---- writing ---- */
@@ -626,7 +527,7 @@ static int drained(struct srv *s)
 		if (c->ws) {
 			if (!c->close_after) {
 				c->close_after = 1;
-				kick(c);
+				srv_kick(c);
 			}
 			return 0;
 		}
@@ -672,8 +573,49 @@ static int write_url_file(const char *path, const char *url)
 	return rc;
 }
 
+/* Resolves --listen to one numeric address (into num) and binds it once, then lets it go:
+ * libwebsockets reads an iface it cannot parse as an address (a name such as localhost, or
+ * "127.0.0.1:8080") as a network interface not up yet, and an address it cannot bind likewise,
+ * and serves on no socket while waiting for it. A failure here is fatal, with its reason; the
+ * port taken between this bind and libwebsockets' is caught by FAIL_UPON_UNABLE_TO_BIND. */
+static int listen_address(const struct leap_serve_opts *o, char *num, size_t n, int *v6)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV}, *ai;
+	char port[16];
+	snprintf(port, sizeof(port), "%d", o->port);
+	int e = getaddrinfo(o->listen, port, &hints, &ai);
+	if (e) {
+		leap_warn("cannot listen on %s: %s", o->listen, e == EAI_SYSTEM ? strerror(errno) : gai_strerror(e));
+		return -1;
+	}
+	*v6 = ai->ai_family == AF_INET6;
+	/* the name was checked as written (leap_serve_loopback); what it resolves to decides */
+	int loop = ai->ai_family == AF_INET
+			   ? ntohl(((const struct sockaddr_in *)(const void *)ai->ai_addr)->sin_addr.s_addr) >> 24 == 127
+			   : IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)(const void *)ai->ai_addr)->sin6_addr);
+	if (!loop && !o->token) {
+		leap_warn("--listen %s resolves to an address beyond this machine: give --token-file FILE", o->listen);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	e = getnameinfo(ai->ai_addr, ai->ai_addrlen, num, (socklen_t)n, NULL, 0, NI_NUMERICHOST);
+	int fd = e ? -1 : socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int rc = e || fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		 bind(fd, ai->ai_addr, ai->ai_addrlen);
+	if (rc)
+		leap_warn("cannot listen on %s port %d: %s", o->listen, o->port, e ? gai_strerror(e) : strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return rc ? -1 : 0;
+}
+
 int leap_serve(const struct leap_serve_opts *o)
 {
+	char addr[NI_MAXHOST];
+	int v6;
+	if (listen_address(o, addr, sizeof(addr), &v6))
+		return LEAP_EXIT_FATAL;
 	struct srv *s = xcalloc(1, sizeof(*s));
 	s->o = o;
 	s->ndev = o->ndev;
@@ -691,11 +633,12 @@ int leap_serve(const struct leap_serve_opts *o)
 	struct lws_context_creation_info info;
 	memset(&info, 0, sizeof(info));
 	info.port = o->port;
-	info.iface = o->listen;
+	info.iface = addr;
 	info.protocols = protocols;
 	info.user = s;
 	info.max_http_header_data = 8192;
-	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_DISABLE_IPV6 * !strchr(o->listen, ':');
+	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND |
+		       LWS_SERVER_OPTION_DISABLE_IPV6 * !v6;
 	info.ka_time = 60;
 	info.ka_probes = 3;
 	info.ka_interval = 10;
@@ -706,8 +649,7 @@ int leap_serve(const struct leap_serve_opts *o)
 	}
 	struct lws_vhost *vh = lws_get_vhost_by_name(s->ctx, "default");
 	int port = vh ? lws_get_vhost_listen_port(vh) : o->port;
-	char *url = strchr(o->listen, ':') ? xasprintf("http://[%s]:%d", o->listen, port)
-					  : xasprintf("http://%s:%d", o->listen, port);
+	char *url = v6 ? xasprintf("http://[%s]:%d", addr, port) : xasprintf("http://%s:%d", addr, port);
 	srv_engine_start(s);
 	if (o->url_file && write_url_file(o->url_file, url))
 		leap_die_errno("cannot write %s", o->url_file);

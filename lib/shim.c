@@ -15,24 +15,12 @@
 #include "util.h"
 #include "banned.h"
 
-/* The includes of the prelude and the shim. cuda_fp16.h and cuda_bf16.h only when a parameter
- * has that type: together they cost about a third of nvcc's time on a small kernel (measured
- * with bench/compile.sh), and a candidate that uses them for its own purposes includes them. */
+/* The includes of the prelude and the shim: <stdint.h>, then the backend's (cuda_runtime.h). */
 static void includes(struct leap_buf *s, const struct leap_task *t, enum leap_backend b)
 {
 	leap_buf_adds(s, "#include <stdint.h>\n");
-	if (b != LEAP_BACKEND_CUDA)
-		return;
-	int half = 0, bf16 = 0;
-	for (size_t i = 0; i < t->nparams; i++) {
-		half |= t->params[i].type == LEAP_T_HALF;
-		bf16 |= t->params[i].type == LEAP_T_BF16;
-	}
-	leap_buf_adds(s, "#include <cuda_runtime.h>\n");
-	if (half)
-		leap_buf_adds(s, "#include <cuda_fp16.h>\n");
-	if (bf16)
-		leap_buf_adds(s, "#include <cuda_bf16.h>\n");
+	if (leap_backend_of(b)->includes)
+		leap_backend_of(b)->includes(s, t);
 }
 
 char *leap_shim_prelude(const struct leap_task *t, enum leap_backend b)
@@ -49,7 +37,7 @@ char *leap_shim_prelude(const struct leap_task *t, enum leap_backend b)
 char *leap_shim_source(const struct leap_task *t, enum leap_backend b)
 {
 	struct leap_buf s = {0};
-	const char *ext = b == LEAP_BACKEND_CUDA ? "extern \"C\" " : "";
+	const char *ext = leap_backend_of(b)->linkage;
 	leap_buf_addf(&s, "/* leap shim for task %s (%s), ABI %d */\n", t->id, leap_backend_name(b), LEAP_ABI_VERSION);
 	includes(&s, t, b);
 	char *proto = leap_task_prototype(t, b);
@@ -65,10 +53,6 @@ char *leap_shim_source(const struct leap_task *t, enum leap_backend b)
 		else
 			leap_buf_addf(&s, "%s(%s)args[%zu]", i ? ", " : "", ct, i);
 	}
-	leap_buf_adds(&s, ");\n");
-	if (b == LEAP_BACKEND_CUDA)
-		leap_buf_adds(&s, "\treturn (int)cudaGetLastError();\n}\n");
-	else
-		leap_buf_adds(&s, "\treturn 0;\n}\n");
+	leap_buf_addf(&s, ");\n%s}\n", leap_backend_of(b)->entry_return);
 	return leap_buf_detach(&s);
 }

@@ -3,12 +3,13 @@
  * A task is the contract every program judges a kernel by. This file is what a loaded task
  * is and what it says: the element types, roles and input patterns by name, the buffer sizes
  * of a case (expressions, expr.c, evaluated per case, so that one task serves every size it
- * lists or draws), the tolerance a check applies, the vendor libraries, and the entry point's
- * prototype for each backend. Reading task.json into it, checked whole so that nothing
+ * lists or draws), the tolerance a check applies, the vendor libraries (the entry point's
+ * prototype on each backend is taskproto.c's, which asks the backend table). Reading task.json into it, checked whole so that nothing
  * downstream checks it again, is taskfields.c's; drawn cases are ranges.c's; which folder a
  * task id names, and keeping loaded tasks, is suite.c's. Those files call this one and it
  * calls none of them.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,24 +19,6 @@
 
 /* Largest buffer a task may declare, in elements (2^34: 64 GiB of float). */
 #define MAX_ELEMS ((int64_t)1 << 34)
-
-const char *leap_backend_name(enum leap_backend b)
-{
-	return b == LEAP_BACKEND_CPU ? "cpu" : "cuda";
-}
-
-int leap_backend_parse(const char *s, enum leap_backend *b)
-{
-	if (!s)
-		return -1;
-	if (!strcmp(s, "cuda"))
-		*b = LEAP_BACKEND_CUDA;
-	else if (!strcmp(s, "cpu"))
-		*b = LEAP_BACKEND_CPU;
-	else
-		return -1;
-	return 0;
-}
 
 static const struct {
 	const char *name;
@@ -66,6 +49,11 @@ size_t leap_type_size(enum leap_type t)
 int leap_type_is_float(enum leap_type t)
 {
 	return types[t].is_float;
+}
+
+const char *leap_type_ctype(enum leap_type t)
+{
+	return types[t].c;
 }
 
 int leap_type_scalar_ok(enum leap_type t)
@@ -283,45 +271,6 @@ int leap_task_eval(const struct leap_task *t, const struct leap_expr *e, const s
 	return rc;
 }
 
-/* Pointer types by [type][backend][is const]. */
-static const char *const ptr_types[NTYPES][2][2] = {
-	[LEAP_T_FLOAT] = {{"float *", "const float *"}, {"float *", "const float *"}},
-	[LEAP_T_DOUBLE] = {{"double *", "const double *"}, {"double *", "const double *"}},
-	[LEAP_T_INT] = {{"int *", "const int *"}, {"int *", "const int *"}},
-	[LEAP_T_INT64] = {{"int64_t *", "const int64_t *"}, {"int64_t *", "const int64_t *"}},
-	[LEAP_T_HALF] = {{"__half *", "const __half *"}, {"uint16_t *", "const uint16_t *"}},
-	[LEAP_T_BF16] = {{"__nv_bfloat16 *", "const __nv_bfloat16 *"}, {"uint16_t *", "const uint16_t *"}},
-	[LEAP_T_UINT8] = {{"uint8_t *", "const uint8_t *"}, {"uint8_t *", "const uint8_t *"}},
-};
-
-const char *leap_param_ctype(const struct leap_param *p, enum leap_backend b)
-{
-	if (p->role == LEAP_ROLE_SCALAR)
-		return types[p->type].c;
-	return ptr_types[p->type][b == LEAP_BACKEND_CPU][p->role == LEAP_ROLE_IN];
-}
-
-char *leap_task_prototype(const struct leap_task *t, enum leap_backend b)
-{
-	struct leap_buf s = {0};
-	if (b == LEAP_BACKEND_CUDA)
-		leap_buf_adds(&s, "extern \"C\" ");
-	leap_buf_addf(&s, "void %s(", t->entry);
-	for (size_t i = 0; i < t->nparams; i++) {
-		const struct leap_param *p = &t->params[i];
-		const char *ct = leap_param_ctype(p, b);
-		size_t n = strlen(ct);
-		leap_buf_addf(&s, "%s%s%s%s", i ? ", " : "", ct, ct[n - 1] == '*' ? "" : " ", p->name);
-	}
-	leap_buf_adds(&s, ");");
-	return leap_buf_detach(&s);
-}
-
-const struct leap_case *leap_task_bench_case(const struct leap_task *t, enum leap_backend b)
-{
-	return b == LEAP_BACKEND_CPU ? &t->bench_cpu : &t->bench;
-}
-
 json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c)
 {
 	json_t *o = json_object();
@@ -335,4 +284,39 @@ json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c)
 			json_object_set_new(o, p->name, json_real(c->vals[i].f));
 	}
 	return o;
+}
+
+/* Elements of the outputs of case c of t (sum over output parameters), or -1. */
+static int64_t out_elements(const struct leap_task *t, const struct leap_case *c)
+{
+	int64_t *sz = xcalloc(t->nparams ? t->nparams : 1, sizeof *sz), n = 0;
+	char *err = NULL;
+	if (leap_task_sizes(t, c, sz, &err)) {
+		free(err);
+		free(sz);
+		return -1;
+	}
+	for (size_t p = 0; p < t->nparams; p++)
+		if (t->params[p].role == LEAP_ROLE_OUT || t->params[p].role == LEAP_ROLE_INOUT)
+			n += sz[p];
+	free(sz);
+	return n;
+}
+
+/* A sum over K terms has rounding errors growing like sqrt(K), and the task's tolerances were
+ * chosen for its verification cases. K is estimated as flops per output element (2*K for a
+ * product); 1 without flops. One function for leap-bench, which checks with it, and
+ * leap-prompt, which says it. */
+double leap_task_tol_scale(const struct leap_task *t, const struct leap_case *bench)
+{
+	int64_t f, n = out_elements(t, bench);
+	if (leap_task_eval(t, t->flops, bench, &f) || f <= 0 || n <= 0)
+		return 1;
+	double kb = (double)f / (double)n, kv = 0;
+	for (size_t i = 0; i < t->ncases; i++) {
+		int64_t fi, ni = out_elements(t, &t->cases[i]);
+		if (!leap_task_eval(t, t->flops, &t->cases[i], &fi) && fi > 0 && ni > 0 && (double)fi / (double)ni > kv)
+			kv = (double)fi / (double)ni;
+	}
+	return kv > 0 && kb > kv ? sqrt(kb / kv) : 1;
 }

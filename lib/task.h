@@ -6,14 +6,9 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "backend.h"
 #include "expr.h"
 
-enum leap_backend { LEAP_BACKEND_CUDA, LEAP_BACKEND_CPU };
-
-/* "cuda" or "cpu". */
-const char *leap_backend_name(enum leap_backend b);
-/* Parses a backend name; returns 0 and sets *b, or -1. */
-int leap_backend_parse(const char *s, enum leap_backend *b);
 
 /* Element types of buffers and scalars. half and bf16 are buffers only. */
 enum leap_type { LEAP_T_FLOAT, LEAP_T_DOUBLE, LEAP_T_INT, LEAP_T_INT64, LEAP_T_HALF, LEAP_T_BF16, LEAP_T_UINT8 };
@@ -24,6 +19,8 @@ size_t leap_type_size(enum leap_type t);
 int leap_type_is_float(enum leap_type t);
 /* 1 when a scalar parameter may have type t (float, double, int, int64). */
 int leap_type_scalar_ok(enum leap_type t);
+/* The C type of a scalar of type t ("int64_t" for int64). */
+const char *leap_type_ctype(enum leap_type t);
 /* Parses a type name as task.json spells it ("int64"); returns 0 and sets *t, or -1. */
 int leap_type_parse(const char *s, enum leap_type *t);
 
@@ -214,6 +211,10 @@ void leap_task_tolerance(const struct leap_task *t, enum leap_tolerance mode, do
 
 /* The benchmark case for backend `b`. */
 const struct leap_case *leap_task_bench_case(const struct leap_task *t, enum leap_backend b);
+
+/* How much wider the tolerances are at `bench` than at the task's listed cases (>= 1): the
+ * square root of how much longer its sums are, estimated from the flops per output element. */
+double leap_task_tol_scale(const struct leap_task *t, const struct leap_case *bench);
 
 /* Case values as a JSON object {"n": 1024, ...} (new reference). */
 json_t *leap_case_json(const struct leap_task *t, const struct leap_case *c);

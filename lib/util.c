@@ -130,6 +130,13 @@ char *xstrdup(const char *s)
 	return xstrndup(s, strlen(s));
 }
 
+void leap_argv_push(struct leap_argv *a, const char *s)
+{
+	xgrow((void **)&a->v, &a->cap, a->n + 2, sizeof(char *));
+	a->v[a->n++] = xstrdup(s);
+	a->v[a->n] = NULL;
+}
+
 void leap_strv_free(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)

@@ -48,6 +48,12 @@ void xgrow(void **p, size_t *cap, size_t need, size_t size);
 char *xstrdup(const char *s);
 /* Frees a NULL-terminated vector of strings and the strings (NULL is fine). */
 void leap_strv_free(char **v);
+/* A growable NULL-terminated vector of strings (a command line); push appends a copy. */
+struct leap_argv {
+	char **v;
+	size_t n, cap;
+};
+void leap_argv_push(struct leap_argv *a, const char *s);
 char *xstrndup(const char *s, size_t n);
 /* Returns a newly allocated formatted string; dies on exhaustion. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -23,8 +23,8 @@ static json_t *stats_json(const struct leap_stats *s);
 
 void leap_bench_defaults(struct leap_bench_opts *o)
 {
-	o->target_ci[LEAP_BACKEND_CPU] = LEAP_BENCH_TARGET_CPU;
-	o->target_ci[LEAP_BACKEND_CUDA] = LEAP_BENCH_TARGET_CUDA;
+	for (int b = 0; b < LEAP_NBACKENDS; b++) /* each row's, from verdict.h's table */
+		o->target_ci[b] = leap_backend_of((enum leap_backend)b)->target_ci;
 	o->max_time = LEAP_BENCH_MAX_TIME;
 	o->min_runs = LEAP_BENCH_MIN_RUNS;
 	o->max_runs = LEAP_BENCH_MAX_RUNS;
@@ -185,7 +185,7 @@ static json_t *timed_fields(struct rec *R, const struct leap_stats *cst, const s
 	json_object_set_new(out, "baseline_n", json_integer((json_int_t)bst->n));
 	/* what the speedup is against: a vendor library, a hand-written kernel, or on cpu the
 	 * reference built with cc -O2 (leap-report says so) */
-	json_object_set_new(out, "baseline_kind", json_string(R->P->backend != LEAP_BACKEND_CUDA ? "reference"
+	json_object_set_new(out, "baseline_kind", json_string(!leap_backend_of(R->P->backend)->baseline ? "reference"
 							       : R->P->task->baseline_vendor ? "vendor" : "kernel"));
 	json_object_set_new(out, "overhead_ms", json_real(R->ovh));
 	if (R->cpu_ms >= 0 && R->calls > 0)
@@ -213,7 +213,7 @@ static void floor_check(struct rec *R, const char *base_art, const struct leap_s
 	int hf = leap_task_eval(R->t, R->t->flops, bc, &flops) == 0 && flops > 0;
 	double bytes_ms = 0, flops_ms = 0, margin, gbs = 0;
 	const char *where = "memory";
-	if (R->b == LEAP_BACKEND_CPU) {
+	if (!leap_backend_has(R->b, LEAP_BK_OWNER)) {
 		const struct leap_memfloor *mf = hb ? ref_cpu_memfloor(R->B, R->P->device) : NULL;
 		if (!mf)
 			return;
@@ -221,14 +221,14 @@ static void floor_check(struct rec *R, const char *base_art, const struct leap_s
 		bytes_ms = leap_memfloor_ms(mf, (uint64_t)bytes, R->B->ncpus);
 		gbs = l->gbs * R->B->ncpus;
 		where = l->name;
-		margin = LEAP_BENCH_FLOOR_MARGIN_CPU;
+		margin = leap_backend_of(R->b)->floor_margin;
 	} else {
 		double gflops;
 		if (!(hb || hf) || ref_device_probe(R->B, R->b, R->P->device, base_art, R->d, &gbs, &gflops))
 			return;
 		bytes_ms = hb ? (double)bytes / (gbs * 1e9) * 1e3 : 0;
 		flops_ms = hf && gflops > 0 ? (double)flops / (gflops * 1e9) * 1e3 : 0;
-		margin = LEAP_BENCH_FLOOR_MARGIN_CUDA;
+		margin = leap_backend_of(R->b)->floor_margin;
 	}
 	double floor_ms = bytes_ms > flops_ms ? bytes_ms : flops_ms;
 	if (floor_ms > 0) {

@@ -7,7 +7,8 @@
  * them; the reference is trusted code built by build.c and called in this process, the
  * candidate only ever runs in the sandbox (session.c). How a run ended becomes one status and
  * words a model can act on: a mismatch is rerun to tell a race from a steady bug, a crash is
- * mapped to the candidate's line, a denied system call is named. A runner that never ran is the
+ * mapped to the candidate's line (and, on a guard page, to the element of the buffer it
+ * guards), a write into a buffer's canary to its element, a denied system call is named. A runner that never ran is the
  * harness's fault: an error, never a verdict.
  *
  * Security: what this layer stops and what it does not, each claim with the test that shows it
@@ -145,7 +146,7 @@ leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t,
 	free(src_path);
 	if (!src)
 		return NULL;
-	char *path = leap_build_artifact(t, LEAP_BACKEND_CPU, src, len, v->o.cache, err);
+	char *path = leap_build_artifact(t, leap_backend_reference(), src, len, v->o.cache, err);
 	free(src);
 	if (!path) {
 		char *e = xasprintf("the reference of task '%s' does not build: %s", t->id, *err);
@@ -163,7 +164,7 @@ leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t,
 		return NULL;
 	}
 	xgrow((void **)&v->refs, &v->cap, v->nrefs + 1, sizeof *v->refs);
-	v->refs[v->nrefs++] = (struct leap_ref){t, LEAP_BACKEND_CPU, h, f, path};
+	v->refs[v->nrefs++] = (struct leap_ref){t, leap_backend_reference(), h, f, path};
 	return f;
 }
 
@@ -193,14 +194,25 @@ static void add_object(struct leap_buf *b, const char *obj)
 		leap_buf_addf(b, "in %s", obj);
 }
 
-/* Parses a crash report's msg (runner/fault.c): "0xOFF" or "-", then optionally " OBJECT".
- * Returns 0 with *off (0 for "-") and obj (the object's name, "" when none; only the
- * characters a file name has), or -1. */
-static int parse_crash_msg(const char *msg, uint64_t *off, char *obj, size_t n)
+/* Parses a crash report's msg (runner/fault.c): "0xOFF" or "-", then optionally " OBJECT",
+ * then optionally " @0xDATA". Returns 0 with *off (0 for "-"), obj (the object's name, ""
+ * when none; only the characters a file name has) and *data (the data address's offset in the
+ * regions' layout, UINT64_MAX when none), or -1. */
+static int parse_crash_msg(const char *msg, uint64_t *off, char *obj, size_t n, uint64_t *data)
 {
-	char *end;
+	char *end, head[LEAP_RUN_MSG];
 	*off = 0;
 	obj[0] = 0;
+	*data = UINT64_MAX;
+	const char *at = strstr(msg, " @0x");
+	if (at) {
+		*data = strtoull(at + 2, &end, 16);
+		if (*end || (size_t)(at - msg) >= sizeof head)
+			return -1;
+		memcpy(head, msg, (size_t)(at - msg));
+		head[at - msg] = 0;
+		msg = head;
+	}
 	if (!strncmp(msg, "0x", 2)) {
 		*off = strtoull(msg, &end, 16);
 	} else if (msg[0] == '-') {
@@ -236,9 +248,9 @@ static json_t *crash_place(const struct leap_session *s, enum leap_backend b, co
 {
 	const struct leap_run_reply *c = &s->crash;
 	char obj[64];
-	uint64_t off;
+	uint64_t off, data;
 	if (c->magic != LEAP_RUN_MAGIC || !WIFSIGNALED(s->status) || WTERMSIG(s->status) != c->code || c->call > 2 ||
-	    parse_crash_msg(c->msg, &off, obj, sizeof obj))
+	    parse_crash_msg(c->msg, &off, obj, sizeof obj, &data))
 		return NULL;
 	int outside = c->call > 0 && obj[0];
 	char *func = NULL;
@@ -274,6 +286,82 @@ static json_t *crash_place(const struct leap_session *s, enum leap_backend b, co
 		json_object_set_new(o, "outside", json_string(obj));
 	free(func);
 	return o;
+}
+
+/* "c[17], 16 past its last element (c has 1 element)" or "c[-1], 1 before its first": the
+ * element of buffer p (slot 0 of case d) that byte `rel` from its start belongs to. */
+static void place_words(struct leap_buf *m, const struct leap_case_data *d, size_t p, int64_t rel)
+{
+	const char *name = d->t->params[p].name;
+	int64_t es = d->rp[p].elsize ? (int64_t)d->rp[p].elsize : 1, n = d->sizes[p];
+	int64_t i = rel >= 0 ? rel / es : -((-rel + es - 1) / es);
+	if (i < 0)
+		leap_buf_addf(m, "%s[%lld], %lld before its first element", name, (long long)i, (long long)-i);
+	else
+		leap_buf_addf(m, "%s[%lld], %lld past its last element (%s has %lld element%s)", name, (long long)i,
+			      (long long)(i - n + 1), name, (long long)n, n == 1 ? "" : "s");
+}
+
+/* The offset of byte `rel`'s buffer in slot 0 of case d, for parameter p. */
+static uint64_t slot0_off(const struct leap_case_data *d, size_t p)
+{
+	return d->rp[p].kind == LEAP_RUN_K_IN ? d->in[p] : d->out[p];
+}
+
+/* Where an overrun leap_session_guards found in buffer p lies, from its start: the first byte
+ * after the buffer that lost the canary, else the last one before it (the nearest to the
+ * buffer is the index the code got wrong by least). 0 when none is found. */
+static int64_t damage_at(const struct leap_session *s, const struct leap_case_data *d, size_t p)
+{
+	uint64_t off = slot0_off(d, p);
+	struct leap_run_range r[4];
+	leap_run_canary_ranges(off, d->rp[p].bytes, r);
+	for (int k = 2; k < 4; k++)
+		for (uint64_t b = r[k].off; b < r[k].off + r[k].len; b++)
+			if (s->arena[b] != LEAP_RUN_CANARY)
+				return (int64_t)(b - off);
+	for (int k = 1; k >= 0; k--)
+		for (uint64_t b = r[k].off + r[k].len; b-- > r[k].off;)
+			if (s->arena[b] != LEAP_RUN_CANARY)
+				return (int64_t)b - (int64_t)off;
+	return 0;
+}
+
+/* For a fault the runner placed in the shared regions (runner/fault.c, " @0xDATA"): the
+ * buffer of slot 0 of case d whose guard page holds that address, in a sentence added to msg
+ * and as {buffer, index} in *crash (made when NULL). The guard after a buffer is looked for
+ * before the guard before one (a shared page is past the end of the one before it, the
+ * common error). Forgeable like every crash report: it names a place and decides nothing. */
+static void guard_place(const struct leap_session *s, const struct leap_case_data *d, struct leap_buf *msg,
+			json_t **crash)
+{
+	const struct leap_run_reply *c = &s->crash;
+	char obj[64];
+	uint64_t off, data;
+	if (c->magic != LEAP_RUN_MAGIC || !WIFSIGNALED(s->status) || WTERMSIG(s->status) != c->code ||
+	    parse_crash_msg(c->msg, &off, obj, sizeof obj, &data) || data == UINT64_MAX)
+		return;
+	for (int after = 1; after >= 0; after--)
+		for (size_t p = 0; p < d->t->nparams; p++) {
+			if (d->rp[p].kind == LEAP_RUN_K_SCALAR)
+				continue;
+			struct leap_run_range r[4];
+			leap_run_canary_ranges(slot0_off(d, p), d->rp[p].bytes, r);
+			const struct leap_run_range *g = &r[after ? 3 : 0];
+			if (data < g->off || data - g->off >= g->len)
+				continue;
+			int64_t rel = (int64_t)data - (int64_t)slot0_off(d, p);
+			leap_buf_addf(msg, " The address it faulted on is in the guard page %s buffer %s: ", after ? "after" : "before",
+				      d->t->params[p].name);
+			place_words(msg, d, p, rel);
+			leap_buf_adds(msg, ".");
+			if (!*crash)
+				*crash = json_object();
+			int64_t es = d->rp[p].elsize ? (int64_t)d->rp[p].elsize : 1;
+			json_object_set_new(*crash, "buffer", json_string(d->t->params[p].name));
+			json_object_set_new(*crash, "index", json_integer(rel >= 0 ? rel / es : -((-rel + es - 1) / es)));
+			return;
+		}
 }
 
 /* For a runner that died of SIGSYS after naming the call its filter denied (runner/filter.c):
@@ -405,6 +493,7 @@ struct vrun {
 	int nondeterministic;     /* a rerun of the mismatched call gave other outputs */
 	int r;                    /* the session's last result (LEAP_SESS_*) */
 	int overrun;              /* the parameter whose guard a call damaged, or -1 */
+	int64_t overrun_at;       /* where, from the buffer's start (damage_at) */
 	struct leap_errstats es;
 	size_t passed;            /* cases passed */
 	json_t *mismatch;         /* the first mismatch, or NULL */
@@ -504,8 +593,10 @@ static void run_cases(const struct leap_vcache *vc, int trials, struct leap_sess
 			if (vr->r != LEAP_SESS_OK)
 				break;
 			vr->run_ms += bt.ms;
-			if ((vr->overrun = leap_session_guards(s, d, 0)) >= 0)
+			if ((vr->overrun = leap_session_guards(s, d, 0)) >= 0) {
+				vr->overrun_at = damage_at(s, d, (size_t)vr->overrun); /* the arena ends with the session */
 				break;
+			}
 			char *m = NULL;
 			vr->mismatch = leap_case_check(d, (uint32_t)k, 0, s->arena, 1, &vr->es, &m);
 			if (vr->mismatch) {
@@ -586,7 +677,7 @@ static const char *reply_status(const struct leap_run_reply *last, enum leap_bac
 	case LEAP_RUN_CALL:
 	case LEAP_RUN_DEVICE:
 		leap_buf_addf(msg, "Runtime error%s: %s", where, last->msg);
-		if (b == LEAP_BACKEND_CUDA)
+		if (leap_backend_of(b)->flags & LEAP_BK_KERNELS)
 			kernels_named(msg, artifact);
 		leap_buf_adds(msg, ".");
 		return "runtime_error";
@@ -682,11 +773,16 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	json_t *crash = NULL, *heap = NULL;
 	if (vr.overrun >= 0) {
 		status = "runtime_error";
-		leap_buf_addf(&vr.msg, "Your code wrote outside the bounds of buffer %s%s.", t->params[vr.overrun].name, where);
+		leap_buf_addf(&vr.msg, "Your code wrote outside the bounds of buffer %s%s, at ", t->params[vr.overrun].name,
+			      where);
+		place_words(&vr.msg, &vc->cd[vr.phase_case], (size_t)vr.overrun, vr.overrun_at);
+		leap_buf_adds(&vr.msg, ".");
 	} else if (vr.r == LEAP_SESS_REPLY) {
 		status = reply_status(&last, b, artifact, where, &vr.msg, &heap);
 	} else if (vr.r == LEAP_SESS_DIED || vr.r == LEAP_SESS_TIMEOUT) {
 		status = death_status(v, &s, b, artifact, where, why, timeout, &vr, &denied, &crash);
+		if (!timeout && vr.phase_case >= 0)
+			guard_place(&s, &vc->cd[vr.phase_case], &vr.msg, &crash);
 		why = NULL;
 	} else if (vr.mismatch) {
 		add_passed(&vr.msg, vc, vr.passed);

@@ -192,9 +192,14 @@ record() {
 	assert_line --regexp '^check-gpu: 0 passed, 1 failed, 27 skipped in '
 }
 
+# The runner is a stand-in: a machine without the CUDA toolkit builds none, and its first FAIL
+# would be that (the test above); this is the step after it, on every machine.
 @test "check-gpu: a GPU visible, no prepared tree and no nvcc to prepare one is a FAIL" {
+	mkdir -p "$T/libexec"
+	printf '#!/bin/sh\nexit 1\n' >"$T/libexec/leap-run-cuda"
+	chmod +x "$T/libexec/leap-run-cuda"
 	LEAP_TEST_DEVICE="gpu NVIDIA H200 (test seam)" GPU_PREP="$T/none" CUDA_HOME=/nonexistent PATH="$BARE_PATH" \
-		run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+		LEAP_LIBEXEC="$T/libexec" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
 	assert_line "FAIL setup: $T/none is missing or was prepared from other sources or programs, and there is no nvcc here to prepare it (run make gpu-prepare where leap was built, and bring build/)"
 	assert_line "SKIP wrong -> mismatch (the run is not prepared)"
 }

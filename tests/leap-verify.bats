@@ -104,14 +104,14 @@ verdict() {
 
 @test "writing past the end of an output buffer is caught by the guard" {
 	run -0 jq -r 'select(.name == "overflow") | "\(.status): \(.verify.message)"' "$OUT"
-	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1."
+	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1, at c[1], 1 past its last element (c has 1 element)."
 }
 
 @test "the rest of an output's page filled with one value is caught" {
 	# the guard check compares the first byte with the canary and each byte with the next
 	# (lib/session.c all_canary): a uniform fill passes the second test only
 	run -0 jq -r 'select(.name == "guard_fill") | "\(.status): \(.verify.message)"' "$OUT"
-	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1."
+	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1, at c[1], 1 past its last element (c has 1 element)."
 }
 
 @test "max_rel_err is the largest relative error: 0 when exact, within (2^-24, 2^-23] one ulp off" {
@@ -380,6 +380,44 @@ verdict() {
 	[[ "$output" =~ y\[[0-9]+\]\[[0-9]+\]\ =\  ]]
 }
 
+# A flat index into a 4-D output (y[57]) leaves the model to divide by the extents; the shape
+# is the size expression's factors, so each coordinate is named.
+@test "a 4-D output gets each coordinate in the mismatch and message" {
+	cat >"$BATS_TEST_TMPDIR/conv.c" <<-'EOF'
+	void conv2d(const float *x, const float *wt, float *y, int batch, int cin, int cout, int height,
+		    int width, int k)
+	{
+		int oh = height - k + 1, ow = width - k + 1;
+		for (int b = 0; b < batch; b++)
+			for (int o = 0; o < cout; o++)
+				for (int i = 0; i < oh; i++)
+					for (int j = 0; j < ow; j++) {
+						double s = 0;
+						for (int c = 0; c < cin; c++)
+							for (int p = 0; p < k; p++)
+								for (int q = 0; q < k; q++)
+									s += (double)x[((b * cin + c) * height + i + p) * width + j + q] *
+									     wt[((o * cin + c) * k + p) * k + q];
+						y[((b * cout + o) * oh + i) * ow + j] = (float)s;
+					}
+		y[batch * cout * oh * ow - 1] += 1000.0f; /* the last element only */
+	}
+	EOF
+	build_artifact conv2d "$BATS_TEST_TMPDIR/conv.c" "$BATS_TEST_TMPDIR/conv.so"
+	compiled_record conv2d "$BATS_TEST_TMPDIR/conv.so" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify --seed 3 "$BATS_TEST_TMPDIR/in.jsonl"
+	rec=$output
+	# the last element: every coordinate at its extent less one, and the index is theirs flattened
+	run -0 jq -r '.verify.mismatch | .values as $v | [.coords, [$v.batch - 1, $v.cout - 1, $v.height - $v.k, $v.width - $v.k],
+		.index == ((((.coords[0] * $v.cout + .coords[1]) * ($v.height - $v.k + 1)) + .coords[2]) * ($v.width - $v.k + 1) + .coords[3])]
+		| "\(.[0] == .[1]) \(.[2]) \(.[0] | map("[\(.)]") | join(""))"' <<<"$rec"
+	[[ "$output" =~ ^true\ true\ (\[[0-9]+\]){4}$ ]] || fail "coords: $output"
+	run -0 jq -r .verify.message <<<"$rec"
+	assert_output --partial "Wrong output in case 1 ("
+	coords=$(jq -r '.verify.mismatch.coords | map("[\(.)]") | join("")' <<<"$rec")
+	assert_output --partial ": y$coords = "
+}
+
 @test "records that did not compile pass through with verify.status skipped" {
 	printf '%s\n' '{"task":"vector_add","backend":"cpu","compile":{"status":"compile_error"},"status":"compile_error","x":[1,2]}' \
 		'{"task":"vector_add","backend":"cpu"}' >"$BATS_TEST_TMPDIR/in.jsonl"
@@ -568,7 +606,7 @@ verdict() {
 	# issue 30: the canary covers the slack between an output's last element and its guard page
 	run -1 leap-verify --seed 1 --task transpose "$FIXTURES/leap-verify/transpose/past_output.c"
 	assert_line --index 0 --partial "runtime_error (task transpose"
-	assert_line --index 1 "  Your code wrote outside the bounds of buffer B in case 1 (rows=1, cols=1), trial 1."
+	assert_line --index 1 "  Your code wrote outside the bounds of buffer B in case 1 (rows=1, cols=1), trial 1, at B[1], 1 past its last element (B has 1 element)."
 	# each case alone, with the write in it, fails too: the canary catches it, or the guard
 	# page where B ends on a page boundary (64 x 1000 floats)
 	for c in '{"rows":7,"cols":33}' '{"rows":64,"cols":1000}' '{"rows":1000,"cols":3}'; do
@@ -580,6 +618,19 @@ verdict() {
 		assert_line --index 0 --partial "runtime_error (task transpose"
 		assert_line --index 1 --regexp '^  Your code (wrote outside the bounds of buffer B|crashed with SIGSEGV .* at line 9 of your code \(in transpose\)) in case 1 '
 	done
+}
+
+# The buffer and the case were named, not where: the element says by how much the index is off,
+# and a write that reaches the guard page faults, so the line is known too.
+@test "a write outside a buffer names the element; on the guard page, the line and the element" {
+	run -1 leap-verify --seed 1 --task vector_add "$FIXTURES/leap-verify/before_start.c"
+	assert_line --index 1 "  Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1, at c[-2], 2 before its first element."
+	rec=$(jq -cn --rawfile c "$FIXTURES/leap-verify/past_guard.c" \
+		'{task: "vector_add", backend: "cpu", completion: ("```c\n" + $c + "```")}' | leap-compile | leap-verify --seed 1)
+	run -0 jq -r .verify.message <<<"$rec"
+	assert_output --regexp '^Your code crashed with SIGSEGV .* at line 7 of your code \(in vector_add\) in case 1 \(n=1\), trial 1\. The address it faulted on is in the guard page after buffer c: c\[17\], 17 past its last element \(c has 1 element\)\.$'
+	run -0 jq -c '.verify.crash | [.line, .buffer, .index]' <<<"$rec"
+	assert_output '[7,"c",17]'
 }
 
 @test "a race is told as nondeterministic with the cases that passed; a steady bug is not" {
