@@ -20,6 +20,7 @@ setup_file() {
 	build_artifact vector_add "$f/omp_threads.c" "$art/omp_threads.so" -fopenmp
 	build_artifact softmax "$f/slow2x.c" "$art/slow2x.so"
 	build_artifact softmax "$f/memo_hash.c" "$art/memo_hash.so"
+	build_artifact softmax "$f/memo_addr.c" "$art/memo_addr.so"
 	build_artifact softmax "$ROOT/tasks/softmax/reference.c" "$art/softmax_correct.so"
 	build_artifact row_sum "$ROOT/tasks/row_sum/reference.c" "$art/row_sum_correct.so"
 }
@@ -311,6 +312,21 @@ referee_priority() {
 	run -0 jq -r '.bench | "\(.status | IN("ok", "noisy")) \(.sets == .calls + 1) \(.repeats // 0) \((.measured_speedup // .speedup) < 1.5)"' <<<"$(sed -n 1p <<<"$out")"
 	assert_output "true true 0 true"
 	honest "$(sed -n 2p <<<"$out")"
+}
+
+@test "the calls of a block never share a set: a kernel that remembers outputs by input address within a block gains nothing" {
+	# softmax of 256 x 1024 (calls of 2 to 4 ms) in blocks of 100 ms and a pool that holds them:
+	# blocks of many calls, where a copy of a remembered output would be right and many times
+	# faster than the call, were two calls of a block on one set
+	local suite="$BATS_TEST_TMPDIR/suite"
+	mkdir -p "$suite/softmax"
+	cp "$ROOT/tasks/softmax/reference.c" "$suite/softmax/"
+	jq '.bench_cpu = {rows: 256, cols: 1024}' "$ROOT/tasks/softmax/task.json" >"$suite/softmax/task.json"
+	compiled_record softmax "$ART/memo_addr.so" '{"name":"memo","status":"pass"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	LEAP_TASKS=$suite run -0 leap-bench --max-time 2 --min-runs 6 --target-ci 0.1 --block-ms 100 --pool-memory 64M \
+		--cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '.bench | "\(.status | IN("ok", "noisy")) \(.calls > 4 * .n) \((.measured_speedup // .speedup) < 1.5)"' <<<"$output"
+	assert_output "true true true"
 }
 
 @test "derived sets carry fresh values: every histogram and column maximum changes" {

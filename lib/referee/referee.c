@@ -35,7 +35,11 @@
  *   that no set lines up with one a candidate saw at any offset), made in slots chosen at
  *   random just before each block, past the caches (stream.h), while the candidate is frozen;
  *   the input region is sealed, so inputs cannot be changed; no set comes back within a
- *   record, so remembering results gains nothing;
+ *   record, so remembering results gains nothing. Every call of a block has a set and a slot
+ *   of its own, however large the set (large sets make blocks of few calls, never shared
+ *   sets): within a block nothing changes the inputs and the call table is the candidate's to
+ *   read, so a call on a set an earlier call had could copy that call's output, right to the
+ *   bit (bench/blocks.md weighs the ways around it; the fixture is memo_addr.c);
  * - checks: every call of every block is checked, against the baseline's outputs on the same
  *   set, in this process's own mapping of the outputs, after the freeze: work deferred past
  *   "done" (a thread, a fault handler, a child) is either counted in the time or missing from
