@@ -536,12 +536,14 @@ int leap_cgroup_memory_max(const struct leap_cgroup *g, uint64_t bytes, char **e
 {
 	char v[32];
 	snprintf(v, sizeof v, "%llu", (unsigned long long)bytes);
-	if (g->mode[LEAP_CG_MEMORY] == LEAP_CG_V1)
-		return leap_cgroup_write(g, LEAP_CG_MEMORY, "memory.limit_in_bytes", v, err);
-	if (leap_cgroup_write(g, LEAP_CG_MEMORY, "memory.max", v, err))
+	int v1 = g->mode[LEAP_CG_MEMORY] == LEAP_CG_V1;
+	if (leap_cgroup_write(g, LEAP_CG_MEMORY, v1 ? "memory.limit_in_bytes" : "memory.max", v, err))
 		return -1;
-	char *ignored = NULL; /* a kernel without swap accounting has no such file */
-	leap_cgroup_write(g, LEAP_CG_MEMORY, "memory.swap.max", "0", &ignored);
+	/* No swap beyond the limit (v1: memory and swap together at the same limit). A kernel
+	 * without swap accounting has no such file: then there is nothing to bound. */
+	char *ignored = NULL;
+	leap_cgroup_write(g, LEAP_CG_MEMORY, v1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max", v1 ? v : "0",
+			  &ignored);
 	free(ignored);
 	return 0;
 }

@@ -947,6 +947,21 @@ static int make_tmp(struct leap_sandbox_env *env, struct leap_sandbox *sb, char 
 	return 0;
 }
 
+void leap_sandbox_fit_memory(struct leap_sandbox_opts *o, int cuda, uint64_t regions)
+{
+	/* The regions count where the runner touches them first (leap maps cpu regions populated,
+	 * so there its own group pays; a lazy cuda staging region faults in inside the sandbox):
+	 * room for them either way, so that an honest task with big regions runs under --memory. */
+	uint64_t whole = o->mem_bytes ? o->mem_bytes + regions : 0;
+	if (o->cg_mem_none)
+		o->cg_mem_bytes = 0;
+	else if (!o->cg_mem_bytes)
+		o->cg_mem_bytes = whole;
+	if (!o->cg_mem_bytes)
+		o->cg_ctrl &= ~(1u << LEAP_CG_MEMORY);
+	o->mem_bytes = cuda ? 0 : whole;
+}
+
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,
 		       const char *runner, const char *arg, const char *role, const struct leap_runner_fds *fds,
 		       char **err)
