@@ -113,8 +113,10 @@
  * Resource limits:
  *
  * Set with setrlimit in the child before exec: CPU time = timeout x online CPUs (+1 s), address
- * space = `--memory` (4 GiB) + 3 x the case arena (cpu runner only), file size = `--file-size`
- * (16 MiB), processes = `--nproc` (256), no core files, 256 descriptors.
+ * space = `--memory` (4 GiB) + the shared regions (cpu runner only), file size = `--file-size`
+ * (16 MiB), processes = `--nproc` (256), no core files, 256 descriptors. `--memory` also bounds
+ * the whole sandbox, every process together, through a memory cgroup (lib/cgroup.c's header);
+ * `leap_sandbox_fit_memory()` is the one place that turns it into both limits.
  *
  * Stops, with tests: a 100 GB allocation -- "a 100 GB allocation fails under the address-space
  * limit and becomes a runtime error" (alloc.c); an endless file -- "an endless file hits the
@@ -124,9 +126,11 @@
  *
  * Does not stop:
  * - The cuda runner has no address-space limit (the CUDA driver reserves far more address space
- *   than any sane limit); its host memory is bounded only by the memory cgroup below, where one
- *   can be made. leap-bench's timing sandboxes have no memory cgroup (its verifying step, which
- *   runs the candidate first, does).
+ *   than any sane limit); its host memory is bounded only by the memory cgroup, where one can
+ *   be made.
+ * - The address-space limit is per process: without a memory cgroup, a candidate's processes
+ *   (up to `--nproc`) together may hold it many times over (leap says so once: lib/verify.c's
+ *   leap_verifier_memory).
  * - Without root the process limit applies to your own uid, shared with your other processes,
  *   so it may be reached early (untested).
  * - Memory on the GPU is not limited beyond the device's size.
