@@ -437,7 +437,9 @@ static const struct leap_opt opts[] = {
 	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run)"),
 	LEAP_RUNOPT_TIMEOUT("the absolute bound of a record, from its runner's start to the\n"
 	                    "verdict (default: max-time + " LEAP_BENCH_STR(LEAP_BENCH_TIMEOUT_PLUS) ")"),
-	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default " LEAP_BENCH_STR(LEAP_BENCH_MEMORY_GIB) "G)"),
+	LEAP_RUNOPT_MEMORY("memory of a child's whole process tree (a memory cgroup), and\n"
+	                   "each cpu process's address space, beyond the shared regions\n"
+	                   "(default " LEAP_BENCH_STR(LEAP_BENCH_MEMORY_GIB) "G)"),
 	LEAP_RUNOPT_DEVICE("CUDA device (default 0)"),
 	LEAP_RUNOPT_DEVICES("time on each listed device at once (e.g. 0-7 or 0,2,5), one\n"
 	                    "timing per device, output in input order; bench.device_index\n"

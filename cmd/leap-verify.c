@@ -180,11 +180,13 @@ static const struct leap_opt opts[] = {
 	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run; written to verify.seed)"),
 	LEAP_RUNOPT_TIMEOUT("wall-clock limit per candidate (default 30); CPU time is limited\n"
 	                    "to that times the number of CPUs"),
-	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default 4G; K, M, G suffixes)"),
+	LEAP_RUNOPT_MEMORY("memory of a child's whole process tree (a memory cgroup), and\n"
+	                   "each cpu process's address space, beyond the shared regions\n"
+	                   "(default 4G; K, M, G suffixes)"),
 	{"memory-max", 0, required_argument, "SIZE", OPT_MEMMAX,
 	 "memory limit of a child's whole process tree through a memory\n"
-	 "cgroup where this process may make one (default 4G for cuda\n"
-	 "children only; given, for cpu children too; 0: none)"},
+	 "cgroup where this process may make one (default: --memory plus\n"
+	 "the shared regions; 0: none)"},
 	LEAP_RUNOPT_FSIZE("largest file or output a child may write (default 16M)"),
 	LEAP_RUNOPT_NPROC("process and thread limit of the sandbox user (default 256, or 4\n"
 	                  "per CPU beyond 64 CPUs)"),
@@ -235,7 +237,7 @@ int main(int argc, char **argv)
 			if (leap_parse_size(optarg, &v64) || (v64 && v64 < (16 << 20)))
 				leap_usage_error(&c.common, "--memory-max: '%s' is not 0 or a size of at least 16M", optarg);
 			o.sb.cg_mem_bytes = (uint64_t)v64;
-			o.sb.cg_mem_cuda_only = 0; /* asked for: every child */
+			o.sb.cg_mem_none = !v64;
 			break;
 		}
 		case 'j':

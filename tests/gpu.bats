@@ -127,6 +127,20 @@ record() {
 	fi
 }
 
+@test "doctor: without a memory cgroup (as nobody) the finding says --memory bounds each process, not the sandbox" {
+	[ "$(id -u)" -eq 0 ] || skip "not root: cannot run the probe as another user"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	cp "$ROOT/build/gpu/probe" "$T/probe"
+	chmod 755 "$T" "$T/probe"
+	HOME="$T" run -0 setpriv --reuid=nobody --regid=nogroup --clear-groups "$T/probe" freezer
+	assert_line --regexp $'^fallback\tmemory cgroup\tnone this process may use.*\tautomatic: --memory bounds each cpu process\'s address space, not a sandbox\'s processes together; a cuda sandbox has no memory limit'
+	# as root, where the controller is mounted, the sandbox is bounded as a whole
+	awk '$1 == "memory" && $4 == 1 { ok = 1 } END { exit !ok }' /proc/cgroups ||
+		grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null || return 0
+	run -0 "$ROOT/build/gpu/probe" freezer
+	assert_line --regexp $'^ok\tmemory cgroup\tcgroup v[12]: --memory bounds each sandbox\'s processes together'
+}
+
 @test "doctor: libcuda linked into another directory: the runner's root shows it, unless leap hides it (--no-namespaces)" {
 	local stub="${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so"
 	[ -e "$stub" ] || skip "no CUDA toolkit stub libcuda.so"

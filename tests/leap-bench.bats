@@ -280,6 +280,20 @@ referee_priority() {
 	assert_output "pass	timed"
 }
 
+@test "honest candidates with big shared regions keep their time under --memory 64M (an OpenMP one too)" {
+	# --memory bounds a sandbox's processes together; the regions leap maps (populated, by leap)
+	# for 8M-element sets (96 MiB) and the pool are never the candidate's: both are timed
+	local suite="$BATS_TEST_TMPDIR/suite"
+	mkdir -p "$suite"
+	cp -r "$ROOT/tasks/vector_add" "$suite/"
+	jq '.bench_cpu.n = 8388608' "$ROOT/tasks/vector_add/task.json" >"$suite/vector_add/task.json"
+	passed correct omp_threads >"$BATS_TEST_TMPDIR/in.jsonl"
+	LEAP_TASKS=$suite run -0 --separate-stderr leap-bench --memory 64M --max-time 0.3 --target-ci 1 \
+		--cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r "[.status, ($TIMED), .bench.case.n] | @tsv" <<<"$output"
+	assert_output $'pass\ttimed\t8388608\npass\ttimed\t8388608'
+}
+
 @test "a kernel that takes over the protocol and forges 'done' is a mismatch" {
 	verified forge_lazy correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r .status "$BATS_TEST_TMPDIR/in.jsonl" | sort -u)" = pass ]

@@ -106,6 +106,7 @@ int leap_bencher_init(struct leap_bencher *B, struct leap_verifier *v, const str
 	B->sb.cpus = &B->cpus;
 	B->sb.cgroups = &B->cg;
 	B->sb.cg_ctrl = (1u << LEAP_CG_CPUSET) | (1u << LEAP_CG_CPUACCT);
+	leap_verifier_memory(v, &B->sb, &B->cg); /* --memory bounds the timed sandbox too */
 	enum leap_freeze f = o->freezer;
 	if (f == LEAP_FREEZE_NONE)
 		f = B->cg.mode[LEAP_CG_FREEZER] ? LEAP_FREEZE_CGROUP : LEAP_FREEZE_SIGNALS;

@@ -19,8 +19,6 @@ void leap_recjob_defaults(struct leap_verify_opts *o, enum leap_recjob_stage s)
 		o->trials = 3;
 		o->drawn = 3;
 		o->sb.timeout = 30;
-		o->sb.cg_mem_bytes = 4ull << 30; /* cuda children only, unless --memory-max */
-		o->sb.cg_mem_cuda_only = 1;
 	} else {
 		o->trials = 1; /* every timed call is checked once */
 		o->sb.timeout = 0;

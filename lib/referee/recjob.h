@@ -23,10 +23,10 @@ enum leap_recjob_stage { LEAP_RECJOB_VERIFY, LEAP_RECJOB_BENCH };
 /* Pool entry kinds (struct leap_pool_entry.kind, counted in running_kind). */
 enum { LEAP_RECJOB_CPU = 0, LEAP_RECJOB_CUDA = 1 };
 
-/* Sets *o to the stage's defaults, before its options are parsed: 4G address space, 16M
- * files, the default process limit, namespaces, CUDA device 0; leap-verify 3 trials on 3
- * drawn cases within 30 s, its cuda children in a 4G memory group; leap-bench one trial per
- * check and a timeout left 0 (then --max-time + 30). */
+/* Sets *o to the stage's defaults, before its options are parsed: 4G of memory per sandbox
+ * (leap_sandbox_fit_memory), 16M files, the default process limit, namespaces, CUDA device
+ * 0; leap-verify 3 trials on 3 drawn cases within 30 s; leap-bench one trial per check and a
+ * timeout left 0 (then --max-time + 30). */
 void leap_recjob_defaults(struct leap_verify_opts *o, enum leap_recjob_stage s);
 
 /* What a record asks for. */

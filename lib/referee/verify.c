@@ -98,20 +98,32 @@ void leap_verifier_init(struct leap_verifier *v, const struct leap_verify_opts *
 	memset(v, 0, sizeof *v);
 	v->o = *o;
 	leap_sandbox_env_init(&v->env);
-	if (o->sb.cg_mem_bytes && !o->sb.cgroups) {
-		/* the memory limit of the candidate's whole tree: the only one a cuda child has */
+	if (!o->sb.cgroups && leap_verifier_memory(v, &v->o.sb, NULL))
+		v->o.sb.cgroups = &v->cg;
+}
+
+int leap_verifier_memory(struct leap_verifier *v, struct leap_sandbox_opts *sb, const struct leap_cgroups *cg)
+{
+	if (sb->cg_mem_none || (!sb->mem_bytes && !sb->cg_mem_bytes))
+		return 0;
+	if (!cg) {
 		leap_cgroups_detect(&v->cg, LEAP_CG_NONE);
-		if (v->cg.mode[LEAP_CG_MEMORY]) {
-			v->o.sb.cgroups = &v->cg;
-			v->o.sb.cg_ctrl |= 1u << LEAP_CG_MEMORY;
-		}
+		cg = &v->cg;
 	}
+	if (cg->mode[LEAP_CG_MEMORY]) {
+		sb->cg_ctrl |= 1u << LEAP_CG_MEMORY;
+		return 1;
+	}
+	if (!v->mem_said++)
+		leap_warn("no memory cgroup this process may use (make doctor says why): --memory bounds each cpu "
+			  "process's address space, not a sandbox's processes together; a cuda sandbox has no memory "
+			  "limit");
+	return 0;
 }
 
 void leap_verifier_free(struct leap_verifier *v)
 {
-	if (v->o.sb.cgroups == &v->cg)
-		leap_cgroups_free(&v->cg);
+	leap_cgroups_free(&v->cg); /* detected or still zeroed */
 	v->o.sb.cgroups = NULL;
 	for (size_t i = 0; i < v->nrefs; i++) {
 		if (v->refs[i].handle)
@@ -704,11 +716,6 @@ static const char *death_status(const struct leap_verifier *v, const struct leap
 			      v->o.sb.timeout);
 		free(why);
 		return "timeout";
-	}
-	if (s->sb.mem_hit) {
-		free(why);
-		why = xasprintf("reached the memory limit of %llu MiB (the kernel ended it)",
-				(unsigned long long)(s->sb.mem_limit >> 20));
 	}
 	leap_buf_addf(&vr->msg, "Your code %s", why ? why : "died");
 	free(why);

@@ -50,13 +50,21 @@ struct leap_vcache {
 struct leap_verifier {
 	struct leap_verify_opts o;
 	struct leap_sandbox_env env;
-	struct leap_cgroups cg; /* with o.sb.cg_mem_bytes: the memory groups (cgroup.h) */
+	struct leap_cgroups cg; /* the memory groups of its sandboxes (cgroup.h) */
+	int mem_said;           /* warned that no memory group bounds a sandbox */
 	struct leap_ref *refs;
 	size_t nrefs, cap;
 	struct leap_vcache *cache;
 	size_t ncache, ccap;
 	struct leap_gpu_once gpu; /* gathered at the first cuda record (leap_gpu_first_use) */
 };
+
+/* The sandbox's memory (--memory, the one policy: leap_sandbox_fit_memory) bounds its whole
+ * tree through a memory group of `cg` (NULL: v->cg, detected now) where one serves: then
+ * LEAP_CG_MEMORY joins sb->cg_ctrl and it returns 1. Where none does, it says so once per
+ * program on stderr (each cpu process keeps its address-space limit) and returns 0; also 0
+ * when the options ask for no memory bound. */
+int leap_verifier_memory(struct leap_verifier *v, struct leap_sandbox_opts *sb, const struct leap_cgroups *cg);
 
 /* What a session started for v needs of it (session.h), as v is now: its device may change
  * between sessions (leap-bench's slots). */

@@ -5,26 +5,37 @@
  * (SECURITY.md gives the layer one row and names this file; tests are named as in
  * tests/FILE.bats, with their file where it is not the one named before).
  *
- * Memory cgroup (`--memory-max`, default 4 GiB for cuda children):
+ * Memory cgroup (`--memory`, both programs, both backends):
  *
  * Where this process may make a group in a memory hierarchy (v2 `memory.max` with
- * `memory.swap.max` 0, else the v1 memory controller's `memory.limit_in_bytes`: this machine
- * mounts v1 hierarchies), leap-verify puts each cuda child (and each cpu child when
- * `--memory-max` is given: a cpu child already has its address-space limit, and moving a
- * process into a group costs 5 to 15 ms of wall time here, the kernel waiting for an RCU grace
- * period), before it executes the runner, in a memory group of its own (`lib/sandbox/cgroup.c`, the
- * group leap-bench's referee already makes for its freezer and cores) limited to
- * `--memory-max`. The limit counts the memory the whole tree really uses, every process and
- * thread in any session, cpu or cuda. When the kernel kills in the group at the limit (v2
+ * `memory.swap.max` 0, else the v1 memory controller's `memory.limit_in_bytes` and
+ * `memory.memsw.limit_in_bytes`: this machine mounts v1 hierarchies), every sandbox of
+ * leap-verify and of leap-bench (its timed candidate and its baseline too), cpu or cuda, is put
+ * before it executes the runner in a memory group of its own (the group leap-bench's referee
+ * already makes for its freezer and cores) limited to `--memory` plus its shared regions
+ * (`leap_sandbox_fit_memory()` in lib/sandbox/sandbox.c; leap-verify's `--memory-max` names another
+ * limit, or none). The limit counts the memory the whole tree really uses, every process and
+ * thread in any session. Pages count against the group that first touches them: leap maps a cpu
+ * sandbox's shared regions populated, so its own group pays for them and a big input pool costs
+ * the candidate nothing; a cuda sandbox's lazy staging regions fault in inside it, which the
+ * room for the regions covers. When the kernel kills in the group at the limit (v2
  * `memory.events` oom_kill, v1 `memory.oom_control` oom_kill or `memory.failcnt`), the record
- * is `runtime_error` with "reached the memory limit of N MiB (the kernel ended it)" and
- * `verify.memory_limit` (bytes). The group is removed with the sandbox. Test: security.bats
- * "verify: --memory-max ends a candidate at its memory limit, the limit in the record"
- * (hog_memory.c touches 512 MiB, inside the address-space limit: stopped at 64M, passes with
- * `--memory-max 0`).
+ * is `runtime_error` with "reached the memory limit of N MiB (the kernel ended it)"
+ * (lib/sandbox/session.c, both programs) and, in leap-verify, `verify.memory_limit` (bytes). The group
+ * is removed with the sandbox. Tests: security.bats "verify and bench: --memory bounds the
+ * sandbox, not a process: six processes of 64 MiB end at 128M" (hog_processes.c: six children
+ * of 64 MiB, each far inside its address-space limit, under --memory 128M; they pass with 1G);
+ * security.bats "verify: --memory-max ends a candidate at its memory limit, the limit in the
+ * record"; storm.bats (memory acts of four processes never hold 256 MiB under --memory 128M).
+ * Cost: moving a process into a v1 group waits for an RCU grace period, 5 to 15 ms of wall time
+ * per leap-verify candidate here (leap-bench's sandboxes had groups already).
  *
  * Does not stop: without a memory cgroup this process may use (commonly without root, or in a
- * container that does not delegate one) there is no such limit, silently; GPU memory.
+ * container that does not delegate one; as `nobody`, in a user namespace) there is no bound on
+ * the sandbox, only each cpu process's address space: leap-verify and leap-bench say so once on
+ * stderr ("no memory cgroup this process may use"), and `make doctor` reports it -- security.bats
+ * "verify and bench: without a memory cgroup (as nobody) each says so once; with one, no word
+ * and the bound". GPU memory.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -536,12 +547,14 @@ int leap_cgroup_memory_max(const struct leap_cgroup *g, uint64_t bytes, char **e
 {
 	char v[32];
 	snprintf(v, sizeof v, "%llu", (unsigned long long)bytes);
-	if (g->mode[LEAP_CG_MEMORY] == LEAP_CG_V1)
-		return leap_cgroup_write(g, LEAP_CG_MEMORY, "memory.limit_in_bytes", v, err);
-	if (leap_cgroup_write(g, LEAP_CG_MEMORY, "memory.max", v, err))
+	int v1 = g->mode[LEAP_CG_MEMORY] == LEAP_CG_V1;
+	if (leap_cgroup_write(g, LEAP_CG_MEMORY, v1 ? "memory.limit_in_bytes" : "memory.max", v, err))
 		return -1;
-	char *ignored = NULL; /* a kernel without swap accounting has no such file */
-	leap_cgroup_write(g, LEAP_CG_MEMORY, "memory.swap.max", "0", &ignored);
+	/* No swap beyond the limit (v1: memory and swap together at the same limit). A kernel
+	 * without swap accounting has no such file: then there is nothing to bound. */
+	char *ignored = NULL;
+	leap_cgroup_write(g, LEAP_CG_MEMORY, v1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max", v1 ? v : "0",
+			  &ignored);
 	free(ignored);
 	return 0;
 }

@@ -113,8 +113,10 @@
  * Resource limits:
  *
  * Set with setrlimit in the child before exec: CPU time = timeout x online CPUs (+1 s), address
- * space = `--memory` (4 GiB) + 3 x the case arena (cpu runner only), file size = `--file-size`
- * (16 MiB), processes = `--nproc` (256), no core files, 256 descriptors.
+ * space = `--memory` (4 GiB) + the shared regions (cpu runner only), file size = `--file-size`
+ * (16 MiB), processes = `--nproc` (256), no core files, 256 descriptors. `--memory` also bounds
+ * the whole sandbox, every process together, through a memory cgroup (lib/cgroup.c's header);
+ * `leap_sandbox_fit_memory()` is the one place that turns it into both limits.
  *
  * Stops, with tests: a 100 GB allocation -- "a 100 GB allocation fails under the address-space
  * limit and becomes a runtime error" (alloc.c); an endless file -- "an endless file hits the
@@ -124,9 +126,11 @@
  *
  * Does not stop:
  * - The cuda runner has no address-space limit (the CUDA driver reserves far more address space
- *   than any sane limit); its host memory is bounded only by the memory cgroup below, where one
- *   can be made. leap-bench's timing sandboxes have no memory cgroup (its verifying step, which
- *   runs the candidate first, does).
+ *   than any sane limit); its host memory is bounded only by the memory cgroup, where one can
+ *   be made.
+ * - The address-space limit is per process: without a memory cgroup, a candidate's processes
+ *   (up to `--nproc`) together may hold it many times over (leap says so once: lib/verify.c's
+ *   leap_verifier_memory).
  * - Without root the process limit applies to your own uid, shared with your other processes,
  *   so it may be reached early (untested).
  * - Memory on the GPU is not limited beyond the device's size.
@@ -440,6 +444,21 @@ static int make_tmp(struct leap_sandbox_env *env, struct leap_sandbox *sb, char 
 		return -1;
 	}
 	return 0;
+}
+
+void leap_sandbox_fit_memory(struct leap_sandbox_opts *o, int cuda, uint64_t regions)
+{
+	/* The regions count where the runner touches them first (leap maps cpu regions populated,
+	 * so there its own group pays; a lazy cuda staging region faults in inside the sandbox):
+	 * room for them either way, so that an honest task with big regions runs under --memory. */
+	uint64_t whole = o->mem_bytes ? o->mem_bytes + regions : 0;
+	if (o->cg_mem_none)
+		o->cg_mem_bytes = 0;
+	else if (!o->cg_mem_bytes)
+		o->cg_mem_bytes = whole;
+	if (!o->cg_mem_bytes)
+		o->cg_ctrl &= ~(1u << LEAP_CG_MEMORY);
+	o->mem_bytes = cuda ? 0 : whole;
 }
 
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,

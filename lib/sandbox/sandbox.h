@@ -24,7 +24,10 @@
 struct leap_sandbox_opts {
 	double timeout;        /* wall-clock seconds for the whole conversation (> 0); the CPU-time
 				* limit is this times the number of online CPUs */
-	uint64_t mem_bytes;    /* RLIMIT_AS; 0: none (CUDA reserves huge address ranges) */
+	uint64_t mem_bytes;    /* --memory: the sandbox's memory beyond its shared regions, the
+				* bound of its whole tree through a memory group where cg_ctrl has
+				* one (both backends) and each cpu process's RLIMIT_AS; 0: none.
+				* leap_sandbox_fit_memory turns it into the two limits */
 	uint64_t fsize_bytes;  /* RLIMIT_FSIZE: the largest file (and captured output) it may write */
 	long nproc;            /* RLIMIT_NPROC: processes and threads of the sandbox user */
 	int namespaces;        /* 1: isolate network, PID view and mounts where the kernel allows */
@@ -38,14 +41,21 @@ struct leap_sandbox_opts {
 	struct leap_cgroups *cgroups; /* make groups for the child (cgroup.h) ... */
 	unsigned cg_ctrl;      /* ... for these functions (1 << LEAP_CG_x) */
 	uint64_t cg_mem_bytes; /* with LEAP_CG_MEMORY in cg_ctrl: the memory limit of the child's
-				* whole tree (the kernel's OOM killer ends it there); 0: none */
-	int cg_mem_cuda_only;  /* ... for cuda children only (lib/sandbox/session.c): a cpu child has its
-				* address-space limit, and moving a process into a group waits for
-				* an RCU grace period (5 to 15 ms of wall time per candidate here) */
+				* whole tree (the kernel's OOM killer ends it there): leap-verify's
+				* --memory-max, else set by leap_sandbox_fit_memory; 0: none */
+	int cg_mem_none;       /* no memory group (--memory-max 0): moving a process into a v1
+				* group waits for an RCU grace period (5 to 15 ms of wall time) */
 	int pidns_freeze;      /* freeze by stopping every process of the PID namespace from its
 				* init (needs namespaces): leap_sandbox_freeze() without a cgroup */
 	const char *visible;   /* the child's CUDA_VISIBLE_DEVICES (NULL: the caller's) */
 };
+
+/* The one memory policy of a sandbox, applied to the options of a child (in place) whose shared
+ * regions take `regions` bytes: the whole tree is bounded by --memory plus the regions
+ * (cg_mem_bytes, unless --memory-max named a limit or none), a cpu process's address space by
+ * the same (mem_bytes); a cuda child gets no address-space limit (the CUDA driver reserves far
+ * more than any sane one). Drops LEAP_CG_MEMORY from cg_ctrl when there is no tree limit. */
+void leap_sandbox_fit_memory(struct leap_sandbox_opts *o, int cuda, uint64_t regions);
 
 /* Per-process sandbox state: what the kernel allows (probed once) and the user to run as.
  * One per program, owned by main's context. */

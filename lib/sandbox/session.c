@@ -376,14 +376,7 @@ int leap_session_open(const struct leap_session_host *h, struct leap_session *s,
 		goto fail;
 	}
 	struct leap_sandbox_opts so = o->sb ? *o->sb : *h->sb;
-	if (dev)
-		so.mem_bytes = 0; /* a device driver (CUDA's) reserves more address space than any sane limit */
-	else if (so.mem_bytes)
-		so.mem_bytes += s->rg->in_len + s->rg->out_len + s->rg->ctl_len; /* room for the mapped regions */
-	if (!dev && so.cg_mem_cuda_only) {
-		so.cg_ctrl &= ~(1u << LEAP_CG_MEMORY);
-		so.cg_mem_bytes = 0;
-	}
+	leap_sandbox_fit_memory(&so, cuda, s->rg->in_len + s->rg->out_len + s->rg->ctl_len);
 	so.pidns_freeze = o->freeze == LEAP_FREEZE_SIGNALS;
 	s->freeze = o->freeze;
 	cpu_set_t mine;
@@ -688,6 +681,9 @@ void leap_session_end(struct leap_session *s, char **why, int *timeout, struct l
 			*why = xstrdup("did not finish in time (an infinite loop, a deadlock, or far too slow?)");
 			if (timeout)
 				*timeout = 1;
+		} else if (s->sb.mem_hit) { /* whichever process the kernel chose, the sandbox's memory ended it */
+			*why = xasprintf("reached the memory limit of %llu MiB (the kernel ended it)",
+					 (unsigned long long)(s->sb.mem_limit >> 20));
 		} else if (killed || (WIFEXITED(status) && WEXITSTATUS(status) == LEAP_RUN_EXIT_LOST)) {
 			*why = xstrdup("stopped answering the harness (it closed or overwrote the harness's descriptors?)");
 		} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {

@@ -383,13 +383,15 @@ static void probe_freezer(void)
 	leap_cgroups_detect(&cg, LEAP_CG_V2);
 	char mem[300];
 	if (cg.mode[LEAP_CG_MEMORY]) {
-		snprintf(mem, sizeof mem, "%s: --memory-max limits a child's whole tree",
+		snprintf(mem, sizeof mem, "%s: --memory bounds each sandbox's processes together (leap-verify, leap-bench)",
 			 leap_cgroups_mode_name(cg.mode[LEAP_CG_MEMORY]));
 		say("ok", "memory cgroup", mem, NULL);
 	} else {
 		snprintf(mem, sizeof mem, "none this process may use%s%s", cg.note[0] ? ": " : "", cg.note);
 		say("fallback", "memory cgroup", mem,
-		    "automatic: --memory-max has no effect; a cpu child keeps its address-space limit, a cuda child none");
+		    "automatic: --memory bounds each cpu process's address space, not a sandbox's processes together; "
+		    "a cuda sandbox has no memory limit (leap-verify and leap-bench say so once); run as root, or "
+		    "where a memory controller is delegated to this user");
 	}
 	if (!cg.mode[LEAP_CG_FREEZER]) {
 		say("fallback", "cgroup freezer", cg.note[0] ? cg.note : "no cgroup freezer this process may use",
