@@ -446,7 +446,7 @@ static int make_tmp(struct leap_sandbox_env *env, struct leap_sandbox *sb, char 
 	return 0;
 }
 
-void leap_sandbox_fit_memory(struct leap_sandbox_opts *o, int cuda, uint64_t regions)
+void leap_sandbox_fit_memory(struct leap_sandbox_opts *o, int device, uint64_t regions)
 {
 	/* The regions count where the runner touches them first (leap maps cpu regions populated,
 	 * so there its own group pays; a lazy cuda staging region faults in inside the sandbox):
@@ -458,7 +458,7 @@ void leap_sandbox_fit_memory(struct leap_sandbox_opts *o, int cuda, uint64_t reg
 		o->cg_mem_bytes = whole;
 	if (!o->cg_mem_bytes)
 		o->cg_ctrl &= ~(1u << LEAP_CG_MEMORY);
-	o->mem_bytes = cuda ? 0 : whole;
+	o->mem_bytes = device ? 0 : whole; /* a device's driver reserves far more address space */
 }
 
 int leap_sandbox_start(struct leap_sandbox_env *env, struct leap_sandbox *sb, const struct leap_sandbox_opts *o,

@@ -376,7 +376,7 @@ int leap_session_open(const struct leap_session_host *h, struct leap_session *s,
 		goto fail;
 	}
 	struct leap_sandbox_opts so = o->sb ? *o->sb : *h->sb;
-	leap_sandbox_fit_memory(&so, cuda, s->rg->in_len + s->rg->out_len + s->rg->ctl_len);
+	leap_sandbox_fit_memory(&so, dev, s->rg->in_len + s->rg->out_len + s->rg->ctl_len);
 	so.pidns_freeze = o->freeze == LEAP_FREEZE_SIGNALS;
 	s->freeze = o->freeze;
 	cpu_set_t mine;
