@@ -169,6 +169,11 @@
  *   use, the hypervisor's steal, another thread of a parallel kernel waiting); many make the
  *   interval wide (noisy). Processes other than leap-compile and leap-verify of the same cache
  *   do not take the timing lock. bench/README.md has the self-test's figures.
+ * - Idle time beside a waiting thread. A block holds time in which the runner is idle, not
+ *   stalled: the hand-over with the referee around its calls (thaw, go, done, freeze), about
+ *   what overhead_ms takes out of every block. A thread the candidate leaves waiting on a busy
+ *   core makes that time a stall, which is left out (none of its threads ran): a block can come
+ *   out shorter than its twin's by at most that hand-over. Untested.
  */
 
 #include <stdlib.h>
