@@ -18,6 +18,8 @@ setup_file() {
 	build_artifact vector_add "$f/forge_times.c" "$art/forge_times.so" "${proto[@]}"
 	for n in forge_device nodev_large; do build_artifact vector_add "$f/$n.c" "$art/$n.so" "${proto[@]}"; done
 	build_artifact vector_add "$f/omp_threads.c" "$art/omp_threads.so" -fopenmp
+	build_artifact vector_add "$f/stall_decoy.c" "$art/stall_decoy.so" -D_GNU_SOURCE
+	build_artifact vector_add "$f/stall_decoy.c" "$art/stall_twin.so" -D_GNU_SOURCE -DTWIN
 	build_artifact softmax "$f/slow2x.c" "$art/slow2x.so"
 	build_artifact softmax "$f/memo_hash.c" "$art/memo_hash.so"
 	build_artifact softmax "$f/memo_addr.c" "$art/memo_addr.so"
@@ -235,6 +237,13 @@ referee_priority() {
 	assert_output "raised $want, fifo $([ "$want" = SCHED_FIFO ] && echo 1 || echo 0), child ordinary 1, restored 1"
 }
 
+@test "the stall left out never exceeds the block's time less its group's CPU time" {
+	link_with_lib "$FIXTURES/leap-bench/psi_prio.c" "$BATS_TEST_TMPDIR/psi_prio"
+	run -0 "$BATS_TEST_TMPDIR/psi_prio" stall
+	refute_output --partial WRONG
+	[ "${#lines[@]}" -eq 6 ]
+}
+
 @test "a candidate never runs at the referee's priority" {
 	passed inherit_prio >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 0.5 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
@@ -264,6 +273,31 @@ referee_priority() {
 	assert_output "timed	running	true"
 	run -0 jq -r "[($TIMED), .bench.clock, .bench.stall_ms == null] | @tsv" <<<"$wall"
 	assert_output "timed	wall	true"
+}
+
+@test "a thread left waiting on a busy core while the calls run earns nothing on the running clock" {
+	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+	# the decoy's calls run on core 0 while its low-priority spinner waits on core 1, which a loop
+	# outside holds: core 1's stall, weighed by its busy time, would be half the group's
+	# "full" total; the twin is the same calls on core 0 with no spinner
+	passed stall_decoy stall_twin >"$BATS_TEST_TMPDIR/in.jsonl"
+	taskset -c 1 bash -c 'while :; do :; done' &
+	local spin=$!
+	run leap-bench --cpus 0,1 --max-time 1 --target-ci 0.5 "$BATS_TEST_TMPDIR/in.jsonl"
+	kill "$spin"
+	[ "$status" -eq 0 ]
+	local out=$output
+	[ "$(jq -r 'select(.name == "stall_twin") | .bench.clock' <<<"$out")" = running ] ||
+		skip "no running clock here: the wall clock serves"
+	run -0 jq -r "select(.name == \"stall_twin\") | [.status, ($TIMED)] | @tsv" <<<"$out"
+	assert_output $'pass\ttimed'
+	# both do the reference's work: an ok decoy's interval must reach down to its twin's ratio
+	# (or 1). Noisy is no reward, nor is a failure: on a loaded machine the freezer may wait
+	# past the block's bound for the spinner, which gets its core so seldom.
+	run -0 jq -rs '(.[1].bench | .measured_speedup // .speedup) as $twin | .[0].bench
+		| if .status == "ok" then .speedup_ci[0] <= ([$twin, 1] | max) else (.speedup // 0) == 0 end
+		| if . then "earned no more than its twin" else "steered: \(.speedup_ci) against \($twin)" end' <<<"$out"
+	assert_output "earned no more than its twin"
 }
 
 @test "the baseline's outputs are poisoned before each of its blocks, as the candidate's are" {

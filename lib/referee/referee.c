@@ -23,8 +23,9 @@
  *   runner; nothing the runner reports is used, so patching its clock or forging its replies
  *   changes no number. On cpu the clock is the running one: less the time every runnable
  *   process of the runner's group waited for a CPU others held (the kernel's count, never the
- *   runner's), and the referee itself times at a real-time priority its runners do not
- *   inherit (prio.h), so that a shared machine's waits land in neither side's time;
+ *   runner's), but never more than the block's time less the group's CPU time
+ *   (leap_block_stall), and the referee itself times at a real-time priority its runners do
+ *   not inherit (prio.h), so that a shared machine's waits land in neither side's time;
  * - the speedup: judged as a ratio, not as two medians. Blocks come in pairs, the candidate's
  *   and the baseline's on the same sets, one after the other in alternating order, and each
  *   pair gives the ratio of their times per call; the speedup is the median of those ratios,
@@ -128,7 +129,12 @@
  *   (seeded)"; `bench/referee.sh` times a reference against itself under load.
  * - Stalls left out, and the referee's priority. On cpu a block's time leaves out the time in
  *   which every runnable process of the runner's group waited for a CPU others held (the
- *   group's `cpu.pressure` "full" total): none of the candidate's work happens then, and a
+ *   group's `cpu.pressure` "full" total), but never more than the block's time less the group's
+ *   CPU time: the kernel weighs each CPU's stall by its busy time, so a thread left waiting on a
+ *   core another job holds would count as a stall of work running at full speed elsewhere --
+ *   "the stall left out never exceeds the block's time less its group's CPU time" (psi_prio.c),
+ *   "a thread left waiting on a busy core while the calls run earns nothing on the running
+ *   clock" (stall_decoy.c). None of the candidate's work happens in what is left out, and a
  *   candidate can only make that time longer, not its work shorter (no task of its own can be
  *   what holds it off: they are all in the group, and the baseline is frozen). The referee's
  *   own waits are not left out but avoided: its timing thread runs `SCHED_FIFO` (else nice -10)
@@ -171,6 +177,11 @@
  *   use, the hypervisor's steal, another thread of a parallel kernel waiting); many make the
  *   interval wide (noisy). Processes other than leap-compile and leap-verify of the same cache
  *   do not take the timing lock. bench/README.md has the self-test's figures.
+ * - Idle time beside a waiting thread. A block holds time in which the runner is idle, not
+ *   stalled: the hand-over with the referee around its calls (thaw, go, done, freeze), about
+ *   what overhead_ms takes out of every block. A thread the candidate leaves waiting on a busy
+ *   core makes that time a stall, which is left out (none of its threads ran): a block can come
+ *   out shorter than its twin's by at most that hand-over. Untested.
  */
 
 #include <stdlib.h>
@@ -308,10 +319,12 @@ static int rec_loop(struct rec *R)
 {
 	double t0 = leap_now();
 	uint64_t ns;
-	/* the running clock only where both runners' stalls are reported: a ratio of two clocks
-	 * would be no ratio; never on cuda, where the device works while its host thread waits */
-	R->running = leap_backend_has(R->b, LEAP_BK_HOST) && !R->B->o.wall_clock &&
-		     leap_sandbox_stalled(&R->cs.sb, &ns) == 0 && leap_sandbox_stalled(&R->bs->sb, &ns) == 0;
+	/* the running clock only where both runners' stalls are reported, with the CPU time that
+	 * bounds them (leap_block_stall): a ratio of two clocks would be no ratio; never on cuda,
+	 * where the device works while its host thread waits */
+	R->running = leap_backend_has(R->b, LEAP_BK_HOST) && !R->B->o.wall_clock && leap_sandbox_stalled(&R->cs.sb, &ns) == 0 &&
+		     leap_sandbox_stalled(&R->bs->sb, &ns) == 0 && leap_sandbox_usage(&R->cs.sb, &ns) == 0 &&
+		     leap_sandbox_usage(&R->bs->sb, &ns) == 0;
 	if (calibrate(R))
 		return -1;
 	R->base_ms = R->P->call_ms;

@@ -640,9 +640,19 @@ int leap_session_block(struct leap_session *s, const struct leap_case_data *d, c
 	bt->own_ms = s->last.aux[0];
 	if (s->freeze && s->has_usage)
 		bt->cpu_ms = (double)(s->frozen_usage - u0) / 1e6;
-	if (stalls && leap_sandbox_stalled(&s->sb, &st1) == 0 && st1 >= st0)
-		bt->stall_ms = (double)(st1 - st0) / 1e6;
+	if (stalls && bt->cpu_ms >= 0 && leap_sandbox_stalled(&s->sb, &st1) == 0 && st1 >= st0)
+		bt->stall_ms = leap_block_stall(bt->ms, bt->cpu_ms, (double)(st1 - st0) / 1e6);
 	return LEAP_SESS_OK;
+}
+
+/* leap_block_stall (session.h): the kernel's count, within what the group's own CPU time
+ * leaves possible. */
+double leap_block_stall(double ms, double cpu_ms, double full_ms)
+{
+	double off = ms - cpu_ms; /* no more than the time in which none of its threads ran */
+	if (off < 0)
+		off = 0;
+	return full_ms < off ? full_ms : off;
 }
 
 int leap_session_probe(struct leap_session *s, double *copy_gbs, double *gflops)

@@ -72,7 +72,8 @@ struct leap_block {
 			   * freeze included) */
 	double cpu_ms;    /* CPU time of the child's processes meanwhile (-1: not accounted) */
 	double stall_ms;  /* the part of ms in which every runnable process of the child waited for
-			   * a CPU others held (cgroup v2 PSI "full"; -1: not reported) */
+			   * a CPU others held: cgroup v2 PSI "full", within ms - cpu_ms
+			   * (leap_block_stall; -1: not reported, or no cpu_ms) */
 	double own_ms;    /* what the runner says it took (cross-check only) */
 };
 
@@ -187,6 +188,17 @@ int leap_session_block(struct leap_session *s, const struct leap_case_data *d, c
  * up to a tick of each CPU's task (an honest log_softmax of make demo "used 2.73 ms of CPU while
  * frozen" and failed). Up to a tick per CPU that stands still is the accounting's. */
 int leap_session_usage_lag(uint64_t frozen, uint64_t now, uint64_t later, long cpus);
+
+/* The stall of a block that the running clock may leave out: full_ms, the kernel's "full" stall
+ * of the child's group over the block, but never more than the block's time less its CPU time
+ * (ms - cpu_ms, and never below 0). The kernel finds "full" per CPU and weighs each CPU's by its
+ * busy time, so a thread kept waiting on a core another job holds makes a group look stalled
+ * while its work runs at full speed on another core. Each instant in which one of its threads
+ * ran adds at least that instant to its CPU time, so ms - cpu_ms is never more than the time in
+ * which none of them ran: what is left out is such time, and the time kept is never less than
+ * the group's CPU time (the kernel's count). A parallel kernel, with more CPU time than wall
+ * time, keeps its wall time. */
+double leap_block_stall(double ms, double cpu_ms, double full_ms);
 
 /* The first parameter of slot `slot` whose canary was damaged (a write outside its buffer),
  * or -1. */
