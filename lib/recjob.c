@@ -4,7 +4,6 @@
 #include "recjob.h" /* first: pool.h's cli.h comes before util.h, whose <stdnoreturn.h> redefines noreturn */
 #include "jsonl.h"
 #include "sig.h"
-#include "tlock.h"
 #include "verdict.h"
 #include "util.h"
 #include "banned.h"
@@ -19,6 +18,8 @@ void leap_recjob_defaults(struct leap_verify_opts *o, enum leap_recjob_stage s)
 		o->trials = 3;
 		o->drawn = 3;
 		o->sb.timeout = 30;
+		o->slow = LEAP_VERIFY_SLOW;
+		o->slow_floor = LEAP_VERIFY_SLOW_FLOOR;
 		o->sb.cg_mem_bytes = 4ull << 30; /* cuda children only, unless --memory-max */
 		o->sb.cg_mem_cuda_only = 1;
 	} else {
@@ -85,8 +86,6 @@ void leap_recjob_wait(struct leap_pool *p, int kind, int alone)
 json_t *leap_recjob_verify(struct leap_verifier *v, const struct leap_recjob *j, uint64_t seed,
 			   enum leap_status *st, char **err)
 {
-	int tl = leap_timing_share(v->o.cache, j->b == LEAP_BACKEND_CPU); /* not while leap-bench times */
-	json_t *res = leap_verify_artifact(v, j->t, j->b, j->artifact, seed, st, err);
-	leap_timing_unshare(tl);
-	return res;
+	/* the timing lock is taken per call, in verify.c (share_call) */
+	return leap_verify_artifact(v, j->t, j->b, j->artifact, seed, st, err);
 }
