@@ -71,3 +71,33 @@ bench_wait() {
 	# it waited for leap-bench in between its calls
 	jq -e '.verify.ms > 5000' "$T/out.jsonl"
 }
+
+VA_OK='void vector_add(const float *a, const float *b, float *c, int n) { for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }'
+
+# wrap_cc ACT: writes $T/cc, a C compiler that first runs the shell code ACT when it compiles
+# a candidate (kernel.c), then is cc.
+wrap_cc() {
+	{
+		echo '#!/bin/sh'
+		echo 'case " $* " in *kernel.c*)'
+		echo "$1"
+		echo ';; esac'
+		echo 'exec cc "$@"'
+	} >"$T/cc"
+	chmod +x "$T/cc"
+}
+
+@test "compile: a compile that runs past --lock-hold gives the timing lock up, and leap-bench waits no longer" {
+	wrap_cc 'sleep 4'
+	jq -nc --arg c "$VA_OK" '{task: "vector_add", backend: "cpu", code: $c}' >"$T/in.jsonl"
+	mkdir -p "$LEAP_CACHE/locks"
+	leap-compile --cc "$T/cc" --lock-hold 0.5 "$T/in.jsonl" >"$T/out.jsonl" 2>"$T/err" &
+	local pid=$!
+	sleep 1.5
+	local waited
+	waited=$(bench_wait "$LEAP_CACHE/locks" 0)
+	wait "$pid"
+	echo "leap-bench waited $waited s; $(jq -c .compile.status "$T/out.jsonl")"
+	awk -v w="$waited" 'BEGIN { exit !(w < 1.5) }'
+	[ "$(jq -r .compile.status "$T/out.jsonl")" = ok ]
+}
