@@ -54,6 +54,7 @@ enum {
 	OPT_MEMORY,
 	OPT_MAX_LOG,
 	OPT_BATCH,
+	OPT_CPU_TIME,
 	OPT_LOCK_HOLD,
 };
 
@@ -434,6 +435,9 @@ static const struct leap_opt opts[] = {
 	 "run the compiler for every record (results are still stored)"},
 	{"timeout", 0, required_argument, "SECONDS", OPT_TIMEOUT,
 	 "wall-clock limit of one compiler run (default 120)"},
+	{"cpu-time", 0, required_argument, "SECONDS", OPT_CPU_TIME,
+	 "CPU time of one compiler run, its processes together (default:\n"
+	 "--timeout + 5)"},
 	{"lock-hold", 0, required_argument, "SECONDS", OPT_LOCK_HOLD,
 	 "a compile holds the timing lock of leap-bench on cpu at most this\n"
 	 "long, then runs on beside it (default 5)"},
@@ -513,6 +517,10 @@ static int parse_options(struct ctx *c, struct leap_compile_opts *o, int argc, c
 		case OPT_TIMEOUT:
 			if (leap_parse_seconds(optarg, &o->timeout) || o->timeout > 86400)
 				leap_usage_error(&c->common, "--timeout: '%s' is not a duration (e.g. 120, 30s, 2m)", optarg);
+			break;
+		case OPT_CPU_TIME:
+			if (leap_parse_seconds(optarg, &o->cpu_time) || o->cpu_time > 86400)
+				leap_usage_error(&c->common, "--cpu-time: '%s' is not a duration (e.g. 120, 30s, 2m)", optarg);
 			break;
 		case OPT_LOCK_HOLD:
 			if (leap_parse_seconds(optarg, &c->lock_hold) || c->lock_hold > 86400)
