@@ -16,7 +16,10 @@
  * behind it (and, output keeping input order, every record): a compile gives it up after
  * --lock-hold (5 s; lib/cqueue.c's keeper) and runs on beside the timing, and a call is bounded
  * by 100 times the reference's time on its case plus 2 s (lib/verify.c: call_bound), so
- * leap-bench waits at most the longer of the two. A gate lets leap-bench in between jobs that would otherwise
+ * leap-bench waits at most the longer of the two (2 to about 5 s on the bundled suite). What
+ * this leaves: a candidate's constructors and whatever it leaves running between its calls (a
+ * thread, a child) are not under the lock, and may run beside a timing for at most the
+ * record's --timeout; they cost that timing noise, never a speedup to anyone. A gate lets leap-bench in between jobs that would otherwise
  * always overlap (flock prefers no one): a job passes the gate before it takes its share, and
  * leap-bench holds the gate while it waits. Locks live in CACHE/locks/ beside the device locks;
  * processes with different caches do not see each other (a shared cache is the way to make a
