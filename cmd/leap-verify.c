@@ -184,7 +184,9 @@ static const struct leap_opt opts[] = {
 	 "a call taking more than K times the reference's time on the same\n"
 	 "case, plus --slow-floor, is a timeout (default 100; 0: only\n"
 	 "--timeout bounds a call)"},
-	{"slow-floor", 0, required_argument, "SECS", OPT_SLOW_FLOOR, "the seconds --slow adds (default 2)"},
+	{"slow-floor", 0, required_argument, "SECS", OPT_SLOW_FLOOR,
+	 "the seconds --slow adds (default 2), and the bound on loading\n"
+	 "the candidate (10 s more on cuda)"},
 	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default 4G; K, M, G suffixes)"),
 	{"memory-max", 0, required_argument, "SIZE", OPT_MEMMAX,
 	 "memory limit of a child's whole process tree through a memory\n"

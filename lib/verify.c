@@ -438,6 +438,17 @@ static double call_bound(const struct leap_verifier *v, const struct leap_vcache
 	return bound + (b == LEAP_BACKEND_CUDA && first ? LEAP_VERIFY_CUDA_FIRST : 0);
 }
 
+/* The longest the candidate's load may take (its constructors and static initializers run
+ * then), in seconds (0: no bound of its own): o.slow_floor, and LEAP_VERIFY_CUDA_FIRST more for
+ * a cuda candidate (its module's registration). Honest code does no work there; a load that
+ * sleeps or spins holds its record, and every record behind it, as a slow call would. */
+static double load_bound(const struct leap_verifier *v, enum leap_backend b)
+{
+	if (v->o.slow <= 0)
+		return 0;
+	return v->o.slow_floor + (b == LEAP_BACKEND_CUDA ? LEAP_VERIFY_CUDA_FIRST : 0);
+}
+
 /* Runs one call of case d (slot 0, staged) in s within `bound` seconds (call_bound; the
  * session's own deadline still holds): past it, the call is a timeout and vr->bound_s says
  * which bound it ran past. Returns an enum leap_sess. */
@@ -673,6 +684,12 @@ static const char *death_status(const struct leap_verifier *v, const struct leap
 				const char *artifact, const char *where, char *why, int timeout, struct vrun *vr,
 				char **denied, json_t **crash)
 {
+	if (timeout && vr->bound_s > 0 && vr->phase_case < 0) {
+		leap_buf_addf(&vr->msg, "Your code took longer than %.3g s to load (its constructors and static "
+				 "initializers run then): the bound on loading is %g s.", vr->bound_s, vr->bound_s);
+		free(why);
+		return "timeout";
+	}
 	if (timeout && vr->bound_s > 0) {
 		leap_buf_addf(&vr->msg, "Your code's call took longer than %.3g s%s: the bound on one call is %g times "
 				 "the reference's time on the same case (%.3g ms) plus %g s.", vr->bound_s, where, v->o.slow,
@@ -723,9 +740,13 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	so.lock_cache = v->o.cache; /* cuda: the GPU's lock, shared: never while leap-bench times on it */
 	struct vrun vr = {.overrun = -1, .phase_case = -1, .phase_trial = -1};
 	struct leap_session_host host = leap_verifier_host(v);
+	so.load_s = load_bound(v, b);
+	double opened = leap_now();
 	vr.r = leap_session_open(&host, &s, b, artifact, &so, err);
 	if (vr.r < 0)
 		return NULL;
+	if (vr.r == LEAP_SESS_TIMEOUT && so.load_s > 0 && leap_now() - opened < v->o.sb.timeout)
+		vr.bound_s = so.load_s; /* the load's bound, not the record's deadline */
 	if (vr.r == LEAP_SESS_OK)
 		run_cases(v, vc, b, &s, &vr);
 	char *why = NULL, *denied = NULL;

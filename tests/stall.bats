@@ -42,6 +42,20 @@ bench_wait() {
 	awk -v a="$t0" -v b="$(now)" 'BEGIN { exit !(b - a < 30) }'
 }
 
+@test "verify: a load (constructors) past --slow-floor is a timeout that says the bound" {
+	build_artifact vector_add "$FIXTURES/stall/slow_load.c" "$T/slow.so" -DSTALL_MS=1500
+	compiled_record vector_add "$T/slow.so" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-verify --timeout 60 --slow-floor 0.3 --trials 1 --drawn-cases 0 "$T/in.jsonl"
+	jq -r '.status, .verify.message' <<<"$output"
+	[ "$(jq -r .status <<<"$output")" = timeout ]
+	jq -r .verify.message <<<"$output" | grep -F "took longer than 0.3 s to load (its constructors and static initializers run then)"
+	# a load within the bound passes
+	build_artifact vector_add "$FIXTURES/stall/slow_load.c" "$T/quick.so" -DSTALL_MS=100
+	compiled_record vector_add "$T/quick.so" >"$T/in.jsonl"
+	run -0 --separate-stderr leap-verify --trials 1 --drawn-cases 0 "$T/in.jsonl"
+	[ "$(jq -r .status <<<"$output")" = pass ]
+}
+
 @test "verify: honest calls pass under the default bound, and --slow 0 leaves only --timeout" {
 	build_artifact vector_add "$FIXTURES/stall/slow_call.c" "$T/slow.so" -DSTALL_MS=300
 	compiled_record vector_add "$T/slow.so" >"$T/in.jsonl"
