@@ -24,7 +24,7 @@
  * that long. That costs the timing one core's steady load (the running clock leaves out the
  * waits it causes on the candidate's cores, a pair's two blocks share it and their ratio
  * cancels it, a burst makes a record noisy, never faster); the stall it replaces cost every
- * cpu timing up to --timeout (120 s) of waiting, hundreds of records of a rollout step. The
+ * cpu timing up to --timeout (120 s) of waiting: sixty records of two seconds each. The
  * keeper unlocks (flock LOCK_UN) and never closes: the worker, which owns the descriptor,
  * closes it after taking it out of the table under the mutex, so no descriptor number is
  * unlocked after its reuse.

@@ -68,10 +68,11 @@
  *   that as RLIMIT_CPU, and since RLIMIT_CPU is per process (cc1, as, ld, cicc, ptxas side by
  *   side or one after the other would each get it) capture() also sums the group's time from
  *   /proc (tree_ticks: the driver's tree, live processes and the children they reaped) every
- *   CPU_CHECK_S and kills the group past it; the verdict is the same `cpu_limit` -- stall.bats "compile: a compile's
- *   processes together are bounded in CPU time (--cpu-time)".
- * - Address-space limit (`--memory`, default 8 GiB), no core files, file-size limit (1 GiB) -- faults.bats "compile: ulimit -f below the artifact size:
- *   output_limit verdicts, no artifact, a later run recompiles". (The address-space limit has
+ *   CPU_CHECK_S and kills the group past it; the verdict is the same `cpu_limit` --
+ *   stall.bats "compile: a compile's processes together are bounded in CPU time (--cpu-time)".
+ * - Address-space limit (`--memory`, default 8 GiB), no core files, file-size limit (1 GiB) --
+ *   faults.bats "compile: ulimit -f below the artifact size: output_limit verdicts, no
+ *   artifact, a later run recompiles". (The address-space limit has
  *   no test of its own; the diag fuzz corpus holds a real nvcc run that hit it,
  *   `nvcc-template.txt`.)
  * - A clean environment: PATH, LD_LIBRARY_PATH, LC_ALL=C, LANG=C, and TMPDIR/HOME in the job's
