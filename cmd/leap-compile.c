@@ -54,6 +54,8 @@ enum {
 	OPT_MEMORY,
 	OPT_MAX_LOG,
 	OPT_BATCH,
+	OPT_CPU_TIME,
+	OPT_LOCK_HOLD,
 };
 
 /* One input record on its way to the output, in input order. */
@@ -76,6 +78,7 @@ struct ctx {
 	struct leap_progress progress;
 	struct leap_cache cache;
 	char *cache_root;             /* the cache directory: its locks/ hold the timing lock (tlock.h) */
+	double lock_hold;             /* --lock-hold: seconds a compile holds the timing lock at most */
 	struct leap_compiler comp;
 	int ending; /* under the engine's lock: main is freeing the compiler; a late signal does nothing */
 	enum leap_backend backend;
@@ -432,6 +435,12 @@ static const struct leap_opt opts[] = {
 	 "run the compiler for every record (results are still stored)"},
 	{"timeout", 0, required_argument, "SECONDS", OPT_TIMEOUT,
 	 "wall-clock limit of one compiler run (default 120)"},
+	{"cpu-time", 0, required_argument, "SECONDS", OPT_CPU_TIME,
+	 "CPU time of one compiler run, its processes together (default:\n"
+	 "--timeout + 5)"},
+	{"lock-hold", 0, required_argument, "SECONDS", OPT_LOCK_HOLD,
+	 "a compile holds the timing lock of leap-bench on cpu at most this\n"
+	 "long, then runs on beside it (default 5)"},
 	{"memory", 0, required_argument, "SIZE", OPT_MEMORY,
 	 "address-space limit of each compiler process (default 8G)"},
 	{"max-log", 0, required_argument, "BYTES", OPT_MAX_LOG,
@@ -508,6 +517,14 @@ static int parse_options(struct ctx *c, struct leap_compile_opts *o, int argc, c
 		case OPT_TIMEOUT:
 			if (leap_parse_seconds(optarg, &o->timeout) || o->timeout > 86400)
 				leap_usage_error(&c->common, "--timeout: '%s' is not a duration (e.g. 120, 30s, 2m)", optarg);
+			break;
+		case OPT_CPU_TIME:
+			if (leap_parse_seconds(optarg, &o->cpu_time) || o->cpu_time > 86400)
+				leap_usage_error(&c->common, "--cpu-time: '%s' is not a duration (e.g. 120, 30s, 2m)", optarg);
+			break;
+		case OPT_LOCK_HOLD:
+			if (leap_parse_seconds(optarg, &c->lock_hold) || c->lock_hold > 86400)
+				leap_usage_error(&c->common, "--lock-hold: '%s' is not a duration (e.g. 5, 500ms)", optarg);
 			break;
 		case OPT_MEMORY:
 			if (leap_parse_size(optarg, &v) || v < (64LL << 20))
@@ -600,6 +617,7 @@ int main(int argc, char **argv)
 	c->backend = -1;
 	c->jobs = cpu_count();
 	c->max_log = 4096;
+	c->lock_hold = 5;
 	int64_t cache_size = 5LL << 30;
 	const char *cache_opt = NULL;
 	int first = parse_options(c, &o, argc, argv, &cache_size, &cache_opt);
@@ -620,6 +638,7 @@ int main(int argc, char **argv)
 		leap_progress_input(&c->progress, argc - first, argv + first);
 	leap_cqueue_init(&c->q, &c->comp, &c->out, c->jobs, c->batch, emit, c);
 	c->q.lock_dir = c->cache_root;
+	c->q.lock_hold = c->lock_hold;
 
 	pthread_t sig_thread = run_threads(c, argc - first, argv + first);
 

@@ -42,7 +42,7 @@ static const char usage_tail[] =
 	"verified (no device), or in ad-hoc mode a candidate did not pass; 2 usage or fatal error.\n"
 	"128+N: ended by signal N (SIGINT, SIGTERM, SIGHUP) after writing the finished records.\n";
 
-enum { OPT_SHARE_GPU = LEAP_OPT_PRIVATE, OPT_DRAWN, OPT_MEMMAX };
+enum { OPT_SHARE_GPU = LEAP_OPT_PRIVATE, OPT_DRAWN, OPT_MEMMAX, OPT_SLOW, OPT_SLOW_FLOOR };
 
 struct ctx {
 	struct leap_common common;
@@ -180,6 +180,13 @@ static const struct leap_opt opts[] = {
 	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run; written to verify.seed)"),
 	LEAP_RUNOPT_TIMEOUT("wall-clock limit per candidate (default 30); CPU time is limited\n"
 	                    "to that times the number of CPUs"),
+	{"slow", 0, required_argument, "K", OPT_SLOW,
+	 "a call taking more than K times the reference's time on the same\n"
+	 "case, plus --slow-floor, is a timeout (default 100; 0: only\n"
+	 "--timeout bounds a call)"},
+	{"slow-floor", 0, required_argument, "SECS", OPT_SLOW_FLOOR,
+	 "the seconds --slow adds (default 2), and the bound on loading\n"
+	 "the candidate (10 s more on cuda)"},
 	LEAP_RUNOPT_MEMORY("memory of a child's whole process tree (a memory cgroup), and\n"
 	                   "each cpu process's address space, beyond the shared regions\n"
 	                   "(default 4G; K, M, G suffixes)"),
@@ -231,6 +238,14 @@ int main(int argc, char **argv)
 		case OPT_DRAWN:
 			if (leap_parse_int(optarg, 0, 1000, &o.drawn))
 				leap_usage_error(&c.common, "--drawn-cases: '%s' is not an integer in [0, 1000]", optarg);
+			break;
+		case OPT_SLOW:
+			if (leap_parse_double(optarg, 0, 1e6, &o.slow))
+				leap_usage_error(&c.common, "--slow: '%s' is not a number in [0, 1e6]", optarg);
+			break;
+		case OPT_SLOW_FLOOR:
+			if (leap_parse_seconds(optarg, &o.slow_floor) || o.slow_floor > 86400)
+				leap_usage_error(&c.common, "--slow-floor: '%s' is not a duration up to a day", optarg);
 			break;
 		case OPT_MEMMAX: {
 			int64_t v64;

@@ -310,7 +310,7 @@ stalled() {
 # signal_records: $T/fast.jsonl (one correct vector_add candidate, verified: status pass),
 # $T/slow.jsonl (a candidate whose calls sleep 1000 s) and $T/stall.jsonl (one that stalls 1000 s
 # at load), both marked pass so that leap-bench takes them. leap-verify's deadline for a record
-# is its --timeout; leap-bench ends a block of calls that takes a hundred times the baseline's
+# is its --timeout when it runs with --slow 0 (as here: no bound on one call); leap-bench ends a block of calls that takes a hundred times the baseline's
 # calls, and writes a timeout record within seconds: leap-bench's tests take the candidate
 # stalled at load, which only --timeout ends, so that its record is unfinished when the signal
 # comes however loaded the machine is.
@@ -372,28 +372,28 @@ midrun() {
 
 @test "verify: SIGTERM mid-run: status 143, whole lines, no sandbox process and no temp dir behind" {
 	signal_records
-	midrun TERM 1 leap-verify --no-progress --seed 1 --trials 1 --timeout 120
+	midrun TERM 1 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --slow 0
 	run jq -r .status "$T/out.jsonl"
 	assert_output pass
 }
 
 @test "verify: SIGINT mid-run with --jobs 2: status 130, the workers and both sandboxes end, no temp dir" {
 	signal_records
-	midrun INT 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --jobs 2
+	midrun INT 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --slow 0 --jobs 2
 	run jq -r .status "$T/out.jsonl"
 	assert_output pass
 }
 
 @test "verify: SIGTERM mid-run with --devices 0,1 (cpu slots): status 143, nothing left" {
 	signal_records
-	midrun TERM 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --devices 0,1
+	midrun TERM 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --slow 0 --devices 0,1
 	run jq -r '[.status, .verify.device_index] | @tsv' "$T/out.jsonl"
 	assert_output "$(printf 'pass\t0')"
 }
 
 @test "verify: SIGINT to the whole process group (a terminal's ^C) with --jobs 2: status 130, nothing left" {
 	signal_records
-	MIDRUN_GROUP=1 midrun INT 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --jobs 2
+	MIDRUN_GROUP=1 midrun INT 2 leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --slow 0 --jobs 2
 	run jq -r .status "$T/out.jsonl"
 	assert_output pass
 }
@@ -414,7 +414,7 @@ midrun() {
 
 @test "verify: SIGINT ignored on entry (nohup, a script's background job) stays ignored" {
 	signal_records
-	(trap '' INT; exec leap-verify --no-progress --seed 1 --trials 1 --timeout 120 "$T/fast.jsonl" "$T/slow.jsonl" >"$T/out.jsonl" 2>"$T/err") &
+	(trap '' INT; exec leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --slow 0 "$T/fast.jsonl" "$T/slow.jsonl" >"$T/out.jsonl" 2>"$T/err") &
 	local pid=$!
 	wait_for 120 '[ -n "$(sandbox_procs)" ]'
 	kill -INT "$pid"
@@ -482,7 +482,7 @@ fd_watch() {
 	signal_records
 	cat "$T/fast.jsonl" "$T/slow.jsonl" >"$T/verify.jsonl"
 	cat "$T/fast.jsonl" "$T/stall.jsonl" >"$T/bench.jsonl"
-	for prog in "leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --jobs 2|verify" \
+	for prog in "leap-verify --no-progress --seed 1 --trials 1 --timeout 120 --slow 0 --jobs 2|verify" \
 		"leap-bench --no-progress --seed 1 --max-time 0.05 --min-runs 2 --max-runs 3 --timeout 120 --devices 0,1|bench"; do
 		: >"$T/out.jsonl"
 		${prog%|*} "$T/${prog##*|}.jsonl" >"$T/out.jsonl" 2>"$T/err" &

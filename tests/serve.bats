@@ -172,8 +172,9 @@ venv_python() {
 
 @test "serve: a client that disconnects cancels its work and leaves no process behind" {
 	serve --no-bench
-	jq -cn --rawfile c "$FIXTURES/leap-verify/spin.c" \
-		'{task: "vector_add", group: "s", sample: 0, backend: "cpu", completion: ("```c\n" + $c + "```")}' |
+	# calls of 1.5 s each: within leap-verify's bound on one call (2 s and more), 27 s in all
+	jq -cn --rawfile c "$FIXTURES/stall/slow_call.c" \
+		'{task: "vector_add", group: "s", sample: 0, backend: "cpu", completion: ("```c\n#define STALL_MS 1500\n" + $c + "```")}' |
 		curl -s --data-binary @- "$URL/v1/evaluate" >/dev/null &
 	client=$!
 	# the processes working for it: the pipeline and the sandbox that runs the candidate
@@ -188,7 +189,7 @@ venv_python() {
 	# the client leaves while its candidate runs
 	kill "$client"
 	wait "$client" || true
-	# the candidate would spin for leap-verify's whole timeout (30 s): its pipeline is ended
+	# the candidate would run for most of leap-verify's timeout (30 s): its pipeline is ended
 	# instead, and the record is dropped
 	for _ in $(seq 300); do
 		curl -s "$URL/metrics" | grep -q '^leap_serve_cancelled_records_total 1$' && break

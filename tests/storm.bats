@@ -2,7 +2,8 @@
 # storm.bats - the storm of issue 26: a candidate whose behaviour is drawn call by call from a
 # seed (tests/fixtures/storm/storm.c: shrink or scribble the shared regions, random bytes and
 # forged replies on the runner's descriptors, signals, exits, hangs, forks, lingering threads,
-# memory held in several processes)
+# memory held in several processes, calls that stall past leap-verify's bound while a probe takes
+# the timing lock as leap-bench does)
 # through leap-verify and leap-bench; tests/storm/run.sh runs it and checks what leap promises
 # whatever a candidate does. `make bench-storm` runs thousands of records.
 # Not in the bench stream (tests/README.md): its leap-bench has a cache of its own and accepts
@@ -20,4 +21,6 @@ load helpers
 	assert_line --regexp '^storm: leap-bench: 100 records in .*runtime_error/runtime_error [0-9]+'
 	# it draws memory held in several processes at once, which a memory cgroup bounds as a whole
 	assert_line --regexp '^storm: leap-verify: memory acts [1-9][0-9]*, all four held '
+	# no record held the timing lock: the probe's longest wait is printed (run.sh checks its bound)
+	assert_line --regexp "^storm: leap-bench's lock: the longest wait [0-9]+ ms"
 }

@@ -297,6 +297,7 @@ int leap_compile_lookup(struct leap_compiler *c, const struct leap_variant *v, c
 	/* a limit verdict is only reused under limits no larger than those that produced it */
 	const char *why = leap_get_str(m, "reason", "");
 	if (((st == LEAP_C_TIMEOUT || !strcmp(why, "cpu_limit")) && leap_get_num(m, "timeout", 0) < c->o.timeout) ||
+	    (!strcmp(why, "cpu_limit") && leap_get_num(m, "cpu_time", 0) < leap_compile_cpu_limit(&c->o)) ||
 	    (!strcmp(why, "memory_limit") && leap_get_num(m, "memory", 0) < (double)c->o.mem_limit) ||
 	    (!strcmp(why, "output_limit") && leap_get_num(m, "output", 0) < (double)c->o.out_limit)) {
 		json_decref(m);
@@ -553,6 +554,7 @@ void leap_compile_publish(struct leap_compiler *c, const char *key, const char *
 {
 	json_t *m = json_pack("{s:s,s:f,s:f,s:f,s:f}", "status", leap_cstatus_name(r->status), "ms", r->ms, "timeout",
 			      c->o.timeout, "memory", (double)c->o.mem_limit, "output", (double)c->o.out_limit);
+	json_object_set_new(m, "cpu_time", json_real(leap_compile_cpu_limit(&c->o)));
 	if (r->reason)
 		json_object_set_new(m, "reason", json_string(r->reason));
 	if (r->message)
@@ -632,7 +634,8 @@ static void judge(struct leap_compiler *c, struct leap_variant *v, const char *c
 		r->status = LEAP_C_ERROR;
 		if (sig == SIGXCPU) {
 			r->reason = xstrdup("cpu_limit");
-			r->message = xasprintf("the compiler used more than %g s of CPU time", c->o.timeout + 5);
+			r->message = xasprintf("the compiler used more than %g s of CPU time (its processes together)",
+					       leap_compile_cpu_limit(&c->o));
 		} else if (sig == SIGXFSZ) {
 			r->reason = xstrdup("output_limit");
 			r->message = xasprintf("the compiler wrote a file larger than %lld bytes",

@@ -24,6 +24,8 @@ struct leap_compile_opts {
 	char **cc_flags;       /* extra options for cc */
 	size_t n_cc_flags;
 	double timeout;        /* wall-clock seconds per compiler run */
+	double cpu_time;       /* CPU seconds per compiler run, its processes together (--cpu-time;
+				  0: leap_compile_cpu_limit's default) */
 	int64_t mem_limit;     /* address-space limit of each compiler process (bytes; 0: none) */
 	int64_t out_limit;     /* file-size limit of each compiler process (bytes; 0: none) */
 	size_t max_diags;      /* diagnostics kept per result */
@@ -34,6 +36,14 @@ struct leap_compile_opts {
 				    namespace of the compilers' own, when the system allows one */
 	size_t nhide;
 };
+
+/* The CPU time one compiler run may use, all of its processes together (cc1, as, ld, cicc,
+ * ptxas: RLIMIT_CPU bounds each alone): --cpu-time, else the wall-clock limit plus 5 s, which a
+ * compiler that runs one process at a time never reaches before its timeout. */
+static inline double leap_compile_cpu_limit(const struct leap_compile_opts *o)
+{
+	return o->cpu_time > 0 ? o->cpu_time : o->timeout + 5;
+}
 
 /* The toolchain of one backend, resolved on first use. */
 struct leap_tool {

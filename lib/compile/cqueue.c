@@ -14,11 +14,26 @@
  * compiles them in one translation unit (cbatch.c); whichever the batch does not build is
  * compiled alone. One mutex guards the window, the queue and the table; the three condition
  * variables wake the workers (work), the writer (done) and the reader (space).
+ *
+ * A compile runs on the cpu, so it holds the timing lock shared (tlock.h) while leap-bench of
+ * the same cache waits to time a cpu record; but one compile that runs long (an assembler made
+ * to count for a minute with nested .rept, a template bomb up to --timeout) would hold every
+ * timing behind it. So a keeper thread gives up each share held longer than lock_hold
+ * (--lock-hold, default 5 s) while the compiler runs on: leap-bench then waits at most
+ * lock_hold for the compiles it finds running, and may time beside a compiler that has run
+ * that long. That costs the timing one core's steady load (the running clock leaves out the
+ * waits it causes on the candidate's cores, a pair's two blocks share it and their ratio
+ * cancels it, a burst makes a record noisy, never faster); the stall it replaces cost every
+ * cpu timing up to --timeout (120 s) of waiting: sixty records of two seconds each. The
+ * keeper unlocks (flock LOCK_UN) and never closes: the worker, which owns the descriptor,
+ * closes it after taking it out of the table under the mutex, so no descriptor number is
+ * unlocked after its reuse.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 
 #include "cqueue.h"
@@ -35,6 +50,12 @@ struct leap_cqueue_job {
 	int done;
 	int refs;                  /* slots waiting on it */
 	struct leap_cresult res;
+};
+
+/* A worker's share of the timing lock. */
+struct leap_cqueue_hold {
+	int fd;       /* -1: none (or given up by the keeper) */
+	double since; /* leap_now() when it was taken */
 };
 
 static void job_unref(struct leap_cqueue_job *j)
@@ -61,6 +82,73 @@ void leap_cqueue_init(struct leap_cq *q, struct leap_compiler *comp, struct leap
 	pthread_cond_init(&q->work_cv, NULL);
 	pthread_cond_init(&q->done_cv, NULL);
 	pthread_cond_init(&q->space_cv, NULL);
+	pthread_condattr_t ca;
+	if (pthread_condattr_init(&ca) || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) ||
+	    pthread_cond_init(&q->hold_cv, &ca))
+		leap_die("cannot make a condition variable on the monotonic clock");
+	pthread_condattr_destroy(&ca);
+	q->holds = xcalloc((size_t)q->workers, sizeof *q->holds);
+	for (int i = 0; i < q->workers; i++)
+		q->holds[i].fd = -1;
+}
+
+/* Puts share `fd` (of leap_timing_share) in a free slot of the keeper's table. Returns the
+ * slot, or -1 when there is nothing to keep. */
+static int hold_start(struct leap_cq *q, int fd)
+{
+	if (fd < 0 || !q->keeper_on)
+		return -1;
+	pthread_mutex_lock(&q->lock);
+	int h = 0;
+	while (h < q->workers && q->holds[h].fd >= 0) /* a worker holds one share at most */
+		h++;
+	if (h < q->workers) {
+		q->holds[h] = (struct leap_cqueue_hold){fd, leap_now()};
+		pthread_cond_signal(&q->hold_cv);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return h < q->workers ? h : -1;
+}
+
+/* Takes slot h out of the keeper's table, then lets go of share fd (given up already or not). */
+static void hold_end(struct leap_cq *q, int h, int fd)
+{
+	if (h >= 0) {
+		pthread_mutex_lock(&q->lock);
+		q->holds[h].fd = -1;
+		pthread_mutex_unlock(&q->lock);
+	}
+	leap_timing_unshare(fd);
+}
+
+/* The keeper: gives up every share held past lock_hold (the design above), sleeping until the
+ * next one comes due or a new one is taken, until leap_cqueue_finish. */
+static void *keeper(void *arg)
+{
+	struct leap_cq *q = arg;
+	pthread_mutex_lock(&q->lock);
+	while (!q->keeper_stop) {
+		double now = leap_now(), due = now + 3600;
+		for (int h = 0; h < q->workers; h++) {
+			struct leap_cqueue_hold *k = &q->holds[h];
+			if (k->fd < 0)
+				continue;
+			if (k->since + q->lock_hold <= now) {
+				flock(k->fd, LOCK_UN); /* fails only on a bad descriptor: the slot holds a live one */
+				k->fd = -1;
+			} else if (k->since + q->lock_hold < due) {
+				due = k->since + q->lock_hold;
+			}
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		double at = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + (due - now) + 0.001;
+		ts.tv_sec = (time_t)at;
+		ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+		pthread_cond_timedwait(&q->hold_cv, &q->lock, &ts);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
 }
 
 void leap_cqueue_lock(struct leap_cq *q)
@@ -173,6 +261,7 @@ static void *worker(void *arg)
 		}
 		pthread_mutex_unlock(&q->lock);
 		int tl = leap_timing_share(q->lock_dir, 1); /* a compiler runs on the cpu (tlock.h) */
+		int hold = hold_start(q, tl);
 		if (n > 1) {
 			const char **codes = xcalloc(n, sizeof(char *)), **keys = xcalloc(n, sizeof(char *));
 			struct leap_cresult *res = xcalloc(n, sizeof(*res));
@@ -195,7 +284,7 @@ static void *worker(void *arg)
 		} else {
 			leap_compile_run(q->comp, j->v, j->code, j->key, &j->res);
 		}
-		leap_timing_unshare(tl);
+		hold_end(q, hold, tl);
 		pthread_mutex_lock(&q->lock);
 		for (size_t g = 0; g < n; g++) {
 			group[g]->done = 1;
@@ -274,6 +363,9 @@ static void *writer(void *arg)
 
 void leap_cqueue_start(struct leap_cq *q)
 {
+	q->keeper_on = q->lock_dir && q->lock_hold > 0;
+	if (q->keeper_on && pthread_create(&q->keeper, NULL, keeper, q))
+		leap_die("cannot start a thread");
 	q->threads = xcalloc((size_t)q->workers + 1, sizeof(pthread_t));
 	for (int i = 0; i < q->workers; i++)
 		if (pthread_create(&q->threads[i], NULL, worker, q))
@@ -291,6 +383,14 @@ void leap_cqueue_finish(struct leap_cq *q)
 	pthread_mutex_unlock(&q->lock);
 	for (int i = 0; i <= q->workers; i++)
 		pthread_join(q->threads[i], NULL);
+	if (q->keeper_on) {
+		pthread_mutex_lock(&q->lock);
+		q->keeper_stop = 1;
+		pthread_cond_signal(&q->hold_cv);
+		pthread_mutex_unlock(&q->lock);
+		pthread_join(q->keeper, NULL);
+		q->keeper_on = 0;
+	}
 	free(q->threads);
 	q->threads = NULL;
 }
@@ -298,6 +398,8 @@ void leap_cqueue_finish(struct leap_cq *q)
 void leap_cqueue_free(struct leap_cq *q)
 {
 	free(q->inflight);
+	free(q->holds);
+	pthread_cond_destroy(&q->hold_cv);
 	pthread_cond_destroy(&q->work_cv);
 	pthread_cond_destroy(&q->done_cv);
 	pthread_cond_destroy(&q->space_cv);

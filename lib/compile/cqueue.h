@@ -43,6 +43,7 @@ enum leap_cqueue_state {
 };
 
 struct leap_cqueue_job;
+struct leap_cqueue_hold;
 
 struct leap_cqueue_slot {
 	struct leap_cqueue_slot *next;
@@ -70,11 +71,17 @@ struct leap_cq {
 	int eof;
 	pthread_t *threads;       /* workers, then the writer */
 	const char *lock_dir;     /* the cache whose timing lock a compile takes shared (tlock.h), or NULL */
+	double lock_hold;         /* seconds a compile holds that lock at most (--lock-hold; <= 0: to its end) */
+	struct leap_cqueue_hold *holds; /* per worker: the share it holds and since when (under `lock`) */
+	pthread_cond_t hold_cv;   /* wakes the keeper: a share taken, or the end */
+	int keeper_on, keeper_stop;
+	pthread_t keeper;         /* gives up the shares held past lock_hold */
 };
 
 void leap_cqueue_init(struct leap_cq *q, struct leap_compiler *comp, struct leap_out *out, int workers, int batch,
 		  leap_cqueue_emit_fn emit, void *arg);
-/* Starts the threads (with the calling thread's signal mask). Dies when one cannot start. */
+/* Starts the threads (with the calling thread's signal mask), and with lock_dir and lock_hold
+ * set (after init) the keeper of the timing lock. Dies when one cannot start. */
 void leap_cqueue_start(struct leap_cq *q);
 /* Sets s to the result of compiling `code` (taken over) for v under cache key `key`: from the
  * cache (LEAP_CQUEUE_RESULT), a compile of the same key running now (LEAP_CQUEUE_DUP; not with

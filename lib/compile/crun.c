@@ -64,9 +64,15 @@
  *   signal and run on until they finish or reach their CPU limit (untested). faults.bats
  *   "compile: killed halfway (SIGKILL), a later run compiles every record and the artifacts
  *   load" shows the cache stays sound.
- * - Address-space limit (`--memory`, default 8 GiB), CPU-time limit (timeout + 5 s), no core
- *   files, file-size limit (1 GiB) -- faults.bats "compile: ulimit -f below the artifact size:
- *   output_limit verdicts, no artifact, a later run recompiles". (The address-space limit has
+ * - CPU time of a run's processes together (`--cpu-time`, default the timeout + 5 s): each has
+ *   that as RLIMIT_CPU, and since RLIMIT_CPU is per process (cc1, as, ld, cicc, ptxas side by
+ *   side or one after the other would each get it) capture() also sums the group's time from
+ *   /proc (tree_ticks: the driver's tree, live processes and the children they reaped) every
+ *   CPU_CHECK_S and kills the group past it; the verdict is the same `cpu_limit` --
+ *   stall.bats "compile: a compile's processes together are bounded in CPU time (--cpu-time)".
+ * - Address-space limit (`--memory`, default 8 GiB), no core files, file-size limit (1 GiB) --
+ *   faults.bats "compile: ulimit -f below the artifact size: output_limit verdicts, no
+ *   artifact, a later run recompiles". (The address-space limit has
  *   no test of its own; the diag fuzz corpus holds a real nvcc run that hit it,
  *   `nvcc-template.txt`.)
  * - A clean environment: PATH, LD_LIBRARY_PATH, LC_ALL=C, LANG=C, and TMPDIR/HOME in the job's
@@ -110,9 +116,12 @@
  * Mitigation for the rest: run leap-compile as an unprivileged user that can read nothing
  * secret (not root, no SSH keys or tokens readable).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +139,7 @@
 #include "core/banned.h"
 
 #define CAPTURE_MAX (1 << 20)   /* compiler output kept per run */
+#define CPU_CHECK_S 0.2          /* how often a run's CPU time is summed (tree_ticks) */
 
 /* Searches PATH for `name` (or checks it when it holds a '/'). Newly allocated absolute
  * path, or NULL. */
@@ -161,7 +171,7 @@ static char **child_env(const char *dir)
  * unprivileged user; the compiler keeps the caller's file access outside).
  */
 static void describe(const struct leap_compiler *c, int ns, char *const argv[], char *const env[],
-		     const char *dir, double timeout, int64_t mem, int64_t fsize, int nul, int out,
+		     const char *dir, double cpu, int64_t mem, int64_t fsize, int nul, int out,
 		     struct leap_child *ch)
 {
 	leap_child_init(ch);
@@ -179,7 +189,7 @@ static void describe(const struct leap_compiler *c, int ns, char *const argv[], 
 		leap_child_limit(ch, RLIMIT_AS, (uint64_t)mem, (uint64_t)mem);
 	if (fsize > 0)
 		leap_child_limit(ch, RLIMIT_FSIZE, (uint64_t)fsize, (uint64_t)fsize);
-	leap_child_limit(ch, RLIMIT_CPU, (uint64_t)timeout + 5, (uint64_t)timeout + 10);
+	leap_child_limit(ch, RLIMIT_CPU, (uint64_t)ceil(cpu), (uint64_t)ceil(cpu) + 5);
 	leap_child_limit(ch, RLIMIT_CORE, 0, 0);
 	if (ns) {
 		/* never run the compiler where the suite is visible once hiding was promised */
@@ -218,22 +228,81 @@ static void reap_registered(struct leap_compiler *c, struct leap_child *ch)
 	pthread_mutex_unlock(&c->run_lock);
 }
 
+/* The CPU ticks of process `pid` (its user and system time and that of the children it
+ * reaped: a driver reaps its cc1, as, ld) and of its live descendants, read from /proc/PID/stat
+ * and /proc/PID/task/TID/children (no namespace of the compilers hides our /proc). A walk of
+ * the tree costs a few reads per process, where a scan of /proc costs one per process of the
+ * machine (17 ms a scan on a loaded two-core machine with 215 processes). A descendant whose
+ * parent died before it (reparented) is no longer seen; a compiler has no reason to leave one. */
+static double tree_ticks(pid_t pid, int depth)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	char *p = strrchr(buf, ')'); /* the name before it may hold anything */
+	unsigned long long ut, st, cut, cst;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut, &st, &cut,
+			 &cst) != 4)
+		return 0; /* gone meanwhile: its parent's cutime has it, or will */
+	double ticks = (double)(ut + st + cut + cst);
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = depth < 16 ? opendir(path) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/task/%.20s/children", (int)pid, e->d_name);
+		FILE *f = fopen(path, "re");
+		int child;
+		while (f && fscanf(f, "%d", &child) == 1)
+			ticks += tree_ticks((pid_t)child, depth + 1);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return ticks;
+}
+
+/* Kills the child's group when its process tree together used more than `cpu` seconds of CPU
+ * (checked every CPU_CHECK_S; *next is when next), marking r->cpu_out. Returns 1 then. */
+static int over_cpu(const struct leap_child *ch, double cpu, double *next, struct leap_crun *r)
+{
+	if (leap_now() < *next)
+		return 0;
+	*next = leap_now() + CPU_CHECK_S;
+	double hz = (double)sysconf(_SC_CLK_TCK);
+	if (hz <= 0 || tree_ticks(ch->pid, 0) / hz <= cpu)
+		return 0;
+	kill(-ch->pid, SIGKILL);
+	r->cpu_out = 1;
+	return 1;
+}
+
 /* Reads the child's output from `fd` into r->out (at most CAPTURE_MAX, the rest counted in
- * r->dropped) until it closed its output and exited, or `deadline` passed (r->timed_out). The
- * child is not reaped, so that its group id stays ours. */
-static void capture(const struct leap_child *ch, int fd, double deadline, struct leap_crun *r)
+ * r->dropped) until it closed its output and exited, or `deadline` passed (r->timed_out), or
+ * its processes used `cpu` seconds of CPU together (r->cpu_out; the group is killed, and
+ * reading goes on to the exit). The child is not reaped, so that its group id stays ours. */
+static void capture(const struct leap_child *ch, int fd, double deadline, double cpu, struct leap_crun *r)
 {
 	int open_pipe = 1;
 	char chunk[8192];
+	double next = leap_now() + CPU_CHECK_S;
 	for (;;) {
 		double left = deadline - leap_now();
 		if (left <= 0) {
 			r->timed_out = 1;
 			return;
 		}
+		if (!r->cpu_out)
+			over_cpu(ch, cpu, &next, r);
 		if (open_pipe) {
 			struct pollfd p = {fd, POLLIN, 0};
-			int ms = left > 1.0 ? 1000 : (int)(left * 1000) + 1;
+			int ms = left > CPU_CHECK_S ? (int)(CPU_CHECK_S * 1000) : (int)(left * 1000) + 1;
 			int n = poll(&p, 1, ms);
 			if (n < 0 && errno != EINTR) {
 				open_pipe = 0;
@@ -287,7 +356,9 @@ int leap_crun(struct leap_compiler *c, int isolate, char *const argv[], const ch
 	}
 	char **env = child_env(dir);
 	struct leap_child ch;
-	describe(c, isolate ? c->ns : 0, argv, env, dir, timeout, mem, fsize, nul, pfd[1], &ch);
+	/* a run that reads a candidate's code has the compile's CPU bound; a query, its timeout's */
+	double cpu = isolate ? leap_compile_cpu_limit(&c->o) : timeout + 5;
+	describe(c, isolate ? c->ns : 0, argv, env, dir, cpu, mem, fsize, nul, pfd[1], &ch);
 	double t0 = leap_now();
 	int started = start_registered(c, &ch);
 	if (started)
@@ -299,10 +370,12 @@ int leap_crun(struct leap_compiler *c, int isolate, char *const argv[], const ch
 		close(pfd[0]);
 		return -1;
 	}
-	capture(&ch, pfd[0], t0 + timeout, r);
+	capture(&ch, pfd[0], t0 + timeout, cpu, r);
 	reap_registered(c, &ch);
 	close(pfd[0]);
-	r->status = ch.status;
+	/* a group killed for its CPU time ends as the kernel's RLIMIT_CPU would have ended it: one
+	 * verdict (cpu_limit) for both */
+	r->status = r->cpu_out ? SIGXCPU : ch.status;
 	r->ms = (leap_now() - t0) * 1000.0;
 	if (ch.setup_error[0]) {
 		*err = xasprintf("compiler set-up: %s", ch.setup_error);

@@ -12,6 +12,8 @@
 struct leap_crun {
 	int status;        /* wait status */
 	int timed_out;
+	int cpu_out;       /* its processes together passed the CPU limit: the group was killed,
+			    * and status says SIGXCPU */
 	double ms;
 	struct leap_buf out; /* stdout and stderr together, at most 1 MiB */
 	size_t dropped;      /* bytes beyond that */

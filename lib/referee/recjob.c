@@ -19,6 +19,8 @@ void leap_recjob_defaults(struct leap_verify_opts *o, enum leap_recjob_stage s)
 		o->trials = 3;
 		o->drawn = 3;
 		o->sb.timeout = 30;
+		o->slow = LEAP_VERIFY_SLOW;
+		o->slow_floor = LEAP_VERIFY_SLOW_FLOOR;
 	} else {
 		o->trials = 1; /* every timed call is checked once */
 		o->sb.timeout = 0;
@@ -83,8 +85,6 @@ void leap_recjob_wait(struct leap_pool *p, int kind, int alone)
 json_t *leap_recjob_verify(struct leap_verifier *v, const struct leap_recjob *j, uint64_t seed,
 			   enum leap_status *st, char **err)
 {
-	int tl = leap_timing_share(v->o.cache, leap_backend_has(j->b, LEAP_BK_HOST)); /* not while leap-bench times */
-	json_t *res = leap_verify_artifact(v, j->t, j->b, j->artifact, seed, st, err);
-	leap_timing_unshare(tl);
-	return res;
+	/* the timing lock is taken per call, in verify.c (share_call) */
+	return leap_verify_artifact(v, j->t, j->b, j->artifact, seed, st, err);
 }

@@ -25,8 +25,9 @@ enum { LEAP_RECJOB_CPU = 0, LEAP_RECJOB_CUDA = 1 };
 
 /* Sets *o to the stage's defaults, before its options are parsed: 4G of memory per sandbox
  * (leap_sandbox_fit_memory), 16M files, the default process limit, namespaces, CUDA device
- * 0; leap-verify 3 trials on 3 drawn cases within 30 s; leap-bench one trial per check and a
- * timeout left 0 (then --max-time + 30). */
+ * 0; leap-verify 3 trials on 3 drawn cases within 30 s, a call within LEAP_VERIFY_SLOW times
+ * the reference's time on its case plus LEAP_VERIFY_SLOW_FLOOR; leap-bench one trial per
+ * check and a timeout left 0 (then --max-time + 30). */
 void leap_recjob_defaults(struct leap_verify_opts *o, enum leap_recjob_stage s);
 
 /* What a record asks for. */
@@ -58,8 +59,9 @@ enum leap_recjob_what leap_recjob_classify(json_t *rec, enum leap_recjob_stage s
  * once on a signal (the caller checks leap_signal_caught). */
 void leap_recjob_wait(struct leap_pool *p, int kind, int alone);
 
-/* Verifies job j (RUN) as leap_verify_artifact does, holding the cpu timing lock shared
- * (tlock.h) so that it never runs beside a record leap-bench times on the cpu. */
+/* Verifies job j (RUN) as leap_verify_artifact does: a cpu candidate's calls each hold the cpu
+ * timing lock shared (tlock.h), so that none runs beside a record leap-bench times on the cpu
+ * and leap-bench never waits for more than one call. */
 json_t *leap_recjob_verify(struct leap_verifier *v, const struct leap_recjob *j, uint64_t seed,
 			   enum leap_status *st, char **err);
 

@@ -10,9 +10,16 @@
  * A pipeline `leap-compile | leap-verify | leap-bench` on cpu runs compilers and verification
  * runners on the cores leap-bench times on, and they come and go in bursts: a timed block
  * beside them measures them. So leap-bench takes the timing lock exclusively while it times a
- * record, and leap-compile and leap-verify take it shared around each job (a compiler run, a
- * candidate's verification): a job waits while a record is timed, and a record waits for the
- * jobs already running to end. A gate lets leap-bench in between jobs that would otherwise
+ * record, and leap-compile and leap-verify take it shared around each job (a compiler run, one
+ * call of a candidate): a job waits while a record is timed, and a record waits for the jobs
+ * already running to end. No job may hold it long, or one candidate would hold every timing
+ * behind it (and, output keeping input order, every record): a compile gives it up after
+ * --lock-hold (5 s; lib/cqueue.c's keeper) and runs on beside the timing, and a call is bounded
+ * by 100 times the reference's time on its case plus 2 s (lib/verify.c: call_bound), so
+ * leap-bench waits at most the longer of the two (2 to about 5 s on the bundled suite). What
+ * this leaves: a candidate's constructors and whatever it leaves running between its calls (a
+ * thread, a child) are not under the lock, and may run beside a timing for at most the
+ * record's --timeout; they cost that timing noise, never a speedup to anyone. A gate lets leap-bench in between jobs that would otherwise
  * always overlap (flock prefers no one): a job passes the gate before it takes its share, and
  * leap-bench holds the gate while it waits. Locks live in CACHE/locks/ beside the device locks;
  * processes with different caches do not see each other (a shared cache is the way to make a
@@ -36,8 +43,8 @@ int leap_timing_lock(const char *cache, int *said, int fd[2], char **err);
 void leap_timing_unlock(int fd[2]);
 
 /* leap-compile, leap-verify: the one place a job holds back for leap-bench. A job that runs
- * on the cpu (`on_cpu`: every compiler run, whatever it builds, and a cpu candidate's
- * verification; lib/compile/cqueue.c and lib/referee/recjob.c) takes the timing lock of cache directory
+ * on the cpu (`on_cpu`: every compiler run, whatever it builds, and each call of a cpu
+ * candidate's verification; lib/compile/cqueue.c and lib/referee/verify.c) takes the timing lock of cache directory
  * `cache` shared, waiting while a record is timed; a cuda candidate's verification (on_cpu 0)
  * runs on its GPU and takes nothing. Returns a descriptor to give to leap_timing_unshare, or
  * -1 when there is no lock to take (the job goes on without). */

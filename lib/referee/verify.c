@@ -54,6 +54,7 @@
 #include "sandbox/crash.h"
 #include "core/files.h"
 #include "core/jsonl.h"
+#include "tlock.h"
 #include "task/unseen.h"
 #include "core/util.h"
 #include "verify.h"
@@ -137,6 +138,7 @@ void leap_verifier_free(struct leap_verifier *v)
 		for (size_t j = 0; j < v->cache[i].ncases; j++)
 			leap_case_free(&v->cache[i].cd[j]);
 		free(v->cache[i].cd);
+		free(v->cache[i].ref_s);
 		for (size_t k = 0; k < v->cache[i].ndrawn; k++)
 			free(v->cache[i].drawn[k].vals);
 		free(v->cache[i].drawn);
@@ -451,6 +453,7 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 	for (size_t k = 0; k < ndrawn; k++)
 		leap_task_draw_case(t, seed, k, &drawn[k]);
 	struct leap_case_data *cd = xcalloc(n ? n : 1, sizeof *cd);
+	double *ref_s = xcalloc(n ? n : 1, sizeof *ref_s);
 	uint64_t arena = 64;
 	size_t ci = 0;
 	for (; ci < n; ci++) {
@@ -465,7 +468,10 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 			arena = d->arena_bytes;
 		for (int k = 0; k < trials; k++) {
 			leap_case_inputs(d, (uint32_t)k, seed, (unsigned)(ci * (size_t)trials + (size_t)k), NULL);
+			double r0 = leap_now();
 			int rc = leap_case_reference(d, (uint32_t)k, ref);
+			if (leap_now() - r0 > ref_s[ci])
+				ref_s[ci] = leap_now() - r0;
 			if (rc) {
 				*err = xasprintf("the reference of task '%s' returned %d on %s", t->id, rc, d->desc);
 				ci++;
@@ -474,12 +480,13 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 		}
 	}
 	xgrow((void **)&v->cache, &v->ccap, v->ncache + 1, sizeof *v->cache);
-	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, n, drawn, ndrawn, arena};
+	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, n, drawn, ndrawn, arena, ref_s};
 	return &v->cache[v->ncache++];
 fail:
 	for (size_t i = 0; i < ci; i++)
 		leap_case_free(&cd[i]);
 	free(cd);
+	free(ref_s);
 	for (size_t k = 0; k < ndrawn; k++)
 		free(drawn[k].vals);
 	free(drawn);
@@ -512,9 +519,66 @@ struct vrun {
 	struct leap_buf msg;
 	int phase_case, phase_trial; /* where the run was last, -1 while loading */
 	double run_ms;            /* the candidate's own time in its calls */
+	double bound_s;           /* > 0: the call ran past this bound (call_bound) */
+	double ref_s;             /* then: the reference's time on that case */
 };
 
 #define RERUNS 3 /* reruns of a mismatched call, to tell a race from a steady bug */
+
+/* The longest one call of case ci may take, in seconds (0: no bound of its own): o.slow times
+ * the reference's time on the same case plus o.slow_floor, and for the first call of a cuda
+ * candidate LEAP_VERIFY_CUDA_FIRST more. A call past it would hold the pipeline (the timing
+ * lock, and every record behind it in the output's order) for nothing an honest kernel needs:
+ * the reference is the plainest code of the task, timed in this process on the same inputs. */
+static double call_bound(const struct leap_verifier *v, const struct leap_vcache *vc, size_t ci, enum leap_backend b,
+			 int first)
+{
+	if (v->o.slow <= 0)
+		return 0;
+	double bound = v->o.slow * vc->ref_s[ci] + v->o.slow_floor;
+	return bound + (b == LEAP_BACKEND_CUDA && first ? LEAP_VERIFY_CUDA_FIRST : 0);
+}
+
+/* The longest the candidate's load may take (its constructors and static initializers run
+ * then), in seconds (0: no bound of its own): o.slow_floor, and LEAP_VERIFY_CUDA_FIRST more for
+ * a cuda candidate (its module's registration). Honest code does no work there; a load that
+ * sleeps or spins holds its record, and every record behind it, as a slow call would. */
+static double load_bound(const struct leap_verifier *v, enum leap_backend b)
+{
+	if (v->o.slow <= 0)
+		return 0;
+	return v->o.slow_floor + (b == LEAP_BACKEND_CUDA ? LEAP_VERIFY_CUDA_FIRST : 0);
+}
+
+/* Runs one call of case d (slot 0, staged) in s within `bound` seconds (call_bound; the
+ * session's own deadline still holds): past it, the call is a timeout and vr->bound_s says
+ * which bound it ran past. Returns an enum leap_sess. */
+static int bounded_call(struct leap_session *s, const struct leap_case_data *d, double bound, struct vrun *vr,
+			struct leap_block *bt)
+{
+	uint32_t slot = 0;
+	double deadline = s->sb.deadline, end = leap_now() + bound;
+	int tight = bound > 0 && end < deadline;
+	if (tight)
+		s->sb.deadline = end;
+	int r = leap_session_block(s, d, &slot, 1, LEAP_RUN_OP_CALL, bt);
+	s->sb.deadline = deadline;
+	if (r == LEAP_SESS_TIMEOUT && tight)
+		vr->bound_s = bound;
+	return r;
+}
+
+/* Takes the cpu timing lock shared for one call of a cpu candidate (tlock.h), so that leap-bench
+ * waits for one call at most, never for a whole record, and gets in between two calls. The time
+ * waited for it is leap-bench's, not the candidate's: it moves the session's deadline. Returns
+ * the descriptor for leap_timing_unshare (-1: none). */
+static int share_call(const struct leap_verifier *v, struct leap_session *s, enum leap_backend b)
+{
+	double t0 = leap_now();
+	int fd = leap_timing_share(v->o.cache, b == LEAP_BACKEND_CPU);
+	s->sb.deadline += leap_now() - t0;
+	return fd;
+}
 
 /* A mismatch message without its "Wrong output in case 2 (rows=7, cols=33): ", which the
  * sentence around it says once. */
@@ -538,8 +602,8 @@ static void outputs_of(const struct leap_session *s, const struct leap_case_data
  * steady bug gives the same bytes every time. When they differ, says so in vr->msg before
  * the first run's words, and what the other run gave. A failed rerun ends the reruns and
  * changes no verdict: the first run's stands. */
-static void rerun_mismatch(struct leap_session *s, const struct leap_case_data *d, uint32_t k, struct vrun *vr,
-			   const char *first)
+static void rerun_mismatch(struct leap_session *s, const struct leap_case_data *d, uint32_t k, double bound,
+			   struct vrun *vr, const char *first)
 {
 	struct leap_buf was = {0}, now = {0};
 	outputs_of(s, d, &was);
@@ -547,10 +611,9 @@ static void rerun_mismatch(struct leap_session *s, const struct leap_case_data *
 	int differ = 0;
 	for (int r = 0; r < RERUNS && !differ; r++) {
 		leap_session_stage(s, d, k, 0);
-		uint32_t slot = 0;
 		struct leap_block bt;
-		if (leap_session_block(s, d, &slot, 1, LEAP_RUN_OP_CALL, &bt) != LEAP_SESS_OK ||
-		    leap_session_guards(s, d, 0) >= 0)
+		struct vrun past = {.bound_s = 0}; /* a rerun past the bound changes no verdict */
+		if (bounded_call(s, d, bound, &past, &bt) != LEAP_SESS_OK || leap_session_guards(s, d, 0) >= 0)
 			break;
 		leap_buf_reset(&now);
 		outputs_of(s, d, &now);
@@ -589,32 +652,45 @@ static void add_passed(struct leap_buf *msg, const struct leap_vcache *vc, size_
 	leap_buf_addf(msg, " passed before it%s", passed + 1 < vc->ncases ? "; the later ones were not run." : ".");
 }
 
-/* Runs every case and trial in session s until the first mismatch, damaged guard or failure. */
-static void run_cases(const struct leap_vcache *vc, int trials, struct leap_session *s, struct vrun *vr)
+/* Trial k of case ci in session s: staged, called within its bound, its guards and outputs
+ * checked (a mismatch rerun). */
+static void one_call(const struct leap_verifier *v, const struct leap_vcache *vc, size_t ci, int k, enum leap_backend b,
+		     struct leap_session *s, struct vrun *vr)
+{
+	struct leap_case_data *d = &vc->cd[ci];
+	double bound = call_bound(v, vc, ci, b, ci == 0 && k == 0);
+	leap_session_layout(s, d);
+	leap_session_stage(s, d, (uint32_t)k, 0);
+	struct leap_block bt;
+	vr->r = bounded_call(s, d, bound, vr, &bt);
+	vr->ref_s = vc->ref_s[ci];
+	if (vr->r != LEAP_SESS_OK)
+		return;
+	vr->run_ms += bt.ms;
+	if ((vr->overrun = leap_session_guards(s, d, 0)) >= 0) {
+		vr->overrun_at = damage_at(s, d, (size_t)vr->overrun); /* the arena ends with the session */
+		return;
+	}
+	char *m = NULL;
+	vr->mismatch = leap_case_check(d, (uint32_t)k, 0, s->arena, 1, &vr->es, &m);
+	if (vr->mismatch) {
+		rerun_mismatch(s, d, (uint32_t)k, bound, vr, m);
+		free(m);
+	}
+}
+
+/* Runs every case and trial in session s until the first mismatch, damaged guard or failure,
+ * holding the timing lock shared for one call at a time (share_call). */
+static void run_cases(const struct leap_verifier *v, const struct leap_vcache *vc, enum leap_backend b,
+		      struct leap_session *s, struct vrun *vr)
 {
 	for (size_t ci = 0; ci < vc->ncases && vr->r == LEAP_SESS_OK && !vr->mismatch; ci++) {
-		struct leap_case_data *d = &vc->cd[ci];
-		for (int k = 0; k < trials && vr->r == LEAP_SESS_OK && !vr->mismatch; k++) {
+		for (int k = 0; k < v->o.trials && vr->r == LEAP_SESS_OK && !vr->mismatch && vr->overrun < 0; k++) {
 			vr->phase_case = (int)ci;
 			vr->phase_trial = k;
-			leap_session_layout(s, d);
-			leap_session_stage(s, d, (uint32_t)k, 0);
-			uint32_t slot = 0;
-			struct leap_block bt;
-			vr->r = leap_session_block(s, d, &slot, 1, LEAP_RUN_OP_CALL, &bt);
-			if (vr->r != LEAP_SESS_OK)
-				break;
-			vr->run_ms += bt.ms;
-			if ((vr->overrun = leap_session_guards(s, d, 0)) >= 0) {
-				vr->overrun_at = damage_at(s, d, (size_t)vr->overrun); /* the arena ends with the session */
-				break;
-			}
-			char *m = NULL;
-			vr->mismatch = leap_case_check(d, (uint32_t)k, 0, s->arena, 1, &vr->es, &m);
-			if (vr->mismatch) {
-				rerun_mismatch(s, d, (uint32_t)k, vr, m);
-				free(m);
-			}
+			int tl = share_call(v, s, b);
+			one_call(v, vc, ci, k, b, s, vr);
+			leap_timing_unshare(tl);
 		}
 		if (vr->r == LEAP_SESS_OK && !vr->mismatch && vr->overrun < 0)
 			vr->passed++;
@@ -711,6 +787,19 @@ static const char *death_status(const struct leap_verifier *v, const struct leap
 				const char *artifact, const char *where, char *why, int timeout, struct vrun *vr,
 				char **denied, json_t **crash)
 {
+	if (timeout && vr->bound_s > 0 && vr->phase_case < 0) {
+		leap_buf_addf(&vr->msg, "Your code took longer than %.3g s to load (its constructors and static "
+				 "initializers run then): the bound on loading is %g s.", vr->bound_s, vr->bound_s);
+		free(why);
+		return "timeout";
+	}
+	if (timeout && vr->bound_s > 0) {
+		leap_buf_addf(&vr->msg, "Your code's call took longer than %.3g s%s: the bound on one call is %g times "
+				 "the reference's time on the same case (%.3g ms) plus %g s.", vr->bound_s, where, v->o.slow,
+			      vr->ref_s * 1e3, v->o.slow_floor);
+		free(why);
+		return "timeout";
+	}
 	if (timeout) {
 		leap_buf_addf(&vr->msg, "Your code %s%s: the limit is %g s.", why ? why : "timed out", where,
 			      v->o.sb.timeout);
@@ -749,11 +838,15 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	so.lock_cache = v->o.cache; /* cuda: the GPU's lock, shared: never while leap-bench times on it */
 	struct vrun vr = {.overrun = -1, .phase_case = -1, .phase_trial = -1};
 	struct leap_session_host host = leap_verifier_host(v);
+	so.load_s = load_bound(v, b);
+	double opened = leap_now();
 	vr.r = leap_session_open(&host, &s, b, artifact, &so, err);
 	if (vr.r < 0)
 		return NULL;
+	if (vr.r == LEAP_SESS_TIMEOUT && so.load_s > 0 && leap_now() - opened < v->o.sb.timeout)
+		vr.bound_s = so.load_s; /* the load's bound, not the record's deadline */
 	if (vr.r == LEAP_SESS_OK)
-		run_cases(vc, trials, &s, &vr);
+		run_cases(v, vc, b, &s, &vr);
 	char *why = NULL, *denied = NULL;
 	int timeout = 0;
 	struct leap_buf output = {0};

@@ -23,7 +23,20 @@ struct leap_verify_opts {
 	const char *device;           /* cuda device index ("0") */
 	char *libexec;                /* directory of leap-run-cpu / leap-run-cuda */
 	char *cache;                  /* cache directory (reference builds) */
+	double slow;                  /* a call may take this many times the reference's time on its
+				       * case plus slow_floor seconds, else the record is a timeout
+				       * (0: only the record's timeout bounds it) */
+	double slow_floor;
 };
+
+/* leap-verify's bound on one call (--slow, --slow-floor): 100 times the reference's time on the
+ * same case, plus 2 s for what the reference does not pay (a fresh process's page faults, a
+ * thread pool's start, a machine under load); the floor alone bounds the candidate's load. Leap-bench bounds its blocks the same way
+ * (verdict.h: LEAP_BENCH_SLOW); the first call of a cuda candidate gets LEAP_VERIFY_CUDA_FIRST
+ * more seconds (the module's lazy load, a PTX JIT on a GPU the build did not target). */
+#define LEAP_VERIFY_SLOW 100.0
+#define LEAP_VERIFY_SLOW_FLOOR 2.0
+#define LEAP_VERIFY_CUDA_FIRST 10.0
 
 /* The trusted reference of a task, built once per process and called in this process. */
 struct leap_ref {
@@ -44,6 +57,8 @@ struct leap_vcache {
 	struct leap_case *drawn;      /* the drawn cases' values (cd[task->ncases + k].c) */
 	size_t ndrawn;
 	uint64_t arena; /* the largest arena a case needs */
+	double *ref_s;  /* per case: the reference's longest time over its trials, in seconds (the
+			 * base of the bound on a candidate's call: leap_verify_opts.slow) */
 };
 
 /* Per-program verification state (owned by main's context). */

@@ -281,7 +281,8 @@ static int load(struct leap_session *s)
 		s->dead = 1;
 		return r == -2 ? LEAP_SESS_TIMEOUT : LEAP_SESS_DIED;
 	}
-	r = read_reply_within(s, s->hello_s); /* the constructors' time is bounded as the hello's */
+	/* the constructors' time is bounded as the hello's, or as the caller says */
+	r = read_reply_within(s, s->load_s > 0 ? s->load_s : s->hello_s);
 	if (r == LEAP_SESS_OK && s->last.seq != 0) {
 		s->dead = 1;
 		return LEAP_SESS_DIED;
@@ -399,6 +400,7 @@ int leap_session_open(const struct leap_session_host *h, struct leap_session *s,
 	close(art);
 	free(runner);
 	s->hello_s = o->hello_s;
+	s->load_s = o->load_s;
 	int r = read_hello(s, dev, sock[0], err);
 	if (sock[0] >= 0)
 		close(sock[0]);

@@ -61,6 +61,8 @@ struct leap_session_opts {
 	double hello_s;           /* > 0: the runner's hello, and its answer to the load (the
 				   * candidate's constructors), must each come within this many
 				   * seconds (the sandbox's deadline still bounds the rest) */
+	double load_s;            /* > 0: the answer to the load must come within this many seconds,
+				   * instead of hello_s (leap-verify: lib/verify.c, load_bound) */
 };
 
 /* Grows o (zeroed first by the caller) to fit case d with `calls` calls per block. */
@@ -131,6 +133,7 @@ struct leap_session {
 				   * descriptors of device memory (each client inherits them), or -1 */
 	int loaded;               /* the artifact was told to load: every reply since may be forged */
 	double hello_s;           /* the bound on each start-up reply (struct leap_session_opts) */
+	double load_s;            /* the bound on the load's reply, when > 0 */
 	int lock_fd;              /* the device lock held for the session, or -1 */
 	int has_usage;
 	int ncpus;                /* the cores its processes may run on (leap_session_usage_lag) */

@@ -4,7 +4,9 @@
 # then checks that leap held: every record came out, in order, each with a verdict; leap
 # exited 0 (no error record, no death); nothing is left running, no sandbox temp dir, no
 # control group, leap never held more than a few dozen memfds at once, and where a memory
-# cgroup serves no sandbox held more than --memory over its processes (tests/storm.bats;
+# cgroup serves no sandbox held more than --memory over its processes; while leap-verify runs,
+# a probe takes the timing lock as leap-bench does, again and again, and never waits long: no
+# record holds it, and no record whose candidate stalled a call passes (tests/storm.bats;
 # `make bench-storm` runs thousands).
 #
 # usage: tests/storm/run.sh DIR [VERIFY_RECORDS [BENCH_RECORDS]]   (default 300 and 150)
@@ -107,10 +109,36 @@ memory() {
 	echo "storm: $name: memory acts $acts, all four held $all ($cg)"
 }
 
+# probe OUT: until $d/probe.stop exists, takes the timing lock as leap-bench does (the gate,
+# then the jobs lock, exclusively) every 0.2 s, and keeps the longest wait (ms) in OUT.
+probe() {
+	local most=0 t0 w
+	mkdir -p "$LEAP_CACHE/locks"
+	while [ ! -e "$d/probe.stop" ]; do
+		t0=$(date +%s%N)
+		flock -x "$LEAP_CACHE/locks/cpu-gate.lock" flock -x "$LEAP_CACHE/locks/cpu-jobs.lock" true
+		w=$((($(date +%s%N) - t0) / 1000000))
+		[ "$w" -gt "$most" ] && most=$w && echo "$most" >"$1"
+		sleep 0.2
+	done
+}
+
 # every record: a status that is a verdict, a message that is a string, no error object
 VERDICT='if .error then "error" elif .bench then "\(.status)/\(.bench.status)" else .status end'
 KNOWN='["pass", "mismatch", "runtime_error", "timeout"]'
-run leap-verify "$nv" '' leap-verify --jobs 2 --timeout 2 --memory 128M --no-progress
+rm -f "$d/probe.stop" "$d/probe.ms"
+probe "$d/probe.ms" &
+probe_pid=$!
+# a call within 10 times the reference's time (a few ms, however loaded the machine) plus
+# 0.3 s: a stall (1.2 s) is past that bound and within --timeout
+run leap-verify "$nv" '' leap-verify --jobs 2 --timeout 2 --memory 128M --slow 10 --slow-floor 0.3 --no-progress
+touch "$d/probe.stop"
+wait "$probe_pid"
+echo "storm: leap-bench's lock: the longest wait $(cat "$d/probe.ms" 2>/dev/null || echo 0) ms"
+# a call bounded at about 0.3 s, a mismatch's reruns at most 3 more: below the 2 s a record held
+[ "$(cat "$d/probe.ms" 2>/dev/null || echo 0)" -le 1500 ] || bad "leap-verify held the timing lock $(cat "$d/probe.ms") ms at once"
+jq -c 'select(.status == "pass" and (.verify.output // "" | test("stall")))' "$d/leap-verify.out" >"$d/stall.bad"
+[ ! -s "$d/stall.bad" ] || bad "leap-verify passed a record whose call stalled: $(head -c 300 "$d/stall.bad")"
 memory leap-verify
 jq -c --argjson k "$KNOWN" 'select(.error or (.status | IN($k[]) | not) or (.verify.message | type) != "string")' \
 	"$d/leap-verify.out" >"$d/leap-verify.bad" 2>&1
