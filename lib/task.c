@@ -100,7 +100,8 @@ int leap_role_parse(const char *s, enum leap_role *r)
 	return -1;
 }
 
-static const char *const dists[] = {"normal", "uniform", "small", "large", "sparse", "positive", "logits", "near_one"};
+static const char *const dists[] = {"normal", "uniform", "small", "large", "sparse", "positive", "logits", "near_one",
+				     "ties", "large_int"};
 #define NDISTS (sizeof(dists) / sizeof(dists[0]))
 
 const char *leap_dist_name(unsigned bit)

@@ -45,7 +45,12 @@ enum leap_dist {
 				      * softmax over thousands of columns has outputs above 1e-2 */
 	LEAP_DIST_NEAR_ONE = 1 << 7, /* 1 + N(0, 1) * 1e-2: a product of thousands of them stays
 				      * finite and far from 0 (a cumulative product is informative) */
-	LEAP_DIST_LAST = LEAP_DIST_NEAR_ONE,
+	LEAP_DIST_TIES = 1 << 8,     /* integers from -4 to 4, uniformly: every row of more than a
+				      * few elements repeats its maximum, so a stated tie rule is tested */
+	LEAP_DIST_LARGE_INT = 1 << 9, /* N(0, 1) * 16 rounded to an integer: exact in TF32, half and
+				       * bf16, and so are the products and float sums of them, so a
+				       * dot product leaves exp's range (e^88) in every precision alike */
+	LEAP_DIST_LAST = LEAP_DIST_LARGE_INT,
 	LEAP_DIST_ALL_DEFAULT = 0x1f,
 };
 

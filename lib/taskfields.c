@@ -181,7 +181,7 @@ static int parse_dist(struct leap_task_loader *l, json_t *dist, struct leap_para
 			bit <<= 1;
 		if (bit > LEAP_DIST_LAST) {
 			json_decref(list);
-			return bad(l, name, "dist[%zu]: unknown pattern (normal, uniform, small, large, sparse, positive, logits, near_one)", k);
+			return bad(l, name, "dist[%zu]: unknown pattern (normal, uniform, small, large, sparse, positive, logits, near_one, ties, large_int)", k);
 		}
 		p->dists |= bit;
 	}
