@@ -57,6 +57,22 @@ enum leap_dist {
 /* Name of a single pattern bit, or NULL. */
 const char *leap_dist_name(unsigned bit);
 
+/* Operator families (task.json "families") and the input patterns each needs, so that a
+ * kernel right only where the operator is easy fails: the one table is in task.c, and
+ * leap-task(5) lists it. A task of a family has an input buffer that allows one of `need`
+ * (an integer input counts for `tie` when its range holds at most LEAP_TIE_SPAN values). */
+struct leap_family {
+	const char *name;
+	unsigned need;     /* any of these patterns (enum leap_dist bits) */
+	const char *why;   /* the operators, and what the patterns reach in them */
+};
+
+#define LEAP_TIE_SPAN 16
+
+/* The family named `name`, or NULL; leap_family_at(i) the i-th of the table (NULL past it). */
+const struct leap_family *leap_family_find(const char *name);
+const struct leap_family *leap_family_at(size_t i);
+
 struct leap_param {
 	char *name;
 	enum leap_type type;
@@ -143,6 +159,7 @@ struct leap_task {
 	double atol, rtol;
 	enum leap_precision precision;   /* "precision": the arithmetic the tolerance admits */
 	unsigned libraries;              /* "libraries": vendor libraries a candidate may use (LEAP_LIB_*) */
+	unsigned families;               /* "families": bit i is leap_family_at(i) */
 	unsigned baseline_libraries;     /* "baseline_libraries": those baseline.cu links */
 	int baseline_vendor;             /* "baseline_kind": 1 vendor (a library call), 0 kernel */
 	struct leap_expr *bytes, *flops; /* optional: minimal traffic and work of one call */

@@ -486,6 +486,45 @@ static int parse_ranges(struct leap_task_loader *l, json_t *v, const struct leap
 
 /* task.json's fields in the order they are read: a field's parser may use what the rows
  * above it filled (params the entry point, baseline_kind baseline_libraries, ranges all). */
+/* 1 if some input buffer of t may be drawn in a pattern of family f's hard region. */
+static int family_covered(const struct leap_task *t, const struct leap_family *f)
+{
+	for (size_t i = 0; i < t->nparams; i++) {
+		const struct leap_param *p = &t->params[i];
+		if (p->role != LEAP_ROLE_IN && p->role != LEAP_ROLE_INOUT)
+			continue;
+		if (leap_type_is_float(p->type) ? (p->dists & f->need) != 0
+						: (f->need & LEAP_DIST_TIES) && p->hi - p->lo < LEAP_TIE_SPAN)
+			return 1;
+	}
+	return 0;
+}
+
+/* "families": operator families (task.c's table), each of whose hard region some input must
+ * reach: a task that names softmax but draws no large input is refused here, not found out by a
+ * wrong kernel's ok. */
+static int parse_families(struct leap_task_loader *l, json_t *v, const struct leap_task_field *f)
+{
+	l->t->families = 0;
+	if (!v)
+		return 0;
+	if (!json_is_array(v))
+		return bad(l, f->name, "must be an array of family names");
+	size_t k;
+	json_t *e;
+	json_array_foreach(v, k, e) {
+		const struct leap_family *fam = json_is_string(e) ? leap_family_find(json_string_value(e)) : NULL;
+		if (!fam)
+			return bad(l, f->name, "[%zu]: unknown family (exp, norm, tie)", k);
+		if (!family_covered(l->t, fam))
+			return bad(l, f->name, "%s: no input may be drawn in its hard region: %s", fam->name, fam->why);
+		for (size_t i = 0; leap_family_at(i); i++)
+			if (leap_family_at(i) == fam)
+				l->t->families |= 1u << i;
+	}
+	return 0;
+}
+
 static const struct leap_task_field fields[] = {
 	{"id", "string", "a string is required", parse_id, SLOT(id), "the task id, equal to the folder name"},
 	{"level", "integer", "an integer from 1 to 9", parse_level, SLOT(level), "1 operators, 2 fusions, 3 blocks"},
@@ -495,6 +534,7 @@ static const struct leap_task_field fields[] = {
 	 "\"double\" or \"float\": what reference.c computes in"},
 	{"entry", "string", "a string is required", parse_entry, SLOT(entry), "the entry point, a C identifier"},
 	{"params", "array", "an array of parameters", parse_params, LEAP_NO_SLOT, "the entry point's parameters"},
+	{"families", "array", NULL, parse_families, LEAP_NO_SLOT, "operator families whose hard regions inputs reach"},
 	{"cases", "array", "an array of verification cases", parse_cases, LEAP_NO_SLOT, "the verification cases"},
 	{"bench", "object", "the benchmark case, an object of scalar values", parse_bench, SLOT(bench),
 	 "the benchmark case on the GPU"},
