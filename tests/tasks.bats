@@ -58,6 +58,16 @@ setup() {
 	assert_output ""
 }
 
+@test "tasks: every task naming an operator of a family declares the family, or its notes say why not" {
+	run -0 python3 "$FIXTURES/patterns/families-lint.py" $(own_tasks)
+	# the lint finds a task that names softmax and declares nothing
+	mkdir -p "$WORK/t/softmax"
+	cp tasks/softmax/reference.c "$WORK/t/softmax/"
+	jq 'del(.families)' tasks/softmax/task.json >"$WORK/t/softmax/task.json"
+	run -1 python3 "$FIXTURES/patterns/families-lint.py" "$WORK/t/softmax"
+	assert_output "softmax: names 'softmax' but declares no family exp"
+}
+
 # The two fairness tests share their builds (check-task.sh builds a task once per directory).
 FAIR="$BATS_FILE_TMPDIR/fair"
 
