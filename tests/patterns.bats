@@ -16,13 +16,16 @@ setup() {
 # narrowed TASK PATTERN...: a task root holding a copy of bundled TASK without PATTERN in any
 # dist and without families; prints the root.
 narrowed() {
-	local id=$1 root="$W/narrow"
+	local id=$1 root="$W/narrow" dir
 	shift
+	for dir in tasks/"$id" tasks/*/"$id"; do # leap's own suite, or a suite folder
+		[ -f "$dir/task.json" ] && break
+	done
 	mkdir -p "$root"
-	cp -R "tasks/$id" "$root/"
+	cp -R "$dir" "$root/"
 	jq --argjson drop "$(printf '%s\n' "$@" | jq -R . | jq -s .)" \
 		'del(.families) | .params |= map(if .dist then .dist -= $drop else . end)' \
-		"tasks/$id/task.json" >"$root/$id/task.json"
+		"$dir/task.json" >"$root/$id/task.json"
 	echo "$root"
 }
 
@@ -63,5 +66,29 @@ verdict_of() {
 	assert_output "mismatch value"
 	old=$(narrowed argmax ties)
 	run -0 verdict_of argmax "$FIXTURES/patterns/argmax_lanes.c" "$old"
+	assert_output "pass -"
+}
+
+@test "patterns: KernelBench's layernorm with E[x^2] - E[x]^2 in float fails on groups near one, passed on zero-mean groups" {
+	run -0 verdict_of kb1_040_layernorm "$FIXTURES/patterns/kb_layernorm_naive_var.c"
+	assert_output "mismatch value"
+	old=$(narrowed kb1_040_layernorm near_one)
+	run -0 verdict_of kb1_040_layernorm "$FIXTURES/patterns/kb_layernorm_naive_var.c" "$old"
+	assert_output "pass -"
+}
+
+@test "patterns: KernelBench's arg-max over a dimension that breaks ties by lane fails on exact ties, passed on continuous patterns" {
+	run -0 verdict_of kb1_051_argmax_dim "$FIXTURES/patterns/kb_argmax_lanes.c"
+	assert_output "mismatch value"
+	old=$(narrowed kb1_051_argmax_dim ties)
+	run -0 verdict_of kb1_051_argmax_dim "$FIXTURES/patterns/kb_argmax_lanes.c" "$old"
+	assert_output "pass -"
+}
+
+@test "patterns: KernelBench's linear, gelu and softmax without the row maximum fails on large_int inputs, passed on normal and uniform" {
+	run -0 verdict_of kb2_099_linear_gelu_softmax "$FIXTURES/patterns/kb_linear_gelu_softmax_nomax.c"
+	assert_output --regexp "^mismatch (value|not_finite)$"
+	old=$(narrowed kb2_099_linear_gelu_softmax large_int)
+	run -0 verdict_of kb2_099_linear_gelu_softmax "$FIXTURES/patterns/kb_linear_gelu_softmax_nomax.c" "$old"
 	assert_output "pass -"
 }
