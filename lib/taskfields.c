@@ -484,8 +484,6 @@ static int parse_ranges(struct leap_task_loader *l, json_t *v, const struct leap
 
 #define SLOT(member) offsetof(struct leap_task, member)
 
-/* task.json's fields in the order they are read: a field's parser may use what the rows
- * above it filled (params the entry point, baseline_kind baseline_libraries, ranges all). */
 /* 1 if some input buffer of t may be drawn in a pattern of family f's hard region. */
 static int family_covered(const struct leap_task *t, const struct leap_family *f)
 {
@@ -514,8 +512,13 @@ static int parse_families(struct leap_task_loader *l, json_t *v, const struct le
 	json_t *e;
 	json_array_foreach(v, k, e) {
 		const struct leap_family *fam = json_is_string(e) ? leap_family_find(json_string_value(e)) : NULL;
-		if (!fam)
-			return bad(l, f->name, "[%zu]: unknown family (exp, norm, tie)", k);
+		if (!fam) {
+			char names[128] = "";
+			for (size_t i = 0; leap_family_at(i); i++)
+				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+					 leap_family_at(i)->name);
+			return bad(l, f->name, "[%zu]: unknown family (%s)", k, names);
+		}
 		if (!family_covered(l->t, fam))
 			return bad(l, f->name, "%s: no input may be drawn in its hard region: %s", fam->name, fam->why);
 		for (size_t i = 0; leap_family_at(i); i++)
@@ -525,6 +528,8 @@ static int parse_families(struct leap_task_loader *l, json_t *v, const struct le
 	return 0;
 }
 
+/* task.json's fields in the order they are read: a field's parser may use what the rows
+ * above it filled (params the entry point, baseline_kind baseline_libraries, ranges all). */
 static const struct leap_task_field fields[] = {
 	{"id", "string", "a string is required", parse_id, SLOT(id), "the task id, equal to the folder name"},
 	{"level", "integer", "an integer from 1 to 9", parse_level, SLOT(level), "1 operators, 2 fusions, 3 blocks"},
