@@ -120,6 +120,9 @@ static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 	json_object_set_new(o, "baseline_libraries", blibs);
 	json_object_set_new(o, "ranges", leap_task_ranges_json(t));
 	json_object_set_new(o, "ranges_derived", json_boolean(t->ranges_derived));
+	if (t->residue_mod)
+		json_object_set_new(o, "residues",
+				    json_pack("{sI}", t->params[t->residue_param].name, (json_int_t)t->residue_mod));
 	if (draw) {
 		json_t *d = json_array();
 		for (int k = 0; k < draw; k++) {

@@ -497,6 +497,9 @@ static void add_sizes(struct leap_buf *s, const struct leap_task *t, enum leap_b
 	if (t->nranges)
 		leap_buf_adds(s, "; and, at every check, on cases of random sizes drawn within the checked bounds, "
 				 "none more costly than the largest listed case");
+	if (t->residue_mod)
+		leap_buf_addf(s, ", and on small cases of every remainder of `%s` modulo %lld",
+			      t->params[t->residue_param].name, (long long)t->residue_mod);
 	leap_buf_adds(s, ". Speed is measured on ");
 	add_case(s, t, bc);
 	leap_buf_adds(s, ".\n");

@@ -170,6 +170,9 @@ struct leap_task {
 	int ranges_derived;              /* 1: no "ranges" in task.json; [min, max] of the listed cases */
 	int64_t draw_max_bytes;          /* the most buffer bytes of a listed case: a drawn case's budget */
 	int64_t draw_max_flops;          /* likewise for `flops` (-1: no flops budget) */
+	/* "residues": the scalar whose every remainder modulo residue_mod a run checks (0: none) */
+	size_t residue_param;
+	int64_t residue_mod;
 };
 
 /* 1 if `id` is a valid task id: [A-Za-z0-9_.-]+, not starting with '.', at most 128 bytes.
@@ -262,6 +265,14 @@ int leap_task_load_ranges(struct leap_task *t, json_t *ranges, const char *where
  * The same (t, seed, k) always gives the same case, whatever else was drawn. Fills
  * out->vals (new, t->nparams entries) and returns 0; -1 when t has no ranges. */
 int leap_task_draw_case(const struct leap_task *t, uint64_t seed, size_t k, struct leap_case *out);
+
+/* Residue case number k (0 .. residue_mod - 1) of task t: a listed case (the second, else the
+ * next that works) with the scalar of "residues" at the least value of its range that is k
+ * modulo residue_mod and at least residue_mod (so that a vector body runs once before its
+ * remainder; else the least that is k modulo residue_mod), the other ranged scalars kept where
+ * their ranges allow; valid and within the budget. The same for every seed. Fills out->vals
+ * (new) and returns 0; -1 when t has no residues or no such case exists. */
+int leap_task_residue_case(const struct leap_task *t, size_t k, struct leap_case *out);
 
 /* The smallest case on top of listed case `base`: every scalar with a range at its lowest
  * value (in drawing order), the others as in the listed case. Fills out->vals (new) and

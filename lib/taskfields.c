@@ -482,6 +482,42 @@ static int parse_ranges(struct leap_task_loader *l, json_t *v, const struct leap
 	return leap_task_load_ranges(l->t, v, l->where, &l->err);
 }
 
+/* "residues": {"n": M}, M a power of 2 up to 64: a run checks a case of every remainder of n
+ * modulo M (leap_task_residue_case), so that a kernel wrong at one remainder a vector width
+ * could leave fails whatever the seed. Every remainder must have a case within the ranges and
+ * the budget. */
+static int parse_residues(struct leap_task_loader *l, json_t *v, const struct leap_task_field *f)
+{
+	struct leap_task *t = l->t;
+	t->residue_mod = 0;
+	if (!v)
+		return 0;
+	if (!json_is_object(v) || json_object_size(v) != 1)
+		return bad(l, f->name, "must be an object of one scalar and its modulus, such as {\"n\": 64}");
+	const char *name;
+	json_t *m;
+	json_object_foreach(v, name, m) { /* one entry */
+		size_t i = 0;
+		while (i < t->nranges && strcmp(t->params[t->ranges[i].param].name, name))
+			i++;
+		if (i == t->nranges)
+			return bad(l, f->name, "'%s' is not a scalar with a range", name);
+		json_int_t mod = json_is_integer(m) ? json_integer_value(m) : 0;
+		if (mod < 2 || mod > 64 || (mod & (mod - 1)))
+			return bad(l, f->name, "%s: the modulus must be 2, 4, 8, 16, 32 or 64", name);
+		t->residue_param = t->ranges[i].param;
+		t->residue_mod = mod;
+	}
+	for (int64_t k = 0; k < t->residue_mod; k++) {
+		struct leap_case c;
+		if (leap_task_residue_case(t, (size_t)k, &c))
+			return bad(l, f->name, "%s: no case within the ranges and the budget is %lld modulo %lld",
+				   t->params[t->residue_param].name, (long long)k, (long long)t->residue_mod);
+		free(c.vals);
+	}
+	return 0;
+}
+
 #define SLOT(member) offsetof(struct leap_task, member)
 
 /* 1 if some input buffer of t may be drawn in a pattern of family f's hard region. */
@@ -553,6 +589,7 @@ static const struct leap_task_field fields[] = {
 	{"bytes", "string", NULL, parse_expr, SLOT(bytes), "the least memory traffic of a call, an expression"},
 	{"flops", "string", NULL, parse_expr, SLOT(flops), "the arithmetic of a call, an expression"},
 	{"ranges", "object", NULL, parse_ranges, LEAP_NO_SLOT, "the values of the scalars in drawn cases"},
+	{"residues", "object", NULL, parse_residues, LEAP_NO_SLOT, "a scalar whose every remainder a run checks"},
 	{"tags", "any", NULL, NULL, LEAP_NO_SLOT, "free form"},
 	{"notes", "any", NULL, NULL, LEAP_NO_SLOT, "free form"},
 	{NULL},

@@ -335,7 +335,8 @@ static enum leap_status record_status(const char *s)
 
 /* The cases of task t for `seed` with their inputs and reference results, computed once
  * per run (the seed is per run, so every candidate of the task sees the same inputs): the
- * listed cases, then v->o.drawn cases of sizes drawn from the seed within the task's ranges.
+ * listed cases, then v->o.drawn cases of sizes drawn from the seed within the task's ranges,
+ * then a case of every remainder of the task's "residues" (none when no case is drawn).
  * Returns NULL with a new message in *err when the reference fails. */
 static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err)
 {
@@ -346,10 +347,15 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 	if (!ref)
 		return NULL;
 	int trials = v->o.trials;
-	size_t ndrawn = t->nranges && v->o.drawn > 0 ? (size_t)v->o.drawn : 0, n = t->ncases + ndrawn;
+	/* the drawn cases, then (where the task asks for "residues") a case of every remainder */
+	size_t nrand = t->nranges && v->o.drawn > 0 ? (size_t)v->o.drawn : 0;
+	size_t nres = nrand ? (size_t)t->residue_mod : 0, ndrawn = nrand + nres, n = t->ncases + ndrawn;
 	struct leap_case *drawn = xcalloc(ndrawn ? ndrawn : 1, sizeof *drawn);
-	for (size_t k = 0; k < ndrawn; k++)
+	for (size_t k = 0; k < nrand; k++)
 		leap_task_draw_case(t, seed, k, &drawn[k]);
+	for (size_t k = 0; k < nres; k++) /* the loader proved each exists */
+		if (leap_task_residue_case(t, k, &drawn[nrand + k]))
+			leap_task_smallest_case(t, 0, &drawn[nrand + k]);
 	struct leap_case_data *cd = xcalloc(n ? n : 1, sizeof *cd);
 	uint64_t arena = 64;
 	size_t ci = 0;
@@ -359,7 +365,9 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 		if (leap_case_prepare(d, t, c, ci, (uint32_t)trials, 1, err))
 			goto fail;
 		d->tol = v->o.tolerance;
-		if (ci >= t->ncases)
+		if (ci >= t->ncases + nrand)
+			leap_case_mark_residue(d);
+		else if (ci >= t->ncases)
 			leap_case_mark_drawn(d);
 		if (d->arena_bytes > arena)
 			arena = d->arena_bytes;
@@ -374,7 +382,7 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 		}
 	}
 	xgrow((void **)&v->cache, &v->ccap, v->ncache + 1, sizeof *v->cache);
-	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, n, drawn, ndrawn, arena};
+	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, n, drawn, ndrawn, nrand, arena};
 	return &v->cache[v->ncache++];
 fail:
 	for (size_t i = 0; i < ci; i++)
@@ -386,11 +394,12 @@ fail:
 	return NULL;
 }
 
-/* verify.drawn: the values of the drawn cases, so that a verdict can be read and replayed. */
+/* verify.drawn: the values of the cases drawn at random, so that a verdict can be read and
+ * replayed (the residue cases are the task's own, whatever the seed). */
 static json_t *drawn_json(const struct leap_vcache *vc)
 {
 	json_t *a = json_array();
-	for (size_t k = 0; k < vc->ndrawn; k++)
+	for (size_t k = 0; k < vc->nrandom; k++)
 		json_array_append_new(a, leap_case_json(vc->task, &vc->drawn[k]));
 	return a;
 }
@@ -691,7 +700,13 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	} else if (vr.mismatch) {
 		add_passed(&vr.msg, vc, vr.passed);
 	} else {
-		if (vc->ndrawn)
+		if (vc->ndrawn > vc->nrandom)
+			leap_buf_addf(&vr.msg,
+				      "All %zu cases passed (%zu listed, %zu of random sizes, %zu of every remainder of %s "
+				      "modulo %lld; %d trials each).",
+				      vr.passed, t->ncases, vc->nrandom, vc->ndrawn - vc->nrandom,
+				      t->params[t->residue_param].name, (long long)t->residue_mod, trials);
+		else if (vc->ndrawn)
 			leap_buf_addf(&vr.msg, "All %zu cases passed (%zu listed, %zu of random sizes; %d trials each).",
 				      vr.passed, t->ncases, vc->ndrawn, trials);
 		else
@@ -712,7 +727,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	if (s.sb.mem_hit)
 		json_object_set_new(result, "memory_limit", json_integer((json_int_t)s.sb.mem_limit));
 	free(denied);
-	if (vc->ndrawn)
+	if (vc->nrandom)
 		json_object_set_new(result, "drawn", drawn_json(vc));
 	*st = record_status(status);
 	leap_buf_free(&vr.msg);

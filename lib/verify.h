@@ -43,6 +43,8 @@ struct leap_vcache {
 	size_t ncases;                /* listed + drawn */
 	struct leap_case *drawn;      /* the drawn cases' values (cd[task->ncases + k].c) */
 	size_t ndrawn;
+	size_t nrandom;               /* the first nrandom drawn at random (verify.drawn), the rest
+				       * the residue cases (fixed by the task, not by the seed) */
 	uint64_t arena; /* the largest arena a case needs */
 };
 

@@ -211,3 +211,11 @@ matmul ok"
 	run -0 leap-task --tasks "$F" family_ok
 	assert_equal "$(jq -c '[.families, .params[0].dist]' <<<"$output")" '[["exp","norm","tie"],["near_one","large_int"]]'
 }
+
+@test "residues: a scalar with a range, a power of 2 up to 64, and a case of every remainder within the budget" {
+	check_error residues_not_ranged "task.json: residues: 'm' is not a scalar with a range"
+	check_error residues_bad_mod "task.json: residues: n: the modulus must be 2, 4, 8, 16, 32 or 64"
+	check_error residues_narrow "task.json: residues: n: no case within the ranges and the budget is 0 modulo 64"
+	run -0 leap-task --tasks "$F" residues_ok
+	assert_equal "$(jq -c .residues <<<"$output")" '{"n":64}'
+}
