@@ -1,6 +1,7 @@
 # patterns.bats - each operator family's task draws its hard region: a kernel right only where
 # the operator is easy (leap-task(5), families) fails leap-verify on the bundled task, and passes
-# on a copy of it whose patterns leave that region out (as the task was before it had them).
+# on a copy of it whose patterns leave that region out (as the task was before it had them); a
+# kernel wrong at one remainder of a size fails the cases of every remainder ("residues").
 load helpers
 load artifact
 
@@ -90,5 +91,18 @@ verdict_of() {
 	assert_output --regexp "^mismatch (value|not_finite)$"
 	old=$(narrowed kb2_099_linear_gelu_softmax large_int)
 	run -0 verdict_of kb2_099_linear_gelu_softmax "$FIXTURES/patterns/kb_linear_gelu_softmax_nomax.c" "$old"
+	assert_output "pass -"
+}
+
+@test "patterns: a kernel wrong at one remainder of n modulo 32 fails every seed, passed most seeds' random sizes" {
+	run -0 verdict_of vector_add "$FIXTURES/patterns/vector_add_residue13.c"
+	assert_output "mismatch value"
+	msg=$(compiled_record vector_add "$W/vector_add.so" | leap-verify --seed 7 | jq -r .verify.message)
+	[[ "$msg" == *"(n=77; one of every remainder of a size, not a listed case)"* ]] || fail "$msg"
+	# without "residues", three drawn cases reach 3 of the 32 remainders: seed 42 misses 13
+	mkdir -p "$W/old"
+	cp -R tasks/vector_add "$W/old/"
+	jq 'del(.residues)' tasks/vector_add/task.json >"$W/old/vector_add/task.json"
+	run -0 verdict_of vector_add "$FIXTURES/patterns/vector_add_residue13.c" "$W/old"
 	assert_output "pass -"
 }
