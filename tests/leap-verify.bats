@@ -339,7 +339,7 @@ verdict() {
 	run -0 leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	a=$output
 	run -0 jq -c '.verify | [.status, .cases, (.drawn | length), .message]' <<<"$a"
-	assert_output '["pass",70,3,"All 70 cases passed (3 listed, 3 of random sizes, 64 of every remainder of n modulo 64; 3 trials each)."]'
+	assert_output '["pass",70,3,"All 70 cases passed (3 listed, 3 of random sizes, 64 of every remainder of n modulo 64; 3 trials each, one for each remainder)."]'
 	run -0 leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -c .verify.drawn <<<"$a")" = "$(jq -c .verify.drawn <<<"$output")" ]
 	# the drawn cases are those leap-task shows for the seed, and more keep the first ones
