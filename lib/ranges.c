@@ -189,16 +189,17 @@ int leap_task_smallest_case(const struct leap_task *t, size_t base, struct leap_
 	return rc;
 }
 
-/* The least value of [qlo, qhi] * m that is at least `from` and k modulo mod, or -1. */
-static int64_t least_of_residue(int64_t qlo, int64_t qhi, int64_t m, int64_t from, int64_t k, int64_t mod)
+/* The least value of [qlo, qhi] * m that is at least `from` and k modulo mod into *v; 0, or -1
+ * when there is none. Multiples of m step through every residue within mod steps when m is odd,
+ * and a power of 2 m reaches some residues only: past mod steps no new residue comes. */
+static int least_of_residue(int64_t qlo, int64_t qhi, int64_t m, int64_t from, int64_t k, int64_t mod, int64_t *v)
 {
-	for (int64_t q = qlo; q <= qhi; q++) {
-		int64_t v = q * m;
-		if (v >= from && ((v % mod) + mod) % mod == k)
-			return v;
-		if (q - qlo > 64 * mod) /* a multiple_of sharing no factor with mod steps through every residue sooner */
-			break;
-	}
+	int64_t q0 = ceil_div(from, m) > qlo ? ceil_div(from, m) : qlo;
+	for (int64_t q = q0; q <= qhi && q - q0 <= mod; q++)
+		if (((q * m) % mod + mod) % mod == k) {
+			*v = q * m;
+			return 0;
+		}
 	return -1;
 }
 
@@ -215,12 +216,12 @@ static int residue_on(const struct leap_task *t, size_t base, size_t k, int64_t 
 		int64_t qlo, qhi, m, v = vars[r->param];
 		if (allowed(t, r, vars, &qlo, &qhi, &m))
 			return -1;
-		if (r->param == t->residue_param)
-			v = least_of_residue(qlo, qhi, m, from, (int64_t)k, t->residue_mod);
-		else if (v % m || v < qlo * m || v > qhi * m)
+		if (r->param == t->residue_param) {
+			if (least_of_residue(qlo, qhi, m, from, (int64_t)k, t->residue_mod, &v))
+				return -1;
+		} else if (v % m || v < qlo * m || v > qhi * m) {
 			v = qlo * m;
-		if (v < 0)
-			return -1;
+		}
 		vars[r->param] = out->vals[r->param].i = v;
 	}
 	return fits(t, out) ? 0 : -1;
