@@ -490,7 +490,7 @@ static int parse_residues(struct leap_task_loader *l, json_t *v, const struct le
 {
 	struct leap_task *t = l->t;
 	t->residue_mod = 0;
-	if (!v)
+	if (!v || (!t->nranges && json_is_object(v))) /* "ranges": {} checks the listed cases only */
 		return 0;
 	if (!json_is_object(v) || json_object_size(v) != 1)
 		return bad(l, f->name, "must be an object of one scalar and its modulus, such as {\"n\": 64}");

@@ -218,4 +218,7 @@ matmul ok"
 	check_error residues_narrow "task.json: residues: n: no case within the ranges and the budget is 0 modulo 64"
 	run -0 leap-task --tasks "$F" residues_ok
 	assert_equal "$(jq -c .residues <<<"$output")" '{"n":64}'
+	# "ranges": {} checks the listed cases only: no residue cases either
+	run -0 leap-task --tasks "$F" residues_no_ranges
+	assert_equal "$(jq -c .residues <<<"$output")" null
 }
