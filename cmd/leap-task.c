@@ -114,10 +114,18 @@ static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 			json_array_append_new(blibs, json_string(leap_library_name(1u << i)));
 	}
 	json_object_set_new(o, "libraries", libs);
+	json_t *fams = json_array(); /* what the loader proved each family's hard region is drawn */
+	for (size_t i = 0; leap_family_at(i); i++)
+		if (t->families & (1u << i))
+			json_array_append_new(fams, json_string(leap_family_at(i)->name));
+	json_object_set_new(o, "families", fams);
 	json_object_set_new(o, "baseline_kind", json_string(t->baseline_vendor ? "vendor" : "kernel"));
 	json_object_set_new(o, "baseline_libraries", blibs);
 	json_object_set_new(o, "ranges", leap_task_ranges_json(t));
 	json_object_set_new(o, "ranges_derived", json_boolean(t->ranges_derived));
+	if (t->residue_mod)
+		json_object_set_new(o, "residues",
+				    json_pack("{sI}", t->params[t->residue_param].name, (json_int_t)t->residue_mod));
 	if (draw) {
 		json_t *d = json_array();
 		for (int k = 0; k < draw; k++) {

@@ -115,6 +115,23 @@ t = [t for t in level1.convs() if t.num == 73][0]; print(json.dumps(t.task_json(
 	done
 }
 
+@test "kernelbench: every task whose reference calls exp, tanh or erf declares family exp, or its notes say why not" {
+	run -0 python3 "$FIXTURES/patterns/families-lint.py" --reference-only tasks/kernelbench-l1/*/ tasks/kernelbench-l2/*/
+}
+
+@test "kernelbench: the generator writes each family from its operators and draws its hard region" {
+	run -0 bash -c 'leap-task --suite kernelbench-l1 --all; leap-task --suite kernelbench-l2 --all'
+	fams() { jq -r --arg id "$1" 'select(.id == $id) | [(.families | join(",")), (.params[] | select(.name == "'"${2:-x}"'") | .dist | join(","))] | join(" ")' <<<"$output"; }
+	assert_equal "$(fams kb1_023_softmax)" "exp normal,uniform,large,logits"
+	assert_equal "$(fams kb1_040_layernorm)" "norm normal,uniform,small,large,near_one"
+	assert_equal "$(fams kb1_051_argmax_dim)" "tie normal,uniform,large,ties"
+	# level 2 keeps its products from large magnitudes: large_int, exact in fp32, takes their place
+	assert_equal "$(fams kb2_099_linear_gelu_softmax)" "exp normal,uniform,large_int"
+	# a norm of an intermediate: no input pattern reaches it, and the notes say so
+	jq -e '(.families // [] | index("norm") | not) and (.notes | test("not of family norm: "))' \
+		tasks/kernelbench-l2/kb2_073_conv2d_batchnorm_scale/task.json
+}
+
 @test "kernelbench: baselines are cuBLAS for matrix products, cuDNN for convolutions, kernels elsewhere" {
 	bad=""
 	for d in tasks/kernelbench-l1/*/; do

@@ -202,3 +202,23 @@ matmul ok"
 		jq -e '.error.message | test("task.json: (precision|libraries|baseline_kind): ")' <<<"$output"
 	done
 }
+
+@test "families: a family whose hard region no input reaches is refused, naming the patterns it needs" {
+	check_error family_uncovered "task.json: families: exp: no input may be drawn in its hard region: exp, softmax, logsumexp, a sigmoid or tanh: large magnitudes, past exp's range (large, large_int)"
+	check_error family_unknown "task.json: families: [0]: unknown family (exp, norm, tie)"
+	# an integer input counts for tie only when its range holds at most 16 values
+	check_error family_wide_range "task.json: families: tie: no input may be drawn in its hard region"
+	run -0 leap-task --tasks "$F" family_ok
+	assert_equal "$(jq -c '[.families, .params[0].dist]' <<<"$output")" '[["exp","norm","tie"],["near_one","large_int"]]'
+}
+
+@test "residues: a scalar with a range, a power of 2 up to 64, and a case of every remainder within the budget" {
+	check_error residues_not_ranged "task.json: residues: 'm' is not a scalar with a range"
+	check_error residues_bad_mod "task.json: residues: n: the modulus must be 2, 4, 8, 16, 32 or 64"
+	check_error residues_narrow "task.json: residues: n: no case within the ranges and the budget is 0 modulo 64"
+	run -0 leap-task --tasks "$F" residues_ok
+	assert_equal "$(jq -c .residues <<<"$output")" '{"n":64}'
+	# "ranges": {} checks the listed cases only: no residue cases either
+	run -0 leap-task --tasks "$F" residues_no_ranges
+	assert_equal "$(jq -c .residues <<<"$output")" null
+}

@@ -217,7 +217,8 @@ verdict() {
 	build_artifact vector_add "$FIXTURES/leap-verify/fill_disk.c" "$BATS_TEST_TMPDIR/fill.so"
 	compiled_record vector_add "$BATS_TEST_TMPDIR/fill.so" >"$BATS_TEST_TMPDIR/in.jsonl"
 	mkdir "$BATS_TEST_TMPDIR/tmp"
-	TMPDIR="$BATS_TEST_TMPDIR/tmp" run -0 --separate-stderr leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	# the listed cases only: every call fills the disk anew, and 3 trials of 3 cases show it
+	TMPDIR="$BATS_TEST_TMPDIR/tmp" run -0 --separate-stderr leap-verify --drawn-cases 0 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r .status <<<"$output")" = pass ]
 	run ls -A "$BATS_TEST_TMPDIR/tmp"
 	assert_output ""
@@ -338,14 +339,15 @@ verdict() {
 	run -0 --separate-stderr leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	a=$output
 	run -0 jq -c '.verify | [.status, .cases, (.drawn | length), .message]' <<<"$a"
-	assert_output '["pass",6,3,"All 6 cases passed (3 listed, 3 of random sizes; 3 trials each)."]'
+	assert_output '["pass",70,3,"All 70 cases passed (3 listed, 3 of random sizes, 64 of every remainder of n modulo 64; 3 trials each, one for each remainder)."]'
 	run -0 --separate-stderr leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -c .verify.drawn <<<"$a")" = "$(jq -c .verify.drawn <<<"$output")" ]
 	# the drawn cases are those leap-task shows for the seed, and more keep the first ones
 	[ "$(jq -c .verify.drawn <<<"$a")" = "$(leap-task --draw 3 --seed 5 vector_add | jq -c '[.drawn[].values]')" ]
 	run -0 --separate-stderr leap-verify --seed 5 --drawn-cases 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -c .verify.drawn <<<"$a")" = "$(jq -c '.verify.drawn[:3]' <<<"$output")" ]
-	assert_equal "$(jq -c '.verify.cases' <<<"$output")" 8
+	# 3 listed, 5 drawn, and vector_add's 64 residue cases
+	assert_equal "$(jq -c '.verify.cases' <<<"$output")" 72
 	run -0 --separate-stderr leap-verify --seed 6 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -c .verify.drawn <<<"$a")" != "$(jq -c .verify.drawn <<<"$output")" ]
 	run -0 --separate-stderr leap-verify --seed 5 --drawn-cases 0 "$BATS_TEST_TMPDIR/in.jsonl"
@@ -613,7 +615,7 @@ verdict() {
 		mkdir -p "$BATS_TEST_TMPDIR/suite"
 		rm -rf "$BATS_TEST_TMPDIR/suite/transpose"
 		cp -R "$LEAP_TASKS/transpose" "$BATS_TEST_TMPDIR/suite/"
-		jq --argjson c "$c" '.cases = [$c] | .ranges = {}' "$LEAP_TASKS/transpose/task.json" >"$BATS_TEST_TMPDIR/suite/transpose/task.json"
+		jq --argjson c "$c" '.cases = [$c] | .ranges = {} | del(.residues)' "$LEAP_TASKS/transpose/task.json" >"$BATS_TEST_TMPDIR/suite/transpose/task.json"
 		run -1 --separate-stderr leap-verify --seed 1 --tasks "$BATS_TEST_TMPDIR/suite" --task transpose "$FIXTURES/leap-verify/transpose/past_output.c"
 		assert_line --index 0 --partial "runtime_error (task transpose"
 		assert_line --index 1 --regexp '^  Your code (wrote outside the bounds of buffer B|crashed with SIGSEGV .* at line 9 of your code \(in transpose\)) in case 1 '

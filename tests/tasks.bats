@@ -58,6 +58,23 @@ setup() {
 	assert_output ""
 }
 
+@test "tasks: every task naming an operator of a family declares the family, or its notes say why not" {
+	run -0 python3 "$FIXTURES/patterns/families-lint.py" $(own_tasks)
+	# the lint finds a task that names softmax and declares nothing
+	mkdir -p "$WORK/t/softmax"
+	cp tasks/softmax/reference.c "$WORK/t/softmax/"
+	jq 'del(.families)' tasks/softmax/task.json >"$WORK/t/softmax/task.json"
+	run -1 python3 "$FIXTURES/patterns/families-lint.py" "$WORK/t/softmax"
+	assert_output "softmax: names 'softmax' but declares no family exp"
+}
+
+@test "tasks: every task checks a case of every remainder of a size modulo 64 (32 where its range is narrower)" {
+	# 32 only where the scalar's range ends below 63: 64 would have remainders with no value
+	run -0 bash -c 'leap-task --all | jq -r ". as \$t | select(.residues == null or (.residues | to_entries[0] as \$e |
+		\$e.value != 64 and (\$e.value != 32 or (\$t.ranges[\$e.key] | if type == \"array\" then .[1] else .range[1] end) >= 63))) | .id"'
+	assert_output ""
+}
+
 # The two fairness tests share their builds (check-task.sh builds a task once per directory).
 FAIR="$BATS_FILE_TMPDIR/fair"
 

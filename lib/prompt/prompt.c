@@ -333,7 +333,9 @@ static const char *dist_words(unsigned bit)
 	case LEAP_DIST_SPARSE: return "90% zeros, the rest N(0, 1)";
 	case LEAP_DIST_POSITIVE: return "uniform on [0.1, 10]";
 	case LEAP_DIST_LOGITS: return "N(0, 1) scaled by 3 (the spread of logits)";
-	case LEAP_DIST_NEAR_ONE: return "1 plus N(0, 1) scaled by 1e-2 (products of thousands stay finite)";
+	case LEAP_DIST_NEAR_ONE: return "1 plus N(0, 1) scaled by 1e-2 (a mean 100 times the spread; products of thousands stay finite)";
+	case LEAP_DIST_TIES: return "integers from -4 to 4 (values repeat: exact ties)";
+	case LEAP_DIST_LARGE_INT: return "N(0, 1) scaled by 16, rounded to integers (dot products past exp's range)";
 	default: return "?";
 	}
 }
@@ -462,6 +464,9 @@ static void add_sizes(struct leap_buf *s, const struct leap_task *t, enum leap_b
 	if (t->nranges)
 		leap_buf_adds(s, "; and, at every check, on cases of random sizes drawn within the checked bounds, "
 				 "none more costly than the largest listed case");
+	if (t->residue_mod)
+		leap_buf_addf(s, ", and on small cases of every remainder of `%s` modulo %lld",
+			      t->params[t->residue_param].name, (long long)t->residue_mod);
 	leap_buf_adds(s, ". Speed is measured on ");
 	add_case(s, t, bc);
 	leap_buf_adds(s, ".\n");

@@ -219,12 +219,23 @@ void leap_case_free(struct leap_case_data *d)
 	memset(d, 0, sizeof *d);
 }
 
-void leap_case_mark_drawn(struct leap_case_data *d)
+/* Marks d drawn, its description saying how its sizes were chosen. */
+static void mark_unlisted(struct leap_case_data *d, const char *how)
 {
 	d->drawn = 1;
-	char *desc = xasprintf("%s; random sizes, not a listed case", d->desc);
+	char *desc = xasprintf("%s; %s, not a listed case", d->desc, how);
 	free(d->desc);
 	d->desc = desc;
+}
+
+void leap_case_mark_drawn(struct leap_case_data *d)
+{
+	mark_unlisted(d, "random sizes");
+}
+
+void leap_case_mark_residue(struct leap_case_data *d)
+{
+	mark_unlisted(d, "one of every remainder of a size");
 }
 
 void leap_case_poison(const struct leap_case_data *d, unsigned char *arena, uint32_t slot)

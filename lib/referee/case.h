@@ -51,6 +51,9 @@ void leap_case_fork(struct leap_case_data *d, int copy);
  * learns that its code must handle sizes it was not shown) and its mismatch has "drawn": true. */
 void leap_case_mark_drawn(struct leap_case_data *d);
 
+/* The same for a case of the task's "residues" (one of every remainder of a size). */
+void leap_case_mark_residue(struct leap_case_data *d);
+
 /* Draws fresh inputs of set `set` from `seed` (mixed with case index, set and parameter),
  * using input pattern number `pattern` (rotating over the patterns each buffer allows), and
  * copies them into arena slot set % arena_sets when arena is not NULL. A buffer is never all zeros. */

@@ -88,6 +88,12 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
 		case LEAP_DIST_NEAR_ONE:
 			v = 1.0 + normal(&g) * 1e-2;
 			break;
+		case LEAP_DIST_TIES:
+			v = (double)(leap_rng_next(rng) % 9) - 4.0;
+			break;
+		case LEAP_DIST_LARGE_INT:
+			v = rint(normal(&g) * 16.0);
+			break;
 		default:
 			v = normal(&g);
 			break;
@@ -252,6 +258,12 @@ static double mix(const struct derivation *v, double a, double b)
 		return 1 + (a - 1) * v->c + (b - 1) * v->s;
 	case LEAP_DIST_SPARSE:
 		return a == 0 ? 0 : a * v->c + b * v->s;
+	case LEAP_DIST_TIES: {
+		double t = (a + 4) + (b + 4); /* the integers of [-4, 4], as an integer range mixes */
+		return t - 9 * floor(t / 9) - 4;
+	}
+	case LEAP_DIST_LARGE_INT:
+		return rint(a * v->c + b * v->s); /* still integers of the same spread */
 	default: /* normal, small, large, logits: N(0, sigma^2) */
 		return a * v->c + b * v->s;
 	}
@@ -267,7 +279,7 @@ typedef int32_t v4i __attribute__((vector_size(16)));
 static void mix_floats(float *restrict o, const float *restrict f, uint64_t n, unsigned dist, float c, float s)
 {
 	uint64_t k = 0;
-	if (dist == LEAP_DIST_UNIFORM || !(dist & (LEAP_DIST_POSITIVE | LEAP_DIST_NEAR_ONE | LEAP_DIST_SPARSE)))
+	if (dist & (LEAP_DIST_UNIFORM | LEAP_DIST_NORMAL | LEAP_DIST_SMALL | LEAP_DIST_LARGE | LEAP_DIST_LOGITS))
 		for (; k + 4 <= n; k += 4) {
 			v4f a, b;
 			memcpy(&a, o + k, 16);
@@ -301,6 +313,16 @@ static void mix_floats(float *restrict o, const float *restrict f, uint64_t n, u
 	case LEAP_DIST_SPARSE:
 		for (; k < n; k++)
 			o[k] = (o[k] * c + f[k] * s) * (float)(o[k] != 0); /* its zeros kept */
+		break;
+	case LEAP_DIST_TIES:
+		for (; k < n; k++) {
+			float t = (o[k] + 4) + (f[k] + 4); /* an integer of [0, 16]: wrapped into [0, 9) */
+			o[k] = t - 9.0f * (float)(int)(t * (1 / 9.0f) + 0x1p-8f) - 4;
+		}
+		break;
+	case LEAP_DIST_LARGE_INT:
+		for (; k < n; k++)
+			o[k] = rintf(o[k] * c + f[k] * s);
 		break;
 	default:
 		for (; k < n; k++)

@@ -437,7 +437,8 @@ static enum leap_status record_status(const char *s)
 
 /* The cases of task t for `seed` with their inputs and reference results, computed once
  * per run (the seed is per run, so every candidate of the task sees the same inputs): the
- * listed cases, then v->o.drawn cases of sizes drawn from the seed within the task's ranges.
+ * listed cases, then v->o.drawn cases of sizes drawn from the seed within the task's ranges,
+ * then a case of every remainder of the task's "residues" (none when no case is drawn).
  * Returns NULL with a new message in *err when the reference fails. */
 static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err)
 {
@@ -448,10 +449,15 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 	if (!ref)
 		return NULL;
 	int trials = v->o.trials;
-	size_t ndrawn = t->nranges && v->o.drawn > 0 ? (size_t)v->o.drawn : 0, n = t->ncases + ndrawn;
+	/* the drawn cases, then (where the task asks for "residues") a case of every remainder */
+	size_t nrand = t->nranges && v->o.drawn > 0 ? (size_t)v->o.drawn : 0;
+	size_t nres = nrand ? (size_t)t->residue_mod : 0, ndrawn = nrand + nres, n = t->ncases + ndrawn;
 	struct leap_case *drawn = xcalloc(ndrawn ? ndrawn : 1, sizeof *drawn);
-	for (size_t k = 0; k < ndrawn; k++)
+	for (size_t k = 0; k < nrand; k++)
 		leap_task_draw_case(t, seed, k, &drawn[k]);
+	for (size_t k = 0; k < nres; k++) /* the loader proved each exists */
+		if (leap_task_residue_case(t, k, &drawn[nrand + k]))
+			leap_task_smallest_case(t, 0, &drawn[nrand + k]);
 	struct leap_case_data *cd = xcalloc(n ? n : 1, sizeof *cd);
 	double *ref_s = xcalloc(n ? n : 1, sizeof *ref_s);
 	uint64_t arena = 64;
@@ -459,15 +465,20 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 	for (; ci < n; ci++) {
 		struct leap_case_data *d = &cd[ci];
 		const struct leap_case *c = ci < t->ncases ? &t->cases[ci] : &drawn[ci - t->ncases];
-		if (leap_case_prepare(d, t, c, ci, (uint32_t)trials, 1, err))
+		/* a residue case is there for its size: one input set, the patterns rotating over
+		 * the cases (64 of them at every trial would cost more than all the others) */
+		int residue = ci >= t->ncases + nrand, sets = residue ? 1 : trials;
+		if (leap_case_prepare(d, t, c, ci, (uint32_t)sets, 1, err))
 			goto fail;
 		d->tol = v->o.tolerance;
-		if (ci >= t->ncases)
+		if (ci >= t->ncases + nrand)
+			leap_case_mark_residue(d);
+		else if (ci >= t->ncases)
 			leap_case_mark_drawn(d);
 		if (d->arena_bytes > arena)
 			arena = d->arena_bytes;
-		for (int k = 0; k < trials; k++) {
-			leap_case_inputs(d, (uint32_t)k, seed, (unsigned)(ci * (size_t)trials + (size_t)k), NULL);
+		for (int k = 0; k < sets; k++) {
+			leap_case_inputs(d, (uint32_t)k, seed, (unsigned)(residue ? ci : ci * (size_t)trials + (size_t)k), NULL);
 			double r0 = leap_now();
 			int rc = leap_case_reference(d, (uint32_t)k, ref);
 			if (leap_now() - r0 > ref_s[ci])
@@ -480,7 +491,7 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 		}
 	}
 	xgrow((void **)&v->cache, &v->ccap, v->ncache + 1, sizeof *v->cache);
-	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, n, drawn, ndrawn, arena, ref_s};
+	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, n, drawn, ndrawn, nrand, arena, ref_s};
 	return &v->cache[v->ncache++];
 fail:
 	for (size_t i = 0; i < ci; i++)
@@ -493,11 +504,12 @@ fail:
 	return NULL;
 }
 
-/* verify.drawn: the values of the drawn cases, so that a verdict can be read and replayed. */
+/* verify.drawn: the values of the cases drawn at random, so that a verdict can be read and
+ * replayed (the residue cases are the task's own, whatever the seed). */
 static json_t *drawn_json(const struct leap_vcache *vc)
 {
 	json_t *a = json_array();
-	for (size_t k = 0; k < vc->ndrawn; k++)
+	for (size_t k = 0; k < vc->nrandom; k++)
 		json_array_append_new(a, leap_case_json(vc->task, &vc->drawn[k]));
 	return a;
 }
@@ -685,7 +697,9 @@ static void run_cases(const struct leap_verifier *v, const struct leap_vcache *v
 		      struct leap_session *s, struct vrun *vr)
 {
 	for (size_t ci = 0; ci < vc->ncases && vr->r == LEAP_SESS_OK && !vr->mismatch; ci++) {
-		for (int k = 0; k < v->o.trials && vr->r == LEAP_SESS_OK && !vr->mismatch && vr->overrun < 0; k++) {
+		const struct leap_case_data *d = &vc->cd[ci];
+		for (int k = 0; k < v->o.trials && k < (int)d->nsets && vr->r == LEAP_SESS_OK && !vr->mismatch && vr->overrun < 0;
+		     k++) {
 			vr->phase_case = (int)ci;
 			vr->phase_trial = k;
 			int tl = share_call(v, s, b);
@@ -887,7 +901,13 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	} else if (vr.mismatch) {
 		add_passed(&vr.msg, vc, vr.passed);
 	} else {
-		if (vc->ndrawn)
+		if (vc->ndrawn > vc->nrandom)
+			leap_buf_addf(&vr.msg,
+				      "All %zu cases passed (%zu listed, %zu of random sizes, %zu of every remainder of %s "
+				      "modulo %lld; %d trials each, one for each remainder).",
+				      vr.passed, t->ncases, vc->nrandom, vc->ndrawn - vc->nrandom,
+				      t->params[t->residue_param].name, (long long)t->residue_mod, trials);
+		else if (vc->ndrawn)
 			leap_buf_addf(&vr.msg, "All %zu cases passed (%zu listed, %zu of random sizes; %d trials each).",
 				      vr.passed, t->ncases, vc->ndrawn, trials);
 		else
@@ -908,7 +928,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 	if (s.sb.mem_hit)
 		json_object_set_new(result, "memory_limit", json_integer((json_int_t)s.sb.mem_limit));
 	free(denied);
-	if (vc->ndrawn)
+	if (vc->nrandom)
 		json_object_set_new(result, "drawn", drawn_json(vc));
 	*st = record_status(status);
 	leap_buf_free(&vr.msg);

@@ -56,6 +56,8 @@ struct leap_vcache {
 	size_t ncases;                /* listed + drawn */
 	struct leap_case *drawn;      /* the drawn cases' values (cd[task->ncases + k].c) */
 	size_t ndrawn;
+	size_t nrandom;               /* the first nrandom drawn at random (verify.drawn), the rest
+				       * the residue cases (fixed by the task, not by the seed) */
 	uint64_t arena; /* the largest arena a case needs */
 	double *ref_s;  /* per case: the reference's longest time over its trials, in seconds (the
 			 * base of the bound on a candidate's call: leap_verify_opts.slow) */

@@ -40,10 +40,14 @@
  * (vector_add_unroll8.c, right only when n % 8 <= 1; softmax_listed_only.c, exact only at the
  * listed sizes), tasks.bats "tasks: every task is fair, at its listed sizes and at sizes drawn
  * from its ranges: the fixture solution passes, zeros, constants and another seed's output
- * fail". Does not stop: a kernel wrong only outside the ranges (sizes larger than any listed
- * case: the ranges and the budget of a drawn case keep to the listed cases' cost), or right at
- * most remainders of a size (3 drawn cases catch a kernel wrong at 1 remainder of 8 with
- * probability 3/8 per run).
+ * fail". A task's "residues" add a case of every remainder of one size modulo up to 64,
+ * whatever the seed (leap_task_residue_case): patterns.bats "patterns: a kernel wrong at one
+ * remainder of n modulo 32 fails every seed, passed most seeds' random sizes"
+ * (vector_add_residue13.c). Does not stop: a kernel wrong only outside the ranges (sizes larger
+ * than any listed case: the ranges and the budget of a drawn case keep to the listed cases'
+ * cost), or, in a task without residues, right at most remainders of a size (3 drawn cases
+ * catch a kernel wrong at 1 remainder of 8 with probability 3/8 per run); wrong at one
+ * remainder only at sizes past the residue cases' (which keep to a listed case's other sizes).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -177,6 +181,64 @@ int leap_task_smallest_case(const struct leap_task *t, size_t base, struct leap_
 	out->vals = xcalloc(t->nparams, sizeof *out->vals);
 	int64_t *vars = xcalloc(t->nparams, sizeof *vars);
 	int rc = smallest_vars(t, base, out, vars);
+	free(vars);
+	if (rc) {
+		free(out->vals);
+		out->vals = NULL;
+	}
+	return rc;
+}
+
+/* The least value of [qlo, qhi] * m that is at least `from` and k modulo mod into *v; 0, or -1
+ * when there is none. Multiples of m step through every residue within mod steps when m is odd,
+ * and a power of 2 m reaches some residues only: past mod steps no new residue comes. */
+static int least_of_residue(int64_t qlo, int64_t qhi, int64_t m, int64_t from, int64_t k, int64_t mod, int64_t *v)
+{
+	int64_t q0 = ceil_div(from, m) > qlo ? ceil_div(from, m) : qlo;
+	for (int64_t q = q0; q <= qhi && q - q0 <= mod; q++)
+		if (((q * m) % mod + mod) % mod == k) {
+			*v = q * m;
+			return 0;
+		}
+	return -1;
+}
+
+/* Residue case k on top of listed case `base`: the residue scalar at the least value of its
+ * range that is k modulo residue_mod and at least `from`, every other ranged scalar as in the
+ * base where its range allows, else at its least. 0 when it is valid and within the budget. */
+static int residue_on(const struct leap_task *t, size_t base, size_t k, int64_t from, struct leap_case *out,
+		      int64_t *vars)
+{
+	memcpy(out->vals, t->cases[base].vals, t->nparams * sizeof *out->vals);
+	load_vars(t, out, vars);
+	for (size_t i = 0; i < t->nranges; i++) {
+		const struct leap_range *r = &t->ranges[i];
+		int64_t qlo, qhi, m, v = vars[r->param];
+		if (allowed(t, r, vars, &qlo, &qhi, &m))
+			return -1;
+		if (r->param == t->residue_param) {
+			if (least_of_residue(qlo, qhi, m, from, (int64_t)k, t->residue_mod, &v))
+				return -1;
+		} else if (v % m || v < qlo * m || v > qhi * m) {
+			v = qlo * m;
+		}
+		vars[r->param] = out->vals[r->param].i = v;
+	}
+	return fits(t, out) ? 0 : -1;
+}
+
+int leap_task_residue_case(const struct leap_task *t, size_t k, struct leap_case *out)
+{
+	if (!t->residue_mod || !t->nranges || !t->ncases)
+		return -1;
+	out->vals = xcalloc(t->nparams, sizeof *out->vals);
+	int64_t *vars = xcalloc(t->nparams, sizeof *vars);
+	int rc = -1;
+	/* on the second listed case first (the first is often the degenerate one, where trivial
+	 * answers pass), then the others; at least residue_mod first, then anywhere in the range */
+	for (int from_mod = 1; from_mod >= 0 && rc; from_mod--)
+		for (size_t j = 0; j < t->ncases && rc; j++)
+			rc = residue_on(t, (j + 1) % t->ncases, k, from_mod ? t->residue_mod : 0, out, vars);
 	free(vars);
 	if (rc) {
 		free(out->vals);

@@ -88,7 +88,8 @@ int leap_role_parse(const char *s, enum leap_role *r)
 	return -1;
 }
 
-static const char *const dists[] = {"normal", "uniform", "small", "large", "sparse", "positive", "logits", "near_one"};
+static const char *const dists[] = {"normal", "uniform", "small", "large", "sparse", "positive", "logits", "near_one",
+				     "ties", "large_int"};
 #define NDISTS (sizeof(dists) / sizeof(dists[0]))
 
 const char *leap_dist_name(unsigned bit)
@@ -97,6 +98,31 @@ const char *leap_dist_name(unsigned bit)
 		if (bit == 1u << i)
 			return dists[i];
 	return NULL;
+}
+
+/* Each family's hard region: where exp overflows, where E[x^2] - E[x]^2 cancels, where a tie
+ * rule decides. */
+static const struct leap_family families[] = {
+	{"exp", LEAP_DIST_LARGE | LEAP_DIST_LARGE_INT,
+	 "exp, softmax, logsumexp, a sigmoid or tanh: large magnitudes, past exp's range (large, large_int)"},
+	{"norm", LEAP_DIST_NEAR_ONE,
+	 "a variance or a norm: a non-zero mean with a small spread, where E[x^2] - E[x]^2 cancels (near_one)"},
+	{"tie", LEAP_DIST_TIES,
+	 "a stated tie rule (arg-max, arg-min, a stable order): exact ties (ties, or an integer range of at most 16 values)"},
+};
+#define NFAMILIES (sizeof(families) / sizeof(families[0]))
+
+const struct leap_family *leap_family_find(const char *name)
+{
+	for (size_t i = 0; i < NFAMILIES; i++)
+		if (!strcmp(families[i].name, name))
+			return &families[i];
+	return NULL;
+}
+
+const struct leap_family *leap_family_at(size_t i)
+{
+	return i < NFAMILIES ? &families[i] : NULL;
 }
 
 int leap_task_id_valid(const char *id)

@@ -42,12 +42,33 @@ enum leap_dist {
 				      * softmax over thousands of columns has outputs above 1e-2 */
 	LEAP_DIST_NEAR_ONE = 1 << 7, /* 1 + N(0, 1) * 1e-2: a product of thousands of them stays
 				      * finite and far from 0 (a cumulative product is informative) */
-	LEAP_DIST_LAST = LEAP_DIST_NEAR_ONE,
+	LEAP_DIST_TIES = 1 << 8,     /* integers from -4 to 4, uniformly: every row of more than a
+				      * few elements repeats its maximum, so a stated tie rule is tested */
+	LEAP_DIST_LARGE_INT = 1 << 9, /* N(0, 1) * 16 rounded to an integer: exact in TF32, half and
+				       * bf16, and so are the products and float sums of them, so a
+				       * dot product leaves exp's range (e^88) in every precision alike */
+	LEAP_DIST_LAST = LEAP_DIST_LARGE_INT,
 	LEAP_DIST_ALL_DEFAULT = 0x1f,
 };
 
 /* Name of a single pattern bit, or NULL. */
 const char *leap_dist_name(unsigned bit);
+
+/* Operator families (task.json "families") and the input patterns each needs, so that a
+ * kernel right only where the operator is easy fails: the one table is in task.c, and
+ * leap-task(5) lists it. A task of a family has an input buffer that allows one of `need`
+ * (an integer input counts for `tie` when its range holds at most LEAP_TIE_SPAN values). */
+struct leap_family {
+	const char *name;
+	unsigned need;     /* any of these patterns (enum leap_dist bits) */
+	const char *why;   /* the operators, and what the patterns reach in them */
+};
+
+#define LEAP_TIE_SPAN 16
+
+/* The family named `name`, or NULL; leap_family_at(i) the i-th of the table (NULL past it). */
+const struct leap_family *leap_family_find(const char *name);
+const struct leap_family *leap_family_at(size_t i);
 
 struct leap_param {
 	char *name;
@@ -135,6 +156,7 @@ struct leap_task {
 	double atol, rtol;
 	enum leap_precision precision;   /* "precision": the arithmetic the tolerance admits */
 	unsigned libraries;              /* "libraries": vendor libraries a candidate may use (LEAP_LIB_*) */
+	unsigned families;               /* "families": bit i is leap_family_at(i) */
 	unsigned baseline_libraries;     /* "baseline_libraries": those baseline.cu links */
 	int baseline_vendor;             /* "baseline_kind": 1 vendor (a library call), 0 kernel */
 	struct leap_expr *bytes, *flops; /* optional: minimal traffic and work of one call */
@@ -145,6 +167,9 @@ struct leap_task {
 	int ranges_derived;              /* 1: no "ranges" in task.json; [min, max] of the listed cases */
 	int64_t draw_max_bytes;          /* the most buffer bytes of a listed case: a drawn case's budget */
 	int64_t draw_max_flops;          /* likewise for `flops` (-1: no flops budget) */
+	/* "residues": the scalar whose every remainder modulo residue_mod a run checks (0: none) */
+	size_t residue_param;
+	int64_t residue_mod;
 };
 
 /* 1 if `id` is a valid task id: [A-Za-z0-9_.-]+, not starting with '.', at most 128 bytes.
@@ -241,6 +266,14 @@ int leap_task_load_ranges(struct leap_task *t, json_t *ranges, const char *where
  * The same (t, seed, k) always gives the same case, whatever else was drawn. Fills
  * out->vals (new, t->nparams entries) and returns 0; -1 when t has no ranges. */
 int leap_task_draw_case(const struct leap_task *t, uint64_t seed, size_t k, struct leap_case *out);
+
+/* Residue case number k (0 .. residue_mod - 1) of task t: a listed case (the second, else the
+ * next that works) with the scalar of "residues" at the least value of its range that is k
+ * modulo residue_mod and at least residue_mod (so that a vector body runs once before its
+ * remainder; else the least that is k modulo residue_mod), the other ranged scalars kept where
+ * their ranges allow; valid and within the budget. The same for every seed. Fills out->vals
+ * (new) and returns 0; -1 when t has no residues or no such case exists. */
+int leap_task_residue_case(const struct leap_task *t, size_t k, struct leap_case *out);
 
 /* The smallest case on top of listed case `base`: every scalar with a range at its lowest
  * value (in drawing order), the others as in the listed case. Fills out->vals (new) and

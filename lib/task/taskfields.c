@@ -181,7 +181,7 @@ static int parse_dist(struct leap_task_loader *l, json_t *dist, struct leap_para
 			bit <<= 1;
 		if (bit > LEAP_DIST_LAST) {
 			json_decref(list);
-			return bad(l, name, "dist[%zu]: unknown pattern (normal, uniform, small, large, sparse, positive, logits, near_one)", k);
+			return bad(l, name, "dist[%zu]: unknown pattern (normal, uniform, small, large, sparse, positive, logits, near_one, ties, large_int)", k);
 		}
 		p->dists |= bit;
 	}
@@ -482,7 +482,87 @@ static int parse_ranges(struct leap_task_loader *l, json_t *v, const struct leap
 	return leap_task_load_ranges(l->t, v, l->where, &l->err);
 }
 
+/* "residues": {"n": M}, M a power of 2 up to 64: a run checks a case of every remainder of n
+ * modulo M (leap_task_residue_case), so that a kernel wrong at one remainder a vector width
+ * could leave fails whatever the seed. Every remainder must have a case within the ranges and
+ * the budget. */
+static int parse_residues(struct leap_task_loader *l, json_t *v, const struct leap_task_field *f)
+{
+	struct leap_task *t = l->t;
+	t->residue_mod = 0;
+	if (!v || (!t->nranges && json_is_object(v))) /* "ranges": {} checks the listed cases only */
+		return 0;
+	if (!json_is_object(v) || json_object_size(v) != 1)
+		return bad(l, f->name, "must be an object of one scalar and its modulus, such as {\"n\": 64}");
+	const char *name;
+	json_t *m;
+	json_object_foreach(v, name, m) { /* one entry */
+		size_t i = 0;
+		while (i < t->nranges && strcmp(t->params[t->ranges[i].param].name, name))
+			i++;
+		if (i == t->nranges)
+			return bad(l, f->name, "'%s' is not a scalar with a range", name);
+		json_int_t mod = json_is_integer(m) ? json_integer_value(m) : 0;
+		if (mod < 2 || mod > 64 || (mod & (mod - 1)))
+			return bad(l, f->name, "%s: the modulus must be 2, 4, 8, 16, 32 or 64", name);
+		t->residue_param = t->ranges[i].param;
+		t->residue_mod = mod;
+	}
+	for (int64_t k = 0; k < t->residue_mod; k++) {
+		struct leap_case c;
+		if (leap_task_residue_case(t, (size_t)k, &c))
+			return bad(l, f->name, "%s: no case within the ranges and the budget is %lld modulo %lld",
+				   t->params[t->residue_param].name, (long long)k, (long long)t->residue_mod);
+		free(c.vals);
+	}
+	return 0;
+}
+
 #define SLOT(member) offsetof(struct leap_task, member)
+
+/* 1 if some input buffer of t may be drawn in a pattern of family f's hard region. */
+static int family_covered(const struct leap_task *t, const struct leap_family *f)
+{
+	for (size_t i = 0; i < t->nparams; i++) {
+		const struct leap_param *p = &t->params[i];
+		if (p->role != LEAP_ROLE_IN && p->role != LEAP_ROLE_INOUT)
+			continue;
+		if (leap_type_is_float(p->type) ? (p->dists & f->need) != 0
+						: (f->need & LEAP_DIST_TIES) && p->hi - p->lo < LEAP_TIE_SPAN)
+			return 1;
+	}
+	return 0;
+}
+
+/* "families": operator families (task.c's table), each of whose hard region some input must
+ * reach: a task that names softmax but draws no large input is refused here, not found out by a
+ * wrong kernel's ok. */
+static int parse_families(struct leap_task_loader *l, json_t *v, const struct leap_task_field *f)
+{
+	l->t->families = 0;
+	if (!v)
+		return 0;
+	if (!json_is_array(v))
+		return bad(l, f->name, "must be an array of family names");
+	size_t k;
+	json_t *e;
+	json_array_foreach(v, k, e) {
+		const struct leap_family *fam = json_is_string(e) ? leap_family_find(json_string_value(e)) : NULL;
+		if (!fam) {
+			char names[128] = "";
+			for (size_t i = 0; leap_family_at(i); i++)
+				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+					 leap_family_at(i)->name);
+			return bad(l, f->name, "[%zu]: unknown family (%s)", k, names);
+		}
+		if (!family_covered(l->t, fam))
+			return bad(l, f->name, "%s: no input may be drawn in its hard region: %s", fam->name, fam->why);
+		for (size_t i = 0; leap_family_at(i); i++)
+			if (leap_family_at(i) == fam)
+				l->t->families |= 1u << i;
+	}
+	return 0;
+}
 
 /* task.json's fields in the order they are read: a field's parser may use what the rows
  * above it filled (params the entry point, baseline_kind baseline_libraries, ranges all). */
@@ -495,6 +575,7 @@ static const struct leap_task_field fields[] = {
 	 "\"double\" or \"float\": what reference.c computes in"},
 	{"entry", "string", "a string is required", parse_entry, SLOT(entry), "the entry point, a C identifier"},
 	{"params", "array", "an array of parameters", parse_params, LEAP_NO_SLOT, "the entry point's parameters"},
+	{"families", "array", NULL, parse_families, LEAP_NO_SLOT, "operator families whose hard regions inputs reach"},
 	{"cases", "array", "an array of verification cases", parse_cases, LEAP_NO_SLOT, "the verification cases"},
 	{"bench", "object", "the benchmark case, an object of scalar values", parse_bench, SLOT(bench),
 	 "the benchmark case on the GPU"},
@@ -508,6 +589,7 @@ static const struct leap_task_field fields[] = {
 	{"bytes", "string", NULL, parse_expr, SLOT(bytes), "the least memory traffic of a call, an expression"},
 	{"flops", "string", NULL, parse_expr, SLOT(flops), "the arithmetic of a call, an expression"},
 	{"ranges", "object", NULL, parse_ranges, LEAP_NO_SLOT, "the values of the scalars in drawn cases"},
+	{"residues", "object", NULL, parse_residues, LEAP_NO_SLOT, "a scalar whose every remainder a run checks"},
 	{"tags", "any", NULL, NULL, LEAP_NO_SLOT, "free form"},
 	{"notes", "any", NULL, NULL, LEAP_NO_SLOT, "free form"},
 	{NULL},

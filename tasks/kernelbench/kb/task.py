@@ -19,6 +19,62 @@ def _fmt_json_value(v):
     return json.dumps(v, separators=(", ", ": "))
 
 
+# leap's default patterns of a float input (task.json without "dist": the first five).
+DEFAULT_DISTS = ("normal", "uniform", "small", "large", "sparse")
+
+# leap-task(5)'s families: the patterns of each one's hard region (lib/task/task.c's table), the
+# pattern the generator adds to an input a family's operator reads directly, and why a task
+# none of whose inputs reaches the region is not of the family.
+FAMILY_NEED = {"exp": {"large", "large_int"}, "norm": {"near_one"}, "tie": {"ties"}}
+FAMILY_PATTERN = {"norm": "near_one", "tie": "ties"}
+FAMILY_WHY_NOT = {
+    "exp": "its inputs are drawn without large magnitudes, on which its output saturates to constants",
+    "norm": "the statistics are of an intermediate, which no input pattern makes near-constant",
+    "tie": "the arg-max is of an intermediate, which no input pattern makes repeat its maximum",
+}
+
+# Level-2 tasks of exp that stay without large_int, each for what the fairness lint found on it:
+# their output saturates to constants (a constant, zeros or another seed's mean passes), or a
+# norm after the saturated activation sees near-constant groups, where a float computation
+# misses the tolerance.
+SATURATES = "on large_int inputs its output saturates to constants, which then pass the fairness lint"
+NORM_AFTER = ("on large_int inputs the activation saturates and the norm after it sees near-constant "
+              "groups, where a float computation misses the tolerance")
+EXP_NO_LARGE_INT = {
+    "kb2_003_convtranspose3d_sum_layernorm_avgpool_gelu": SATURATES,
+    "kb2_004_conv2d_mish_mish": SATURATES,
+    "kb2_005_convtranspose2d_subtract_tanh": SATURATES,
+    "kb2_011_convtranspose2d_batchnorm_tanh_maxpool_groupnorm": NORM_AFTER,
+    "kb2_016_convtranspose2d_mish_add_hardtanh_scale": SATURATES,
+    "kb2_021_conv2d_add_scale_sigmoid_groupnorm": NORM_AFTER,
+    "kb2_025_conv2d_min_tanh_tanh": SATURATES,
+    "kb2_034_convtranspose3d_layernorm_gelu_scale": SATURATES,
+    "kb2_058_convtranspose3d_lse_hardswish_sub_clamp": SATURATES,
+    "kb2_084_linear_batchnorm_scale_softmax": SATURATES,
+    "kb2_087_conv2d_sub_sub_mish": SATURATES,
+    "kb2_091_convtranspose2d_softmax_bias_scale_sigmoid": SATURATES,
+    "kb2_093_convtranspose2d_add_min_gelu_mul": SATURATES,
+    "kb2_097_linear_batchnorm_bias_div_swish": SATURATES,
+}
+
+EXP_UNARY = {"sigmoid", "tanh", "swish", "gelu", "gelu_tanh", "selu", "softplus", "elu", "mish", "exp"}
+
+
+def _family_of(op):
+    """The family of one operator of the graph, or None."""
+    name = type(op).__name__
+    kind = getattr(op, "kind", None)
+    if name == "Softmax" or (name == "Unary" and kind in EXP_UNARY) or (name == "Reduce" and kind == "logsumexp"):
+        return "exp"
+    if name == "RowLoss" and kind == "ce":
+        return "exp"
+    if name in ("GroupStats", "StatScale"):
+        return "norm"
+    if name == "Reduce" and kind in ("argmax", "argmin"):
+        return "tie"
+    return None
+
+
 class Task:
     def __init__(self, level, num, kb, short, title, suite=None):
         self.level, self.num, self.kb = level, num, kb
@@ -315,14 +371,60 @@ class Task:
             p += " " + n
         return p
 
+    def families(self):
+        """leap-task(5)'s operator families of the graph: {family: the inputs its operators read
+        directly}; the same table as lib/task/task.c's, by operator rather than by word."""
+        fam = {}
+        for n in self.nodes:
+            f = _family_of(n)
+            if f:
+                # a statistic's or an arg-max's own input (not a norm's affine parameters)
+                reads = [n.x] if f in FAMILY_PATTERN else n.ins
+                fam.setdefault(f, set()).update(t.name for t in reads if t.kind == "in")
+        return fam
+
+    def dists(self):
+        """{input name: its patterns}: its own, and the pattern of the hard region of each family
+        whose operator reads it directly (a norm's x near one, an arg-max's x in ties)."""
+        out = {t.name: list(t.dist) if isinstance(t.dist, list) else ([t.dist] if t.dist else None)
+               for t in self.inputs if t.dtype == "float"}
+        fams = self.families()
+        for f, names in sorted(fams.items()):
+            for name in sorted(names):
+                if f in FAMILY_PATTERN and name in out:
+                    d = out[name] or list(DEFAULT_DISTS)
+                    out[name] = d + [FAMILY_PATTERN[f]] if FAMILY_PATTERN[f] not in d else d
+        if ("exp" in fams and self.id not in EXP_NO_LARGE_INT
+                and not any(FAMILY_NEED["exp"] & set(d or DEFAULT_DISTS) for d in out.values())):
+            # inputs kept from large magnitudes (products and sums of them miss fp32's tolerance)
+            # take large_int, all at the same turn: integer products and sums are exact, and the
+            # exp's argument passes its range all the same
+            for name, d in out.items():
+                if d and "small" not in d:
+                    out[name] = d + ["large_int"]
+        return out
+
+    def family_notes(self, dists):
+        """(the families whose hard region an input reaches, a note per family none reaches)."""
+        have, notes = [], []
+        for f in sorted(self.families()):
+            if any(FAMILY_NEED[f] & set(d or DEFAULT_DISTS) for d in dists.values()):
+                have.append(f)
+            else:
+                notes.append("not of family %s: %s" % (f, EXP_NO_LARGE_INT.get(self.id, FAMILY_WHY_NOT[f])
+                                                       if f == "exp" else FAMILY_WHY_NOT[f]))
+        return have, notes
+
     def task_json(self):
         params = []
+        dists = self.dists()
+        fams, fam_notes = self.family_notes(dists)
         for t in self.inputs:
             p = {"name": t.name, "type": {"float": "float", "int64": "int64", "uint8": "uint8"}[t.dtype], "role": "in",
                  "size": t.numel_full()}
             if t.dtype == "float":
-                if t.dist:
-                    p["dist"] = t.dist
+                if dists[t.name]:
+                    p["dist"] = dists[t.name]
             elif t.rng:
                 p["range"] = t.rng
             params.append(p)
@@ -344,6 +446,8 @@ class Task:
         if self.libs():
             j["baseline_libraries"] = self.libs()
         j["reference_precision"] = "double"
+        if fams:
+            j["families"] = fams
         j["params"] = params
         fl = dict(self.floats)
         j["cases"] = [dict(c, **fl) for c in self.cases]
@@ -363,6 +467,7 @@ class Task:
             notes.append(bn)
         if self.tol_why:
             notes.append(self.tol_why)
+        notes += [n + "." for n in fam_notes]
         j["notes"] = " ".join(notes)
         return j
 
