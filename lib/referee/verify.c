@@ -18,7 +18,7 @@
  * Reference computed in the parent, inputs through a memfd:
  *
  * Inputs are generated from a per-run seed and the reference results are computed in the parent
- * (`cases_for()` in `lib/referee/verify.c`) before any candidate starts; the child receives only the
+ * (`leap_verify_cases()` in `lib/referee/verify.c`) before any candidate starts; the child receives only the
  * inputs, through shared memory (a memfd of inputs, a memfd of outputs, a control region: the
  * shared regions of lib/sandbox/session.c), and the artifact through a descriptor (the runner copies it
  * into its own memfd, so it needs no path). The expected outputs are never in the child's memory.
@@ -435,90 +435,6 @@ static enum leap_status record_status(const char *s)
 	return leap_status_parse(s);
 }
 
-/* The cases of task t for `seed` with their inputs and reference results, computed once
- * per run (the seed is per run, so every candidate of the task sees the same inputs): the
- * listed cases, then v->o.drawn cases of sizes drawn from the seed within the task's ranges,
- * then a case of every remainder of the task's "residues" (none when no case is drawn).
- * Returns NULL with a new message in *err when the reference fails. */
-static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err)
-{
-	for (size_t i = 0; i < v->ncache; i++)
-		if (v->cache[i].task == t && v->cache[i].seed == seed)
-			return &v->cache[i];
-	leap_entry_fn ref = leap_reference(v, t, err);
-	if (!ref)
-		return NULL;
-	int trials = v->o.trials;
-	/* the drawn cases, then (where the task asks for "residues") a case of every remainder */
-	size_t nrand = t->nranges && v->o.drawn > 0 ? (size_t)v->o.drawn : 0;
-	size_t nres = nrand ? (size_t)t->residue_mod : 0, ndrawn = nrand + nres, n = t->ncases + ndrawn;
-	struct leap_case *drawn = xcalloc(ndrawn ? ndrawn : 1, sizeof *drawn);
-	for (size_t k = 0; k < nrand; k++)
-		leap_task_draw_case(t, seed, k, &drawn[k]);
-	for (size_t k = 0; k < nres; k++) /* the loader proved each exists */
-		if (leap_task_residue_case(t, k, &drawn[nrand + k]))
-			leap_task_smallest_case(t, 0, &drawn[nrand + k]);
-	struct leap_case_data *cd = xcalloc(n ? n : 1, sizeof *cd);
-	double *ref_s = xcalloc(n ? n : 1, sizeof *ref_s);
-	uint64_t arena = 64;
-	size_t ci = 0;
-	for (; ci < n; ci++) {
-		struct leap_case_data *d = &cd[ci];
-		const struct leap_case *c = ci < t->ncases ? &t->cases[ci] : &drawn[ci - t->ncases];
-		/* a residue case is there for its size: one input set, the patterns rotating over
-		 * the cases (64 of them at every trial would cost more than all the others) */
-		int residue = ci >= t->ncases + nrand, sets = residue ? 1 : trials;
-		if (leap_case_prepare(d, t, c, ci, (uint32_t)sets, 1, err))
-			goto fail;
-		d->tol = v->o.tolerance;
-		if (ci >= t->ncases + nrand)
-			leap_case_mark_residue(d);
-		else if (ci >= t->ncases)
-			leap_case_mark_drawn(d);
-		if (d->arena_bytes > arena)
-			arena = d->arena_bytes;
-		for (int k = 0; k < sets; k++) {
-			leap_case_inputs(d, (uint32_t)k, seed, (unsigned)(residue ? ci : ci * (size_t)trials + (size_t)k), NULL);
-			double r0 = leap_now();
-			int rc = leap_case_reference(d, (uint32_t)k, ref);
-			if (leap_now() - r0 > ref_s[ci])
-				ref_s[ci] = leap_now() - r0;
-			if (rc) {
-				*err = xasprintf("the reference of task '%s' returned %d on %s", t->id, rc, d->desc);
-				ci++;
-				goto fail;
-			}
-		}
-	}
-	xgrow((void **)&v->cache, &v->ccap, v->ncache + 1, sizeof *v->cache);
-	v->cache[v->ncache] = (struct leap_vcache){t, seed, cd, n, drawn, ndrawn, nrand, arena, ref_s};
-	return &v->cache[v->ncache++];
-fail:
-	for (size_t i = 0; i < ci; i++)
-		leap_case_free(&cd[i]);
-	free(cd);
-	free(ref_s);
-	for (size_t k = 0; k < ndrawn; k++)
-		free(drawn[k].vals);
-	free(drawn);
-	return NULL;
-}
-
-/* verify.drawn: the values of the cases drawn at random, so that a verdict can be read and
- * replayed (the residue cases are the task's own, whatever the seed). */
-static json_t *drawn_json(const struct leap_vcache *vc)
-{
-	json_t *a = json_array();
-	for (size_t k = 0; k < vc->nrandom; k++)
-		json_array_append_new(a, leap_case_json(vc->task, &vc->drawn[k]));
-	return a;
-}
-
-int leap_verify_prepare(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err)
-{
-	return cases_for(v, t, seed, err) ? 0 : -1;
-}
-
 /* What running the cases of one candidate came to. */
 struct vrun {
 	int nondeterministic;     /* a rerun of the mismatched call gave other outputs */
@@ -840,7 +756,7 @@ struct leap_session_host leap_verifier_host(struct leap_verifier *v)
 json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t, enum leap_backend b,
 			     const char *artifact, uint64_t seed, enum leap_status *st, char **err)
 {
-	struct leap_vcache *vc = cases_for(v, t, seed, err);
+	struct leap_vcache *vc = leap_verify_cases(v, t, seed, err);
 	if (!vc)
 		return NULL;
 	double t0 = leap_now(); /* verify.ms: the candidate's verification, not the preparation */
@@ -929,7 +845,7 @@ json_t *leap_verify_artifact(struct leap_verifier *v, const struct leap_task *t,
 		json_object_set_new(result, "memory_limit", json_integer((json_int_t)s.sb.mem_limit));
 	free(denied);
 	if (vc->nrandom)
-		json_object_set_new(result, "drawn", drawn_json(vc));
+		json_object_set_new(result, "drawn", leap_verify_drawn_json(vc));
 	*st = record_status(status);
 	leap_buf_free(&vr.msg);
 	leap_buf_free(&output);

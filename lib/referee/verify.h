@@ -107,6 +107,13 @@ void leap_verifier_free(struct leap_verifier *v);
  * NULL with a new message in *err when it cannot be built or loaded. */
 leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t, char **err);
 
+/* The cases of task t for `seed` (vcases.c): found in v's cache or made there, with their
+ * inputs, the reference's outputs and its time per case. NULL with a new message in *err when
+ * the reference fails. */
+struct leap_vcache *leap_verify_cases(struct leap_verifier *v, const struct leap_task *t, uint64_t seed, char **err);
+/* verify.drawn: the values of the cases drawn at random (the residue cases are the task's). */
+json_t *leap_verify_drawn_json(const struct leap_vcache *vc);
+
 /* Builds the reference and computes the inputs and reference results of task t for `seed`
  * now (leap_verify_artifact does it on first use), so that forked workers share them.
  * Returns 0, or -1 with a new message in *err. */
