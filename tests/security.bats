@@ -410,7 +410,7 @@ hog_recs() {
 	memory_cgroup || skip "no memory cgroup this process may make (the next test: the fallback)"
 	hog_recs "$T"
 	run -0 --separate-stderr leap-verify --memory 128M --seed 1 "$T/v.jsonl"
-	jq -e '.status == "runtime_error" and .verify.memory_limit > 134217728 and
+	jq -e '.status == "runtime_error" and .verify.memory_limit == 134217728 and
 		(.verify.message | contains("reached the memory limit of 128 MiB (the kernel ended it)"))' <<<"$output"
 	[[ "$stderr" != *"no memory cgroup"* ]]
 	run -0 --separate-stderr leap-bench --memory 128M --max-time 0.1 --seed 1 "$T/b.jsonl"

@@ -12,7 +12,7 @@
  * `memory.memsw.limit_in_bytes`: this machine mounts v1 hierarchies), every sandbox of
  * leap-verify and of leap-bench (its timed candidate and its baseline too), cpu or cuda, is put
  * before it executes the runner in a memory group of its own (the group leap-bench's referee
- * already makes for its freezer and cores) limited to `--memory` plus its shared regions
+ * already makes for its freezer and cores) limited to `--memory` (plus its staging regions on cuda, which fault in inside the sandbox)
  * (`leap_sandbox_fit_memory()` in lib/sandbox/sandbox.c; leap-verify's `--memory-max` names another
  * limit, or none). The limit counts the memory the whole tree really uses, every process and
  * thread in any session. Pages count against the group that first touches them: leap maps a cpu

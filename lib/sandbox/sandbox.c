@@ -448,14 +448,19 @@ static int make_tmp(struct leap_sandbox_env *env, struct leap_sandbox *sb, char 
 
 void leap_sandbox_fit_memory(struct leap_sandbox_opts *o, int device, uint64_t regions)
 {
-	/* The regions count where the runner touches them first (leap maps cpu regions populated,
-	 * so there its own group pays; a lazy cuda staging region faults in inside the sandbox):
-	 * room for them either way, so that an honest task with big regions runs under --memory. */
+	/* A region's pages count against the group of whoever touches them first. leap maps a
+	 * host backend's regions populated, so its own group pays for them and the sandbox's
+	 * group gets --memory alone: room for the regions there would be room a candidate's own
+	 * processes could fill (the storm's memory act held 4 x 64 MiB under --memory 128M in
+	 * leap-bench, whose regions are large). A device's staging regions are lazy and fault in
+	 * inside the sandbox: room for them there. A cpu process's address space holds the
+	 * mapped regions besides --memory. */
 	uint64_t whole = o->mem_bytes ? o->mem_bytes + regions : 0;
+	uint64_t group = o->mem_bytes ? o->mem_bytes + (device ? regions : 0) : 0;
 	if (o->cg_mem_none)
 		o->cg_mem_bytes = 0;
 	else if (!o->cg_mem_bytes)
-		o->cg_mem_bytes = whole;
+		o->cg_mem_bytes = group;
 	if (!o->cg_mem_bytes)
 		o->cg_ctrl &= ~(1u << LEAP_CG_MEMORY);
 	o->mem_bytes = device ? 0 : whole; /* a device's driver reserves far more address space */

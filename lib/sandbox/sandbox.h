@@ -51,10 +51,12 @@ struct leap_sandbox_opts {
 };
 
 /* The one memory policy of a sandbox, applied to the options of a child (in place) whose shared
- * regions take `regions` bytes: the whole tree is bounded by --memory plus the regions
- * (cg_mem_bytes, unless --memory-max named a limit or none), a cpu process's address space by
- * the same (mem_bytes); a device's child (cuda) gets no address-space limit (the CUDA driver reserves far
- * more than any sane one). Drops LEAP_CG_MEMORY from cg_ctrl when there is no tree limit. */
+ * regions take `regions` bytes: the whole tree is bounded by --memory (cg_mem_bytes, unless
+ * --memory-max named a limit or none), plus the regions on a device's backend, whose staging
+ * regions fault in inside the sandbox (a host backend's are populated by leap, in its own
+ * group); a cpu process's address space by --memory plus the regions (mem_bytes); a device's
+ * child (cuda) gets no address-space limit (the CUDA driver reserves far more than any sane
+ * one). Drops LEAP_CG_MEMORY from cg_ctrl when there is no tree limit. */
 void leap_sandbox_fit_memory(struct leap_sandbox_opts *o, int device, uint64_t regions);
 
 /* Per-process sandbox state: what the kernel allows (probed once) and the user to run as.
