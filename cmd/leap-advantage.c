@@ -189,8 +189,6 @@ struct aentry {
 	long sample; /* -1 when absent */
 	long turn;
 	double value;
-	const char *file; /* where it was read (for naming it when a second one comes) */
-	long line;
 	int status;                      /* what a speed tie recomputes the reward from */
 	double speedup, speed_lo, speed_hi;
 };
@@ -209,10 +207,10 @@ struct twopass {
 	struct agroup **list;    /* the groups by tag */
 	size_t nlist, caplist;
 	double *adv;             /* the advantage of each record, by number */
-	struct leap_twopass_dups dups;
 };
 
-/* qsort order of a group's entries: by sample, turn, then input order. */
+/* qsort order of a group's entries: by sample, turn, then input order (the order the
+ * estimators have always summed a two-pass group in). */
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct aentry *x = a, *y = b;
@@ -221,24 +219,6 @@ static int cmp_entry(const void *a, const void *b)
 	if (x->turn != y->turn)
 		return x->turn < y->turn ? -1 : 1;
 	return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* Removes from g the second and later entries of a (sample >= 0, turn), noting them in
- * tp->dups with the first one's position. Entries end up ordered by (sample, turn, seq). */
-static void drop_dups(struct twopass *tp, struct agroup *g)
-{
-	qsort(g->e, g->n, sizeof(*g->e), cmp_entry);
-	size_t k = 0;
-	for (size_t i = 0; i < g->n; i++) {
-		const struct aentry *e = &g->e[i], *first = k ? &g->e[k - 1] : NULL;
-		if (first && leap_is_dup(e->sample, e->turn, first->sample, first->turn)) {
-			leap_twopass_dup_add(&tp->dups, e->seq, leap_dup_message(g->key, e->sample, e->turn, first->file,
-										  first->line));
-			continue;
-		}
-		g->e[k++] = *e;
-	}
-	g->n = k;
 }
 
 /* Computes a two-pass group into adv[] with the same estimator code as the streaming mode. */
@@ -266,14 +246,23 @@ static void compute_agroup(struct twopass *tp, struct agroup *g)
 	free(grp.m);
 }
 
+/* First pass: 1 when a record takes part (no upstream error, a reward). */
+static int tp_takes_part(void *arg, const struct leap_member *m)
+{
+	struct twopass *tp = arg;
+	double value;
+	const char *why;
+	return !m->has_error && !leap_reward_of(tp->c->reward, m, &value, &why);
+}
+
 /* First pass: keeps the reward of a record that takes part; the tag names its group. */
 static uint32_t tp_summarise(void *arg, const struct leap_member *m, const struct leap_buf *key)
 {
 	struct twopass *tp = arg;
 	double value;
 	const char *why;
-	if (m->has_error || leap_reward_of(tp->c->reward, m, &value, &why))
-		return LEAP_TWOPASS_NONE;
+	if (leap_reward_of(tp->c->reward, m, &value, &why))
+		leap_die("internal error: a record that takes part has no reward");
 	note_speed(tp->c, m);
 	int added;
 	void **slot = leap_hmap_put(&tp->groups, key->s, key->len, &added);
@@ -288,8 +277,8 @@ static uint32_t tp_summarise(void *arg, const struct leap_member *m, const struc
 	}
 	struct agroup *g = *slot;
 	xgrow((void **)&g->e, &g->cap, g->n + 1, sizeof(*g->e));
-	g->e[g->n++] = (struct aentry){m->seq,	  m->sample,  m->turn,	   value,	m->file,
-				       m->line,	  m->status,  m->speedup,  m->speed_lo, m->speed_hi};
+	g->e[g->n++] = (struct aentry){m->seq,	  m->sample,  m->turn,	   value,
+				       m->status, m->speedup, m->speed_lo, m->speed_hi};
 	return g->tag;
 }
 
@@ -305,12 +294,11 @@ static void tp_between(void *arg, long records)
 	while (leap_hmap_next(&tp->groups, &pos, &key, NULL, &val)) {
 		struct agroup *g = val;
 		g->key = key;
-		drop_dups(tp, g);
+		qsort(g->e, g->n, sizeof(*g->e), cmp_entry);
 		compute_agroup(tp, g);
 		free(g->e);
 		g->e = NULL;
 	}
-	leap_twopass_dup_sort(&tp->dups);
 	if (c->scale == LEAP_SCALE_BATCH) {
 		double sd = leap_std(c->vals, c->nvals);
 		for (long i = 0; i < records; i++)
@@ -329,16 +317,12 @@ static void put_error(struct ctx *c, const char *raw, size_t len, const char *fi
 	put_skipped(c, &m);
 }
 
-/* Writes record `seq` of group `tag` with its advantage (an error when not finite, or when it
- * is a duplicate). */
-static void put_seq(struct twopass *tp, long seq, uint32_t tag, const char *raw, size_t len, int has_key,
-		    const char *file, long line)
+/* Second pass, a record that takes part: written with its advantage (an error when it is not
+ * finite). */
+static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t len, int has_key, const char *file,
+		   long line)
 {
-	const char *dup = leap_twopass_dup_get(&tp->dups, seq);
-	if (dup) {
-		put_error(tp->c, raw, len, file, line, dup);
-		return;
-	}
+	struct twopass *tp = arg;
 	double a = tp->adv[seq];
 	if (!isfinite(a)) {
 		put_error(tp->c, raw, len, file, line, "the advantage is not finite (rewards too large)");
@@ -348,44 +332,43 @@ static void put_seq(struct twopass *tp, long seq, uint32_t tag, const char *raw,
 	note_stats(tp->c, tp->list[tag]->key, a);
 }
 
-/* Second pass, an unchanged record that takes part. */
-static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t len, int has_key, const char *file,
-		   long line)
+/* Second pass, a record scanned again: the reason it takes no part of this program's own
+ * (an upstream error, no group, no reward), or NULL. */
+static const char *tp_refuse(void *arg, struct leap_member *m, int has_group)
 {
-	put_seq(arg, seq, tag, raw, len, has_key, file, line);
-}
-
-/* Second pass, any other record: an error record, or the record with its advantage. */
-static void tp_other(void *arg, long seq, uint32_t tag, int changed, struct leap_member *m,
-		     const struct leap_buf *key, int has_group)
-{
-	(void)key;
 	struct twopass *tp = arg;
-	struct ctx *c = tp->c;
 	double value;
 	const char *why = NULL;
 	if (m->has_error)
-		why = UPSTREAM_ERROR;
-	else if (!has_group)
-		why = LEAP_NO_GROUP;
-	else if (leap_reward_of(c->reward, m, &value, &why))
-		;
-	else if (changed || tag == LEAP_TWOPASS_NONE)
-		why = "the input changed between the two passes";
+		return UPSTREAM_ERROR;
+	if (!has_group)
+		return LEAP_NO_GROUP;
+	if (leap_reward_of(tp->c->reward, m, &value, &why))
+		return why;
+	return NULL;
+}
+
+/* Second pass, a record that takes no part: an upstream error as it is, else an error record
+ * saying why. */
+static void tp_refused(void *arg, struct leap_member *m, const char *why)
+{
+	struct twopass *tp = arg;
 	if (why == UPSTREAM_ERROR) {
 		m->skip = why;
-		put_skipped(c, m);
-	} else if (why) {
-		put_error(c, m->raw, m->len, m->file, m->line, why);
-	} else
-		put_seq(tp, seq, tag, m->raw, m->len, m->has_key, m->file, m->line);
+		put_skipped(tp->c, m);
+	} else {
+		put_error(tp->c, m->raw, m->len, m->file, m->line, why);
+	}
 }
 
 /* The two-pass mode of the scalar estimators (lib/twopass.h): first collect every group's
  * rewards (a few dozen bytes per record) and compute, then write every record in input order. */
 static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
 {
-	static const struct leap_twopass_ops ops = {tp_summarise, tp_between, tp_put, tp_other};
+	static const struct leap_twopass_ops ops = {
+		tp_takes_part, tp_summarise, tp_between, tp_put, tp_refuse, tp_refused,
+		"the input changed between the two passes",
+	};
 	struct twopass tp = {.c = c};
 	const struct leap_gstream_io io = {&c->records, &c->errors, &c->progress, &c->out};
 	*open_failed = leap_twopass(nfiles, files, off, "advantage", &ops, &tp, &io);
@@ -396,7 +379,6 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	free(tp.list);
 	leap_hmap_free(&tp.groups);
 	free(tp.adv);
-	leap_twopass_dup_free(&tp.dups);
 }
 
 /* The stream's callbacks (lib/gstream.h). */

@@ -12,6 +12,7 @@
 #include "hand.h"
 #include "jsonl.h"
 #include "pool.h"
+#include "recjob.h"
 #include "record.h"
 #include "runopts.h"
 #include "sig.h"
@@ -66,66 +67,29 @@ struct ctx {
 	struct leap_devices devs;    /* --devices: slot i times on devs.idx[i] */
 };
 
-/* Entry kinds counted by the pool. */
-enum { KIND_CPU = 0, KIND_CUDA = 1 };
-
-/* What to do with a record before any timing. */
-enum what { PASS_RAW, ADD_READY, FAIL, TIME };
-
-/* Decides what a record needs: PASS_RAW (it carries an error: pass it through), ADD_READY
- * (*add holds the new fields: not timed), FAIL (*err holds a new message), or TIME (*t, *b
- * and *artifact say what to time). */
-static enum what classify(struct ctx *c, json_t *rec, json_t **add, char **err, const struct leap_task **t,
-			  enum leap_backend *b, const char **artifact)
-{
-	if (json_object_get(rec, "error"))
-		return PASS_RAW;
-	const char *st = leap_get_str(rec, "status", NULL);
-	if (!st || strcmp(st, "pass")) {
-		*add = json_pack("{s:{s:s,s:s}}", "bench", "status", "skipped", "message",
-				 st ? "not timed: the candidate did not pass" : "not timed: no status");
-		leap_progress_count(&c->progress, "skipped");
-		return ADD_READY;
-	}
-	*artifact = leap_get_str(json_object_get(rec, "compile"), "artifact", NULL);
-	const char *id = leap_get_str(rec, "task", NULL);
-	const char *bname = leap_get_str(rec, "backend", "cuda");
-	*b = LEAP_BACKEND_CUDA;
-	*t = NULL;
-	if (!*artifact)
-		*err = xstrdup("the record has no compile.artifact");
-	else if (!id)
-		*err = xstrdup("the record has no task");
-	else if (leap_backend_parse(bname, b))
-		*err = xasprintf("unknown backend '%s'", bname);
-	else
-		*t = leap_suite_get(&c->suite, id, err);
-	if (*t && *b == LEAP_BACKEND_CUDA)
-		leap_gpu_first_use(&c->v.gpu); /* here, before any worker: a too old driver ends the run */
-	return *t ? TIME : FAIL;
-}
-
 /* Times one parsed record and writes it. */
 static void one(struct ctx *c, struct leap_in *in, json_t *rec)
 {
-	json_t *add = NULL;
+	struct leap_recjob j;
 	char *err = NULL;
-	const struct leap_task *t = NULL;
-	enum leap_backend b;
-	const char *artifact = NULL;
-	enum what w = classify(c, rec, &add, &err, &t, &b, &artifact);
-	if (w == PASS_RAW) {
+	switch (leap_recjob_classify(rec, LEAP_RECJOB_BENCH, &c->suite, &c->v, &j)) {
+	case LEAP_RECJOB_RAW:
 		leap_out_raw(&c->out, in->buf, in->len);
 		return;
-	}
-	if (w == ADD_READY) {
-		leap_out_splice(&c->out, in->buf, in->len, rec, add);
-		json_decref(add);
+	case LEAP_RECJOB_SKIP:
+		leap_progress_count(&c->progress, "skipped");
+		leap_out_splice(&c->out, in->buf, in->len, rec, j.add);
+		json_decref(j.add);
 		return;
+	case LEAP_RECJOB_FAIL:
+		err = j.err;
+		break;
+	case LEAP_RECJOB_RUN:
+		break;
 	}
 	leap_out_flush(&c->out); /* the records before this one reach the reader while it runs */
 	enum leap_status st = LEAP_ST_NONE;
-	json_t *bench = t ? leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &st, &err) : NULL;
+	json_t *bench = j.t ? leap_bench_artifact(&c->bench, j.t, j.b, j.artifact, c->seed, &st, &err) : NULL;
 	if (leap_signal_caught()) { /* the timing may be the interruption's: not written */
 		json_decref(bench);
 		free(err);
@@ -142,7 +106,7 @@ static void one(struct ctx *c, struct leap_in *in, json_t *rec)
 	leap_progress_count(&c->progress, leap_get_str(bench, "status", "?"));
 	if (!strcmp(leap_get_str(bench, "status", ""), "no_device"))
 		c->errors++;
-	add = json_object();
+	json_t *add = json_object();
 	json_object_set_new(add, "bench", bench);
 	if (st != LEAP_ST_NONE) /* wrong or crashing while timed: the record fails */
 		json_object_set_new(add, "status", json_string(leap_status_name(st)));
@@ -187,29 +151,33 @@ static void finish(void *arg, struct leap_pool *p, struct leap_pool_entry *e, js
 static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 {
 	struct ctx *c = arg;
-	const struct leap_task *t = NULL;
-	enum leap_backend b;
-	const char *artifact = NULL;
+	struct leap_recjob j;
 	char *err = NULL;
-	enum what w = classify(c, e->rec, &e->add, &err, &t, &b, &artifact);
-	if (w == FAIL) {
-		entry_error(c, e, err);
-		return;
-	}
-	if (w != TIME) {
-		e->mode = w == PASS_RAW ? LEAP_POOL_RAW : LEAP_POOL_SPLICE;
+	switch (leap_recjob_classify(e->rec, LEAP_RECJOB_BENCH, &c->suite, &c->v, &j)) {
+	case LEAP_RECJOB_RAW:
+		e->mode = LEAP_POOL_RAW;
 		e->ready = 1;
 		return;
+	case LEAP_RECJOB_SKIP:
+		leap_progress_count(&c->progress, "skipped");
+		e->add = j.add;
+		e->mode = LEAP_POOL_SPLICE;
+		e->ready = 1;
+		return;
+	case LEAP_RECJOB_FAIL:
+		entry_error(c, e, j.err);
+		return;
+	case LEAP_RECJOB_RUN:
+		break;
 	}
-	e->kind = b == LEAP_BACKEND_CUDA ? KIND_CUDA : KIND_CPU;
-	while ((p->running == p->slots || (e->kind == KIND_CPU && p->running_kind[KIND_CPU])) && !leap_signal_caught())
-		leap_pool_collect(p, -1);
+	e->kind = j.kind;
+	leap_recjob_wait(p, j.kind, j.kind == LEAP_RECJOB_CPU); /* cpu: one timing at a time */
 	if (leap_signal_caught())
 		return;
 	/* The input pool and the baseline's outputs are made here, once, for every worker, on the
 	 * device of the slot leap_pool_fork will take (free now: nothing is timed beside them). */
 	c->v.o.device = c->devs.name[leap_pool_next_slot(p)];
-	if (leap_bench_prepare(&c->bench, t, b, c->seed, &err)) {
+	if (leap_bench_prepare(&c->bench, j.t, j.b, c->seed, &err)) {
 		entry_error(c, e, err);
 		return;
 	}
@@ -222,7 +190,7 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 	leap_sandbox_slot(&c->v.env, slot);
 	c->v.o.device = c->devs.name[slot];
 	enum leap_status st = LEAP_ST_NONE;
-	json_t *bench = leap_bench_artifact(&c->bench, t, b, artifact, c->seed, &st, &err);
+	json_t *bench = leap_bench_artifact(&c->bench, j.t, j.b, j.artifact, c->seed, &st, &err);
 	if (bench)
 		json_object_set_new(bench, "device_index", json_integer(c->devs.idx[slot]));
 	json_t *res = bench ? json_pack("{s:o}", "bench", bench) : json_pack("{s:s}", "err", err);
@@ -491,12 +459,8 @@ int main(int argc, char **argv)
 	struct ctx c;
 	memset(&c, 0, sizeof c);
 	leap_common_init(&c.common, &usage);
-	struct leap_verify_opts o = {
-		.trials = 1,
-		.sb = {.timeout = 0, .mem_bytes = (uint64_t)LEAP_BENCH_MEMORY_GIB << 30,
-		       .fsize_bytes = (uint64_t)LEAP_BENCH_FSIZE_MIB << 20, .nproc = 0, .namespaces = 1},
-		.device = "0",
-	};
+	struct leap_verify_opts o;
+	leap_recjob_defaults(&o, LEAP_RECJOB_BENCH);
 	struct leap_bench_opts bo;
 	memset(&bo, 0, sizeof bo);
 	leap_bench_defaults(&bo); /* every default of the timing: verdict.h */

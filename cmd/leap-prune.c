@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "adaptive.h"
+#include "dcp.h"
 #include "group.h"
 #include "hmap.h"
 #include "lines.h"
@@ -112,9 +113,10 @@ static void note_turn1(struct ctx *c, const struct leap_group *grp, enum leap_ve
 }
 
 /* Writes member m (taking its memory) as an error record naming the first record of its
- * (group, sample, turn), read at file:line. */
-static void put_dup(struct ctx *c, const char *group, struct leap_member *m, const char *file, long line)
+ * (group, sample, turn), read at file:line (lib/dcp.h: leap_dcp_dup_fn). */
+static void put_dup(void *arg, const char *group, struct leap_member *m, const char *file, long line)
 {
+	struct ctx *c = arg;
 	char *why = leap_dup_message(group, m->sample, m->turn, file, line);
 	leap_warn("%s:%ld: %s", m->file, m->line, why);
 	leap_member_error_line(&c->line, m, why);
@@ -125,80 +127,8 @@ static void put_dup(struct ctx *c, const char *group, struct leap_member *m, con
 	c->dups++;
 }
 
-/* Replaces the members an earlier run decided by the done file's records of them (marked
- * in_done), and writes members this run already decided as duplicates (lib/rerun.h). */
-static void take_rerun(struct ctx *c, struct leap_group *grp)
-{
-	if (!c->use_done || !c->rerun.usable)
-		return;
-	struct leap_buf key = {0};
-	size_t k = 0;
-	long kept = 0;
-	const struct leap_rerun_entry *first = NULL;
-	for (size_t i = 0; i < grp->n; i++) {
-		struct leap_member *m = &grp->m[i];
-		const struct leap_rerun_entry *e = leap_rerun_find(&c->rerun, grp->key, m->sample, m->turn);
-		if (e && e->this_run) {
-			put_dup(c, grp->key, m, e->file, e->line);
-			continue;
-		}
-		if (e) {
-			char *text = leap_rerun_line(&c->rerun, e);
-			struct leap_member d;
-			int has_group;
-			if (!leap_member_scan_text(&d, text, e->len, e->file, e->line, m->seq, "prune", &key, &has_group)) {
-				d.in_done = 1;
-				leap_member_clear(m);
-				*m = d;
-				kept++;
-				first = first ? first : e;
-			}
-			free(text);
-		}
-		grp->m[k++] = *m;
-	}
-	grp->n = k;
-	leap_buf_free(&key);
-	if (kept) {
-		leap_warn("group '%s', turn %ld: %ld record%s decided by an earlier run (%s:%ld%s); %s decision%s "
-			  "stand%s and %s not written again", grp->key, grp->m[0].turn, kept, kept == 1 ? " was" : "s were",
-			  first->file, first->line, kept == 1 ? "" : " and on", kept == 1 ? "its" : "their",
-			  kept == 1 ? "" : "s", kept == 1 ? "s" : "", kept == 1 ? "is" : "are");
-		c->kept += kept;
-	}
-}
-
-/* The gate that governs a group: the verdict and the turn, failures and size it was taken on. */
-struct gate {
-	enum leap_verdict v;
-	long turn, n_fail, n;
-};
-
-/* Decides the gate of grp from its members (lib/prune.h: carried from the first turn unless
- * --regate) and counts n_fail. */
-static struct gate gate_of(const struct ctx *c, const struct leap_group *grp, long *n_fail)
-{
-	long n = (long)grp->n, n_cat = 0;
-	const struct leap_member *carrier = NULL;
-	*n_fail = 0;
-	for (size_t i = 0; i < grp->n; i++) {
-		int st = grp->m[i].status;
-		if (st != LEAP_ST_PASS) {
-			(*n_fail)++;
-			if (c->opts.catastrophic & (1u << st))
-				n_cat++;
-		}
-		if (!carrier && grp->m[i].gate >= 0)
-			carrier = &grp->m[i];
-	}
-	enum leap_verdict v = leap_prune_gate(&c->opts, n, *n_fail, n_cat, carrier ? carrier->gate : -1);
-	if (carrier && !c->opts.regate)
-		return (struct gate){v, carrier->gate_turn, carrier->gate_fail, carrier->gate_n};
-	return (struct gate){v, grp->m[0].turn, *n_fail, n};
-}
-
 /* Writes the next-turn record of member m with the gate carried in `dcp`. */
-static void put_next(struct ctx *c, const struct leap_member *m, long n_expand, const struct gate *g)
+static void put_next(struct ctx *c, const struct leap_member *m, long n_expand, const struct leap_gate *g)
 {
 	leap_buf_reset(&c->line);
 	if (leap_next_turn_line(&c->line, m->raw, m->len, m->status, m->turn, n_expand, &c->opts))
@@ -219,7 +149,7 @@ static void put_next(struct ctx *c, const struct leap_member *m, long n_expand, 
  * that a turn-2 record of a group of 8 does not read "group_size 1"; turn_fail and
  * turn_records count this turn's records of the group. */
 static void put_prune(struct ctx *c, const struct leap_member *m, int expand, const char *reason,
-		      const struct gate *g, long n_fail, long n, int complete)
+		      const struct leap_gate *g, long n_fail, long n, int complete)
 {
 	json_t *prune = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:I,s:I,s:I}", "decision", expand ? "expand" : "final",
 				  "reason", reason, "verdict", leap_verdict_name(g->v), "n_fail", (json_int_t)g->n_fail,
@@ -240,11 +170,11 @@ static void put_prune(struct ctx *c, const struct leap_member *m, int expand, co
  * the end of input. */
 static void decide(struct ctx *c, struct leap_group *grp, int complete)
 {
-	take_rerun(c, grp);
+	c->kept += leap_dcp_take_rerun(c->use_done ? &c->rerun : NULL, grp, put_dup, c);
 	if (!grp->n)
 		return;
 	long n = (long)grp->n, n_fail;
-	struct gate g = gate_of(c, grp, &n_fail);
+	struct leap_gate g = leap_dcp_gate(&c->opts, grp, &n_fail);
 	c->groups[g.v]++;
 	if (c->adaptive && grp->m[0].turn == 1)
 		note_turn1(c, grp, g.v);
@@ -255,15 +185,7 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 	}
 	const char **reason = xcalloc(grp->n, sizeof(*reason));
 	int *expand = xcalloc(grp->n, sizeof(*expand));
-	long n_expand = 0;
-	for (size_t i = 0; i < grp->n; i++) {
-		struct leap_member *m = &grp->m[i];
-		if (m->in_done)
-			expand[i] = !m->final; /* the earlier run's decision */
-		else
-			reason[i] = leap_prune_reason(&c->opts, g.v, m->status, m->turn, m->speedup, &expand[i]);
-		n_expand += expand[i];
-	}
+	long n_expand = leap_dcp_decide(&c->opts, grp, g.v, reason, expand);
 	for (size_t i = 0; i < grp->n; i++) {
 		struct leap_member *m = &grp->m[i];
 		if (!m->in_done) {
@@ -405,27 +327,6 @@ static void parse_threshold(struct ctx *c, const char *name, const char *arg, st
 		leap_usage_error(&c->common, "%s: '%s' is not a count (8) or a fraction (0.5, 50%%)", name, arg);
 }
 
-/* What the flags set explicitly: a preset fills only the rest. */
-enum { GIVEN_EASY = 1, GIVEN_HOPELESS = 2, GIVEN_CAT = 4, GIVEN_TURNS = 8, GIVEN_REGATE = 16 };
-
-/* Fills the settings of *o that the flags did not set (`given`) from preset `name`. */
-static void apply_preset(struct leap_prune_opts *o, const char *name, unsigned given)
-{
-	struct leap_prune_opts p = *o;
-	if (leap_prune_preset(name, &p))
-		leap_die("internal error: preset '%s'", name);
-	if (!(given & GIVEN_EASY))
-		o->easy_below = p.easy_below;
-	if (!(given & GIVEN_HOPELESS))
-		o->hopeless_above = p.hopeless_above;
-	if (!(given & GIVEN_CAT))
-		o->catastrophic = p.catastrophic;
-	if (!(given & GIVEN_TURNS))
-		o->max_turns = p.max_turns;
-	if (!(given & GIVEN_REGATE))
-		o->regate = p.regate;
-}
-
 /* The options of leap-prune, in the order --help lists them (opts.h). */
 static const struct leap_opt opts[] = {
 	{"preset", 'p', required_argument, "NAME", 0,
@@ -502,11 +403,11 @@ static const char *parse_args(struct ctx *c, int argc, char **argv)
 			break;
 		case 'e':
 			parse_threshold(c, "--easy-below", optarg, &c->opts.easy_below);
-			given |= GIVEN_EASY;
+			given |= LEAP_PRUNE_GIVEN_EASY;
 			break;
 		case 'H':
 			parse_threshold(c, "--hopeless-above", optarg, &c->opts.hopeless_above);
-			given |= GIVEN_HOPELESS;
+			given |= LEAP_PRUNE_GIVEN_HOPELESS;
 			break;
 		case 'c':
 			if (leap_status_set_parse(optarg, &c->opts.catastrophic))
@@ -514,18 +415,18 @@ static const char *parse_args(struct ctx *c, int argc, char **argv)
 							     "compile_error, runtime_error, timeout, mismatch)", optarg);
 			if (c->opts.catastrophic & (1u << LEAP_ST_PASS))
 				leap_usage_error(&c->common, "--catastrophic: 'pass' is not a failure");
-			given |= GIVEN_CAT;
+			given |= LEAP_PRUNE_GIVEN_CAT;
 			break;
 		case 't':
 			if (leap_parse_i64(optarg, 1, 1 << 20, &v))
 				leap_usage_error(&c->common, "--max-turns: '%s' is not an integer from 1 to %d", optarg,
 						 1 << 20);
 			c->opts.max_turns = (long)v;
-			given |= GIVEN_TURNS;
+			given |= LEAP_PRUNE_GIVEN_TURNS;
 			break;
 		case OPT_REGATE:
 			c->opts.regate = 1;
-			given |= GIVEN_REGATE;
+			given |= LEAP_PRUNE_GIVEN_REGATE;
 			break;
 		case OPT_EXPAND_SLOW:
 			c->opts.expand_slow = 1;
@@ -556,8 +457,8 @@ static const char *parse_args(struct ctx *c, int argc, char **argv)
 			leap_usage_error(&c->common, "unhandled option");
 		}
 	}
-	if (preset)
-		apply_preset(&c->opts, preset, given);
+	if (preset && leap_prune_preset_fill(preset, &c->opts, given))
+		leap_die("internal error: preset '%s'", preset);
 	if (!done && !annotate)
 		leap_usage_error(&c->common, "say where decided records go: --done FILE, or --annotate");
 	if (done && annotate)

@@ -67,8 +67,6 @@ struct tgroup {
 	struct leap_traj *t;
 	long *id;      /* the trajectory's sample, or -1 - seq for a record without one */
 	uint32_t *tag; /* the trajectory's tag: its index in struct twopass.refs */
-	struct tseen **seen; /* per trajectory: its records' turns and positions */
-	size_t *nseen;
 	size_t n, cap;
 	int complete;
 };
@@ -79,7 +77,6 @@ struct twopass {
 	struct leap_hmap groups;
 	struct { struct tgroup *g; size_t j; } *refs;
 	size_t nrefs, caprefs;
-	struct leap_twopass_dups dups;
 };
 
 /* The trajectory `id` of group g, added when absent (its tag taken from tp->refs). */
@@ -93,8 +90,6 @@ static size_t traj_of(struct twopass *tp, struct tgroup *g, long id)
 		g->t = xrealloc(g->t, g->cap * sizeof(*g->t));
 		g->id = xrealloc(g->id, g->cap * sizeof(*g->id));
 		g->tag = xrealloc(g->tag, g->cap * sizeof(*g->tag));
-		g->seen = xrealloc(g->seen, g->cap * sizeof(*g->seen));
-		g->nseen = xrealloc(g->nseen, g->cap * sizeof(*g->nseen));
 	}
 	if (tp->nrefs >= LEAP_TWOPASS_NONE)
 		leap_die("more than %u trajectories", (unsigned)LEAP_TWOPASS_NONE);
@@ -103,34 +98,8 @@ static size_t traj_of(struct twopass *tp, struct tgroup *g, long id)
 	tp->refs[tp->nrefs].j = g->n;
 	g->id[g->n] = id;
 	g->tag[g->n] = (uint32_t)tp->nrefs++;
-	g->seen[g->n] = NULL;
-	g->nseen[g->n] = 0;
 	leap_rank_traj_init(&g->t[g->n]);
 	return g->n++;
-}
-
-/* Where a trajectory's record of one turn was read, for naming it when a second one comes. */
-struct tseen {
-	long turn, line;
-	const char *file;
-};
-
-/* 1 (a duplicate, noted in tp->dups) when trajectory j of g already has a record of m's turn;
- * else notes where this one was read and returns 0. */
-static int seen_before(struct twopass *tp, struct tgroup *g, size_t j, const struct leap_member *m,
-		       const char *group)
-{
-	if (m->sample < 0) /* never a duplicate (leap_is_dup): nothing to note */
-		return 0;
-	for (size_t k = 0; k < g->nseen[j]; k++)
-		if (leap_is_dup(m->sample, m->turn, g->id[j], g->seen[j][k].turn)) {
-			leap_twopass_dup_add(&tp->dups, m->seq, leap_dup_message(group, m->sample, m->turn,
-								      g->seen[j][k].file, g->seen[j][k].line));
-			return 1;
-		}
-	g->seen[j] = xrealloc(g->seen[j], (g->nseen[j] + 1) * sizeof(**g->seen));
-	g->seen[j][g->nseen[j]++] = (struct tseen){m->turn, m->line, m->file};
-	return 0;
 }
 
 /* First pass: adds a record to its trajectory's summary; the tag names the trajectory. */
@@ -142,8 +111,6 @@ static uint32_t tp_summarise(void *arg, const struct leap_member *m, const struc
 		*slot = xcalloc(1, sizeof(struct tgroup));
 	struct tgroup *g = *slot;
 	size_t j = traj_of(tp, g, m->sample >= 0 ? m->sample : -1 - m->seq);
-	if (seen_before(tp, g, j, m, key->s))
-		return LEAP_TWOPASS_NONE;
 	note_speed(tp->c, m);
 	leap_rank_traj_add(&g->t[j], m);
 	return g->tag[j];
@@ -186,7 +153,7 @@ static void put_rank(struct twopass *tp, uint32_t tag, const char *raw, size_t l
 	json_decref(add);
 }
 
-/* Second pass, an unchanged record: written with its trajectory's rank. */
+/* Second pass, a record that takes part: written with its trajectory's rank. */
 static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t len, int has_key, const char *file,
 		   long line)
 {
@@ -196,36 +163,20 @@ static void tp_put(void *arg, long seq, uint32_t tag, const char *raw, size_t le
 	put_rank(arg, tag, raw, len, has_key);
 }
 
-/* Second pass, any other record: an error record, or the record with its rank. */
-static void tp_other(void *arg, long seq, uint32_t tag, int changed, struct leap_member *m,
-		     const struct leap_buf *key, int has_group)
+/* Second pass, a record that takes no part: an error record saying why. */
+static void tp_refused(void *arg, struct leap_member *m, const char *why)
 {
-	(void)key;
-	struct twopass *tp = arg;
-	struct ctx *c = tp->c;
-	if (tag == LEAP_TWOPASS_NONE || !has_group) {
-		const char *dup = changed ? NULL : leap_twopass_dup_get(&tp->dups, seq);
-		const char *why = !has_group ? LEAP_NO_GROUP
-			: changed ? "the input changed between the two passes"
-			: dup	  ? dup
-				  : "the record has no trajectory (the input changed between the two passes)";
-		leap_warn("%s:%ld: %s", m->file, m->line, why);
-		leap_member_error_line(&c->line, m, why);
-		leap_out_raw(&c->out, c->line.s, c->line.len - 1);
-		c->errors++;
-	} else {
-		put_rank(tp, tag, m->raw, m->len, m->has_key);
-	}
+	struct ctx *c = ((struct twopass *)arg)->c;
+	leap_warn("%s:%ld: %s", m->file, m->line, why);
+	leap_member_error_line(&c->line, m, why);
+	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
+	c->errors++;
 }
 
 /* Frees a group of the two-pass mode. */
 static void tgroup_free(void *p)
 {
 	struct tgroup *g = p;
-	for (size_t j = 0; j < g->n; j++)
-		free(g->seen[j]);
-	free(g->seen);
-	free(g->nseen);
 	free(g->t);
 	free(g->id);
 	free(g->tag);
@@ -233,17 +184,20 @@ static void tgroup_free(void *p)
 }
 
 /* The two-pass mode (lib/twopass.h): summarise every trajectory, rank, then write every
- * record in input order. Memory: the trajectories' summaries, 8 bytes per record, and 24 per
- * record for where each turn's record was read (to name a duplicate's first). */
+ * record in input order. Memory: the trajectories' summaries, and what the driver keeps per
+ * record (its tag and length, and where each (group, sample, turn) was first read). Every
+ * record with a group takes part. */
 static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
 {
-	static const struct leap_twopass_ops ops = {tp_summarise, tp_between, tp_put, tp_other};
+	static const struct leap_twopass_ops ops = {
+		NULL, tp_summarise, tp_between, tp_put, NULL, tp_refused,
+		"the record has no trajectory (the input changed between the two passes)",
+	};
 	struct twopass tp = {.c = c};
 	const struct leap_gstream_io io = {&c->records, &c->errors, &c->progress, &c->out};
 	*open_failed = leap_twopass(nfiles, files, off, "rank", &ops, &tp, &io);
 	leap_hmap_free_with(&tp.groups, tgroup_free);
 	free(tp.refs);
-	leap_twopass_dup_free(&tp.dups);
 }
 
 /* Says on stderr how many passing records' timings the speed key could not use. */

@@ -10,12 +10,12 @@
 #include "hand.h"
 #include "jsonl.h"
 #include "pool.h"
+#include "recjob.h"
 #include "record.h"
 #include "runopts.h"
 #include "runproto.h"
 #include "sig.h"
 #include "task.h"
-#include "tlock.h"
 #include "util.h"
 #include "verify.h"
 #include "banned.h"
@@ -57,9 +57,6 @@ struct ctx {
 	struct leap_devices devs;    /* --devices: slot i runs on devs.idx[i] (jobs == devs.n) */
 };
 
-/* Entry kinds counted by the pool. */
-enum { KIND_CPU = 0, KIND_CUDA = 1 };
-
 /* Marks e as an error record with message `err` (consumed). */
 static void entry_error(struct ctx *c, struct leap_pool_entry *e, char *err)
 {
@@ -94,47 +91,37 @@ static json_t *fields(struct ctx *c, const struct leap_pool_entry *e, json_t *ve
 	return add;
 }
 
-/* The pool's start: pass through, skip, fail, verify now (-j 1), or start a worker. An
- * entry whose verification a signal interrupted is left undecided. */
+/* The pool's start: pass through, skip, fail, verify now (-j 1), or start a worker
+ * (lib/recjob.h decides which). An entry whose verification a signal interrupted is left
+ * undecided. */
 static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 {
 	struct ctx *c = arg;
-	json_t *rec = e->rec;
-	if (json_object_get(rec, "error")) {
+	struct leap_recjob j;
+	char *err = NULL;
+	switch (leap_recjob_classify(e->rec, LEAP_RECJOB_VERIFY, &c->suite, &c->v, &j)) {
+	case LEAP_RECJOB_RAW:
 		e->mode = LEAP_POOL_RAW;
 		e->ready = 1;
 		return;
-	}
-	json_t *compile = json_object_get(rec, "compile");
-	const char *cst = leap_get_str(compile, "status", NULL);
-	const char *artifact = leap_get_str(compile, "artifact", NULL);
-	if (!cst || strcmp(cst, "ok") || !artifact) {
-		e->add = json_pack("{s:{s:s,s:s}}", "verify", "status", "skipped", "message",
-				   !compile ? "not compiled (no compile result)" : "did not compile");
+	case LEAP_RECJOB_SKIP:
+		e->add = j.add;
 		leap_progress_count(&c->progress, "skipped");
 		e->ready = 1;
 		return;
+	case LEAP_RECJOB_FAIL:
+		entry_error(c, e, j.err);
+		return;
+	case LEAP_RECJOB_RUN:
+		break;
 	}
-	const char *id = leap_get_str(rec, "task", NULL);
-	const char *bname = leap_get_str(rec, "backend", "cuda");
-	enum leap_backend b = LEAP_BACKEND_CUDA;
-	char *err = NULL;
-	const struct leap_task *t = NULL;
-	if (!id)
-		err = xstrdup("the record has no task");
-	else if (leap_backend_parse(bname, &b))
-		err = xasprintf("unknown backend '%s'", bname);
-	else
-		t = leap_suite_get(&c->suite, id, &err);
-	if (!t || leap_verify_prepare(&c->v, t, c->seed, &err)) {
+	if (leap_verify_prepare(&c->v, j.t, c->seed, &err)) {
 		entry_error(c, e, err);
 		return;
 	}
-	e->kind = b == LEAP_BACKEND_CUDA ? KIND_CUDA : KIND_CPU;
-	if (e->kind == KIND_CUDA)
-		leap_gpu_first_use(&c->v.gpu); /* here, before any worker: a too old driver ends the run */
-	while (e->kind == KIND_CUDA && p->running_kind[KIND_CUDA] && !c->share_gpu && !c->devs.n && !leap_signal_caught())
-		leap_pool_collect(p, -1); /* one cuda child per GPU at a time (--devices: one per slot) */
+	e->kind = j.kind;
+	/* one cuda child per GPU at a time (--devices: one per slot) */
+	leap_recjob_wait(p, j.kind, j.kind == LEAP_RECJOB_CUDA && !c->share_gpu && !c->devs.n);
 	if (leap_signal_caught())
 		return;
 	if (c->jobs > 1 || c->devs.n) {
@@ -145,18 +132,14 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 		if (c->devs.n)
 			c->v.o.device = c->devs.name[slot];
 		enum leap_status st = LEAP_ST_NONE;
-		int tl = b == LEAP_BACKEND_CPU ? leap_timing_share(c->v.o.cache) : -1; /* not while leap-bench times */
-		json_t *v = leap_verify_artifact(&c->v, t, b, artifact, c->seed, &st, &err);
-		leap_timing_unshare(tl);
+		json_t *v = leap_recjob_verify(&c->v, &j, c->seed, &st, &err);
 		if (v && c->devs.n)
 			json_object_set_new(v, "device_index", json_integer(c->devs.idx[slot]));
 		leap_pool_child_exit(p, v ? json_pack("{s:o,s:i}", "verify", v, "st", (int)st) : json_pack("{s:s}", "err", err));
 	}
 	leap_pool_flush(p); /* the records before this one reach the reader while it runs */
 	enum leap_status st = LEAP_ST_NONE;
-	int tl = b == LEAP_BACKEND_CPU ? leap_timing_share(c->v.o.cache) : -1; /* not while leap-bench times */
-	json_t *verify = leap_verify_artifact(&c->v, t, b, artifact, c->seed, &st, &err);
-	leap_timing_unshare(tl);
+	json_t *verify = leap_recjob_verify(&c->v, &j, c->seed, &st, &err);
 	if (leap_signal_caught()) { /* the verdict may be the interruption's */
 		json_decref(verify);
 		free(err);
@@ -231,13 +214,8 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	leap_common_init(&c.common, &usage);
 	c.jobs = 1;
-	struct leap_verify_opts o = {
-		.trials = 3,
-		.drawn = 3,
-		.sb = {.timeout = 30, .mem_bytes = 4ull << 30, .fsize_bytes = 16ull << 20, .nproc = 0, .namespaces = 1,
-		       .cg_mem_bytes = 4ull << 30, .cg_mem_cuda_only = 1},
-		.device = "0",
-	};
+	struct leap_verify_opts o;
+	leap_recjob_defaults(&o, LEAP_RECJOB_VERIFY);
 	struct leap_runopts r = {.o = &o, .devs = &c.devs};
 	int have_jobs = 0, opt;
 	while ((opt = leap_common_getopt(&c.common, argc, argv)) != -1) {

@@ -1,5 +1,31 @@
 /* cgroup.c - the candidate's process tree under the kernel's control: freezing, a fixed core
  * set, its CPU time (see cgroup.h for why and how versions are chosen). */
+/*
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * Memory cgroup (`--memory-max`, default 4 GiB for cuda children):
+ *
+ * Where this process may make a group in a memory hierarchy (v2 `memory.max` with
+ * `memory.swap.max` 0, else the v1 memory controller's `memory.limit_in_bytes`: this machine
+ * mounts v1 hierarchies), leap-verify puts each cuda child (and each cpu child when
+ * `--memory-max` is given: a cpu child already has its address-space limit, and moving a
+ * process into a group costs 5 to 15 ms of wall time here, the kernel waiting for an RCU grace
+ * period), before it executes the runner, in a memory group of its own (`lib/cgroup.c`, the
+ * group leap-bench's referee already makes for its freezer and cores) limited to
+ * `--memory-max`. The limit counts the memory the whole tree really uses, every process and
+ * thread in any session, cpu or cuda. When the kernel kills in the group at the limit (v2
+ * `memory.events` oom_kill, v1 `memory.oom_control` oom_kill or `memory.failcnt`), the record
+ * is `runtime_error` with "reached the memory limit of N MiB (the kernel ended it)" and
+ * `verify.memory_limit` (bytes). The group is removed with the sandbox. Test: security.bats
+ * "verify: --memory-max ends a candidate at its memory limit, the limit in the record"
+ * (hog_memory.c touches 512 MiB, inside the address-space limit: stopped at 64M, passes with
+ * `--memory-max 0`).
+ *
+ * Does not stop: without a memory cgroup this process may use (commonly without root, or in a
+ * container that does not delegate one) there is no such limit, silently; GPU memory.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

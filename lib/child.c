@@ -19,6 +19,22 @@
  * Everything between the fork and execve is async-signal-safe and allocates nothing: the
  * compilers are forked from a threaded process, and the child may already be under its
  * memory limit, where a sanitizer's allocator fails.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * A sandbox that cannot start:
+ *
+ * Should a sandbox still fail to start (out of processes, a runner that cannot be executed),
+ * the failure is leap's, not the candidate's: the child reports it on a close-on-exec pipe
+ * (descriptor 8, closed by the runner's execve, so a candidate cannot write to it) and the
+ * record gets an `error` object, no verdict, and exit status 1; a candidate that itself exits
+ * with 127 stays a runtime error. Tests: leap-verify.bats "a sandbox that cannot start the
+ * runner is an error record, not a verdict on the candidate (status 1)" (a runner with a
+ * missing interpreter via `LEAP_LIBEXEC`, for leap-verify, `leap-verify --jobs 2` and
+ * leap-bench) and "exit(127) inside the kernel is still a runtime error (127 is also the status
+ * of a failed sandbox set-up)" (exit127.c).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -21,6 +21,94 @@
  * hide what was promised reports a set-up failure (lib/child.h contract 4) and never runs the
  * compiler, which leap_crun turns into an error of leap's own, never into a verdict on the
  * candidate.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * The compile namespace and the compilers' limits (leap-compile):
+ *
+ * - The compile namespace (`lib/crun.c`: `leap_crun_hiding()`, `describe()`; the mounts are
+ *   `hide_dirs()` of `lib/child.c`, shared with the run sandbox): every compiler run that reads
+ *   a candidate's code (the candidate's, the task shim's, a batch's, the `nm` check of a batch)
+ *   starts in a mount namespace of its own -- `unshare(CLONE_NEWNS)` as root, otherwise an
+ *   unprivileged user namespace with a mount namespace (the compiler keeps the user's own file
+ *   access outside) -- where every mount is private and an empty read-only tmpfs covers: the
+ *   task suite in use (`--tasks`, `LEAP_TASKS`), the other places a suite is looked for (the
+ *   bundled suite beside the program, `$DATADIR/tasks`), the reference builds of leap-verify
+ *   and leap-bench (`CACHE/artifacts` of this cache and of the default one; made at start, so
+ *   that one leap-verify makes later is hidden too), and `/proc` (its `/proc/PID/root` links
+ *   lead into other processes' view of the files, where nothing is hidden). This stops what the
+ *   dependency list cannot show: a candidate that embeds the reference with `.incbin`, or
+ *   embeds a reference build (a loadable `.so`) to `dlopen` it from a memfd at run time. A
+ *   compile that fails on a hidden path (a compiler line saying it could not be read: "No such
+ *   file", "file not found", "cannot open"...) also gets `forbidden_include` with the output
+ *   withheld; other errors keep their diagnostics. Tests: "compile: .incbin of a task's
+ *   reference.c is refused (the compilers do not see the suite)", "compile: .incbin of a
+ *   reference build in the cache is refused", "compile: .incbin through /proc/PID/root (another
+ *   process's view of the files) is refused", "compile: without root the compilers hide the
+ *   suite in a user namespace" (runs leap-compile as nobody; needs root to switch), "compile:
+ *   an ordinary error on a line that names /proc keeps its diagnostics (only unreadable paths
+ *   are forbidden)". The namespace costs 0.2 to 0.4 ms per compiler run on this machine (20
+ *   mounts; making them private walks all of them): 20 cold cpu compiles with `-j 1` took 757
+ *   ms (median of 10) before and 736 ms after, within the noise. The `--version` and
+ *   `nvidia-smi` queries, which read no candidate, run outside it.
+ * - Wall-clock limit (`--timeout`, default 120 s) after which the compiler's whole process
+ *   group is killed -- leap-compile.bats "limits: a compiler that hangs is stopped at
+ *   --timeout"; `#include "/dev/zero"` ends as an error, not a hang -- "limits: #include
+ *   \"/dev/zero\" ends as a compile error, not a hang". SIGTERM, SIGINT or SIGHUP of
+ *   leap-compile kill every running compiler's process group -- faults.bats "compile: SIGTERM
+ *   mid-run ends the running compilers with their process groups, removes the work directory
+ *   and cache temporaries"; the compiler driver also has `PR_SET_PDEATHSIG` = SIGKILL, so
+ *   SIGKILL of leap-compile ends the driver; its own children (cc1, as, ld, cicc) have no such
+ *   signal and run on until they finish or reach their CPU limit (untested). faults.bats
+ *   "compile: killed halfway (SIGKILL), a later run compiles every record and the artifacts
+ *   load" shows the cache stays sound.
+ * - Address-space limit (`--memory`, default 8 GiB), CPU-time limit (timeout + 5 s), no core
+ *   files, file-size limit (1 GiB) -- faults.bats "compile: ulimit -f below the artifact size:
+ *   output_limit verdicts, no artifact, a later run recompiles". (The address-space limit has
+ *   no test of its own; the diag fuzz corpus holds a real nvcc run that hit it,
+ *   `nvcc-template.txt`.)
+ * - A clean environment: PATH, LD_LIBRARY_PATH, LC_ALL=C, LANG=C, and TMPDIR/HOME in the job's
+ *   own directory (untested).
+ * - Bounded output: at most 1 MiB of compiler output is kept (CAPTURE_MAX) (the rest is counted
+ *   as dropped), machine paths are scrubbed from it (leap-compile.bats "logs: no path of this
+ *   machine; --max-log cuts the log and keeps the first error"), `--max-log` (4096) bytes are
+ *   stored in the record.
+ * - Diagnostics parsing survives any output: `make fuzz` (fuzz_diag) and leap-compile.bats
+ *   "diagnostics: every compiler output of the fuzz corpus (real nvcc, gcc, ld, ptxas logs and
+ *   fuzz finds) becomes a verdict"; a NUL byte does not hide later errors -- "diagnostics: a
+ *   NUL byte in the compiler output does not cut the log or hide the errors after it".
+ *
+ * What the compile step does not stop:
+ *
+ * - Embedding any other readable file. `asm(".incbin \"/path\"")` copies any file the compiling
+ *   user can read and the namespace does not hide into the shared object; at verify time the
+ *   candidate can print it (it lands in `verify.output`) or encode it in its outputs
+ *   (`verify.mismatch.got`). The verify sandbox cannot help: the data was taken at compile
+ *   time. Shown by "verify: data the compiler embedded (.incbin) from a file outside the suite
+ *   reaches verify.output". This covers SSH keys, tokens and, when leap-compile runs as root,
+ *   every file on the machine; another copy of the suite (a checkout elsewhere, a bind mount of
+ *   the suite's directory under another path, a hard link) is not hidden either (untested).
+ * - Whether a file exists. `__has_include("/path")` is not in the dependency list, so a
+ *   candidate learns one bit per compile about any path outside the hidden directories (inside
+ *   them the answer is always no). Shown by "compile: __has_include tells a candidate whether a
+ *   file outside the suite exists (one bit; a documented limit)".
+ * - Systems without namespaces. When neither `unshare(CLONE_NEWNS)` nor an unprivileged user
+ *   namespace is allowed (a container without CAP_SYS_ADMIN, `user.max_user_namespaces=0`, some
+ *   hardened kernels), leap-compile warns once ("no mount namespace for the compilers") and
+ *   compiles without hiding: `.incbin` of the suite then works again. Shown by "compile: with
+ *   no mount namespace at all, one warning, and .incbin of the suite is the documented limit".
+ *   A suite directory that holds the work directory, the cache, a `-I` directory of the flags
+ *   or a system directory also stays visible (with a warning; untested), and so does a suite
+ *   file under a `-I` directory of the flags when there is no namespace.
+ * - The ad-hoc modes. `leap-verify --task T FILE` and `leap-bench --task T FILE` build FILE
+ *   with `lib/build.c` (`leap_build_artifact()`), which has neither the include guard nor the
+ *   namespace nor limits: use them on your own code; feed model output through leap-compile.
+ * - Compiler bugs (crashes are reported as `compiler_crash`; exploits are out of scope).
+ *
+ * Mitigation for the rest: run leap-compile as an unprivileged user that can read nothing
+ * secret (not root, no SSH keys or tokens readable).
  */
 #include <errno.h>
 #include <fcntl.h>

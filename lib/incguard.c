@@ -13,6 +13,30 @@
  * (leap_guard_hidden). Either way the compiler's output is withheld, since it may quote the
  * file. Vendor libraries are refused by header (in the list) and by name (a dlopen of
  * "libcublas" spelled in the code), and the libraries a task allows are linked with -l.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * The include guard (leap-compile):
+ *
+ * - The include guard (`lib/incguard.c`: `leap_guard_roots()`, `leap_guard_deps()`): every
+ *   candidate is compiled with `-MMD -MF leap_deps.d`, and every file the compiler names in
+ *   that list must lie in the job's own directory or under an allowed directory: the system
+ *   include directories (`/usr/include`, `/usr/local/include`, `/usr/lib/gcc`,
+ *   `/usr/lib/clang`, `/usr/lib/llvm-N/lib/clang`, `/usr/lib/nvidia-cuda-toolkit`), for cuda
+ *   the toolkit's `include` and `targets` beside the `bin` that holds nvcc, and every directory
+ *   the user's own `--cc-flag`/`--nvcc-flag` options name with `-I`, `-isystem`, `-idirafter`
+ *   or `-iquote`. Any other file gives `compile_error` with reason `forbidden_include`, a
+ *   message naming the file, `diagnostics: []` and a log that only says the output is withheld
+ *   (the compiler's messages would quote the file). Tests: "compile: an #include of a file
+ *   outside the system headers is refused, and the file is not quoted", "compile: a candidate
+ *   that #includes the task's reference.c is refused (path built by a macro too)", "compile: a
+ *   cuda candidate that #includes the task's baseline.cu is refused" (needs nvcc), "compile:
+ *   system headers, also named by absolute path, and the user's own -I directories may be
+ *   included". The batch mode (`--batch`) checks the same list and compiles a batch with a
+ *   forbidden file one candidate at a time, where the guard names the culprit (no test of its
+ *   own).
  */
 #include <glob.h>
 #include <stdio.h>

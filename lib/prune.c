@@ -92,6 +92,24 @@ int leap_prune_preset(const char *name, struct leap_prune_opts *o)
 	return -1;
 }
 
+int leap_prune_preset_fill(const char *name, struct leap_prune_opts *o, unsigned given)
+{
+	struct leap_prune_opts p = *o;
+	if (leap_prune_preset(name, &p))
+		return -1;
+	if (!(given & LEAP_PRUNE_GIVEN_EASY))
+		o->easy_below = p.easy_below;
+	if (!(given & LEAP_PRUNE_GIVEN_HOPELESS))
+		o->hopeless_above = p.hopeless_above;
+	if (!(given & LEAP_PRUNE_GIVEN_CAT))
+		o->catastrophic = p.catastrophic;
+	if (!(given & LEAP_PRUNE_GIVEN_TURNS))
+		o->max_turns = p.max_turns;
+	if (!(given & LEAP_PRUNE_GIVEN_REGATE))
+		o->regate = p.regate;
+	return 0;
+}
+
 void leap_prune_defaults(struct leap_prune_opts *o)
 {
 	memset(o, 0, sizeof(*o));

@@ -46,6 +46,21 @@ void leap_prune_defaults(struct leap_prune_opts *o);
  * unknown name. */
 int leap_prune_preset(const char *name, struct leap_prune_opts *o);
 
+/* The settings a preset sets, as bits: a flag that sets one explicitly keeps it from the
+ * preset (leap_prune_preset_fill). */
+enum {
+	LEAP_PRUNE_GIVEN_EASY = 1,
+	LEAP_PRUNE_GIVEN_HOPELESS = 2,
+	LEAP_PRUNE_GIVEN_CAT = 4,
+	LEAP_PRUNE_GIVEN_TURNS = 8,
+	LEAP_PRUNE_GIVEN_REGATE = 16,
+};
+
+/* Fills the settings of *o that are not in `given` (LEAP_PRUNE_GIVEN_* bits: set by flags)
+ * from preset `name`, so that the flags override the preset whatever their order. Returns 0,
+ * or -1 (*o unchanged) for an unknown name. */
+int leap_prune_preset_fill(const char *name, struct leap_prune_opts *o, unsigned given);
+
 /* Parses a comma-separated list of status names into a bit set (1u << status); "" is the
  * empty set. Returns 0, or -1 naming nothing when a name is unknown. */
 int leap_status_set_parse(const char *s, unsigned *out);

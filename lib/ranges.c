@@ -24,6 +24,26 @@
  *    than K of them fails whatever the seed (n % 8 <= 1 is 2 of 8: three cases catch it).
  *  - Case k depends only on (seed, task id, k): a verdict replays with --seed, and more cases
  *    keep the first ones.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * Drawn sizes:
+ *
+ * Sizes come from the seed too: besides the cases the task lists (which the prompt shows, so a
+ * candidate can special-case them), `--drawn-cases` (3) cases of sizes drawn within the task's
+ * ranges (`leap_task_draw_case()` in `lib/ranges.c`) are checked the same way; the k-th drawn
+ * case moves every size one remainder on (modulo up to 32), so a kernel right at fewer than 3
+ * remainders of an unrolled loop fails on every seed. Tests: leap-verify.bats "a kernel right
+ * only at the listed sizes passes them and fails a drawn case, on every seed"
+ * (vector_add_unroll8.c, right only when n % 8 <= 1; softmax_listed_only.c, exact only at the
+ * listed sizes), tasks.bats "tasks: every task is fair, at its listed sizes and at sizes drawn
+ * from its ranges: the fixture solution passes, zeros, constants and another seed's output
+ * fail". Does not stop: a kernel wrong only outside the ranges (sizes larger than any listed
+ * case: the ranges and the budget of a drawn case keep to the listed cases' cost), or right at
+ * most remainders of a size (3 drawn cases catch a kernel wrong at 1 remainder of 8 with
+ * probability 3/8 per run).
  */
 #include <math.h>
 #include <stdlib.h>

@@ -39,6 +39,130 @@
  * - the baseline: trusted code, in a runner of its own, timed with the candidate frozen; its
  *   block size comes from its own time, never from the candidate's;
  * - noise: a speedup interval wider than --target-ci is `noisy`, with no speedup.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * The referee (leap-bench):
+ *
+ * leap-bench's timing is a reward. Its threat model is that of the sandbox plus this: the
+ * candidate wants a speedup it did not earn, and its process, once loaded, can patch anything
+ * in itself (the runner's clock, the runner's code), speak the runner's protocol with forged
+ * numbers, keep threads and children running after a call returns, and remember every input it
+ * has seen. leap-bench therefore never uses a number from the candidate's process: its own
+ * process is the referee (`lib/referee.c`, `lib/bench.c`, `lib/session.c`; the design at the
+ * top of each), the runner (`runner/run.c`) only makes the calls of a block when told and says
+ * when it is done.
+ *
+ * Stops (each with its test in leap-bench.bats):
+ *
+ * - Forged times and a patched clock. The referee times each block on its own clock, from
+ *   before the candidate is thawed and told to go to after its answer is read and it is frozen
+ *   again, less an empty block's cost measured on the trusted baseline's runner. A kernel that
+ *   takes over the protocol and answers at once is found by its unwritten outputs; one that
+ *   does the work and forges the times and clock_gettime is measured at its real speed -- "a
+ *   kernel that takes over the protocol and forges 'done' is a mismatch" (forge_lazy.c),
+ *   "forged times and a frozen clock_gettime change nothing: 4x the work measures about 0.25"
+ *   (forge_times.c).
+ * - Predictable and repeated inputs. Every call of a record runs on a set made for it by a
+ *   secret random stream: a base set rotated, with one element in 16 replaced by an element of
+ *   a donor set the candidate never sees, so no set comes back and no derived set is a
+ *   permutation of one seen before (its histogram and column maxima change); it is made in a
+ *   random slot just before the block while the candidate is frozen (from a seed of the stream,
+ *   the same bytes for both blocks of a pair: "sets staged straight into slots, past the
+ *   caches, on threads, are the sets derived from their seeds", stream.c); only the block's
+ *   sets are in its memory, and the input region is sealed (`F_SEAL_FUTURE_WRITE`: the
+ *   candidate maps it read-only) -- "no set comes back in a record: a kernel that remembers
+ *   outputs by a hash of its inputs gains nothing" (memo_hash.c), "derived sets carry fresh
+ *   values: every histogram and column maximum changes" (derive.c), "a kernel that replays the
+ *   output of two calls ago is a mismatch" (replay.c), "inputs are sealed: a kernel that writes
+ *   its input while timed crashes; a crash fails the record" (write_input.c).
+ * - Unchecked calls. Every call of every block is checked, warm-ups included, against the
+ *   baseline's outputs on the same set -- "a kernel that skips the calls it guesses are
+ *   unchecked is a mismatch" (skip.c).
+ * - Work outside the timed window. There is no copy-back in the candidate's process (its
+ *   buffers are the referee's shared memory) and its whole process tree is frozen as soon as a
+ *   block answers; the referee reads the outputs then, in its own mapping -- "a fault handler
+ *   on protected outputs and a thread that finishes late are mismatches" (fault.c, late.c).
+ * - Slowing the baseline. The candidate's tree -- every process and thread, in any session --
+ *   is frozen whenever the baseline runs (the cgroup v2 or v1 freezer, else SIGSTOP to every
+ *   process of its PID namespace from the namespace's init), and the group's CPU time must not
+ *   move while it is frozen (else the timing is refused); the baseline is timed in every pair,
+ *   never cached -- "children spinning in sessions of their own are frozen while the baseline
+ *   runs" (spin_children.c, hog.c), "the baseline timed beside a spinner is not inflated",
+ *   "every freezer works: cgroup v2, cgroup v1 and SIGSTOP from the PID namespace's init".
+ * - Denial of service. Block sizes come from the baseline's own time; a candidate's call that
+ *   takes more than a hundred times the baseline's call in the same record (so load trips
+ *   neither), a hello not given within 2 s plus ten times the trusted runner's start-up, or a
+ *   record past `--timeout` ends as the candidate's timeout -- "an instant warm-up is a
+ *   mismatch within the budget, and a kernel that turns slow a quick timeout"
+ *   (instant_warmup.c, turn_slow.c), "a record has bounds honest work never reaches: a withheld
+ *   hello, calls that grow 4x" (withhold_hello.c, grow4x.c).
+ * - Wrong only where leap-bench looks. A wrong output while timed makes the record's status
+ *   `mismatch` (a crash: `runtime_error`), so no filter downstream rewards it -- "wrong only at
+ *   the benchmark size or after N calls: the record's status becomes mismatch" (wrong_after.c,
+ *   timing_wrong.c). A timing that ends before its verdict (a hang, a failed freeze, a claimed
+ *   lack of device, a withheld message) fails the record too -- "a timing that ends before its
+ *   verdict fails the record: a hang, a claimed lack of device" (hang_large.c, nodev_large.c),
+ *   "every way a timing can end early fails the record (the rule, for each session outcome)".
+ * - Faster than the machine. A median below half the time the candidate's cores need to move
+ *   the task's bytes from the fastest place they fit (L1, L2, L3 or memory, sizes from sysfs,
+ *   speeds measured by the referee) is `suspicious` -- "the memory floor knows the caches:
+ *   bytes that fit one are floored at its speed" (floor.c).
+ * - Forged device names. `bench.device`, which keys the floor probe, comes from the baseline's
+ *   runner -- "bench.device comes from the baseline's runner, never from the candidate's
+ *   messages" (forge_device.c).
+ * - Noise. The speedup is the median ratio of pairs of blocks timed one after the other; an
+ *   interval of it wider than `--target-ci` is `noisy`; no verdict but `ok` carries a speedup
+ *   -- "an interval wider than --target-ci is noisy: no speedup, the measured one named as
+ *   unusable", "the interval of the median ratio covers the true ratio on simulated noise
+ *   (seeded)"; `bench/referee.sh` times a reference against itself under load.
+ * - Stalls left out, and the referee's priority. On cpu a block's time leaves out the time in
+ *   which every runnable process of the runner's group waited for a CPU others held (the
+ *   group's `cpu.pressure` "full" total): none of the candidate's work happens then, and a
+ *   candidate can only make that time longer, not its work shorter (no task of its own can be
+ *   what holds it off: they are all in the group, and the baseline is frozen). The referee's
+ *   own waits are not left out but avoided: its timing thread runs `SCHED_FIFO` (else nice -10)
+ *   while it times, with `SCHED_RESET_ON_FORK`, so no runner starts at that priority -- "a
+ *   candidate never runs at the referee's priority" (inherit_prio.c), "the running clock leaves
+ *   out the time a competitor held the candidate's only core".
+ * - Without any way to freeze a candidate, leap-bench does not time -- "without any way to
+ *   freeze a candidate leap-bench refuses to time (exit 2, saying why)".
+ *
+ * Does not stop:
+ *
+ * - A candidate that knows the derivation. Derived sets are rotations of the seed's base sets
+ *   with one element in 16 taken from a secret donor set. A kernel that recognises the rotation
+ *   from a few elements could reuse what it computed for the base set where nothing was
+ *   replaced, which takes reading every element and comparing it with its remembered input
+ *   (about the memory traffic of an elementwise kernel's work) and computing the replaced ones.
+ *   Untested.
+ * - cuda: work outside the candidate's runner. Work another process of the candidate queues on
+ *   the GPU keeps running while its processes are frozen and may finish before the owner reads
+ *   the outputs. Untested (needs a GPU).
+ * - cuda: a context of the candidate's own. Before "done" the runner waits for its own context
+ *   (`cudaDeviceSynchronize`: the primary, with its green contexts) and for every context the
+ *   candidate left current on the thread, which it then pops (`own_context` in runner/cuda.cu).
+ *   A context the candidate made with `cuCtxCreate` and popped again is out of any runner's
+ *   reach: the CUDA API has no call that waits for every context of a process but
+ *   `cuCheckpointProcessLock`, from another process. Its work keeps running after "done"; it
+ *   counts only if it ends before the owner reads the outputs, and a kernel there meets
+ *   leap-verify first (whether it can reach the runner's memory at all is for the first GPU to
+ *   say: check-gpu "own context, popped: no pass, no unearned speedup", own_context.cu). Timing
+ *   through the owner's read (the referee's loop) would close it.
+ * - Without cgroups. With the PID-namespace freezer there is no CPU accounting (no check that
+ *   the freezer held) and without a cgroup cpuset the candidate's cores are only the affinity
+ *   it inherits, which it may widen. Tested only in part ("every freezer works").
+ * - With `--no-namespaces`, `/tmp` is shared between candidates: a kernel may keep what it
+ *   learned in a file for the next record of the run (the base sets are the same for every
+ *   record of a task and seed), and then meets the limit above. Untested. (Without root, the
+ *   user namespace gives each candidate its own `/tmp` as root does: security.bats.)
+ * - The machine's load. A burst that hits one block of a pair and not the other moves that
+ *   pair's ratio where the running clock cannot see it (a competitor's memory traffic and cache
+ *   use, the hypervisor's steal, another thread of a parallel kernel waiting); many make the
+ *   interval wide (noisy). Processes other than leap-compile and leap-verify of the same cache
+ *   do not take the timing lock. bench/README.md has the self-test's figures.
  */
 
 #include <stdlib.h>

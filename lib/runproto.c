@@ -10,6 +10,32 @@
  * overflow gives 0, never a wrapped offset. Messages on the pipes are read and written exact
  * (fdio.h: whole messages or an error), since half a message is a protocol error, not a
  * shorter one.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * Guard pages and canaries:
+ *
+ * Every buffer is a slot of the shared regions the parent laid out (`leap_run_layout2()` in
+ * `lib/runproto.c`), between two guard pages, ending 64-byte aligned just before the upper one.
+ * The parent fills the guards and the slack with 0xFF (a NaN in every floating-point type, so a
+ * read past a buffer yields NaN) and checks them, in its own mapping, after every call; the cpu
+ * runner makes the guard pages inaccessible (PROT_NONE) before it loads the candidate, so a
+ * write past a buffer usually faults at once. cuda: the same layout in device memory (the
+ * runner's own copy in leap-verify, the owner's regions in leap-bench), filled with 0xFF when
+ * allocated (and, for the owner's client regions, before every client); the host regions are
+ * then staging that only the runner's own copies touch, so their guards stay accessible (a
+ * pageable copy is made by the CPU), and the slots the candidate may write come back with their
+ * guards and are checked on the host (`lib/runplan.c`). Tests: "writing past the end of an
+ * output buffer is caught by the guard" (overflow.c, cpu); tests/cuda.bats "copy role: host
+ * guards stay accessible, copies both ways touch no protected page, nothing goes back into a
+ * sealed input" (runplan.c's decisions on a made-up layout); on a GPU, check-gpu "copy role: a
+ * write past an output comes back and is caught".
+ *
+ * Does not stop: reads out of bounds that stay inside mapped memory (no fault, no canary
+ * change); writes that skip over a whole guard page into another slot (they land in another
+ * call's buffer, which that call overwrites, or in unused memory).
  */
 #include <errno.h>
 #include <string.h>

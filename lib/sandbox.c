@@ -9,11 +9,183 @@
  * ours, not the runner: it reaps what the candidate leaves, reports how the runner ended, and
  * can stop the whole namespace for leap-bench where no cgroup freezer exists. Every read and
  * write with the runner waits against the sandbox's deadline.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * The run sandbox (leap-verify, leap-bench):
+ *
+ * The candidate's shared object is loaded by a separate runner program (`libexec/leap-run-cpu`,
+ * `leap-run-cuda`), started by `leap_sandbox_start()` (`lib/sandbox.c`) for each candidate. The
+ * parent (leap-verify / leap-bench) never loads candidate code. The hostile-stream tests run
+ * each hostile fixture followed by a correct candidate, which must still pass: leap-verify.bats
+ * "the hostile stream: one output record per input, in order, exit status 0" and "the correct
+ * candidate after every hostile one still passes".
+ *
+ * Namespaces: PID, network, IPC, mount (`--no-namespaces` turns them off):
+ *
+ * Created with one `clone(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS)`, plus
+ * `CLONE_NEWUSER` when not root. If the kernel refuses, leap warns once ("namespaces are
+ * unavailable, candidates run without network and PID isolation") and runs the child with a
+ * plain fork -- every item below marked (ns) is then missing.
+ *
+ * Stops:
+ * - (ns) Seeing or signalling the host's processes: the child is PID 1's child in a new PID
+ *   namespace with its own /proc -- leap-verify.bats "the child runs unprivileged, in its own
+ *   PID namespace, without network interfaces" (escape.c) and "the child cannot see the
+ *   reference source, the build cache or the host's processes" (peek.c.in counts /proc
+ *   entries). Killing its parent and PID 1 leaves the filter running -- "killing the parent
+ *   does not stop the filter" (kill_parent.c).
+ * - (ns) Reading leap-verify's command line, environment or memory through /proc: the
+ *   namespace's PID 1 is a fork of leap-verify (it reaps and freezes), so before it starts the
+ *   runner it overwrites its copy of the command line and environment with zeros, renames
+ *   itself `leap-sandbox` and makes itself non-dumpable (no `/proc/1/environ`, `maps` or `mem`,
+ *   also without root, where the sandbox shares your user) -- security.bats "verify: /proc
+ *   shows nothing of leap-verify (its --seed, its name, its memory)"; with `--no-namespaces`
+ *   the same candidate finds it in the host's /proc, so the test can fail.
+ * - (ns) Network: no interface but an unconfigured loopback -- escape.c, same test.
+ * - (ns) The task suite and the build cache (the reference sources and builds) are covered by
+ *   empty read-only tmpfs mounts -- "the child cannot see the reference source, the build cache
+ *   or the host's processes"; the same candidate sees them with `--no-namespaces`, so the test
+ *   can fail. The list is the compilers' list (`leap_unseen()` in `lib/unseen.c`, the one place
+ *   that decides what a candidate must not see; a runner loses the whole of each cache, the
+ *   compilers only its reference builds, since they write into the rest): every other place a
+ *   suite is looked for (`$LEAP_TASKS`, the bundled suite beside the programs,
+ *   `$PREFIX/share/leap/tasks`) and the default cache too -- security.bats "verify: a candidate
+ *   cannot read another copy of the suite (one policy: lib/unseen.c)".
+ * - (ns) System V IPC and POSIX message queues of the host (untested).
+ * - (ns) Leftover processes: when the runner ends, the namespace's PID 1 exits and the kernel
+ *   kills everything left in it -- "the fork bomb leaves no process behind", faults.bats
+ *   "verify: SIGTERM mid-run: status 143, whole lines, no sandbox process and no temp dir
+ *   behind" (and the SIGINT, `--jobs 2` and `--devices` variants beside it).
+ * - (ns) The host's world-writable directories: `/tmp`, `/var/tmp` and `/dev/shm` are empty
+ *   tmpfs of the sandbox's own (each bounded by the file-size limit), so nothing a candidate
+ *   writes there outlives it or reaches another run, and POSIX shared memory (`/dev/shm`) is
+ *   private, as root and without -- security.bats "verify: files a candidate writes in /tmp,
+ *   /var/tmp or /dev/shm do not reach the host (root or not)" (`.ci/run` runs security.bats and
+ *   leap-verify.bats a second time as nobody). The runner is opened before these mounts and
+ *   executed through its descriptor (`fexecve`), so a build under `/tmp` or in a directory the
+ *   sandbox user cannot enter still runs -- leap-verify.bats "a runner under /tmp (a build in
+ *   /tmp) still starts: the sandbox covers /tmp only after opening it".
+ *
+ * Does not stop:
+ * - Without namespaces and without root, the candidate runs as you: it can kill leap-verify
+ *   itself (checked by hand: `setpriv --reuid=65534 ... leap-verify --no-namespaces` on
+ *   kill_parent.c is killed by SIGKILL), read and write all your files, and leave daemons
+ *   behind (a `setsid()` grandchild escapes the process-group kill). Do not run hostile
+ *   candidates that way.
+ *
+ * Unprivileged user: a block of uids per leap process, one uid per parallel slot (root only):
+ *
+ * When leap-verify or leap-bench runs as root, each process takes its own block of 1024 sandbox
+ * users, 0x40000000 + (pid mod 2^20) x 1024 (`leap_sandbox_env_init()` in `lib/sandbox.c`), and
+ * slot k of `-j`/`--devices` uses uid and gid block + (k mod 1024) (`leap_sandbox_slot()`). The
+ * child drops supplementary groups, gid and uid to it, checks that `setuid(0)` fails, and sets
+ * `PR_SET_NO_NEW_PRIVS` (setuid programs cannot raise privileges). These uids have no passwd
+ * entry and own no files.
+ *
+ * Stops: root's files and processes; a fork bomb in one slot, or in another leap process's
+ * sandbox, exhausting the process limit of other candidates (RLIMIT_NPROC counts per uid, and
+ * no two slots of two running leap processes share a uid, except as below). Tests: escape.c
+ * fails when euid is 0 ("the child runs unprivileged, in its own PID namespace, without network
+ * interfaces"). The uid arithmetic has no test of its own (the -j test checks verdicts and
+ * order only: "with -j 3 the verdicts and their order are those of the serial run"; a test
+ * across processes would fork-bomb on a shared machine). NO_NEW_PRIVS is untested.
+ *
+ * Does not stop:
+ * - Two leap processes whose pids are equal modulo 2^20 share a block (possible where
+ *   `kernel.pid_max` is above 2^20); more than 1024 slots in one process wrap around. Untested.
+ * - Other software that uses uids from 0x40000000 up shares them (untested).
+ *
+ * Without root: the child is in an unprivileged user namespace that maps your user and group to
+ * themselves (`map_self()`: mapped to itself and not to 0, the runner loses every capability at
+ * execve), with the same private mounts, minimal root, /proc, PID 1 and system-call filter as
+ * under root. What still differs: there is no uid change, so the candidate touches the files of
+ * its minimal root with your credentials (only the read-only library directories and its own
+ * tmpfs are there), a signal to one of your processes outside its PID namespace is impossible
+ * only because it cannot see or name them (pidfds and /proc are its own), and RLIMIT_NPROC
+ * counts all your processes, so a fork bomb in one pipeline's sandbox can make another's set-up
+ * fail (an error record, not a wrong verdict); two parallel slots share one user. Tests:
+ * `.ci/run` runs security.bats and leap-verify.bats as nobody (where the kernel lends
+ * unprivileged user namespaces: it skips with the reason otherwise).
+ *
+ * Resource limits:
+ *
+ * Set with setrlimit in the child before exec: CPU time = timeout x online CPUs (+1 s), address
+ * space = `--memory` (4 GiB) + 3 x the case arena (cpu runner only), file size = `--file-size`
+ * (16 MiB), processes = `--nproc` (256), no core files, 256 descriptors.
+ *
+ * Stops, with tests: a 100 GB allocation -- "a 100 GB allocation fails under the address-space
+ * limit and becomes a runtime error" (alloc.c); an endless file -- "an endless file hits the
+ * file-size limit, and the private temp dirs are removed" (hugefile.c); a fork bomb -- "an
+ * endless loop, a long sleep and a fork bomb are timeouts" (forkbomb.c). The descriptor and
+ * core limits are untested.
+ *
+ * Does not stop:
+ * - The cuda runner has no address-space limit (the CUDA driver reserves far more address space
+ *   than any sane limit); its host memory is bounded only by the memory cgroup below, where one
+ *   can be made. leap-bench's timing sandboxes have no memory cgroup (its verifying step, which
+ *   runs the candidate first, does).
+ * - Without root the process limit applies to your own uid, shared with your other processes,
+ *   so it may be reached early (untested).
+ * - Memory on the GPU is not limited beyond the device's size.
+ *
+ * Deadline that kills the process tree:
+ *
+ * Every read and write of the parent-runner conversation polls against a wall-clock deadline
+ * (`--timeout`, 30 s); when it passes, the parent sends SIGKILL to the child's process group
+ * (the child called setsid()) and its PID namespace ends with it. The child has
+ * PR_SET_PDEATHSIG = SIGKILL, set again after the uid change, so it dies if leap-verify dies.
+ *
+ * Tests: "an endless loop, a long sleep and a fork bomb are timeouts" (spin.c, sleep.c,
+ * forkbomb.c), "the fork bomb leaves no process behind", faults.bats "verify: SIGTERM mid-run:
+ * status 143, whole lines, no sandbox process and no temp dir behind", "verify: SIGINT to the
+ * whole process group (a terminal's ^C) with --jobs 2: status 130, nothing left" and "bench:
+ * SIGINT mid-run: status 130, whole lines, no sandbox process and no temp dir behind". On
+ * SIGINT, SIGTERM or SIGHUP leap-verify and leap-bench stop starting candidates, kill the
+ * running sandboxes, remove their temp dirs, finish the last output line and die of the signal
+ * (`lib/sig.c`); a signal ignored on entry stays ignored (faults.bats "verify: SIGINT ignored
+ * on entry (nohup, a script's background job) stays ignored").
+ *
+ * Does not stop (without PID namespace): a grandchild that calls setsid() leaves the process
+ * group and outlives the kill (untested).
+ *
+ * Private temp dir (tmpfs with namespaces):
+ *
+ * The child's working directory, HOME and TMPDIR are a fresh `$TMPDIR/leap-sandbox.XXXXXX`.
+ * With namespaces (root or not) it is a tmpfs of 4 x the file-size limit (64 MiB) mounted only
+ * in the child's namespace; otherwise a plain directory on the host's file system. It is
+ * removed after each candidate.
+ *
+ * Tests: "the private temp dir is a small file system of its own (with namespaces, root or
+ * not)" (fill_disk.c passes only if it hits the end of its own small file system), "an endless
+ * file hits the file-size limit, and the private temp dirs are removed".
+ *
+ * Does not stop: with `--no-namespaces`, writes anywhere the sandbox user may write.
+ *
+ * Minimal environment:
+ *
+ * The child gets PATH, HOME, TMPDIR, LANG=C and, when set, CUDA_VISIBLE_DEVICES,
+ * CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES and LD_LIBRARY_PATH. Nothing else (API keys in your
+ * environment stay out). Test: "the child does not see the environment (a secret in it would
+ * change the result)" (env_secret.c).
+ *
+ * Bounded, separated output:
+ *
+ * The child's stdin is /dev/null; stdout and stderr go to a memfd (bounded by the file-size
+ * limit), never to leap-verify's stdout; the first 2048 bytes, UTF-8 sanitised, are kept in
+ * `verify.output`. The verdict travels on a separate pipe with a fixed binary protocol the
+ * parent validates (every reply's message is cut to printable ASCII first: the storm below
+ * found random bytes there turning a record's message into null). Tests: "printing to stdout
+ * never reaches the JSON stream; the output is kept in verify.output" (stdout.c prints a forged
+ * record), "garbage and a forged reply written to the harness's descriptors never pass"
+ * (scribble.c), "closing the harness's descriptors is a runtime error" (close_fds.c), "an
+ * object without the artifact ABI is a runtime error".
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,22 +194,22 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "child.h"
 #include "fdio.h"
 #include "runproto.h"
 #include "sandbox.h"
+#include "sandbox_int.h"
 #include "sig.h"
 #include "banned.h"
+
+/* This file is the parent's side; what runs in the child between the fork and the runner's
+ * execve (the minimal root, the dropped privileges, the reaper) is in sandbox_child.c. */
 
 /* Sandbox users when root: ids without a passwd entry, SLOT_UIDS per leap process. */
 #define UID_BASE 0x40000000u
@@ -59,467 +231,6 @@ void leap_sandbox_env_init(struct leap_sandbox_env *env)
 	env->tmp = t && *t == '/' ? t : "/tmp";
 	/* A child that dies must not take the filter with it through a broken pipe. */
 	signal(SIGPIPE, SIG_IGN);
-}
-
-/* What the sandbox's own steps in the child (lib/child.c's hooks) need, prepared before the
- * fork so that the child only makes system calls. */
-struct child_plan {
-	const struct leap_sandbox_opts *o;
-	const struct leap_sandbox_env *env;
-	char *tmpdir; /* the child's copy may be written (mkdirs_here) */
-	int holdfd; /* read end of the pipe the parent releases the child with once it is placed
-		     * in its groups, or -1 */
-	const struct leap_child *ch; /* in the child: itself (for leap_child_fail) */
-	int isolated; /* in new namespaces: PID 1 stays as a reaper */
-};
-
-/* Reports a set-up failure (lib/child.h contract 4) and exits 127. */
-static noreturn void child_fail(const struct child_plan *p, const char *what)
-{
-	leap_child_fail(p->ch, what);
-}
-
-/* Creates directory `path` and its parents (mode 0755) in place, allocating nothing: the
- * child runs under its memory limit, where a sanitizer's allocator may fail. Returns 0, or -1
- * with errno set; `path` is unchanged either way. */
-static int mkdirs_here(char *path)
-{
-	for (char *s = path + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		int r = mkdir(path, 0755);
-		*s = '/';
-		if (r && errno != EEXIST)
-			return -1;
-	}
-	return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
-}
-
-/* A directory entry as getdents64 returns it. */
-struct dirent64_raw {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
-};
-
-/* Calls fn(arg, name) for each numeric entry of the directory `path` (allocating nothing: the
- * sandbox's init runs under the memory limit). Returns the sum of what fn returned, or -1. */
-static int each_number(const char *path, int (*fn)(void *, const char *), void *arg)
-{
-	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	char buf[4096];
-	int sum = 0;
-	long n;
-	while ((n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
-		for (long i = 0; i < n;) {
-			struct dirent64_raw *e = (struct dirent64_raw *)(buf + i);
-			i += e->reclen;
-			if (e->name[0] >= '0' && e->name[0] <= '9') {
-				int r = fn(arg, e->name);
-				if (r < 0) {
-					close(dfd);
-					return -1;
-				}
-				sum += r;
-			}
-		}
-	close(dfd);
-	return n < 0 ? -1 : sum;
-}
-
-/* 1 when thread `tid` of the process whose task directory is `dir` is not stopped. */
-static int task_running(void *dir, const char *tid)
-{
-	char path[96], st[512];
-	snprintf(path, sizeof path, "%s/%s/stat", (const char *)dir, tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0; /* gone */
-	ssize_t n = read(fd, st, sizeof st - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	st[n] = 0;
-	const char *paren = strrchr(st, ')');
-	char state = paren && paren[1] == ' ' ? paren[2] : '?';
-	return !strchr("TtZXx", state);
-}
-
-/* The number of threads of process `pid` (a name in /proc) that are not stopped. */
-static int proc_running(void *arg, const char *pid)
-{
-	(void)arg;
-	if (!strcmp(pid, "1"))
-		return 0; /* ourselves */
-	char dir[64];
-	snprintf(dir, sizeof dir, "/proc/%s/task", pid);
-	int r = each_number(dir, task_running, dir);
-	return r < 0 ? 0 : r;
-}
-
-/* Stops every other process of our PID namespace and waits (1 s at most) until the kernel
- * shows every thread stopped; signals again each round, for processes forked meanwhile.
- * Returns 0 or -1. */
-static int stop_namespace(void)
-{
-	double until = leap_now() + 1.0;
-	for (;;) {
-		if (kill(-1, SIGSTOP) && errno != ESRCH)
-			return -1;
-		int running = each_number("/proc", proc_running, NULL);
-		if (running == 0)
-			return 0;
-		if (running < 0 || leap_now() > until)
-			return -1;
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
-	}
-}
-
-/* Overwrites this process's command line and environment with zeros and renames it: PID 1 of
- * the sandbox is a fork of leap-verify or leap-bench, and the candidate reads PID 1's
- * /proc/1/cmdline (a --seed given by the user is the key to the drawn sizes). The addresses
- * come from /proc/self/stat (fields 48 to 51), read without allocating. Best effort. */
-static void wipe_cmdline(void)
-{
-	char st[2048];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, st, sizeof st - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return;
-	st[n] = 0;
-	char *s = strrchr(st, ')'); /* the name may hold spaces; field 3 follows it */
-	unsigned long v[4] = {0, 0, 0, 0};
-	for (int field = 2; s && *s && field < 51;) {
-		s = strchr(s, ' ');
-		if (!s)
-			return;
-		s++;
-		field++;
-		if (field >= 48)
-			v[field - 48] = strtoul(s, NULL, 10);
-	}
-	if (v[1] > v[0] && v[1] - v[0] < (1ul << 24))
-		memset((void *)v[0], 0, v[1] - v[0]);
-	if (v[3] > v[2] && v[3] - v[2] < (1ul << 24))
-		memset((void *)v[2], 0, v[3] - v[2]);
-	prctl(PR_SET_NAME, "leap-sandbox");
-}
-
-/* PID 1 of an isolated sandbox: reaps every process the namespace leaves to it, ends with the
- * runner (reporting how it ended in the exit status: 128 + signal), and, when ctl >= 0,
- * freezes and thaws the namespace for the parent: 'S' -> every process stopped -> 's' (or
- * 'e'), 'C' -> continued -> 'c'. When PID 1 exits the kernel kills whatever is left. */
-static noreturn void reaper(pid_t runner, int ctl)
-{
-	close_range(0, 8, 0);
-	close_range(10, ~0U, 0);
-	/* leap-verify's memory stays in this copy: no process of the sandbox may read it
-	 * (without root, the sandbox's processes share our user) */
-	prctl(PR_SET_DUMPABLE, 0);
-	int pfd = (int)syscall(SYS_pidfd_open, runner, 0);
-	for (;;) {
-		int st;
-		pid_t w;
-		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-			if (w == runner)
-				_exit(WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st));
-		if (w < 0 && errno == ECHILD)
-			_exit(126);
-		struct pollfd pf[2] = {{ctl, POLLIN, 0}, {pfd, POLLIN, 0}};
-		/* without a pidfd (old kernels) the runner's end is noticed within 10 ms */
-		if (poll(pf, 2, pfd >= 0 ? 200 : 10) <= 0 || !(pf[0].revents & (POLLIN | POLLHUP)))
-			continue;
-		char c, a;
-		ssize_t n = read(ctl, &c, 1);
-		if (n == 0) { /* the parent is gone */
-			ctl = -1;
-			continue;
-		}
-		if (n < 0)
-			continue;
-		if (c == 'S')
-			a = stop_namespace() ? 'e' : 's';
-		else if (c == 'C')
-			a = kill(-1, SIGCONT) && errno != ESRCH ? 'e' : 'c';
-		else
-			a = 'e';
-		if (write(ctl, &a, 1) != 1)
-			ctl = -1;
-	}
-}
-
-/* Makes `dst` for a bind: its parents, then itself (a directory, or an empty file when
- * `file`). Returns 0 or -1 (errno set). */
-static int make_target(char *dst, int file)
-{
-	char *slash = strrchr(dst, '/');
-	*slash = 0;
-	int r = mkdirs_here(dst);
-	*slash = '/';
-	if (r)
-		return -1;
-	if (!file)
-		return mkdirs_here(dst);
-	int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return 0;
-}
-
-/* Makes the bind at `dst` read-only, keeping the flags a user namespace may not drop
- * (statvfs). Returns 0 or -1. */
-static int readonly_top(const char *dst)
-{
-	struct statvfs sv;
-	if (statvfs(dst, &sv))
-		return -1;
-	unsigned long fl = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
-	fl |= (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sv.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
-	      (sv.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sv.f_flag & ST_RELATIME ? MS_RELATIME : 0);
-	return mount(NULL, dst, NULL, fl, NULL);
-}
-
-/* Makes every mount of the tree at `dst` read-only, nosuid, nodev and noexec
- * (mount_setattr with AT_RECURSIVE, Linux 5.12; it only adds flags, so none that a user
- * namespace may not drop is dropped). Returns 0 or -1 (ENOSYS where the kernel lacks it). */
-static int readonly_tree(const char *dst)
-{
-#ifdef SYS_mount_setattr
-	struct mount_attr a;
-	memset(&a, 0, sizeof a);
-	a.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	return (int)syscall(SYS_mount_setattr, AT_FDCWD, dst, AT_RECURSIVE, &a, sizeof a);
-#else
-	(void)dst;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
-/* Binds `src` on `dst` (made first: a directory, or an empty file when `file`) and, unless
- * `rw`, makes the bind read-only, keeping the flags a user namespace may not drop (statvfs).
- * `rec`: with the mounts under src. Returns 0 or -1 (errno set). */
-static int bind_at(const char *src, char *dst, int file, int rec, int rw)
-{
-	if (make_target(dst, file) || mount(src, dst, NULL, MS_BIND | (rec ? MS_REC : 0), NULL))
-		return -1;
-	return rw ? 0 : readonly_top(dst);
-}
-
-int leap_sandbox_bind_flat(const char *src, char *dst, int *recursive)
-{
-	*recursive = 0;
-	if (make_target(dst, 0))
-		return -1;
-	if (mount(src, dst, NULL, MS_BIND, NULL) == 0)
-		return readonly_top(dst);
-	if (errno != EINVAL)
-		return -1;
-	/* In a user namespace the mounts under src came from a more privileged mount namespace
-	 * and are locked to it: a bind without them would uncover what they cover, and the
-	 * kernel refuses it (mount_namespaces(7), "Restrictions on mount namespaces"). With them,
-	 * each made read-only as well. */
-	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL))
-		return -1;
-	*recursive = 1;
-	if (readonly_tree(dst)) {
-		int e = errno;
-		umount2(dst, MNT_DETACH);
-		errno = e;
-		return -1;
-	}
-	return 0;
-}
-
-/* Makes the minimal root (unseen.h) on an empty tmpfs over the private temp dir's path and
- * pivots into it; the machine's root is detached. Fails the child on any error: a sandbox
- * that shows more than it should does not run. */
-static void enter_root(const struct child_plan *p, const struct leap_root *root)
-{
-	const char *top = p->tmpdir;
-	if (mount("leap-root", top, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755"))
-		child_fail(p, "mounting the minimal root");
-	char dst[4096];
-	for (size_t i = 0; i < root->n; i++) {
-		const struct leap_root_entry *e = &root->e[i];
-		if (snprintf(dst, sizeof dst, "%s%s", top, e->path) >= (int)sizeof dst)
-			continue;
-		int r = 0;
-		if (e->kind == LEAP_ROOT_LINK) {
-			char *slash = strrchr(dst, '/');
-			*slash = 0;
-			r = mkdirs_here(dst);
-			*slash = '/';
-			r = r || symlink(e->link, dst);
-		} else if (e->kind == LEAP_ROOT_DEV) {
-			struct stat st;
-			if (stat(e->path, &st) || !(S_ISCHR(st.st_mode) || S_ISDIR(st.st_mode)))
-				continue; /* this machine has no such node */
-			r = bind_at(e->path, dst, !S_ISDIR(st.st_mode), 1, 1); /* as it is: nodev would break it */
-		} else if (e->kind == LEAP_ROOT_DIR_FLAT) {
-			int rec;
-			r = leap_sandbox_bind_flat(e->link ? e->link : e->path, dst, &rec);
-		} else {
-			r = bind_at(e->link ? e->link : e->path, dst, e->kind == LEAP_ROOT_FILE, e->kind == LEAP_ROOT_DIR, 0);
-		}
-		if (r)
-			child_fail(p, e->path);
-	}
-	/* /proc of our PID namespace now, while the machine's /proc is in view: in a user
-	 * namespace the kernel mounts a new proc only beside a fully visible one */
-	if (snprintf(dst, sizeof dst, "%s/proc", top) >= (int)sizeof dst || mkdirs_here(dst) ||
-	    mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
-		child_fail(p, "mounting /proc in the minimal root");
-	if (snprintf(dst, sizeof dst, "%s/.old", top) >= (int)sizeof dst || mkdir(dst, 0700) ||
-	    syscall(SYS_pivot_root, top, dst) || chdir("/") || umount2("/.old", MNT_DETACH) || rmdir("/.old"))
-		child_fail(p, "pivoting into the minimal root");
-	static const char *const dirs[] = {"/tmp", "/var/tmp", "/dev/shm"};
-	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-		snprintf(dst, sizeof dst, "%s", dirs[i]);
-		if (mkdirs_here(dst))
-			child_fail(p, "making the minimal root's directories");
-	}
-}
-
-/* The file system view of an isolated child, in its own mount namespace, after lib/child.c
- * mapped the user (without root) and hid the policy's directories: the minimal root, empty
- * /tmp, /var/tmp and /dev/shm, the private temp dir as a tmpfs, a /proc of its PID namespace.
- * Fails the child on an error (child_fail). */
-static void make_view(const struct child_plan *p)
-{
-	const struct leap_sandbox_opts *o = p->o;
-	if (o->root)
-		enter_root(p, o->root);
-	/* The host's world-writable directories become empty tmpfs of their own, so
-	 * that nothing the candidate writes there outlives it or reaches other
-	 * processes; the private temp dir's path is made again inside them. */
-	static const char *const shared_tmp[] = {"/tmp", "/var/tmp", "/dev/shm"};
-	for (size_t i = 0; i < sizeof(shared_tmp) / sizeof(shared_tmp[0]); i++) {
-		struct stat st;
-		if (stat(shared_tmp[i], &st) || !S_ISDIR(st.st_mode))
-			continue;
-		char opts[96];
-		snprintf(opts, sizeof opts, "size=%llu,mode=1777",
-			 (unsigned long long)(o->fsize_bytes ? o->fsize_bytes : (64 << 20)));
-		if (mount("leap-shared-tmp", shared_tmp[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts))
-			child_fail(p, "mounting an empty /tmp, /var/tmp or /dev/shm");
-		if (!strncmp(p->tmpdir, shared_tmp[i], strlen(shared_tmp[i])) &&
-		    p->tmpdir[strlen(shared_tmp[i])] == '/' && mkdirs_here(p->tmpdir))
-			child_fail(p, "making the private temp dir again");
-	}
-	/* The private temp dir becomes a small tmpfs of its own: bounded in total, gone
-	 * with the namespace (in a user namespace too: lib/child.c gave our user a
-	 * name there, so that it can own files on it). */
-	char opts[128];
-	if (o->root && mkdirs_here(p->tmpdir))
-		child_fail(p, "making the private temp dir in the minimal root");
-	snprintf(opts, sizeof opts, "size=%llu,mode=0700,uid=%u,gid=%u",
-		 (unsigned long long)(o->fsize_bytes * 4), (unsigned)p->env->uid, (unsigned)p->env->gid);
-	if (mount("leap-tmp", p->tmpdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) || chdir(p->tmpdir))
-		child_fail(p, "mounting the private temp dir");
-	if (!o->root && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
-		/* some containers forbid a new proc: the host's stays (read-only to us) */
-	}
-}
-
-/* lib/child.c's `early` hook: waits until the parent has placed us in our groups, so that
- * everything from here on, the runner and the candidate's constructors included, runs inside
- * them. */
-static void hold(const struct leap_child *ch, void *arg)
-{
-	const struct child_plan *p = arg;
-	(void)ch;
-	if (p->holdfd < 0)
-		return;
-	char go;
-	ssize_t n;
-	while ((n = read(p->holdfd, &go, 1)) < 0 && errno == EINTR)
-		;
-	if (n != 1)
-		_exit(127); /* the parent gave up on this sandbox */
-}
-
-/* What the runner's side of start_runner needs. */
-struct runner_start {
-	const struct leap_child *ch;
-};
-
-/* The runner's side of start_runner, on PID 1's memory until execve, with every signal
- * blocked: death with PID 1, then lib/child.c's execve, which puts every disposition back to
- * its default (its own table: no CLONE_SIGHAND) before it unblocks them, so that no handler of
- * ours ever runs here. */
-static int runner_side(void *arg)
-{
-	const struct runner_start *rs = arg;
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
-		leap_child_fail(rs->ch, "prctl");
-	leap_child_exec(rs->ch);
-}
-
-/* Starts the runner as PID 2 of the sandbox. It shares PID 1's memory until its execve
- * (CLONE_VM | CLONE_VFORK, as posix_spawn does; PID 1 waits meanwhile): a fork would copy
- * every page table of leap-verify's image a second time, to be thrown away by the execve,
- * about a twentieth of a trivial candidate's cost (bench/README.md section 3). Every signal is
- * blocked across the clone, so that no handler of ours runs on the shared memory. Returns the
- * runner's pid, or -1. */
-static pid_t start_runner(const struct leap_child *ch)
-{
-	/* the runner's stack until its execve: here, so that no limit of ours can refuse it */
-	_Alignas(64) char stack[64 * 1024];
-	struct runner_start rs = {.ch = ch};
-	sigset_t all, mask;
-	sigfillset(&all);
-	if (sigprocmask(SIG_SETMASK, &all, &mask))
-		return -1;
-	pid_t r = clone(runner_side, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &rs);
-	int e = errno;
-	sigprocmask(SIG_SETMASK, &mask, NULL);
-	errno = e;
-	return r;
-}
-
-/* lib/child.c's `late` hook, after the descriptors (the log is 2, the set-up pipe 8 and the
- * freezing control socket 9, both close-on-exec: the runner never holds them), the runner
- * opened, the limits, the temp dir, the user mapping and the hidden directories: the rest of
- * the view, the user, and the reaper. */
-static void finish_child(const struct leap_child *ch, void *arg)
-{
-	struct child_plan *p = arg;
-	p->ch = ch;
-	p->isolated = ch->clone_flags != 0;
-	if (p->isolated)
-		make_view(p);
-	if (p->env->root) {
-		if (setgroups(0, NULL) || setgid(p->env->gid) || setuid(p->env->uid))
-			child_fail(p, "dropping privileges");
-		if (setuid(0) == 0)
-			child_fail(p, "privileges could be regained");
-		/* Changing the user cleared the parent-death signal: set it again, or the sandbox
-		 * would outlive a leap-verify ended by SIGTERM. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL))
-			child_fail(p, "prctl");
-	}
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	if (p->isolated) {
-		/* We are PID 1 of a new PID namespace, where signals without a handler (abort(),
-		 * SIGXFSZ...) are ignored. Run the runner as PID 2 and report how it ended in our
-		 * exit code (128 + signal); when we exit the kernel kills whatever it left. */
-		wipe_cmdline();
-		prctl(PR_SET_DUMPABLE, 0); /* before the runner exists, not after */
-		pid_t r = start_runner(ch);
-		if (r < 0)
-			child_fail(p, "starting the runner");
-		reaper(r, ch->nfd > 9 && ch->fd[9] >= 0 ? 9 : -1);
-	}
 }
 
 /* Starts ch (lib/child.c) in new PID, network, IPC and mount namespaces (and a user
@@ -547,49 +258,6 @@ static int spawn(struct leap_sandbox_env *env, const struct leap_sandbox_opts *o
 	return leap_child_start(ch);
 }
 
-/* What try_root needs. */
-struct root_probe {
-	const struct leap_root *root;
-	char *top;
-};
-
-/* lib/child.c's `late` hook of probe_root, after the user mapping and the private mounts: the
- * steps of enter_root that a kernel or container may refuse (a tmpfs, a read-only bind, the
- * bind of /sys, a new /proc beside the machine's, pivot_root), on a directory of its own. Exits 1 when one is
- * refused; the probe exits 0 when all worked. */
-static void try_root(const struct leap_child *ch, void *arg)
-{
-	const struct root_probe *rp = arg;
-	const struct leap_root *root = rp->root;
-	const char *top = rp->top;
-	char dst[4096];
-	const char *lib = NULL;
-	if (!ch->clone_flags)
-		_exit(1);
-	for (size_t i = 0; i < root->n && !lib; i++)
-		if (root->e[i].kind == LEAP_ROOT_DIR)
-			lib = root->e[i].link ? root->e[i].link : root->e[i].path;
-	if (mount("leap-root", top, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755"))
-		_exit(1);
-	if (lib && (snprintf(dst, sizeof dst, "%s/lib", top) >= (int)sizeof dst || bind_at(lib, dst, 0, 1, 0)))
-		_exit(1);
-	/* /sys on a machine with NVIDIA devices: its bind is the one a user namespace refuses
-	 * without the mounts under it */
-	for (size_t i = 0; i < root->n; i++) {
-		int rec;
-		if (root->e[i].kind == LEAP_ROOT_DIR_FLAT &&
-		    (snprintf(dst, sizeof dst, "%s/flat%zu", top, i) >= (int)sizeof dst ||
-		     leap_sandbox_bind_flat(root->e[i].link ? root->e[i].link : root->e[i].path, dst, &rec)))
-			_exit(1);
-	}
-	if (snprintf(dst, sizeof dst, "%s/proc", top) >= (int)sizeof dst || mkdir(dst, 0755) ||
-	    mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
-		_exit(1);
-	if (snprintf(dst, sizeof dst, "%s/.old", top) >= (int)sizeof dst || mkdir(dst, 0700) ||
-	    syscall(SYS_pivot_root, top, dst))
-		_exit(1);
-}
-
 /* Finds out once whether this system lets the sandbox make its minimal root (a container may
  * allow the namespaces and refuse a new /proc or pivot_root). When not, warns once and the
  * sandboxes run in the machine's root with the harness's directories hidden, as before the
@@ -605,7 +273,7 @@ static void probe_root(struct leap_sandbox_env *env, const struct leap_sandbox_o
 	}
 	struct leap_child ch;
 	leap_child_init(&ch);
-	ch.late = try_root;
+	ch.late = sb_try_root;
 	ch.arg = &rp;
 	int started = spawn(env, o, &ch) == 0;
 	if (started)
@@ -750,8 +418,8 @@ static void describe(const struct leap_sandbox_opts *o, struct leap_sandbox *sb,
 	 * builds, the task suite) disappear under empty read-only tmpfs. */
 	ch->hide = o->hide;
 	ch->nhide = o->nhide;
-	ch->early = hold;
-	ch->late = finish_child;
+	ch->early = sb_hold;
+	ch->late = sb_finish_child;
 	ch->arg = plan;
 	plan->holdfd = f->hold[0];
 }

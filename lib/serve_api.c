@@ -4,9 +4,12 @@
  * (serve_pipe.c: the real leap-compile | leap-verify | leap-bench) and turns the answers
  * back into what that client expects. Nothing here decides a verdict: a status comes from
  * the filters, a turn's decision and feedback from leap-prune, a reward from leap-rank.
- * This file holds the life of a request (admission, items, deadlines, cancel, the hand-back
- * from the engine) and the JSON Lines endpoints; serve_openenv.c and serve_reward.c hold the
- * OpenEnv and OpenRLHF ones, serve_metrics.c the counters.
+ * This file routes a request to its endpoint, holds the JSON Lines endpoints, hands what the
+ * engine answers back to the endpoint that waits for it, and checks deadlines; serve_openenv.c
+ * and serve_reward.c hold the OpenEnv and OpenRLHF endpoints, serve_req.c the life of a
+ * request that all of them share (admission, items, a group to one device, cancel),
+ * serve_answer.c what they write on a connection, serve_metrics.c the counters. The network
+ * side calls down into this file and the endpoints, never the other way round.
  *
  * - /v1/evaluate: JSON Lines in, JSON Lines out, each record written as soon as it is
  *   answered (completion order; every record keeps its fields, so a client matches them).
@@ -37,130 +40,6 @@ static const char *group_key(const json_t *rec)
 	return g ? g : leap_get_str(rec, "task", "");
 }
 
-char *srv_dump(const json_t *j, size_t *len)
-{
-	struct leap_buf b = {0};
-	if (leap_json_append(&b, j)) {
-		leap_buf_free(&b);
-		return NULL;
-	}
-	*len = b.len;
-	return leap_buf_detach(&b);
-}
-
-/* ---- requests ---- */
-
-struct srv_req *srv_req_new(struct srv *s, struct srv_conn *c, int ep)
-{
-	struct srv_req *r = xcalloc(1, sizeof(*r));
-	r->s = s;
-	r->conn = c;
-	r->ep = ep;
-	r->t0 = leap_now();
-	double limit = s->o->deadline;
-	char buf[32];
-	double asked;
-	if (c && !srv_query(c, "timeout", buf, sizeof(buf)) && !leap_parse_double(buf, 0.001, 1e9, &asked) &&
-	    asked < limit)
-		limit = asked;
-	r->deadline = r->t0 + limit;
-	r->next = s->reqs;
-	if (s->reqs)
-		s->reqs->prev = r;
-	s->reqs = r;
-	s->nreqs++;
-	if (c)
-		c->req = r;
-	return r;
-}
-
-void srv_req_free(struct srv_req *r)
-{
-	struct srv *s = r->s;
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		s->reqs = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	s->nreqs--;
-	if (r->conn && r->conn->req == r)
-		r->conn->req = NULL;
-	for (long i = 0; r->ans && i < r->n; i++)
-		free(r->ans[i]);
-	free(r->ans);
-	free(r->anslen);
-	for (long g = 0; g < r->ngrp; g++)
-		free(r->grp_idx[g]);
-	free(r->grp_idx);
-	free(r->grp_left);
-	free(r->grp_n);
-	free(r);
-}
-
-/* Frees r once nobody needs it. */
-void srv_req_release(struct srv_req *r)
-{
-	if (r->pending == 0 && (r->done || !r->conn))
-		srv_req_free(r);
-}
-
-/* The request is answered in full (or given up): it leaves the connection. */
-void srv_req_finish(struct srv_req *r, int status)
-{
-	r->done = 1;
-	srv_count_request(r->s, r->ep, status);
-	srv_hist_add(&r->s->m.request_s, leap_now() - r->t0);
-	if (r->conn && r->conn->req == r)
-		r->conn->req = NULL;
-	r->conn = NULL;
-}
-
-/* Drops what the engine still holds of r. */
-void srv_req_cancel(struct srv_req *r)
-{
-	struct srv *s = r->s;
-	r->done = 1;
-	pthread_mutex_lock(&s->mu);
-	srv_cancel_items(s, r);
-	pthread_mutex_unlock(&s->mu);
-}
-
-/* ---- items ---- */
-
-/* A record as the item the pipeline reads: the tag first, then the record's own text. */
-struct srv_item *srv_item_new(struct srv *s, struct srv_req *r, long idx, const char *raw, size_t len)
-{
-	struct srv_item *it = xcalloc(1, sizeof(*it));
-	it->req = r;
-	it->idx = idx;
-	it->tag = s->next_tag++;
-	while (len && (*raw == ' ' || *raw == '\t'))
-		raw++, len--;
-	while (len && (raw[len - 1] == ' ' || raw[len - 1] == '\t' || raw[len - 1] == '\r'))
-		len--;
-	/* raw is a JSON object: "{" [members] "}" */
-	const char *p = raw + 1;
-	size_t rest = len - 1;
-	while (rest && (*p == ' ' || *p == '\t'))
-		p++, rest--;
-	int empty = rest && *p == '}';
-	struct leap_buf b = {0};
-	leap_buf_addf(&b, "{\"" SRV_TAG "\":%" PRIu64 "%s", it->tag, empty ? "" : ",");
-	leap_buf_add(&b, p, rest);
-	leap_buf_add(&b, "\n", 1);
-	it->inlen = b.len;
-	it->in = leap_buf_detach(&b);
-	return it;
-}
-
-void srv_item_free(struct srv_item *it)
-{
-	free(it->in);
-	free(it->out);
-	free(it);
-}
-
 /* A line of a request as a record: the parsed object, or NULL with an error record in *err. */
 static json_t *parse_record(struct srv *s, long lineno, const char *raw, size_t len, json_t **err)
 {
@@ -183,96 +62,6 @@ static json_t *parse_record(struct srv *s, long lineno, const char *raw, size_t 
 		return NULL;
 	}
 	return rec;
-}
-
-/* Gives the request's items to devices, each group to one device. Returns 0, or the HTTP
- * status that refuses the request (nothing given): 413 for a group no queue can ever hold,
- * 429 when the queues are full now. */
-int srv_give_groups(struct srv *s, struct srv_req *r, struct srv_item **items, long nitems)
-{
-	struct leap_hmap groups = {0};
-	long ngrp = 0;
-	for (long i = 0; i < nitems; i++) {
-		int added;
-		const char *k = (const char *)items[i]->out; /* the group key, parked in out */
-		void **slot = leap_hmap_put(&groups, k, strlen(k), &added);
-		if (added)
-			*slot = (void *)(uintptr_t)(++ngrp);
-		items[i]->grp = (long)(uintptr_t)*slot - 1;
-		free(items[i]->out);
-		items[i]->out = NULL;
-	}
-	leap_hmap_free(&groups);
-	r->ngrp = ngrp;
-	r->grp_left = xcalloc((size_t)ngrp + 1, sizeof(*r->grp_left));
-	r->grp_n = xcalloc((size_t)ngrp + 1, sizeof(*r->grp_n));
-	r->grp_idx = xcalloc((size_t)ngrp + 1, sizeof(*r->grp_idx));
-	for (long i = 0; i < nitems; i++)
-		r->grp_left[items[i]->grp]++;
-	for (long g = 0; g < ngrp; g++) {
-		r->grp_idx[g] = xcalloc((size_t)r->grp_left[g], sizeof(long));
-		if (r->grp_left[g] > s->o->queue)
-			return 413;
-	}
-	for (long i = 0; i < nitems; i++)
-		r->grp_idx[items[i]->grp][r->grp_n[items[i]->grp]++] = items[i]->idx;
-	int *dev = xcalloc((size_t)ngrp + 1, sizeof(*dev));
-	long *taken = xcalloc((size_t)s->ndev, sizeof(*taken));
-	int status = 0;
-	pthread_mutex_lock(&s->mu);
-	for (long g = 0; g < ngrp && !status; g++) {
-		int best = -1;
-		long room = 0;
-		for (int d = 0; d < s->ndev; d++) {
-			long rm = srv_room(s, d) - taken[d];
-			if (rm >= r->grp_left[g] && (best < 0 || rm > room))
-				best = d, room = rm;
-		}
-		if (best < 0)
-			status = 429;
-		else
-			dev[g] = best, taken[best] += r->grp_left[g];
-	}
-	if (!status) {
-		for (long g = 0; g < ngrp; g++) {
-			struct srv_item *head = NULL, *tail = NULL;
-			for (long i = 0; i < nitems; i++)
-				if (items[i]->grp == g) {
-					items[i]->next = NULL;
-					if (tail)
-						tail->next = items[i];
-					else
-						head = items[i];
-					tail = items[i];
-				}
-			srv_give(s, dev[g], head, tail, r->grp_left[g]);
-		}
-		r->pending += nitems;
-	}
-	pthread_mutex_unlock(&s->mu);
-	free(dev);
-	free(taken);
-	return status;
-}
-
-/* Refuses a request whose records could not be given. */
-void srv_refuse(struct srv_conn *c, struct srv_req *r, int status, struct srv_item **items, long n)
-{
-	for (long i = 0; i < n; i++)
-		srv_item_free(items[i]);
-	r->done = 1;
-	if (status == 429) {
-		c->retry_after = 2;
-		srv_reply_error(c, 429, "every device's queue is full (--queue %ld records each): try again later",
-				c->s->o->queue);
-	} else {
-		srv_reply_error(c, 413, "a group of the request holds more records than a device's queue (--queue %ld)",
-				c->s->o->queue);
-	}
-	r->conn = NULL;
-	c->req = NULL;
-	srv_count_request(c->s, c->ep, status);
-	srv_req_release(r);
 }
 
 /* ---- /v1/evaluate and /v1/turn ---- */
@@ -513,32 +302,6 @@ static void stream_message(struct srv_conn *c, const char *msg, size_t len)
 		leap_buf_add(&c->held, msg, len);
 		lws_rx_flow_control(c->wsi, 0);
 	}
-}
-
-/* leap-prune over one finished group of a /v1/turn request. */
-void srv_queue_prune(struct srv *s, struct srv_req *r, long g, long group_size, const char *preset, int max_turns)
-{
-	struct srv_run *run = xcalloc(1, sizeof(*run));
-	run->req = r;
-	run->grp = g;
-	char gs[32], mt[32];
-	snprintf(gs, sizeof(gs), "%ld", group_size);
-	snprintf(mt, sizeof(mt), "%d", max_turns);
-	char *prune = xasprintf("%s/leap-prune", s->o->bindir);
-	const char *argv[16] = {prune, "--no-progress", "--group-size", gs, "--done", "/dev/fd/3"};
-	int a = 6;
-	if (preset) {
-		argv[a++] = "--preset";
-		argv[a++] = preset;
-	}
-	if (max_turns > 0) {
-		argv[a++] = "--max-turns";
-		argv[a++] = mt;
-	}
-	argv[a] = NULL;
-	srv_run_stage(run, argv);
-	free(prune);
-	srv_submit_run(s, run, r->grp_idx[g], r->grp_n[g]);
 }
 
 static void turn_answer(struct srv_req *r, struct srv_item *it)

@@ -8,18 +8,52 @@
  * This file knows HTTP and WebSocket, not leap: it reads a request (headers, a body up to
  * --max-request), checks who may call (a bearer token compared in constant time), refuses
  * what cannot be served (unknown path 404, wrong method 405, a body too large 413, draining
- * 503), hands the request to serve_api.c, and writes answers as they are given: whole, or
- * streamed with chunked transfer encoding, one record per line as each is ready. The event
- * loop runs on one thread; the engine's threads wake it with lws_cancel_service, and a tick
- * every 100 ms notices a signal and the requests past their deadline.
+ * 503), hands the request to serve_api.c, and writes the answers that the endpoints leave on
+ * the connection (serve_answer.c) as they are given: whole, or streamed with chunked transfer
+ * encoding, one record per line as each is ready. The event loop runs on one thread; the
+ * engine's threads wake it with lws_cancel_service, and a tick every 100 ms notices a signal
+ * and the requests past their deadline.
  *
  * Signals: SIGTERM, SIGINT or SIGHUP start the drain: new requests get 503 with Retry-After,
  * admitted ones are answered in full, and the server ends once nothing is left to write.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * The network side (leap-serve):
+ *
+ * What leap-serve does about them:
+ *
+ * - The token. Read from a file (its first line, at least 16 characters), never from the
+ *   command line, where `ps` shows it to every user ("... the token is never on the command
+ *   line" is checked in the same test). Compared in constant time: the SHA-256 digests of the
+ *   expected and the presented token are compared with OpenSSL's `CRYPTO_memcmp`, so neither
+ *   the token's bytes nor its length leak through the time a refusal takes (`authorised()` in
+ *   `lib/serve_http.c`; the timing itself is not tested).
+ * - No TLS. The token and the records travel in clear text. Off a trusted network, run
+ *   leap-serve on 127.0.0.1 behind a proxy that terminates TLS, or inside a network you trust
+ *   (a cluster's private network); examples/cluster.md shows both.
+ * - No process outlives its work. A client that disconnects, or whose deadline passes, gets its
+ *   records dropped; one already inside a pipeline is stopped with that pipeline (SIGTERM, then
+ *   SIGKILL of each stage's process group after 5 s), whose sandboxes die with it ("serve: a
+ *   client that disconnects cancels its work and leaves no process behind" checks that every
+ *   process that worked for the request is gone). The exception is a reward request (OpenRLHF's
+ *   client retries after its own 180 s timeout): it runs on until its deadline so that a retry
+ *   finds it.
+ * - Nothing is answered twice or lost. SIGTERM answers every admitted request in full ("serve:
+ *   load: 300 requests, 32 at once, every record answered exactly once across a SIGTERM"); a
+ *   retried reward request is answered from the first evaluation ("serve: an OpenRLHF-shaped
+ *   reward request, retried after a client timeout, is evaluated once"). Reward requests are
+ *   known by X-Request-Id or by the SHA-256 of their body: a caller who sends the same body as
+ *   another within `--retry-ttl` gets the other's answer, which is the answer to the same
+ *   records.
+ * - What leap-serve does not do: rate limiting per caller, several tokens or scopes, audit logs
+ *   of who sent what, TLS. Its log says when it listens, drains, and why a pipeline restarted.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,108 +79,6 @@ static struct srv *srv_of(struct lws *wsi)
 int leap_serve_loopback(const char *a)
 {
 	return !strcmp(a, "localhost") || !strcmp(a, "::1") || !strncmp(a, "127.", 4);
-}
-
-/* ---- answers ---- */
-
-static void kick(struct srv_conn *c)
-{
-	if (c->wsi)
-		lws_callback_on_writable(c->wsi);
-}
-
-void srv_reply(struct srv_conn *c, int status, const char *ctype, const char *body, size_t len)
-{
-	c->status = status;
-	c->ctype = ctype;
-	c->chunked = 0;
-	leap_buf_reset(&c->out);
-	c->off = 0;
-	leap_buf_add(&c->out, body, len);
-	c->complete = 1;
-	kick(c);
-}
-
-void srv_reply_error(struct srv_conn *c, int status, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *msg = xvasprintf(fmt, ap);
-	va_end(ap);
-	/* OpenEnv's endpoints answer errors as FastAPI does; the others as leap does */
-	int openenv = c->ep == EP_RESET || c->ep == EP_STEP;
-	json_t *j = openenv ? json_pack("{s:s}", "detail", msg)
-			    : json_pack("{s:{s:i,s:s}}", "error", "status", status, "message", msg);
-	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	if (!text)
-		leap_die("out of memory");
-	srv_reply(c, status, "application/json", text, strlen(text));
-	free(text);
-	json_decref(j);
-	free(msg);
-}
-
-void srv_stream_begin(struct srv_conn *c, const char *ctype)
-{
-	c->status = 200;
-	c->ctype = ctype;
-	c->chunked = 1;
-	c->complete = 0;
-	kick(c);
-}
-
-void srv_stream_line(struct srv_conn *c, const char *line, size_t len)
-{
-	leap_buf_add(&c->out, line, len);
-	leap_buf_add(&c->out, "\n", 1);
-	kick(c);
-}
-
-void srv_stream_bytes(struct srv_conn *c, const char *data, size_t len)
-{
-	if (!len)
-		return;
-	leap_buf_add(&c->out, data, len);
-	kick(c);
-}
-
-void srv_stream_end(struct srv_conn *c)
-{
-	c->complete = 1;
-	kick(c);
-}
-
-void srv_ws_send(struct srv_conn *c, const char *data, size_t len)
-{
-	struct srv_msg *m = xmalloc(sizeof(*m) + LWS_PRE + len);
-	m->next = NULL;
-	m->len = len;
-	memcpy(m->data + LWS_PRE, data, len);
-	if (c->mtail)
-		c->mtail->next = m;
-	else
-		c->mhead = m;
-	c->mtail = m;
-	kick(c);
-}
-
-int srv_query(const struct srv_conn *c, const char *name, char *buf, size_t len)
-{
-	size_t nl = strlen(name);
-	for (const char *p = c->query; *p;) {
-		const char *amp = strchr(p, '&');
-		size_t plen = amp ? (size_t)(amp - p) : strlen(p);
-		if (plen > nl && !strncmp(p, name, nl) && p[nl] == '=') {
-			size_t vl = plen - nl - 1;
-			if (vl >= len)
-				return -1;
-			memcpy(buf, p + nl + 1, vl);
-			buf[vl] = '\0';
-			return 0;
-		}
-		p += plen + (amp != NULL);
-	}
-	return -1;
 }
 
 /* ---- writing ---- */
@@ -592,7 +524,7 @@ static int drained(struct srv *s)
 		if (c->ws) {
 			if (!c->close_after) {
 				c->close_after = 1;
-				kick(c);
+				srv_kick(c);
 			}
 			return 0;
 		}

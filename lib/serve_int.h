@@ -227,7 +227,9 @@ struct srv_idem {
 	size_t nwait;
 };
 
-/* serve_http.c: answers on a connection. */
+/* serve_answer.c: answers on a connection, below the endpoints and the network side alike. */
+/* Asks the event loop to write what c holds (a no-op once its client is gone). */
+void srv_kick(struct srv_conn *c);
 /* A whole answer: status, content type and body. */
 void srv_reply(struct srv_conn *c, int status, const char *ctype, const char *body, size_t len);
 /* A JSON error answer {"error":{"status":N,"message":M}} (OpenEnv's endpoints: {"detail":M}). */
@@ -243,7 +245,8 @@ void srv_ws_send(struct srv_conn *c, const char *data, size_t len);
 /* The value of query parameter `name` of the request on c into buf: 0, or -1 when absent. */
 int srv_query(const struct srv_conn *c, const char *name, char *buf, size_t len);
 
-/* serve_api.c: what each endpoint does. */
+/* serve_api.c: what each endpoint does (the network side's one way in), and the engine's
+ * answers handed to the endpoint that waits for them. */
 /* A request whose body has been read. */
 void srv_dispatch(struct srv_conn *c);
 /* A WebSocket message: of an OpenEnv session, or records of a /v1/stream. */
@@ -257,11 +260,9 @@ void srv_check_deadlines(struct srv *s, double now);
 void srv_conn_gone(struct srv_conn *c);
 /* The Prometheus text of /metrics. */
 void srv_metrics_text(struct srv *s, struct leap_buf *b);
-/* Runs leap-prompt once for the turn-1 record of every task (OpenEnv's reset). */
-int srv_load_prompts(struct srv *s);
 void srv_free_state(struct srv *s);
 
-/* serve_api.c: requests and records, shared by the endpoints. */
+/* serve_req.c: requests and records, shared by the endpoints. */
 char *srv_dump(const json_t *j, size_t *len);
 struct srv_req *srv_req_new(struct srv *s, struct srv_conn *c, int ep);
 void srv_req_free(struct srv_req *r);
@@ -283,6 +284,8 @@ void srv_refuse(struct srv_conn *c, struct srv_req *r, int status, struct srv_it
 void srv_queue_prune(struct srv *s, struct srv_req *r, long g, long group_size, const char *preset, int max_turns);
 
 /* serve_openenv.c */
+/* Runs leap-prompt once for the turn-1 record of every task (OpenEnv's reset). */
+int srv_load_prompts(struct srv *s);
 void srv_openenv_reset(struct srv_conn *c);
 void srv_openenv_step(struct srv_conn *c);
 void srv_openenv_message(struct srv_conn *c, const char *msg, size_t len);

@@ -8,6 +8,120 @@
  * set-up status such as "no device" is the candidate's forgery, unforge, and its message is
  * cut to printable ASCII); and every wait on the runner ends at the sandbox's deadline. The
  * device locks live here because a session is what holds a device.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * The runner's first message, then the candidate:
+ *
+ * The runner starts in two steps (`runner/run.c`: `setup`, then `load`; `lib/session.c`:
+ * `read_hello`, `load`). Its trusted set-up (the device, the shared regions, the guard pages on
+ * cpu, device memory on cuda -- the owner sends its client's regions to leap as file
+ * descriptors, a client imports the owner's --, closing the regions' and device memory's
+ * descriptors, the system-call filter) ends in a first message, the hello, sent before any
+ * candidate code is in the process; only then, on leap's word (and, on cuda, once leap holds
+ * the device's lock), does it load the artifact, whose constructors run there, and answer
+ * again. Only the hello can say that the machine failed:
+ *
+ * Stops:
+ * - Forged set-up replies. Any reply after the hello that claims "no device" or "no memory" (or
+ *   a status the runner never sends) was written by the candidate: it is the candidate's
+ *   `runtime_error` with the claim quoted, never leap's error nor `no_device`, in leap-verify
+ *   and while timed in leap-bench -- security.bats "verify: a set-up reply forged after the
+ *   code loaded is the candidate's runtime error, its claim quoted" (forge_setup.c, a wrong
+ *   kernel whose constructor writes a reply of each kind before the runner's own: no device, no
+ *   memory, an overrun, a malformed command, an unknown status, a false "loaded", a false load
+ *   failure), "bench: a 'no device' or 'no memory' forged while timed fails the record
+ *   (runtime_error)".
+ * - A runner's set-up failure taken for a verdict. A hello that says the set-up failed, or a
+ *   runner that dies or runs out of time before its hello, is leap's error record (exit status
+ *   1), never a verdict on the candidate, and on the cpu backend "no device" is no verdict
+ *   either -- "a hello that says the runner's set-up failed, or no hello, is leap's error, not
+ *   a verdict (on cpu, also 'no device')" (hello_runner.c stands in for the runner, and a
+ *   runner that exits at once).
+ *
+ * Does not stop: the candidate's own words after its load (the crash report, a forged "done", a
+ * message of its choosing): quoted, they decide nothing.
+ *
+ * The shared regions: sealed, leap's layout, cleared between records:
+ *
+ * A candidate's buffers are leap's shared memory: three memfds, IN (input slots), OUT (output
+ * slots) and CTL (the control page, the call table, the guard list), mapped by leap and by the
+ * runner whose process holds the candidate (`lib/session.c`: `leap_regions_make`,
+ * `leap_regions_clear`). Issue 26 found that a candidate could turn them against leap itself.
+ *
+ * Stops:
+ * - Resizing a region under leap's mapping. Every memfd is sealed against shrinking and
+ *   growing, and its seals are sealed (`F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL`), in
+ *   leap-verify as in leap-bench; leap runs no candidate on regions it could not seal. The
+ *   runner maps the three regions and closes their descriptors before the candidate's code
+ *   loads. A truncation, which made leap-bench die of SIGBUS and leap-verify's worker (or
+ *   leap-verify itself, `-j 1`) die, is refused, so no access of leap's mappings can fault --
+ *   security.bats "verify and bench: a candidate that shrinks the shared regions is judged, and
+ *   leap lives (no SIGBUS)" (truncate.c, then a correct kernel: it passes), "the shared regions
+ *   are sealed against resizing, seals sealed; the control region and sealed inputs against
+ *   writing; a clear leaves nothing" (regions.c, against lib/session.c: the seals, `ftruncate`
+ *   failing with EPERM).
+ * - A control page rewritten to steer leap. The layout (where the call table and the guard list
+ *   are, their capacities, the parameter count, the guard list's generation, the flags) lives
+ *   in leap's own memory, and leap writes the control page and never reads it back; the control
+ *   region is sealed against writing (`F_SEAL_FUTURE_WRITE`) and mapped read-only by the
+ *   runner. What leap reads from the regions is outputs, inputs and canaries at its own
+ *   offsets, to check them -- "verify: a candidate that scribbles over the control page changes
+ *   nothing leap reads" (scribble_ctl.c; it used to make leap-verify write where it chose:
+ *   SIGSEGV).
+ * - Inputs: leap-bench's input region is sealed against writing, as before. leap-verify's stays
+ *   writable on purpose, sealed against resizing: a kernel that writes its input gets a
+ *   `mismatch` of kind `input_modified` naming the input, more use to a model than a crash, and
+ *   nothing leap relies on lives there any more.
+ * - One record leaking into the next. leap-bench reuses the candidate's regions from record to
+ *   record; before a new runner maps them (and so before the next artifact's constructors run)
+ *   leap zeroes all a previous session could have left: inputs, outputs, call table, guard
+ *   list, the control page's block fields -- "bench: nothing of one record reaches the next:
+ *   the regions are cleared before a new runner maps them" (leftover.c turns wrong when its
+ *   constructor finds any byte there). The clearing costs a `memset` of the regions per record
+ *   (bench/README.md).
+ * - All of it at once. tests/storm.bats "storm: 300 records through leap-verify and 100 through
+ *   leap-bench: each a verdict, leap lives, nothing left" runs tests/fixtures/storm/storm.c,
+ *   whose behaviour is drawn call by call from a seed (it prints it: `verify.output`):
+ *   shrinking and scribbling the regions, random bytes and forged replies on the reply
+ *   descriptor, a stolen go token, signals, exits, hangs, forks, a thread writing late,
+ *   `kill(-1)`, a denied call, descriptors closed or replaced. Every record comes out, in
+ *   order, with a verdict; leap exits 0; no process (under a subreaper), sandbox temp dir or
+ *   control group is left; leap never holds more than 64 memfds at once (8 to 16 in practice).
+ *   `make bench-storm` runs 3000 + 1000 (bench/README.md section 8).
+ *
+ * Does not stop:
+ * - Kernels without `F_SEAL_FUTURE_WRITE` (before Linux 5.1): the control region, and
+ *   leap-bench's inputs as before, stay writable by the runner's process, which can then change
+ *   what its own runner calls, never what leap reads (leap-bench then checks its inputs after
+ *   every block, as leap-verify does). Untested (needs an old kernel).
+ * - cuda device memory: the owner's device regions for the client are reused from record to
+ *   record, and cleared before each client imports them: leap has the owner fill both, the
+ *   whole allocations, with the canary (`clear_client` in `lib/session.c`), so nothing of one
+ *   candidate reaches the next and a guard one overran is whole again for the next --
+ *   tests/cuda.bats "device memory by descriptor: an owner's two descriptors reach leap and,
+ *   inherited, every client, cleared first" (without a GPU: the owner is fake_runner.c, which
+ *   refuses any other move), check-gpu "a guard damaged while timed is blamed once, then
+ *   cleared" (on a GPU).
+ *
+ * Device memory between leap-bench's owner and client:
+ *
+ * The client's regions are the owner's device memory, made with `cuMemCreate` for POSIX file
+ * descriptor handles and exported (`cuMemExportToShareableHandle`): only those two allocations
+ * are shared, never a block the owner's other memory was carved from, as legacy CUDA IPC
+ * handles of `cudaMalloc` memory would (and those do not open across the PID namespaces owner
+ * and client run in). The owner sends the two descriptors to leap (`SCM_RIGHTS`, on a socket it
+ * holds only during its set-up) before its hello; leap keeps them with the owner's session
+ * (close-on-exec) and hands them to each client it starts, which imports, maps and closes them
+ * before its hello: the candidate's code never holds a descriptor of device memory, and cannot
+ * map the regions anew -- tests/cuda.bats "device memory by descriptor: an owner's two
+ * descriptors reach leap and, inherited, every client, cleared first" (memfds stand in for the
+ * exported memory; the passing is lib/runproto.c's, which the runner uses), check-gpu "owner
+ * and client share device memory by descriptor: every bench record timed" (on a GPU). Does not
+ * stop: the client's candidate reads and writes the whole of both allocations (all of a case's
+ * slots, as before).
  */
 #include <errno.h>
 #include <fcntl.h>

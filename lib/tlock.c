@@ -103,9 +103,9 @@ void leap_timing_unlock(int fd[2])
 	}
 }
 
-int leap_timing_share(const char *cache)
+int leap_timing_share(const char *cache, int on_cpu)
 {
-	if (!cache)
+	if (!cache || !on_cpu)
 		return -1;
 	int gate = open_lock(cache, "cpu-gate.lock"), jobs = open_lock(cache, "cpu-jobs.lock");
 	int ok = gate >= 0 && jobs >= 0 && lock_wait(gate, LOCK_SH) == 0 && lock_wait(jobs, LOCK_SH) == 0;

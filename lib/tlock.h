@@ -35,10 +35,13 @@ int leap_device_lock(const char *path, int how, const char *what, int *said, cha
 int leap_timing_lock(const char *cache, int *said, int fd[2], char **err);
 void leap_timing_unlock(int fd[2]);
 
-/* leap-compile, leap-verify: takes the timing lock of cache directory `cache` shared, waiting
- * while a record is timed. Returns a descriptor to give to leap_timing_unshare, or -1 when
- * there is no lock to take (the job goes on without). */
-int leap_timing_share(const char *cache);
+/* leap-compile, leap-verify: the one place a job holds back for leap-bench. A job that runs
+ * on the cpu (`on_cpu`: every compiler run, whatever it builds, and a cpu candidate's
+ * verification; lib/cqueue.c and lib/recjob.c) takes the timing lock of cache directory
+ * `cache` shared, waiting while a record is timed; a cuda candidate's verification (on_cpu 0)
+ * runs on its GPU and takes nothing. Returns a descriptor to give to leap_timing_unshare, or
+ * -1 when there is no lock to take (the job goes on without). */
+int leap_timing_share(const char *cache, int on_cpu);
 void leap_timing_unshare(int fd);
 
 #endif

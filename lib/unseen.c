@@ -5,6 +5,47 @@
  * and the lists differed (the runners hid the suite in use and the cache, the compilers eight
  * places), so a place added to one was missing from the other. Both now take this list; what
  * differs between them is said here, with why. */
+/*
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * The minimal root (with namespaces). The child pivots (`pivot_root`) into an empty tmpfs that
+ * holds only what `leap_unseen_root()` (`lib/unseen.c`, the same policy module as the hidden
+ * list) names: read-only binds of the directories the dynamic loader searches (the C library's
+ * directory, the loader's, those of `/etc/ld.so.conf.d` and `LD_LIBRARY_PATH`: libc, libm,
+ * libgomp, libstdc++ and the CUDA driver's libraries live there, and the driver opens more of
+ * its own by name, so whole directories and not single files), the top-level links `/lib`,
+ * `/lib64`... that lead there, `/etc/ld.so.cache`, the device nodes `null`, `zero`, `full`,
+ * `random`, `urandom` and `nvidia*` (`/dev/nvidia-uvm` made first with `nvidia-modprobe -u
+ * -c=0` where a driver is there without it: it may appear only at a first `cuInit`), the
+ * directories the driver's libraries there link into (`libcuda.so.1` -> elsewhere), on a
+ * machine with NVIDIA devices `/sys` (the driver reads the PCI topology: without its submounts
+ * where the kernel allows; in a user namespace, where a plain bind of it is refused because the
+ * mounts under it are locked to it, with them, every mount made read-only, nosuid, nodev and
+ * noexec by `mount_setattr` -- tests/cuda.bats "minimal root of an NVIDIA machine: /sys shows,
+ * read-only with the mounts under it, as root and in a user namespace"), and its own empty
+ * `/tmp`, `/var/tmp`, `/dev/shm`, temp dir and `/proc`. The machine's root is detached. So your
+ * checkout, your records, any other copy of the suite, your home and every unix socket
+ * reachable by a path (the X server's, a database's, the container runtime's) are gone --
+ * security.bats "verify: the minimal root shows neither the checkout nor a unix socket outside"
+ * (a world-readable README.md and a listening socket outside /tmp that the same candidates
+ * reach with `--no-namespaces`). The runner is executed through a descriptor opened before the
+ * pivot. Whether the root can be made is tried once per process (`probe_root()`: the user
+ * mapping, a tmpfs, a read-only bind, the bind of `/sys` where the root has it, a new /proc,
+ * `pivot_root`); where a kernel or container refuses one of them, leap warns once ("the sandbox
+ * cannot make its minimal root here") and runs candidates in the machine's root with the
+ * policy's directories hidden, as before, rather than failing every candidate (untested: no way
+ * to refuse only those calls here). A failure after a probe that worked fails the sandbox's
+ * set-up (an error record), never runs the candidate with more in view.
+ *
+ * Does not stop:
+ * - Reading the library directories: any file there (they hold system libraries, and whatever
+ *   else an administrator put in `/usr/local/lib`) is readable. With `--no-namespaces` there is
+ *   no minimal root and every file the sandbox user may read is readable.
+ * - Unix-domain sockets in the library directories (none on a usual system); abstract sockets
+ *   are the network namespace's.
+ */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <stdint.h>

@@ -9,6 +9,30 @@
  * words a model can act on: a mismatch is rerun to tell a race from a steady bug, a crash is
  * mapped to the candidate's line, a denied system call is named. A runner that never ran is the
  * harness's fault: an error, never a verdict.
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * Reference computed in the parent, inputs through a memfd:
+ *
+ * Inputs are generated from a per-run seed and the reference results are computed in the parent
+ * (`cases_for()` in `lib/verify.c`) before any candidate starts; the child receives only the
+ * inputs, through shared memory (a memfd of inputs, a memfd of outputs, a control region: the
+ * shared regions of lib/session.c), and the artifact through a descriptor (the runner copies it
+ * into its own memfd, so it needs no path). The expected outputs are never in the child's memory.
+ * The parent checks every output, checks that inputs were not modified, and repeats each case
+ * over several trials with fresh inputs.
+ *
+ * Tests: "wrong values, zeros and a static cache are mismatches of kind value" (static_cache.c
+ * replays its previous results), "modifying an input is a mismatch of kind input_modified
+ * naming the input", "the seed is written into the record and replays the same verdict",
+ * leap-bench.bats "wrong only at the benchmark size or after N calls: the record's status
+ * becomes mismatch". (leap-bench's inputs and checks: lib/referee.c.)
+ *
+ * Does not stop: a candidate that computes the right answer some other way (e.g. its own copy
+ * of the reference) -- that is a correct candidate. Timing side channels against the parent
+ * (which holds the expected outputs in its memory on the same CPU) are out of scope.
  */
 #include <dlfcn.h>
 #include <errno.h>

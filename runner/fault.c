@@ -17,6 +17,20 @@
  * it for nothing but naming a line in the message, never for a verdict. Everything here runs
  * before the candidate's first call or inside the handler, where only async-signal-safe
  * calls are made (backtrace() is warmed up before, so that it does not load libgcc_s then).
+ *
+ * Security: what this layer stops and what it does not, each claim with the test that shows it
+ * (SECURITY.md gives the layer one row and names this file; tests are named as in
+ * tests/FILE.bats, with their file where it is not the one named before).
+ *
+ * The crash report:
+ *
+ * One reply is the candidate's to forge by design: the crash report (`LEAP_RUN_CRASH`,
+ * runner/fault.c), which a signal handler in the runner sends just before a fault kills it, so
+ * that the feedback can name the faulting line. The parent uses it only to name a line in
+ * `verify.message` and `verify.crash`, and only when the runner then died of the very signal it
+ * reported (it waits up to 2 s for that death); the verdict comes from the wait status, as
+ * without the report. Test: "cpu: a forged crash report from a runner that did not crash names
+ * no line" (tests/feedback.bats, forged_crash.c).
  */
 #include <dlfcn.h>
 #include <execinfo.h>

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # docs.bats - every program has a man page whose SYNOPSIS is its usage, pages render cleanly,
 # and every EXAMPLES command in them runs; the options, environment and programs the pages name
-# exist, the FIELDS of leap-task(5) and leap-record(5) are the field tables, and README's
-# Internals walks the source files there are.
+# exist, the FIELDS of leap-task(5) and leap-record(5) are the field tables, doc/internals.md
+# walks the source files there are, every test SECURITY.md cites exists, the documents read
+# first stay short, and test names cite no issue.
 load helpers
 
 programs() {
@@ -313,27 +314,81 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# README's Internals walks the source in reading order: a file it names must be there, and a
-# file of lib/ it leaves out is one a reader never meets. A bare name is a file of lib/ or
-# runner/ (or cmd/), a name with a slash a path from the root; reference.c and baseline.cu are
-# a task's files, not leap's.
-@test "docs cannot drift: README's Internals names every lib/*.c, and only files that exist" {
+# doc/internals.md's Internals walks the source in reading order: a file it names must be
+# there, and a source file of lib/ it leaves out is one a reader never meets. A bare name is a
+# file of lib/, of a folder of lib/, of runner/ or of cmd/; a name with a slash is a path from
+# the root; reference.c and baseline.cu are a task's files, not leap's.
+@test "docs cannot drift: the internals walk names every lib/*.c, and only files that exist" {
 	cd "$ROOT"
-	internals=$(awk '/^## Internals/ { on = 1; next } /^## / { on = 0 } on' README.md)
-	[ -n "$internals" ] || fail "README.md has no Internals section"
+	doc=doc/internals.md
+	internals=$(awk '/^## Internals/ { on = 1; next } /^## / { on = 0 } on' "$doc")
+	[ -n "$internals" ] || fail "$doc has no Internals section"
 	names=$(grep -oE '[A-Za-z0-9_./-]+\.(c|h|cu)\b' <<<"$internals" | sort -u)
-	[ -n "$names" ] || fail "README's Internals names no source file"
+	[ -n "$names" ] || fail "$doc's Internals names no source file"
+	shopt -s nullglob
 	for n in $names; do
 		case $n in
 		reference.c | baseline.cu) ;;
-		*/*) [ -e "$n" ] || fail "README's Internals names $n, which does not exist" ;;
-		*) [ -e "lib/$n" ] || [ -e "runner/$n" ] || [ -e "cmd/$n" ] ||
-			fail "README's Internals names $n, which is in none of lib/, runner/ and cmd/" ;;
+		*/*) [ -e "$n" ] || fail "$doc's Internals names $n, which does not exist" ;;
+		*)
+			found=
+			for f in lib/"$n" lib/*/"$n" runner/"$n" cmd/"$n"; do
+				if [ -e "$f" ]; then found=$f; fi
+			done
+			[ -n "$found" ] ||
+				fail "$doc's Internals names $n, which is in none of lib/, lib/*/, runner/ and cmd/"
+			;;
 		esac
 	done
-	for f in lib/*.c; do
+	for f in lib/*.c lib/*/*.c; do
 		b=$(basename "$f")
-		grep -qE "(^|[^A-Za-z0-9_./-])(lib/)?${b//./\\.}\b" <<<"$internals" ||
-			fail "README's Internals does not name $f"
+		grep -qE "(^|[^A-Za-z0-9_./-])(${f%/*}/)?${b//./\\.}\b" <<<"$internals" ||
+			fail "$doc's Internals does not name $f"
 	done
+}
+
+# SECURITY.md names the test that proves each claim, as FILE.bats "NAME" or check-gpu "NAME": a
+# test renamed or removed must take its citation with it, or the claim is left without proof.
+@test "docs cannot drift: every test SECURITY.md cites exists, by its exact name" {
+	python3 - "$ROOT" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+text = open(f"{root}/SECURITY.md").read()
+gpu = open(f"{root}/tests/gpu/check-gpu.sh").read()
+bad, n = [], 0
+for m in re.finditer(r'(?<![\w./-])([a-z0-9-]+\.bats|check-gpu) "((?:[^"\\]|\\.)*)"', text):
+    where, name = m.groups()
+    n += 1
+    if where == "check-gpu":
+        ok = f'check "{name}"' in gpu
+    else:
+        path = f"{root}/tests/{where}"
+        ok = os.path.exists(path) and f'@test "{name}" {{' in open(path).read()
+    if not ok:
+        bad.append(f'SECURITY.md cites {where} "{name}", which is no test there')
+if n < 50:
+    bad.append(f"SECURITY.md cites {n} tests as FILE.bats \"NAME\"; the layers' rows cite more")
+print("\n".join(bad) or f"{n} citations, each a test")
+sys.exit(1 if bad else 0)
+PY
+}
+
+# The documents a newcomer reads first stay readable in one sitting: README.md says what leap
+# is and points on (doc/ holds the rest), SECURITY.md gives one row per layer (the detail is in
+# each layer's file), bench/README.md the current figure of each benchmark (git keeps the runs).
+@test "docs stay short: README.md under 300 lines, SECURITY.md under 250, bench/README.md under 400" {
+	cd "$ROOT"
+	for limit in README.md:300 SECURITY.md:250 bench/README.md:400; do
+		f=${limit%:*} max=${limit#*:}
+		n=$(wc -l <"$f")
+		[ "$n" -lt "$max" ] || fail "$f has $n lines, $max or more: move the detail where its reader looks for it"
+	done
+}
+
+# A test's name is what a failure prints: it says the behaviour, not the issue it was written
+# for, since the tracker is not in the tree.
+@test "test names say the behaviour: none cites an issue or an attack class" {
+	cd "$ROOT"
+	run grep -rnE --include='*.bats' '^@test "[^"]*\b([Ii]ssue|[Cc]lass) [0-9]+' tests
+	[ "$status" -eq 1 ] || fail "test names that cite an issue: $output"
 }

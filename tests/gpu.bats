@@ -237,7 +237,7 @@ replay_with() {
 	assert_line "PASS memoisation: no unearned speedup: memo.cu: caught by leap-verify (mismatch)"
 }
 
-@test "check-gpu: the cuda runner's fixes FAIL when a record says they did not hold (issue 27)" {
+@test "check-gpu: the cuda runner's fixes FAIL when a record says they did not hold" {
 	local d
 	# the candidate after an overrun blamed for it too; a record without a device
 	d=$(replay_with bench 'if .gpu_check == "after_overrun" then .bench = {status: "runtime_error",

@@ -358,7 +358,7 @@ EOF
 	[ -z "$stderr" ]
 }
 
-@test "leap-advantage: speed rewards tie where the speedup intervals overlap (issue 28)" {
+@test "leap-advantage: speed rewards tie where the speedup intervals overlap" {
 	# s0 1.10 [1.05, 1.15] and s1 1.12 [1.08, 1.16] overlap: one speedup for both, their
 	# geometric mean sqrt(1.232) = 1.1099549; s2 1.50 [1.45, 1.55] stands alone; s3 fails.
 	# kevin: 1.4099549 twice, 1.8, 0: mean 4.6199099 / 4 = 1.1549775

@@ -130,7 +130,7 @@ honest() {
 	assert_output true
 }
 
-@test "issue 28: the speedup is the median ratio of pairs: an ok one is inside its interval, within --target-ci" {
+@test "the speedup is the median ratio of pairs: an ok one is inside its interval, within --target-ci" {
 	passed correct correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.2 "$BATS_TEST_TMPDIR/in.jsonl"
 	# every timed record: as many baseline blocks as the candidate's (pairs), an interval around
@@ -145,7 +145,7 @@ honest() {
 	[ "$(jq -r '.bench.target_ci' <<<"$output" | sort -u)" = 0.05 ]
 }
 
-@test "issue 28: blocks of many calls (small sets, long blocks) stay inside the regions" {
+@test "blocks of many calls (small sets, long blocks) stay inside the regions" {
 	# row_sum's case is 8 MB, a call a few ms: 50 ms blocks hold 5 to 16 calls, more slots than
 	# the pool's ring and donors hold sets (the layout once had only as many slots as sets: "an
 	# argument lies outside the shared regions" from the baseline's runner, an error record)
@@ -190,7 +190,7 @@ kept() {
 	assert_line "less than when frozen: ran"
 }
 
-@test "issue 28: pools of earlier tasks are kept within four times --pool-memory, then freed" {
+@test "pools of earlier tasks are kept within four times --pool-memory, then freed" {
 	cd "$BATS_TEST_TMPDIR"
 	# room for all three (vector_add's pool about 200 MB): one runner more per new task
 	run -0 kept 512M
@@ -200,7 +200,7 @@ kept() {
 	assert_output "1 1 1 1"
 }
 
-@test "issue 28: the interval of the median ratio covers the true ratio on simulated noise (seeded)" {
+@test "the interval of the median ratio covers the true ratio on simulated noise (seeded)" {
 	link_with_lib "$FIXTURES/leap-bench/coverage.c" "$BATS_TEST_TMPDIR/coverage"
 	# 4000 simulated records per noise model and length, each the median of its pairs' ratios:
 	# lognormal noise on each block, a load drifting under both blocks of a pair, preemptions;
@@ -223,7 +223,7 @@ referee_priority() {
 	else echo normal; fi
 }
 
-@test "issue 28: cpu.pressure is read as the kernel writes it; the referee's priority is never a child's" {
+@test "cpu.pressure is read as the kernel writes it; the referee's priority is never a child's" {
 	link_with_lib "$FIXTURES/leap-bench/psi_prio.c" "$BATS_TEST_TMPDIR/psi_prio"
 	run -0 "$BATS_TEST_TMPDIR/psi_prio"
 	refute_output --partial WRONG
@@ -234,14 +234,14 @@ referee_priority() {
 	assert_output "raised $want, fifo $([ "$want" = SCHED_FIFO ] && echo 1 || echo 0), child ordinary 1, restored 1"
 }
 
-@test "issue 28: a candidate never runs at the referee's priority" {
+@test "a candidate never runs at the referee's priority" {
 	passed inherit_prio >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 0.5 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -r "[.status, ($TIMED), .bench.referee_priority] | @tsv" <<<"$output"
 	assert_output "pass	timed	$(referee_priority)"
 }
 
-@test "issue 28: the running clock leaves out the time a competitor held the candidate's only core" {
+@test "the running clock leaves out the time a competitor held the candidate's only core" {
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --cpus 0 --max-time 0.3 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
 	# the running clock wherever the candidate is frozen in a v2 group of a kernel with PSI
@@ -265,7 +265,7 @@ referee_priority() {
 	assert_output "timed	wall	true"
 }
 
-@test "issue 28: the baseline's outputs are poisoned before each of its blocks, as the candidate's are" {
+@test "the baseline's outputs are poisoned before each of its blocks, as the candidate's are" {
 	# a block whose output lines were just written starts with them in the cache: left as its
 	# last block wrote them, the baseline's were colder and an identical candidate measured 1.6%
 	# faster. This suite's baseline is right only on poisoned outputs.
@@ -279,7 +279,7 @@ referee_priority() {
 	assert_output "pass	timed"
 }
 
-@test "class 1: a kernel that takes over the protocol and forges 'done' is a mismatch" {
+@test "a kernel that takes over the protocol and forges 'done' is a mismatch" {
 	verified forge_lazy correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r .status "$BATS_TEST_TMPDIR/in.jsonl" | sort -u)" = pass ]
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
@@ -288,7 +288,7 @@ referee_priority() {
 	honest "$(sed -n 2p <<<"$output")"
 }
 
-@test "class 1: forged times and a frozen clock_gettime change nothing: 4x the work measures about 0.25" {
+@test "forged times and a frozen clock_gettime change nothing: 4x the work measures about 0.25" {
 	[ "$(uname -m)" = x86_64 ] || skip "the clock patch of the fixture is x86-64 code"
 	verified forge_times correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 2 --target-ci 0.1 "$BATS_TEST_TMPDIR/in.jsonl"
@@ -300,7 +300,7 @@ referee_priority() {
 	honest "$(leap-bench --max-time 2 --target-ci 0.1 "$BATS_TEST_TMPDIR/in.jsonl" | sed -n 2p)"
 }
 
-@test "class 2: no set comes back in a record: a kernel that remembers outputs by a hash of its inputs gains nothing" {
+@test "no set comes back in a record: a kernel that remembers outputs by a hash of its inputs gains nothing" {
 	compiled_record softmax "$ART/memo_hash.so" '{"name":"memo","status":"pass"}' >"$BATS_TEST_TMPDIR/in.jsonl"
 	compiled_record softmax "$ART/softmax_correct.so" '{"name":"correct","status":"pass"}' >>"$BATS_TEST_TMPDIR/in.jsonl"
 	# a pool of a few sets (issue 26: the old pool came back to its sets once they were used,
@@ -313,7 +313,7 @@ referee_priority() {
 	honest "$(sed -n 2p <<<"$out")"
 }
 
-@test "issue 26: derived sets carry fresh values: every histogram and column maximum changes" {
+@test "derived sets carry fresh values: every histogram and column maximum changes" {
 	link_with_lib "$FIXTURES/leap-bench/derive.c" "$BATS_TEST_TMPDIR/derive"
 	# 25 sets derived from each base set of histogram (uint8) and col_max (2048 x 2048 floats):
 	# not one is a permutation of its base (the histograms differ), and col_max's column maxima
@@ -324,7 +324,7 @@ referee_priority() {
 	[ "${BASH_REMATCH[1]}" -ge 32 ]
 }
 
-@test "issue 28: two sets derived from one base set cannot be lined up: a memo finds nothing to reuse" {
+@test "two sets derived from one base set cannot be lined up: a memo finds nothing to reuse" {
 	link_with_lib "$FIXTURES/leap-bench/realign.c" "$BATS_TEST_TMPDIR/realign"
 	# every float input of every task: 256 elements of one derived set looked up in another
 	# derived from the same base; each equal element votes for the rotation lining them up.
@@ -338,7 +338,7 @@ referee_priority() {
 	done <<<"$output"
 }
 
-@test "issue 28: integer inputs are mixed inside their range and keep its spread" {
+@test "integer inputs are mixed inside their range and keep its spread" {
 	link_with_lib "$FIXTURES/leap-bench/intmix.c" "$BATS_TEST_TMPDIR/intmix"
 	# histogram's 16M bytes and softmax_cross_entropy's labels, two derived sets from each base
 	run -0 "$BATS_TEST_TMPDIR/intmix" "$LEAP_TASKS"
@@ -355,7 +355,7 @@ referee_priority() {
 	done <<<"$output"
 }
 
-@test "issue 28: sets staged straight into slots, past the caches, on threads, are the sets derived from their seeds" {
+@test "sets staged straight into slots, past the caches, on threads, are the sets derived from their seeds" {
 	link_with_lib "$FIXTURES/leap-bench/stream.c" "$BATS_TEST_TMPDIR/stream"
 	# every input of every task, at its bench_cpu size (on one thread and on three) and at its
 	# first listed case, every output poisoned; and streaming copies at 32 alignments and every
@@ -366,7 +366,7 @@ referee_priority() {
 	[[ "$output" =~ derived:\ ([0-9]+)\ tasks ]] && [ "${BASH_REMATCH[1]}" -ge 30 ]
 }
 
-@test "issue 28: a call checked in place and on threads gets the verdict one thread gives against a copy" {
+@test "a call checked in place and on threads gets the verdict one thread gives against a copy" {
 	link_with_lib "$FIXTURES/leap-bench/check.c" "$BATS_TEST_TMPDIR/check"
 	# vector_add's 4M-element output in 64 pieces: within tolerance, one element wrong near the
 	# end, one unwritten near the start; each on one thread and three, in place and on a copy
@@ -381,7 +381,7 @@ referee_priority() {
 	assert_line --regexp '^unwritten 3 in-place: unwritten index 17 count 2 '
 }
 
-@test "issue 26: the memory floor knows the caches: bytes that fit one are floored at its speed" {
+@test "the memory floor knows the caches: bytes that fit one are floored at its speed" {
 	link_with_lib "$FIXTURES/leap-bench/floor.c" "$BATS_TEST_TMPDIR/floor"
 	run -0 "$BATS_TEST_TMPDIR/floor"
 	# a made-up machine: 400 KB fit one core's L2; 800 KB fit two cores' L2s, not one's; 8 MB
@@ -409,21 +409,21 @@ referee_priority() {
 	assert_output "$level true true"
 }
 
-@test "class 2: a kernel that replays the output of two calls ago is a mismatch" {
+@test "a kernel that replays the output of two calls ago is a mismatch" {
 	verified replay correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r '"\(.status) \(.bench.status) \(.bench.mismatch.kind)"' <<<"$(sed -n 1p <<<"$output")")" = "mismatch mismatch value" ]
 	honest "$(sed -n 2p <<<"$output")"
 }
 
-@test "class 3: a kernel that skips the calls it guesses are unchecked is a mismatch" {
+@test "a kernel that skips the calls it guesses are unchecked is a mismatch" {
 	verified skip correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r '"\(.status) \(.bench.mismatch.kind) \(.bench.mismatch.call >= 9)"' <<<"$(sed -n 1p <<<"$output")")" = "mismatch unwritten true" ]
 	honest "$(sed -n 2p <<<"$output")"
 }
 
-@test "class 4: a fault handler on protected outputs and a thread that finishes late are mismatches" {
+@test "a fault handler on protected outputs and a thread that finishes late are mismatches" {
 	verified fault late correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
 	out=$output
@@ -433,7 +433,7 @@ referee_priority() {
 	honest "$(sed -n 3p <<<"$out")"
 }
 
-@test "class 5: children spinning in sessions of their own are frozen while the baseline runs" {
+@test "children spinning in sessions of their own are frozen while the baseline runs" {
 	verified spin_children hog correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.1 "$BATS_TEST_TMPDIR/in.jsonl"
 	out=$output
@@ -450,7 +450,7 @@ referee_priority() {
 	honest "$(sed -n 3p <<<"$out")"
 }
 
-@test "class 5: the baseline timed beside a spinner is not inflated" {
+@test "the baseline timed beside a spinner is not inflated" {
 	passed spin_children >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.1 --cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in.jsonl"
 	passed correct >"$BATS_TEST_TMPDIR/in2.jsonl"
@@ -458,7 +458,7 @@ referee_priority() {
 	honest "$output"
 }
 
-@test "class 6: an instant warm-up is a mismatch within the budget, and a kernel that turns slow a quick timeout" {
+@test "an instant warm-up is a mismatch within the budget, and a kernel that turns slow a quick timeout" {
 	verified instant_warmup turn_slow correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
 	out=$output
@@ -473,7 +473,7 @@ referee_priority() {
 		grep '^A block of calls did not finish within [0-9.e+-]* s (a hundred times the baseline.s time for the same calls, plus a grace)'
 }
 
-@test "class 7: wrong only at the benchmark size or after N calls: the record's status becomes mismatch" {
+@test "wrong only at the benchmark size or after N calls: the record's status becomes mismatch" {
 	verified wrong_after correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	passed timing_wrong >>"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
@@ -485,7 +485,7 @@ referee_priority() {
 	honest "$(leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl" | sed -n 2p)"
 }
 
-@test "issue 28: a mismatch found while timing quotes the inputs of the set the call ran on" {
+@test "a mismatch found while timing quotes the inputs of the set the call ran on" {
 	# a benchmark case of eight elements: the message quotes its inputs. A timed set is made in
 	# the slots only, so its own buffers held another set's inputs, or none, until the message
 	# made them (a = [3.2e+19, 7e-45, 0, ...], b = [0, ...] for c[4] = a[4] + b[4] = 0.33)
@@ -529,7 +529,7 @@ referee_priority() {
 	assert_output --partial "was never written"
 }
 
-@test "issue 26: a timing that ends before its verdict fails the record: a hang, a claimed lack of device" {
+@test "a timing that ends before its verdict fails the record: a hang, a claimed lack of device" {
 	passed hang_large nodev_large correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
 	out=$output
@@ -542,7 +542,7 @@ referee_priority() {
 	honest "$(sed -n 3p <<<"$out")"
 }
 
-@test "issue 26: a record has bounds honest work never reaches: a withheld hello, calls that grow 4x" {
+@test "a record has bounds honest work never reaches: a withheld hello, calls that grow 4x" {
 	passed withhold_hello grow4x correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 1 --target-ci 0.05 "$BATS_TEST_TMPDIR/in.jsonl"
 	out=$output
@@ -557,7 +557,7 @@ referee_priority() {
 	assert_output $'true\ntrue'
 }
 
-@test "issue 26: every way a timing can end early fails the record (the rule, for each session outcome)" {
+@test "every way a timing can end early fails the record (the rule, for each session outcome)" {
 	link_with_lib "$FIXTURES/leap-bench/fail_rule.c" "$BATS_TEST_TMPDIR/rule"
 	run -0 "$BATS_TEST_TMPDIR/rule"
 	# a reply (no device, no memory, a failed call), a death, a timeout, a failed freeze
@@ -566,7 +566,7 @@ referee_priority() {
 		'timeout 1 timeout timeout' 'freeze 0 runtime_error runtime_error' 'freeze 1 timeout timeout')"
 }
 
-@test "issue 26: bench.device comes from the baseline's runner, never from the candidate's messages" {
+@test "bench.device comes from the baseline's runner, never from the candidate's messages" {
 	passed forge_device correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 0.5 --target-ci 1 "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -rs '"\(.[0].bench.device == .[1].bench.device) \(.[0].bench.device | test("FORGED"))"' <<<"$output"
@@ -643,7 +643,7 @@ groups() {
 	[ "$(jq -r '"\(.bench.cores) \(.bench.output)"' <<<"$output")" = "2 openmp threads 2" ]
 }
 
-@test "issue 28: the baseline is timed beside every block: no baseline timing is cached, the old options do nothing" {
+@test "the baseline is timed beside every block: no baseline timing is cached, the old options do nothing" {
 	passed correct correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 leap-bench --max-time 0.5 --target-ci 1 --no-baseline-cache --baseline-tolerance 100 \
 		--cache "$BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR/in.jsonl"
@@ -653,7 +653,7 @@ groups() {
 	run -2 --separate-stderr leap-bench --baseline-tolerance x </dev/null
 }
 
-@test "issue 28: a later process makes the pool from what an earlier one measured of the baseline" {
+@test "a later process makes the pool from what an earlier one measured of the baseline" {
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	local c="$BATS_TEST_TMPDIR/cache"
 	run -0 leap-bench --max-time 0.3 --target-ci 1 --cache "$c" "$BATS_TEST_TMPDIR/in.jsonl"
@@ -727,7 +727,7 @@ waiting() {
 	[ "$(jq -r "$TIMED" "$BATS_TEST_TMPDIR/out")" = timed ]
 }
 
-@test "issue 28: the timing lock: leap-bench waits for running jobs, and leap-compile and leap-verify wait while it times" {
+@test "the timing lock: leap-bench waits for running jobs, and leap-compile and leap-verify wait while it times" {
 	c=$BATS_TEST_TMPDIR/cache
 	passed correct >"$BATS_TEST_TMPDIR/in.jsonl"
 	compiled_record vector_add "$ART/correct.so" >"$BATS_TEST_TMPDIR/verify.jsonl"

@@ -87,7 +87,7 @@ scores() {
 	assert_output "$(printf '0 -1\n1 0.3333333333333333\n2 0.3333333333333333\n3 0.3333333333333333')"
 }
 
-@test "leap-rank: speedups whose intervals overlap tie on speed, whatever the margin (issue 28)" {
+@test "leap-rank: speedups whose intervals overlap tie on speed, whatever the margin" {
 	# s0 1.10 [1.05, 1.15] and s1 1.14 [1.08, 1.20] overlap: a tie even at --speed-tie 0;
 	# s2 1.50 [1.45, 1.55] is above both; s3 1.30 without an interval is compared by the margin
 	printf '%s\n' '{"group":"v","sample":0,"turn":1,"status":"pass","bench":{"status":"ok","speedup":1.10,"speedup_ci":[1.05,1.15]}}' \

@@ -77,7 +77,7 @@ DONE="$FIXTURES/leap-report/done.jsonl"
 	refute [ -n "$(grep '<rect x=[^>]*><title>' "$BATS_TEST_TMPDIR/plots/speedup.svg")" ]
 }
 
-@test "fast_p from ok speedups and from their intervals' lower ends; noisy timings said, never 'no timing data' (issue 28)" {
+@test "fast_p from ok speedups and from their intervals' lower ends; noisy timings said, never 'no timing data'" {
 	# four correct trajectories: ok 1.2 [1.1, 1.3], ok 1.05 [0.98, 1.12], noisy (interval +-30%),
 	# noisy with too few pairs; one wrong
 	printf '%s\n' '{"task":"t","group":"t","sample":0,"turn":1,"status":"pass","bench":{"status":"ok","speedup":1.2,"speedup_ci":[1.1,1.3],"speedup_rel_ci":0.083,"target_ci":0.1}}' \

@@ -302,7 +302,7 @@ verdict() {
 	[ "$(jq -r '"\(.status) \(.verify.drawn | length)"' <<<"$output")" = "pass 3" ]
 }
 
-@test "a kernel right only at the listed sizes passes them and fails a drawn case, on every seed (issue 14, class 8)" {
+@test "a kernel right only at the listed sizes passes them and fails a drawn case, on every seed" {
 	# unroll8: right only when n % 8 <= 1 (every listed n); listed_only: exact only at the
 	# listed (rows, cols). Both pass today's listed cases; three drawn cases catch both, by
 	# design rather than luck: drawn sizes step through consecutive remainders.

@@ -1,9 +1,10 @@
 # trainers.bats - leap inside the trainers' own classes (TRL's GRPOTrainer; verl's config,
 # dataset, DataProto, AgentLoopWorker, agent loops and reward manager; verl 0.6.1's ToolAgentLoop;
-# OpenRLHF's MultiTurnAgentExecutor), at the versions
-# tests/trainers/requirements.txt pins, on the cpu backend. The only stand-in is the model
-# server (tests/trainers/*.py say why). The python comes from tests/trainers/venvs.sh, which .ci/run
-# calls: eval "$(sh tests/trainers/venvs.sh)" sets LEAP_TRAINERS_PYTHON.
+# OpenRLHF's MultiTurnAgentExecutor; Prime Intellect's verifiers: load_environment, MultiTurnEnv,
+# Rubric, its OpenAI client), at the versions tests/trainers/requirements*.txt pin, on the cpu
+# backend. The only stand-in is the model server (tests/trainers/*.py say why). The pythons come
+# from tests/trainers/venvs.sh, which .ci/run calls: eval "$(sh tests/trainers/venvs.sh)" sets
+# LEAP_TRAINERS_PYTHON and LEAP_VERIFIERS_PYTHON.
 load helpers
 
 setup() {
@@ -38,10 +39,19 @@ unittest() {
 	unittest tests/trainers/test_openrlhf.py
 }
 
+@test "trainers: a verifiers environment scores a correct kernel above a wrong one (MultiTurnEnv, Rubric)" {
+	# verifiers has an environment of its own (tests/trainers/requirements-verifiers.txt says why)
+	[ -n "${LEAP_VERIFIERS_PYTHON:-}" ] || skip "LEAP_VERIFIERS_PYTHON is not set (tests/trainers/venvs.sh prints it)"
+	py=$LEAP_VERIFIERS_PYTHON unittest tests/trainers/test_verifiers.py
+}
+
 @test "trainers: examples/trainers.md names the versions the tests pin" {
 	for pkg in trl verl openrlhf torch transformers; do
 		v=$(sed -n "s/^$pkg==//p" tests/trainers/requirements.txt)
 		[ -n "$v" ]
 		grep -q "$pkg $v" examples/trainers.md || { echo "examples/trainers.md does not name $pkg $v"; return 1; }
 	done
+	v=$(sed -n 's/^verifiers==//p' tests/trainers/requirements-verifiers.txt)
+	[ -n "$v" ]
+	grep -q "verifiers $v" examples/trainers.md || { echo "examples/trainers.md does not name verifiers $v"; return 1; }
 }

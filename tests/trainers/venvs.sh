@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/trainers/venvs.sh - the trainers' virtual environment: built once per machine, reused.
 #
-#   eval "$(sh tests/trainers/venvs.sh)"     # sets LEAP_TRAINERS_PYTHON, LEAP_TORCH_PYTHON and
-#                                            # LEAP_VERL061_PATH
+#   eval "$(sh tests/trainers/venvs.sh)"     # sets LEAP_TRAINERS_PYTHON, LEAP_TORCH_PYTHON,
+#                                            # LEAP_VERL061_PATH and LEAP_VERIFIERS_PYTHON
 #
 # Why a cache outside the clone: the environment is ~7.5 GB (torch with its CUDA libraries, trl,
 # verl, ray) and takes ~8 minutes to install the first time; CI clones the repository afresh for
@@ -11,7 +11,10 @@
 # a new environment, an unchanged one is reused as it is (a few milliseconds). verl 0.6.1 (tested
 # too: its interaction API is gone from later versions) needs transformers 4: a small overlay
 # directory (requirements-verl061.txt, ~150 MB) holds it and what it drags along, to be put first
-# on PYTHONPATH over the same environment ($LEAP_VERL061_PATH), keyed by both files.
+# on PYTHONPATH over the same environment ($LEAP_VERL061_PATH), keyed by both files. Prime
+# Intellect's verifiers cannot share the environment (it needs huggingface-hub 2 and openai 3;
+# requirements-verifiers.txt says why) and needs no torch: a venv of its own (~720 MB, 1 to 8
+# minutes), keyed by its version and a hash of requirements-verifiers.txt ($LEAP_VERIFIERS_PYTHON).
 #
 # The environment is marked ready (.leap-ready) only when every package installed and the
 # trainers import, so a run killed halfway leaves an environment the next run builds again; a
@@ -32,8 +35,11 @@ name=venv-trl-$(version trl)-verl-$(version verl)-$hash
 venv=$cache/$name
 req061=$here/requirements-verl061.txt
 overlay=$cache/overlay-verl-0.6.1-$(cat "$req" "$req061" | sha256sum | cut -c1-12)
+reqvf=$here/requirements-verifiers.txt
+vfenv=$cache/venv-verifiers-$(sed -n 's/^verifiers==//p' "$reqvf")-$(sha256sum "$reqvf" | cut -c1-12)
 
-ready() { [ -x "$venv/bin/python" ] && [ -f "$venv/.leap-ready" ] && [ -f "$overlay/.leap-ready" ]; }
+ready() { [ -x "$venv/bin/python" ] && [ -f "$venv/.leap-ready" ] && [ -f "$overlay/.leap-ready" ] &&
+	[ -f "$vfenv/.leap-ready" ]; }
 
 if ! ready; then
 	mkdir -p "$cache"
@@ -61,8 +67,22 @@ assert verl.__version__ == "0.6.1", verl.__version__
 from verl.experimental.agent_loop.tool_agent_loop import ToolAgentLoop' >&2
 		touch "$overlay/.leap-ready"
 	fi
+	if [ ! -f "$vfenv/.leap-ready" ]; then
+		echo "venvs.sh: building $vfenv (verifiers)" >&2
+		start=$(date +%s)
+		rm -rf "$vfenv"
+		"$py" -m venv "$vfenv" >&2
+		"$vfenv/bin/pip" install -q --no-input --no-deps -r "$reqvf" >&2
+		"$vfenv/bin/python" -c 'import verifiers as vf, datasets, httpx, openai
+from verifiers.clients import OpenAIChatCompletionsClient
+assert vf.MultiTurnEnv and vf.Rubric and vf.load_environment' >&2
+		echo "$(($(date +%s) - start))" >"$vfenv/.leap-seconds"
+		touch "$vfenv/.leap-ready"
+		echo "venvs.sh: built $vfenv in $(cat "$vfenv/.leap-seconds") s, $(du -sh "$vfenv" | cut -f1)" >&2
+	fi
 	exec 9>&-
 fi
 echo "LEAP_TRAINERS_PYTHON=$venv/bin/python; export LEAP_TRAINERS_PYTHON"
 echo "LEAP_TORCH_PYTHON=$venv/bin/python; export LEAP_TORCH_PYTHON"
 echo "LEAP_VERL061_PATH=$overlay; export LEAP_VERL061_PATH"
+echo "LEAP_VERIFIERS_PYTHON=$vfenv/bin/python; export LEAP_VERIFIERS_PYTHON"
