@@ -73,6 +73,9 @@ record() {
 	assert_line --regexp '^fallback +nvcc: not found \(NVCC unset or not there, no /nonexistent/bin/nvcc, none on PATH\)$'
 	assert_line --partial "-> no cuda candidate compiles here and no cuda runner is built; the cpu backend works"
 	refute_line --partial "CUDA headers"
+	# cuBLAS and cuDNN are still looked for: a prepared run needs their libraries, not nvcc
+	assert_line --regexp '^(ok|fallback) +cuBLAS: '
+	assert_line --regexp '^(ok|fallback) +cuDNN: '
 	for name in "user namespace" "PID namespace" "mount namespace" "network namespace" "/sys bind" "memfd seals" \
 		seccomp "cgroup freezer" "sandbox namespaces" "cpu pipeline"; do
 		assert_line --regexp "^(ok|fallback|FAIL|skip) +$name: "
