@@ -346,14 +346,14 @@ replay_with() {
 }
 
 # toolless_path DIR: DIR holds links to the commands of /usr/local/bin, /usr/bin and /bin but
-# the compilers, linkers and make (a GPU machine without a toolchain).
+# the compilers, linkers, make and jq (a GPU machine without a toolchain; the run brings jq).
 toolless_path() {
 	local f n
 	mkdir -p "$1"
 	for f in /usr/local/bin/* /usr/bin/* /bin/*; do
 		n=${f##*/}
 		case "$n" in
-		cc | c++ | cpp | gcc* | g++* | clang* | nvcc | make | ld | ld.* | as | *-linux-gnu-*) continue ;;
+		cc | c++ | cpp | gcc* | g++* | clang* | nvcc | make | ld | ld.* | as | *-linux-gnu-* | jq) continue ;;
 		esac
 		[ -e "$1/$n" ] || ln -s "$f" "$1/$n"
 	done
@@ -372,6 +372,7 @@ toolless_path() {
 	toolless_path "$T/path"
 	! PATH="$T/path" command -v cc
 	! PATH="$T/path" command -v make
+	! PATH="$T/path" command -v jq
 	local -a env=(LEAP_TEST_DEVICE="gpu NVIDIA H100 (rehearsal)" CHECK_GPU_TASKS=vector_add CUDA_HOME=/nonexistent
 		PATH="$T/path" CHECK_GPU_STUB_STEP=verify CHECK_GPU_STUB_CMD="sleep 600")
 	# killed from outside while a step runs, as the device call's limit kills its command (the
@@ -397,12 +398,21 @@ toolless_path() {
 	[ "$(jq -r .check "$out/check-gpu.jsonl" | tr '\n' ,)" = "driver,setup,preflight,cuBLAS and cuDNN: the artifacts' libraries found," ]
 	[ -s "$out/doctor.jsonl" ]
 	[ -z "$(ls "$out" | grep -v -e '^check-gpu.txt$' -e '^check-gpu.jsonl$' -e '^doctor.jsonl$' -e '^records.jsonl$' -e '^stderr.txt$')" ]
+	# an artifact that loads a library this machine lacks: named with its task before the steps
+	mkdir -p "$T/gone"
+	echo 'int gone(void) { return 0; }' | cc -shared -fPIC -x c - -Wl,-soname,libleapgone.so.13 -o "$T/gone/libleapgone.so.13"
+	echo 'int gone(void); int f(void) { return gone(); }' |
+		cc -shared -fPIC -x c - -L"$T/gone" -l:libleapgone.so.13 -o "$c/build/gpu/prep/needs-gone.so"
+	rm -r "$T/gone"
+	jq -nc --arg a "$c/build/gpu/prep/needs-gone.so" '{task: "vector_add", gpu_check: "libraries", compile: {status: "ok", artifact: $a}}' \
+		>>"$c/build/gpu/prep/records.jsonl"
 	# a step that outlives its limit is killed by the run itself, which goes on to every check
 	out="$T/out2"
-	(cd "$c" && env "${env[@]}" DEADLINE=70 OUT="$out" bash tests/gpu/check-gpu.sh) >"$T/run2.log" 2>&1 || true
+	(cd "$c" && env "${env[@]}" DEADLINE=90 OUT="$out" bash tests/gpu/check-gpu.sh) >"$T/run2.log" 2>&1 || true
 	run cat "$out/check-gpu.txt"
+	assert_line --regexp "^FAIL cuBLAS and cuDNN: the artifacts' libraries found: not found: libleapgone.so.13 \(vector_add\) .*: those tasks' checks cannot pass$"
 	assert_line --regexp '^step verify: 0 lines in [0-9]+ s \(limit [0-9]+ s, killed at its limit of [0-9]+ s\)$'
 	assert_line --regexp '^FAIL wrong -> mismatch: wrong: no record \(step verify: killed at its limit of [0-9]+ s\)$'
-	assert_line --regexp '^check-gpu: [0-9]+ passed, [0-9]+ failed, 0 skipped in [0-9]+ s \(deadline 70 s\)$'
+	assert_line --regexp '^check-gpu: [0-9]+ passed, [0-9]+ failed, 0 skipped in [0-9]+ s \(deadline 90 s\)$'
 	[ "$(jq -s length "$out/check-gpu.jsonl")" -eq "$(grep -cE '^(PASS|FAIL|SKIP) ' "$out/check-gpu.txt")" ]
 }

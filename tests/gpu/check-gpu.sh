@@ -557,6 +557,18 @@ runtime() {
 	echo "check-gpu: leap's programs load with what $USED holds: $(ls "$USED" | tr '\n' ' ')"
 }
 
+# early_jq: jq from the prepared tree, where this machine has none, before the first check
+# (whose JSON line needs it; runtime() below sees to leap's programs).
+early_jq() {
+	local e
+	jq -n 1 >/dev/null 2>&1 || [ ! -x "$PREP/bin/jq" ] && return 0
+	mkdir -p "$USED" && cp "$PREP/bin/jq" "$USED/" || return 0
+	for e in $(ldd "$USED/jq" 2>/dev/null | awk '/not found/ { print $1 }'); do
+		cp "$PREP/rt/$e" "$USED/" 2>/dev/null
+	done
+	export PATH=$USED:$PATH LD_LIBRARY_PATH=$USED${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+}
+
 # The doctor's findings; a failure there is a check failure. Its fallbacks' options are handed
 # to the programs whose --help takes them.
 preflight() {
@@ -844,6 +856,7 @@ main() {
 	[ "${dev%% *}" = gpu ] || why=${dev#none }
 	echo "check-gpu: device: ${dev#* }"
 	unpack
+	early_jq
 	[ -z "${CHECK_GPU_REPLAY:-}" ] && check "driver" driver
 	check "setup" setup
 	echo "check-gpu: preflight (tests/gpu/doctor.sh)"
