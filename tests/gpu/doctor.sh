@@ -130,12 +130,12 @@ toolchain() {
 # elsewhere): the tasks whose baselines call them need their libraries, not their headers, and
 # check-gpu does not carry them. The loader's cache, then LD_LIBRARY_PATH.
 vendor_libs() {
-	local spec so what d p
+	local spec so what d p llp=${LD_LIBRARY_PATH:-}
 	for spec in "libcublas.so cuBLAS" "libcudnn.so cuDNN"; do
 		read -r so what <<<"$spec"
 		p=$({ ldconfig -p 2>/dev/null || true; } | awk -v s="$so." 'index($1, s) == 1 { print $NF; exit }')
 		if [ -z "$p" ]; then
-			for d in ${LD_LIBRARY_PATH//:/ }; do
+			for d in ${llp//:/ }; do
 				p=$(ls "$d/$so".* 2>/dev/null | head -1)
 				[ -n "$p" ] && break
 			done
