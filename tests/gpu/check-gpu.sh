@@ -21,7 +21,8 @@
 # never a line of stderr, where warnings come first). Every step runs under `timeout`, cut to
 # what is left of the deadline (DEADLINE, 480 s). The report goes into $OUT as it is written
 # (after every check, and as every step starts and ends), so that a run killed at any point
-# still returns everything it did.
+# still returns everything it did; told to stop (TERM, INT, HUP), it ends the step running and
+# the context holder first, and says so in the report.
 #
 # Checks: the driver (older than the runtime's minimum without a forward-compatible libcuda: the
 # first FAIL, naming both, and every later check skipped); the set-up (a GPU visible but no
@@ -327,8 +328,13 @@ bounded() {
 	echo "step $step: started, limit $t s"
 	STEP_NOTE[$step]="killed while running (the run ended inside it)"
 	save
-	timeout -k 5 "$t" "$@" >"$W/$step.jsonl" 2>"$W/$step.err"
+	# in the background, so that a signal to the run reaches the trap (stopped) at once; timeout
+	# makes a process group of its own, which a signal to the run's group does not reach
+	timeout -k 5 "$t" "$@" >"$W/$step.jsonl" 2>"$W/$step.err" &
+	STEP_PID=$!
+	wait "$STEP_PID"
 	rc=$?
+	STEP_PID=""
 	case $rc in
 	124 | 137) STEP_NOTE[$step]="killed at its limit of $t s" ;;
 	*) STEP_NOTE[$step]="exit $rc" ;;
@@ -848,8 +854,28 @@ run_steps() {
 	fi
 }
 
+# stopped SIGNAL: the run was told to end (the device call's limit, ^C): the step running and
+# the context holder end too, the report so far is saved, and the run ends saying so.
+STEP_PID=""
+stopped() {
+	local line="check-gpu: stopped by SIG$1 after $((SECONDS - START)) s: the report holds everything until then"
+	# tee may have been stopped by the same signal: a write to it must not end this first
+	trap '' PIPE
+	trap - TERM INT HUP
+	[ -n "$STEP_PID" ] && kill -TERM "$STEP_PID" 2>/dev/null && wait "$STEP_PID" 2>/dev/null
+	release_context
+	save
+	# the line goes into the report itself (tee writes nothing more: main prints nothing else)
+	[ -n "${OUT:-}" ] && echo "$line" >>"$OUT/check-gpu.txt"
+	echo "$line" 2>/dev/null
+	exit 143
+}
+
 main() {
 	local dev
+	trap 'stopped TERM' TERM
+	trap 'stopped INT' INT
+	trap 'stopped HUP' HUP
 	echo "check-gpu: $(date -u +%Y-%m-%dT%H:%M:%SZ), deadline $DEADLINE s, MAX_TIME $MAX_TIME s, tasks: $TASKS"
 	dev=$(gpu_device)
 	[ -n "${CHECK_GPU_REPLAY:-}" ] && [ -z "${LEAP_TEST_DEVICE:-}" ] && dev="gpu (replayed)"
@@ -933,7 +959,9 @@ if [ -n "${OUT:-}" ]; then
 	mkdir -p "$OUT" || exit 2
 	rm -f "$OUT"/*.part
 fi
-# tee writes the report into $OUT as it goes: lines printed before a kill are there
+# tee writes the report into $OUT as it goes: lines printed before a kill are there. A signal
+# is main's to handle (stopped); this shell waits for it, and $W stays until it has saved.
+trap : TERM INT HUP
 main 2>&1 | tee "$W/report.txt" ${OUT:+"$OUT/check-gpu.txt"}
 rc=${PIPESTATUS[0]}
 save
