@@ -11,7 +11,7 @@ CC        ?= cc
 # nvcc: $(NVCC) when given (make NVCC=..., or the environment), else $(CUDA_HOME)/bin/nvcc,
 # else the nvcc on PATH by its real path (nvcc finds its own tools beside the name it is run
 # by, so a link elsewhere does not run): the order leap-compile and the baselines' builds
-# follow (lib/toolchain.c, leap_nvcc_name), so that a runner is built wherever they find nvcc.
+# follow (lib/compile/toolchain.c, leap_nvcc_name), so that a runner is built wherever they find nvcc.
 ifeq ($(origin NVCC),undefined)
 NVCC      := $(or $(wildcard $(CUDA_HOME)/bin/nvcc),$(realpath $(shell command -v nvcc 2>/dev/null)),$(CUDA_HOME)/bin/nvcc)
 endif
@@ -30,7 +30,7 @@ LDFLAGS   += -fsanitize=address,undefined
 endif
 
 HAVE_NVCC := $(shell command -v '$(NVCC)' >/dev/null 2>&1 && echo 1)
-# The CUDA runtime the runner and the artifacts link statically: lib/gpu.c checks the driver
+# The CUDA runtime the runner and the artifacts link statically: lib/backend/gpu.c checks the driver
 # against it (a driver older than its major version fails every CUDA call). Its headers are
 # the ones of the nvcc found (bin/../include), wherever CUDA_HOME points.
 ifeq ($(HAVE_NVCC),1)
@@ -40,7 +40,7 @@ CUDART_VERSION := $(shell sed -n 's/^\#define CUDART_VERSION *\([0-9][0-9]*\).*/
 CPPFLAGS  += $(if $(CUDART_VERSION),-DLEAP_CUDART_VERSION=$(CUDART_VERSION))
 endif
 
-LIB_SRC   := $(sort $(wildcard lib/*.c))
+LIB_SRC   := $(sort $(wildcard lib/*/*.c))
 LIB_OBJ   := $(LIB_SRC:lib/%.c=build/lib/%.o)
 CMD_SRC   := $(sort $(wildcard cmd/*.c))
 PROGS     := $(CMD_SRC:cmd/%.c=bin/%)

@@ -22,6 +22,16 @@
 #                                        elements (tests/fixtures/leap-bench/memo_rotate.c: right
 #                                        outputs, a speed no real input gives), RUNS times (default
 #                                        10) beside gelu's reference: what leap-bench makes of it
+#   bench/referee.sh bigset [RUNS]       the pick fixture (tests/fixtures/leap-bench/pick: 16 elements of
+#                                        a 4 MiB input, a call of tens of microseconds) timed against
+#                                        itself RUNS times (default 40) with --pool-memory 6M, so that
+#                                        its set is larger than half of it: the ok rate, the ok
+#                                        verdicts outside [0.9, 1.1], the calls per block
+#   bench/referee.sh blockcost [BLOCKS]  what a block costs beyond its calls on cpu, its parts timed
+#                                        apart (bench/blockcost.c: thaw and freeze, the go and its
+#                                        reply, the table's walk per call), and the host's cost of
+#                                        a set (made, compared), on TASK's reference (default
+#                                        vector_add here), BLOCKS rounds (default 1000)
 #
 # Environment: LOAD (the command run beside the self-test; default "make -s check"; empty: none),
 # TASK (softmax), MAX_TIME (2), TARGET_CI (leap-bench's default), RECORDS (cost: records per
@@ -210,11 +220,40 @@ memo() {
 	jq -rs 'group_by(.name)[] | "\(.[0].name): \(length) records: \(map(.bench.status) | group_by(.) | map("\(length) \(.[0])") | join(", ")); speedups \(map(.bench.speedup // .bench.measured_speedup // 0 | . * 100 | round / 100) | sort | join(" "))"' "$work/out.jsonl"
 }
 
+# bigset: a short call on a set larger than half of --pool-memory, timed against itself
+# (bench/blocks.md).
+bigset() {
+	local runs=${1:-40} i suite="$work/suite"
+	mkdir -p "$suite" && cp -r tests/fixtures/leap-bench/pick "$suite/" || exit 2
+	LEAP_TASKS=$suite build_artifact pick tests/fixtures/leap-bench/pick/reference.c "$work/pick.so" || exit 2
+	LEAP_TASKS=$suite compiled_record pick "$work/pick.so" '{"name":"self","status":"pass"}' >"$work/pick.jsonl"
+	echo "== bigset: pick (16 elements of a 4 MiB input) against itself, $runs runs, leap-bench --pool-memory 6M --max-time ${MAX_TIME:-2}"
+	machine
+	for i in $(seq "$runs"); do
+		LEAP_TASKS=$suite leap-bench --no-progress --pool-memory 6M --max-time "${MAX_TIME:-2}" "$work/pick.jsonl" >>"$work/big.jsonl" || exit 2
+	done
+	echo "   at the end: $(machine)"
+	jq -rs 'map(.bench) as $b | ($b | map(select(.status == "ok"))) as $ok
+	  | "pick: \($b | length) records: \($ok | length) ok, \($b | map(select(.status == "noisy")) | length) noisy, \($b | map(select(.status != "ok" and .status != "noisy")) | length) other; ok outside [0.9, 1.1]: \($ok | map(select(.speedup < 0.9 or .speedup > 1.1)) | length); speedups of the ok ones \(if ($ok | length) > 0 then "\($ok | map(.speedup) | min | . * 1000 | round / 1000) to \($ok | map(.speedup) | max | . * 1000 | round / 1000)" else "-" end)",
+	    "  per call: median \($b | map(.median_ms * 1000) | sort | .[length / 2 | floor] | round) us; calls per block \($b | map(.calls / (.n + 1)) | max | . * 10 | round / 10) at most; pairs \($b | map(.n) | min) to \($b | map(.n) | max); intervals of the noisy ones: \($b | map(select(.status == "noisy") | .speedup_rel_ci // "too few pairs") | map(if type == "number" then (. * 1000 | round / 10 | tostring) + "%" else . end) | join(" "))"' "$work/big.jsonl"
+}
+
+# blockcost: a block's own cost and a set's host cost (bench/README.md section 10).
+blockcost() {
+	make -s build/bench/blockcost || exit 2
+	echo "== a block's own cost on cpu: build/bench/blockcost ${TASK_BC:-vector_add} ${1:-1000} 4096"
+	machine
+	LEAP_LIBEXEC="$ROOT/libexec" build/bench/blockcost "${TASK_BC:-vector_add}" "${1:-1000}" 4096
+	echo "   at the end: $(machine)"
+}
+
 case "${1:-selftest}" in
 selftest) shift $(($# > 0)); selftest "$@" ;;
 cost) shift; cost "$@" ;;
 pipeline) pipeline ;;
 memo) shift; memo "$@" ;;
+blockcost) shift; blockcost "$@" ;;
+bigset) shift; bigset "$@" ;;
 [0-9]*) selftest "$1" ;;
-*) sed -n '2,28p' "$0"; exit 2 ;;
+*) sed -n '2,39p' "$0"; exit 2 ;;
 esac

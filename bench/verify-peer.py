@@ -4,7 +4,7 @@
 usage: verify-peer.py CANDIDATE.so REFERENCE.so [--floor]
 The peer of leap-verify in bench/verify-overhead.sh, for the vector_add task on the cpu backend,
 standard library only (numpy is not installed here): both shared objects export leap_entry (the
-artifact ABI, lib/abi.h). The same work as leap-verify: the task's 3 cases (n = 1, 1000, 65537),
+artifact ABI, lib/compile/abi.h). The same work as leap-verify: the task's 3 cases (n = 1, 1000, 65537),
 3 trials each with rotating input patterns (normal, uniform, small), outputs poisoned with NaN
 before each call, the reference's result, then every output element finite and within atol +
 rtol * |want|, inputs unchanged. Prints one line: {"status", "run_ms"} (run_ms: the candidate's

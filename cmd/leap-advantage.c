@@ -4,17 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h" /* first: it uses __attribute__((noreturn)), which <stdnoreturn.h> renames */
-#include "advantage.h"
-#include "group.h"
-#include "gstream.h"
-#include "hmap.h"
-#include "jsonl.h"
-#include "record.h"
-#include "splice.h"
-#include "twopass.h"
-#include "util.h"
-#include "banned.h"
+#include "core/cli.h" /* first: it uses __attribute__((noreturn)), which <stdnoreturn.h> renames */
+#include "group/advantage.h"
+#include "group/group.h"
+#include "group/gstream.h"
+#include "core/hmap.h"
+#include "core/jsonl.h"
+#include "core/record.h"
+#include "group/splice.h"
+#include "group/twopass.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */
@@ -108,7 +108,7 @@ static void put_skipped(struct ctx *c, const struct leap_member *m)
 	leap_out_raw(&c->out, c->line.s, c->line.len - 1);
 }
 
-/* Counts a passing record whose timing the reward cannot use (lib/group.c). */
+/* Counts a passing record whose timing the reward cannot use (lib/group/group.c). */
 static void note_speed(struct ctx *c, const struct leap_member *m)
 {
 	if (leap_reward_uses_speed(c->reward) && m->status == LEAP_ST_PASS && m->speed_unusable)
@@ -361,7 +361,7 @@ static void tp_refused(void *arg, struct leap_member *m, const char *why)
 	}
 }
 
-/* The two-pass mode of the scalar estimators (lib/twopass.h): first collect every group's
+/* The two-pass mode of the scalar estimators (lib/group/twopass.h): first collect every group's
  * rewards (a few dozen bytes per record) and compute, then write every record in input order. */
 static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, int *open_failed)
 {
@@ -381,7 +381,7 @@ static void two_pass(struct ctx *c, int nfiles, char *const *files, off_t off, i
 	free(tp.adv);
 }
 
-/* The stream's callbacks (lib/gstream.h). */
+/* The stream's callbacks (lib/group/gstream.h). */
 
 /* A record with no group: the rank estimator takes it alone; otherwise it takes no part
  * (an upstream error is written unchanged). Clears m. */

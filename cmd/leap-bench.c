@@ -5,22 +5,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
-#include "bench.h"
-#include "cache.h"
-#include "devices.h"
-#include "hand.h"
-#include "jsonl.h"
-#include "pool.h"
-#include "recjob.h"
-#include "record.h"
-#include "runopts.h"
-#include "sig.h"
-#include "task.h"
-#include "util.h"
-#include "verdict.h"
-#include "verify.h"
-#include "banned.h"
+#include "core/cli.h" /* before util.h, whose <stdnoreturn.h> redefines noreturn */
+#include "referee/bench.h"
+#include "compile/cache.h"
+#include "backend/devices.h"
+#include "referee/hand.h"
+#include "core/jsonl.h"
+#include "referee/pool.h"
+#include "referee/recjob.h"
+#include "core/record.h"
+#include "referee/runopts.h"
+#include "core/sig.h"
+#include "task/task.h"
+#include "core/util.h"
+#include "referee/verdict.h"
+#include "referee/verify.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */
@@ -238,7 +238,8 @@ static int stats(struct ctx *c, int n, char **files, const struct leap_bench_opt
 	json_t *j = json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:b}", "n", (json_int_t)s.n, "median_ms", s.median,
 			      "min_ms", s.min, "mean_ms", s.mean, "stdev_ms", s.stdev, "ci_lo", s.ci_lo, "ci_hi", s.ci_hi,
 			      "rel_ci", isfinite(s.rel_ci) ? s.rel_ci : -1.0, "stop",
-			      leap_bench_done(&s, o->min_runs, o->max_runs, o->target_ci[LEAP_BACKEND_CPU], 0, INFINITY, NULL));
+			      leap_bench_done(&s, o->min_runs, o->max_runs, o->target_ci[leap_backend_reference()], 0, INFINITY,
+					      NULL)); /* samples name no backend: the host's target */
 	leap_out_init(&c->out, stdout);
 	leap_out_write(&c->out, j);
 	json_decref(j);
@@ -292,9 +293,10 @@ static int bench_option(struct ctx *c, struct leap_bench_opts *bo, int opt, cons
 	int64_t v64;
 	switch (opt) {
 	case OPT_TARGET:
-		if (leap_parse_double(arg, 1e-6, 1, &bo->target_ci[LEAP_BACKEND_CPU]))
+		if (leap_parse_double(arg, 1e-6, 1, &bo->target_ci[0]))
 			leap_usage_error(&c->common, "--target-ci: '%s' is not a number in (0, 1]", arg);
-		bo->target_ci[LEAP_BACKEND_CUDA] = bo->target_ci[LEAP_BACKEND_CPU];
+		for (int b = 1; b < LEAP_NBACKENDS; b++) /* given: for every backend */
+			bo->target_ci[b] = bo->target_ci[0];
 		return 1;
 	case OPT_MIN_RUNS:
 		if (leap_parse_i64(arg, 1, LEAP_BENCH_RUNS_MAX, &v64))
@@ -435,7 +437,9 @@ static const struct leap_opt opts[] = {
 	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run)"),
 	LEAP_RUNOPT_TIMEOUT("the absolute bound of a record, from its runner's start to the\n"
 	                    "verdict (default: max-time + " LEAP_BENCH_STR(LEAP_BENCH_TIMEOUT_PLUS) ")"),
-	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default " LEAP_BENCH_STR(LEAP_BENCH_MEMORY_GIB) "G)"),
+	LEAP_RUNOPT_MEMORY("memory of a child's whole process tree (a memory cgroup), and\n"
+	                   "each cpu process's address space, beyond the shared regions\n"
+	                   "(default " LEAP_BENCH_STR(LEAP_BENCH_MEMORY_GIB) "G)"),
 	LEAP_RUNOPT_DEVICE("CUDA device (default 0)"),
 	LEAP_RUNOPT_DEVICES("time on each listed device at once (e.g. 0-7 or 0,2,5), one\n"
 	                    "timing per device, output in input order; bench.device_index\n"

@@ -9,17 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "cli.h"
-#include "compile.h"
-#include "cqueue.h"
-#include "extract.h"
-#include "hand.h"
-#include "jsonl.h"
-#include "task.h"
-#include "unseen.h"
-#include "util.h"
-#include "banned.h"
+#include "compile/cache.h"
+#include "core/cli.h"
+#include "compile/compile.h"
+#include "compile/cqueue.h"
+#include "compile/extract.h"
+#include "referee/hand.h"
+#include "core/jsonl.h"
+#include "task/task.h"
+#include "task/unseen.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */
@@ -551,7 +551,7 @@ static void open_compiler(struct ctx *c, struct leap_compile_opts *o, const char
 		leap_die("%s", err);
 	char *tdir = leap_tasks_dir(c->common.tasks);
 	/* What the compilers must not read (SECURITY.md): one list for every program that builds
-	 * or runs candidates (lib/unseen.c). */
+	 * or runs candidates (lib/task/unseen.c). */
 	size_t nhide = 0;
 	char **hide = leap_unseen(cdir, tdir, LEAP_UNSEEN_COMPILER, &nhide);
 	o->hide = (const char *const *)hide;

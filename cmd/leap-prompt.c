@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "adaptive.h"
-#include "jsonl.h"
-#include "prompt.h"
-#include "record.h"
-#include "task.h"
-#include "util.h"
-#include "banned.h"
+#include "core/cli.h"
+#include "prompt/adaptive.h"
+#include "core/jsonl.h"
+#include "prompt/prompt.h"
+#include "core/record.h"
+#include "task/task.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */
@@ -220,7 +220,7 @@ static void setup_machine(struct ctx *c, const char *suite, const char *device_f
 	if (!c->machine.have_tc)
 		leap_warn("the %s compiler was not found: the prompts name no compiler or flags",
 			  leap_backend_name(c->backend));
-	if (c->backend == LEAP_BACKEND_CUDA && !leap_get_str(c->machine.gpu, "name", NULL))
+	if (leap_backend_of(c->backend)->device_facts && !leap_get_str(c->machine.gpu, "name", NULL))
 		leap_warn("the prompts name no GPU (model, SMs, memory): give --device-info FILE");
 }
 

@@ -5,21 +5,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "adaptive.h"
-#include "dcp.h"
-#include "group.h"
-#include "hmap.h"
-#include "lines.h"
-#include "gstream.h"
-#include "jsonl.h"
-#include "prune.h"
-#include "record.h"
-#include "splice.h"
-#include "rerun.h"
-#include "scan.h"
-#include "util.h"
-#include "banned.h"
+#include "core/cli.h"
+#include "prompt/adaptive.h"
+#include "group/dcp.h"
+#include "group/group.h"
+#include "core/hmap.h"
+#include "group/lines.h"
+#include "group/gstream.h"
+#include "core/jsonl.h"
+#include "group/prune.h"
+#include "core/record.h"
+#include "group/splice.h"
+#include "group/rerun.h"
+#include "group/scan.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */
@@ -113,7 +113,7 @@ static void note_turn1(struct ctx *c, const struct leap_group *grp, enum leap_ve
 }
 
 /* Writes member m (taking its memory) as an error record naming the first record of its
- * (group, sample, turn), read at file:line (lib/dcp.h: leap_dcp_dup_fn). */
+ * (group, sample, turn), read at file:line (lib/group/dcp.h: leap_dcp_dup_fn). */
 static void put_dup(void *arg, const char *group, struct leap_member *m, const char *file, long line)
 {
 	struct ctx *c = arg;
@@ -208,7 +208,7 @@ static void decide(struct ctx *c, struct leap_group *grp, int complete)
 		leap_lines_flush(&c->done);
 }
 
-/* The stream's callbacks (lib/gstream.h). */
+/* The stream's callbacks (lib/group/gstream.h). */
 
 /* A line that is not a JSON object: its error record, where decided records go. */
 static void put_bad(void *arg, json_t *bad)

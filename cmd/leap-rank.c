@@ -3,17 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "group.h"
-#include "gstream.h"
-#include "hmap.h"
-#include "jsonl.h"
-#include "rank.h"
-#include "record.h"
-#include "splice.h"
-#include "twopass.h"
-#include "util.h"
-#include "banned.h"
+#include "core/cli.h"
+#include "group/group.h"
+#include "group/gstream.h"
+#include "core/hmap.h"
+#include "core/jsonl.h"
+#include "group/rank.h"
+#include "core/record.h"
+#include "group/splice.h"
+#include "group/twopass.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */
@@ -46,7 +46,7 @@ struct ctx {
 	long unusable; /* passing records whose timing is not used (bench.status not "ok") */
 };
 
-/* Counts a passing record whose speedup cannot be used (lib/group.c: bench.status not ok). */
+/* Counts a passing record whose speedup cannot be used (lib/group/group.c: bench.status not ok). */
 static void note_speed(struct ctx *c, const struct leap_member *m)
 {
 	if (m->status == LEAP_ST_PASS && m->speed_unusable)
@@ -183,7 +183,7 @@ static void tgroup_free(void *p)
 	free(g);
 }
 
-/* The two-pass mode (lib/twopass.h): summarise every trajectory, rank, then write every
+/* The two-pass mode (lib/group/twopass.h): summarise every trajectory, rank, then write every
  * record in input order. Memory: the trajectories' summaries, and what the driver keeps per
  * record (its tag and length, and where each (group, sample, turn) was first read). Every
  * record with a group takes part. */
@@ -249,7 +249,7 @@ static void rank_group(struct ctx *c, struct leap_group *grp, int at_eof)
 	free(traj);
 }
 
-/* The stream's callbacks (lib/gstream.h). */
+/* The stream's callbacks (lib/group/gstream.h). */
 
 /* Writes m with `error` = why and clears it. */
 static void put_ungrouped(void *arg, struct leap_member *m, const char *why)

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "jsonl.h"
-#include "report.h"
-#include "util.h"
-#include "banned.h"
+#include "core/cli.h"
+#include "core/jsonl.h"
+#include "report/report.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */

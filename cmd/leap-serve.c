@@ -1,14 +1,15 @@
 /* leap-serve - leap's filters as a service: HTTP and WebSocket for trainers on other machines. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "devices.h"
-#include "serve.h"
-#include "util.h"
-#include "banned.h"
+#include "core/cli.h"
+#include "backend/devices.h"
+#include "serve/serve.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 static const char usage_head[] =
 	"usage: leap-serve [OPTION]...\n"
@@ -45,7 +46,8 @@ enum {
 /* The options of leap-serve, in the order --help lists them (opts.h). */
 static const struct leap_opt opts[] = {
 	{"listen", 0, required_argument, "ADDR", OPT_LISTEN,
-	 "the address to bind (default 127.0.0.1; any other needs\n--token-file)"},
+	 "the address to bind: HOST, HOST:PORT, [IPV6] or [IPV6]:PORT\n(default 127.0.0.1; "
+	 "any other needs --token-file)"},
 	{"port", 'p', required_argument, "N", 0, "the TCP port (default 8750; 0: a free one, see --url-file)"},
 	{"url-file", 0, required_argument, "FILE", OPT_URL_FILE,
 	 "write the server's URL to FILE once it listens"},
@@ -107,6 +109,41 @@ static long count_option(const struct leap_common *c, const char *name, const ch
 	return (long)v;
 }
 
+/* --listen ADDR: HOST, HOST:PORT, [V6], [V6]:PORT, or a bare IPv6 address (no port: in
+ * "::1:8080" the port cannot be told from the address). Returns the host, allocated; *port is
+ * the port it names, -1 for none. What the host resolves to is leap_serve's to find. */
+static char *listen_option(const struct leap_common *c, const char *arg, long *port)
+{
+	const char *host = arg, *end, *colon;
+	*port = -1;
+	if (arg[0] == '[') {
+		host = arg + 1;
+		end = strchr(host, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			leap_usage_error(c, "--listen: '%s' is not [IPV6] or [IPV6]:PORT", arg);
+		colon = end[1] ? end + 1 : NULL;
+	} else {
+		colon = strchr(arg, ':');
+		if (colon && strchr(colon + 1, ':')) {
+			unsigned char a[16];
+			if (inet_pton(AF_INET6, arg, a) != 1)
+				leap_usage_error(c, "--listen: '%s' is neither HOST:PORT nor an IPv6 address ([IPV6]:PORT "
+						    "takes a port)", arg);
+			colon = NULL;
+		}
+		end = colon ? colon : arg + strlen(arg);
+	}
+	if (end == host)
+		leap_usage_error(c, "--listen: '%s' names no host", arg);
+	if (colon) {
+		int64_t v;
+		if (leap_parse_i64(colon + 1, 0, 65535, &v))
+			leap_usage_error(c, "--listen: '%s': the port '%s' is not a number from 0 to 65535", arg, colon + 1);
+		*port = (long)v;
+	}
+	return xstrndup(host, (size_t)(end - host));
+}
+
 static size_t size_option(const struct leap_common *c, const char *name, const char *arg)
 {
 	int64_t v;
@@ -133,17 +170,18 @@ int main(int argc, char **argv)
 		.idem_entries = 4096,
 		.idem_ttl = 1800,
 	};
-	const char *devices = "0", *token_file = NULL;
-	int opt;
+	const char *devices = "0", *token_file = NULL, *listen = NULL;
+	int opt, port_given = 0;
 	while ((opt = leap_common_getopt(&c, argc, argv)) != -1) {
 		if (leap_common_option(&c, opt, optarg))
 			continue;
 		switch (opt) {
 		case OPT_LISTEN:
-			o.listen = optarg;
+			listen = optarg;
 			break;
 		case 'p':
 			o.port = (int)count_option(&c, "port", optarg, 0, 65535);
+			port_given = 1;
 			break;
 		case OPT_URL_FILE:
 			o.url_file = optarg;
@@ -155,7 +193,7 @@ int main(int argc, char **argv)
 			devices = optarg;
 			break;
 		case 'b':
-			if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda"))
+			if (!leap_backend_find(optarg))
 				leap_usage_error(&c, "--backend: '%s' is neither cuda nor cpu", optarg);
 			o.backend = optarg;
 			break;
@@ -200,6 +238,16 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		leap_usage_error(&c, "no arguments are taken (got '%s')", argv[optind]);
+	char *host = NULL;
+	if (listen) {
+		long lport;
+		o.listen = host = listen_option(&c, listen, &lport);
+		if (lport >= 0 && port_given && lport != o.port)
+			leap_usage_error(&c, "--listen %s names port %ld, --port %d: give the port once", listen, lport,
+					 o.port);
+		if (lport >= 0)
+			o.port = (int)lport;
+	}
 	if (!leap_serve_loopback(o.listen) && !token_file)
 		leap_usage_error(&c, "--listen %s reaches beyond this machine: give --token-file FILE (a bearer token "
 				     "every request must carry)", o.listen);
@@ -222,5 +270,6 @@ int main(int argc, char **argv)
 	leap_devices_free(&d);
 	free(o.bindir);
 	free(o.token);
+	free(host);
 	return rc;
 }

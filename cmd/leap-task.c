@@ -4,12 +4,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "jsonl.h"
-#include "shim.h"
-#include "task.h"
-#include "util.h"
-#include "banned.h"
+#include "core/cli.h"
+#include "core/jsonl.h"
+#include "compile/shim.h"
+#include "task/task.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */
@@ -90,16 +90,19 @@ static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 	json_t *cases = json_array();
 	for (size_t i = 0; i < t->ncases; i++)
 		json_array_append_new(cases, case_with_sizes(t, &t->cases[i]));
-	char *pc = leap_task_prototype(t, LEAP_BACKEND_CPU), *pg = leap_task_prototype(t, LEAP_BACKEND_CUDA);
-	json_t *o = json_pack("{s:s,s:i,s:s,s:s,s:s,s:{s:s,s:s},s:o,s:o,s:o,s:o,s:f,s:f}", "id", t->id, "level",
-			      t->level, "title", t->title, "dir", t->dir, "entry", t->entry, "prototype", "cpu", pc,
-			      "cuda", pg, "params", params, "cases", cases, "bench",
+	json_t *protos = json_object();
+	for (int b = LEAP_NBACKENDS - 1; b >= 0; b--) { /* cpu first, the order leap-task has always printed */
+		char *pb = leap_task_prototype(t, (enum leap_backend)b);
+		json_object_set_new(protos, leap_backend_name((enum leap_backend)b), json_string(pb));
+		free(pb);
+	}
+	json_t *o = json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:f,s:f}", "id", t->id, "level",
+			      t->level, "title", t->title, "dir", t->dir, "entry", t->entry, "prototype", protos,
+			      "params", params, "cases", cases, "bench",
 			      case_with_sizes(t, &t->bench), "bench_cpu", case_with_sizes(t, &t->bench_cpu),
 			      "atol", t->atol, "rtol", t->rtol);
 	if (o && t->suite)
 		json_object_set_new(o, "suite", json_string(t->suite));
-	free(pc);
-	free(pg);
 	if (!o)
 		leap_die("cannot describe task '%s'", t->id);
 	json_object_set_new(o, "precision", json_string(leap_precision_name(t->precision)));

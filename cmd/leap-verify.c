@@ -4,21 +4,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "cli.h"
-#include "devices.h"
-#include "hand.h"
-#include "jsonl.h"
-#include "pool.h"
-#include "recjob.h"
-#include "record.h"
-#include "runopts.h"
-#include "runproto.h"
-#include "sig.h"
-#include "task.h"
-#include "util.h"
-#include "verify.h"
-#include "banned.h"
+#include "compile/cache.h"
+#include "core/cli.h"
+#include "backend/devices.h"
+#include "referee/hand.h"
+#include "core/jsonl.h"
+#include "referee/pool.h"
+#include "referee/recjob.h"
+#include "core/record.h"
+#include "referee/runopts.h"
+#include "sandbox/runproto.h"
+#include "core/sig.h"
+#include "task/task.h"
+#include "core/util.h"
+#include "referee/verify.h"
+#include "core/banned.h"
 
 /* --help: the synopsis and description, the option list built from the table `opts` below, then
  * the exit status. */
@@ -92,7 +92,7 @@ static json_t *fields(struct ctx *c, const struct leap_pool_entry *e, json_t *ve
 }
 
 /* The pool's start: pass through, skip, fail, verify now (-j 1), or start a worker
- * (lib/recjob.h decides which). An entry whose verification a signal interrupted is left
+ * (lib/referee/recjob.h decides which). An entry whose verification a signal interrupted is left
  * undecided. */
 static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 {
@@ -180,11 +180,13 @@ static const struct leap_opt opts[] = {
 	LEAP_RUNOPT_SEED("seed of the inputs (default: random per run; written to verify.seed)"),
 	LEAP_RUNOPT_TIMEOUT("wall-clock limit per candidate (default 30); CPU time is limited\n"
 	                    "to that times the number of CPUs"),
-	LEAP_RUNOPT_MEMORY("address-space limit of a cpu child (default 4G; K, M, G suffixes)"),
+	LEAP_RUNOPT_MEMORY("memory of a child's whole process tree (a memory cgroup), and\n"
+	                   "each cpu process's address space, beyond the shared regions\n"
+	                   "(default 4G; K, M, G suffixes)"),
 	{"memory-max", 0, required_argument, "SIZE", OPT_MEMMAX,
 	 "memory limit of a child's whole process tree through a memory\n"
-	 "cgroup where this process may make one (default 4G for cuda\n"
-	 "children only; given, for cpu children too; 0: none)"},
+	 "cgroup where this process may make one (default: --memory plus\n"
+	 "the shared regions; 0: none)"},
 	LEAP_RUNOPT_FSIZE("largest file or output a child may write (default 16M)"),
 	LEAP_RUNOPT_NPROC("process and thread limit of the sandbox user (default 256, or 4\n"
 	                  "per CPU beyond 64 CPUs)"),
@@ -235,7 +237,7 @@ int main(int argc, char **argv)
 			if (leap_parse_size(optarg, &v64) || (v64 && v64 < (16 << 20)))
 				leap_usage_error(&c.common, "--memory-max: '%s' is not 0 or a size of at least 16M", optarg);
 			o.sb.cg_mem_bytes = (uint64_t)v64;
-			o.sb.cg_mem_cuda_only = 0; /* asked for: every child */
+			o.sb.cg_mem_none = !v64;
 			break;
 		}
 		case 'j':

@@ -7,7 +7,7 @@ FUZZ_FLAGS   := -std=c11 -g -O1 -Ilib -D_GNU_SOURCE $(FUZZ_SAN)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 # The library is compiled once (instrumented, without libFuzzer's main) into an archive, from
 # which each target pulls what it calls, as the programs do from libleap.a: objects no parser
-# needs (lib/serve_*.o and its libwebsockets) stay out.
+# needs (lib/serve/*.o and its libwebsockets) stay out.
 FUZZ_OBJ     := $(LIB_SRC:lib/%.c=build/fuzz/obj/%.o)
 FUZZ_LIB     := build/fuzz/libleap.a
 .SECONDARY: $(FUZZ_OBJ)
@@ -15,7 +15,7 @@ FUZZ_LIB     := build/fuzz/libleap.a
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_TARGETS)
 
-build/fuzz/obj/%.o: lib/%.c $(wildcard lib/*.h)
+build/fuzz/obj/%.o: lib/%.c $(wildcard lib/*/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 

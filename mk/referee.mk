@@ -7,3 +7,9 @@ bench-referee: all
 	bash bench/referee.sh selftest
 	bash bench/referee.sh pipeline
 	bash bench/referee.sh cost
+
+# build/bench/blockcost: a block's own cost on cpu, its parts timed apart (bench/blockcost.c,
+# bench/README.md section 10); `bash bench/referee.sh blockcost` runs it.
+build/bench/blockcost: bench/blockcost.c lib/libleap.a build/flags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ilib $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)

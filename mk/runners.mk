@@ -13,7 +13,7 @@ endif
 
 all: $(RUNNERS)
 
-build/runner/%.o: runner/%.c runner/backend.h runner/fault.h runner/filter.h runner/heap.h lib/fdio.h lib/runproto.h lib/runplan.h lib/abi.h build/flags
+build/runner/%.o: runner/%.c runner/backend.h runner/fault.h runner/filter.h runner/heap.h lib/core/fdio.h lib/sandbox/runproto.h lib/sandbox/runplan.h lib/compile/abi.h build/flags
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
@@ -29,17 +29,17 @@ build/runner/filter_bpf.h: build/runner/mkfilter
 build/runner/filter.o: build/runner/filter_bpf.h runner/policy.h
 build/runner/filter.o: RUNNER_CFLAGS += -Ibuild/runner
 
-build/runner/runproto.o: lib/runproto.c lib/runproto.h
+build/runner/runproto.o: lib/sandbox/runproto.c lib/sandbox/runproto.h
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
 # exact reads and writes of the protocol's messages (and of the artifact's copy)
-build/runner/fdio.o: lib/fdio.c lib/fdio.h
+build/runner/fdio.o: lib/core/fdio.c lib/core/fdio.h
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
 # what a runner does with the host regions: the same code the tests ask (tests/cuda.bats)
-build/runner/runplan.o: lib/runplan.c lib/runplan.h lib/runproto.h
+build/runner/runplan.o: lib/sandbox/runplan.c lib/sandbox/runplan.h lib/sandbox/runproto.h
 	@mkdir -p $(@D)
 	$(CC) $(RUNNER_CFLAGS) -c -o $@ $<
 
@@ -52,7 +52,7 @@ libexec/leap-run-cpu: $(RUNNER_OBJ) build/runner/cpu.o build/runner/heap.o runne
 	@mkdir -p $(@D)
 	$(CC) -Wl,--dynamic-list=runner/heap.list -o $@ $(filter %.o,$^) -ldl
 
-build/runner/cuda.o: runner/cuda.cu runner/backend.h lib/runproto.h lib/runplan.h lib/abi.h
+build/runner/cuda.o: runner/cuda.cu runner/backend.h lib/sandbox/runproto.h lib/sandbox/runplan.h lib/compile/abi.h
 	@mkdir -p $(@D)
 	$(NVCC) -O3 $(NVCC_ARCH) -Ilib -Irunner -Xcompiler -Wall -c -o $@ $<
 

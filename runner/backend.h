@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "abi.h"
-#include "runproto.h"
+#include "compile/abi.h"
+#include "sandbox/runproto.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,7 +14,7 @@
 #include "backend.h"
 #include "fault.h"
 #include "heap.h"
-#include "banned.h"
+#include "core/banned.h"
 
 struct rb {
 	unsigned char *in, *out;

@@ -13,13 +13,13 @@
 #include <cuda_runtime.h>
 
 #include "backend.h"
-#include "runplan.h"
+#include "sandbox/runplan.h"
 
 /*
  * Three roles (argv[2]):
  * - copy (leap-verify): the runner allocates device copies of the two regions once per
  *   session and moves each call's slots, guard ranges included, to the device before the call
- *   and, of what the candidate may write, back after it (lib/runplan.c decides which).
+ *   and, of what the candidate may write, back after it (lib/sandbox/runplan.c decides which).
  *   Verification does not time, so copies in the candidate's process are harmless there: the
  *   referee checks what comes back, canaries included.
  * - owner (leap-bench's baseline runner: trusted code only): allocates its own regions, a
@@ -368,7 +368,7 @@ static int import_shared(const struct rb *b, int fd, uint64_t len, uint64_t need
 	return LEAP_RUN_OK;
 }
 
-/* cudaHostRegister as lib/runplan.c's leap_run_register asks it. */
+/* cudaHostRegister as lib/sandbox/runplan.c's leap_run_register asks it. */
 static int host_register(void *arg, void *p, size_t len, enum leap_run_reg how)
 {
 	(void)arg;
@@ -498,7 +498,7 @@ extern "C" int rb_block_end(struct rb *b, double *own_ms, int *code, char *msg)
 	return LEAP_RUN_OK;
 }
 
-/* Copy role: the moves lib/runplan.c plans for one call, between the host regions and the
+/* Copy role: the moves lib/sandbox/runplan.c plans for one call, between the host regions and the
  * device copies (back 0: to the device, 1: back). */
 static int copy_slots(struct rb *b, const struct leap_run_arg *row, uint32_t np, int back, char *msg)
 {

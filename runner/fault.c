@@ -6,11 +6,14 @@
  * the address as an offset into the artifact ("0x1f2a"), and in `call` 0 when that is the
  * faulting instruction itself, 1 when the fault lies in a function the candidate's code
  * called (memcpy, abort from assert) and the offset is that call's, 2 when neither was found.
- * The parent maps the offset to a source line (lib/crash.c). When the faulting instruction
+ * The parent maps the offset to a source line (lib/sandbox/crash.c). When the faulting instruction
  * is not the artifact's, `msg` goes on with a space and the file name of the object that
  * holds it ("0x1f2a libc.so.6", "- libc.so.6" for call 2; "?" when no object does): a
  * fault in malloc after a heap overrun must not read as a crash without a place. The
- * objects are listed once, before any fault, so the handler takes no loader lock.
+ * objects are listed once, before any fault, so the handler takes no loader lock. A SIGSEGV
+ * or SIGBUS whose data address lies in the shared regions ends `msg` with " @0xOFF", that
+ * address as an offset of the regions' layout (runproto.h): the parent names the buffer
+ * whose guard page it hit, and how far past its end or before its start.
  *
  * The candidate shares this process and may forge the reply or replace the handlers: the
  * parent believes it only when the runner then died of that very signal, and even then uses
@@ -44,8 +47,8 @@
 #include <unistd.h>
 
 #include "fault.h"
-#include "runproto.h"
-#include "banned.h"
+#include "sandbox/runproto.h"
+#include "core/banned.h"
 
 #define ALT_STACK (256 << 10)
 
@@ -88,6 +91,9 @@ static int note_obj(struct dl_phdr_info *info, size_t size, void *arg)
 		nobjs++;
 	return 0;
 }
+
+/* The shared regions IN and OUT as mapped here (fault_data_regions). */
+static uintptr_t data_base[2], data_len[2];
 
 /* The name of the object holding address a, or "?". */
 static const char *obj_of(uintptr_t a)
@@ -189,9 +195,32 @@ void fault_reply_end(const struct leap_run_reply *r, int sig)
 	raise(sig); /* blocked in the handler: delivered, with the default action, when it returns */
 }
 
+void fault_data_regions(const void *in, uint64_t in_len, const void *out, uint64_t out_len)
+{
+	data_base[0] = (uintptr_t)in;
+	data_len[0] = in ? (uintptr_t)in_len : 0;
+	data_base[1] = (uintptr_t)out;
+	data_len[1] = out ? (uintptr_t)out_len : 0;
+}
+
+/* Appends " @0xOFF" to msg when the faulting data address of a SIGSEGV or SIGBUS lies in IN
+ * or OUT (async-signal-safe). */
+static void add_data_place(char *msg, size_t cap, int sig, const siginfo_t *si)
+{
+	if (!si || (sig != SIGSEGV && sig != SIGBUS))
+		return;
+	uintptr_t a = (uintptr_t)si->si_addr;
+	for (int k = 0; k < 2; k++)
+		if (data_len[k] && a >= data_base[k] && a - data_base[k] < data_len[k]) {
+			char h[24] = "@";
+			hex(h + 1, (uint64_t)(a - data_base[k]) + (k ? LEAP_RUN_OUT_BASE : 0));
+			add_name(msg, cap, h);
+			return;
+		}
+}
+
 static void on_crash(int sig, siginfo_t *si, void *ctx)
 {
-	(void)si;
 	struct leap_run_reply r;
 	fault_reply_start(&r, sig, 2);
 	uintptr_t pc = context_pc(ctx);
@@ -217,6 +246,7 @@ static void on_crash(int sig, siginfo_t *si, void *ctx)
 		}
 		add_name(r.msg, sizeof r.msg, pc ? obj_of(pc) : "?");
 	}
+	add_data_place(r.msg, sizeof r.msg, sig, si);
 	fault_reply_end(&r, sig);
 }
 

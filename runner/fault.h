@@ -10,6 +10,10 @@
  * without them the runner dies the same way, only without the report. */
 void fault_report_init(void *handle);
 
+/* The shared regions as this runner mapped them (NULL: none), so that a fault on a guard page
+ * names its place in them. */
+void fault_data_regions(const void *in, uint64_t in_len, const void *out, uint64_t out_len);
+
 struct leap_run_reply;
 
 /* The runner's last word before signal `sig` kills it, for its handlers (this file's and the

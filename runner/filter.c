@@ -1,6 +1,6 @@
 /* filter.c - the runner's system-call filter (seccomp), installed before candidate code loads.
  *
- * The namespaces, the dropped user and the limits of lib/sandbox.c decide what a candidate may
+ * The namespaces, the dropped user and the limits of lib/sandbox/sandbox.c decide what a candidate may
  * reach; this filter takes away the kernel interfaces a kernel computing on buffers has no use
  * for and that widen what a hostile one can attack or learn (SECURITY.md lists each call and
  * why). It is a deny list, not an allow list: the CUDA driver makes many calls (ioctl on its
@@ -46,7 +46,7 @@
  * the failure, so a trap would end candidates that never meant harm; the network namespace
  * already leaves only an unconfigured loopback, and netlink, packet and the rest are kernel
  * surface a kernel has no use for. `AF_UNIX` stays for the CUDA driver; the sockets it can
- * reach by path are the mount namespace's question (lib/sandbox.c, lib/unseen.c).
+ * reach by path are the mount namespace's question (lib/sandbox/sandbox.c, lib/task/unseen.c).
  *
  * Refused too, quietly, because each shows or changes what of a file is in the page cache,
  * which every sandbox shares (a candidate that evicts a page of a library file both sandboxes
@@ -83,7 +83,7 @@
  * fault-around (touching one page of a file mapping maps its cached neighbours, which
  * `/proc/self/pagemap` and `/proc/self/smaps` of the candidate's own process then show).
  * Untested (a test would time page faults). Shared CPU caches and other microarchitectural
- * state between cores are out of scope, as is the timing of leap's own process (lib/verify.c:
+ * state between cores are out of scope, as is the timing of leap's own process (lib/referee/verify.c:
  * the reference is computed in the parent).
  */
 #include <errno.h>
@@ -102,8 +102,8 @@
 #include "filter.h"
 #include "filter_bpf.h"
 #include "policy.h"
-#include "runproto.h"
-#include "banned.h"
+#include "sandbox/runproto.h"
+#include "core/banned.h"
 
 /* A trapped call: its number (SCMP_SYS, from libseccomp's header only) and its name. */
 struct denied {

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "heap.h"
-#include "banned.h"
+#include "core/banned.h"
 
 #ifdef __GLIBC__
 

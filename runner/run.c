@@ -28,11 +28,11 @@
 
 #include "backend.h"
 #include "fault.h"
-#include "fdio.h"
+#include "core/fdio.h"
 #include "filter.h"
-#include "runplan.h"
-#include "runproto.h"
-#include "banned.h"
+#include "sandbox/runplan.h"
+#include "sandbox/runproto.h"
+#include "core/banned.h"
 
 /* The runner's state (one per process, owned by main). */
 struct runner {
@@ -153,6 +153,7 @@ static int map_regions(struct runner *r)
 		reply(r, LEAP_RUN_NOMEM, 0, 0, 0, NULL, "cannot map the shared regions: %s", strerror(errno));
 		return LEAP_RUN_NOMEM;
 	}
+	fault_data_regions(r->in, r->in_len, r->out, r->out_len);
 	if (apply_guards(r, c)) {
 		reply(r, LEAP_RUN_PROTO, 0, 0, 0, NULL, "the guard list is malformed");
 		return LEAP_RUN_PROTO;

@@ -2,7 +2,7 @@
 # (Switch compiled_record to leap-compile once it lands; the record contract stays the same.)
 
 # build_artifact TASK SOURCE OUT [CC_FLAG]...: compiles SOURCE with the task's cpu prelude and
-# shim into the shared object OUT (the artifact ABI of lib/abi.h), with the extra flags given.
+# shim into the shared object OUT (the artifact ABI of lib/compile/abi.h), with the extra flags given.
 build_artifact() {
 	local task=$1 src=$2 out=$3 dir
 	shift 3

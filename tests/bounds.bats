@@ -38,7 +38,7 @@ measure() {
 # fails unless it exits 0 or 1 both times, writes OUT_PER_IN lines per input line (a fraction
 # as a/b; - for any number), peaks under LIMIT_KIB, and peaks no higher on 4N records than on N, but for 1/8
 # (at least 2 MiB) of allocator noise and the 16 MiB of free heap the readers keep on top of
-# the heap (lib/jsonl.c: M_TOP_PAD; its pages are touched bit by bit, so a filter's peak
+# the heap (lib/core/jsonl.c: M_TOP_PAD; its pages are touched bit by bit, so a filter's peak
 # climbs to about 18 MiB over its first few hundred thousand records, then stays): a leak of
 # 32 bytes per record over the 3N more records (600 000 with N = 200 000) breaks that rule.
 bounded() {
@@ -55,7 +55,7 @@ bounded() {
 	[ "$status" -le 1 ] || { echo "exit status $status"; return 1; }
 	[ "$num" -lt 0 ] || [ "$lines" -eq $((n4 * num / den)) ] || { echo "expected $((n4 * num / den)) lines"; return 1; }
 	local slack=$((rss1 / 8 > 2048 ? rss1 / 8 : 2048))
-	slack=$((slack + 16384)) # the free heap the readers keep on top (M_TOP_PAD, lib/jsonl.c)
+	slack=$((slack + 16384)) # the free heap the readers keep on top (M_TOP_PAD, lib/core/jsonl.c)
 	[ "$rss1" -le "$limit" ] || { echo "peak $rss1 KiB on $n records is above $limit KiB"; return 1; }
 	[ "$rss" -le "$limit" ] || { echo "peak $rss KiB on $n4 records is above $limit KiB"; return 1; }
 	[ "$rss" -le $((rss1 + slack)) ] ||

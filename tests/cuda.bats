@@ -1,6 +1,6 @@
-# cuda.bats - the cuda backend's machine facts against a faked driver and nvidia-smi (lib/gpu.c):
+# cuda.bats - the cuda backend's machine facts against a faked driver and nvidia-smi (lib/backend/gpu.c):
 # the driver check, the exact arch, device narrowing and the persistence note; and what the cuda
-# runner decides on the host, asked without a GPU: its copies and guards (lib/runplan.c), the
+# runner decides on the host, asked without a GPU: its copies and guards (lib/sandbox/runplan.c), the
 # page-locking of the host regions, device memory passed from owner to client by descriptor.
 load helpers
 
@@ -134,7 +134,7 @@ fake_runner() {
 	#include <stdlib.h>
 	#include <string.h>
 	#include <unistd.h>
-	#include "runproto.h"
+	#include "sandbox/runproto.h"
 	int main(int argc, char **argv)
 	{
 		const char *v = getenv("CUDA_VISIBLE_DEVICES");
@@ -204,8 +204,8 @@ TWO_H200=$'0, NVIDIA H200, 9.0, GPU-aaaa, Disabled, 143771\n1, NVIDIA H200, 9.0,
 	mkdir -p "$T/lx"
 	chmod 755 "$T" "$T/lx"
 	ln -sf "$ROOT/libexec/leap-run-cpu" "$T/lx/"
-	# the fake runner is built from the same lib/runproto.c as the real one's sending code
-	cc -std=c11 -D_GNU_SOURCE -I"$ROOT/lib" -o "$T/lx/leap-run-cuda" "$FIXTURES/cuda/fake_runner.c" "$ROOT/lib/runproto.c" "$ROOT/lib/fdio.c"
+	# the fake runner is built from the same lib/sandbox/runproto.c as the real one's sending code
+	cc -std=c11 -D_GNU_SOURCE -I"$ROOT/lib" -o "$T/lx/leap-run-cuda" "$FIXTURES/cuda/fake_runner.c" "$ROOT/lib/sandbox/runproto.c" "$ROOT/lib/core/fdio.c"
 	link_with_lib "$FIXTURES/cuda/handles.c" "$T/handles"
 	run -0 "$T/handles" "$T/lx" "$T/cache"
 	assert_output ok

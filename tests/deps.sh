@@ -6,7 +6,7 @@
 #        sh tests/deps.sh --list [SET]             print the packages of the set, one a line
 #
 # `make demo` runs the demo set: what building leap and running examples/demo.sh need (a C
-# compiler, make, jansson, libcrypto, libdw (elfutils: lib/crash.c maps a crash to the
+# compiler, make, jansson, libcrypto, libdw (elfutils: lib/sandbox/crash.c maps a crash to the
 # candidate's source line through the artifact's DWARF line table), libseccomp (the runner's
 # system-call filter), libwebsockets (leap-serve's HTTP and WebSocket) with pkg-config, jq for the replay
 # sampler). `make check` runs the check set (the default): the demo set and what the tests

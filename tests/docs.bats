@@ -67,7 +67,7 @@ synopsis_of_usage() {
 }
 
 @test "docs cannot drift: every option a man page names exists" {
-	# The truth is each program's option table (lib/opts.h), as its --help lists it (the list
+	# The truth is each program's option table (lib/core/opts.h), as its --help lists it (the list
 	# is built from the table; the test below checks it against the page's OPTIONS). Each
 	# option a man page names is taken by the page's program or, named next to another leap
 	# program or tool, by that one.
@@ -103,7 +103,7 @@ PY
 }
 
 @test "docs cannot drift: the options of every --help are the OPTIONS of its man page" {
-	# --help's option list is built from the program's option table (lib/opts.h); the man
+	# --help's option list is built from the program's option table (lib/core/opts.h); the man
 	# page's OPTIONS are its .TP tags. Both must list the same entries, each once, with the
 	# same short letter and argument name: "-s, --seed N", "--expand-slow[=S]",
 	# "--progress, --no-progress".
@@ -135,7 +135,7 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# leap-bench's timing defaults are written once, in lib/verdict.h: its --help states them from
+# leap-bench's timing defaults are written once, in lib/referee/verdict.h: its --help states them from
 # there (LEAP_BENCH_STR), and this checks that leap-bench(1) states the same, so that a default
 # changed in the table and not in the page (or the other way) fails here.
 @test "docs cannot drift: every default leap-bench --help states is the one leap-bench(1) states" {
@@ -234,7 +234,7 @@ field_tables() {
 }
 
 @test "docs cannot drift: leap-task(5)'s FIELDS are task.json's field table, a parameter's too" {
-	# The loader's one table (lib/taskfields.c) says which fields task.json may have and which
+	# The loader's one table (lib/task/taskfields.c) says which fields task.json may have and which
 	# are required; the page's FIELDS are its outer .TP entries ("atol, rtol" names two), a
 	# parameter's fields the entries nested under params. An optional field's paragraph starts
 	# with "Optional", a required one's does not.
@@ -275,7 +275,7 @@ PY
 }
 
 @test "docs cannot drift: leap-record(5)'s FIELDS are the record's field table, with its statuses" {
-	# leap-record checks records by one table (lib/record.c), which also gives each field's
+	# leap-record checks records by one table (lib/core/record.c), which also gives each field's
 	# type and writer as the page's entry says them, "NAME (TYPE; WRITER)"; the status values
 	# are named in ranking order in the entry of status.
 	field_tables >"$BATS_TEST_TMPDIR/tables"
@@ -391,4 +391,22 @@ PY
 	cd "$ROOT"
 	run grep -rnE --include='*.bats' '^@test "[^"]*\b([Ii]ssue|[Cc]lass) [0-9]+' tests
 	[ "$status" -eq 1 ] || fail "test names that cite an issue: $output"
+}
+
+# lib/ is laid out in folders that are the groups the walk describes: each paragraph of
+# doc/internals.md's Internals names its folder ("**Tasks: lib/task/.**"), and every source
+# file of a folder is named in that folder's paragraph, so a file filed in the wrong folder, or
+# a folder the walk does not describe, fails here.
+@test "lib/ is laid out in the walk's groups: each folder has its paragraph, naming its files" {
+	cd "$ROOT"
+	for d in lib/*/; do
+		g=${d%/}
+		para=$(awk -v g="$g/" '/^\*\*/ { on = index($0, g) > 0 } /^## / { on = 0 } on' doc/internals.md)
+		[ -n "$para" ] || fail "doc/internals.md's Internals has no paragraph for $g/"
+		for f in "$g"/*.c; do
+			b=$(basename "$f")
+			grep -q "\`$b\`" <<<"$para" || fail "$f is not named in the paragraph of $g/ in doc/internals.md"
+		done
+	done
+	[ -z "$(find lib -maxdepth 1 -name '*.[ch]')" ] || fail "lib/ holds sources outside its folders: $(find lib -maxdepth 1 -name '*.[ch]')"
 }

@@ -120,7 +120,7 @@ alive() {
 @test "compile: a compiler that cannot be executed any more is an error record, never a verdict on the candidate" {
 	# a cc that, once $T/break exists, answers --version and then loses its execute bit: the
 	# shim is in the cache from the first run, so the candidate's own execve is the one that
-	# fails (lib/child.h contract 4: a set-up failure, not exit 127 read as the compiler's)
+	# fails (lib/core/child.h contract 4: a set-up failure, not exit 127 read as the compiler's)
 	printf '#!/bin/sh\nif [ "$1" = --version ]; then\n\tcc --version\n\t[ ! -e "%s" ] || chmod -x "$0"\n\texit 0\nfi\nexec cc "$@"\n' "$T/break" >"$T/cc"
 	chmod +x "$T/cc"
 	va_variants 1 >"$T/first.jsonl"

@@ -53,6 +53,24 @@ turn() {
 	assert_line --regexp '^\([0-9]+ more errors not shown\)$'
 }
 
+# gcc repeats an intrinsic's "inlining failed" in its header once per call when the `target`
+# attribute is missing; only the note under each (the candidate's line) differs.
+@test "gcc: an error repeated word for word is shown once, with the candidate's line of each repeat" {
+	[ "$(uname -m)" = x86_64 ] || skip "AVX intrinsics are x86's"
+	turn vector_add cpu "$F/no_target.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 0 "Your code does not compile."
+	[ "$(grep -c "error: inlining failed in call to 'always_inline' '_mm256_loadu_ps'" <<<"$output")" -eq 1 ] ||
+		fail "the repeated headline is shown more than once"
+	# both calls, each under the one headline (the second without its excerpt where room is short)
+	jq -r .feedback "$T/next" >"$T/fb"
+	run -0 sed -n '/_mm256_loadu_ps.: target/,$p' "$T/fb"
+	assert_line "line 7:14: note: called from here"
+	assert_line "line 6:14: note: called from here"
+	refute_line --partial "more error"
+	[ "$(jq -r '.feedback | utf8bytelength' "$T/next")" -le 1024 ]
+}
+
 @test "nvcc: an undefined identifier is quoted with nvcc's caret" {
 	skip_unless_nvcc
 	turn softmax cuda "$F/undefined.cu" >"$T/next"
@@ -135,6 +153,19 @@ turn() {
 	assert_line --index 2 "$(printf ' 9 | \tfloat *tmp = malloc((size_t)(n - rows) * sizeof *tmp);')"
 }
 
+@test "cpu: a write on the guard page after an output names the line, the buffer and the element" {
+	turn vector_add cpu "$FIXTURES/leap-verify/past_guard.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 --regexp '^Your code crashed with SIGSEGV .* at line 7 of your code \(in vector_add\) in case 1 \(n=1\), trial 1\. The address it faulted on is in the guard page after buffer c: c\[17\], 17 past its last element \(c has 1 element\)\.$'
+}
+
+@test "a mismatch in a 4-D output names each coordinate" {
+	turn conv2d cpu "$F/conv2d_last.c" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	# case 1 is batch=1, cin=1, cout=1, height=3, width=4, k=2: y is 1 x 1 x 2 x 3
+	assert_line --index 1 --regexp '^Wrong output in case 1 \(batch=1, cin=1, cout=1, height=3, width=4, k=2\): y\[0\]\[0\]\[1\]\[2\] = '
+}
+
 @test "cpu: a forged crash report from a runner that did not crash names no line" {
 	run -1 leap-verify --seed 1 --task vector_add "$F/forged_crash.c"
 	assert_line --index 0 --partial "runtime_error"
@@ -151,7 +182,7 @@ turn() {
 	cat >"$T/k.c" <<-'C'
 	#include <stdio.h>
 	#include <stdlib.h>
-	#include "crash.h"
+	#include "sandbox/crash.h"
 	int main(int argc, char **argv)
 	{
 		int n = 0;

@@ -15,7 +15,7 @@
 #    a mount point, as it is on a real machine), a new proc (programs read /proc/self; the
 #    sandbox mounts a proc of its own, which the kernel allows only beside a full one), /sys
 #    with its cgroup hierarchies (leap-bench freezes candidates with a cgroup freezer, cgroup2
-#    or v1, and leap-verify gives cuda children a memory cgroup), /dev with /dev/pts (the
+#    or v1, and both give every sandbox a memory cgroup), /dev with /dev/pts (the
 #    device nodes the sandbox binds into its minimal root; script(1) needs a pseudo-terminal),
 #    a tmpfs of its own on /dev/shm and on /run (tests write into /dev/shm and /run, which a
 #    booted machine has empty), and the host's resolv.conf (apt-get reaches the mirror);

@@ -27,12 +27,12 @@ record() {
 	skip_unless_nvcc
 	mkdir -p "$T/bin"
 	ln -s "$(readlink -f "$NVCC_REAL")" "$T/bin/nvcc"
-	CUDA_HOME=/nonexistent PATH="$T/bin:$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/gpu.c -C "$ROOT" all
+	CUDA_HOME=/nonexistent PATH="$T/bin:$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/backend/gpu.c -C "$ROOT" all
 	assert_line --partial "$(readlink -f "$NVCC_REAL") -O3"
 	assert_line --partial "-o libexec/leap-run-cuda"
-	assert_line --regexp "-DLEAP_CUDART_VERSION=[0-9]+ .*-o build/lib/gpu.o lib/gpu.c"
+	assert_line --regexp "-DLEAP_CUDART_VERSION=[0-9]+ .*-o build/lib/backend/gpu.o lib/backend/gpu.c"
 	# nowhere: no runner, no runtime version
-	CUDA_HOME=/nonexistent PATH="$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/gpu.c -C "$ROOT" all
+	CUDA_HOME=/nonexistent PATH="$BARE_PATH" run -0 make -n -W runner/cuda.cu -W lib/backend/gpu.c -C "$ROOT" all
 	refute_line --partial "leap-run-cuda"
 	refute_line --partial "LEAP_CUDART_VERSION"
 }
@@ -130,6 +130,20 @@ record() {
 	fi
 }
 
+@test "doctor: without a memory cgroup (as nobody) the finding says --memory bounds each process, not the sandbox" {
+	[ "$(id -u)" -eq 0 ] || skip "not root: cannot run the probe as another user"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	cp "$ROOT/build/gpu/probe" "$T/probe"
+	chmod 755 "$T" "$T/probe"
+	HOME="$T" run -0 setpriv --reuid=nobody --regid=nogroup --clear-groups "$T/probe" freezer
+	assert_line --regexp $'^fallback\tmemory cgroup\tnone this process may use.*\tautomatic: --memory bounds each cpu process\'s address space, not a sandbox\'s processes together; a cuda sandbox has no memory limit'
+	# as root, where the controller is mounted, the sandbox is bounded as a whole
+	awk '$1 == "memory" && $4 == 1 { ok = 1 } END { exit !ok }' /proc/cgroups ||
+		grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null || return 0
+	run -0 "$ROOT/build/gpu/probe" freezer
+	assert_line --regexp $'^ok\tmemory cgroup\tcgroup v[12]: --memory bounds each sandbox\'s processes together'
+}
+
 @test "doctor: libcuda linked into another directory: the runner's root shows it, unless leap hides it (--no-namespaces)" {
 	local stub="${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so"
 	[ -e "$stub" ] || skip "no CUDA toolkit stub libcuda.so"
@@ -196,9 +210,14 @@ record() {
 	assert_line --regexp '^check-gpu: 1 passed, 1 failed, 29 skipped in '
 }
 
+# The runner is a stand-in: a machine without the CUDA toolkit builds none, and its first FAIL
+# would be that (the test above); this is the step after it, on every machine.
 @test "check-gpu: a GPU visible, no prepared tree and no nvcc to prepare one is a FAIL" {
+	mkdir -p "$T/libexec"
+	printf '#!/bin/sh\nexit 1\n' >"$T/libexec/leap-run-cuda"
+	chmod +x "$T/libexec/leap-run-cuda"
 	LEAP_TEST_DEVICE="gpu NVIDIA H200 (test seam)" GPU_PREP="$T/none" CUDA_HOME=/nonexistent PATH="$BARE_PATH" \
-		run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+		LEAP_LIBEXEC="$T/libexec" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
 	assert_line "FAIL setup: $T/none is missing or was prepared from other sources or programs, and there is no nvcc here to prepare it (run make gpu-prepare where leap was built, and bring build/gpu-prep.tar.gz)"
 	assert_line "SKIP wrong -> mismatch (the run is not prepared)"
 }

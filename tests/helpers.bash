@@ -15,7 +15,7 @@ skip_unless_nvcc() {
 	[ -x "$nvcc" ] || skip "nvcc not found at $nvcc (set CUDA_HOME)"
 }
 
-# nvcc_found: whether the programs find a CUDA compiler where lib/toolchain.c looks for one
+# nvcc_found: whether the programs find a CUDA compiler where lib/compile/toolchain.c looks for one
 # ($CUDA_HOME/bin/nvcc, default /usr/local/cuda, else nvcc on PATH).
 nvcc_found() {
 	[ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] || command -v nvcc >/dev/null 2>&1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# hmap.bats - lib/hmap.c, the one hash table: removal and the iterator against a plain array.
+# hmap.bats - lib/core/hmap.c, the one hash table: removal and the iterator against a plain array.
 
 load helpers
 

@@ -42,6 +42,27 @@ torch_python() {
 	run -0 python3 tasks/kernelbench/gen.py --check
 }
 
+# KernelBench's 73 names groups=4, but its get_init_inputs() lands that 4 on __init__'s unused
+# output_padding: what it runs, and so what its published numbers measure, is groups=1.
+@test "kernelbench: kb1_073 is the convolution KernelBench runs (groups 1), its notes say why it is named grouped" {
+	run -0 python3 -c 'import sys, json; sys.path.insert(0, "tasks/kernelbench"); import level1
+t = [t for t in level1.convs() if t.num == 73][0]; print(json.dumps(t.task_json()))'
+	printf '%s\n' "$output" >"$WORK/73.json"
+	run -0 jq -r '.params[] | select(.name == "weight") | .size' "$WORK/73.json"
+	assert_output 'in_channels*out_channels*3*3*3'
+	run -0 jq -r '.flops' "$WORK/73.json"
+	assert_output '2*batch_size*in_channels*depth*height*width*out_channels*27'
+	run -0 jq -r '.prompt' "$WORK/73.json"
+	assert_output --partial 'nn.ConvTranspose3d(in_channels, out_channels, kernel_size=3, stride=2, padding=1, bias=False)'
+	refute_output --partial 'groups=4'
+	run -0 jq -r '.notes' "$WORK/73.json"
+	assert_output --partial 'output_padding'
+	assert_output --partial 'KernelBench runs groups = 1'
+	# the committed task is the generator's (the first test checks every file; this one by name)
+	run -0 jq -r '.flops' tasks/kernelbench-l1/kb1_073_conv_transpose3d_strided_grouped/task.json
+	assert_output '2*batch_size*in_channels*depth*height*width*out_channels*27'
+}
+
 @test "kernelbench: all 100 level-1 problems are tasks, each named after its problem" {
 	run -0 leap-task --suite kernelbench-l1 --all
 	printf '%s\n' "$output" >"$WORK/l1.jsonl"
@@ -59,6 +80,18 @@ torch_python() {
 	done
 	run -0 jq -r '.suite' "$WORK/l1.jsonl"
 	[ "$(sort -u <<<"$output")" = kernelbench-l1 ]
+}
+
+# A prompt that explains BatchNorm's statistics to a model that has none sends it looking for one.
+@test "kernelbench: a level-2 prompt speaks of BatchNorm's statistics exactly where the problem has a BatchNorm" {
+	for d in tasks/kernelbench-l2/*/; do
+		jq -e '(.tags[2] | test("BatchNorm")) == (.prompt | test("BatchNorm|batch.s statistics"))' "$d/task.json" \
+			>/dev/null || fail "$d: BatchNorm in the prompt and in the problem's name disagree"
+	done
+	run -0 jq -r .prompt tasks/kernelbench-l2/kb2_014_gemm_div_sum_scale/task.json
+	refute_output --partial 'BatchNorm'
+	run -0 jq -r .prompt tasks/kernelbench-l2/kb2_073_conv2d_batchnorm_scale/task.json
+	assert_output --partial "never calls model.eval(): BatchNorm uses the batch's statistics."
 }
 
 @test "kernelbench: level 2's problems are tasks but for the three excluded, each named with its reason" {

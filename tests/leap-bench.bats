@@ -7,7 +7,7 @@ load artifact
 
 setup_file() {
 	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
-	local art="$BATS_FILE_TMPDIR/art" f="$FIXTURES/leap-bench" proto=(-I"$ROOT/lib" "$ROOT/lib/runproto.c" "$ROOT/lib/fdio.c")
+	local art="$BATS_FILE_TMPDIR/art" f="$FIXTURES/leap-bench" proto=(-I"$ROOT/lib" "$ROOT/lib/sandbox/runproto.c" "$ROOT/lib/core/fdio.c")
 	mkdir -p "$art"
 	build_artifact vector_add "$FIXTURES/leap-verify/correct.c" "$art/correct.so"
 	for n in timing_wrong memo crash_large replay skip fault late spin_children hog instant_warmup turn_slow \
@@ -18,8 +18,11 @@ setup_file() {
 	build_artifact vector_add "$f/forge_times.c" "$art/forge_times.so" "${proto[@]}"
 	for n in forge_device nodev_large; do build_artifact vector_add "$f/$n.c" "$art/$n.so" "${proto[@]}"; done
 	build_artifact vector_add "$f/omp_threads.c" "$art/omp_threads.so" -fopenmp
+	build_artifact vector_add "$f/stall_decoy.c" "$art/stall_decoy.so" -D_GNU_SOURCE
+	build_artifact vector_add "$f/stall_decoy.c" "$art/stall_twin.so" -D_GNU_SOURCE -DTWIN
 	build_artifact softmax "$f/slow2x.c" "$art/slow2x.so"
 	build_artifact softmax "$f/memo_hash.c" "$art/memo_hash.so"
+	build_artifact softmax "$f/memo_addr.c" "$art/memo_addr.so"
 	build_artifact softmax "$ROOT/tasks/softmax/reference.c" "$art/softmax_correct.so"
 	build_artifact row_sum "$ROOT/tasks/row_sum/reference.c" "$art/row_sum_correct.so"
 }
@@ -215,7 +218,7 @@ kept() {
 	[ "$(wc -l <<<"$output")" -ge 20 ]
 }
 
-# The priority the referee takes while it times (lib/prio.h): SCHED_FIFO where this process may
+# The priority the referee takes while it times (lib/referee/prio.h): SCHED_FIFO where this process may
 # use it (chrt says), else nice -10 where it may lower its nice, else none.
 referee_priority() {
 	if chrt -f 1 true 2>/dev/null; then echo SCHED_FIFO
@@ -232,6 +235,13 @@ referee_priority() {
 	want=$(referee_priority)
 	run -0 "$BATS_TEST_TMPDIR/psi_prio" prio
 	assert_output "raised $want, fifo $([ "$want" = SCHED_FIFO ] && echo 1 || echo 0), child ordinary 1, restored 1"
+}
+
+@test "the stall left out never exceeds the block's time less its group's CPU time" {
+	link_with_lib "$FIXTURES/leap-bench/psi_prio.c" "$BATS_TEST_TMPDIR/psi_prio"
+	run -0 "$BATS_TEST_TMPDIR/psi_prio" stall
+	refute_output --partial WRONG
+	[ "${#lines[@]}" -eq 6 ]
 }
 
 @test "a candidate never runs at the referee's priority" {
@@ -265,6 +275,31 @@ referee_priority() {
 	assert_output "timed	wall	true"
 }
 
+@test "a thread left waiting on a busy core while the calls run earns nothing on the running clock" {
+	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+	# the decoy's calls run on core 0 while its low-priority spinner waits on core 1, which a loop
+	# outside holds: core 1's stall, weighed by its busy time, would be half the group's
+	# "full" total; the twin is the same calls on core 0 with no spinner
+	passed stall_decoy stall_twin >"$BATS_TEST_TMPDIR/in.jsonl"
+	taskset -c 1 bash -c 'while :; do :; done' &
+	local spin=$!
+	run leap-bench --cpus 0,1 --max-time 1 --target-ci 0.5 "$BATS_TEST_TMPDIR/in.jsonl"
+	kill "$spin"
+	[ "$status" -eq 0 ]
+	local out=$output
+	[ "$(jq -r 'select(.name == "stall_twin") | .bench.clock' <<<"$out")" = running ] ||
+		skip "no running clock here: the wall clock serves"
+	run -0 jq -r "select(.name == \"stall_twin\") | [.status, ($TIMED)] | @tsv" <<<"$out"
+	assert_output $'pass\ttimed'
+	# both do the reference's work: an ok decoy's interval must reach down to its twin's ratio
+	# (or 1). Noisy is no reward, nor is a failure: on a loaded machine the freezer may wait
+	# past the block's bound for the spinner, which gets its core so seldom.
+	run -0 jq -rs '(.[1].bench | .measured_speedup // .speedup) as $twin | .[0].bench
+		| if .status == "ok" then .speedup_ci[0] <= ([$twin, 1] | max) else (.speedup // 0) == 0 end
+		| if . then "earned no more than its twin" else "steered: \(.speedup_ci) against \($twin)" end' <<<"$out"
+	assert_output "earned no more than its twin"
+}
+
 @test "the baseline's outputs are poisoned before each of its blocks, as the candidate's are" {
 	# a block whose output lines were just written starts with them in the cache: left as its
 	# last block wrote them, the baseline's were colder and an identical candidate measured 1.6%
@@ -277,6 +312,20 @@ referee_priority() {
 	LEAP_TASKS=$suite run -0 leap-bench --max-time 0.3 --target-ci 1 --cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -r "[.status, ($TIMED)] | @tsv" <<<"$output"
 	assert_output "pass	timed"
+}
+
+@test "honest candidates with big shared regions keep their time under --memory 64M (an OpenMP one too)" {
+	# --memory bounds a sandbox's processes together; the regions leap maps (populated, by leap)
+	# for 8M-element sets (96 MiB) and the pool are never the candidate's: both are timed
+	local suite="$BATS_TEST_TMPDIR/suite"
+	mkdir -p "$suite"
+	cp -r "$ROOT/tasks/vector_add" "$suite/"
+	jq '.bench_cpu.n = 8388608' "$ROOT/tasks/vector_add/task.json" >"$suite/vector_add/task.json"
+	passed correct omp_threads >"$BATS_TEST_TMPDIR/in.jsonl"
+	LEAP_TASKS=$suite run -0 --separate-stderr leap-bench --memory 64M --max-time 0.3 --target-ci 1 \
+		--cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r "[.status, ($TIMED), .bench.case.n] | @tsv" <<<"$output"
+	assert_output $'pass\ttimed\t8388608\npass\ttimed\t8388608'
 }
 
 @test "a kernel that takes over the protocol and forges 'done' is a mismatch" {
@@ -311,6 +360,21 @@ referee_priority() {
 	run -0 jq -r '.bench | "\(.status | IN("ok", "noisy")) \(.sets == .calls + 1) \(.repeats // 0) \((.measured_speedup // .speedup) < 1.5)"' <<<"$(sed -n 1p <<<"$out")"
 	assert_output "true true 0 true"
 	honest "$(sed -n 2p <<<"$out")"
+}
+
+@test "the calls of a block never share a set: a kernel that remembers outputs by input address within a block gains nothing" {
+	# softmax of 256 x 1024 (calls of 2 to 4 ms) in blocks of 100 ms and a pool that holds them:
+	# blocks of many calls, where a copy of a remembered output would be right and many times
+	# faster than the call, were two calls of a block on one set
+	local suite="$BATS_TEST_TMPDIR/suite"
+	mkdir -p "$suite/softmax"
+	cp "$ROOT/tasks/softmax/reference.c" "$suite/softmax/"
+	jq '.bench_cpu = {rows: 256, cols: 1024}' "$ROOT/tasks/softmax/task.json" >"$suite/softmax/task.json"
+	compiled_record softmax "$ART/memo_addr.so" '{"name":"memo","status":"pass"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	LEAP_TASKS=$suite run -0 leap-bench --max-time 2 --min-runs 6 --target-ci 0.1 --block-ms 100 --pool-memory 64M \
+		--cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '.bench | "\(.status | IN("ok", "noisy")) \(.calls > 4 * .n) \((.measured_speedup // .speedup) < 1.5)"' <<<"$output"
+	assert_output "true true true"
 }
 
 @test "derived sets carry fresh values: every histogram and column maximum changes" {

@@ -154,6 +154,38 @@ sizes_fact() {
 	[ -z "$stderr" ]
 }
 
+# leap-bench charges a thread's wait for a core to the candidate (the running clock): on a loaded
+# machine a parallel kernel's barriers pay for descheduled threads, and the model decides here.
+@test "the cpu prompt says the timed cores are shared, and what a thread's wait for one costs a parallel kernel" {
+	[ "$(nproc)" -ge 2 ] || skip "one CPU here: the prompt times on one core, and says nothing of sharing"
+	run -0 --separate-stderr leap-prompt --backend cpu vector_add
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"OpenMP's default thread count is "*"). Other work may share those cores while your code is timed: the time in which one of your threads runs while another waits for a core is charged to you"* ]] ||
+		fail "no shared-cores sentence after the thread count: $(grep -m1 'Your code runs' <<<"$p")"
+	[[ "$p" == *"a parallel kernel pays for every barrier at which its threads wait for a descheduled one"* ]]
+	# timed on one core, OpenMP's default is one thread: no barrier to speak of
+	run -0 --separate-stderr taskset -c 0 leap-prompt --backend cpu vector_add
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"OpenMP's default thread count is 1)"* ]]
+	[[ "$p" != *"Other work may share"* ]]
+}
+
+# leap-bench checks every call at the speed case, widening the tolerance by the square root of
+# how much longer its sums are: the model must know what a float sum may cost there.
+@test "the prompt says the tolerance at the speed case: widened with its numbers, or the same" {
+	run -0 --separate-stderr leap-prompt --backend cuda matmul
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"The outputs of every call at the speed case are checked too, with the tolerance widened 5.61 times, to |out - ref| <= 0.112 + 0.0561 * |ref|: its sums are about 31.5 times longer than the checked cases'"* ]] ||
+		fail "matmul: $(grep -o 'The outputs of every call[^:]*' <<<"$p")"
+	# cumsum at cuda's 16384 columns: the same 1e-3 + 1e-4, which a float running sum meets
+	run -0 --separate-stderr leap-prompt --backend cuda cumsum
+	p=$(jq -r '.messages[1].content' <<<"$output")
+	[[ "$p" == *"|out - ref| <= 0.001 + 0.0001 * |ref|"* ]]
+	[[ "$p" == *"The outputs of every call at the speed case are checked too, with the same tolerance."* ]]
+	[[ "$p" == *"a running sum in float along a row stays within it up to 16384 columns"* ]]
+	[[ "$p" == *"Speed is measured on rows=4096, cols=16384."* ]]
+}
+
 @test "cuda without --device-info: the prompt names no GPU and says so once on stderr" {
 	run -0 --separate-stderr leap-prompt --backend cuda -g 3 vector_add
 	[ "$(grep -c 'no GPU' <<<"$stderr")" -eq 1 ]

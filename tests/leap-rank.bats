@@ -235,7 +235,7 @@ EOF
 }
 
 @test "leap-rank: two passes: a byte-order mark, an old rank, a bad line and a record without a group agree with the pipe" {
-	# lib/twopass.c writes an unchanged record without scanning it again; these take the slow
+	# lib/group/twopass.c writes an unchanged record without scanning it again; these take the slow
 	# path and must come out exactly as when the input is held
 	{ printf '\xef\xbb\xbf'; head -n 3 "$F/story.jsonl"; echo '{"group":"A","sample":9,"status":"pass","rank":{"score":7}}'
 	  echo '{not json'; echo '{"sample":1}'; tail -n +4 "$F/story.jsonl"; } >"$T/in"

@@ -104,34 +104,34 @@ verdict() {
 
 @test "writing past the end of an output buffer is caught by the guard" {
 	run -0 jq -r 'select(.name == "overflow") | "\(.status): \(.verify.message)"' "$OUT"
-	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1."
+	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1, at c[1], 1 past its last element (c has 1 element)."
 }
 
 @test "the rest of an output's page filled with one value is caught" {
 	# the guard check compares the first byte with the canary and each byte with the next
-	# (lib/session.c all_canary): a uniform fill passes the second test only
+	# (lib/sandbox/session.c all_canary): a uniform fill passes the second test only
 	run -0 jq -r 'select(.name == "guard_fill") | "\(.status): \(.verify.message)"' "$OUT"
-	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1."
+	assert_output "runtime_error: Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1, at c[1], 1 past its last element (c has 1 element)."
 }
 
 @test "max_rel_err is the largest relative error: 0 when exact, within (2^-24, 2^-23] one ulp off" {
 	compiled_record vector_add "$ART/ulp.so" '{"name":"ulp"}' >"$BATS_TEST_TMPDIR/in.jsonl"
 	compiled_record vector_add "$ART/correct.so" '{"name":"exact"}' >>"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -r '"\(.name) \(.status) \(.verify.max_rel_err > pow(2; -24) and .verify.max_rel_err <= pow(2; -23)) \(.verify.max_abs_err > 0)"' <<<"$output"
 	assert_line --index 0 "ulp pass true true"
 	assert_line --index 1 "exact pass false false"
 }
 
 @test "the runner starts as a fresh program: no signal blocked, no handler of leap-verify's" {
-	# lib/sandbox.c start_runner blocks every signal while PID 1 clones the runner
+	# lib/sandbox/sandbox.c start_runner blocks every signal while PID 1 clones the runner
 	compiled_record vector_add "$ART/sigmask.so" '{"name":"sigmask"}' >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify --seed 7 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 7 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r .status <<<"$output")" = pass ] || { jq -c .verify <<<"$output"; false; }
-	run -0 bash -c 'trap "" INT; exec leap-verify --seed 7 --no-namespaces "$1"' - "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr bash -c 'trap "" INT; exec leap-verify --seed 7 --no-namespaces "$1"' - "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r .status <<<"$output")" = pass ]
 	# leap started with signals ignored (as a background job of a script is: SIGINT, SIGQUIT)
-	run -0 bash -c 'trap "" INT QUIT TERM; exec leap-verify --seed 7 "$1"' - "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr bash -c 'trap "" INT QUIT TERM; exec leap-verify --seed 7 "$1"' - "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r .status <<<"$output")" = pass ] || { jq -c .verify <<<"$output"; false; }
 }
 
@@ -217,7 +217,7 @@ verdict() {
 	build_artifact vector_add "$FIXTURES/leap-verify/fill_disk.c" "$BATS_TEST_TMPDIR/fill.so"
 	compiled_record vector_add "$BATS_TEST_TMPDIR/fill.so" >"$BATS_TEST_TMPDIR/in.jsonl"
 	mkdir "$BATS_TEST_TMPDIR/tmp"
-	TMPDIR="$BATS_TEST_TMPDIR/tmp" run -0 leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	TMPDIR="$BATS_TEST_TMPDIR/tmp" run -0 --separate-stderr leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r .status <<<"$output")" = pass ]
 	run ls -A "$BATS_TEST_TMPDIR/tmp"
 	assert_output ""
@@ -253,7 +253,7 @@ verdict() {
 	sed -e "s|@TASKS@|$LEAP_TASKS|" -e "s|@CACHE@|$LEAP_CACHE|" "$FIXTURES/leap-verify/peek.c.in" >"$BATS_TEST_TMPDIR/peek.c"
 	build_artifact vector_add "$BATS_TEST_TMPDIR/peek.c" "$BATS_TEST_TMPDIR/peek.so"
 	compiled_record vector_add "$BATS_TEST_TMPDIR/peek.so" >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -r .status <<<"$output")" = pass ]
 	# and the same candidate does see them without the namespaces (the test can fail)
 	run -0 --separate-stderr leap-verify --no-namespaces "$BATS_TEST_TMPDIR/in.jsonl"
@@ -284,11 +284,11 @@ verdict() {
 	run -0 jq -r 'select(.name == "wrong") | .verify.seed' "$OUT"
 	assert_output 42
 	compiled_record vector_add "$ART/wrong.so" >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify --seed 42 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 42 "$BATS_TEST_TMPDIR/in.jsonl"
 	a=$(jq -c '.verify.mismatch' <<<"$output")
 	b=$(jq -c 'select(.name == "wrong") | .verify.mismatch' "$OUT")
 	[ "$a" = "$b" ]
-	run -0 leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -r .verify.seed <<<"$output"
 	refute_output 42
 }
@@ -298,7 +298,7 @@ verdict() {
 	# regions were sized for the listed cases only, and leap-verify died of SIGSEGV laying out
 	# the drawn case's guards
 	build_artifact conv2d "$LEAP_TASKS/conv2d/reference.c" "$BATS_TEST_TMPDIR/conv2d.so"
-	run -0 leap-verify --seed 1 <<<"$(compiled_record conv2d "$BATS_TEST_TMPDIR/conv2d.so")"
+	run -0 --separate-stderr leap-verify --seed 1 <<<"$(compiled_record conv2d "$BATS_TEST_TMPDIR/conv2d.so")"
 	[ "$(jq -r '"\(.status) \(.verify.drawn | length)"' <<<"$output")" = "pass 3" ]
 }
 
@@ -310,11 +310,11 @@ verdict() {
 		build_artifact "${f%%:*}" "$FIXTURES/tasks/wrong/${f#*:}.c" "$BATS_TEST_TMPDIR/${f#*:}.so"
 		compiled_record "${f%%:*}" "$BATS_TEST_TMPDIR/${f#*:}.so" >>"$BATS_TEST_TMPDIR/in.jsonl"
 	done
-	run -0 leap-verify --seed 1 --drawn-cases 0 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 1 --drawn-cases 0 "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -r .status <<<"$output"
 	assert_output $'pass\npass'
 	for seed in 1 2 3 4 5 6 7 8; do
-		run -0 leap-verify --seed "$seed" "$BATS_TEST_TMPDIR/in.jsonl"
+		run -0 --separate-stderr leap-verify --seed "$seed" "$BATS_TEST_TMPDIR/in.jsonl"
 		run -0 jq -r '"\(.status) \(.verify.mismatch.drawn) \(.verify.mismatch.case >= (if .task == "softmax" then 4 else 3 end))"' <<<"$output"
 		assert_output $'mismatch true true\nmismatch true true'
 	done
@@ -323,7 +323,7 @@ verdict() {
 @test "a drawn case's message names its sizes and says they were not listed" {
 	build_artifact vector_add "$FIXTURES/tasks/wrong/vector_add_unroll8.c" "$BATS_TEST_TMPDIR/u.so"
 	compiled_record vector_add "$BATS_TEST_TMPDIR/u.so" >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify --seed 2 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 2 "$BATS_TEST_TMPDIR/in.jsonl"
 	rec=$output
 	n=$(jq -r '.verify.mismatch.values.n' <<<"$rec")
 	run -0 jq -r .verify.message <<<"$rec"
@@ -335,20 +335,20 @@ verdict() {
 
 @test "verify.drawn lists the drawn sizes, verify.cases counts them, and --seed replays them" {
 	compiled_record vector_add "$ART/correct.so" >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	a=$output
 	run -0 jq -c '.verify | [.status, .cases, (.drawn | length), .message]' <<<"$a"
 	assert_output '["pass",6,3,"All 6 cases passed (3 listed, 3 of random sizes; 3 trials each)."]'
-	run -0 leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -c .verify.drawn <<<"$a")" = "$(jq -c .verify.drawn <<<"$output")" ]
 	# the drawn cases are those leap-task shows for the seed, and more keep the first ones
 	[ "$(jq -c .verify.drawn <<<"$a")" = "$(leap-task --draw 3 --seed 5 vector_add | jq -c '[.drawn[].values]')" ]
-	run -0 leap-verify --seed 5 --drawn-cases 5 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 5 --drawn-cases 5 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -c .verify.drawn <<<"$a")" = "$(jq -c '.verify.drawn[:3]' <<<"$output")" ]
 	assert_equal "$(jq -c '.verify.cases' <<<"$output")" 8
-	run -0 leap-verify --seed 6 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 6 "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "$(jq -c .verify.drawn <<<"$a")" != "$(jq -c .verify.drawn <<<"$output")" ]
-	run -0 leap-verify --seed 5 --drawn-cases 0 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 5 --drawn-cases 0 "$BATS_TEST_TMPDIR/in.jsonl"
 	assert_equal "$(jq -c '.verify | [has("drawn"), .cases, .message]' <<<"$output")" '[false,3,"All 3 cases passed (3 trials each)."]'
 	run -2 --separate-stderr leap-verify --drawn-cases -1 "$BATS_TEST_TMPDIR/in.jsonl"
 	[[ "$stderr" == *"--drawn-cases: '-1' is not an integer in [0, 1000]"* ]]
@@ -372,7 +372,7 @@ verdict() {
 	EOF
 	build_artifact softmax "$BATS_TEST_TMPDIR/soft.c" "$BATS_TEST_TMPDIR/soft.so"
 	compiled_record softmax "$BATS_TEST_TMPDIR/soft.so" >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify --seed 3 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 3 "$BATS_TEST_TMPDIR/in.jsonl"
 	rec=$output
 	run -0 jq -r '.verify | "\(.status) \(.mismatch.coords | length) \(.mismatch.index == .mismatch.coords[0] * .mismatch.values.cols + .mismatch.coords[1])"' <<<"$rec"
 	assert_output "mismatch 2 true"
@@ -380,10 +380,48 @@ verdict() {
 	[[ "$output" =~ y\[[0-9]+\]\[[0-9]+\]\ =\  ]]
 }
 
+# A flat index into a 4-D output (y[57]) leaves the model to divide by the extents; the shape
+# is the size expression's factors, so each coordinate is named.
+@test "a 4-D output gets each coordinate in the mismatch and message" {
+	cat >"$BATS_TEST_TMPDIR/conv.c" <<-'EOF'
+	void conv2d(const float *x, const float *wt, float *y, int batch, int cin, int cout, int height,
+		    int width, int k)
+	{
+		int oh = height - k + 1, ow = width - k + 1;
+		for (int b = 0; b < batch; b++)
+			for (int o = 0; o < cout; o++)
+				for (int i = 0; i < oh; i++)
+					for (int j = 0; j < ow; j++) {
+						double s = 0;
+						for (int c = 0; c < cin; c++)
+							for (int p = 0; p < k; p++)
+								for (int q = 0; q < k; q++)
+									s += (double)x[((b * cin + c) * height + i + p) * width + j + q] *
+									     wt[((o * cin + c) * k + p) * k + q];
+						y[((b * cout + o) * oh + i) * ow + j] = (float)s;
+					}
+		y[batch * cout * oh * ow - 1] += 1000.0f; /* the last element only */
+	}
+	EOF
+	build_artifact conv2d "$BATS_TEST_TMPDIR/conv.c" "$BATS_TEST_TMPDIR/conv.so"
+	compiled_record conv2d "$BATS_TEST_TMPDIR/conv.so" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-verify --seed 3 "$BATS_TEST_TMPDIR/in.jsonl"
+	rec=$output
+	# the last element: every coordinate at its extent less one, and the index is theirs flattened
+	run -0 jq -r '.verify.mismatch | .values as $v | [.coords, [$v.batch - 1, $v.cout - 1, $v.height - $v.k, $v.width - $v.k],
+		.index == ((((.coords[0] * $v.cout + .coords[1]) * ($v.height - $v.k + 1)) + .coords[2]) * ($v.width - $v.k + 1) + .coords[3])]
+		| "\(.[0] == .[1]) \(.[2]) \(.[0] | map("[\(.)]") | join(""))"' <<<"$rec"
+	[[ "$output" =~ ^true\ true\ (\[[0-9]+\]){4}$ ]] || fail "coords: $output"
+	run -0 jq -r .verify.message <<<"$rec"
+	assert_output --partial "Wrong output in case 1 ("
+	coords=$(jq -r '.verify.mismatch.coords | map("[\(.)]") | join("")' <<<"$rec")
+	assert_output --partial ": y$coords = "
+}
+
 @test "records that did not compile pass through with verify.status skipped" {
 	printf '%s\n' '{"task":"vector_add","backend":"cpu","compile":{"status":"compile_error"},"status":"compile_error","x":[1,2]}' \
 		'{"task":"vector_add","backend":"cpu"}' >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
 	[ "${#lines[@]}" -eq 2 ]
 	run -0 jq -c '[.verify.status, .status, .x]' <<<"${lines[0]}"
 	assert_output '["skipped","compile_error",[1,2]]'
@@ -418,7 +456,7 @@ verdict() {
 @test "fields the verifier does not own pass through untouched" {
 	compiled_record vector_add "$ART/correct.so" '{"messages":[{"role":"user","content":"é\u0000x"}],"tokens":17}' \
 		>"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify "$BATS_TEST_TMPDIR/in.jsonl"
 	a=$(jq -c 'del(.verify, .status)' <<<"$output")
 	b=$(jq -c . "$BATS_TEST_TMPDIR/in.jsonl")
 	[ "$a" = "$b" ]
@@ -427,24 +465,24 @@ verdict() {
 @test "correct candidates of the three bundled tasks pass on several seeds" {
 	for t in vector_add softmax matmul; do
 		for s in 1 2 3; do
-			run -0 leap-verify --task "$t" --seed "$s" "$LEAP_TASKS/$t/reference.c"
+			run -0 --separate-stderr leap-verify --task "$t" --seed "$s" "$LEAP_TASKS/$t/reference.c"
 			assert_line --index 0 --partial ": pass (task $t, cpu, seed $s"
 		done
 	done
 }
 
 @test "ad-hoc mode prints a readable verdict and exits 1 on failure" {
-	run -1 leap-verify --task vector_add "$FIXTURES/leap-verify/wrong.c"
+	run -1 --separate-stderr leap-verify --task vector_add "$FIXTURES/leap-verify/wrong.c"
 	assert_line --index 0 --partial "wrong.c: mismatch (task vector_add, cpu, seed"
 	assert_line --index 1 --partial "Wrong output in case 1 (n=1): c[0] ="
 	echo 'void vector_add(int x) {}' >"$BATS_TEST_TMPDIR/bad.c"
-	run -1 leap-verify --task vector_add "$BATS_TEST_TMPDIR/bad.c"
+	run -1 --separate-stderr leap-verify --task vector_add "$BATS_TEST_TMPDIR/bad.c"
 	assert_line --index 0 --partial "bad.c: vector_add (cpu): compile error"
 }
 
 @test "without namespaces the verdicts are the same" {
 	for n in correct wrong segv; do compiled_record vector_add "$ART/$n.so"; done >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify --no-namespaces "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --no-namespaces "$BATS_TEST_TMPDIR/in.jsonl"
 	run -0 jq -r .status <<<"$output"
 	assert_output $'pass\nmismatch\nruntime_error'
 }
@@ -465,13 +503,13 @@ verdict() {
 
 @test "cuda: the baseline passes and an illegal address is a runtime error" {
 	skip_unless_gpu
-	run -0 leap-verify --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
+	run -0 --separate-stderr leap-verify --task vector_add "$LEAP_TASKS/vector_add/baseline.cu"
 	assert_line --index 0 --partial ": pass (task vector_add, cuda"
 	cat >"$BATS_TEST_TMPDIR/bad.cu" <<-'EOF'
 	__global__ void k(float *c) { c[1 << 30] = 1.0f; }
 	extern "C" void vector_add(const float *a, const float *b, float *c, int n) { k<<<1, 1>>>(c); }
 	EOF
-	run -1 leap-verify --task vector_add "$BATS_TEST_TMPDIR/bad.cu"
+	run -1 --separate-stderr leap-verify --task vector_add "$BATS_TEST_TMPDIR/bad.cu"
 	assert_line --index 0 --partial "runtime_error"
 }
 
@@ -485,7 +523,7 @@ verdict() {
 @test "cuda candidates build in ad-hoc mode; without a GPU the verdict is no_device (exit 1)" {
 	skip_unless_nvcc
 	command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU && skip "a GPU is present"
-	run -1 leap-verify --task softmax "$FIXTURES/gpu/softmax_fast.cu"
+	run -1 --separate-stderr leap-verify --task softmax "$FIXTURES/gpu/softmax_fast.cu"
 	assert_line --index 0 --partial "softmax_fast.cu: no_device (task softmax, cuda"
 	# issue 30: CUDA's "driver version is insufficient" where there is no driver at all read
 	# as a version to upgrade
@@ -547,28 +585,28 @@ verdict() {
 	[[ "$stderr" == *"not with --jobs"* ]]
 	run -2 --separate-stderr leap-verify --devices 0,1 --device 1 </dev/null
 	[[ "$stderr" == *"not with --device"* ]]
-	run -0 leap-verify --devices 0-3,7 </dev/null
+	run -0 --separate-stderr leap-verify --devices 0-3,7 </dev/null
 }
 
 @test "--tolerance kernelbench: 1e-4 in fp32; kernelbench-v0.1: 1e-2; anything else is a usage error" {
-	run -1 leap-verify --task vector_add "$FIXTURES/leap-verify/off_by_1e3.c"
+	run -1 --separate-stderr leap-verify --task vector_add "$FIXTURES/leap-verify/off_by_1e3.c"
 	assert_output --partial "mismatch"
 	# 1e-3 off: outside KernelBench's fp32 tolerance (atol = rtol = 1e-4), inside v0.1's 1e-2
-	run -1 leap-verify --tolerance kernelbench --task vector_add "$FIXTURES/leap-verify/off_by_1e3.c"
+	run -1 --separate-stderr leap-verify --tolerance kernelbench --task vector_add "$FIXTURES/leap-verify/off_by_1e3.c"
 	assert_output --partial "mismatch"
-	run -0 leap-verify --tolerance kernelbench-v0.1 --task vector_add "$FIXTURES/leap-verify/off_by_1e3.c"
-	run -1 leap-verify --tolerance kernelbench --task vector_add "$FIXTURES/leap-verify/zeros.c"
-	run -1 leap-verify --tolerance kernelbench-v0.1 --task vector_add "$FIXTURES/leap-verify/zeros.c"
-	run -0 leap-verify --tolerance task --task vector_add "$FIXTURES/leap-verify/correct.c"
+	run -0 --separate-stderr leap-verify --tolerance kernelbench-v0.1 --task vector_add "$FIXTURES/leap-verify/off_by_1e3.c"
+	run -1 --separate-stderr leap-verify --tolerance kernelbench --task vector_add "$FIXTURES/leap-verify/zeros.c"
+	run -1 --separate-stderr leap-verify --tolerance kernelbench-v0.1 --task vector_add "$FIXTURES/leap-verify/zeros.c"
+	run -0 --separate-stderr leap-verify --tolerance task --task vector_add "$FIXTURES/leap-verify/correct.c"
 	run -2 leap-verify --tolerance loose --task vector_add "$FIXTURES/leap-verify/correct.c"
 	assert_output --partial "--tolerance: 'loose' is not task, kernelbench or kernelbench-v0.1"
 }
 
 @test "a write one element past an output fails the smallest case (rows=1, cols=1) and every other" {
 	# issue 30: the canary covers the slack between an output's last element and its guard page
-	run -1 leap-verify --seed 1 --task transpose "$FIXTURES/leap-verify/transpose/past_output.c"
+	run -1 --separate-stderr leap-verify --seed 1 --task transpose "$FIXTURES/leap-verify/transpose/past_output.c"
 	assert_line --index 0 --partial "runtime_error (task transpose"
-	assert_line --index 1 "  Your code wrote outside the bounds of buffer B in case 1 (rows=1, cols=1), trial 1."
+	assert_line --index 1 "  Your code wrote outside the bounds of buffer B in case 1 (rows=1, cols=1), trial 1, at B[1], 1 past its last element (B has 1 element)."
 	# each case alone, with the write in it, fails too: the canary catches it, or the guard
 	# page where B ends on a page boundary (64 x 1000 floats)
 	for c in '{"rows":7,"cols":33}' '{"rows":64,"cols":1000}' '{"rows":1000,"cols":3}'; do
@@ -576,10 +614,23 @@ verdict() {
 		rm -rf "$BATS_TEST_TMPDIR/suite/transpose"
 		cp -R "$LEAP_TASKS/transpose" "$BATS_TEST_TMPDIR/suite/"
 		jq --argjson c "$c" '.cases = [$c] | .ranges = {}' "$LEAP_TASKS/transpose/task.json" >"$BATS_TEST_TMPDIR/suite/transpose/task.json"
-		run -1 leap-verify --seed 1 --tasks "$BATS_TEST_TMPDIR/suite" --task transpose "$FIXTURES/leap-verify/transpose/past_output.c"
+		run -1 --separate-stderr leap-verify --seed 1 --tasks "$BATS_TEST_TMPDIR/suite" --task transpose "$FIXTURES/leap-verify/transpose/past_output.c"
 		assert_line --index 0 --partial "runtime_error (task transpose"
 		assert_line --index 1 --regexp '^  Your code (wrote outside the bounds of buffer B|crashed with SIGSEGV .* at line 9 of your code \(in transpose\)) in case 1 '
 	done
+}
+
+# The buffer and the case were named, not where: the element says by how much the index is off,
+# and a write that reaches the guard page faults, so the line is known too.
+@test "a write outside a buffer names the element; on the guard page, the line and the element" {
+	run -1 leap-verify --seed 1 --task vector_add "$FIXTURES/leap-verify/before_start.c"
+	assert_line --index 1 "  Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1, at c[-2], 2 before its first element."
+	rec=$(jq -cn --rawfile c "$FIXTURES/leap-verify/past_guard.c" \
+		'{task: "vector_add", backend: "cpu", completion: ("```c\n" + $c + "```")}' | leap-compile | leap-verify --seed 1)
+	run -0 jq -r .verify.message <<<"$rec"
+	assert_output --regexp '^Your code crashed with SIGSEGV .* at line 7 of your code \(in vector_add\) in case 1 \(n=1\), trial 1\. The address it faulted on is in the guard page after buffer c: c\[17\], 17 past its last element \(c has 1 element\)\.$'
+	run -0 jq -c '.verify.crash | [.line, .buffer, .index]' <<<"$rec"
+	assert_output '[7,"c",17]'
 }
 
 @test "a race is told as nondeterministic with the cases that passed; a steady bug is not" {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# opts.bats - lib/opts.c, the option tables: the --help list, getopt_long's arrays, bad tables.
+# opts.bats - lib/core/opts.c, the option tables: the --help list, getopt_long's arrays, bad tables.
 
 load helpers
 

@@ -232,7 +232,7 @@ incbin_rec() {
 	done
 }
 
-@test "verify: a candidate cannot read another copy of the suite (one policy: lib/unseen.c)" {
+@test "verify: a candidate cannot read another copy of the suite (one policy: lib/task/unseen.c)" {
 	# the suite in use is a copy; the bundled suite beside the programs is another copy (where
 	# the candidate's user could not read the checkout anyway, programs and suite are copied
 	# where it could: open_dir)
@@ -389,6 +389,71 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64); time.sleep
 	# with room (or no limit) the same candidate passes: the test can fail
 	run -0 --separate-stderr leap-verify --memory-max 0 "$T/c.jsonl"
 	jq -e '.status == "pass"' <<<"$output"
+}
+
+# memory_cgroup: this process may give a sandbox a memory cgroup (root, the controller mounted).
+memory_cgroup() {
+	[ "$(id -u)" = 0 ] || return 1
+	awk '$1 == "memory" && $4 == 1 { ok = 1 } END { exit !ok }' /proc/cgroups ||
+		grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null
+}
+
+# hog_recs DIR: DIR/v.jsonl and DIR/b.jsonl (passed), a record of hog_processes.c each.
+hog_recs() {
+	build_artifact vector_add "$F/hog_processes.c" "$1/hog.so"
+	compiled_record vector_add "$1/hog.so" >"$1/v.jsonl"
+	compiled_record vector_add "$1/hog.so" '{"status":"pass"}' >"$1/b.jsonl"
+}
+
+@test "verify and bench: --memory bounds the sandbox, not a process: six processes of 64 MiB end at 128M" {
+	memory_cgroup || skip "no memory cgroup this process may make (the next test: the fallback)"
+	hog_recs "$T"
+	run -0 --separate-stderr leap-verify --memory 128M --seed 1 "$T/v.jsonl"
+	jq -e '.status == "runtime_error" and .verify.memory_limit > 134217728 and
+		(.verify.message | contains("reached the memory limit of 128 MiB (the kernel ended it)"))' <<<"$output"
+	[[ "$stderr" != *"no memory cgroup"* ]]
+	run -0 --separate-stderr leap-bench --memory 128M --max-time 0.1 --seed 1 "$T/b.jsonl"
+	jq -e '.status == "runtime_error" and .bench.status == "runtime_error" and
+		(.bench.message | contains("reached the memory limit of"))' <<<"$output"
+	# with room for 384 MiB the same candidate passes both: the test can fail
+	run -0 --separate-stderr leap-verify --memory 1G --seed 1 "$T/v.jsonl"
+	jq -e '.status == "pass"' <<<"$output"
+	run -0 --separate-stderr leap-bench --memory 1G --max-time 0.1 --seed 1 "$T/b.jsonl"
+	jq -e '.status == "pass"' <<<"$output"
+}
+
+@test "verify and bench: without a memory cgroup (as nobody) each says so once; with one, no word and the bound" {
+	local d="$T" who=()
+	if [ "$(id -u)" = 0 ]; then # root has the cgroup: the fallback is nobody's
+		command -v setpriv >/dev/null || skip "no setpriv"
+		d="$(mktemp -d /tmp/leap-security-nobody.XXXXXX)"
+		chmod 755 "$d"
+		who=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$d" TMPDIR="$d" LEAP_CACHE="$d/cache")
+		"${who[@]}" test -x "$ROOT/bin/leap-verify" -a -r "$LEAP_TASKS/vector_add/task.json" ||
+			{ rm -rf "$d"; skip "nobody cannot read the checkout here"; }
+		"${who[@]}" unshare -U true || { rm -rf "$d"; skip "no unprivileged user namespaces here"; }
+	fi
+	hog_recs "$d"
+	cat "$d/v.jsonl" "$d/v.jsonl" >"$d/v2.jsonl"
+	[ "$d" = "$T" ] || { chown -R 65534:65534 "$d" && chmod -R a+rX "$d"; }
+	# two records on two workers, and leap-bench: one word per program, never per sandbox
+	run -0 --separate-stderr "${who[@]}" leap-verify -j 2 --memory 128M --seed 1 "$d/v2.jsonl"
+	local vout=$output verr=$stderr
+	run -0 --separate-stderr "${who[@]}" leap-bench --memory 128M --max-time 0.1 --seed 1 "$d/b.jsonl"
+	local bout=$output berr=$stderr
+	[ "$d" = "$T" ] || rm -rf "$d"
+	echo "$verr$berr"
+	if [[ "$verr" != *"no memory cgroup"* ]]; then # a user with a memory controller: the bound
+		jq -se 'map(.status) == ["runtime_error", "runtime_error"]' <<<"$vout"
+		jq -e '.status == "runtime_error"' <<<"$bout"
+		return
+	fi
+	[ "$(grep -c 'no memory cgroup this process may use' <<<"$verr")" = 1 ]
+	[ "$(grep -c 'no memory cgroup this process may use' <<<"$berr")" = 1 ]
+	grep -q "^leap-verify: no memory cgroup .*: --memory bounds each cpu process's address space, not a sandbox's processes together" <<<"$verr"
+	# the fallback is what it says: each process keeps its own limit, so the six together pass
+	jq -se 'map(.status) == ["pass", "pass"]' <<<"$vout"
+	jq -e '.status == "pass"' <<<"$bout"
 }
 
 # ---- issue 26: the referee survives its candidates (the plumbing: shared memory, the runner's

@@ -21,8 +21,13 @@ teardown() {
 # serve [OPTION]...: starts leap-serve on a free loopback port (cpu backend); sets URL and
 # SERVE_PID, its log in $BATS_TEST_TMPDIR/serve.log.
 serve() {
+	serve_on --port 0 "$@"
+}
+
+# serve_on [OPTION]...: serve with no port of its own (the options say where).
+serve_on() {
 	rm -f "$BATS_TEST_TMPDIR/url"
-	${SERVE_WRAP:-} leap-serve --port 0 --url-file "$BATS_TEST_TMPDIR/url" --backend cpu "$@" 2>"$BATS_TEST_TMPDIR/serve.log" &
+	${SERVE_WRAP:-} leap-serve --url-file "$BATS_TEST_TMPDIR/url" --backend cpu "$@" 2>"$BATS_TEST_TMPDIR/serve.log" &
 	SERVE_PID=$!
 	for _ in $(seq 300); do
 		[ -s "$BATS_TEST_TMPDIR/url" ] && break
@@ -223,6 +228,48 @@ venv_python() {
 	# the token is never on the command line
 	run -0 ps -o args= -p "$SERVE_PID"
 	refute_output --partial "$tok"
+}
+
+# Most servers take HOST:PORT; libwebsockets read "127.0.0.1:8080" as a network interface not up
+# yet and served on no socket, saying it listened on http://[127.0.0.1:8080]:8750.
+@test "serve: --listen takes HOST:PORT and [IPV6]:PORT; a bad address or a failed bind is exit 2, saying why" {
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	serve_on --no-bench --listen "127.0.0.1:$port"
+	assert_equal "$URL" "http://127.0.0.1:$port"
+	run -0 curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz"
+	assert_output 200
+	# the port is taken now: binding it again is fatal, with the reason
+	run -2 leap-serve --backend cpu --listen "localhost:$port"
+	assert_output --partial "cannot listen on localhost port $port: Address already in use"
+	kill -TERM "$SERVE_PID"
+	wait "$SERVE_PID" || true
+	if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+		serve_on --no-bench --listen '[::1]:0'
+		[[ "$URL" =~ ^http://\[::1\]:[0-9]+$ ]] || fail "URL $URL"
+		run -0 curl -gs -o /dev/null -w '%{http_code}' "$URL/healthz"
+		assert_output 200
+	fi
+	for bad in '127.0.0.1:8080:1' '[::1' '[::1]8080' ':8080' '127.0.0.1:65536'; do
+		run -2 leap-serve --backend cpu --listen "$bad"
+		assert_output --partial "leap-serve: --listen: '$bad'"
+	done
+	run -2 leap-serve --backend cpu --listen 127.0.0.1:8080 --port 8081
+	assert_output --partial 'give the port once'
+	# an address of no interface here, a name that resolves to nothing: fatal, never a server
+	# without a socket
+	head -c 24 /dev/urandom | base64 >"$BATS_TEST_TMPDIR/token"
+	run -2 leap-serve --backend cpu --listen 192.0.2.1 --port 0 --token-file "$BATS_TEST_TMPDIR/token"
+	assert_output --partial 'cannot listen on 192.0.2.1 port 0: Cannot assign requested address'
+	run -2 leap-serve --backend cpu --listen no-such-host.invalid --token-file "$BATS_TEST_TMPDIR/token"
+	assert_output --partial 'cannot listen on no-such-host.invalid:'
+}
+
+# A name is checked as written ("127." looks like loopback), then by what it resolves to.
+@test "serve: --listen with a name that resolves beyond this machine needs a token" {
+	unshare --user --map-root-user --mount true 2>/dev/null || skip "no user and mount namespaces here"
+	printf '10.9.9.9 127.example.test\n' >"$BATS_TEST_TMPDIR/hosts"
+	run -2 unshare --user --map-root-user --mount sh -c 'mount --bind "$1" /etc/hosts && exec leap-serve --backend cpu --listen 127.example.test --port 0' _ "$BATS_TEST_TMPDIR/hosts"
+	assert_output --partial '--listen 127.example.test resolves to an address beyond this machine: give --token-file FILE'
 }
 
 @test "serve: SIGTERM drains: the request in progress is answered in full, then the server ends by the signal" {

@@ -27,8 +27,9 @@ X_DIST = ["normal", "uniform"]
 P_DIST = ["normal", "uniform"]
 NOTE = ("The module's parameters (weights, biases, norm affines, learned scalars; KernelBench initialises them at "
         "random or to ones and zeros) are inputs here, drawn like x. KernelBench draws x from torch.rand; here every "
-        "input takes the patterns listed below. KernelBench's harness never calls model.eval(): BatchNorm uses the "
-        "batch's statistics.")
+        "input takes the patterns listed below.")
+# said only where the model has a BatchNorm: elsewhere it sends the model looking for one
+BN_NOTE = "KernelBench's harness never calls model.eval(): BatchNorm uses the batch's statistics."
 
 EXCLUDED = {
     66: "Dropout(0.2) in training mode (KernelBench never calls eval()) multiplies by a random mask drawn from "
@@ -179,6 +180,8 @@ def param(t, name, shape, doc, dist=None):
 
 def finish(t, y, steps, out="y"):
     t.output(y, out)
+    if t.batch_stats:
+        t.notes.append(BN_NOTE)
     t.stmt = "Compute the forward of KernelBench's model: %s, then %s." % (t.front, steps)
     return t
 

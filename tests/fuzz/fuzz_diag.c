@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
-#include "util.h"
+#include "compile/diag.h"
+#include "core/util.h"
 
 /* 1 when s[0..n) is valid UTF-8 (jansson takes it as a string). */
 static int utf8_ok(const char *s, size_t n)

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expr.h"
-#include "util.h"
+#include "task/expr.h"
+#include "core/util.h"
 
 static int lookup(const char *name, size_t n, void *arg)
 {

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
-#include "extract.h"
-#include "util.h"
+#include "compile/diag.h"
+#include "compile/extract.h"
+#include "core/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

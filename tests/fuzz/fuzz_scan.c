@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "splice.h"
-#include "jsonl.h"
-#include "prune.h"
-#include "scan.h"
+#include "group/splice.h"
+#include "core/jsonl.h"
+#include "group/prune.h"
+#include "group/scan.h"
 
 /* 1 when jansson's refusal is only about a number's range, which the scanner does not check. */
 static int range_only(const json_error_t *e)

@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "shim.h"
-#include "task.h"
+#include "compile/shim.h"
+#include "task/task.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

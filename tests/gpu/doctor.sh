@@ -185,7 +185,7 @@ probe() {
 		"sandbox minimal root") enforces "$st" "a minimal file system for candidates" ;;
 		seccomp) enforces "$st" "the runner's system-call filter" ;;
 		"cgroup freezer") enforces "$st" "freezing a candidate's whole tree between timed blocks (cgroup)" ;;
-		"memory cgroup") enforces "$st" "a memory limit on a child's whole tree" ;;
+		"memory cgroup") enforces "$st" "--memory on a sandbox's processes together (a memory cgroup)" ;;
 		"memfd seals") enforces "$st" "sealed inputs in leap-bench" ;;
 		"device memory by fd") [ "$st" = skip ] || enforces "$st" "device memory shared by descriptor between leap-bench's owner and client" ;;
 		esac

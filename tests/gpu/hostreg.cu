@@ -1,7 +1,7 @@
 // hostreg.cu - the cuda owner's page-locking of its host regions, on a real GPU (make check-gpu;
 // issue 27, item 7): IN as leap-bench makes it (a memfd sealed against writing, mapped
 // read-only, as the runner maps it) and OUT (writable), registered by the same code as the
-// runner's (lib/runplan.c, leap_run_register, with cudaHostRegister), each on its own; then a
+// runner's (lib/sandbox/runplan.c, leap_run_register, with cudaHostRegister), each on its own; then a
 // copy from IN to the device and from the device into OUT, checked. One JSON line:
 // {"host_register": 0|1, "readonly_supported": 0|1, "in": "registered"|"not", "out": ...,
 //  "copies": "ok"|WHAT}. Exit 0 once it ran, 1 when CUDA or the memory could not be had.
@@ -13,7 +13,7 @@
 
 #include <cuda_runtime.h>
 
-#include "runplan.h"
+#include "sandbox/runplan.h"
 
 static int host_register(void *arg, void *p, size_t len, enum leap_run_reg how)
 {
@@ -23,7 +23,7 @@ static int host_register(void *arg, void *p, size_t len, enum leap_run_reg how)
 	return e == cudaSuccess ? 0 : -1;
 }
 
-/* A region of n bytes as lib/session.c makes it, `fill` written through leap's own mapping;
+/* A region of n bytes as lib/sandbox/session.c makes it, `fill` written through leap's own mapping;
  * the runner's mapping of it (read-only and sealed when `sealed`). NULL on failure. */
 static unsigned char *region(size_t n, int sealed, unsigned char fill)
 {

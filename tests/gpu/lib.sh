@@ -24,9 +24,9 @@ gpu_smi() {
 	timeout 20 nvidia-smi --query-gpu="$1" --format=csv,noheader,nounits 2>/dev/null | head -1 | sed 's/ *$//'
 }
 
-# gpu_nvcc_name: nvcc as leap names it (lib/toolchain.c leap_nvcc_name, the Makefile's NVCC):
+# gpu_nvcc_name: nvcc as leap names it (lib/compile/toolchain.c leap_nvcc_name, the Makefile's NVCC):
 # $NVCC, else $CUDA_HOME/bin/nvcc when it runs, else the nvcc on PATH (its real path); "" when
-# there is none. The name enters the cache keys of the baselines' builds (lib/build.c).
+# there is none. The name enters the cache keys of the baselines' builds (lib/task/build.c).
 gpu_nvcc_name() {
 	local home=${CUDA_HOME:-/usr/local/cuda} p
 	if [ -n "${NVCC:-}" ]; then
@@ -38,7 +38,7 @@ gpu_nvcc_name() {
 	fi
 }
 
-# gpu_arch_of CC: the arch leap-compile picks for compute capability CC (lib/gpu.c
+# gpu_arch_of CC: the arch leap-compile picks for compute capability CC (lib/backend/gpu.c
 # leap_gpu_arch: the arch-specific sm_90a and sm_100a where they exist).
 gpu_arch_of() {
 	case "$1" in
@@ -60,7 +60,8 @@ gpu_driver_version() {
 }
 
 # gpu_min_driver CUDART_VERSION: the oldest driver branch that runs that CUDA runtime (NVIDIA's
-# minor version compatibility table, as lib/gpu.c leap_gpu_min_driver has it); "" when unknown.
+# minor version compatibility table, as lib/backend/gpu.c leap_gpu_min_driver has it); "" when
+# unknown.
 gpu_min_driver() {
 	case $(($1 / 1000)) in
 	11) echo 450 ;;

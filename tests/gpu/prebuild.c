@@ -1,6 +1,6 @@
 /* prebuild.c - builds the trusted artifacts of tasks into a cache: each task's reference (cpu)
  * and baseline.cu (cuda), exactly as leap-verify and leap-bench build them on first use
- * (lib/build.c), so that a GPU machine given that cache builds neither (make gpu-prepare). */
+ * (lib/task/build.c), so that a GPU machine given that cache builds neither (make gpu-prepare). */
 /*
  * Why: leap-verify builds a task's reference and leap-bench its cuda baseline when a record of
  * the task first needs them, with cc and nvcc. The machine that gets a GPU for a few minutes
@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build.h"
-#include "files.h"
-#include "task.h"
-#include "util.h"
-#include "banned.h"
+#include "task/build.h"
+#include "core/files.h"
+#include "task/task.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* Builds TASK_DIR/NAME for backend b into the cache; prints its line. 0 or -1. */
 static int build_one(const struct leap_task *t, const char *cache, enum leap_backend b)

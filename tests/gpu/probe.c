@@ -6,8 +6,8 @@
  * Firecracker guests differ by their kernel's configuration). So every probe tries: create a
  * user, PID, mount and network namespace; bind /sys into a private mount, plain and
  * recursively; seal a memfd as leap-bench seals its inputs; install a seccomp filter as the
- * runner does; freeze a process tree with the cgroup freezer leap-bench uses (lib/cgroup.c);
- * ask leap's own sandbox probe (lib/sandbox.c) whether namespaces and the minimal root work;
+ * runner does; freeze a process tree with the cgroup freezer leap-bench uses (lib/sandbox/cgroup.c);
+ * ask leap's own sandbox probe (lib/sandbox/sandbox.c) whether namespaces and the minimal root work;
  * load the CUDA driver, start it, read the device's compute mode, and pass device memory from
  * one process to another in another PID namespace as a POSIX file descriptor. Each try runs in
  * a child of its own (namespaces and filters stay there; CUDA is never started in this
@@ -48,12 +48,12 @@
 #include <cuda.h>
 #endif
 
-#include "cgroup.h"
-#include "gpu.h"
-#include "sandbox.h"
-#include "unseen.h"
-#include "util.h"
-#include "banned.h"
+#include "sandbox/cgroup.h"
+#include "backend/gpu.h"
+#include "sandbox/sandbox.h"
+#include "task/unseen.h"
+#include "core/util.h"
+#include "core/banned.h"
 
 /* How long one try may take (a CUDA start without persistence mode takes seconds). */
 enum { TRY_SECS = 30 };
@@ -256,7 +256,7 @@ static int try_netns(void *arg, int fd)
 }
 
 /* Binds /sys onto a directory in a new mount namespace, first plainly, then recursively (what
- * the kernel allows), then as leap's sandbox binds it (lib/sandbox.c, leap_sandbox_bind_flat:
+ * the kernel allows), then as leap's sandbox binds it (lib/sandbox/sandbox.c, leap_sandbox_bind_flat:
  * plainly where it can, else with the mounts under it, all read-only). Writes "bind: X,
  * recursive bind: Y; leap's sandbox: Z"; exit 0 when leap's bind works, 2 when not. */
 static int try_sysbind(void *arg, int fd)
@@ -291,7 +291,7 @@ static int try_sysbind(void *arg, int fd)
 
 /* ---- memfd seals, seccomp ---- */
 
-/* Seals a memfd as leap-bench seals a candidate's inputs (lib/session.c): after
+/* Seals a memfd as leap-bench seals a candidate's inputs (lib/sandbox/session.c): after
  * F_SEAL_FUTURE_WRITE no new writable mapping and no write(2), while the mapping made before
  * still writes. */
 static int try_memfd(void *arg, int fd)
@@ -366,7 +366,7 @@ static int try_seccomp(void *arg, int fd)
 	return 0;
 }
 
-/* ---- the cgroup freezer (lib/cgroup.c, as leap-bench uses it) ---- */
+/* ---- the cgroup freezer (lib/sandbox/cgroup.c, as leap-bench uses it) ---- */
 
 static double now_ms(void)
 {
@@ -383,13 +383,15 @@ static void probe_freezer(void)
 	leap_cgroups_detect(&cg, LEAP_CG_V2);
 	char mem[300];
 	if (cg.mode[LEAP_CG_MEMORY]) {
-		snprintf(mem, sizeof mem, "%s: --memory-max limits a child's whole tree",
+		snprintf(mem, sizeof mem, "%s: --memory bounds each sandbox's processes together (leap-verify, leap-bench)",
 			 leap_cgroups_mode_name(cg.mode[LEAP_CG_MEMORY]));
 		say("ok", "memory cgroup", mem, NULL);
 	} else {
 		snprintf(mem, sizeof mem, "none this process may use%s%s", cg.note[0] ? ": " : "", cg.note);
 		say("fallback", "memory cgroup", mem,
-		    "automatic: --memory-max has no effect; a cpu child keeps its address-space limit, a cuda child none");
+		    "automatic: --memory bounds each cpu process's address space, not a sandbox's processes together; "
+		    "a cuda sandbox has no memory limit (leap-verify and leap-bench say so once); run as root, or "
+		    "where a memory controller is delegated to this user");
 	}
 	if (!cg.mode[LEAP_CG_FREEZER]) {
 		say("fallback", "cgroup freezer", cg.note[0] ? cg.note : "no cgroup freezer this process may use",
@@ -471,7 +473,7 @@ out:
 	leap_cgroups_free(&cg);
 }
 
-/* ---- leap's own sandbox probe (lib/sandbox.c) ---- */
+/* ---- leap's own sandbox probe (lib/sandbox/sandbox.c) ---- */
 
 /* The minimal root a runner would get here (as leap-verify computes it). */
 static void runner_root(struct leap_root *r, char ***paths, size_t *n)
@@ -697,7 +699,7 @@ static int cu_start(struct cu *c, int fd, CUdevice *dev)
 	return 0;
 }
 
-/* leap's own check of the driver against the CUDA runtime its runners link (lib/gpu.c). */
+/* leap's own check of the driver against the CUDA runtime its runners link (lib/backend/gpu.c). */
 static int try_driver_check(void *arg, int fd)
 {
 	(void)arg;

@@ -3,7 +3,8 @@
 # behaviour is drawn call by call from a seed) through leap-verify, and M through leap-bench,
 # then checks that leap held: every record came out, in order, each with a verdict; leap
 # exited 0 (no error record, no death); nothing is left running, no sandbox temp dir, no
-# control group, and leap never held more than a few dozen memfds at once (tests/storm.bats;
+# control group, leap never held more than a few dozen memfds at once, and where a memory
+# cgroup serves no sandbox held more than --memory over its processes (tests/storm.bats;
 # `make bench-storm` runs thousands).
 #
 # usage: tests/storm/run.sh DIR [VERIFY_RECORDS [BENCH_RECORDS]]   (default 300 and 150)
@@ -90,15 +91,34 @@ os.execvp("bash", ["bash", "-c", sys.argv[1]] + sys.argv[2:])' '
 		jq -r "$VERDICT" "$d/$name.out" | sort | uniq -c | awk '{ s = s (NR > 1 ? ", " : "") $2 " " $1 } END { print s }')"
 }
 
+# memory NAME: the memory acts of NAME's records (storm.c: four processes of 64 MiB at once,
+# under --memory 128M). Where the program had a memory cgroup (it did not say it had none), no
+# act held all four: the sandbox, not each process, is bounded.
+memory() {
+	local name=$1 acts all
+	acts=$(jq -r '(.verify.output // "") + (.bench.output // "")' "$d/$name.out" | grep -c '^storm: memory act:')
+	all=$(jq -r '(.verify.output // "") + (.bench.output // "")' "$d/$name.out" | grep -c '^storm: memory act: held 4 of 4')
+	local cg="a memory cgroup"
+	if grep -q 'no memory cgroup' "$d/$name.err"; then
+		cg="no memory cgroup here: each process is bounded alone"
+	elif [ "$all" != 0 ]; then
+		bad "$name: $all memory acts held 256 MiB under --memory 128M"
+	fi
+	echo "storm: $name: memory acts $acts, all four held $all ($cg)"
+}
+
 # every record: a status that is a verdict, a message that is a string, no error object
 VERDICT='if .error then "error" elif .bench then "\(.status)/\(.bench.status)" else .status end'
 KNOWN='["pass", "mismatch", "runtime_error", "timeout"]'
-run leap-verify "$nv" '' leap-verify --jobs 2 --timeout 2 --no-progress
+run leap-verify "$nv" '' leap-verify --jobs 2 --timeout 2 --memory 128M --no-progress
+memory leap-verify
 jq -c --argjson k "$KNOWN" 'select(.error or (.status | IN($k[]) | not) or (.verify.message | type) != "string")' \
 	"$d/leap-verify.out" >"$d/leap-verify.bad" 2>&1
 [ ! -s "$d/leap-verify.bad" ] || bad "leap-verify: records without a verdict: $(head -c 300 "$d/leap-verify.bad")"
 
-run leap-bench "$nb" '"status":"pass"' leap-bench --max-time 0.05 --min-runs 2 --block-ms 2 --timeout 2 --no-progress
+run leap-bench "$nb" '"status":"pass"' leap-bench --max-time 0.05 --min-runs 2 --block-ms 2 --timeout 2 --memory 128M \
+	--no-progress
+memory leap-bench
 jq -c --argjson k "$KNOWN" 'select(.error or (.status | IN($k[]) | not) or (.bench.message | type) != "string" or
 	(.bench.status | IN("ok", "noisy", "suspicious", "mismatch", "runtime_error", "timeout") | not))' \
 	"$d/leap-bench.out" >"$d/leap-bench.bad" 2>&1

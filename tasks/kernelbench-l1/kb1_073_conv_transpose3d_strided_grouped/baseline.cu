@@ -158,7 +158,7 @@ extern "C" void kb_conv_transpose3d_strided_grouped(const float *x, const float 
 		const int xs[] = {(int)depth, (int)height, (int)width}, ys[] = {(int)depth_out, (int)height_out, (int)width_out}, ks[] = {3, 3, 3}, st[] = {2, 2, 2}, pd[] = {1, 1, 1}, dl[] = {1, 1, 1};
 		const long xper = (long)in_channels * depth * height * width, yper = (long)out_channels * depth_out * height_out * width_out;
 		const long most = 2147483647L / (xper > yper ? xper : yper);
-		const int ng = (int)(4), nb = batch_size, chunk = (int)(nb < most ? nb : most < 1 ? 1 : most);
+		const int ng = (int)(1), nb = batch_size, chunk = (int)(nb < most ? nb : most < 1 ? 1 : most);
 		for (int b0 = 0; b0 < nb; b0 += chunk) {
 			const int m = nb - b0 < chunk ? nb - b0 : chunk;
 			struct conv_plan *p = &plan[m != chunk];

@@ -9,7 +9,7 @@ void kb_conv_transpose3d_strided_grouped(const float *x, const float *weight, fl
 	const long height_out = (height - 1) * 2 + 1;
 	const long width_out = (width - 1) * 2 + 1;
 	{
-		const long nb = batch_size, ci = in_channels, co = out_channels, ng = 4;
+		const long nb = batch_size, ci = in_channels, co = out_channels, ng = 1;
 		const long cig = ci / ng, cog = co / ng;
 		for (long n = 0; n < nb; n++) {
 			for (long o = 0; o < co; o++) {

@@ -35,6 +35,8 @@ class Task:
         self.out = None
         self.stmt = None  # the prompt's statement of the math
         self.notes = []  # deviations from KernelBench, said in the prompt and task.json
+        self.batch_stats = False  # a BatchNorm in training mode (the batch's statistics) is among the nodes
+        self.kb_notes = []  # where KernelBench's code runs other than its file's name says: task.json's notes
         self.atol = self.rtol = 1e-4
         self.tol_why = None
         self.ntmp = 0
@@ -355,6 +357,7 @@ class Task:
         j["tags"] = ["kernelbench", "kernelbench-l%d" % self.level, self.kb]
         notes = ["KernelBench's %s, level%d/%s.py." % (SOURCE, self.level, self.kb)]
         notes.append("Baseline: " + self.baseline_words())
+        notes.extend(self.kb_notes)
         bn = self.bench_note()
         if bn:
             notes.append(bn)
@@ -418,6 +421,7 @@ class Task:
     def batchnorm(self, x, w, b, eps=1e-5):
         """nn.BatchNormNd in training mode: the statistics of each channel over the batch."""
         N, C, S = x.shape[0], x.shape[1], x.shape[2:]
+        self.batch_stats = True
         return self.add(O.GroupStats(x, prod_c([N]), prod_c([C]), prod_c(S), self.tmp(x.shape), eps, w, b, "g",
                                      torch_expr="F.batch_norm(%%(x)s, None, None, %%(w)s, %%(b)s, training=True, eps=%r)" % eps))
 
