@@ -6,12 +6,16 @@
 # build/gpu/prebuild (tests/gpu/prebuild.c: tasks' references and cuda baselines built into a
 # cache, as leap-verify and leap-bench would on first use), build/gpu/eventloop
 # (tests/gpu/eventloop.cu, the independent timing check-gpu compares with) and build/gpu/hostreg
-# (tests/gpu/hostreg.cu: the owner's page-locking of its host regions, by the runner's code). `make check-gpu`
-# (runners.mk) prepares first; bench/README.md section 4 says how a GPU session runs it.
+# (tests/gpu/hostreg.cu: the owner's page-locking of its host regions, by the runner's code),
+# build/gpu/bandwidth (tests/gpu/bandwidth.cu: the copy the roofline's floor comes from against
+# a read-only kernel) and build/gpu/holdctx (tests/gpu/holdctx.c: a CUDA context held open for
+# the run, built without nvcc). `make check-gpu` (runners.mk) builds and prepares nothing: it
+# runs what was prepared, or names what is missing; bench/README.md section 4 says how a GPU
+# session runs it.
 
-GPU_TOOLS := build/gpu/probe build/gpu/prebuild
+GPU_TOOLS := build/gpu/probe build/gpu/prebuild build/gpu/holdctx
 ifeq ($(HAVE_NVCC),1)
-GPU_TOOLS += build/gpu/eventloop build/gpu/hostreg
+GPU_TOOLS += build/gpu/eventloop build/gpu/hostreg build/gpu/bandwidth
 # the driver's types for the CUDA probes (the entry points are looked up at run time)
 PROBE_CUDA := -DLEAP_PROBE_CUDA -isystem $(CUDA_INCLUDE)
 endif
@@ -27,6 +31,14 @@ build/gpu/prebuild: tests/gpu/prebuild.c lib/libleap.a build/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)
 
+build/gpu/holdctx: tests/gpu/holdctx.c build/flags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -ldl
+
+build/gpu/bandwidth: tests/gpu/bandwidth.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 $(NVCC_ARCH) -o $@ $<
+
 build/gpu/eventloop: tests/gpu/eventloop.cu
 	@mkdir -p $(@D)
 	$(NVCC) -O2 $(NVCC_ARCH) -o $@ $<
@@ -41,5 +53,3 @@ doctor: all gpu-tools
 # up to date when its content stamp matches (the script says so): nothing is rebuilt
 gpu-prepare: all gpu-tools
 	@bash tests/gpu/check-gpu.sh --prepare
-
-check-gpu: gpu-prepare

@@ -1,9 +1,9 @@
 # gpu.bats - the GPU machine's side that runs without a GPU: nvcc found the same way by make,
 # leap-compile and the baselines' build; the doctor's probes (make doctor) and its fallbacks;
 # check-gpu's set-up, deadline and steps, and its verdicts read from recorded records (issue 27).
-# The recorded outputs (tests/fixtures/gpu/replay/) are the records a good H200 run writes,
-# made from the prepared candidates with verify and bench objects in the programs' shape, and
-# stderr files whose first line is the persistence-mode warning.
+# The recorded outputs (tests/fixtures/gpu/replay/) are the records and probe lines a good H200
+# run writes, made from the prepared candidates with verify and bench objects in the programs'
+# shape, and stderr files whose first line is the persistence-mode warning.
 load helpers
 
 setup() {
@@ -73,6 +73,9 @@ record() {
 	assert_line --regexp '^fallback +nvcc: not found \(NVCC unset or not there, no /nonexistent/bin/nvcc, none on PATH\)$'
 	assert_line --partial "-> no cuda candidate compiles here and no cuda runner is built; the cpu backend works"
 	refute_line --partial "CUDA headers"
+	# cuBLAS and cuDNN are still looked for: a prepared run needs their libraries, not nvcc
+	assert_line --regexp '^(ok|fallback) +cuBLAS: '
+	assert_line --regexp '^(ok|fallback) +cuDNN: '
 	for name in "user namespace" "PID namespace" "mount namespace" "network namespace" "/sys bind" "memfd seals" \
 		seccomp "cgroup freezer" "sandbox namespaces" "cpu pipeline"; do
 		assert_line --regexp "^(ok|fallback|FAIL|skip) +$name: "
@@ -177,14 +180,15 @@ record() {
 	local why="no CUDA GPU visible (nvidia-smi -L lists none)"
 	assert_line --index 0 --regexp '^check-gpu: .*, deadline 120 s, MAX_TIME 2 s, tasks: vector_add row_sum softmax layernorm attention matmul conv2d$'
 	assert_line "check-gpu: device: $why"
-	assert_line "step verify, hang, bench, hot, eventloop, hostreg: not run ($why)"
-	checks=$((3 + 7 + 18))
+	assert_line "step verify, hang, bench, hot, eventloop, bandwidth, hostreg: not run ($why)"
+	checks=$((5 + 7 + 19))
 	[ "$(grep -c "^SKIP .* ($why)$" <<<"$output")" -eq "$checks" ]
 	[ "$(grep -cE '^(PASS|FAIL) ' <<<"$output")" -eq 0 ]
-	for name in setup preflight "env arch" "baseline vector_add" "baseline matmul" "baseline conv2d" \
+	for name in driver setup preflight "cuBLAS and cuDNN: the artifacts' libraries found" "env arch" "baseline vector_add" "baseline matmul" "baseline conv2d" \
 		"wrong -> mismatch" "illegal address -> runtime_error, GPU usable after" "hang -> timeout, GPU usable after" \
 		"side stream: no unearned speedup" "memoisation: no unearned speedup" "deferred work: no unearned speedup" \
-		"event loop: its flush makes an L2-resident read cold" "L2 flush leaves a 32 MiB read cold" \
+		"event loop: its flush makes a read one L2 partition holds cold" "L2 flush leaves a 16 MiB read cold" \
+		"roofline floor: a read-only kernel does not outrun the copy" \
 		"owner and client share device memory by descriptor: every bench record timed" \
 		"a guard damaged while timed is blamed once, then cleared"; do
 		assert_line "SKIP $name ($why)"
@@ -203,7 +207,7 @@ record() {
 	LEAP_TEST_DEVICE="gpu NVIDIA H200 (test seam)" LEAP_LIBEXEC="$T/empty" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
 	assert_line "FAIL setup: a GPU is visible, but $T/empty/leap-run-cuda is not built (nvcc was not found when leap was built: build where NVCC, CUDA_HOME or PATH finds it, and bring libexec/)"
 	assert_line "SKIP baseline vector_add (the cuda runner is missing)"
-	assert_line --regexp '^check-gpu: 0 passed, 1 failed, 27 skipped in '
+	assert_line --regexp '^check-gpu: 1 passed, 1 failed, 29 skipped in '
 }
 
 # The runner is a stand-in: a machine without the CUDA toolkit builds none, and its first FAIL
@@ -214,14 +218,14 @@ record() {
 	chmod +x "$T/libexec/leap-run-cuda"
 	LEAP_TEST_DEVICE="gpu NVIDIA H200 (test seam)" GPU_PREP="$T/none" CUDA_HOME=/nonexistent PATH="$BARE_PATH" \
 		LEAP_LIBEXEC="$T/libexec" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
-	assert_line "FAIL setup: $T/none is missing or was prepared from other sources or programs, and there is no nvcc here to prepare it (run make gpu-prepare where leap was built, and bring build/)"
+	assert_line "FAIL setup: $T/none is missing or was prepared from other sources or programs, and there is no nvcc here to prepare it (run make gpu-prepare where leap was built, and bring build/gpu-prep.tar.gz)"
 	assert_line "SKIP wrong -> mismatch (the run is not prepared)"
 }
 
 @test "check-gpu reads records, not stderr: a recorded good run passes every check, warnings first or not" {
 	head -1 "$REPLAY/verify.err" | grep -q 'persistence mode is off'
 	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$REPLAY" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
-	assert_line --regexp '^check-gpu: 28 passed, 0 failed, 0 skipped in '
+	assert_line --regexp '^check-gpu: 29 passed, 0 failed, 0 skipped in '
 	assert_line "PASS wrong -> mismatch: wrong: mismatch Case n=1: output c differs from the reference at element 0: got 0, expected 1.337 (atol 1e-05, rtol 1e-05)."
 	assert_line "PASS baseline matmul: verify pass, bench ok, speedup 0.9968 against its vendor baseline, roofline 0.33"
 	assert_line "PASS leap-bench vs a CUDA-event loop within 5% (2^26 floats, flushed): event loop 0.193 ms, leap-bench 0.1912 ms (ok), difference 0.93%"
@@ -279,12 +283,15 @@ replay_with() {
 	local d
 	d=$(replay_with bench 'select(.task != "conv2d") | if .task == "matmul" then .bench.speedup = 0.7 else . end')
 	jq -c 'select(.gpu_check != "hang")' "$REPLAY/hang.jsonl" >"$d/hang.jsonl"
-	jq -c 'if .n == 2097152 then .hot_ms = .flushed_ms else . end' "$REPLAY/eventloop.jsonl" >"$d/eventloop.jsonl"
+	jq -c 'if .n == 1048576 then .hot_ms = .flushed_ms else . end' "$REPLAY/eventloop.jsonl" >"$d/eventloop.jsonl"
+	echo '{"bytes": 536870912, "copy_gbs": 3350.2, "read_gbs": 4012.9}' >"$d/bandwidth.jsonl"
 	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
 	assert_line "FAIL baseline matmul: verify pass, bench ok, speedup 0.7 against its vendor baseline, roofline 0.33"
 	assert_line "FAIL baseline conv2d: verify pass; bench: no record (step bench: replayed)"
 	assert_line --partial "FAIL hang -> timeout, GPU usable after: hang: no record (step hang: replayed"
-	assert_line "FAIL event loop: its flush makes an L2-resident read cold: 2^21 floats (25165824 bytes, L2 62914560 bytes, fits: true): flushed 0.0115 ms, hot 0.0115 ms"
+	assert_line "FAIL event loop: its flush makes a read one L2 partition holds cold: 2^20 floats (12582912 bytes, L2 62914560 bytes, one partition holds it: true): flushed 0.0115 ms, hot 0.0115 ms"
+	# a read-only kernel faster than the copy the roofline's floor comes from
+	assert_line "FAIL roofline floor: a read-only kernel does not outrun the copy: copy 3350.2 GB/s (read + write, the roofline's peak), read-only 4012.9 GB/s, ratio 1.198"
 	# the persistence warning, first on stderr, is never read as a verdict
 	refute_line --partial "persistence mode is off"
 }
@@ -328,4 +335,116 @@ replay_with() {
 	# no nvcc: skipped, saying why
 	CUDA_HOME=/nonexistent PATH="$BARE_PATH" GPU_PREP="$T/p2" run -0 bash "$ROOT/tests/gpu/check-gpu.sh" --prepare
 	assert_output "check-gpu: --prepare skipped: nvcc not found (NVCC, CUDA_HOME/bin, PATH)"
+}
+
+@test "check-gpu: a driver older than the runtime's minimum is the first FAIL, naming both; a forward-compatible libcuda is used instead" {
+	mkdir -p "$T/prep"
+	echo CUDART=13000 >"$T/prep/env"
+	FAKE_DRIVER=570.86.15 GPU_PREP="$T/prep" CUDA_HOME=/nonexistent PATH="$SMI:$BARE_PATH" OUT="$T/out" \
+		run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	[ "$(grep -m1 -E '^(PASS|FAIL|SKIP) ' <<<"$output")" = "FAIL driver: driver 570.86.15 is older than 580, the minimum of the CUDA 13.0 runtime (CUDART_VERSION 13000) that leap's runner and the prepared artifacts link, and no forward-compatible libcuda (cuda-compat) was carried or is here: every CUDA step would fail (run where the driver is at least 580, or build and prepare with a CUDA 12.x toolkit)" ]
+	# nothing after it runs on the device: every other check says why it was skipped
+	assert_line "SKIP setup (driver 570.86.15 is older than 580, the CUDA runtime's minimum)"
+	assert_line "step verify, hang, bench, hot, eventloop, bandwidth, hostreg: not run (driver 570.86.15 is older than 580, the CUDA runtime's minimum)"
+	assert_line --regexp '^check-gpu: 0 passed, 1 failed, 30 skipped in '
+	[ "$(jq -sr '.[0] | "\(.check) \(.result)"' "$T/out/check-gpu.jsonl")" = "driver FAIL" ]
+	# a forward-compatible libcuda carried in the prepared tree is put first, not failed
+	mkdir -p "$T/prep/compat"
+	: >"$T/prep/compat/libcuda.so.1"
+	FAKE_DRIVER=570.86.15 GPU_PREP="$T/prep" CUDA_HOME=/nonexistent PATH="$SMI:$BARE_PATH" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "PASS driver: driver 570.86.15 is older than 580, the minimum of the CUDA 13.0 runtime (CUDART_VERSION 13000): the forward-compatible libcuda of $T/prep/compat goes first on LD_LIBRARY_PATH (data-centre GPUs only; the preflight's cuda driver line says whether it started)"
+	# a driver new enough
+	rm -r "$T/prep/compat"
+	FAKE_DRIVER=580.65.06 GPU_PREP="$T/prep" CUDA_HOME=/nonexistent PATH="$SMI:$BARE_PATH" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "PASS driver: driver 580.65.06, at least 580: runs the CUDA 13.0 runtime (CUDART_VERSION 13000) that leap's runner and the artifacts link"
+}
+
+@test "make check-gpu builds and prepares nothing first: it runs the script" {
+	run -0 make -n --no-print-directory -C "$ROOT" check-gpu
+	assert_output "bash tests/gpu/check-gpu.sh"
+}
+
+# toolless_path DIR: DIR holds links to the commands of /usr/local/bin, /usr/bin and /bin but
+# the compilers, linkers, make and jq (a GPU machine without a toolchain; the run brings jq).
+toolless_path() {
+	local f n
+	mkdir -p "$1"
+	for f in /usr/local/bin/* /usr/bin/* /bin/*; do
+		n=${f##*/}
+		case "$n" in
+		cc | c++ | cpp | gcc* | g++* | clang* | nvcc | make | ld | ld.* | as | *-linux-gnu-* | jq) continue ;;
+		esac
+		[ -e "$1/$n" ] || ln -s "$f" "$1/$n"
+	done
+}
+
+# start_rehearsal TREE OUT ENV...: check-gpu in TREE with ENV, in a session of its own (its id
+# in $T/pid, the background job's in $pid, no descriptor of bats's own), once its verify step
+# has started.
+start_rehearsal() {
+	local c=$1 out=$2
+	shift 2
+	(cd "$c" && env "$@" OUT="$out" setsid bash -c 'echo $$ >"$0"; exec bash tests/gpu/check-gpu.sh' "$T/pid" \
+		>"$T/run.log" 2>&1 3>&-) &
+	pid=$!
+	for _ in $(seq 240); do
+		grep -q '^step verify: started' "$out/check-gpu.txt" 2>/dev/null && break
+		sleep 0.5
+	done
+	grep -q '^step verify: started' "$out/check-gpu.txt"
+}
+
+@test "check-gpu rehearsed as a GPU session runs it: no toolchain, no rebuild, the report saved after every step, a kill included" {
+	skip_unless_nvcc
+	local c="$T/tree" out pid
+	# the tree a GPU session carries: the tracked files, bin/, libexec/ and the pack, prepared
+	# here (vector_add alone, for time); build/gpu/ itself does not travel
+	mkdir -p "$c"
+	(cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 tar cf - bin libexec build/gpu) | tar xf - -C "$c"
+	(cd "$c" && CHECK_GPU_TASKS=vector_add FAKE_GPUS="" PATH="$SMI:$PATH" bash tests/gpu/check-gpu.sh --prepare) >"$T/prepare.log" 2>&1
+	[ -f "$c/build/gpu-prep.tar.gz" ]
+	rm -rf "$c/build/gpu"
+	toolless_path "$T/path"
+	! PATH="$T/path" command -v cc
+	! PATH="$T/path" command -v make
+	! PATH="$T/path" command -v jq
+	local -a env=(LEAP_TEST_DEVICE="gpu NVIDIA H100 (rehearsal)" CHECK_GPU_TASKS=vector_add CUDA_HOME=/nonexistent
+		PATH="$T/path" CHECK_GPU_STUB_STEP=verify CHECK_GPU_STUB_CMD="sleep 600")
+	# killed from outside while a step runs, as the device call's limit kills its command (the
+	# whole process group, no clean-up possible): what it did so far is in $OUT
+	out="$T/out1"
+	start_rehearsal "$c" "$out" "${env[@]}"
+	kill -KILL -- "-$(cat "$T/pid")"
+	wait "$pid" || true
+	# the step's timeout has a process group of its own: the rest of the session goes too
+	pkill -KILL -s "$(cat "$T/pid")" || true
+	run cat "$out/check-gpu.txt"
+	assert_line "check-gpu: device: NVIDIA H100 (rehearsal)"
+	assert_line --regexp "^check-gpu: unpacked build/gpu-prep.tar.gz "
+	assert_line --regexp "^PASS setup: runner $c/libexec/leap-run-cuda, prepared $c/build/gpu/prep for sm_90a \(17 candidates\)"
+	refute_line --partial "preparing it here"
+	assert_line --regexp '^check-gpu: no context held \(holdctx: '
+	assert_line --regexp '^step verify: started, limit [0-9]+ s$'
+	refute_line --regexp '^check-gpu: [0-9]+ passed'
+	[ "$(jq -r .check "$out/check-gpu.jsonl" | tr '\n' ,)" = "driver,setup,preflight,cuBLAS and cuDNN: the artifacts' libraries found," ]
+	[ -s "$out/doctor.jsonl" ]
+	# nothing else comes back but, killed in the middle of a write, the file being written
+	[ -z "$(ls "$out" | grep -v -e '^check-gpu.txt$' -e '^check-gpu.jsonl$' -e '^doctor.jsonl$' -e '^records.jsonl$' -e '^stderr.txt$' -e '\.part$')" ]
+	# an artifact that loads a library this machine lacks: named with its task before the steps
+	mkdir -p "$T/gone"
+	echo 'int gone(void) { return 0; }' | cc -shared -fPIC -x c - -Wl,-soname,libleapgone.so.13 -o "$T/gone/libleapgone.so.13"
+	echo 'int gone(void); int f(void) { return gone(); }' |
+		cc -shared -fPIC -x c - -L"$T/gone" -l:libleapgone.so.13 -o "$c/build/gpu/prep/needs-gone.so"
+	rm -r "$T/gone"
+	jq -nc --arg a "$c/build/gpu/prep/needs-gone.so" '{task: "vector_add", gpu_check: "libraries", compile: {status: "ok", artifact: $a}}' \
+		>>"$c/build/gpu/prep/records.jsonl"
+	# a step that outlives its limit is killed by the run itself, which goes on to every check
+	out="$T/out2"
+	(cd "$c" && env "${env[@]}" DEADLINE=90 OUT="$out" bash tests/gpu/check-gpu.sh) >"$T/run2.log" 2>&1 || true
+	run cat "$out/check-gpu.txt"
+	assert_line --regexp "^FAIL cuBLAS and cuDNN: the artifacts' libraries found: not found: libleapgone.so.13 \(vector_add\) .*: those tasks' checks cannot pass$"
+	assert_line --regexp '^step verify: 0 lines in [0-9]+ s \(limit [0-9]+ s, killed at its limit of [0-9]+ s\)$'
+	assert_line --regexp '^FAIL wrong -> mismatch: wrong: no record \(step verify: killed at its limit of [0-9]+ s\)$'
+	assert_line --regexp '^check-gpu: [0-9]+ passed, [0-9]+ failed, 0 skipped in [0-9]+ s \(deadline 90 s\)$'
+	[ "$(jq -s length "$out/check-gpu.jsonl")" -eq "$(grep -cE '^(PASS|FAIL|SKIP) ' "$out/check-gpu.txt")" ]
 }

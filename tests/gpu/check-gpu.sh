@@ -2,22 +2,32 @@
 # check-gpu.sh - make check-gpu: the cuda backend end to end on a real GPU, within one deadline,
 # one line per check (PASS NAME: detail, FAIL NAME: detail, SKIP NAME (reason)) and a summary.
 #
-# A GPU is lent for minutes, once, on a machine that may lack nvcc, leap's build libraries and
-# any network: so everything the checks run is built beforehand (--prepare, `make gpu-prepare`,
-# here: the candidates by leap-compile in one batch, the references and baselines into the cache
-# they are looked up in, the event loop, the runtime libraries leap's programs load) into
-# build/gpu/prep, which travels with build/; the run builds nothing that is there (a content
-# stamp says so, not file times, which a copy does not keep). The run: the preflight (doctor.sh:
+# A GPU is lent for minutes, once, on a machine that may lack nvcc, make, leap's build libraries
+# and any network: so everything the checks run is built beforehand (--prepare, `make
+# gpu-prepare`, here: the candidates by leap-compile in one batch, the references and baselines
+# into the cache they are looked up in, the probes, the runtime libraries leap's programs load,
+# the toolkit's forward-compatible libcuda where it is there and small enough) into
+# build/gpu/prep, packed into build/gpu-prep.tar.gz, which travels with bin/ and libexec/; the
+# run (and --prepare too) unpacks it and builds nothing that is there (a content stamp says so,
+# not file times, which a copy does not keep). The run: the driver's version against the CUDA
+# runtime's minimum (before anything touches the device), the set-up, the preflight (doctor.sh:
 # the driver, the toolchain, what the sandbox can do here, and the options its fallbacks call
-# for), then five bounded steps, each one process over many records (leap-verify over every
-# verdict fixture, leap-verify --timeout 5 over the hang, leap-bench over the baselines and the
-# cheats, leap-bench --hot, the event loop), then the checks, which read the records those
-# steps wrote (JSON, with jq: never a line of stderr, where warnings come first), and
-# build/gpu/hostreg (the owner's page-locking, tests/gpu/hostreg.cu). Every step
-# runs under `timeout`, cut to what is left of the deadline (DEADLINE, 480 s).
+# for), the libraries the artifacts load (cuBLAS, cuDNN: not carried), a CUDA context held open
+# for the rest of the run (build/gpu/holdctx: no runner pays the driver's cold start, no device
+# setting changed), then seven bounded steps, each one process over many records or one probe
+# (leap-verify over every verdict fixture, leap-verify --timeout 5 over the hang, leap-bench
+# over the baselines and the cheats, leap-bench --hot, the event loop, build/gpu/bandwidth,
+# build/gpu/hostreg), then the checks, which read the records those steps wrote (JSON, with jq:
+# never a line of stderr, where warnings come first). Every step runs under `timeout`, cut to
+# what is left of the deadline (DEADLINE, 480 s). The report goes into $OUT as it is written
+# (after every check, and as every step starts and ends), so that a run killed at any point
+# still returns everything it did; told to stop (TERM, INT, HUP), it ends the step running and
+# the context holder first, and says so in the report.
 #
-# Checks: the set-up (a GPU visible but no cuda runner, or no prepared tree, is a FAIL); the
-# preflight; the arch the candidates were built for; the cuda runner's own fixes of issue 27
+# Checks: the driver (older than the runtime's minimum without a forward-compatible libcuda: the
+# first FAIL, naming both, and every later check skipped); the set-up (a GPU visible but no
+# cuda runner, no bin/, or no prepared tree, is a FAIL); the preflight; cuBLAS and cuDNN found;
+# the arch the candidates were built for; the cuda runner's own fixes of issue 27
 # (the copy role's guards and inputs, device memory shared by descriptor, the host regions
 # page-locked each on its own, a client's regions cleared between candidates, a candidate's
 # own context); each representative task's baseline
@@ -26,20 +36,24 @@
 # task), in a suite where its baseline's libraries are allowed; wrong -> mismatch; illegal
 # address -> runtime_error and the GPU usable after; hang -> timeout and usable after; side
 # stream, memoisation and deferred work earn no speedup (a cheat never timed does not pass);
-# the event loop's own flush makes an L2-resident read cold; leap-bench against that loop,
-# flushed at 2^26 and 2^21 floats, and --hot at 2^21; the flush leaves a 32 MiB read cold.
+# the event loop's own flush makes a read one L2 partition holds cold; leap-bench against that
+# loop, flushed at 2^26 and 2^20 floats, and --hot at 2^20; the flush leaves a 16 MiB read
+# cold; a read-only kernel does not outrun the copy the roofline's floor comes from.
 # Without a GPU every check says SKIP with the reason, exit 0. Exit 1 when a check fails.
 #
 # usage: tests/gpu/check-gpu.sh [--full]            the run
 #        tests/gpu/check-gpu.sh --prepare [--full]  build what the run needs (needs nvcc)
-# env: OUT       also write the report there: check-gpu.txt, check-gpu.jsonl (one record per
-#                check), records.jsonl (every record the steps wrote), stderr.txt, doctor.jsonl
+# env: OUT       also write the report there, as it goes: check-gpu.txt, check-gpu.jsonl (one
+#                record per check), records.jsonl (every record the steps wrote), stderr.txt,
+#                doctor.jsonl
 #      DEADLINE  seconds for the whole run (480); MAX_TIME per timing (2)
 #      GPU_PREP  the prepared tree (build/gpu/prep); GPU_ARCH the arch to prepare for (the
-#                visible GPU's, else sm_90a: an H100/H200); CHECK_GPU_TASKS the tasks to check
-#      LEAP_TEST_DEVICE, CHECK_GPU_REPLAY: test seams (tests/gpu.bats): the device probe's
-#                answer ("gpu NAME" or "none REASON"), and a directory of recorded step
-#                outputs read instead of running the steps.
+#                visible GPU's, else sm_90a: an H100/H200); CHECK_GPU_TASKS the tasks to check;
+#                COMPAT_MAX_MB the largest forward-compatible libcuda --prepare carries (64)
+#      LEAP_TEST_DEVICE, CHECK_GPU_REPLAY, CHECK_GPU_STUB_STEP with CHECK_GPU_STUB_CMD: test
+#                seams (tests/gpu.bats): the device probe's answer ("gpu NAME" or "none
+#                REASON"); a directory of recorded step outputs read instead of running the
+#                steps; a shell command run as the step named instead of its own.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$PWD
@@ -86,7 +100,7 @@ left() { echo $((DEADLINE - (SECONDS - START))); }
 # ---- preparing: everything the run needs, built here once ----
 
 # What --prepare makes, by version: bump it when prepare() makes something else.
-PREP_FORMAT=3
+PREP_FORMAT=4
 
 # The stamp of a prepared tree: what it was built from (sources, programs, selection, arch).
 stamp() {
@@ -117,6 +131,9 @@ record() {
 
 prepare() {
 	local nvcc arch want dev
+	# a carried pack first: what it holds is up to date if its stamp says so, and rebuilding it
+	# on a GPU machine that has nvcc costs minutes of the device's time
+	unpack
 	nvcc=$(gpu_nvcc_name)
 	if [ -z "$nvcc" ]; then
 		echo "check-gpu: --prepare skipped: nvcc not found (NVCC, CUDA_HOME/bin, PATH)"
@@ -139,10 +156,12 @@ prepare() {
 	rm -rf "$PREP"
 	mkdir -p "$PREP/suite" "$PREP/rt" || return 1
 	for t in $TASKS; do suite_task "$t" "$t" .; done
-	# the L2 checks: vector_add on 2^21 floats (24 MiB: in an H100's or H200's L2), row_sum
-	# reading 32 MiB
-	suite_task vector_add vector_add_l2 '.bench = {n: 2097152}'
-	suite_task row_sum row_sum_l2 '.bench = {rows: 2048, cols: 4096}'
+	# the L2 checks at sizes one partition of the L2 holds (an H100's 50 MB are two partitions
+	# of 25 MB; a line is cached in the partition near the SMs that read it, so a working set
+	# larger than one partition need not stay): vector_add on 2^20 floats (12 MiB), row_sum
+	# reading 16 MiB
+	suite_task vector_add vector_add_l2 '.bench = {n: 1048576}'
+	suite_task row_sum row_sum_l2 '.bench = {rows: 1024, cols: 4096}'
 	{
 		for t in $TASKS; do record baseline "$t" tasks/"$t"/baseline.cu; done
 		record l2 vector_add_l2 tasks/vector_add/baseline.cu
@@ -186,21 +205,46 @@ prepare() {
 		*) cp -L "$lib" "$PREP/rt/" ;;
 		esac
 	done
-	printf 'NVCC=%s\nCC=%s\nPREP_ARCH=%s\n' "$nvcc" "$CC" "$arch" >"$PREP/env"
+	# the CUDA runtime everything links (the runner, the artifacts: statically), whose minimum
+	# driver the run compares with the device's before any step
+	local inc cudart
+	inc=$(dirname "$(readlink -f "$(command -v "$nvcc")")")/../include
+	cudart=$(sed -n 's/^#define CUDART_VERSION *\([0-9][0-9]*\).*/\1/p' "$inc/cuda_runtime_api.h" 2>/dev/null | head -1)
+	compat
+	printf 'NVCC=%s\nCC=%s\nPREP_ARCH=%s\nCUDART=%s\n' "$nvcc" "$CC" "$arch" "$cudart" >"$PREP/env"
 	echo "$want" >"$PREP/stamp"
 	# one compressed file to carry to the GPU machine (the artifacts are mostly the static
 	# CUDA runtime: a third of their size), with the probes and the event loop
 	pack
-	echo "check-gpu: prepared $PREP in $((SECONDS - t0)) s: $(wc -l <"$PREP/records.jsonl") candidates for $arch ($TASKS), $(wc -l <"$PREP/trusted.txt") trusted artifacts, $(du -sh "$PREP" | cut -f1); to carry: $PACK ($(du -sh "$PACK" 2>/dev/null | cut -f1))"
+	echo "check-gpu: prepared $PREP in $((SECONDS - t0)) s: $(wc -l <"$PREP/records.jsonl") candidates for $arch ($TASKS), $(wc -l <"$PREP/trusted.txt") trusted artifacts, CUDA runtime ${cudart:-unknown}, $(du -sh "$PREP" | cut -f1); to carry: $PACK ($(du -sh "$PACK" 2>/dev/null | cut -f1)); forward-compatible driver: $COMPAT_NOTE"
+}
+
+# compat: the toolkit's forward-compatible driver library (cuda-compat: libcuda.so.* in
+# $CUDA_HOME/compat) copied into $PREP/compat, for a machine whose driver is older than the
+# runtime's minimum; only where it is there and at most COMPAT_MAX_MB (64: the travelling tree
+# is 64 MiB in all, and the pack compresses it), else the run's driver check FAILs naming both
+# versions.
+compat() {
+	local dir=${CUDA_HOME:-/usr/local/cuda}/compat mb
+	COMPAT_NOTE="no $dir here (the cuda-compat package)"
+	[ -e "$dir/libcuda.so.1" ] || return 0
+	mb=$(du -smL "$dir" 2>/dev/null | cut -f1)
+	if [ "${mb:-0}" -gt "${COMPAT_MAX_MB:-64}" ]; then
+		COMPAT_NOTE="$dir is $mb MB, over COMPAT_MAX_MB (${COMPAT_MAX_MB:-64}): not carried"
+		return 0
+	fi
+	mkdir -p "$PREP/compat" && cp -L "$dir"/lib*.so* "$PREP/compat/" && COMPAT_NOTE="$dir carried ($mb MB)"
 }
 
 # pack: $PACK, what a GPU machine needs of build/gpu (the prepared tree, the probes, the event
 # loop) in one file; the run unpacks it where $PREP is missing.
 PACK=${GPU_PACK:-build/gpu-prep.tar.gz}
+# the programs of build/gpu the run starts (make gpu-tools); those built with nvcc may be missing
+GPU_TOOLS="build/gpu/probe build/gpu/holdctx build/gpu/eventloop build/gpu/hostreg build/gpu/bandwidth"
 pack() {
 	local rel=${PREP#"$ROOT"/} tools=()
 	[[ "$rel" == /* ]] && return 0 # a prepared tree outside the repository is not packed
-	for f in build/gpu/probe build/gpu/eventloop build/gpu/hostreg; do [ -x "$f" ] && tools+=("$f"); done
+	for f in $GPU_TOOLS; do [ -x "$f" ] && tools+=("$f"); done
 	tar czf "$PACK.tmp" "$rel" "${tools[@]}" && mv "$PACK.tmp" "$PACK"
 }
 
@@ -208,7 +252,8 @@ pack() {
 pack_stale() {
 	local rel=${PREP#"$ROOT"/}
 	[[ "$rel" != /* ]] || return 1
-	[ ! -f "$PACK" ] || [ -n "$(find "$rel" build/gpu/probe build/gpu/eventloop build/gpu/hostreg -newer "$PACK" 2>/dev/null | head -1)" ]
+	# shellcheck disable=SC2086 # a list of paths without spaces
+	[ ! -f "$PACK" ] || [ -n "$(find "$rel" $GPU_TOOLS -newer "$PACK" 2>/dev/null | head -1)" ]
 }
 
 unpack() {
@@ -226,6 +271,7 @@ fi
 # ---- the run ----
 
 npass=0 nfail=0 nskip=0
+STEPS="verify hang bench hot eventloop bandwidth hostreg" # in the order they run
 why="" # the reason every GPU check is skipped, or ""
 VOPTS=() BOPTS=() # the fallbacks' options each program takes
 declare -A STEP_NOTE=()
@@ -252,6 +298,7 @@ check() {
 	[ $res = SKIP ] && detail=$why
 	jq -n 1 >/dev/null 2>&1 &&
 		jq -nc --arg c "$name" --arg r "$res" --arg d "$detail" '{check: $c, result: $r, detail: $d}' >>"$W/checks.jsonl"
+	save checks
 }
 
 # bounded STEP CAP CMD...: runs CMD (stdout to $W/STEP.jsonl, stderr to $W/STEP.err) under
@@ -275,13 +322,25 @@ bounded() {
 		echo "step $step: replayed from $CHECK_GPU_REPLAY"
 		return 0
 	fi
-	timeout -k 5 "$t" "$@" >"$W/$step.jsonl" 2>"$W/$step.err"
+	# CHECK_GPU_STUB_STEP, CHECK_GPU_STUB_CMD: a test seam (tests/gpu.bats), a shell command run
+	# as that step instead of its own (a step that hangs, to kill the run inside it)
+	[ "$step" = "${CHECK_GPU_STUB_STEP:-}" ] && set -- bash -c "$CHECK_GPU_STUB_CMD"
+	echo "step $step: started, limit $t s"
+	STEP_NOTE[$step]="killed while running (the run ended inside it)"
+	save
+	# in the background, so that a signal to the run reaches the trap (stopped) at once; timeout
+	# makes a process group of its own, which a signal to the run's group does not reach
+	timeout -k 5 "$t" "$@" >"$W/$step.jsonl" 2>"$W/$step.err" &
+	STEP_PID=$!
+	wait "$STEP_PID"
 	rc=$?
+	STEP_PID=""
 	case $rc in
 	124 | 137) STEP_NOTE[$step]="killed at its limit of $t s" ;;
 	*) STEP_NOTE[$step]="exit $rc" ;;
 	esac
 	echo "step $step: $(wc -l <"$W/$step.jsonl") lines in $((SECONDS - t0)) s (limit $t s, ${STEP_NOTE[$step]})"
+	save
 	return $rc
 }
 
@@ -313,6 +372,14 @@ setup() {
 		detail="replaying the recorded outputs in $CHECK_GPU_REPLAY"
 		return 0
 	fi
+	local p
+	for p in bin/leap-verify bin/leap-bench; do
+		if [ ! -x "$p" ]; then
+			detail="$p is not here: the run builds nothing (no make on a GPU machine); bring bin/ built where leap was built (bench/README.md section 4)"
+			why="leap's programs are missing"
+			return 1
+		fi
+	done
 	if [ ! -x "$LIBEXEC/leap-run-cuda" ]; then
 		detail="a GPU is visible, but $LIBEXEC/leap-run-cuda is not built (nvcc was not found when leap was built: build where NVCC, CUDA_HOME or PATH finds it, and bring libexec/)"
 		why="the cuda runner is missing"
@@ -321,7 +388,7 @@ setup() {
 	runtime || return 1 # before anything runs leap or jq, a preparation here included
 	if [ ! -f "$PREP/stamp" ] || [ "$(cat "$PREP/stamp")" != "$(stamp "$(sed -n 's/^PREP_ARCH=//p' "$PREP/env" 2>/dev/null)" "$(sed -n 's/^NVCC=//p' "$PREP/env" 2>/dev/null)")" ]; then
 		if [ -z "$(gpu_nvcc_name)" ]; then
-			detail="$PREP is missing or was prepared from other sources or programs, and there is no nvcc here to prepare it (run make gpu-prepare where leap was built, and bring build/)"
+			detail="$PREP is missing or was prepared from other sources or programs, and there is no nvcc here to prepare it (run make gpu-prepare where leap was built, and bring $PACK)"
 			why="the run is not prepared"
 			return 1
 		fi
@@ -339,6 +406,129 @@ setup() {
 	set +a
 	export LEAP_CACHE=$PREP/cache
 	detail="runner $LIBEXEC/leap-run-cuda, prepared $PREP for $PREP_ARCH ($(wc -l <"$PREP/records.jsonl") candidates), NVCC named $NVCC"
+}
+
+# The driver against the CUDA runtime that leap's runner and the prepared artifacts link (the
+# prepared tree's env names it), before any step: a driver older than the minimum of the
+# runtime's major version fails every CUDA call. Where it is older, a forward-compatible
+# libcuda (cuda-compat: the prepared tree's compat/, else this machine's toolkit's) goes first
+# on LD_LIBRARY_PATH, which the runners' minimal root shows; without one this is the run's
+# first FAIL, naming both versions, and every later check is skipped with that reason.
+driver() {
+	local drv rt need rtname cdir
+	drv=$(gpu_driver_version)
+	rt=$(sed -n 's/^CUDART=//p' "$PREP/env" 2>/dev/null)
+	if [ -z "$rt" ]; then
+		detail="driver ${drv:-unknown}, not compared: $PREP/env names no CUDA runtime (not prepared, or prepared before it did)"
+		return 0
+	fi
+	need=$(gpu_min_driver "$rt")
+	rtname="CUDA $((rt / 1000)).$((rt % 1000 / 10)) runtime (CUDART_VERSION $rt)"
+	if [ -z "$drv" ] || [ -z "$need" ]; then
+		detail="driver ${drv:-unknown}, the $rtname needs ${need:-an unknown minimum}: not compared here (no version read); leap's programs compare them at their first CUDA call"
+		return 0
+	fi
+	if [ "${drv%%.*}" -ge "$need" ]; then
+		detail="driver $drv, at least $need: runs the $rtname that leap's runner and the artifacts link"
+		return 0
+	fi
+	for cdir in "$PREP/compat" "${CUDA_HOME:-/usr/local/cuda}/compat"; do
+		if [ -e "$cdir/libcuda.so.1" ]; then
+			export LD_LIBRARY_PATH=$cdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+			detail="driver $drv is older than $need, the minimum of the $rtname: the forward-compatible libcuda of $cdir goes first on LD_LIBRARY_PATH (data-centre GPUs only; the preflight's cuda driver line says whether it started)"
+			return 0
+		fi
+	done
+	detail="driver $drv is older than $need, the minimum of the $rtname that leap's runner and the prepared artifacts link, and no forward-compatible libcuda (cuda-compat) was carried or is here: every CUDA step would fail (run where the driver is at least $need, or build and prepare with a CUDA $(gpu_driver_cuda "$drv").x toolkit)"
+	why="driver $drv is older than $need, the CUDA runtime's minimum"
+	return 1
+}
+
+# The libraries the prepared artifacts load, found before the steps that need them: cuBLAS and
+# cuDNN are linked dynamically and not carried (cuBLASLt alone is over 500 MB), so each
+# artifact's loader answer (ldd) is read; a library it does not find is looked for where GPU
+# machines keep one (a CUDA toolkit, Python's nvidia wheels, /opt), and its directory goes
+# first on LD_LIBRARY_PATH, which the runners' minimal root shows. FAIL names each library
+# still missing and the tasks whose artifacts need it (their checks cannot pass).
+libraries() {
+	command -v ldd >/dev/null || {
+		detail="no ldd here: the artifacts' libraries are not looked for before the steps"
+		return 0
+	}
+	local arts=$W/artifacts t a so dir found=() missing=()
+	{
+		jq -r '"\(.task) \(.compile.artifact)"' "$PREP/records.jsonl"
+		awk '{ print $1, $3 }' "$PREP/trusted.txt"
+	} 2>/dev/null | sort -u >"$arts"
+	for so in $(lib_missing "$arts" | awk '{ print $2 }' | sort -u); do
+		dir=$(timeout 20 find /usr/local /usr/lib /opt /root /home -name "$so" -not -path '*/stubs/*' 2>/dev/null | head -1)
+		[ -n "$dir" ] && dir=$(dirname "$dir") && export LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} &&
+			echo "check-gpu: $so found in $dir, not where the loader looks: first on LD_LIBRARY_PATH"
+	done
+	while read -r t so; do missing+=("$so ($t)"); done < <(lib_missing "$arts" | sort -u)
+	while read -r t a; do
+		[[ "$a" == /* ]] || a=$ROOT/$a
+		found+=("$(ldd "$a" 2>/dev/null | awk -v t="$t" '$1 ~ /^lib(cublas|cublasLt|cudnn)/ && $3 ~ /^\// { print $1 " (" t "): " $3 }')")
+	done <"$arts"
+	local have
+	have=$(printf '%s\n' "${found[@]}" | sed '/^$/d' | sort -u | tr '\n' ';' | sed 's/;$//; s/;/; /g')
+	if [ ${#missing[@]} -gt 0 ]; then
+		detail="not found: ${missing[*]} (the loader's places, LD_LIBRARY_PATH, /usr/local, /usr/lib, /opt, /root, /home): those tasks' checks cannot pass${have:+; found: $have}"
+		return 1
+	fi
+	detail="$(wc -l <"$arts") artifacts load: ${have:-no cuBLAS nor cuDNN needed}"
+}
+
+# lib_missing FILE: "TASK SONAME" for each library the loader does not find for an artifact of
+# FILE ("TASK ARTIFACT" lines).
+lib_missing() {
+	local t a
+	while read -r t a; do
+		[[ "$a" == /* ]] || a=$ROOT/$a
+		ldd "$a" 2>/dev/null | awk -v t="$t" '/not found/ { print t, $1 }'
+	done <"$1"
+}
+
+# hold_context: build/gpu/holdctx keeps a CUDA context open for the rest of the run, so that
+# with persistence mode off the driver stays initialised between runners and none pays a cold
+# start (seconds each, 21 runners in the verify step alone); it changes no device setting and
+# ends with the run (killed at the end; its parent's death and the deadline end it too).
+# Started after the preflight, which makes /dev/nvidia-uvm before anything takes the device
+# list, and only in the Default compute mode (in an exclusive mode its context would lock the
+# runners out). Whatever keeps it from holding one costs only its line.
+HOLD_PID=""
+hold_context() {
+	local cm
+	[ -n "${CHECK_GPU_REPLAY:-}" ] && return 0
+	if [ ! -x build/gpu/holdctx ]; then
+		echo "check-gpu: no context held: build/gpu/holdctx is not built (make gpu-tools): each runner may pay a cold start"
+		return 0
+	fi
+	cm=$(gpu_smi compute_mode)
+	if [ -n "$cm" ] && [ "$cm" != Default ]; then
+		echo "check-gpu: no context held: compute mode $cm (a context held would lock the runners out)"
+		return 0
+	fi
+	build/gpu/holdctx "$(($(left) > 1 ? $(left) : 1))" >"$W/holdctx.out" 2>&1 &
+	HOLD_PID=$!
+	for _ in $(seq 60); do # 30 s at most: a cold first context takes seconds
+		[ -s "$W/holdctx.out" ] || ! kill -0 "$HOLD_PID" 2>/dev/null && break
+		sleep 0.5
+	done
+	if grep -q '^holdctx: holding' "$W/holdctx.out" && kill -0 "$HOLD_PID" 2>/dev/null; then
+		echo "check-gpu: $(head -1 "$W/holdctx.out") (pid $HOLD_PID, until the run ends)"
+	else
+		echo "check-gpu: no context held ($(head -1 "$W/holdctx.out" 2>/dev/null)): each runner may pay a cold start"
+		release_context
+	fi
+}
+
+# release_context: ends the context holder, if one runs.
+release_context() {
+	[ -n "$HOLD_PID" ] || return 0
+	kill "$HOLD_PID" 2>/dev/null
+	wait "$HOLD_PID" 2>/dev/null
+	HOLD_PID=""
 }
 
 # leap's programs (and jq) must load: what the build machine had and this one lacks comes from
@@ -371,6 +561,18 @@ runtime() {
 		return 1
 	fi
 	echo "check-gpu: leap's programs load with what $USED holds: $(ls "$USED" | tr '\n' ' ')"
+}
+
+# early_jq: jq from the prepared tree, where this machine has none, before the first check
+# (whose JSON line needs it; runtime() below sees to leap's programs).
+early_jq() {
+	local e
+	jq -n 1 >/dev/null 2>&1 || [ ! -x "$PREP/bin/jq" ] && return 0
+	mkdir -p "$USED" && cp "$PREP/bin/jq" "$USED/" || return 0
+	for e in $(ldd "$USED/jq" 2>/dev/null | awk '/not found/ { print $1 }'); do
+		cp "$PREP/rt/$e" "$USED/" 2>/dev/null
+	done
+	export PATH=$USED:$PATH LD_LIBRARY_PATH=$USED${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 }
 
 # The doctor's findings; a failure there is a check failure. Its fallbacks' options are handed
@@ -556,13 +758,14 @@ loop() {
 	jq -r --argjson n "$1" "select(.n == \$n) | .$2" "$W/eventloop.jsonl" 2>/dev/null | head -1
 }
 
-# The event loop's flushed median is a cold one: at 2^21 floats (in the L2) clearly above the
-# hot one; otherwise comparing leap-bench's flush with it says nothing.
+# The event loop's flushed median is a cold one: at 2^20 floats (12 MiB, which one partition of
+# the L2 holds) clearly above the hot one; otherwise comparing leap-bench's flush with it says
+# nothing.
 loop_l2() {
 	local c h fits
-	c=$(loop 2097152 flushed_ms) h=$(loop 2097152 hot_ms) fits=$(loop 2097152 fits_l2)
+	c=$(loop 1048576 flushed_ms) h=$(loop 1048576 hot_ms) fits=$(loop 1048576 fits_l2)
 	[ -z "$c" ] && { detail="$(missing eventloop)"; return 1; }
-	detail="2^21 floats ($(loop 2097152 bytes) bytes, L2 $(loop 2097152 l2_bytes) bytes, fits: $fits): flushed ${c} ms, hot ${h} ms"
+	detail="2^20 floats ($(loop 1048576 bytes) bytes, L2 $(loop 1048576 l2_bytes) bytes, one partition holds it: $fits): flushed ${c} ms, hot ${h} ms"
 	[ "$fits" = true ] && awk -v c="$c" -v h="$h" 'BEGIN { exit !(c > 1.2 * h) }'
 }
 
@@ -582,16 +785,32 @@ near() {
 	awk -v d="$d" -v p="$6" 'BEGIN { exit !(d < p) }'
 }
 
-# row_sum over 2048 x 4096 floats (a 32 MiB read, in an H100's or H200's L2), flushed and
-# --hot: the flushed median must be clearly the slower.
+# row_sum over 1024 x 4096 floats (a 16 MiB read, which one partition of an H100's or H200's
+# L2 holds), flushed and --hot: the flushed median must be clearly the slower.
 l2_cold() {
 	local cold hot
 	cold=$(get bench l2 row_sum_l2 "" '.bench.median_ms // empty')
 	hot=$(get hot l2 row_sum_l2 "" '.bench.median_ms // empty')
-	detail="32 MiB row_sum: flushed ${cold:-?} ms, --hot ${hot:-?} ms"
+	detail="16 MiB row_sum: flushed ${cold:-?} ms, --hot ${hot:-?} ms"
 	[ -z "$cold" ] && detail+="; flushed: $(missing bench)"
 	[ -z "$hot" ] && detail+="; --hot: $(missing hot)"
 	[ -n "$cold" ] && [ -n "$hot" ] && awk -v c="$cold" -v h="$hot" 'BEGIN { exit !(c > 1.2 * h) }'
+}
+
+# The roofline's floor is the bandwidth of a device-to-device copy (runner/cuda.cu, rb_probe:
+# read and write); a kernel that mostly reads can move bytes faster than that on HBM3, and then
+# shows a roofline above 1. build/gpu/bandwidth measures both as the runner does (512 MiB,
+# clocks warmed, the best of 5): the read-only rate within 5% of the copy's, or the floor is
+# too low for read-mostly kernels (the detail gives both figures for the fix).
+read_floor() {
+	local b copy rd
+	b=$(jq -r '"\(.copy_gbs // "-") \(.read_gbs // "-")"' "$W/bandwidth.jsonl" 2>/dev/null | head -1)
+	[ -z "$b" ] && { detail=$(missing bandwidth); return 1; }
+	read -r copy rd <<<"$b"
+	detail="copy ${copy} GB/s (read + write, the roofline's peak), read-only ${rd} GB/s"
+	[ "$copy" != - ] && [ "$rd" != - ] || return 1
+	detail+=", ratio $(awk -v c="$copy" -v r="$rd" 'BEGIN { printf "%.3f", r / c }')"
+	awk -v c="$copy" -v r="$rd" 'BEGIN { exit !(r <= 1.05 * c) }'
 }
 
 # ---- the steps ----
@@ -605,7 +824,7 @@ run_steps() {
 	# every verdict fixture in one leap-verify; the illegal address last but one, then a
 	# correct candidate: is the GPU still usable?
 	jq -c 'select(.gpu_check != "hang" and .gpu_check != "after_hang")' "$recs" >"$W/verify.in"
-	bounded verify 150 leap-verify "${common[@]}" "${VOPTS[@]}" "$W/verify.in"
+	bounded verify 180 leap-verify "${common[@]}" "${VOPTS[@]}" "$W/verify.in"
 	jq -c 'select(.gpu_check == "hang" or .gpu_check == "after_hang")' "$recs" >"$W/hang.in"
 	bounded hang 60 leap-verify "${common[@]}" "${VOPTS[@]}" --timeout 5 "$W/hang.in"
 	# the baselines against themselves, the cheats, and the L2 sizes, in one leap-bench
@@ -616,10 +835,16 @@ run_steps() {
 	jq -c 'select(.gpu_check == "l2")' "$W/verify.jsonl" >"$W/hot.in"
 	bounded hot 60 leap-bench "${common[@]}" "${BOPTS[@]}" --hot --max-time "$MAX_TIME" --target-ci 0.02 "$W/hot.in"
 	if [ -x build/gpu/eventloop ] || [ -n "${CHECK_GPU_REPLAY:-}" ]; then
-		bounded eventloop 60 build/gpu/eventloop 67108864 2097152
+		bounded eventloop 60 build/gpu/eventloop 67108864 1048576
 	else
 		STEP_NOTE[eventloop]="build/gpu/eventloop is not built (no nvcc where leap was built)"
 		: >"$W/eventloop.jsonl"
+	fi
+	if [ -x build/gpu/bandwidth ] || [ -n "${CHECK_GPU_REPLAY:-}" ]; then
+		bounded bandwidth 30 build/gpu/bandwidth
+	else
+		STEP_NOTE[bandwidth]="build/gpu/bandwidth is not built (no nvcc where leap was built)"
+		: >"$W/bandwidth.jsonl"
 	fi
 	if [ -x build/gpu/hostreg ] || [ -n "${CHECK_GPU_REPLAY:-}" ]; then
 		bounded hostreg 30 build/gpu/hostreg
@@ -629,14 +854,36 @@ run_steps() {
 	fi
 }
 
+# stopped SIGNAL: the run was told to end (the device call's limit, ^C): the step running and
+# the context holder end too, the report so far is saved, and the run ends saying so.
+STEP_PID=""
+stopped() {
+	local line="check-gpu: stopped by SIG$1 after $((SECONDS - START)) s: the report holds everything until then"
+	# tee may have been stopped by the same signal: a write to it must not end this first
+	trap '' PIPE
+	trap - TERM INT HUP
+	[ -n "$STEP_PID" ] && kill -TERM "$STEP_PID" 2>/dev/null && wait "$STEP_PID" 2>/dev/null
+	release_context
+	save
+	# the line goes into the report itself (tee writes nothing more: main prints nothing else)
+	[ -n "${OUT:-}" ] && echo "$line" >>"$OUT/check-gpu.txt"
+	echo "$line" 2>/dev/null
+	exit 143
+}
+
 main() {
 	local dev
+	trap 'stopped TERM' TERM
+	trap 'stopped INT' INT
+	trap 'stopped HUP' HUP
 	echo "check-gpu: $(date -u +%Y-%m-%dT%H:%M:%SZ), deadline $DEADLINE s, MAX_TIME $MAX_TIME s, tasks: $TASKS"
 	dev=$(gpu_device)
 	[ -n "${CHECK_GPU_REPLAY:-}" ] && [ -z "${LEAP_TEST_DEVICE:-}" ] && dev="gpu (replayed)"
 	[ "${dev%% *}" = gpu ] || why=${dev#none }
 	echo "check-gpu: device: ${dev#* }"
 	unpack
+	early_jq
+	[ -z "${CHECK_GPU_REPLAY:-}" ] && check "driver" driver
 	check "setup" setup
 	echo "check-gpu: preflight (tests/gpu/doctor.sh)"
 	if [ -n "${CHECK_GPU_REPLAY:-}" ]; then
@@ -645,11 +892,15 @@ main() {
 	else
 		DOCTOR_JSON=$W/doctor.jsonl timeout $(($(left) > 100 ? 90 : $(left) / 2)) bash tests/gpu/doctor.sh 2>&1 | sed 's/^/  /'
 	fi
+	save
 	check "preflight" preflight
+	[ -z "${CHECK_GPU_REPLAY:-}" ] && check "cuBLAS and cuDNN: the artifacts' libraries found" libraries
 	if [ -z "$why" ]; then
+		hold_context
 		run_steps
+		release_context
 	else
-		echo "step verify, hang, bench, hot, eventloop, hostreg: not run ($why)"
+		echo "step ${STEPS// /, }: not run ($why)"
 	fi
 	check "env arch" env_arch
 	for t in $TASKS; do
@@ -668,33 +919,50 @@ main() {
 	check "a guard damaged while timed is blamed once, then cleared" overrun_once
 	check "own context, popped: no pass, no unearned speedup" own_context_popped
 	check "own context, left current: waited for" own_context_current
-	check "event loop: its flush makes an L2-resident read cold" loop_l2
+	check "event loop: its flush makes a read one L2 partition holds cold" loop_l2
 	check "leap-bench vs a CUDA-event loop within 5% (2^26 floats, flushed)" near bench baseline vector_add 67108864 flushed_ms 5
-	check "leap-bench vs a CUDA-event loop within 5% (2^21 floats, flushed)" near bench l2 vector_add_l2 2097152 flushed_ms 5
-	check "leap-bench --hot vs the event loop's hot median within 10% (2^21 floats)" near hot l2 vector_add_l2 2097152 hot_ms 10
-	check "L2 flush leaves a 32 MiB read cold" l2_cold
+	check "leap-bench vs a CUDA-event loop within 5% (2^20 floats, flushed)" near bench l2 vector_add_l2 1048576 flushed_ms 5
+	check "leap-bench --hot vs the event loop's hot median within 10% (2^20 floats)" near hot l2 vector_add_l2 1048576 hot_ms 10
+	check "L2 flush leaves a 16 MiB read cold" l2_cold
+	check "roofline floor: a read-only kernel does not outrun the copy" read_floor
 	echo "check-gpu: $npass passed, $nfail failed, $nskip skipped in $((SECONDS - START)) s (deadline $DEADLINE s)"
 	[ "$nfail" -eq 0 ]
 }
 
-# The report, and what the steps wrote, into $OUT (at most five files).
+# save [checks]: the report so far into $OUT (five files: check-gpu.txt, which tee writes as it
+# goes, check-gpu.jsonl, doctor.jsonl, records.jsonl, stderr.txt), after every check and every
+# step's start and end, so that a run killed at any point (the device call's limit, a step
+# that outlives its own) returns everything it did. Each file is written beside its name and
+# renamed, never left half-written; `checks` saves the checks' file alone (the steps' files
+# change only with a step).
 save() {
 	[ -n "${OUT:-}" ] || return 0
-	mkdir -p "$OUT"
-	cp "$W/report.txt" "$OUT/check-gpu.txt"
-	cp "$W/checks.jsonl" "$OUT/check-gpu.jsonl" 2>/dev/null || : >"$OUT/check-gpu.jsonl"
-	cp "$W/doctor.jsonl" "$OUT/doctor.jsonl" 2>/dev/null || : >"$OUT/doctor.jsonl"
+	put check-gpu.jsonl <"$W/checks.jsonl"
+	[ "${1:-}" = checks ] && return 0
+	[ -f "$W/doctor.jsonl" ] && put doctor.jsonl <"$W/doctor.jsonl"
 	local s
-	: >"$OUT/records.jsonl"
-	: >"$OUT/stderr.txt"
-	for s in verify hang bench hot eventloop hostreg; do
-		[ -f "$W/$s.jsonl" ] && jq -c --arg s "$s" '. + {gpu_step: $s}' "$W/$s.jsonl" >>"$OUT/records.jsonl" 2>/dev/null
-		[ -s "$W/$s.err" ] && { echo "== $s"; cat "$W/$s.err"; } >>"$OUT/stderr.txt"
-	done
+	for s in $STEPS; do
+		[ -f "$W/$s.jsonl" ] && jq -c --arg s "$s" '. + {gpu_step: $s}' "$W/$s.jsonl" 2>/dev/null
+	done | put records.jsonl
+	for s in $STEPS; do
+		[ -s "$W/$s.err" ] && { echo "== $s"; cat "$W/$s.err"; }
+	done | put stderr.txt
+}
+
+# put NAME: stdin into $OUT/NAME, through a file beside it renamed at the end.
+put() {
+	cat >"$OUT/$1.part" && mv -f "$OUT/$1.part" "$OUT/$1"
 }
 
 : >"$W/checks.jsonl"
-main 2>&1 | tee "$W/report.txt"
+if [ -n "${OUT:-}" ]; then
+	mkdir -p "$OUT" || exit 2
+	rm -f "$OUT"/*.part
+fi
+# tee writes the report into $OUT as it goes: lines printed before a kill are there. A signal
+# is main's to handle (stopped); this shell waits for it, and $W stays until it has saved.
+trap : TERM INT HUP
+main 2>&1 | tee "$W/report.txt" ${OUT:+"$OUT/check-gpu.txt"}
 rc=${PIPESTATUS[0]}
 save
 exit $rc

@@ -123,6 +123,30 @@ toolchain() {
 			done
 		fi
 	fi
+	if [ -z "${inc:-}" ]; then vendor_libs; fi
+}
+
+# vendor_libs: cuBLAS and cuDNN where there is no nvcc (a GPU machine running a tree built
+# elsewhere): the tasks whose baselines call them need their libraries, not their headers, and
+# check-gpu does not carry them. The loader's cache, then LD_LIBRARY_PATH.
+vendor_libs() {
+	local spec so what d p llp=${LD_LIBRARY_PATH:-}
+	for spec in "libcublas.so cuBLAS" "libcudnn.so cuDNN"; do
+		read -r so what <<<"$spec"
+		p=$({ ldconfig -p 2>/dev/null || true; } | awk -v s="$so." 'index($1, s) == 1 { print $NF; exit }')
+		if [ -z "$p" ]; then
+			for d in ${llp//:/ }; do
+				p=$(ls "$d/$so".* 2>/dev/null | head -1)
+				[ -n "$p" ] && break
+			done
+		fi
+		if [ -n "$p" ]; then
+			say ok "$what" "$p (no nvcc here: the library alone, which is all a prepared run needs)"
+		else
+			say fallback "$what" "no $so.* where the loader looks (its cache, LD_LIBRARY_PATH)" \
+				"the tasks whose baseline calls $what (baseline_libraries) cannot be timed here unless it is installed; check-gpu looks further before its steps"
+		fi
+	done
 }
 
 # The built programs load here (the machine that runs a tree built elsewhere may lack their

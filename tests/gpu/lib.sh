@@ -48,3 +48,31 @@ gpu_arch_of() {
 	*) echo "" ;;
 	esac
 }
+
+# gpu_driver_version: the NVIDIA driver's version ("580.65.06"): nvidia-smi's, else the kernel
+# module's (/proc/driver/nvidia/version, where nvidia-smi is missing); "" when neither says.
+gpu_driver_version() {
+	local v
+	v=$(gpu_smi driver_version)
+	[ -z "$v" ] && [ -r /proc/driver/nvidia/version ] &&
+		v=$(sed -n 's/.*Kernel Module *\([0-9][0-9.]*\).*/\1/p' /proc/driver/nvidia/version | head -1)
+	echo "$v"
+}
+
+# gpu_min_driver CUDART_VERSION: the oldest driver branch that runs that CUDA runtime (NVIDIA's
+# minor version compatibility table, as lib/backend/gpu.c leap_gpu_min_driver has it); "" when
+# unknown.
+gpu_min_driver() {
+	case $(($1 / 1000)) in
+	11) echo 450 ;;
+	12) echo 525 ;;
+	13) echo 580 ;;
+	*) echo "" ;;
+	esac
+}
+
+# gpu_driver_cuda DRIVER: the newest CUDA major version a driver branch runs (the same table).
+gpu_driver_cuda() {
+	local m=${1%%.*}
+	if [ "$m" -ge 580 ]; then echo 13; elif [ "$m" -ge 525 ]; then echo 12; elif [ "$m" -ge 450 ]; then echo 11; else echo 10; fi
+}
