@@ -464,7 +464,7 @@ static double call_bound(const struct leap_verifier *v, const struct leap_vcache
 	if (v->o.slow <= 0)
 		return 0;
 	double bound = v->o.slow * vc->ref_s[ci] + v->o.slow_floor;
-	return bound + (b == LEAP_BACKEND_CUDA && first ? LEAP_VERIFY_CUDA_FIRST : 0);
+	return bound + (!leap_backend_has(b, LEAP_BK_HOST) && first ? LEAP_VERIFY_CUDA_FIRST : 0);
 }
 
 /* The longest the candidate's load may take (its constructors and static initializers run
@@ -475,7 +475,7 @@ static double load_bound(const struct leap_verifier *v, enum leap_backend b)
 {
 	if (v->o.slow <= 0)
 		return 0;
-	return v->o.slow_floor + (b == LEAP_BACKEND_CUDA ? LEAP_VERIFY_CUDA_FIRST : 0);
+	return v->o.slow_floor + (!leap_backend_has(b, LEAP_BK_HOST) ? LEAP_VERIFY_CUDA_FIRST : 0);
 }
 
 /* Runs one call of case d (slot 0, staged) in s within `bound` seconds (call_bound; the
@@ -503,7 +503,7 @@ static int bounded_call(struct leap_session *s, const struct leap_case_data *d, 
 static int share_call(const struct leap_verifier *v, struct leap_session *s, enum leap_backend b)
 {
 	double t0 = leap_now();
-	int fd = leap_timing_share(v->o.cache, b == LEAP_BACKEND_CPU);
+	int fd = leap_timing_share(v->o.cache, leap_backend_has(b, LEAP_BK_HOST));
 	s->sb.deadline += leap_now() - t0;
 	return fd;
 }
