@@ -187,8 +187,6 @@ setup() {
 	assert_output --partial "layernorm_x.c: layernorm (cpu): compile error (wrong_signature)"
 	assert_output --partial "layernorm.c: mismatch (task layernorm, cpu"
 	assert_output --partial "Wrong output in case 1 (rows=1, cols=2, eps=1e-05)"
-	assert_output --partial "layernorm_cols.c: mismatch (task layernorm, cpu, seed 7"
-	assert_output --partial "Wrong output in case 3 (rows=64, cols=1000, eps=1e-05)"
 	assert_output --partial "layernorm_fixed.c: pass (task layernorm, cpu, seed 7"
 	assert_output --partial "Your kernel computes wrong results."
 }
