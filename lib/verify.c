@@ -54,6 +54,7 @@
 #include "crash.h"
 #include "files.h"
 #include "jsonl.h"
+#include "torchref.h"
 #include "unseen.h"
 #include "util.h"
 #include "verify.h"
@@ -116,6 +117,7 @@ void leap_verifier_free(struct leap_verifier *v)
 	for (size_t i = 0; i < v->nrefs; i++) {
 		if (v->refs[i].handle)
 			dlclose(v->refs[i].handle);
+		leap_torchref_stop(v->refs[i].torch);
 		free(v->refs[i].path);
 	}
 	free(v->refs);
@@ -137,6 +139,12 @@ void leap_verifier_free(struct leap_verifier *v)
 
 leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t, char **err)
 {
+	if (t->module) {
+		/* its reference is torch (torch_reference): no C entry to call or time yet */
+		*err = xasprintf("task '%s' is a module task: its reference is torch, which this program "
+				 "does not run yet", t->id);
+		return NULL;
+	}
 	for (size_t i = 0; i < v->nrefs; i++)
 		if (v->refs[i].task == t)
 			return v->refs[i].entry;
@@ -166,6 +174,33 @@ leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t,
 	xgrow((void **)&v->refs, &v->cap, v->nrefs + 1, sizeof *v->refs);
 	v->refs[v->nrefs++] = (struct leap_ref){t, LEAP_BACKEND_CPU, h, f, path};
 	return f;
+}
+
+/* The kept torch process of module task t, started on first use. NULL with a new message in
+ * *err when torch is not there or the process does not start. */
+static struct leap_torchref *torch_reference(struct leap_verifier *v, const struct leap_task *t, char **err)
+{
+	for (size_t i = 0; i < v->nrefs; i++)
+		if (v->refs[i].task == t)
+			return v->refs[i].torch;
+	struct leap_torchref *r = leap_torchref_start(t, err);
+	if (!r)
+		return NULL;
+	xgrow((void **)&v->refs, &v->cap, v->nrefs + 1, sizeof *v->refs);
+	v->refs[v->nrefs++] = (struct leap_ref){.task = t, .backend = LEAP_BACKEND_CPU, .torch = r};
+	return r;
+}
+
+/* The reference outputs of set k of d: reference.c's entry, or a module task's torch. */
+static int reference_set(struct leap_case_data *d, uint32_t k, leap_entry_fn ref, struct leap_torchref *tr,
+			 char **err)
+{
+	if (tr)
+		return leap_torchref_case(tr, d, k, err);
+	int rc = leap_case_reference(d, k, ref);
+	if (rc)
+		*err = xasprintf("the reference of task '%s' returned %d on %s", d->t->id, rc, d->desc);
+	return rc;
 }
 
 uint64_t leap_random_seed(void)
@@ -430,8 +465,9 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 	for (size_t i = 0; i < v->ncache; i++)
 		if (v->cache[i].task == t && v->cache[i].seed == seed)
 			return &v->cache[i];
-	leap_entry_fn ref = leap_reference(v, t, err);
-	if (!ref)
+	leap_entry_fn ref = NULL;
+	struct leap_torchref *tr = NULL;
+	if (t->module ? !(tr = torch_reference(v, t, err)) : !(ref = leap_reference(v, t, err)))
 		return NULL;
 	int trials = v->o.trials;
 	size_t ndrawn = t->nranges && v->o.drawn > 0 ? (size_t)v->o.drawn : 0, n = t->ncases + ndrawn;
@@ -453,9 +489,7 @@ static struct leap_vcache *cases_for(struct leap_verifier *v, const struct leap_
 			arena = d->arena_bytes;
 		for (int k = 0; k < trials; k++) {
 			leap_case_inputs(d, (uint32_t)k, seed, (unsigned)(ci * (size_t)trials + (size_t)k), NULL);
-			int rc = leap_case_reference(d, (uint32_t)k, ref);
-			if (rc) {
-				*err = xasprintf("the reference of task '%s' returned %d on %s", t->id, rc, d->desc);
+			if (reference_set(d, (uint32_t)k, ref, tr, err)) {
 				ci++;
 				goto fail;
 			}
