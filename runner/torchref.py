@@ -28,15 +28,13 @@ import math
 import random
 import sys
 
-import torch
+torch = None  # imported by load_torch: a file refused by its text alone costs no torch import
 
 SEED = 42
 # Constants below this are structure (a dim, a kernel size, a stride), never shrunk.
 SHRINK_MIN = 8
 SHRINK_CAP = 16
 DRAWS = 3
-TYPES = {torch.float32: "float", torch.float64: "double", torch.int32: "int", torch.int64: "int64",
-         torch.float16: "half", torch.bfloat16: "bf16", torch.uint8: "uint8", torch.bool: "uint8"}
 HUB = ("from_pretrained", "transformers", "huggingface", "hf_hub", "torch.hub")
 C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
               "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
@@ -46,6 +44,26 @@ C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "
 
 class Refused(Exception):
     pass
+
+
+def load_torch():
+    """Imports torch (seconds) and the tables of leap's types in torch's terms."""
+    global torch, TYPES, DTYPES
+    import torch as t
+    torch = t
+    TYPES = {t.float32: "float", t.float64: "double", t.int32: "int", t.int64: "int64",
+             t.float16: "half", t.bfloat16: "bf16", t.uint8: "uint8", t.bool: "uint8"}
+    DTYPES = {"float": t.float32, "double": t.float64, "int": t.int32, "int64": t.int64,
+              "half": t.float16, "bf16": t.bfloat16, "uint8": t.uint8}
+
+
+def hub_refusal(path):
+    """Why a module file is refused by its text alone (a model hub download), or None."""
+    src = open(path, encoding="utf-8").read()
+    for h in HUB:
+        if h in src:
+            return "it loads weights from a model hub (%s): leap runs no network access" % h
+    return None
 
 
 def load(path, name="leap_module"):
@@ -120,7 +138,8 @@ def layout(mod, model, inputs, outs, consts):
     return rows
 
 
-def run(mod, values, dtype=torch.float64, device=None, seed=SEED):
+def run(mod, values, dtype=None, device=None, seed=SEED):
+    dtype = dtype or torch.float64
     model, inputs = instantiate(mod, values, device)
     model = model.to(dtype)
     inputs = [x.to(dtype) if x.is_floating_point() else x for x in inputs]
@@ -268,9 +287,6 @@ def fairness(mod, values):
 
 def derive(path, task_id):
     src = open(path, encoding="utf-8").read()
-    for h in HUB:
-        if h in src:
-            raise Refused("it loads weights from a model hub (%s): leap runs no network access" % h)
     mod = load(path)
     consts = constants(mod)
     try:
@@ -345,9 +361,14 @@ def prompt_of(src, rows):
 
 
 def cmd_derive(args):
-    for path in args:
+    hub = [hub_refusal(p) for p in args]
+    if not all(hub):
+        load_torch()
+    for path, why in zip(args, hub):
         tid = args_id(path)
         try:
+            if why:
+                raise Refused(why)
             out = derive(path, tid)
         except Refused as e:
             out = {"id": tid, "refused": str(e)}
@@ -398,8 +419,6 @@ def serve(task_dir):
 
 
 SIZES = {"float": 4, "double": 8, "int": 4, "int64": 8, "half": 2, "bf16": 2, "uint8": 1}
-DTYPES = {"float": torch.float32, "double": torch.float64, "int": torch.int32, "int64": torch.int64,
-          "half": torch.float16, "bf16": torch.bfloat16, "uint8": torch.uint8}
 
 
 def size_of(ty):
@@ -450,6 +469,7 @@ def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "derive":
         cmd_derive(sys.argv[2:])
     elif len(sys.argv) == 3 and sys.argv[1] == "serve":
+        load_torch()
         serve(sys.argv[2])
     else:
         sys.stderr.write("usage: torchref.py derive FILE... | serve TASK_DIR\n")
