@@ -23,6 +23,7 @@
 #include "task.h"
 #include "torchref.h"
 #include "util.h"
+#include "verify.h"
 #include "banned.h"
 
 extern char **environ;
@@ -196,7 +197,9 @@ static int add_sources(struct mods *ms, char *const *sources, int n, char **err)
 static char *derive(const struct mods *ms, char **err)
 {
 	const char *py = leap_torch_python(err);
-	char *script = py ? leap_torchref_script(err) : NULL;
+	char *libexec = py ? leap_libexec_dir() : NULL;
+	char *script = py ? leap_torchref_script(libexec, err) : NULL;
+	free(libexec);
 	if (!script)
 		return NULL;
 	char **argv = xcalloc(ms->n + 4, sizeof *argv);

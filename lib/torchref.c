@@ -28,7 +28,6 @@
 #include "jsonl.h"
 #include "torchref.h"
 #include "util.h"
-#include "verify.h"
 #include "banned.h"
 
 /* The longest a start (importing torch on a loaded machine) or one answer may take. */
@@ -52,15 +51,13 @@ const char *leap_torch_python(char **err)
 	return NULL;
 }
 
-char *leap_torchref_script(char **err)
+char *leap_torchref_script(const char *libexec, char **err)
 {
-	char *dir = leap_libexec_dir();
-	if (!dir) {
+	if (!libexec) {
 		*err = xstrdup("cannot find libexec (set LEAP_LIBEXEC): leap-torchref.py lives there");
 		return NULL;
 	}
-	char *s = xasprintf("%s/leap-torchref.py", dir);
-	free(dir);
+	char *s = xasprintf("%s/leap-torchref.py", libexec);
 	if (access(s, R_OK)) {
 		*err = xasprintf("%s: %s", s, strerror(errno));
 		free(s);
@@ -80,12 +77,12 @@ static int wait_deadline(void *arg, int fd, short events)
 	return r < 0 && errno != EINTR ? -1 : 0;
 }
 
-struct leap_torchref *leap_torchref_start(const struct leap_task *t, char **err)
+struct leap_torchref *leap_torchref_start(const struct leap_task *t, const char *libexec, char **err)
 {
 	const char *py = leap_torch_python(err);
 	if (!py)
 		return NULL;
-	char *script = leap_torchref_script(err);
+	char *script = leap_torchref_script(libexec, err);
 	if (!script)
 		return NULL;
 	int req[2], ans[2];

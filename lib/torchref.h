@@ -10,15 +10,15 @@
  * *err saying why module tasks cannot run (it is unset). */
 const char *leap_torch_python(char **err);
 
-/* The trusted helper's path (libexec/leap-torchref.py beside the runners), or NULL with a new
- * message in *err. A new string. */
-char *leap_torchref_script(char **err);
+/* The trusted helper's path in `libexec`, the runners' directory (leap_libexec_dir), or NULL
+ * with a new message in *err. A new string. */
+char *leap_torchref_script(const char *libexec, char **err);
 
 struct leap_torchref;
 
-/* Starts the reference of module task t (`python leap-torchref.py serve DIR`). Returns it, or
- * NULL with a new message in *err. The process loads torch and the module once. */
-struct leap_torchref *leap_torchref_start(const struct leap_task *t, char **err);
+/* Starts the reference of module task t (`python LIBEXEC/leap-torchref.py serve DIR`). Returns
+ * it, or NULL with a new message in *err. The process loads torch and the module once. */
+struct leap_torchref *leap_torchref_start(const struct leap_task *t, const char *libexec, char **err);
 
 /* Computes the expected outputs of set `set` of d: sends the case's sizes and the set's inputs
  * and reads the outputs into d->want. Returns 0, or -1 with a new message in *err (the module

@@ -183,7 +183,7 @@ static struct leap_torchref *torch_reference(struct leap_verifier *v, const stru
 	for (size_t i = 0; i < v->nrefs; i++)
 		if (v->refs[i].task == t)
 			return v->refs[i].torch;
-	struct leap_torchref *r = leap_torchref_start(t, err);
+	struct leap_torchref *r = leap_torchref_start(t, v->o.libexec, err);
 	if (!r)
 		return NULL;
 	xgrow((void **)&v->refs, &v->cap, v->nrefs + 1, sizeof *v->refs);
