@@ -35,6 +35,8 @@ SEED = 42
 SHRINK_MIN = 8
 SHRINK_CAP = 16
 DRAWS = 3
+# The most a verification case's tensors may take (leap-verify keeps 3 trials of each case).
+CASE_BYTES = 256 << 20
 HUB = ("from_pretrained", "transformers", "huggingface", "hf_hub", "torch.hub")
 C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
               "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
@@ -217,6 +219,19 @@ def shapes(mod, values, device=None):
     return model, inputs, outs
 
 
+def case_bytes(mod, values):
+    """The bytes of a case's tensors (inputs, state, outputs), measured on the meta device
+    where the module runs there (nothing allocated), else 0 (the real run will tell)."""
+    try:
+        model, inputs, outs = shapes(mod, values, "meta")
+    except Refused:
+        raise
+    except Exception:
+        return 0
+    ts = list(inputs) + list(model.state_dict().values()) + list(outs)
+    return sum(t.numel() * t.element_size() for t in ts)
+
+
 def try_draws(mod, consts, names, rng, tries):
     got = []
     for _ in range(tries):
@@ -226,6 +241,8 @@ def try_draws(mod, consts, names, rng, tries):
         if v in [g[0] for g in got]:
             continue
         try:
+            if case_bytes(mod, v) > CASE_BYTES:
+                continue
             model, inputs, outs = shapes(mod, v)
         except Refused:
             raise
@@ -297,6 +314,9 @@ def derive(path, task_id):
         model, inputs, outs = shapes(mod, consts)
     full = layout(mod, model, inputs, outs, consts)
     draws = draw_cases(mod, consts)
+    if not draws and case_bytes(mod, consts) > CASE_BYTES:
+        raise Refused("it runs at no size smaller than the file's, whose tensors take %d MiB: too large for "
+                      "verification cases (at most %d MiB)" % (case_bytes(mod, consts) >> 20, CASE_BYTES >> 20))
     small = [(v, layout(mod, m, i, o, consts)) for v, m, i, o in draws]
     if any([r[:3] for r in rows] != [r[:3] for r in full] for _, rows in small):
         small = []
