@@ -27,6 +27,7 @@ import json
 import math
 import random
 import sys
+import time
 
 torch = None  # imported by load_torch: a file refused by its text alone costs no torch import
 
@@ -205,12 +206,12 @@ def size_expr(draws, consts):
     return " * ".join(parts) if parts else "1"
 
 
-def shrunk(consts, names, rng):
+def shrunk(consts, names, rng, cap):
     v = dict(consts)
     for k in names:
         x = consts[k]
-        halves = [x >> s for s in range(1, 12) if 2 <= (x >> s) <= SHRINK_CAP and (x >> s) << s == x]
-        v[k] = rng.choice(halves) if halves and rng.random() < 0.5 else rng.randint(2, min(x, SHRINK_CAP))
+        halves = [x >> s for s in range(1, 12) if 2 <= (x >> s) <= cap and (x >> s) << s == x]
+        v[k] = rng.choice(halves) if halves and rng.random() < 0.5 else rng.randint(2, min(x, cap))
     return v
 
 
@@ -219,29 +220,35 @@ def shapes(mod, values, device=None):
     return model, inputs, outs
 
 
-def case_bytes(mod, values):
+def case_bytes(mod, values, strict=False):
     """The bytes of a case's tensors (inputs, state, outputs), measured on the meta device
-    where the module runs there (nothing allocated), else 0 (the real run will tell)."""
+    (nothing allocated). Where the module fails there: raises with `strict`, else 0 (the real
+    run will tell)."""
     try:
         model, inputs, outs = shapes(mod, values, "meta")
     except Refused:
         raise
     except Exception:
+        if strict:
+            raise
         return 0
     ts = list(inputs) + list(model.state_dict().values()) + list(outs)
     return sum(t.numel() * t.element_size() for t in ts)
 
 
-def try_draws(mod, consts, names, rng, tries):
+def try_draws(mod, consts, names, rng, tries, cap, meta):
+    """Up to DRAWS shrunk size sets that run, of `tries` drawn; with `meta`, a draw is tried
+    on the meta device first, so that one that fails (a pooling down to nothing) costs no
+    real run."""
     got = []
     for _ in range(tries):
         if len(got) == DRAWS:
             break
-        v = shrunk(consts, names, rng)
+        v = shrunk(consts, names, rng, cap)
         if v in [g[0] for g in got]:
             continue
         try:
-            if case_bytes(mod, v) > CASE_BYTES:
+            if meta and case_bytes(mod, v, strict=True) > CASE_BYTES:
                 continue
             model, inputs, outs = shapes(mod, v)
         except Refused:
@@ -253,14 +260,16 @@ def try_draws(mod, consts, names, rng, tries):
     return got
 
 
-def draw_cases(mod, consts):
-    """Several shrunk size sets that run: all constants >= SHRINK_MIN shrunk, else only the
+def draw_cases(mod, consts, meta):
+    """Several shrunk size sets that run: all constants >= SHRINK_MIN shrunk to at most
+    SHRINK_CAP, else to at most 4 * SHRINK_CAP (an image a network pools down), else only the
     batch, else none (the task runs at the file's sizes only)."""
     rng = random.Random(SEED)
     big = [k for k, x in consts.items() if x >= SHRINK_MIN]
-    for names, tries in ((big, 24), ([k for k in big if "batch" in k.lower()], 8)):
+    batch = [k for k in big if "batch" in k.lower()]
+    for names, tries, cap in ((big, 12, SHRINK_CAP), (big, 12, 4 * SHRINK_CAP), (batch, 8, SHRINK_CAP)):
         if names:
-            got = try_draws(mod, consts, names, rng, tries)
+            got = try_draws(mod, consts, names, rng, tries, cap, meta)
             if len(got) >= 2:
                 return got
     return []
@@ -306,14 +315,16 @@ def derive(path, task_id):
     src = open(path, encoding="utf-8").read()
     mod = load(path)
     consts = constants(mod)
+    meta = True
     try:
         model, inputs, outs = shapes(mod, consts, "meta")
     except Refused:
         raise
-    except Exception:
+    except Exception:  # an operator without a meta kernel: every draw runs for real
+        meta = False
         model, inputs, outs = shapes(mod, consts)
     full = layout(mod, model, inputs, outs, consts)
-    draws = draw_cases(mod, consts)
+    draws = draw_cases(mod, consts, meta)
     if not draws and case_bytes(mod, consts) > CASE_BYTES:
         raise Refused("it runs at no size smaller than the file's, whose tensors take %d MiB: too large for "
                       "verification cases (at most %d MiB)" % (case_bytes(mod, consts) >> 20, CASE_BYTES >> 20))
@@ -386,6 +397,7 @@ def cmd_derive(args):
         load_torch()
     for path, why in zip(args, hub):
         tid = args_id(path)
+        t0 = time.time()
         try:
             if why:
                 raise Refused(why)
@@ -396,6 +408,9 @@ def cmd_derive(args):
             out = {"id": tid, "refused": "the module fails: %s: %s" % (type(e).__name__, e)}
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
+        # progress: an import of many modules takes minutes
+        sys.stderr.write("leap-torchref: %s: %s (%.1f s)\n" % (tid, "refused" if "refused" in out else "task",
+                                                            time.time() - t0))
 
 
 def args_id(path):
