@@ -37,7 +37,7 @@ SHRINK_MIN = 8
 SHRINK_CAP = 16
 DRAWS = 3
 # The most a verification case's tensors may take (leap-verify keeps 3 trials of each case).
-CASE_BYTES = 256 << 20
+CASE_BYTES = 1 << 30
 HUB = ("from_pretrained", "transformers", "huggingface", "hf_hub", "torch.hub")
 C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
               "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
@@ -190,6 +190,12 @@ def fit_dim(draws, consts, idx):
             for c in names:
                 if a <= b <= c and holds(lambda v: v[a] * v[b] * v[c]):
                     return "%s * %s * %s" % (a, b, c)
+    # channels that concatenate: a fire module's two expands, a dense block's i-th layer
+    for a in names:
+        for b in names:
+            for k in range(1, 17):
+                if a != b and holds(lambda v: v[a] + k * v[b]):
+                    return "%s + %s" % (a, b) if k == 1 else "%s + %d * %s" % (a, k, b)
     return None
 
 
@@ -202,7 +208,7 @@ def size_expr(draws, consts):
         e = fit_dim(draws, consts, i)
         if e is None:
             return None
-        parts.append(e if len(draws) == 1 or e.isdigit() or " " not in e or "*" in e else "(%s)" % e)
+        parts.append("(%s)" % e if any(op in e for op in (" + ", " - ", " / ")) else e)
     return " * ".join(parts) if parts else "1"
 
 
