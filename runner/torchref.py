@@ -511,6 +511,10 @@ def main():
         cmd_derive(sys.argv[2:])
     elif len(sys.argv) == 3 and sys.argv[1] == "serve":
         load_torch()
+        # one thread: a case is small and leap-verify's runners share the cores; torch's
+        # intra-op threads spin-wait when the machine is busy (a 16x16 BatchNorm took 45 ms on
+        # two threads of a loaded machine, 3 ms on one)
+        torch.set_num_threads(1)
         serve(sys.argv[2])
     else:
         sys.stderr.write("usage: torchref.py derive FILE... | serve TASK_DIR\n")
