@@ -269,11 +269,12 @@ def try_draws(mod, consts, names, rng, tries, cap, meta):
 def draw_cases(mod, consts, meta):
     """Several shrunk size sets that run: all constants >= SHRINK_MIN shrunk to at most
     SHRINK_CAP, else to at most 4 * SHRINK_CAP (an image a network pools down), else only the
-    batch, else none (the task runs at the file's sizes only)."""
+    batch, to at most 4 (a network at its full image size costs seconds a sample), else none
+    (the task runs at the file's sizes only)."""
     rng = random.Random(SEED)
     big = [k for k, x in consts.items() if x >= SHRINK_MIN]
     batch = [k for k in big if "batch" in k.lower()]
-    for names, tries, cap in ((big, 12, SHRINK_CAP), (big, 12, 4 * SHRINK_CAP), (batch, 8, SHRINK_CAP)):
+    for names, tries, cap in ((big, 12, SHRINK_CAP), (big, 12, 4 * SHRINK_CAP), (batch, 4, 4)):
         if names:
             got = try_draws(mod, consts, names, rng, tries, cap, meta)
             if len(got) >= 2:
@@ -415,8 +416,8 @@ def cmd_derive(args):
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
         # progress: an import of many modules takes minutes
-        sys.stderr.write("leap-torchref: %s: %s (%.1f s)\n" % (tid, "refused" if "refused" in out else "task",
-                                                            time.time() - t0))
+        sys.stderr.write("leap-torchref: %s: %s (%.1f s)\n" % (tid, "refused: " + out["refused"] if "refused" in out
+                                                            else "task", time.time() - t0))
 
 
 def args_id(path):
