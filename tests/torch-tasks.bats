@@ -70,12 +70,15 @@ setup() {
 	assert_output '[{"batch_size":32,"in_features":256,"out_features":128},true]'
 }
 
-@test "the prompt shows the module's source and the derived prototype" {
+@test "the prompt shows the module's source and the derived prototype, and says torch is the reference" {
 	skip_unless_torch
 	run -0 leap-prompt --tasks "$TROOT" --backend cpu min_max
 	run -0 jq -r '.messages[1].content' <<<"$output"
 	assert_output --partial "return torch.amin(x, dim=1), torch.amax(x, dim=1)"
 	assert_output --partial "void module_forward(const float *x, float *out0, float *out1, int rows, int cols);"
+	assert_output --partial $'    return []\n```\n' # the source's fence closes on a line of its own
+	assert_output --partial "The reference is the PyTorch module above, run by torch on the CPU in double precision"
+	refute_output --partial "plain C"
 }
 
 @test "a correct C candidate of a module task passes; a wrong one is a mismatch naming the output and index" {
