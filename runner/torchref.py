@@ -313,7 +313,9 @@ def fairness(mod, values):
     model = model.double()
     with torch.no_grad():
         o1 = outputs_of(model(*[x.double() if x.is_floating_point() else x for x in inputs]))
-        o2 = outputs_of(model(*[(x.double() * 1.7 + 0.3) if x.is_floating_point() else x for x in inputs]))
+        # fresh values, not a transform of the first: an argmax ignores a positive scale
+        torch.manual_seed(SEED + 1)
+        o2 = outputs_of(model(*[torch.randn_like(x.double()) if x.is_floating_point() else x for x in inputs]))
     if all(torch.equal(x, y) for x, y in zip(o1, o2)) and any(x.is_floating_point() for x in inputs):
         raise Refused("unfair: the output does not depend on the inputs (a constant output passes)")
 
@@ -386,7 +388,7 @@ def prompt_of(src, rows):
     outs = [r[0] for r in rows if r[1] == "out"]
     sz = [r[0] for r in rows if r[1] == "size"]
     s = ("Write the forward pass of this PyTorch module (training mode, as written: a BatchNorm "
-         "normalises with the batch's statistics) as the entry point below.\n\n```python\n%s```\n\n" % src.rstrip("\n") + "\n")
+         "normalises with the batch's statistics) as the entry point below.\n\n```python\n%s\n```\n\n" % src.rstrip("\n"))
     s += "The entry point takes the forward's inputs (%s)" % (", ".join(ins) or "none")
     if st:
         s += ", then the module's parameters and buffers in state_dict order (%s), dots written as underscores" % ", ".join(st)
