@@ -134,6 +134,14 @@ EOF
 	assert_line --partial "bn.c: pass (task batchnorm"
 }
 
+@test "without torch, verifying a module task fails saying which Python it needs" {
+	skip_unless_torch # for the import; the verification runs without it
+	printf 'void module_forward(const float *x, float *out, int b, int d)\n{ for (long i = 0; i < (long)b * d; i++) out[i] = x[i] > 0 ? x[i] : 0; }\n' \
+		>"$BATS_TEST_TMPDIR/relu.c"
+	LEAP_TORCH_PYTHON= run -2 --separate-stderr leap-verify --tasks "$TROOT" --task relu "$BATS_TEST_TMPDIR/relu.c"
+	[[ "$stderr" == *"module tasks need torch: set LEAP_TORCH_PYTHON"* ]]
+}
+
 @test "KernelBench's level 4 is refused: it loads weights from a model hub" {
 	skip_unless_torch
 	[ -d "$KB/level4" ] || skip "no KernelBench checkout at $KB"
