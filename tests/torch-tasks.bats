@@ -106,6 +106,23 @@ EOF
 	assert_output --regexp "out1\[[0-9]+\] = .* but expected"
 }
 
+@test "a module task runs through leap-prompt | sampler-replay | leap-compile | leap-verify" {
+	skip_unless_torch
+	printf 'void module_forward(const float *x, float *out, int b, int d)\n{\n\tfor (long i = 0; i < (long)b * d; i++)\n\t\tout[i] = x[i] > 0 ? x[i] : 0;\n}\n' \
+		>"$BATS_TEST_TMPDIR/ok.c"
+	sed 's/x\[i\] > 0 ? x\[i\] : 0/x[i]/' "$BATS_TEST_TMPDIR/ok.c" >"$BATS_TEST_TMPDIR/bad.c" # no ReLU
+	jq -nc --rawfile ok "$BATS_TEST_TMPDIR/ok.c" --rawfile bad "$BATS_TEST_TMPDIR/bad.c" '
+		{task: "relu", sample: 0, turn: 1, completion: ("```c\n" + $ok + "```")},
+		{task: "relu", sample: 1, turn: 1, completion: ("```c\n" + $bad + "```")}' >"$BATS_TEST_TMPDIR/replay.jsonl"
+	leap-prompt --tasks "$TROOT" --backend cpu --group-size 2 relu |
+		"$ROOT/examples/sampler-replay" --strict -r "$BATS_TEST_TMPDIR/replay.jsonl" |
+		leap-compile --tasks "$TROOT" --no-progress |
+		leap-verify --tasks "$TROOT" --no-progress --seed 9 >"$BATS_TEST_TMPDIR/out.jsonl" || true
+	run -0 jq -r '"\(.sample) \(.status) \(.verify.mismatch.output // "-")"' "$BATS_TEST_TMPDIR/out.jsonl"
+	assert_line "0 pass -"
+	assert_line "1 mismatch out"
+}
+
 @test "a module's buffers are leap's drawn values: a training-mode BatchNorm in C passes" {
 	skip_unless_torch
 	cat >"$BATS_TEST_TMPDIR/bn.c" <<'EOF'
