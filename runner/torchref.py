@@ -333,6 +333,9 @@ def derive(path, task_id):
         meta = False
         model, inputs, outs = shapes(mod, consts)
     full = layout(mod, model, inputs, outs, consts)
+    if len(full) > 64:  # before any draw: a deep network's draws take minutes
+        raise Refused("%d parameters (inputs, state_dict entries, outputs, sizes): leap's entry takes at most 64"
+                      % len(full))
     draws = draw_cases(mod, consts, meta)
     if not draws and case_bytes(mod, consts) > CASE_BYTES:
         raise Refused("it runs at no size smaller than the file's, whose tensors take %d MiB: too large for "
@@ -365,9 +368,6 @@ def derive(path, task_id):
             else:
                 p["range"] = [0, 1]
         params.append(p)
-    if len(params) > 64:
-        raise Refused("%d parameters (inputs, state_dict entries, outputs, sizes): leap's entry takes at most 64"
-                      % len(params))
     cases = [v for v, _ in small] or [consts]
     check_at = min(cases, key=lambda v: sum(v.values()))
     fairness(mod, check_at)
