@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -220,6 +221,7 @@ static char *derive(const struct mods *ms, char **err)
 	ch.nfd = 3;
 	ch.fail_slot = 2;
 	ch.fail_prefix = "leap-task: ";
+	leap_child_limit(&ch, RLIMIT_DATA, LEAP_TORCH_DATA_BYTES, LEAP_TORCH_DATA_BYTES);
 	int ok = !pipe(p);
 	if (ok) {
 		ch.fd[1] = p[1];

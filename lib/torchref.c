@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -111,6 +112,7 @@ struct leap_torchref *leap_torchref_start(const struct leap_task *t, const char 
 	r->ch.fail_slot = 2;
 	r->ch.fail_prefix = "leap torchref: ";
 	r->ch.report_slot = -1;
+	leap_child_limit(&r->ch, RLIMIT_DATA, LEAP_TORCH_DATA_BYTES, LEAP_TORCH_DATA_BYTES);
 	int rc = leap_child_start(&r->ch);
 	int e = errno;
 	close(req[0]);

@@ -14,6 +14,11 @@ const char *leap_torch_python(char **err);
  * with a new message in *err. A new string. */
 char *leap_torchref_script(const char *libexec, char **err);
 
+/* The data a torch process of leap's may hold (RLIMIT_DATA): a module whose activations need
+ * more (an attention over a 128x128 image in float64 asked for 20 GiB) fails there, saying
+ * so, instead of exhausting a shared machine. */
+#define LEAP_TORCH_DATA_BYTES (8ull << 30)
+
 struct leap_torchref;
 
 /* Starts the reference of module task t (`python LIBEXEC/leap-torchref.py serve DIR`). Returns

@@ -414,7 +414,11 @@ def cmd_derive(args):
         except Refused as e:
             out = {"id": tid, "refused": str(e)}
         except Exception as e:  # the module itself failed: say where
-            out = {"id": tid, "refused": "the module fails: %s: %s" % (type(e).__name__, e)}
+            if "can't allocate memory" in str(e):
+                why = "it needs more memory than leap gives torch (RLIMIT_DATA) at the sizes it runs at"
+            else:
+                why = "the module fails: %s: %s" % (type(e).__name__, e)
+            out = {"id": tid, "refused": why}
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
         # progress: an import of many modules takes minutes
