@@ -99,6 +99,11 @@ def instantiate(mod, values, device=None):
         init = mod.get_init_inputs()
         model = mod.Model(*init)
         inputs = mod.get_inputs()
+    for m in model.modules():
+        for k, v in vars(m).items():
+            if isinstance(v, torch.Tensor):  # registered ones live in _parameters, _buffers
+                raise Refused("it holds a tensor that is no parameter or buffer (self.%s): leap cannot draw it, "
+                              "and forward may change it between calls" % k)
     for i, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
             raise Refused("get_inputs() item %d is a %s, not a tensor" % (i, type(x).__name__))
