@@ -92,7 +92,7 @@ check:
 	@bash tests/run
 
 lint-tasks: all
-	@LEAP_LINT_ALL=1 bash tests/run tests/tasks.bats tests/kernelbench.bats
+	@LEAP_LINT_ALL=1 bash tests/run tests/tasks.bats tests/kernelbench.bats tests/torch-tasks.bats
 
 install: all
 	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(DATADIR)/tasks' '$(DESTDIR)$(MANDIR)/man1' \

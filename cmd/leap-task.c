@@ -6,6 +6,7 @@
 
 #include "core/cli.h"
 #include "core/jsonl.h"
+#include "task/modimport.h"
 #include "compile/shim.h"
 #include "task/task.h"
 #include "core/util.h"
@@ -18,6 +19,7 @@ static const char usage_head[] =
 	"   or: leap-task [OPTION]... [--suite NAME] --all\n"
 	"   or: leap-task [OPTION]... --check DIR...\n"
 	"   or: leap-task [OPTION]... --suites\n"
+	"   or: leap-task [OPTION]... --import SUITE_DIR SOURCE...\n"
 	"\n"
 	"Describe tasks as JSON Lines: id, level, title, folder, entry point, the C and CUDA\n"
 	"prototypes, parameters, cases and the benchmark case with buffer sizes and the bytes/flops\n"
@@ -28,6 +30,10 @@ static const char usage_head[] =
 	"record naming file, field and problem. The task root holds suites: leap's own tasks\n"
 	"(suite leap) and suite folders such as kernelbench-l1; an id is found in any of them,\n"
 	"--all lists one (leap's own unless --suite names another), --suites names them.\n"
+	"With --import, make module tasks in SUITE_DIR from PyTorch module files in KernelBench's\n"
+	"form (a .py file, a folder of them, or JSON Lines of {\"id\", \"source\"}), torch deriving\n"
+	"each task.json ($LEAP_TORCH_PYTHON); a module that is no fair task gets an error record\n"
+	"saying why (a hub download, a random forward, an output that ignores the inputs).\n"
 	"\n";
 
 static const char usage_tail[] =
@@ -41,7 +47,7 @@ static int is_folder(const char *arg)
 	return strchr(arg, '/') || !strcmp(arg, ".") || !strcmp(arg, "..");
 }
 
-enum { OPT_DRAW = LEAP_OPT_PRIVATE, OPT_SEED, OPT_SUITE, OPT_SUITES };
+enum { OPT_DRAW = LEAP_OPT_PRIVATE, OPT_SEED, OPT_SUITE, OPT_SUITES, OPT_IMPORT };
 
 static json_t *case_with_sizes(const struct leap_task *t, const struct leap_case *c)
 {
@@ -178,6 +184,43 @@ static int print_suites(struct leap_suite *suite)
 	return LEAP_EXIT_OK;
 }
 
+/* --import: one record per module, the task's description or an error record saying why it
+ * was refused. */
+static int import_modules(const char *suite, char *const *sources, int n)
+{
+	char *err = NULL;
+	json_t *res = leap_module_import(suite, sources, n, &err);
+	if (!res)
+		leap_die("--import: %s", err);
+	struct leap_out out;
+	leap_out_init(&out, stdout);
+	long refused = 0;
+	size_t i;
+	json_t *r;
+	json_array_foreach(res, i, r) {
+		const char *id = json_string_value(json_object_get(r, "task"));
+		const char *why = json_string_value(json_object_get(r, "refused"));
+		struct leap_task *t = why ? NULL : leap_task_load(json_string_value(json_object_get(r, "dir")), &err);
+		json_t *rec;
+		if (t) {
+			rec = describe(t, 0, 0);
+		} else {
+			rec = leap_error_record(NULL, 0, NULL, 0, "%s: refused: %s", id, why ? why : err);
+			json_object_set_new(rec, "task", json_string(id));
+			json_object_set_new(rec, "refused", json_string(why ? why : err));
+			refused++;
+		}
+		leap_out_write(&out, rec);
+		json_decref(rec);
+		leap_task_free(t);
+		free(err);
+		err = NULL;
+	}
+	json_decref(res);
+	int rc = leap_out_close(&out);
+	return rc ? rc : refused ? LEAP_EXIT_RECORDS : LEAP_EXIT_OK;
+}
+
 /* The options of leap-task, in the order --help lists them (opts.h). */
 static const struct leap_opt opts[] = {
 	{"all", 'a', no_argument, NULL, 0, "every task of the suite, sorted by id"},
@@ -194,6 +237,9 @@ static const struct leap_opt opts[] = {
 	 "own tasks, the default of --all; kernelbench-l1, kernelbench-l2, ...)"},
 	{"suites", 0, no_argument, NULL, OPT_SUITES,
 	 "print the names of the task root's suites, one per line (plain text)"},
+	{"import", 0, required_argument, "SUITE_DIR", OPT_IMPORT,
+	 "make module tasks in SUITE_DIR from the PyTorch modules the\n"
+	 "arguments hold (files, folders, JSON Lines files)"},
 	LEAP_OPTS_TASKS,
 	LEAP_OPTS_PROGRESS("accepted as by every leap program (leap-task is quick\n"
 	                   "and draws no progress line)"),
@@ -209,7 +255,7 @@ int main(int argc, char **argv)
 	leap_common_init(&common, &usage);
 	int all = 0, check = 0, list = 0, draw = 0, suites = 0, opt;
 	int64_t seed = 0;
-	const char *shim = NULL, *suite_name = NULL;
+	const char *shim = NULL, *suite_name = NULL, *import = NULL;
 	while ((opt = leap_common_getopt(&common, argc, argv)) != -1) {
 		if (leap_common_option(&common, opt, optarg))
 			continue;
@@ -240,10 +286,17 @@ int main(int argc, char **argv)
 		case OPT_SUITES:
 			suites = 1;
 			break;
+		case OPT_IMPORT:
+			import = optarg;
+			break;
 		default:
 			leap_usage_error(&common, "unhandled option");
 		}
 	}
+	if (import && (all || check || list || shim || suites || optind >= argc))
+		leap_usage_error(&common, "--import takes module sources and no other listing");
+	if (import)
+		return import_modules(import, argv + optind, argc - optind);
 	if (suites && (all || check || list || shim || optind < argc))
 		leap_usage_error(&common, "--suites takes no task and no other listing");
 	if (list && !all && !check && optind >= argc)

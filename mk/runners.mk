@@ -11,7 +11,13 @@ NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=s
 	-gencode arch=compute_90,code=compute_90
 endif
 
-all: $(RUNNERS)
+all: $(RUNNERS) libexec/leap-torchref.py
+
+# The trusted torch side of module tasks (lib/referee/torchref.c runs it with $LEAP_TORCH_PYTHON):
+# beside the runners, where leap_libexec_dir finds them, in the build tree and installed.
+libexec/leap-torchref.py: runner/torchref.py
+	@mkdir -p $(@D)
+	cp $< $@
 
 build/runner/%.o: runner/%.c runner/backend.h runner/fault.h runner/filter.h runner/heap.h lib/core/fdio.h lib/sandbox/runproto.h lib/sandbox/runplan.h lib/compile/abi.h build/flags
 	@mkdir -p $(@D)
@@ -65,6 +71,7 @@ install: install-runners
 install-runners: $(RUNNERS)
 	install -d '$(DESTDIR)$(LIBEXECDIR)'
 	install -m 755 $(RUNNERS) '$(DESTDIR)$(LIBEXECDIR)'
+	install -m 644 libexec/leap-torchref.py '$(DESTDIR)$(LIBEXECDIR)'
 
 # The cuda backend end to end on a GPU, one PASS/FAIL/SKIP line per check and a summary
 # (tests/gpu/check-gpu.sh; without a GPU every check is skipped with its reason, exit 0).

@@ -564,7 +564,10 @@ static void add_correctness(struct leap_buf *s, const struct leap_task *t, enum 
 	if (has_type(t, is_int_type, 1))
 		leap_buf_adds(s, "Integer outputs must be exact. ");
 	const char *prec = leap_get_str(t->json, "reference_precision", NULL);
-	if (prec && !strcmp(prec, "double"))
+	if (t->module)
+		leap_buf_adds(s, "The reference is the PyTorch module above, run by torch on the CPU in double "
+				 "precision and rounded to the output type once. ");
+	else if (prec && !strcmp(prec, "double"))
 		leap_buf_adds(s, "The reference is plain C run on the CPU; it computes in double precision (its sums "
 				 "included) and rounds to the output type only when it stores each result. ");
 	else

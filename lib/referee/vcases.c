@@ -8,9 +8,37 @@
  */
 #include <stdlib.h>
 
+#include "torchref.h"
 #include "verify.h"
 #include "core/util.h"
 #include "core/banned.h"
+
+/* The kept torch process of module task t, started on first use. NULL with a new message in
+ * *err when torch is not there or the process does not start. */
+static struct leap_torchref *torch_reference(struct leap_verifier *v, const struct leap_task *t, char **err)
+{
+	for (size_t i = 0; i < v->nrefs; i++)
+		if (v->refs[i].task == t)
+			return v->refs[i].torch;
+	struct leap_torchref *r = leap_torchref_start(t, v->o.libexec, err);
+	if (!r)
+		return NULL;
+	xgrow((void **)&v->refs, &v->cap, v->nrefs + 1, sizeof *v->refs);
+	v->refs[v->nrefs++] = (struct leap_ref){.task = t, .backend = leap_backend_reference(), .torch = r};
+	return r;
+}
+
+/* The reference outputs of set k of d: reference.c's entry, or a module task's torch. */
+static int reference_set(struct leap_case_data *d, uint32_t k, leap_entry_fn ref, struct leap_torchref *tr,
+			 char **err)
+{
+	if (tr)
+		return leap_torchref_case(tr, d, k, err);
+	int rc = leap_case_reference(d, k, ref);
+	if (rc)
+		*err = xasprintf("the reference of task '%s' returned %d on %s", d->t->id, rc, d->desc);
+	return rc;
+}
 
 /* The cases of task t for `seed` with their inputs and reference results, computed once
  * per run (the seed is per run, so every candidate of the task sees the same inputs): the
@@ -22,8 +50,9 @@ struct leap_vcache *leap_verify_cases(struct leap_verifier *v, const struct leap
 	for (size_t i = 0; i < v->ncache; i++)
 		if (v->cache[i].task == t && v->cache[i].seed == seed)
 			return &v->cache[i];
-	leap_entry_fn ref = leap_reference(v, t, err);
-	if (!ref)
+	leap_entry_fn ref = NULL;
+	struct leap_torchref *tr = NULL;
+	if (t->module ? !(tr = torch_reference(v, t, err)) : !(ref = leap_reference(v, t, err)))
 		return NULL;
 	int trials = v->o.trials;
 	/* the drawn cases, then (where the task asks for "residues") a case of every remainder */
@@ -57,11 +86,10 @@ struct leap_vcache *leap_verify_cases(struct leap_verifier *v, const struct leap
 		for (int k = 0; k < sets; k++) {
 			leap_case_inputs(d, (uint32_t)k, seed, (unsigned)(residue ? ci : ci * (size_t)trials + (size_t)k), NULL);
 			double r0 = leap_now();
-			int rc = leap_case_reference(d, (uint32_t)k, ref);
+			int rc = reference_set(d, (uint32_t)k, ref, tr, err);
 			if (leap_now() - r0 > ref_s[ci])
 				ref_s[ci] = leap_now() - r0;
 			if (rc) {
-				*err = xasprintf("the reference of task '%s' returned %d on %s", t->id, rc, d->desc);
 				ci++;
 				goto fail;
 			}

@@ -55,6 +55,7 @@
 #include "core/files.h"
 #include "core/jsonl.h"
 #include "tlock.h"
+#include "torchref.h"
 #include "task/unseen.h"
 #include "core/util.h"
 #include "verify.h"
@@ -129,6 +130,7 @@ void leap_verifier_free(struct leap_verifier *v)
 	for (size_t i = 0; i < v->nrefs; i++) {
 		if (v->refs[i].handle)
 			dlclose(v->refs[i].handle);
+		leap_torchref_stop(v->refs[i].torch);
 		free(v->refs[i].path);
 	}
 	free(v->refs);
@@ -151,6 +153,12 @@ void leap_verifier_free(struct leap_verifier *v)
 
 leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t, char **err)
 {
+	if (t->module) {
+		/* its reference is torch (torch_reference): no C entry to call or time yet */
+		*err = xasprintf("task '%s' is a module task: its reference is torch, which this program "
+				 "does not run yet", t->id);
+		return NULL;
+	}
 	for (size_t i = 0; i < v->nrefs; i++)
 		if (v->refs[i].task == t)
 			return v->refs[i].entry;

@@ -45,6 +45,7 @@ struct leap_ref {
 	void *handle;
 	leap_entry_fn entry;
 	char *path;
+	struct leap_torchref *torch;  /* a module task's reference (torchref.h), else NULL */
 };
 
 /* The verification cases of one task for one seed: inputs and reference results of the

@@ -250,6 +250,7 @@ void leap_task_free(struct leap_task *t)
 	free(t->suite);
 	free(t->title);
 	free(t->prompt);
+	free(t->module);
 	free(t->entry);
 	free(t);
 }

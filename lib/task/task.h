@@ -147,6 +147,8 @@ struct leap_task {
 	char *suite;                     /* the suite it was found in by leap_suite_get, else NULL */
 	int level;
 	char *title, *prompt, *entry;
+	char *module;                    /* "module": the PyTorch module file that is the reference
+					  * (run by torch, lib/torchref.c), or NULL: reference.c */
 	struct leap_param *params;
 	size_t nparams;
 	struct leap_case *cases; /* verification cases */

@@ -394,6 +394,19 @@ static int parse_title(struct leap_task_loader *l, json_t *v, const struct leap_
 	return 0;
 }
 
+/* "module": a file name in the task folder (no path: the folder is the task), its reference. */
+static int parse_module(struct leap_task_loader *l, json_t *v, const struct leap_task_field *f)
+{
+	if (!v)
+		return 0;
+	if (parse_string(l, v, f))
+		return -1;
+	const char *m = l->t->module;
+	if (strchr(m, '/') || m[0] == '.')
+		return bad(l, f->name, "'%s' must be a file name in the task folder", m);
+	return 0;
+}
+
 /* "reference_precision": only checked; the prompt states it (prompt.c reads it from t->json). */
 static int parse_reference_precision(struct leap_task_loader *l, json_t *v, const struct leap_task_field *f)
 {
@@ -571,6 +584,8 @@ static const struct leap_task_field fields[] = {
 	{"level", "integer", "an integer from 1 to 9", parse_level, SLOT(level), "1 operators, 2 fusions, 3 blocks"},
 	{"prompt", "string", "a string is required", parse_string, SLOT(prompt), "the task statement for the model"},
 	{"title", "string", NULL, parse_title, SLOT(title), "a short name (default: the id)"},
+	{"module", "string", NULL, parse_module, SLOT(module),
+	 "a PyTorch module file in the folder: the reference, run by torch (no reference.c)"},
 	{"reference_precision", "string", NULL, parse_reference_precision, LEAP_NO_SLOT,
 	 "\"double\" or \"float\": what reference.c computes in"},
 	{"entry", "string", "a string is required", parse_entry, SLOT(entry), "the entry point, a C identifier"},
@@ -663,7 +678,8 @@ struct leap_task *leap_task_load(const char *dir_arg, char **err)
 	if (t) {
 		const char *base = strrchr(dir, '/');
 		base = base ? base + 1 : dir;
-		char *ref = xasprintf("%s/reference.c", dir);
+		/* a module task's reference is its module file, run by torch (lib/torchref.c) */
+		char *ref = xasprintf("%s/%s", dir, t->module ? t->module : "reference.c");
 		if (strcmp(base, t->id) && strcmp(base, ".") && strcmp(base, "..")) {
 			*err = xasprintf("%s: id: '%s' differs from the folder name '%s'", path, t->id, base);
 			leap_task_free(t);

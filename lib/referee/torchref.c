@@ -1,0 +1,231 @@
+/* torchref.c - the reference of a module task: its PyTorch module, run by torch in a process
+ * leap starts and keeps per task. */
+/*
+ * A module task (task.json "module", leap-task(5) MODULE TASKS) has no reference.c: the module
+ * file is the reference, computed by torch in float64. torch is a Python library, so the
+ * reference is a process of its own: `$LEAP_TORCH_PYTHON libexec/leap-torchref.py serve DIR`,
+ * started through child.c the first time a verifier needs the task's outputs and kept until
+ * the verifier ends, since importing torch takes seconds and a case takes milliseconds. It is
+ * trusted code in a process of leap's, like reference.c called in leap's own: a candidate
+ * never runs in it, and only leap's drawn values reach it (inputs, parameters and buffers
+ * alike), so its outputs are leap's to compare.
+ *
+ * The protocol, one request at a time on a pair of pipes: a JSON line {"values": {size: n},
+ * "counts": [elements of each buffer, in parameter order]} and the raw bytes of each input
+ * buffer; the answer is a line {"ok": true} and the raw bytes of each output, or {"error":
+ * why}. Each answer has a deadline (LEAP_TORCHREF_TIMEOUT_S): a module that hangs is the
+ * task's fault, said as an error, never a verdict.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "core/child.h"
+#include "core/fdio.h"
+#include "core/jsonl.h"
+#include "torchref.h"
+#include "core/util.h"
+#include "core/banned.h"
+
+/* The longest a start (importing torch on a loaded machine) or one answer may take. */
+#define LEAP_TORCHREF_TIMEOUT_S 300.0
+
+extern char **environ;
+
+struct leap_torchref {
+	struct leap_child ch;
+	int to, from; /* our ends: requests, answers */
+	pid_t owner;  /* the process that started it: a forked worker's copy never ends it */
+	char *id;
+};
+
+const char *leap_torch_python(char **err)
+{
+	const char *p = getenv("LEAP_TORCH_PYTHON");
+	if (p && *p)
+		return p;
+	*err = xstrdup("module tasks need torch: set LEAP_TORCH_PYTHON to a Python that imports torch");
+	return NULL;
+}
+
+char *leap_torchref_script(const char *libexec, char **err)
+{
+	if (!libexec) {
+		*err = xstrdup("cannot find libexec (set LEAP_LIBEXEC): leap-torchref.py lives there");
+		return NULL;
+	}
+	char *s = xasprintf("%s/leap-torchref.py", libexec);
+	if (access(s, R_OK)) {
+		*err = xasprintf("%s: %s", s, strerror(errno));
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Waits for fd until the deadline in *arg (leap_now's clock). */
+static int wait_deadline(void *arg, int fd, short events)
+{
+	double left = *(const double *)arg - leap_now();
+	if (left <= 0)
+		return 1;
+	struct pollfd p = {.fd = fd, .events = events};
+	int r = poll(&p, 1, (int)(left * 1e3) + 1);
+	return r < 0 && errno != EINTR ? -1 : 0;
+}
+
+struct leap_torchref *leap_torchref_start(const struct leap_task *t, const char *libexec, char **err)
+{
+	const char *py = leap_torch_python(err);
+	if (!py)
+		return NULL;
+	char *script = leap_torchref_script(libexec, err);
+	if (!script)
+		return NULL;
+	int req[2], ans[2];
+	if (pipe2(req, O_CLOEXEC)) {
+		*err = xasprintf("pipe: %s", strerror(errno));
+		free(script);
+		return NULL;
+	}
+	if (pipe2(ans, O_CLOEXEC)) {
+		*err = xasprintf("pipe: %s", strerror(errno));
+		close(req[0]);
+		close(req[1]);
+		free(script);
+		return NULL;
+	}
+	struct leap_torchref *r = xcalloc(1, sizeof *r);
+	char *argv[] = {(char *)py, script, "serve", t->dir, NULL};
+	leap_child_init(&r->ch);
+	r->ch.argv = argv;
+	r->ch.env = environ;
+	r->ch.exec_what = "cannot start the torch reference ($LEAP_TORCH_PYTHON)";
+	r->ch.fd[0] = req[0];
+	r->ch.fd[1] = ans[1];
+	r->ch.fd[2] = STDERR_FILENO; /* torch's own warnings and a traceback reach the user */
+	r->ch.nfd = 3;
+	r->ch.fail_slot = 2;
+	r->ch.fail_prefix = "leap torchref: ";
+	r->ch.report_slot = -1;
+	leap_child_limit(&r->ch, RLIMIT_DATA, LEAP_TORCH_DATA_BYTES, LEAP_TORCH_DATA_BYTES);
+	int rc = leap_child_start(&r->ch);
+	int e = errno;
+	close(req[0]);
+	close(ans[1]);
+	free(script);
+	r->to = req[1];
+	r->from = ans[0];
+	r->id = xstrdup(t->id);
+	r->owner = getpid();
+	if (rc) {
+		*err = xasprintf("cannot start the torch reference of task '%s': %s", t->id, strerror(e));
+		leap_torchref_stop(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Reads the answer's line (at most 64 KiB) before the deadline. A new string, or NULL. */
+static char *read_line(int fd, double *deadline)
+{
+	struct leap_buf b = {0};
+	char c;
+	while (b.len < 65536) {
+		if (leap_fd_move(fd, 0, &c, 1, wait_deadline, deadline)) {
+			leap_buf_free(&b);
+			return NULL;
+		}
+		if (c == '\n')
+			return b.s ? leap_buf_detach(&b) : xstrdup("");
+		leap_buf_addf(&b, "%c", c);
+	}
+	leap_buf_free(&b);
+	return NULL;
+}
+
+/* The request's header: the case's int sizes and every buffer's element count. */
+static char *request_line(const struct leap_case_data *d)
+{
+	const struct leap_task *t = d->t;
+	json_t *vals = json_object(), *counts = json_array();
+	for (size_t i = 0; i < t->nparams; i++) {
+		const struct leap_param *p = &t->params[i];
+		if (p->role == LEAP_ROLE_SCALAR)
+			json_object_set_new(vals, p->name, json_integer(d->c->vals[i].i));
+		else
+			json_array_append_new(counts, json_integer(d->sizes[i]));
+	}
+	json_t *o = json_pack("{s:o,s:o}", "values", vals, "counts", counts);
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+/* Sends the request of set `set`. Returns 0, or -1 (the process is gone). */
+static int send_request(struct leap_torchref *r, const struct leap_case_data *d, uint32_t set, double *deadline)
+{
+	size_t np = d->t->nparams;
+	char *line = request_line(d);
+	if (!line)
+		return -1;
+	size_t n = strlen(line);
+	line[n] = '\n'; /* in the NUL's place: the line goes out without one */
+	int rc = leap_fd_move(r->to, 1, line, n + 1, wait_deadline, deadline);
+	free(line);
+	for (size_t i = 0; !rc && i < np; i++)
+		if (d->rp[i].kind == LEAP_RUN_K_IN) /* an import makes no inout: outputs are new tensors */
+			rc = leap_fd_move(r->to, 1, d->inputs[(size_t)set * np + i], (size_t)d->rp[i].bytes,
+					  wait_deadline, deadline);
+	return rc ? -1 : 0;
+}
+
+int leap_torchref_case(struct leap_torchref *r, struct leap_case_data *d, uint32_t set, char **err)
+{
+	double deadline = leap_now() + LEAP_TORCHREF_TIMEOUT_S;
+	size_t np = d->t->nparams;
+	char *line = NULL;
+	if (send_request(r, d, set, &deadline) || !(line = read_line(r->from, &deadline))) {
+		*err = xasprintf("the torch reference of task '%s' %s on %s", r->id,
+				 leap_now() >= deadline ? "did not answer in time" : "ended", d->desc);
+		return -1;
+	}
+	json_t *a = json_loads(line, 0, NULL);
+	free(line);
+	if (!json_is_true(json_object_get(a, "ok"))) {
+		const char *why = json_string_value(json_object_get(a, "error"));
+		*err = xasprintf("the torch reference of task '%s' fails on %s: %s", r->id, d->desc,
+				 why ? why : "an answer it should not give");
+		json_decref(a);
+		return -1;
+	}
+	json_decref(a);
+	for (size_t i = 0; i < np; i++) {
+		if (d->rp[i].kind != LEAP_RUN_K_OUT && d->rp[i].kind != LEAP_RUN_K_INOUT)
+			continue;
+		if (leap_fd_move(r->from, 0, d->want[(size_t)set * np + i], (size_t)d->rp[i].bytes, wait_deadline,
+				 &deadline)) {
+			*err = xasprintf("the torch reference of task '%s' sent short outputs on %s", r->id, d->desc);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void leap_torchref_stop(struct leap_torchref *r)
+{
+	if (!r)
+		return;
+	if (r->to >= 0)
+		close(r->to); /* its stdin ends: it exits */
+	if (r->from >= 0)
+		close(r->from);
+	if (r->ch.pid > 0 && r->owner == getpid())
+		leap_child_finish(&r->ch, 5.0);
+	free(r->id);
+	free(r);
+}

@@ -1,0 +1,543 @@
+"""torchref.py - the trusted torch side of a module task (leap-task(5), MODULE TASKS).
+
+A module task is a PyTorch module file in KernelBench's form: `class Model(nn.Module)`,
+`get_inputs()`, `get_init_inputs()` and module-level int sizes. leap runs this file with the
+Python of $LEAP_TORCH_PYTHON, never inside a candidate's sandbox, for two jobs:
+
+  derive FILE...   one JSON line per file: the task.json fields leap derives from it (the C
+                   entry's parameters, cases with shrunk sizes, bench, bench_cpu, tolerance),
+                   or {"refused": why} when the file cannot be a fair task.
+  serve TASK_DIR   a long-lived reference for leap-verify: each request is a JSON line
+                   {"values": {size: n}, "counts": [elements per buffer]} followed by the raw
+                   bytes of every input buffer (role in) in parameter order; the answer is a
+                   JSON line {"ok": true} followed by the raw bytes of every output, or
+                   {"error": why}.
+
+The parameters of the C entry are, in order: the forward's tensor inputs, the module's
+parameters and buffers in state_dict order (dots become underscores), the outputs, then the
+size constants as int scalars. Both jobs compute that list by the same function (`layout`),
+so serve checks that task.json still names what the module file makes.
+
+The reference runs in float64 in train mode (KernelBench never calls eval()), with leap's own
+drawn values for every input, parameter and buffer; outputs are rounded once to their dtype.
+"""
+import importlib.util
+import inspect
+import json
+import math
+import random
+import sys
+import time
+
+torch = None  # imported by load_torch: a file refused by its text alone costs no torch import
+
+SEED = 42
+# Constants below this are structure (a dim, a kernel size, a stride), never shrunk.
+SHRINK_MIN = 8
+SHRINK_CAP = 16
+DRAWS = 3
+# The most a verification case's tensors may take (leap-verify keeps 3 trials of each case).
+CASE_BYTES = 1 << 30
+HUB = ("from_pretrained", "transformers", "huggingface", "hf_hub", "torch.hub")
+C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+              "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+              "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+              "volatile", "while", "bool", "true", "false"}
+
+
+class Refused(Exception):
+    pass
+
+
+def load_torch():
+    """Imports torch (seconds) and the tables of leap's types in torch's terms."""
+    global torch, TYPES, DTYPES
+    import torch as t
+    torch = t
+    TYPES = {t.float32: "float", t.float64: "double", t.int32: "int", t.int64: "int64",
+             t.float16: "half", t.bfloat16: "bf16", t.uint8: "uint8", t.bool: "uint8"}
+    DTYPES = {"float": t.float32, "double": t.float64, "int": t.int32, "int64": t.int64,
+              "half": t.float16, "bf16": t.bfloat16, "uint8": t.uint8}
+
+
+def hub_refusal(path):
+    """Why a module file is refused by its text alone (a model hub download), or None."""
+    src = open(path, encoding="utf-8").read()
+    for h in HUB:
+        if h in src:
+            return "it loads weights from a model hub (%s): leap runs no network access" % h
+    return None
+
+
+def load(path, name="leap_module"):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for need in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(mod, need):
+            raise Refused("no %s in the module file" % need)
+    return mod
+
+
+def constants(mod):
+    """The module-level int sizes, in the order the file defines them."""
+    return {k: v for k, v in vars(mod).items()
+            if type(v) is int and not k.startswith("_") and k.isidentifier()}
+
+
+def instantiate(mod, values, device=None):
+    """(model, inputs) at sizes `values`, with the fixed seed; train mode, as KernelBench."""
+    for k, v in values.items():
+        setattr(mod, k, v)
+    torch.manual_seed(SEED)
+    if device:
+        with torch.device(device):
+            init = mod.get_init_inputs()
+            model = mod.Model(*init)
+            inputs = mod.get_inputs()
+    else:
+        init = mod.get_init_inputs()
+        model = mod.Model(*init)
+        inputs = mod.get_inputs()
+    for m in model.modules():
+        for k, v in vars(m).items():
+            if isinstance(v, torch.Tensor):  # registered ones live in _parameters, _buffers
+                raise Refused("it holds a tensor that is no parameter or buffer (self.%s): leap cannot draw it, "
+                              "and forward may change it between calls" % k)
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise Refused("get_inputs() item %d is a %s, not a tensor" % (i, type(x).__name__))
+    return model, list(inputs)
+
+
+def outputs_of(out):
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    for i, o in enumerate(outs):
+        if not isinstance(o, torch.Tensor):
+            raise Refused("forward's output %d is a %s, not a tensor" % (i, type(o).__name__))
+    return outs
+
+
+def c_name(s, taken):
+    n = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in s)
+    if not n or n[0].isdigit() or n in C_KEYWORDS or n.startswith("leap_") or n.startswith("__"):
+        n = "p_" + n
+    base, k = n, 1
+    while n in taken:
+        n, k = "%s_%d" % (base, k), k + 1
+    taken.add(n)
+    return n
+
+
+def layout(mod, model, inputs, outs, consts):
+    """The C entry's parameters: (name, kind, key, tensor-or-None); kind in, state, out, size."""
+    taken = set(consts)
+    argn = [p for p in inspect.signature(mod.Model.forward).parameters][1:]
+    rows = []
+    for i, x in enumerate(inputs):
+        rows.append((c_name(argn[i] if i < len(argn) and not argn[i].startswith("*") else "in%d" % i, taken),
+                     "in", i, x))
+    for k, v in model.state_dict().items():
+        rows.append((c_name(k, taken), "state", k, v))
+    for i, o in enumerate(outs):
+        rows.append((c_name("out" if len(outs) == 1 else "out%d" % i, taken), "out", i, o))
+    for k in consts:
+        rows.append((k, "size", k, None))
+    return rows
+
+
+def run(mod, values, dtype=None, device=None, seed=SEED):
+    dtype = dtype or torch.float64
+    model, inputs = instantiate(mod, values, device)
+    model = model.to(dtype)
+    inputs = [x.to(dtype) if x.is_floating_point() else x for x in inputs]
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        outs = outputs_of(model(*inputs))
+    return model, inputs, outs
+
+
+# ---- derive ----
+
+def fit_dim(draws, consts, idx):
+    """An expression over the constants for dim `idx` of one tensor across draws
+    [(values, shape)], or None. Tried simplest first: a constant, a literal, a product."""
+    dims = [shape[idx] for _, shape in draws]
+    names = list(consts)
+
+    def holds(f):
+        try:
+            return all(f(v) == d for (v, _), d in zip(draws, dims))
+        except ZeroDivisionError:
+            return False
+    # a constant that keeps its value in every draw names nothing: 3 is a kernel's 3, not
+    # in_channels = 3 (the literal is right wherever the constant keeps that value)
+    names = [a for a in names if len({v[a] for v, _ in draws}) > 1]
+    for a in names:
+        if holds(lambda v: v[a]):
+            return a
+    if len(set(dims)) == 1:
+        return str(dims[0])
+    for a in names:
+        for b in names:
+            if a <= b and holds(lambda v: v[a] * v[b]):
+                return "%s * %s" % (a, b)
+    for a in names:
+        d0, v0 = dims[0], draws[0][0][a]
+        if holds(lambda v: v[a] + (d0 - v0)):
+            return "%s %s %d" % (a, "+" if d0 >= v0 else "-", abs(d0 - v0))
+        if v0 and d0 % v0 == 0 and holds(lambda v: v[a] * (d0 // v0)):
+            return "%s * %d" % (a, d0 // v0)
+        if d0 and v0 % d0 == 0 and holds(lambda v: v[a] // (v0 // d0)):
+            return "%s / %d" % (a, v0 // d0)
+    for a in names:
+        for b in names:
+            for c in names:
+                if a <= b <= c and holds(lambda v: v[a] * v[b] * v[c]):
+                    return "%s * %s * %s" % (a, b, c)
+    # channels that concatenate: a fire module's two expands, a dense block's i-th layer
+    for a in names:
+        for b in names:
+            for k in range(1, 17):
+                if a != b and holds(lambda v: v[a] + k * v[b]):
+                    return "%s + %s" % (a, b) if k == 1 else "%s + %d * %s" % (a, k, b)
+    return None
+
+
+def size_expr(draws, consts):
+    ndim = len(draws[0][1])
+    if any(len(s) != ndim for _, s in draws):
+        return None
+    parts = []
+    for i in range(ndim):
+        e = fit_dim(draws, consts, i)
+        if e is None:
+            return None
+        parts.append("(%s)" % e if any(op in e for op in (" + ", " - ", " / ")) else e)
+    return " * ".join(parts) if parts else "1"
+
+
+def shrunk(consts, names, rng, cap):
+    v = dict(consts)
+    for k in names:
+        x = consts[k]
+        halves = [x >> s for s in range(1, 12) if 2 <= (x >> s) <= cap and (x >> s) << s == x]
+        v[k] = rng.choice(halves) if halves and rng.random() < 0.5 else rng.randint(2, min(x, cap))
+    return v
+
+
+def shapes(mod, values, device=None):
+    model, inputs, outs = run(mod, values, torch.float32, device)
+    return model, inputs, outs
+
+
+def case_bytes(mod, values, strict=False):
+    """The bytes of a case's tensors (inputs, state, outputs), measured on the meta device
+    (nothing allocated). Where the module fails there: raises with `strict`, else 0 (the real
+    run will tell)."""
+    try:
+        model, inputs, outs = shapes(mod, values, "meta")
+    except Refused:
+        raise
+    except Exception:
+        if strict:
+            raise
+        return 0
+    ts = list(inputs) + list(model.state_dict().values()) + list(outs)
+    return sum(t.numel() * t.element_size() for t in ts)
+
+
+def try_draws(mod, consts, names, rng, tries, cap, meta):
+    """Up to DRAWS shrunk size sets that run, of `tries` drawn; with `meta`, a draw is tried
+    on the meta device first, so that one that fails (a pooling down to nothing) costs no
+    real run."""
+    got = []
+    for _ in range(tries):
+        if len(got) == DRAWS:
+            break
+        v = shrunk(consts, names, rng, cap)
+        if v in [g[0] for g in got]:
+            continue
+        try:
+            if meta and case_bytes(mod, v, strict=True) > CASE_BYTES:
+                continue
+            model, inputs, outs = shapes(mod, v)
+        except Refused:
+            raise
+        except Exception:
+            continue
+        if all(torch.isfinite(o).all() for o in outs if o.is_floating_point()):
+            got.append((v, model, inputs, outs))
+    return got
+
+
+def draw_cases(mod, consts, meta):
+    """Several shrunk size sets that run: all constants >= SHRINK_MIN shrunk to at most
+    SHRINK_CAP, else to at most 4 * SHRINK_CAP (an image a network pools down), else only the
+    batch, to at most 4 (a network at its full image size costs seconds a sample), else none
+    (the task runs at the file's sizes only)."""
+    rng = random.Random(SEED)
+    big = [k for k, x in consts.items() if x >= SHRINK_MIN]
+    batch = [k for k in big if "batch" in k.lower()]
+    for names, tries, cap in ((big, 12, SHRINK_CAP), (big, 12, 4 * SHRINK_CAP), (batch, 4, 4)):
+        if names:
+            got = try_draws(mod, consts, names, rng, tries, cap, meta)
+            if len(got) >= 2:
+                return got
+    return []
+
+
+def elements(t):
+    return max(1, t.numel())
+
+
+def tolerance(mod, values):
+    """KernelBench's fp32 tolerance (1e-4) unless torch's own float32 forward misses it against
+    float64; then the least of 1e-3, 1e-2 that float32 meets with a margin of 4."""
+    _, _, ref = run(mod, values, torch.float64)
+    _, _, got = run(mod, values, torch.float32)
+    need = 0.0
+    for r, g in zip(ref, got):
+        if not r.is_floating_point():
+            continue
+        err = (g.double() - r).abs() / (1 + r.abs())
+        need = max(need, float(err.max()) if err.numel() else 0.0)
+    for tol in (1e-4, 1e-3, 1e-2):
+        if 4 * need <= tol:
+            return tol
+    raise Refused("torch's own float32 forward is %.3g away from float64: no tolerance admits it" % need)
+
+
+def fairness(mod, values):
+    _, _, a = run(mod, values, torch.float64, seed=1)
+    _, _, b = run(mod, values, torch.float64, seed=2)
+    if any(not torch.equal(x, y) for x, y in zip(a, b)):
+        raise Refused("unfair: forward draws random numbers (dropout in training mode?): no reference "
+                      "reproduces it")
+    model, inputs = instantiate(mod, values)
+    model = model.double()
+    with torch.no_grad():
+        # parameters drawn as leap draws them, not the module's initialisation: small initial
+        # weights make level 2's 9 (linear, - 2, ReLU) zero, which leap's N(0, 1) weights do not
+        torch.manual_seed(SEED + 2)
+        for t in model.state_dict().values():
+            if t.is_floating_point():
+                t.copy_(torch.randn_like(t))
+        o1 = outputs_of(model(*[x.double() if x.is_floating_point() else x for x in inputs]))
+        # fresh values, not a transform of the first: an argmax ignores a positive scale
+        torch.manual_seed(SEED + 1)
+        o2 = outputs_of(model(*[torch.randn_like(x.double()) if x.is_floating_point() else x for x in inputs]))
+    if all(torch.equal(x, y) for x, y in zip(o1, o2)) and any(x.is_floating_point() for x in inputs):
+        raise Refused("unfair: the output does not depend on the inputs (a constant output passes)")
+
+
+def derive(path, task_id):
+    src = open(path, encoding="utf-8").read()
+    mod = load(path)
+    consts = constants(mod)
+    meta = True
+    try:
+        model, inputs, outs = shapes(mod, consts, "meta")
+    except Refused:
+        raise
+    except Exception:  # an operator without a meta kernel: every draw runs for real
+        meta = False
+        model, inputs, outs = shapes(mod, consts)
+    full = layout(mod, model, inputs, outs, consts)
+    if len(full) > 64:  # before any draw: a deep network's draws take minutes
+        raise Refused("%d parameters (inputs, state_dict entries, outputs, sizes): leap's entry takes at most 64"
+                      % len(full))
+    draws = draw_cases(mod, consts, meta)
+    if not draws and case_bytes(mod, consts) > CASE_BYTES:
+        raise Refused("it runs at no size smaller than the file's, whose tensors take %d MiB: too large for "
+                      "verification cases (at most %d MiB)" % (case_bytes(mod, consts) >> 20, CASE_BYTES >> 20))
+    small = [(v, layout(mod, m, i, o, consts)) for v, m, i, o in draws]
+    if any([r[:3] for r in rows] != [r[:3] for r in full] for _, rows in small):
+        small = []
+    every = [(consts, full)] + small
+    params = []
+    for k, (name, kind, key, t) in enumerate(full):
+        if kind == "size":
+            params.append({"name": name, "type": "int"})
+            continue
+        if t.dtype not in TYPES:
+            raise Refused("%s has dtype %s, which leap has no type for" % (name, t.dtype))
+        e = size_expr([(v, tuple(rows[k][3].shape)) for v, rows in every], consts)
+        if e is None:
+            raise Refused("the size of %s (%s) is no expression over the constants leap can find" %
+                          (name, "x".join(map(str, t.shape))))
+        p = {"name": name, "type": TYPES[t.dtype], "role": "out" if kind == "out" else "in", "size": e,
+             "doc": "%s %s, shape [%s]" % ("output" if kind == "out" else "forward input" if kind == "in" else
+                                           "state_dict entry", key,
+                                           ", ".join(str(fit_dim([(v, tuple(rows[k][3].shape))
+                                                                  for v, rows in every], consts, i))
+                                                     for i in range(t.dim())))}
+        if kind == "in" and not t.is_floating_point():
+            vals = [rows[k][3] for _, rows in every if rows[k][3].device.type != "meta"]
+            if vals:
+                p["range"] = [int(min(int(x.min()) for x in vals)), int(min(int(x.max()) for x in vals))]
+            else:
+                p["range"] = [0, 1]
+        params.append(p)
+    cases = [v for v, _ in small] or [consts]
+    check_at = min(cases, key=lambda v: sum(v.values()))
+    fairness(mod, check_at)
+    tol = tolerance(mod, check_at)
+    return {
+        "id": task_id, "level": 1, "title": task_id, "module": "module.py",
+        "prompt": prompt_of(src, full),
+        "entry": "module_forward", "params": params,
+        "cases": cases, "ranges": {},
+        "bench": consts, "bench_cpu": max(cases, key=lambda v: sum(v.values())),
+        "atol": tol, "rtol": tol,
+    }
+
+
+def prompt_of(src, rows):
+    ins = [r[0] for r in rows if r[1] == "in"]
+    st = [r[0] for r in rows if r[1] == "state"]
+    outs = [r[0] for r in rows if r[1] == "out"]
+    sz = [r[0] for r in rows if r[1] == "size"]
+    s = ("Write the forward pass of this PyTorch module (training mode, as written: a BatchNorm "
+         "normalises with the batch's statistics) as the entry point below.\n\n```python\n%s\n```\n\n" % src.rstrip("\n"))
+    s += "The entry point takes the forward's inputs (%s)" % (", ".join(ins) or "none")
+    if st:
+        s += ", then the module's parameters and buffers in state_dict order (%s), dots written as underscores" % ", ".join(st)
+    s += ", then the outputs (%s)" % ", ".join(outs)
+    if sz:
+        s += ", then the module-level sizes as ints (%s)" % ", ".join(sz)
+    s += (". Every tensor is contiguous in row-major order. Your code is checked at other sizes than the "
+          "file's, with parameter values drawn by the harness (not the module's initialisation).\n")
+    return s
+
+
+def cmd_derive(args):
+    hub = [hub_refusal(p) for p in args]
+    if not all(hub):
+        load_torch()
+    for path, why in zip(args, hub):
+        tid = args_id(path)
+        t0 = time.time()
+        try:
+            if why:
+                raise Refused(why)
+            out = derive(path, tid)
+        except Refused as e:
+            out = {"id": tid, "refused": str(e)}
+        except Exception as e:  # the module itself failed: say where
+            if "can't allocate memory" in str(e):
+                why = "it needs more memory than leap gives torch (RLIMIT_DATA) at the sizes it runs at"
+            else:
+                why = "the module fails: %s: %s" % (type(e).__name__, e)
+            out = {"id": tid, "refused": why}
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+        # progress: an import of many modules takes minutes
+        sys.stderr.write("leap-torchref: %s: %s (%.1f s)\n" % (tid, "refused: " + out["refused"] if "refused" in out
+                                                            else "task", time.time() - t0))
+
+
+def args_id(path):
+    base = path.rsplit("/", 1)[-1]
+    if base == "module.py":
+        return path.rsplit("/", 2)[-2]
+    return base[:-3] if base.endswith(".py") else base
+
+
+# ---- serve ----
+
+def read_exact(f, n):
+    b = f.read(n)
+    if len(b) != n:
+        raise EOFError("short read: %d of %d bytes" % (len(b), n))
+    return b
+
+
+def serve(task_dir):
+    task = json.load(open(task_dir + "/task.json"))
+    mod = load(task_dir + "/" + task["module"])
+    consts = constants(mod)
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    models = {}
+    while True:
+        line = inp.readline()
+        if not line:
+            return
+        req = json.loads(line)
+        values, counts = req["values"], req["counts"]
+        bufs = [p for p in task["params"] if "role" in p]
+        blobs = [read_exact(inp, n * size_of(p["type"])) if p["role"] == "in" else None for p, n in zip(bufs, counts)]
+        try:
+            res = answer(mod, consts, task, values, counts, blobs, models)
+            out.write(b'{"ok": true}\n')
+            for r in res:
+                out.write(r)
+        except Exception as e:
+            out.write((json.dumps({"error": "%s: %s" % (type(e).__name__, e)}) + "\n").encode())
+        out.flush()
+
+
+SIZES = {"float": 4, "double": 8, "int": 4, "int64": 8, "half": 2, "bf16": 2, "uint8": 1}
+
+
+def size_of(ty):
+    return SIZES[ty]
+
+
+def answer(mod, consts, task, values, counts, blobs, models):
+    v = {k: int(values[k]) if k in values else consts[k] for k in consts}
+    key = tuple(v.items())
+    if key not in models:
+        model, inputs = instantiate(mod, v)
+        models.clear()  # one size at a time: a task's cases come in order
+        models[key] = (model, inputs)
+    model, inputs = models[key]
+    rows = layout(mod, model, inputs, [torch.empty(0)] * sum(1 for p in task["params"] if p.get("role") == "out"),
+                  consts)
+    bufs = [p for p in task["params"] if "role" in p]
+    if [r[0] for r in rows if r[1] != "size"] != [p["name"] for p in bufs]:
+        raise Refused("task.json's parameters are not what the module file makes: import it again")
+    xs, state = [], {}
+    for (name, kind, key2, t), p, n, b in zip(rows, bufs, counts, blobs):
+        if kind == "out":
+            continue
+        if t.numel() != n:
+            raise Refused("%s has %d elements at these sizes, task.json says %d" % (name, t.numel(), n))
+        x = torch.frombuffer(bytearray(b), dtype=DTYPES[p["type"]]).reshape(t.shape)
+        if x.is_floating_point():
+            x = x.double()
+        elif t.dtype != x.dtype:
+            x = x.to(t.dtype)
+        if kind == "in":
+            xs.append(x)
+        else:
+            state[key2] = x
+    m = model.double()
+    m.load_state_dict(state, strict=True)
+    m.train()
+    torch.manual_seed(SEED)
+    with torch.no_grad():
+        outs = outputs_of(m(*xs))
+    res = []
+    for p, o in zip([p for p in bufs if p["role"] == "out"], outs):
+        res.append(o.detach().to(DTYPES[p["type"]]).contiguous().numpy().tobytes())
+    return res
+
+
+def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "derive":
+        cmd_derive(sys.argv[2:])
+    elif len(sys.argv) == 3 and sys.argv[1] == "serve":
+        load_torch()
+        # one thread: a case is small and leap-verify's runners share the cores; torch's
+        # intra-op threads spin-wait when the machine is busy (a 16x16 BatchNorm took 45 ms on
+        # two threads of a loaded machine, 3 ms on one)
+        torch.set_num_threads(1)
+        serve(sys.argv[2])
+    else:
+        sys.stderr.write("usage: torchref.py derive FILE... | serve TASK_DIR\n")
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# torch-tasks.bats - module tasks: a PyTorch module file as a task, torch as its reference
+# (leap-task --import, leap-prompt, leap-verify on the cpu backend).
+#
+# Cost: one import of the 20 modules of fixtures/torch/modules.jsonl in setup_file (torch's
+# import is most of it) and one leap-verify run per test that verifies. Every test but the one
+# without torch skips, saying so, where $LEAP_TORCH_PYTHON does not import torch. KernelBench's
+# level 3 (all 50 derive) runs only with LEAP_LINT_ALL=1 (make lint-tasks): it takes minutes.
+load helpers
+
+KB="$ROOT/../shared/kernelbench/KernelBench/KernelBench"
+
+have_torch() {
+	[ -n "${LEAP_TORCH_PYTHON:-}" ] && "$LEAP_TORCH_PYTHON" -c 'import torch' >/dev/null 2>&1
+}
+
+skip_unless_torch() {
+	have_torch || skip "no torch: set LEAP_TORCH_PYTHON to a Python that imports torch (tests/trainers/venvs.sh)"
+}
+
+setup_file() {
+	have_torch || return 0
+	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
+	# the task root is the import's parent: its suite `mods` holds the tasks
+	local rc=0
+	leap-task --import "$BATS_FILE_TMPDIR/root/mods" "$ROOT/tests/fixtures/torch/modules.jsonl" \
+		>"$BATS_FILE_TMPDIR/import.jsonl" 2>"$BATS_FILE_TMPDIR/import.err" || rc=$?
+	echo $rc >"$BATS_FILE_TMPDIR/import.rc"
+}
+
+setup() {
+	cd "$ROOT"
+	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
+	IMPORT="$BATS_FILE_TMPDIR/import.jsonl"
+	TROOT="$BATS_FILE_TMPDIR/root"
+}
+
+@test "without torch, --import fails saying which Python it needs" {
+	LEAP_TORCH_PYTHON= run -2 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" \
+		"$ROOT/tests/fixtures/torch/modules.jsonl"
+	assert_output ""
+	[[ "$stderr" == *"module tasks need torch: set LEAP_TORCH_PYTHON"* ]]
+	[ -z "$(ls -A "$BATS_TEST_TMPDIR/s")" ] # nothing half made
+}
+
+@test "--import of 20 modules: 18 tasks, the two unfair ones refused with the reason" {
+	skip_unless_torch
+	[ "$(cat "$BATS_FILE_TMPDIR/import.rc")" = 1 ] # some refused
+	[ "$(jq -s 'map(select(.id)) | length' "$IMPORT")" = 18 ]
+	run jq -r 'select(.refused) | "\(.task): \(.refused)"' "$IMPORT"
+	assert_line --partial "dropout_unfair: unfair: forward draws random numbers"
+	assert_line --partial "zeros_unfair: unfair: the output does not depend on the inputs"
+	[ "${#lines[@]}" = 2 ]
+	[ ! -e "$TROOT/mods/dropout_unfair" ] # a refused module leaves no folder
+	run -0 leap-task --check "$TROOT"/mods/*/
+}
+
+@test "the derived entry: forward inputs, state_dict entries, outputs, then the sizes as ints" {
+	skip_unless_torch
+	run -0 jq -r 'select(.id == "batchnorm") | .prototype.cpu' "$IMPORT"
+	assert_output "void module_forward(const float *x, const float *bn_weight, const float *bn_bias, const float *bn_running_mean, const float *bn_running_var, const int64_t *bn_num_batches_tracked, float *out, int batch_size, int features);"
+	run -0 jq -r 'select(.id == "min_max") | .prototype.cpu' "$IMPORT"
+	assert_output "void module_forward(const float *x, float *out0, float *out1, int rows, int cols);"
+	# a kernel's 3 stays a number; a convolution's output shrinks with the image
+	run -0 jq -r 'select(.id == "conv2d") | .params[] | select(.name == "out" or .name == "conv_weight") | .size' "$IMPORT"
+	assert_line "out_channels * in_channels * 3 * 3"
+	assert_line "batch_size * out_channels * (height - 2) * (width - 2)"
+	# bench is the file's sizes; the cases are smaller
+	run -0 jq -c 'select(.id == "linear") | [.bench.values, ([.cases[].values.in_features] | max <= 16)]' "$IMPORT"
+	assert_output '[{"batch_size":32,"in_features":256,"out_features":128},true]'
+}
+
+@test "the prompt shows the module's source and the derived prototype, and says torch is the reference" {
+	skip_unless_torch
+	run -0 leap-prompt --tasks "$TROOT" --backend cpu min_max
+	run -0 jq -r '.messages[1].content' <<<"$output"
+	assert_output --partial "return torch.amin(x, dim=1), torch.amax(x, dim=1)"
+	assert_output --partial "void module_forward(const float *x, float *out0, float *out1, int rows, int cols);"
+	assert_output --partial $'    return []\n```\n' # the source's fence closes on a line of its own
+	assert_output --partial "The reference is the PyTorch module above, run by torch on the CPU in double precision"
+	refute_output --partial "plain C"
+}
+
+@test "a correct C candidate of a module task passes; a wrong one is a mismatch naming the output and index" {
+	skip_unless_torch
+	cat >"$BATS_TEST_TMPDIR/ok.c" <<'EOF'
+void module_forward(const float *x, float *out0, float *out1, int rows, int cols)
+{
+	for (int r = 0; r < rows; r++) {
+		float lo = x[(long)r * cols], hi = lo;
+		for (int c = 1; c < cols; c++) {
+			float v = x[(long)r * cols + c];
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+		out0[r] = lo;
+		out1[r] = hi;
+	}
+}
+EOF
+	# wrong in the second output's last row, only where there are more than 3 rows
+	sed 's/out1\[r\] = hi;/out1[r] = r == rows - 1 \&\& rows > 3 ? lo : hi;/' "$BATS_TEST_TMPDIR/ok.c" >"$BATS_TEST_TMPDIR/bad.c"
+	run leap-verify --tasks "$TROOT" --seed 3 --task min_max "$BATS_TEST_TMPDIR/ok.c" "$BATS_TEST_TMPDIR/bad.c"
+	assert_line --partial "ok.c: pass (task min_max"
+	assert_line --partial "bad.c: mismatch (task min_max"
+	assert_output --regexp "out1\[[0-9]+\] = .* but expected"
+}
+
+@test "a module task runs through leap-prompt | sampler-replay | leap-compile | leap-verify" {
+	skip_unless_torch
+	printf 'void module_forward(const float *x, float *out, int b, int d)\n{\n\tfor (long i = 0; i < (long)b * d; i++)\n\t\tout[i] = x[i] > 0 ? x[i] : 0;\n}\n' \
+		>"$BATS_TEST_TMPDIR/ok.c"
+	sed 's/x\[i\] > 0 ? x\[i\] : 0/x[i]/' "$BATS_TEST_TMPDIR/ok.c" >"$BATS_TEST_TMPDIR/bad.c" # no ReLU
+	jq -nc --rawfile ok "$BATS_TEST_TMPDIR/ok.c" --rawfile bad "$BATS_TEST_TMPDIR/bad.c" '
+		{task: "relu", sample: 0, turn: 1, completion: ("```c\n" + $ok + "```")},
+		{task: "relu", sample: 1, turn: 1, completion: ("```c\n" + $bad + "```")}' >"$BATS_TEST_TMPDIR/replay.jsonl"
+	leap-prompt --tasks "$TROOT" --backend cpu --group-size 2 relu |
+		"$ROOT/examples/sampler-replay" --strict -r "$BATS_TEST_TMPDIR/replay.jsonl" |
+		leap-compile --tasks "$TROOT" --no-progress |
+		leap-verify --tasks "$TROOT" --no-progress --seed 9 >"$BATS_TEST_TMPDIR/out.jsonl" || true
+	run -0 jq -r '"\(.sample) \(.status) \(.verify.mismatch.output // "-")"' "$BATS_TEST_TMPDIR/out.jsonl"
+	assert_line "0 pass -"
+	assert_line "1 mismatch out"
+}
+
+@test "a module's buffers are leap's drawn values: a training-mode BatchNorm in C passes" {
+	skip_unless_torch
+	cat >"$BATS_TEST_TMPDIR/bn.c" <<'EOF'
+#include <math.h>
+/* training mode: the batch's statistics (biased variance), the running buffers unread */
+void module_forward(const float *x, const float *w, const float *b, const float *rm, const float *rv,
+		    const int64_t *nbt, float *out, int n, int f)
+{
+	(void)rm, (void)rv, (void)nbt;
+	for (int j = 0; j < f; j++) {
+		double s = 0, q = 0;
+		for (int i = 0; i < n; i++)
+			s += x[(long)i * f + j];
+		double mean = s / n;
+		for (int i = 0; i < n; i++) {
+			double d = x[(long)i * f + j] - mean;
+			q += d * d;
+		}
+		double inv = 1 / sqrt(q / n + 1e-5);
+		for (int i = 0; i < n; i++)
+			out[(long)i * f + j] = (float)((x[(long)i * f + j] - mean) * inv * w[j] + b[j]);
+	}
+}
+EOF
+	run -0 leap-verify --tasks "$TROOT" --seed 4 --task batchnorm "$BATS_TEST_TMPDIR/bn.c"
+	assert_line --partial "bn.c: pass (task batchnorm"
+}
+
+@test "without torch, verifying a module task fails saying which Python it needs" {
+	skip_unless_torch # for the import; the verification runs without it
+	printf 'void module_forward(const float *x, float *out, int b, int d)\n{ for (long i = 0; i < (long)b * d; i++) out[i] = x[i] > 0 ? x[i] : 0; }\n' \
+		>"$BATS_TEST_TMPDIR/relu.c"
+	LEAP_TORCH_PYTHON= run -2 --separate-stderr leap-verify --tasks "$TROOT" --task relu "$BATS_TEST_TMPDIR/relu.c"
+	[[ "$stderr" == *"module tasks need torch: set LEAP_TORCH_PYTHON"* ]]
+}
+
+@test "KernelBench's level 4 is refused: it loads weights from a model hub" {
+	skip_unless_torch
+	[ -d "$KB/level4" ] || skip "no KernelBench checkout at $KB"
+	run -1 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/l4" "$KB/level4"
+	[ "$(jq -s 'map(select(.refused | test("model hub"))) | length' <<<"$output")" = \
+		"$(ls "$KB"/level4/*.py | wc -l)" ]
+}
+
+@test "KernelBench's level 3: each of the 50 modules is a task or refused with its reason (LEAP_LINT_ALL=1)" {
+	skip_unless_torch
+	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
+	[ -n "${LEAP_LINT_ALL:-}" ] || skip "minutes of torch: run with LEAP_LINT_ALL=1 (make lint-tasks)"
+	run --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/l3" "$KB/level3"
+	[ "$(wc -l <<<"$output")" = 50 ]
+	jq -r 'select(.refused) | "\(.task): \(.refused)"' <<<"$output" >&3
+}
