@@ -4,14 +4,59 @@
  * asks for, each with its inputs and the trusted reference's outputs, computed in this process
  * once per run (the seed is per run, so every candidate of a task sees the same inputs), and
  * the reference's longest time per case, the base of the bound on a candidate's call. verify.c
- * runs the candidates on them.
+ * runs the candidates on them. The reference itself is here too: reference.c built and loaded
+ * into this process (leap_reference, which leap-bench's cpu baseline also uses), or a module
+ * task's kept torch process.
  */
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdlib.h>
 
+#include "task/build.h"
+#include "core/files.h"
 #include "torchref.h"
 #include "verify.h"
 #include "core/util.h"
 #include "core/banned.h"
+
+leap_entry_fn leap_reference(struct leap_verifier *v, const struct leap_task *t, char **err)
+{
+	if (t->module) {
+		/* its reference is torch (torch_reference): no C entry to call or time yet */
+		*err = xasprintf("task '%s' is a module task: its reference is torch, which this program "
+				 "does not run yet", t->id);
+		return NULL;
+	}
+	for (size_t i = 0; i < v->nrefs; i++)
+		if (v->refs[i].task == t)
+			return v->refs[i].entry;
+	char *src_path = xasprintf("%s/reference.c", t->dir);
+	size_t len = 0;
+	char *src = leap_read_file(src_path, &len, err);
+	free(src_path);
+	if (!src)
+		return NULL;
+	char *path = leap_build_artifact(t, leap_backend_reference(), src, len, v->o.cache, err);
+	free(src);
+	if (!path) {
+		char *e = xasprintf("the reference of task '%s' does not build: %s", t->id, *err);
+		free(*err);
+		*err = e;
+		return NULL;
+	}
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	leap_entry_fn f = h ? (leap_entry_fn)(uintptr_t)dlsym(h, LEAP_ABI_ENTRY) : NULL;
+	if (!f) {
+		*err = xasprintf("the reference of task '%s' cannot be loaded: %s", t->id, dlerror());
+		if (h)
+			dlclose(h);
+		free(path);
+		return NULL;
+	}
+	xgrow((void **)&v->refs, &v->cap, v->nrefs + 1, sizeof *v->refs);
+	v->refs[v->nrefs++] = (struct leap_ref){t, leap_backend_reference(), h, f, path};
+	return f;
+}
 
 /* The kept torch process of module task t, started on first use. NULL with a new message in
  * *err when torch is not there or the process does not start. */
