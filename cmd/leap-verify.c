@@ -192,8 +192,8 @@ static const struct leap_opt opts[] = {
 	                   "(default 4G; K, M, G suffixes)"),
 	{"memory-max", 0, required_argument, "SIZE", OPT_MEMMAX,
 	 "memory limit of a child's whole process tree through a memory\n"
-	 "cgroup where this process may make one (default: --memory plus\n"
-	 "the shared regions; 0: none)"},
+	 "cgroup where this process may make one (default: --memory, plus\n"
+	 "the staging regions on cuda; 0: none)"},
 	LEAP_RUNOPT_FSIZE("largest file or output a child may write (default 16M)"),
 	LEAP_RUNOPT_NPROC("process and thread limit of the sandbox user (default 256, or 4\n"
 	                  "per CPU beyond 64 CPUs)"),

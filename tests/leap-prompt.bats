@@ -301,7 +301,7 @@ caches_fact() {
 	[[ "$p" == *"Scratch memory of your own is allowed: malloc and free within a call (timed with it), or a buffer kept across calls in a static pointer"* ]]
 	# the limit stated is leap-verify's default
 	[[ "$p" == *"The process may map 4 GiB beyond the arguments (by default)."* ]]
-	[[ "$(leap-verify --help)" == *"address-space limit of a cpu child (default 4G"* ]]
+	[[ "$(leap-verify --help)" == *"each cpu process's address space, beyond the shared regions"*"(default 4G"* ]]
 	[[ "$p" == *"The stack is 8 MiB, each OpenMP thread's too: put large arrays on the heap. Every block you allocate is checked: a write past its end fails the case it happens in."* ]]
 	# ... and it is what the code gets, whatever stack limit leap-verify itself runs under:
 	# the fixture computes right only with an 8 MiB limit and 8 MiB OpenMP stacks
