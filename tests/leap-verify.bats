@@ -407,7 +407,7 @@ verdict() {
 	EOF
 	build_artifact conv2d "$BATS_TEST_TMPDIR/conv.c" "$BATS_TEST_TMPDIR/conv.so"
 	compiled_record conv2d "$BATS_TEST_TMPDIR/conv.so" >"$BATS_TEST_TMPDIR/in.jsonl"
-	run -0 leap-verify --seed 3 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 --separate-stderr leap-verify --seed 3 "$BATS_TEST_TMPDIR/in.jsonl"
 	rec=$output
 	# the last element: every coordinate at its extent less one, and the index is theirs flattened
 	run -0 jq -r '.verify.mismatch | .values as $v | [.coords, [$v.batch - 1, $v.cout - 1, $v.height - $v.k, $v.width - $v.k],
@@ -625,7 +625,7 @@ verdict() {
 # The buffer and the case were named, not where: the element says by how much the index is off,
 # and a write that reaches the guard page faults, so the line is known too.
 @test "a write outside a buffer names the element; on the guard page, the line and the element" {
-	run -1 leap-verify --seed 1 --task vector_add "$FIXTURES/leap-verify/before_start.c"
+	run -1 --separate-stderr leap-verify --seed 1 --task vector_add "$FIXTURES/leap-verify/before_start.c"
 	assert_line --index 1 "  Your code wrote outside the bounds of buffer c in case 1 (n=1), trial 1, at c[-2], 2 before its first element."
 	rec=$(jq -cn --rawfile c "$FIXTURES/leap-verify/past_guard.c" \
 		'{task: "vector_add", backend: "cpu", completion: ("```c\n" + $c + "```")}' | leap-compile | leap-verify --seed 1)
