@@ -132,14 +132,14 @@ static void start(void *arg, struct leap_pool *p, struct leap_pool_entry *e)
 		if (c->devs.n)
 			c->v.o.device = c->devs.name[slot];
 		enum leap_status st = LEAP_ST_NONE;
-		json_t *v = leap_recjob_verify(&c->v, &j, c->seed, &st, &err);
+		json_t *v = leap_verify_artifact(&c->v, j.t, j.b, j.artifact, c->seed, &st, &err);
 		if (v && c->devs.n)
 			json_object_set_new(v, "device_index", json_integer(c->devs.idx[slot]));
 		leap_pool_child_exit(p, v ? json_pack("{s:o,s:i}", "verify", v, "st", (int)st) : json_pack("{s:s}", "err", err));
 	}
 	leap_pool_flush(p); /* the records before this one reach the reader while it runs */
 	enum leap_status st = LEAP_ST_NONE;
-	json_t *verify = leap_recjob_verify(&c->v, &j, c->seed, &st, &err);
+	json_t *verify = leap_verify_artifact(&c->v, j.t, j.b, j.artifact, c->seed, &st, &err);
 	if (leap_signal_caught()) { /* the verdict may be the interruption's */
 		json_decref(verify);
 		free(err);

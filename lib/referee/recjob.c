@@ -81,10 +81,3 @@ void leap_recjob_wait(struct leap_pool *p, int kind, int alone)
 	while ((p->running == p->slots || (alone && p->running_kind[kind])) && !leap_signal_caught())
 		leap_pool_collect(p, -1);
 }
-
-json_t *leap_recjob_verify(struct leap_verifier *v, const struct leap_recjob *j, uint64_t seed,
-			   enum leap_status *st, char **err)
-{
-	/* the timing lock is taken per call, in verify.c (share_call) */
-	return leap_verify_artifact(v, j->t, j->b, j->artifact, seed, st, err);
-}

@@ -59,10 +59,4 @@ enum leap_recjob_what leap_recjob_classify(json_t *rec, enum leap_recjob_stage s
  * once on a signal (the caller checks leap_signal_caught). */
 void leap_recjob_wait(struct leap_pool *p, int kind, int alone);
 
-/* Verifies job j (RUN) as leap_verify_artifact does: a cpu candidate's calls each hold the cpu
- * timing lock shared (tlock.h), so that none runs beside a record leap-bench times on the cpu
- * and leap-bench never waits for more than one call. */
-json_t *leap_recjob_verify(struct leap_verifier *v, const struct leap_recjob *j, uint64_t seed,
-			   enum leap_status *st, char **err);
-
 #endif
