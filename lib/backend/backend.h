@@ -98,6 +98,9 @@ struct leap_backend_ops {
 	const char *baseline; /* the task's file timed against (NULL: its reference, reference.c) */
 	double target_ci;     /* --target-ci's default (verdict.h) */
 	double floor_margin;  /* below this share of the floor a time is suspicious (verdict.h) */
+	double first_call_s;  /* leap-verify's grace for a candidate's load and first call, in seconds,
+			       * beyond --slow's bound: a device's module registration, lazy load and
+			       * JIT (0 on the host) */
 
 	/* ---- the device ---- */
 	/* 1 when the backend can run here, else 0; why[0..n) says either (leap_backend_default).

@@ -389,6 +389,7 @@ const struct leap_backend_ops leap_backend_cuda = {
 	.baseline = "baseline.cu",
 	.target_ci = LEAP_BENCH_TARGET_CUDA,
 	.floor_margin = LEAP_BENCH_FLOOR_MARGIN_CUDA,
+	.first_call_s = 10.0, /* the module's lazy load, a PTX JIT on a GPU the build did not target */
 	.usable = usable,
 	.first_use = leap_gpu_first_use,
 	.visible = leap_gpu_visible,

@@ -423,8 +423,8 @@ struct vrun {
 #define RERUNS 3 /* reruns of a mismatched call, to tell a race from a steady bug */
 
 /* The longest one call of case ci may take, in seconds (0: no bound of its own): o.slow times
- * the reference's time on the same case plus o.slow_floor, and for the first call of a cuda
- * candidate LEAP_VERIFY_CUDA_FIRST more. A call past it would hold the pipeline (the timing
+ * the reference's time on the same case plus o.slow_floor, and for the first call its
+ * backend's first_call_s more. A call past it would hold the pipeline (the timing
  * lock, and every record behind it in the output's order) for nothing an honest kernel needs:
  * the reference is the plainest code of the task, timed in this process on the same inputs. */
 static double call_bound(const struct leap_verifier *v, const struct leap_vcache *vc, size_t ci, enum leap_backend b,
@@ -433,18 +433,18 @@ static double call_bound(const struct leap_verifier *v, const struct leap_vcache
 	if (v->o.slow <= 0)
 		return 0;
 	double bound = v->o.slow * vc->ref_s[ci] + v->o.slow_floor;
-	return bound + (!leap_backend_has(b, LEAP_BK_HOST) && first ? LEAP_VERIFY_CUDA_FIRST : 0);
+	return bound + (first ? leap_backend_of(b)->first_call_s : 0);
 }
 
 /* The longest the candidate's load may take (its constructors and static initializers run
- * then), in seconds (0: no bound of its own): o.slow_floor, and LEAP_VERIFY_CUDA_FIRST more for
- * a cuda candidate (its module's registration). Honest code does no work there; a load that
+ * then), in seconds (0: no bound of its own): o.slow_floor, and its backend's first_call_s
+ * more (cuda: its module's registration). Honest code does no work there; a load that
  * sleeps or spins holds its record, and every record behind it, as a slow call would. */
 static double load_bound(const struct leap_verifier *v, enum leap_backend b)
 {
 	if (v->o.slow <= 0)
 		return 0;
-	return v->o.slow_floor + (!leap_backend_has(b, LEAP_BK_HOST) ? LEAP_VERIFY_CUDA_FIRST : 0);
+	return v->o.slow_floor + leap_backend_of(b)->first_call_s;
 }
 
 /* Runs one call of case d (slot 0, staged) in s within `bound` seconds (call_bound; the

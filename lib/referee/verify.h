@@ -32,11 +32,10 @@ struct leap_verify_opts {
 /* leap-verify's bound on one call (--slow, --slow-floor): 100 times the reference's time on the
  * same case, plus 2 s for what the reference does not pay (a fresh process's page faults, a
  * thread pool's start, a machine under load); the floor alone bounds the candidate's load. Leap-bench bounds its blocks the same way
- * (verdict.h: LEAP_BENCH_SLOW); the first call of a cuda candidate gets LEAP_VERIFY_CUDA_FIRST
- * more seconds (the module's lazy load, a PTX JIT on a GPU the build did not target). */
+ * (verdict.h: LEAP_BENCH_SLOW); a candidate's load and first call get its backend's
+ * first_call_s more (backend.h: cuda's module load and JIT). */
 #define LEAP_VERIFY_SLOW 100.0
 #define LEAP_VERIFY_SLOW_FLOOR 2.0
-#define LEAP_VERIFY_CUDA_FIRST 10.0
 
 /* The trusted reference of a task, built once per process and called in this process. */
 struct leap_ref {
