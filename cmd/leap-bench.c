@@ -412,8 +412,11 @@ static const struct leap_opt opts[] = {
 	 "timing budget per record (default " LEAP_BENCH_STR(LEAP_BENCH_MAX_TIME) ")"},
 	{"pool-memory", 0, required_argument, "SIZE", OPT_POOL,
 	 "memory for the input pool: base sets, donors and a pair's sets,\n"
-	 "with the baseline's outputs on them (default " LEAP_BENCH_STR(LEAP_BENCH_POOL_MIB) "M); earlier\n"
-	 "tasks' pools are kept within " LEAP_BENCH_STR(LEAP_BENCH_POOLS_KEPT) " times this in all"},
+	 "with the baseline's outputs on them (default " LEAP_BENCH_STR(LEAP_BENCH_POOL_MIB) "M; on cuda\n"
+	 "1/" LEAP_BENCH_STR(LEAP_BENCH_POOL_DEVICE_SHARE) " of the device's memory, at most 1/"
+	 LEAP_BENCH_STR(LEAP_BENCH_POOL_HOST_SHARE) " of the host's, at least\n"
+	 LEAP_BENCH_STR(LEAP_BENCH_POOL_MIB) "M); earlier tasks' pools are kept within "
+	 LEAP_BENCH_STR(LEAP_BENCH_POOLS_KEPT) " times this in all"},
 	{"cpus", 0, required_argument, "LIST", OPT_CPUS,
 	 "the cores of candidate and baseline (e.g. 0-3; default: all the\n"
 	 "CPUs leap-bench may use)"},

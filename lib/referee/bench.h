@@ -46,7 +46,7 @@ struct leap_bench_opts {
 	int hot;            /* cuda: do not flush the L2 cache between blocks (blocks of one call) */
 	int wall_clock;     /* cpu: time blocks on the wall clock alone, stalls included (--wall-clock) */
 	double block_ms;    /* the longest a block of calls aims at */
-	uint64_t pool_bytes; /* memory for the input pool: inputs and expected outputs */
+	uint64_t pool_bytes; /* memory for the input pool: inputs and expected outputs (0: the backend's) */
 	const char *cpus;   /* the candidate's cores (--cpus; NULL: all this process may use) */
 	enum leap_freeze freezer; /* how candidates are frozen (NONE: the best available) */
 	int cgroup_version;  /* 0: cgroup v2 where it works, else v1; 1 or 2: only that version */

@@ -107,8 +107,8 @@ static uint64_t pool_footprint(const struct leap_bpool *P)
 }
 
 /* Frees the pools used longest ago until those left, with `room` more, fit in
- * LEAP_BENCH_POOLS_KEPT times --pool-memory (or none is left). */
-static void pools_trim(struct leap_bencher *B, uint64_t room)
+ * LEAP_BENCH_POOLS_KEPT times `budget`, the pool's (or none is left). */
+static void pools_trim(struct leap_bencher *B, uint64_t room, uint64_t budget)
 {
 	for (;;) {
 		uint64_t total = room;
@@ -118,7 +118,7 @@ static void pools_trim(struct leap_bencher *B, uint64_t room)
 			if (B->pools[i]->used < B->pools[old]->used)
 				old = i;
 		}
-		if (!B->npools || total <= LEAP_BENCH_POOLS_KEPT * B->o.pool_bytes)
+		if (!B->npools || total <= LEAP_BENCH_POOLS_KEPT * budget)
 			return;
 		leap_bpool_free(B->pools[old]);
 		B->pools[old] = B->pools[--B->npools];
@@ -137,7 +137,7 @@ struct leap_bpool *ref_pool_get(struct leap_bencher *B, const struct leap_task *
 			B->pools[i]->used = B->uses;
 			return B->pools[i];
 		}
-	pools_trim(B, B->o.pool_bytes);
+	pools_trim(B, ref_pool_budget(B, b), ref_pool_budget(B, b));
 	const struct leap_case *c = leap_task_bench_case(t, b);
 	struct leap_case_data d0;
 	uint32_t nbase = 2;
@@ -311,7 +311,7 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 	set_bytes(d0, &in, &out);
 	uint64_t per = in + out + 1;
 	double k = ceil(ref_block_target(&B->o) / (P->call_ms > 1e-4 ? P->call_ms : 1e-4));
-	uint64_t kmax = region_budget(B, b) / per / 2, ring = B->o.pool_bytes / per;
+	uint64_t kmax = region_budget(B, b) / per / 2, ring = ref_pool_budget(B, b) / per;
 	ring = ring > 2 * (uint64_t)P->nbase + 1 ? ring - 2 * P->nbase : 1; /* the donors count as sets */
 	if (kmax > ring)
 		kmax = ring;
@@ -332,18 +332,45 @@ static void pool_size(struct leap_bencher *B, struct leap_bpool *P, const struct
 	}
 }
 
+/* The memory of the device the verifier has now, in bytes: 0 on a backend whose device is the
+ * host's (cpu), or when the device's memory is not known. */
+static uint64_t device_bytes(struct leap_bencher *B, enum leap_backend b)
+{
+	if (!leap_backend_has(b, LEAP_BK_OWNER) || !B->v->gpu.done)
+		return 0;
+	char *end;
+	long idx = strtol(B->v->o.device ? B->v->o.device : "0", &end, 10);
+	const struct leap_gpu_dev *g = *end ? NULL : leap_gpu_device(&B->v->gpu.g, (int)idx);
+	return g && g->memory_mib > 0 ? (uint64_t)g->memory_mib << 20 : 0;
+}
+
 /* The bytes one region of slots may take: on cpu 256 MiB (a candidate's address space is
  * limited to --memory beyond them); on cuda an eighth of the device's memory (the owner holds
  * its own region, the candidate's and the pool's inputs there), 256 MiB when it is unknown. */
 static uint64_t region_budget(struct leap_bencher *B, enum leap_backend b)
 {
-	uint64_t cpu = 256ull << 20;
-	if (!leap_backend_has(b, LEAP_BK_OWNER) || !B->v->gpu.done)
-		return cpu;
-	char *end;
-	long idx = strtol(B->v->o.device ? B->v->o.device : "0", &end, 10);
-	const struct leap_gpu_dev *g = *end ? NULL : leap_gpu_device(&B->v->gpu.g, (int)idx);
-	return g && g->memory_mib > 0 ? (uint64_t)g->memory_mib * (1ull << 20) / 8 : cpu;
+	uint64_t dev = device_bytes(B, b);
+	return dev ? dev / 8 : 256ull << 20;
+}
+
+/* --pool-memory, or when it was not given the backend's: on cuda a quarter of the device's
+ * memory (verdict.h's shares), at most a sixteenth of the host's, never below the 512M that
+ * every backend gets otherwise. The cpu's stays 512M: there a region's budget, not the pool,
+ * bounds a block of large sets. On a device the pool's 512M made every set over 85 MiB a
+ * one-call block, whatever the device held (bench/blocks.md: 129 of KernelBench's 197 tasks
+ * at their benchmark sizes), while its region budget had room for several. */
+uint64_t ref_pool_budget(struct leap_bencher *B, enum leap_backend b)
+{
+	uint64_t least = (uint64_t)LEAP_BENCH_POOL_MIB << 20, dev = device_bytes(B, b);
+	if (B->o.pool_bytes)
+		return B->o.pool_bytes;
+	if (!dev)
+		return least;
+	uint64_t v = dev / LEAP_BENCH_POOL_DEVICE_SHARE;
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	if (pages > 0 && page > 0 && (uint64_t)pages * (uint64_t)page / LEAP_BENCH_POOL_HOST_SHARE < v)
+		v = (uint64_t)pages * (uint64_t)page / LEAP_BENCH_POOL_HOST_SHARE;
+	return v > least ? v : least;
 }
 
 /* Bytes of the inputs and of the outputs of one set. */

@@ -75,6 +75,8 @@ json_t *ref_verdict_timed(struct rec *R, const char *base_art);
 
 /* inpool.c: the input pool */
 char *ref_baseline_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, char **err);
+/* --pool-memory, or the backend's own when it was not given (inpool.c). */
+uint64_t ref_pool_budget(struct leap_bencher *B, enum leap_backend b);
 struct leap_bpool *ref_pool_get(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
 				uint64_t seed, const char *base_art, int *nodev, char **err);
 uint32_t ref_pool_fresh(struct leap_bpool *P, int make);

@@ -29,7 +29,7 @@ void leap_bench_defaults(struct leap_bench_opts *o)
 	o->min_runs = LEAP_BENCH_MIN_RUNS;
 	o->max_runs = LEAP_BENCH_MAX_RUNS;
 	o->block_ms = LEAP_BENCH_BLOCK_MS;
-	o->pool_bytes = (uint64_t)LEAP_BENCH_POOL_MIB << 20;
+	o->pool_bytes = 0; /* not given: ref_pool_budget (inpool.c) */
 }
 
 /* ---- the stopping rule ---- */

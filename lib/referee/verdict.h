@@ -37,8 +37,12 @@ struct leap_bench_opts;
 #define LEAP_BENCH_BLOCK_MS_LEAST 0.5
 /* --pool-memory in MiB (the help writes it with the suffix M), at least POOL_MIB_MIN; the
  * pools of earlier tasks are kept while all together hold at most POOLS_KEPT times it
- * (lib/referee/inpool.c says why) */
+ * (lib/referee/inpool.c says why). Not given, on a device with memory of its own (cuda) it is
+ * that memory over POOL_DEVICE_SHARE, at most the host's over POOL_HOST_SHARE and never less
+ * than POOL_MIB (inpool.c, ref_pool_budget) */
 #define LEAP_BENCH_POOL_MIB 512
+#define LEAP_BENCH_POOL_DEVICE_SHARE 4
+#define LEAP_BENCH_POOL_HOST_SHARE 16
 #define LEAP_BENCH_POOL_MIB_MIN 1
 #define LEAP_BENCH_POOLS_KEPT 4
 /* --timeout: the absolute bound of a record, max-time plus this many seconds */
