@@ -159,6 +159,52 @@ EOF
 	[[ "$stderr" == *"module tasks need torch: set LEAP_TORCH_PYTHON"* ]]
 }
 
+@test "leap-bench times a module task against torch-eager; wrong while timed is a mismatch; no torch, skipped" {
+	skip_unless_torch
+	printf 'void module_forward(const float *x, float *out, int b, int d)\n{\n\tfor (long i = 0; i < (long)b * d; i++)\n\t\tout[i] = x[i] > 0 ? x[i] : 0;\n}\n' \
+		>"$BATS_TEST_TMPDIR/ok.c"
+	# right while leap-verify looks, wrong from its 300th call: only a checked timing sees it
+	sed 's/^}$/\tstatic long calls;\n\tif (++calls > 300)\n\t\tout[0] += 1;\n}/' "$BATS_TEST_TMPDIR/ok.c" >"$BATS_TEST_TMPDIR/late.c"
+	jq -nc --rawfile ok "$BATS_TEST_TMPDIR/ok.c" --rawfile late "$BATS_TEST_TMPDIR/late.c" '
+		{task: "relu", sample: 0, turn: 1, completion: ("```c\n" + $ok + "```")},
+		{task: "relu", sample: 1, turn: 1, completion: ("```c\n" + $late + "```")}' >"$BATS_TEST_TMPDIR/replay.jsonl"
+	leap-prompt --tasks "$TROOT" --backend cpu --group-size 2 relu |
+		"$ROOT/examples/sampler-replay" --strict -r "$BATS_TEST_TMPDIR/replay.jsonl" |
+		leap-compile --tasks "$TROOT" --no-progress |
+		leap-verify --tasks "$TROOT" --no-progress --seed 9 >"$BATS_TEST_TMPDIR/verified.jsonl"
+	leap-bench --tasks "$TROOT" --no-progress --max-time 1 <"$BATS_TEST_TMPDIR/verified.jsonl" \
+		>"$BATS_TEST_TMPDIR/out.jsonl" || true
+	# the honest one is timed against torch (a verdict with a measured speedup, whatever the load)
+	run -0 jq -r 'select(.sample == 0) | .bench | "\(.baseline_kind) \(.status) \(.baseline_ms > 0) \((.measured_speedup // .speedup) > 0)"' \
+		"$BATS_TEST_TMPDIR/out.jsonl"
+	assert_output --regexp '^torch-eager (ok|noisy) true true$'
+	run -0 jq -r 'select(.sample == 1) | "\(.status) \(.bench.status)"' "$BATS_TEST_TMPDIR/out.jsonl"
+	assert_output "mismatch mismatch"
+	# without torch the module task is not timed, and the record says why
+	LEAP_TORCH_PYTHON= run -0 leap-bench --tasks "$TROOT" --no-progress <"$BATS_TEST_TMPDIR/verified.jsonl"
+	run -0 jq -r '"\(.status) \(.bench.status) \(.bench.message)"' <<<"$output"
+	assert_line "pass skipped not timed: module tasks need torch: set LEAP_TORCH_PYTHON to a Python that imports torch"
+}
+
+@test "a module task's baseline kind: torch-compile is refused with the reason; C tasks cannot name torch" {
+	skip_unless_torch
+	printf 'void module_forward(const float *x, float *out, int b, int d)\n{ for (long i = 0; i < (long)b * d; i++) out[i] = x[i] > 0 ? x[i] : 0; }\n' \
+		>"$BATS_TEST_TMPDIR/relu.c"
+	run -2 --separate-stderr leap-bench --tasks "$TROOT" --baseline torch-compile --task relu "$BATS_TEST_TMPDIR/relu.c"
+	[[ "$stderr" == *"the torch-compile baseline cannot run: torch.compile builds the module with a C++ compiler"* ]]
+	run -2 --separate-stderr leap-bench --baseline torch-jit --task relu "$BATS_TEST_TMPDIR/relu.c"
+	[[ "$stderr" == *"--baseline: 'torch-jit' is not torch-eager or torch-compile"* ]]
+	# the task field chooses it too, and only a module task may name torch
+	cp -r "$TROOT/mods/relu" "$BATS_TEST_TMPDIR/relu"
+	jq '.baseline_kind = "torch-compile"' "$TROOT/mods/relu/task.json" >"$BATS_TEST_TMPDIR/relu/task.json"
+	run -2 --separate-stderr leap-bench --tasks "$BATS_TEST_TMPDIR" --task relu "$BATS_TEST_TMPDIR/relu.c"
+	[[ "$stderr" == *"the torch-compile baseline cannot run"* ]]
+	jq 'del(.module) | .baseline_kind = "torch-eager"' "$TROOT/mods/relu/task.json" >"$BATS_TEST_TMPDIR/relu/task.json"
+	: >"$BATS_TEST_TMPDIR/relu/reference.c"
+	run -1 leap-task --check "$BATS_TEST_TMPDIR/relu"
+	assert_output --partial 'baseline_kind: "torch-eager" is a module task'"'"'s baseline'
+}
+
 @test "KernelBench's level 4 is refused: it loads weights from a model hub" {
 	skip_unless_torch
 	[ -d "$KB/level4" ] || skip "no KernelBench checkout at $KB"
