@@ -7,6 +7,7 @@
 # without torch skips, saying so, where $LEAP_TORCH_PYTHON does not import torch. KernelBench's
 # level 3 (all 50 derive) runs only with LEAP_LINT_ALL=1 (make lint-tasks): it takes minutes.
 load helpers
+load artifact
 
 KB="$ROOT/../shared/kernelbench/KernelBench/KernelBench"
 
@@ -184,6 +185,26 @@ EOF
 	LEAP_TORCH_PYTHON= run -0 leap-bench --tasks "$TROOT" --no-progress <"$BATS_TEST_TMPDIR/verified.jsonl"
 	run -0 jq -r '"\(.status) \(.bench.status) \(.bench.message)"' <<<"$output"
 	assert_line "pass skipped not timed: module tasks need torch: set LEAP_TORCH_PYTHON to a Python that imports torch"
+}
+
+@test "a module task's candidate that withholds its hello is bounded by a runner's start, not torch's import" {
+	skip_unless_torch
+	cat >"$BATS_TEST_TMPDIR/withhold.c" <<'EOF'
+#include <unistd.h>
+__attribute__((constructor)) static void stall(void) { for (;;) sleep(1); }
+void module_forward(const float *x, float *out, int b, int d)
+{
+	for (long i = 0; i < (long)b * d; i++)
+		out[i] = x[i] > 0 ? x[i] : 0;
+}
+EOF
+	LEAP_TASKS="$TROOT" build_artifact relu "$BATS_TEST_TMPDIR/withhold.c" "$BATS_TEST_TMPDIR/withhold.so"
+	compiled_record relu "$BATS_TEST_TMPDIR/withhold.so" '{"status":"pass"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --tasks "$TROOT" --no-progress --max-time 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	# a timeout, and not the record's 31 s: the torch baseline's seconds of import (after its
+	# hello) do not widen the candidate's bound (2 s + 10 times the trusted runner's start)
+	run -0 jq -r '"\(.status) \(.bench.status) \(.bench.ms < 25000)"' <<<"$output"
+	assert_output "timeout timeout true"
 }
 
 @test "a module task's baseline kind: torch-compile is refused with the reason; C tasks cannot name torch" {
