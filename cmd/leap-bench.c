@@ -15,6 +15,7 @@
 #include "referee/recjob.h"
 #include "core/record.h"
 #include "referee/runopts.h"
+#include "referee/torchbase.h"
 #include "core/sig.h"
 #include "task/task.h"
 #include "core/util.h"
@@ -51,7 +52,7 @@ static const char usage_tail[] =
 
 enum {
 	OPT_TARGET = LEAP_OPT_PRIVATE, OPT_MIN_RUNS, OPT_MAX_RUNS, OPT_MAX_TIME, OPT_POOL, OPT_HOT, OPT_NO_BCACHE,
-	OPT_STATS, OPT_BLOCK_MS, OPT_BTOL, OPT_CPUS, OPT_FREEZER, OPT_WALL,
+	OPT_STATS, OPT_BLOCK_MS, OPT_BTOL, OPT_CPUS, OPT_FREEZER, OPT_WALL, OPT_BASELINE,
 };
 
 struct ctx {
@@ -280,6 +281,8 @@ static int adhoc_time(void *arg, const char *file, const struct leap_task *t, en
 			       100 * leap_get_num(r, "speedup_rel_ci", 0));
 		printf("\n");
 	}
+	if (t->module && json_object_get(r, "baseline_kind")) /* against torch, run one way or another */
+		printf("  against %s\n", leap_get_str(r, "baseline_kind", "?"));
 	printf("  %s\n", leap_get_str(r, "message", ""));
 	int bad = strcmp(bst, "ok") != 0;
 	json_decref(r);
@@ -343,6 +346,11 @@ static int bench_option(struct ctx *c, struct leap_bench_opts *bo, int opt, cons
 	}
 	case OPT_HOT:
 		bo->hot = 1;
+		return 1;
+	case OPT_BASELINE: /* module tasks' baseline, over each task's baseline_kind */
+		if (strcmp(arg, LEAP_TORCH_EAGER) && strcmp(arg, LEAP_TORCH_COMPILE))
+			leap_usage_error(&c->common, "--baseline: '%s' is not torch-eager or torch-compile", arg);
+		bo->baseline = arg;
 		return 1;
 	case OPT_WALL:
 		bo->wall_clock = 1;
@@ -432,6 +440,9 @@ static const struct leap_opt opts[] = {
 	 "kernel reports it: cgroup v2 cpu.pressure)"},
 	{"hot", 0, no_argument, NULL, OPT_HOT, "cuda: do not flush the L2 cache between blocks (blocks of\n"
 	 "one call)"},
+	{"baseline", 0, required_argument, "KIND", OPT_BASELINE,
+	 "module tasks: torch-eager or torch-compile (default: the task's\n"
+	 "baseline_kind, else torch-eager)"},
 	{"no-baseline-cache", 0, no_argument, NULL, OPT_NO_BCACHE, "no effect (leap 0.1; the baseline is timed in every pair)"},
 	{"baseline-tolerance", 0, required_argument, "F", OPT_BTOL, "no effect (leap 0.1)"},
 	LEAP_RUNOPT_TOL("the check of every timed call: task (default), kernelbench\n"

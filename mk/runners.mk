@@ -11,11 +11,21 @@ NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=s
 	-gencode arch=compute_90,code=compute_90
 endif
 
-all: $(RUNNERS) libexec/leap-torchref.py
+all: $(RUNNERS) libexec/leap-torchref.py libexec/leap-torchbase.py libexec/leap-torchbase.c
 
 # The trusted torch side of module tasks (lib/referee/torchref.c runs it with $LEAP_TORCH_PYTHON):
 # beside the runners, where leap_libexec_dir finds them, in the build tree and installed.
 libexec/leap-torchref.py: runner/torchref.py
+	@mkdir -p $(@D)
+	cp $< $@
+
+# The torch baseline of module tasks in leap-bench (lib/referee/torchbase.c builds it per task
+# from these, with torchref.py): sources, not built here; leap compiles them with the task's data.
+libexec/leap-torchbase.py: runner/torchbase.py
+	@mkdir -p $(@D)
+	cp $< $@
+
+libexec/leap-torchbase.c: runner/torchbase.c
 	@mkdir -p $(@D)
 	cp $< $@
 
@@ -71,7 +81,7 @@ install: install-runners
 install-runners: $(RUNNERS)
 	install -d '$(DESTDIR)$(LIBEXECDIR)'
 	install -m 755 $(RUNNERS) '$(DESTDIR)$(LIBEXECDIR)'
-	install -m 644 libexec/leap-torchref.py '$(DESTDIR)$(LIBEXECDIR)'
+	install -m 644 libexec/leap-torchref.py libexec/leap-torchbase.py libexec/leap-torchbase.c '$(DESTDIR)$(LIBEXECDIR)'
 
 # The cuda backend end to end on a GPU, one PASS/FAIL/SKIP line per check and a summary
 # (tests/gpu/check-gpu.sh; without a GPU every check is skipped with its reason, exit 0).

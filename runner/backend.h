@@ -21,7 +21,8 @@ extern "C" {
 struct rb;
 
 /* Prepares the backend; `device` is argv[1] ("-" or a GPU index) and `role` argv[2] (cuda:
- * "copy", "client" or "owner"; cpu: ignored). On success *b is the new state, msg holds the
+ * "copy", "client" or "owner"; cpu: "trusted" for the torch baseline, which skips the heap
+ * check, else ignored). On success *b is the new state, msg holds the
  * device's name ("NVIDIA H200", or the CPU model) and uuid its UUID (zeros on cpu). */
 int rb_init(struct rb **b, const char *device, const char *role, char *msg, uint8_t uuid[16]);
 

@@ -18,6 +18,7 @@
 
 struct rb {
 	unsigned char *in, *out;
+	int check_heap; /* 0 for the "trusted" role: a torch baseline (lib/referee/torchbase.c) */
 	double t0; /* the runner's clock at the start of a block (cross-check only) */
 };
 
@@ -32,13 +33,17 @@ static double now_ms(void)
 int rb_init(struct rb **b, const char *device, const char *role, char *msg, uint8_t uuid[16])
 {
 	(void)device;
-	(void)role;
 	memset(uuid, 0, 16);
 	*b = calloc(1, sizeof **b); /* one per process; main owns it */
 	if (!*b) {
 		snprintf(msg, LEAP_RUN_MSG, "out of memory");
 		return LEAP_RUN_NOMEM;
 	}
+	/* The heap check walks every live block after each block of calls: a handful in a C
+	 * kernel, hundreds of thousands in an interpreter with torch loaded (a block's check then
+	 * took ten times the calls it followed). It can only fail a candidate, never pass one, so
+	 * the trusted torch baseline, which the referee starts with this role, goes without. */
+	(*b)->check_heap = strcmp(role, "trusted") != 0;
 	snprintf(msg, LEAP_RUN_MSG, "cpu");
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	if (!f)
@@ -95,7 +100,7 @@ int rb_block_end(struct rb *b, double *own_ms, int *code, char *msg)
 	uint64_t bytes, off;
 	uintptr_t site;
 	const char *fn;
-	if (!heap_check(&bytes, &site, &fn))
+	if (!b->check_heap || !heap_check(&bytes, &site, &fn))
 		return LEAP_RUN_OK;
 	/* the call's line: the return address less one (runner/fault.c does the same) */
 	*code = site && fault_artifact_offset(site - 1, &off) && off < INT32_MAX ? (int)off + 1 : 0;

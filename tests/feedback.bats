@@ -253,6 +253,11 @@ turn() {
 		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done2.jsonl" >"$T/next"
 	run -0 jq -r .feedback "$T/next"
 	assert_line --index 1 --regexp '^Timed on NVIDIA H200 at rows=1024, cols=1024: .* for the baseline, a vendor library \(cuBLAS or cuDNN\) \(speedup'
+	# a module task's baseline is torch, and the feedback says so
+	jq -c '.bench.baseline_kind = "torch-eager"' "$T/trusted" |
+		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done4.jsonl" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 --regexp 'for the baseline, the PyTorch module run by torch \(eager\) \(speedup'
 	# the speed is told as the interval the timing knows it to (issue 28)
 	jq -c '.bench.speedup = 2 | .bench.speedup_ci = [1.8, 2.2]' "$T/trusted" |
 		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done3.jsonl" >"$T/next"

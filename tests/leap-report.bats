@@ -183,6 +183,13 @@ PY
 	assert_equal "$(jq -c '[.tasks[] | .against]' <<<"$output")" '[{"vendor":3},{},{"kernel":2}]'
 	run --separate-stderr -0 leap-report "$BATS_TEST_TMPDIR/kinds.jsonl"
 	assert_line "  speedups are against: a vendor library (cuBLAS, cuDNN) in 3 timed trajectories, a hand-written CUDA kernel in 2 timed trajectories"
+	# a module task's speedups are against torch itself: KernelBench's metric is computable against it
+	jq -Rc 'fromjson? | if .bench.speedup then .bench.baseline_kind = "torch-eager" else . end' \
+		"$DONE" >"$BATS_TEST_TMPDIR/torch.jsonl"
+	run --separate-stderr -0 leap-report --metric kernelbench --format json "$BATS_TEST_TMPDIR/torch.jsonl"
+	assert_equal "$(jq -c '.all.against' <<<"$output")" '{"torch-eager":5}'
+	run --separate-stderr -0 leap-report "$BATS_TEST_TMPDIR/torch.jsonl"
+	assert_line "  speedups are against: PyTorch eager (a module task's torch) in 5 timed trajectories"
 	# records of before baseline_kind: said to be unnamed, not guessed
 	run --separate-stderr -1 leap-report "$DONE"
 	assert_line "  speedups are against: an unnamed baseline (records of before baseline_kind) in 5 timed trajectories"

@@ -7,6 +7,7 @@
 # without torch skips, saying so, where $LEAP_TORCH_PYTHON does not import torch. KernelBench's
 # level 3 (all 50 derive) runs only with LEAP_LINT_ALL=1 (make lint-tasks): it takes minutes.
 load helpers
+load artifact
 
 KB="$ROOT/../shared/kernelbench/KernelBench/KernelBench"
 
@@ -157,6 +158,72 @@ EOF
 		>"$BATS_TEST_TMPDIR/relu.c"
 	LEAP_TORCH_PYTHON= run -2 --separate-stderr leap-verify --tasks "$TROOT" --task relu "$BATS_TEST_TMPDIR/relu.c"
 	[[ "$stderr" == *"module tasks need torch: set LEAP_TORCH_PYTHON"* ]]
+}
+
+@test "leap-bench times a module task against torch-eager; wrong while timed is a mismatch; no torch, skipped" {
+	skip_unless_torch
+	printf 'void module_forward(const float *x, float *out, int b, int d)\n{\n\tfor (long i = 0; i < (long)b * d; i++)\n\t\tout[i] = x[i] > 0 ? x[i] : 0;\n}\n' \
+		>"$BATS_TEST_TMPDIR/ok.c"
+	# right while leap-verify looks, wrong from its 300th call: only a checked timing sees it
+	sed 's/^}$/\tstatic long calls;\n\tif (++calls > 300)\n\t\tout[0] += 1;\n}/' "$BATS_TEST_TMPDIR/ok.c" >"$BATS_TEST_TMPDIR/late.c"
+	jq -nc --rawfile ok "$BATS_TEST_TMPDIR/ok.c" --rawfile late "$BATS_TEST_TMPDIR/late.c" '
+		{task: "relu", sample: 0, turn: 1, completion: ("```c\n" + $ok + "```")},
+		{task: "relu", sample: 1, turn: 1, completion: ("```c\n" + $late + "```")}' >"$BATS_TEST_TMPDIR/replay.jsonl"
+	leap-prompt --tasks "$TROOT" --backend cpu --group-size 2 relu |
+		"$ROOT/examples/sampler-replay" --strict -r "$BATS_TEST_TMPDIR/replay.jsonl" |
+		leap-compile --tasks "$TROOT" --no-progress |
+		leap-verify --tasks "$TROOT" --no-progress --seed 9 >"$BATS_TEST_TMPDIR/verified.jsonl"
+	leap-bench --tasks "$TROOT" --no-progress --max-time 1 <"$BATS_TEST_TMPDIR/verified.jsonl" \
+		>"$BATS_TEST_TMPDIR/out.jsonl" || true
+	# the honest one is timed against torch (a verdict with a measured speedup, whatever the load)
+	run -0 jq -r 'select(.sample == 0) | .bench | "\(.baseline_kind) \(.status) \(.baseline_ms > 0) \((.measured_speedup // .speedup) > 0)"' \
+		"$BATS_TEST_TMPDIR/out.jsonl"
+	assert_output --regexp '^torch-eager (ok|noisy) true true$'
+	run -0 jq -r 'select(.sample == 1) | "\(.status) \(.bench.status)"' "$BATS_TEST_TMPDIR/out.jsonl"
+	assert_output "mismatch mismatch"
+	# without torch the module task is not timed, and the record says why
+	LEAP_TORCH_PYTHON= run -0 leap-bench --tasks "$TROOT" --no-progress <"$BATS_TEST_TMPDIR/verified.jsonl"
+	run -0 jq -r '"\(.status) \(.bench.status) \(.bench.message)"' <<<"$output"
+	assert_line "pass skipped not timed: module tasks need torch: set LEAP_TORCH_PYTHON to a Python that imports torch"
+}
+
+@test "a module task's candidate that withholds its hello is bounded by a runner's start, not torch's import" {
+	skip_unless_torch
+	cat >"$BATS_TEST_TMPDIR/withhold.c" <<'EOF'
+#include <unistd.h>
+__attribute__((constructor)) static void stall(void) { for (;;) sleep(1); }
+void module_forward(const float *x, float *out, int b, int d)
+{
+	for (long i = 0; i < (long)b * d; i++)
+		out[i] = x[i] > 0 ? x[i] : 0;
+}
+EOF
+	LEAP_TASKS="$TROOT" build_artifact relu "$BATS_TEST_TMPDIR/withhold.c" "$BATS_TEST_TMPDIR/withhold.so"
+	compiled_record relu "$BATS_TEST_TMPDIR/withhold.so" '{"status":"pass"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 leap-bench --tasks "$TROOT" --no-progress --max-time 1 "$BATS_TEST_TMPDIR/in.jsonl"
+	# a timeout, and not the record's 31 s: the torch baseline's seconds of import (after its
+	# hello) do not widen the candidate's bound (2 s + 10 times the trusted runner's start)
+	run -0 jq -r '"\(.status) \(.bench.status) \(.bench.ms < 25000)"' <<<"$output"
+	assert_output "timeout timeout true"
+}
+
+@test "a module task's baseline kind: torch-compile is refused with the reason; C tasks cannot name torch" {
+	skip_unless_torch
+	printf 'void module_forward(const float *x, float *out, int b, int d)\n{ for (long i = 0; i < (long)b * d; i++) out[i] = x[i] > 0 ? x[i] : 0; }\n' \
+		>"$BATS_TEST_TMPDIR/relu.c"
+	run -2 --separate-stderr leap-bench --tasks "$TROOT" --baseline torch-compile --task relu "$BATS_TEST_TMPDIR/relu.c"
+	[[ "$stderr" == *"the torch-compile baseline cannot run: torch.compile builds the module with a C++ compiler"* ]]
+	run -2 --separate-stderr leap-bench --baseline torch-jit --task relu "$BATS_TEST_TMPDIR/relu.c"
+	[[ "$stderr" == *"--baseline: 'torch-jit' is not torch-eager or torch-compile"* ]]
+	# the task field chooses it too, and only a module task may name torch
+	cp -r "$TROOT/mods/relu" "$BATS_TEST_TMPDIR/relu"
+	jq '.baseline_kind = "torch-compile"' "$TROOT/mods/relu/task.json" >"$BATS_TEST_TMPDIR/relu/task.json"
+	run -2 --separate-stderr leap-bench --tasks "$BATS_TEST_TMPDIR" --task relu "$BATS_TEST_TMPDIR/relu.c"
+	[[ "$stderr" == *"the torch-compile baseline cannot run"* ]]
+	jq 'del(.module) | .baseline_kind = "torch-eager"' "$TROOT/mods/relu/task.json" >"$BATS_TEST_TMPDIR/relu/task.json"
+	: >"$BATS_TEST_TMPDIR/relu/reference.c"
+	run -1 leap-task --check "$BATS_TEST_TMPDIR/relu"
+	assert_output --partial 'baseline_kind: "torch-eager" is a module task'"'"'s baseline'
 }
 
 @test "KernelBench's level 4 is refused: it loads weights from a model hub" {

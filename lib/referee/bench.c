@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "torchbase.h"
 #include "core/util.h"
 #include "core/banned.h"
 
@@ -177,6 +178,7 @@ void leap_bencher_free(struct leap_bencher *B)
 	for (size_t i = 0; i < B->npools; i++)
 		leap_bpool_free(B->pools[i]);
 	free(B->pools);
+	leap_torch_free(B->torch);
 	leap_cgroups_free(&B->cg);
 	memset(B, 0, sizeof *B);
 }

@@ -50,6 +50,8 @@ struct leap_bench_opts {
 	const char *cpus;   /* the candidate's cores (--cpus; NULL: all this process may use) */
 	enum leap_freeze freezer; /* how candidates are frozen (NONE: the best available) */
 	int cgroup_version;  /* 0: cgroup v2 where it works, else v1; 1 or 2: only that version */
+	const char *baseline; /* module tasks' baseline kind (--baseline: torch-eager or
+			       * torch-compile; NULL: each task's, torchbase.h) */
 };
 
 /*
@@ -115,6 +117,7 @@ struct leap_bencher {
 	int lock_said;                  /* said that it waits for a device lock */
 	unsigned stage_threads;         /* threads that make a block's sets (leap_case_stage): the
 					 * CPUs this process may run on, at most 4 */
+	struct ref_torch *torch;        /* module tasks: their Python, learnt once (torchbase.h) */
 };
 
 /* Prepares a bencher: detects the cgroups, resolves the core set (o->cpus) and the freezer

@@ -153,6 +153,7 @@ int ref_device_probe(struct leap_bencher *B, enum leap_backend b, const char *de
 		struct leap_session s;
 		char *err = NULL;
 		struct leap_session_opts so = ref_session_opts(B, d, b, 1, 0);
+		ref_base_session(B, d->t, b, &so);
 		int r = ref_session_open(B->v, &s, b, base_art, &so, &err);
 		if (r == LEAP_SESS_OK)
 			r = leap_session_probe(&s, gbs, gflops);

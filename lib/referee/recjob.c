@@ -1,10 +1,12 @@
 /* recjob.c - what leap-verify and leap-bench both do to a record: check it, schedule it, run it. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "recjob.h" /* first: pool.h's cli.h comes before util.h, whose <stdnoreturn.h> redefines noreturn */
 #include "core/jsonl.h"
 #include "core/sig.h"
 #include "tlock.h"
+#include "torchref.h"
 #include "verdict.h"
 #include "core/util.h"
 #include "core/banned.h"
@@ -70,6 +72,14 @@ enum leap_recjob_what leap_recjob_classify(json_t *rec, enum leap_recjob_stage s
 		j->t = leap_suite_get(suite, id, &j->err);
 	if (!j->t)
 		return LEAP_RECJOB_FAIL;
+	char *why = NULL;
+	if (s == LEAP_RECJOB_BENCH && j->t->module && !leap_torch_python(&why)) {
+		/* a module task's baseline is torch (torchbase.h): without it, not timed, saying why */
+		j->add = json_pack("{s:{s:s,s:s++}}", "bench", "status", "skipped", "message", "not timed: ", why, "");
+		free(why);
+		j->t = NULL;
+		return LEAP_RECJOB_SKIP;
+	}
 	j->kind = leap_backend_has(j->b, LEAP_BK_HOST) ? LEAP_RECJOB_CPU : LEAP_RECJOB_CUDA;
 	if (leap_backend_of(j->b)->first_use)
 		leap_backend_of(j->b)->first_use(&v->gpu);

@@ -633,6 +633,7 @@ static int open_sessions(struct rec *R, const char *artifact, const char *base_a
 	}
 	if (!P->have_bs) {
 		struct leap_session_opts os = so;
+		ref_base_session(R->B, R->t, R->b, &os); /* a module task's torch: torchbase.h */
 		if (own) { /* the owner of the device memory, its pool of input sets included */
 			os.role = "owner";
 			os.pool_len = (uint64_t)P->cap * P->in_set;

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "bench.h"
+#include "torchbase.h"
 
 /* One element in FRESH_EVERY of a derived set's inputs is its donor's: enough that every
  * histogram, sum and column maximum of the suite changes from set to set (a column of 16 rows
@@ -64,6 +65,8 @@ int ref_session_open(struct leap_verifier *v, struct leap_session *s, enum leap_
 struct leap_session_opts ref_session_opts(struct leap_bencher *B, const struct leap_case_data *d,
 					  enum leap_backend b, uint32_t calls, int freeze);
 double ref_block_target(const struct leap_bench_opts *o);
+void ref_base_session(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
+		      struct leap_session_opts *so);
 
 /* verdict.c: the samples, the stopping rule, the verdicts */
 void ref_series_add(struct series *s, double v, uint32_t calls);

@@ -28,6 +28,15 @@ int ref_session_open(struct leap_verifier *v, struct leap_session *s, enum leap_
 	return leap_session_open(&h, s, b, artifact, o, err);
 }
 
+/* The options of t's baseline session: a module task's torch gets the exemptions torchbase.h
+ * decides (leap_torch_session); every other baseline, like every candidate, the bencher's. */
+void ref_base_session(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,
+		      struct leap_session_opts *so)
+{
+	if (t->module)
+		leap_torch_session(B->torch, &B->sb, leap_backend_has(b, LEAP_BK_HOST), so);
+}
+
 /* Session options for case d with `calls` calls per block: sealed inputs, the bencher's
  * sandbox (cores, groups), frozen between blocks when `freeze`. */
 struct leap_session_opts ref_session_opts(struct leap_bencher *B, const struct leap_case_data *d,

@@ -183,10 +183,13 @@ static json_t *timed_fields(struct rec *R, const struct leap_stats *cst, const s
 	json_object_set_new(out, "baseline_ms", json_real(bst->median));
 	json_object_set_new(out, "baseline_rel_ci", json_real(isfinite(bst->rel_ci) ? bst->rel_ci : -1.0));
 	json_object_set_new(out, "baseline_n", json_integer((json_int_t)bst->n));
-	/* what the speedup is against: a vendor library, a hand-written kernel, or on cpu the
-	 * reference built with cc -O2 (leap-report says so) */
-	json_object_set_new(out, "baseline_kind", json_string(!leap_backend_of(R->P->backend)->baseline ? "reference"
-							       : R->P->task->baseline_vendor ? "vendor" : "kernel"));
+	/* what the speedup is against: a module task's torch (torch-eager), a vendor library, a
+	 * hand-written kernel, or on cpu the reference built with cc -O2 (leap-report says so) */
+	const struct leap_task *t = R->P->task;
+	json_object_set_new(out, "baseline_kind",
+			    json_string(t->module ? leap_torch_kind(t, R->B->o.baseline)
+					: !leap_backend_of(R->P->backend)->baseline ? "reference"
+					: t->baseline_vendor ? "vendor" : "kernel"));
 	json_object_set_new(out, "overhead_ms", json_real(R->ovh));
 	if (R->cpu_ms >= 0 && R->calls > 0)
 		json_object_set_new(out, "cpu_ms", json_real(R->cpu_ms / (double)R->calls));

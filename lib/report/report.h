@@ -38,7 +38,7 @@ struct leap_report {
 	long kb_answers[LEAP_REPORT_MAX_TURNS + 1];
 	long kb_fast[LEAP_REPORT_MAX_TURNS + 1][3]; /* correct and speedup > p, p = 0, 1, 2 */
 	long kb_timed[LEAP_REPORT_MAX_TURNS + 1];   /* correct with a speedup */
-	long kb_against[4];                         /* timed answers by bench.baseline_kind */
+	long kb_against[6];                         /* timed answers by bench.baseline_kind (against[]) */
 	/* the timings (bench.status ok, noisy or suspicious) of passing records, and why those
 	 * that carry no speedup carry none */
 	long timed, timed_ok, timed_noisy, timed_suspicious, noisy_few; /* few: too few pairs for an interval */

@@ -13,7 +13,7 @@
 #include "report.h"
 
 /* What a speedup is against (leap-bench's bench.baseline_kind); 0: not said (older records). */
-static const char *const against[] = {"unknown", "vendor", "kernel", "reference"};
+static const char *const against[] = {"unknown", "vendor", "kernel", "reference", "torch-eager", "torch-compile"};
 #define NAGAINST (sizeof against / sizeof against[0])
 
 /* One trajectory: a (group, sample) across its turns. */

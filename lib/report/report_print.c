@@ -21,7 +21,8 @@
 /* What a speedup is against (against[], report_int.h), said in words. */
 static const char *const against_words[NAGAINST] = {"an unnamed baseline (records of before baseline_kind)",
 						     "a vendor library (cuBLAS, cuDNN)", "a hand-written CUDA kernel",
-						     "the C reference (cc -O2)"};
+						     "the C reference (cc -O2)", "PyTorch eager (a module task's torch)",
+						     "torch.compile (a module task's torch)"};
 
 /* "12 of 16 timings noisy: intervals 8% to 40% against 5%": why timings carry no speedup, so
  * that a reader of a fast_p of "-" knows whether to time longer or on a quieter machine. */

@@ -402,6 +402,7 @@ int leap_session_open(const struct leap_session_host *h, struct leap_session *s,
 	s->hello_s = o->hello_s;
 	s->load_s = o->load_s;
 	int r = read_hello(s, dev, sock[0], err);
+	s->hello_at = leap_now();
 	if (sock[0] >= 0)
 		close(sock[0]);
 	if (r != LEAP_SESS_OK)

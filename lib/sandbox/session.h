@@ -133,6 +133,7 @@ struct leap_session {
 				   * descriptors of device memory (each client inherits them), or -1 */
 	int loaded;               /* the artifact was told to load: every reply since may be forged */
 	double hello_s;           /* the bound on each start-up reply (struct leap_session_opts) */
+	double hello_at;          /* leap_now() when the hello came (0: none yet), before the load */
 	double load_s;            /* the bound on the load's reply, when > 0 */
 	int lock_fd;              /* the device lock held for the session, or -1 */
 	int has_usage;

@@ -201,14 +201,14 @@ static int build_in(const char *dir, const char *so, const char *cc, const struc
 	return rc;
 }
 
-char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const char *source, size_t len,
-			  const char *cache, char **err)
+/* The cached build of `source` with the given prelude and shim (both freed here). */
+static char *build_cached(const struct leap_task *t, enum leap_backend b, char *pre, char *shim, const char *source,
+			  size_t len, const char *cache, char **err)
 {
 	const struct leap_backend_ops *be = leap_backend_of(b);
 	/* the compiler as named enters the key: a cache built elsewhere with the same compiler
 	 * named the same way is reused without running it */
 	char *cc = be->trusted_cc();
-	char *pre = leap_shim_prelude(t, b), *shim = leap_shim_source(t, b);
 	char hex[65];
 	artifact_key(hex, cc, be, t, pre, shim, source, len);
 	char *dir = xasprintf("%s/artifacts", cache);
@@ -239,4 +239,17 @@ char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const 
 		}
 	}
 	return result;
+}
+
+char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const char *source, size_t len,
+			  const char *cache, char **err)
+{
+	return build_cached(t, b, leap_shim_prelude(t, b), leap_shim_source(t, b), source, len, cache, err);
+}
+
+char *leap_build_plain(const struct leap_task *t, const char *source, size_t len, const char *cache, char **err)
+{
+	/* an empty prelude, and a shim that declares nothing the source could meet */
+	return build_cached(t, leap_backend_reference(), xstrdup(""), xstrdup("typedef int leap_no_shim;\n"), source, len,
+			    cache, err);
 }

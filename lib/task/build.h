@@ -17,6 +17,12 @@
 char *leap_build_artifact(const struct leap_task *t, enum leap_backend b, const char *source, size_t len,
 			  const char *cache, char **err);
 
+/* Builds `source`, a complete trusted shared object that exports the artifact ABI itself (the
+ * torch baseline of a module task: lib/referee/torchbase.c), with the reference backend's
+ * compiler and flags (cc -O2 -shared -fPIC), no prelude and no shim; cached as
+ * leap_build_artifact's objects are. Returns the absolute path (new string), or NULL with *err. */
+char *leap_build_plain(const struct leap_task *t, const char *source, size_t len, const char *cache, char **err);
+
 /* The hex SHA-256 (64 digits and a NUL into out) of the parts, each followed by a NUL byte. */
 void leap_sha256_hex(char out[65], const char *const *parts, const size_t *lens, int n);
 

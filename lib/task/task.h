@@ -161,6 +161,8 @@ struct leap_task {
 	unsigned families;               /* "families": bit i is leap_family_at(i) */
 	unsigned baseline_libraries;     /* "baseline_libraries": those baseline.cu links */
 	int baseline_vendor;             /* "baseline_kind": 1 vendor (a library call), 0 kernel */
+	int baseline_torch;              /* "baseline_kind" of a module task: 1 torch-eager, 2
+					  * torch-compile, 0 not given (torch-eager) */
 	struct leap_expr *bytes, *flops; /* optional: minimal traffic and work of one call */
 	json_t *json;                    /* task.json as loaded */
 	/* Drawn cases: sizes the prompt does not list (lib/task/ranges.c). */

@@ -460,8 +460,16 @@ static int parse_libs(struct leap_task_loader *l, json_t *a, const struct leap_t
  * says which. */
 static int parse_baseline_kind(struct leap_task_loader *l, json_t *v, const struct leap_task_field *f)
 {
-	if (v && !(json_is_string(v) && (!strcmp(json_string_value(v), "vendor") || !strcmp(json_string_value(v), "kernel"))))
-		return bad(l, f->name, "must be \"vendor\" or \"kernel\"");
+	const char *k = json_string_value(v);
+	if (k && (!strcmp(k, "torch-eager") || !strcmp(k, "torch-compile"))) {
+		/* a module task's baseline is torch (lib/referee/torchbase.c): which way it runs */
+		if (!json_object_get(l->t->json, "module"))
+			return bad(l, f->name, "\"%s\" is a module task's baseline (a task with \"module\")", k);
+		l->t->baseline_torch = !strcmp(k, "torch-compile") ? 2 : 1;
+		return 0;
+	}
+	if (v && !(k && (!strcmp(k, "vendor") || !strcmp(k, "kernel"))))
+		return bad(l, f->name, "must be \"vendor\", \"kernel\", \"torch-eager\" or \"torch-compile\"");
 	int vendor = v && !strcmp(json_string_value(v), "vendor");
 	*(int *)slot(l, f) = vendor;
 	if (vendor != (l->t->baseline_libraries != 0))
@@ -600,7 +608,7 @@ static const struct leap_task_field fields[] = {
 	{"precision", "string", NULL, parse_precision, SLOT(precision), "\"fp32\" or \"tf32\": what the tolerance admits"},
 	{"libraries", "array", NULL, parse_libs, SLOT(libraries), "the vendor libraries a candidate may use"},
 	{"baseline_libraries", "array", NULL, parse_libs, SLOT(baseline_libraries), "the libraries baseline.cu links"},
-	{"baseline_kind", "string", NULL, parse_baseline_kind, SLOT(baseline_vendor), "\"vendor\" or \"kernel\""},
+	{"baseline_kind", "string", NULL, parse_baseline_kind, SLOT(baseline_vendor), "\"vendor\", \"kernel\" or (module tasks) \"torch-eager\", \"torch-compile\""},
 	{"bytes", "string", NULL, parse_expr, SLOT(bytes), "the least memory traffic of a call, an expression"},
 	{"flops", "string", NULL, parse_expr, SLOT(flops), "the arithmetic of a call, an expression"},
 	{"ranges", "object", NULL, parse_ranges, LEAP_NO_SLOT, "the values of the scalars in drawn cases"},

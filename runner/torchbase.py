@@ -1,0 +1,196 @@
+"""torchbase.py - the torch baseline of a module task: the module run by torch inside a runner.
+
+leap-bench times a module task's candidate against torch (leap-bench(1), BASELINES): the
+baseline artifact is a small C shared object (runner/torchbase.c) that embeds CPython, this
+file, runner/torchref.py (whose `instantiate` and `layout` define the C entry's parameters)
+and the task's module source, and exports the `leap_entry` the runner calls. `start` is called
+once when the runner loads it; the function it returns is called once per leap_entry, with
+the address of the runner's argument array (runner/run.c build_args: a buffer's pointer, or a
+pointer to a scalar's 8 bytes).
+
+Why this shape: the referee times the baseline's block with the same machinery as the
+candidate's (its clock, the same sealed input sets, paired blocks), so torch must run where a
+C baseline runs: in a runner, on the runner's own buffers. Inputs and parameters are viewed
+in place (no copy: the input region is sealed, mapped read-only); buffers (a BatchNorm's
+running statistics, which forward updates in training mode) are copied into the module's own
+tensors each call, as the reference loads them each call; outputs are written into the output
+buffers. Training mode and the derived layout are the reference's (torchref.py), the precision
+the task's (the entry's types), the threads the cores the runner was given.
+"""
+import ctypes
+import json
+import os
+import sys
+import time
+import types
+
+import leap_torchref as R
+
+CTYPES = {"int": ctypes.c_int32, "int64": ctypes.c_int64, "float": ctypes.c_float, "double": ctypes.c_double}
+VIEWS_KEPT = 4096
+SLOW_PICK_S = 0.05  # a forward slower than this keeps torch's threads at the runner's cores  # views of the runner's buffers by (address, elements, type): slots x params
+
+
+class CudaBuf:
+    """A device buffer of the runner's as torch sees it (__cuda_array_interface__)."""
+
+    def __init__(self, ptr, n, typestr):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": typestr, "data": (ptr, False), "version": 3}
+
+
+class Baseline:
+    def __init__(self, mod, task, kind, device):
+        self.torch = R.torch
+        self.mod, self.task, self.kind, self.device = mod, task, kind, device
+        self.params = task["params"]
+        self.consts = R.constants(mod)
+        self.models = {}
+        self.views = {}
+        self.prepared = {}
+        self.threads = None
+        self.scalars = [i for i, p in enumerate(self.params) if "role" not in p]
+
+    def sizes(self, ptrs):
+        """The size constants of this call, read from the entry's scalar arguments."""
+        v = dict(self.consts)
+        for i, p in enumerate(self.params):
+            if "role" not in p:
+                v[p["name"]] = CTYPES[p["type"]].from_address(ptrs[i]).value
+        return v
+
+    def model(self, v):
+        key = tuple(sorted(v.items()))
+        if key not in self.models:
+            torch = self.torch
+            model, inputs = R.instantiate(self.mod, v, self.device if self.device != "cpu" else None)
+            nout = sum(1 for p in self.params if p.get("role") == "out")
+            rows = R.layout(self.mod, model, inputs, [torch.empty(0)] * nout, self.consts)
+            bufs = [p for p in self.params if "role" in p]
+            if [r[0] for r in rows if r[1] != "size"] != [p["name"] for p in bufs]:
+                raise R.Refused("task.json's parameters are not what the module file makes: import it again")
+            model.train()  # as the reference (KernelBench never calls eval())
+            run = model
+            self.models.clear()  # one size at a time: a record times one case
+            self.models[key] = (model, run, [r for r in rows if r[1] != "size"],
+                                {n for n, _ in model.named_parameters()})
+        return self.models[key]
+
+    def view(self, ptr, n, ty):
+        """The runner's buffer at ptr as a flat tensor of n elements of leap type ty (no copy)."""
+        key = (ptr, n, ty)
+        t = self.views.get(key)
+        if t is None:
+            torch, dt = self.torch, R.DTYPES[ty]
+            size = torch.empty(0, dtype=dt).element_size()
+            if n == 0:
+                t = torch.empty(0, dtype=dt, device=self.device)
+            elif self.device == "cpu":
+                t = torch.frombuffer((ctypes.c_char * (n * size)).from_address(ptr), dtype=dt, count=n)
+            else:
+                tstr = {"float": "<f4", "double": "<f8", "int": "<i4", "int64": "<i8", "half": "<f2",
+                        "uint8": "|u1"}.get(ty)
+                if tstr is None:
+                    raise R.Refused("leap type %s has no device view here" % ty)
+                t = torch.as_tensor(CudaBuf(ptr, n, tstr), device=self.device)
+            if len(self.views) >= VIEWS_KEPT:
+                self.views.clear()
+            self.views[key] = t
+        return t
+
+    def pick_threads(self, run, xs):
+        """torch's threads for this record: the runner's cores, or one where one is faster.
+
+        The first call of a size is never timed (the pool's first runs, or a record's warm-up
+        pair), so it tries both. On a loaded machine torch's intra-op threads wait at their
+        barriers for a descheduled one: a 16x16 BatchNorm took 37 ms a call on two threads of
+        a machine at load 11, 36 us on one. Kept at the cores, that baseline would make any
+        candidate look a thousand times faster; a candidate may use fewer threads than its cores
+        too. A forward slower than SLOW_PICK_S keeps the cores (a large module's own choice)."""
+        torch, cores = self.torch, max(1, len(os.sched_getaffinity(0)))
+        self.threads = cores
+        if cores == 1:
+            return
+        best = None
+        for n in (cores, 1):
+            torch.set_num_threads(n)
+            t0 = time.perf_counter()
+            run(*xs)  # a warm-up, and the size of the test
+            if time.perf_counter() - t0 > SLOW_PICK_S:
+                torch.set_num_threads(cores)
+                return
+            ts = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                run(*xs)
+                ts.append(time.perf_counter() - t0)
+            ts.sort()
+            if best is None or ts[2] < best[0]:
+                best = (ts[2], n)
+        self.threads = best[1]
+        torch.set_num_threads(best[1])
+
+    def prepare(self, ptrs):
+        """What a call on these buffers does: (run, inputs, parameters to bind, buffers to copy,
+        outputs), the views made once per set of addresses and sizes."""
+        torch = self.torch
+        model, run, rows, pnames = self.model(self.sizes(ptrs))
+        xs, binds, copies, outs = [], [], [], []
+        for i, (name, kind, key, t) in enumerate(rows):
+            p = self.params[i]
+            if kind == "out":
+                outs.append((ptrs[i], p["type"]))
+                continue
+            x = self.view(ptrs[i], t.numel(), p["type"]).view(t.shape)
+            if not x.is_floating_point() and x.dtype != t.dtype:
+                x = x.to(t.dtype)  # a bool stored as uint8: converted once (inputs are sealed)
+            if kind == "in":
+                xs.append(x)
+            elif key in pnames:
+                binds.append((model.get_parameter(key), x))  # read only: bound in place
+            else:
+                copies.append((model.get_buffer(key), x))  # forward may update it: the module's own
+        return run, xs, binds, copies, outs
+
+    def call(self, addr):
+        torch = self.torch
+        ptrs = (ctypes.c_void_p * len(self.params)).from_address(addr)
+        # the addresses and the sizes' values: the same slot of the same case makes the same call
+        key = tuple(ptrs) + tuple(CTYPES[self.params[i]["type"]].from_address(ptrs[i]).value for i in self.scalars)
+        prep = self.prepared.get(key)
+        if prep is None:
+            if len(self.prepared) >= VIEWS_KEPT:
+                self.prepared.clear()
+            prep = self.prepared[key] = self.prepare(ptrs)
+        run, xs, binds, copies, outs = prep
+        with torch.no_grad():
+            for p, x in binds:
+                p.data = x
+            for b, x in copies:
+                b.copy_(x)
+            if self.threads is None:
+                self.pick_threads(run, xs)
+            got = run(*xs)
+            got = got if isinstance(got, (tuple, list)) else (got,)
+            if len(got) != len(outs):
+                raise R.Refused("forward returned %d outputs, the entry has %d" % (len(got), len(outs)))
+            for (ptr, ty), o in zip(outs, got):
+                self.view(ptr, o.numel(), ty).copy_(o.reshape(-1))
+        return 0
+
+
+def start(module_src, task_json, kind, device):
+    """The per-call function of the baseline of the task whose module source and task.json are
+    given (bytes); kind is torch-eager or torch-compile, device torch's device name."""
+    R.load_torch()
+    task = json.loads(task_json)
+    mod = types.ModuleType("leap_module")
+    mod.__file__ = "module.py"
+    sys.modules["leap_module"] = mod
+    exec(compile(module_src, "module.py", "exec"), mod.__dict__)
+    for need in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(mod, need):
+            raise R.Refused("no %s in the module file" % need)
+    # the cores the runner was given (the referee's --cpus), as the candidate's prompt says;
+    # Baseline.pick_threads may take one instead at the first call
+    R.torch.set_num_threads(max(1, len(os.sched_getaffinity(0))))
+    return Baseline(mod, task, kind, device).call
