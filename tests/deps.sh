@@ -15,12 +15,14 @@
 # "recommended" by clang on Debian) for the fuzz targets of `make fuzz`. Commands the tests call
 # are named by their packages even where another package pulls them in today: curl (the OpenAI
 # sampler, examples/sampler-openai), procps (pgrep and ps: tests/faults.bats finds the processes
-# a run leaves behind), binutils (readelf, nm), util-linux (setpriv, unshare, flock, mount);
+# a run leaves behind), binutils (readelf, nm), util-linux (setpriv, unshare, flock, mount),
+# libpython3-dev for its shared libpython (the torch-eager baseline of module tasks embeds the
+# Python torch is installed for: runner/torchbase.c; a fresh Debian has the interpreter alone);
 # Debian's minbase has util-linux, and not procps or curl. `fresh-root` is what
 # tests/fresh-root.sh needs to build a Debian root (debootstrap).
 set -eu
 demo="gcc libc6-dev make libjansson-dev libssl-dev libdw-dev libseccomp-dev libwebsockets-dev pkg-config jq"
-check="$demo python3 python3-venv python3-setuptools python3-wheel man-db groff-base bats bats-assert bats-support parallel clang libclang-rt-dev curl procps binutils util-linux"
+check="$demo python3 libpython3-dev python3-venv python3-setuptools python3-wheel man-db groff-base bats bats-assert bats-support parallel clang libclang-rt-dev curl procps binutils util-linux"
 fresh_root="debootstrap"
 
 list=false
