@@ -618,19 +618,6 @@ baseline_self() {
 		awk -v s="$sp" -v r="$rf" 'BEGIN { exit !(s >= 0.9 && s <= 1.1 && (r == "-" || r <= 1.0)) }'
 }
 
-# many_calls TASK LEAST: the baseline of TASK against itself had blocks of at least LEAST calls
-# on average (bench.calls over bench.n): the pool sized from the device, not the 512M that made
-# every set over 85 MiB a one-call block (vector_add at 2^26 floats: 768 MiB a set).
-many_calls() {
-	local b st calls n
-	b=$(get bench baseline "$1" "" '"\(.bench.status // "none") \(.bench.calls // 0) \(.bench.n // 0)"')
-	[ -z "$b" ] && { detail=$(missing bench); return 1; }
-	read -r st calls n <<<"$b"
-	detail="$1: bench $st, $calls calls in $n blocks"
-	[ "$n" -gt 0 ] && detail+=" ($(awk -v c="$calls" -v n="$n" 'BEGIN { printf "%.1f", c / n }') a block)"
-	[ "$n" -gt 0 ] && awk -v c="$calls" -v n="$n" -v l="$2" 'BEGIN { exit !(c / n >= l) }'
-}
-
 # verdict_is STEP CHECK WANT: the record's verify.status is WANT.
 verdict_is() {
 	local v
@@ -919,7 +906,6 @@ main() {
 	for t in $TASKS; do
 		check "baseline $t" baseline_self "$t"
 	done
-	check "a 768 MiB set: blocks of several calls (the pool sized from the device)" many_calls vector_add 2
 	check "wrong -> mismatch" wrong_mismatch
 	check "illegal address -> runtime_error, GPU usable after" after_is verify illegal runtime_error
 	check "hang -> timeout, GPU usable after" after_is hang hang timeout
