@@ -15,6 +15,7 @@ device's. A set is S bytes of inputs and S of outputs (an elementwise task, as k
 the most memory).
 """
 import math
+import os
 import sys
 
 # measured on cpu (bench/referee.sh blockcost; defaults: the run quoted in bench/README.md 10)
@@ -27,8 +28,13 @@ OVH_US, SPREAD_US, MAKE_GBS, CMP_GBS = (float(a) for a in sys.argv[1:5]) if len(
 CUDA_BLOCK_US, CUDA_SPREAD_US, CUDA_CALL_US = 15.0, 5.0, 0.2
 PCIE_GBS = 20.0          # the owner's host<->device copies from pageable memfd memory (estimate)
 DEV_GIB, DEV_GBS = 79.6, 3350.0  # H100 SXM: 81559 MiB, 3.35 TB/s
+HOST_GIB = 128.0                 # the lent device machine's host memory
 # leap-bench's defaults (lib/referee/verdict.h)
 BLOCK_MS, MAX_TIME, MIN_RUNS, MAX_RUNS, TARGET, POOL_MIB, MAX_CALLS = 20.0, 2.0, 10, 1000, 0.02, 512, 4096
+MAX_TIME = float(os.environ.get("MAX_TIME", MAX_TIME))  # --max-time: MAX_TIME=20 python3 bench/blocktable.py
+# --pool-memory not given, on cuda: a quarter of the device's, at most a sixteenth of the host's,
+# at least POOL_MIB (inpool.c, ref_pool_budget)
+POOL_BYTES = max(POOL_MIB << 20, int(min(DEV_GIB * (1 << 30) / 4, HOST_GIB * (1 << 30) / 16)))
 NBASE = 2
 MIB, GIB = 1 << 20, 1 << 30
 
@@ -38,7 +44,7 @@ def kmax_today(s):
     per = 2 * s + 1
     region = int(DEV_GIB * GIB / 8)
     kmax = region // per // 2
-    ring = POOL_MIB * MIB // per
+    ring = POOL_BYTES // per
     ring = ring - 2 * NBASE if ring > 2 * NBASE + 1 else 1
     return max(1, min(kmax, ring, MAX_CALLS // 2))
 
@@ -51,11 +57,15 @@ def device_bytes(s, k):
 
 def row(t_ms, s):
     need = math.ceil(BLOCK_MS / t_ms)
-    k = min(need, kmax_today(s))
+    # the host's part of a pair, per call: its set made, uploaded once, both blocks' outputs
+    # fetched, compared; next_k (referee.c) keeps a pair's calls, both blocks' and the host's
+    # part, within a pair's share of --max-time
+    host_call_s = s / (MAKE_GBS * 1e9) + s / (PCIE_GBS * 1e9) + 2 * s / (PCIE_GBS * 1e9) + s / (CMP_GBS * 1e9)
+    k_host = max(1, int(MAX_TIME / MIN_RUNS / (2 * t_ms / 1e3 + host_call_s)))
+    k = min(need, kmax_today(s), k_host)
     ovh_ms = (OVH_US + CUDA_BLOCK_US + k * CUDA_CALL_US) / 1e3
     sigma_ms = math.hypot(SPREAD_US, CUDA_SPREAD_US) / 1e3
-    # the host's part of a pair: k sets made, uploaded once, both blocks' outputs fetched, compared
-    host_s = k * (s / (MAKE_GBS * 1e9) + s / (PCIE_GBS * 1e9) + 2 * s / (PCIE_GBS * 1e9) + s / (CMP_GBS * 1e9))
+    host_s = k * host_call_s
     pair_s = 2 * (k * t_ms + ovh_ms) / 1e3 + host_s
     n = max(MIN_RUNS, min(MAX_RUNS, int(MAX_TIME / pair_s)))
     rel = math.sqrt(2) * sigma_ms / (k * t_ms)          # one pair's ratio, from the blocks' own jitter

@@ -377,6 +377,22 @@ referee_priority() {
 	assert_output "true true true"
 }
 
+@test "a pair's calls fit its share of --max-time, the host's part of each counted: large sets get the calls the budget pays for" {
+	# pick reads 16 elements of a 32 MiB input (calls of microseconds): a block target of 0.5 ms
+	# asks for a hundred calls and a region holds three, but each call's set costs the host two
+	# stages of 32 MiB (over a millisecond at any memory's speed) against a share of 2 ms a
+	# pair: after the first pair, one call a block, and the record takes about its budget
+	local suite="$BATS_TEST_TMPDIR/suite"
+	mkdir -p "$suite/pick"
+	cp "$FIXTURES/leap-bench/pick/reference.c" "$suite/pick/"
+	jq '.bench_cpu = {n: 8388608, m: 16}' "$FIXTURES/leap-bench/pick/task.json" >"$suite/pick/task.json"
+	LEAP_TASKS=$suite build_artifact pick "$FIXTURES/leap-bench/pick/reference.c" "$BATS_TEST_TMPDIR/pick.so"
+	LEAP_TASKS=$suite compiled_record pick "$BATS_TEST_TMPDIR/pick.so" '{"name":"self","status":"pass"}' >"$BATS_TEST_TMPDIR/in.jsonl"
+	LEAP_TASKS=$suite run -0 leap-bench --max-time 0.02 --min-runs 10 --cache "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '.bench | "\(.n) \(.calls) \(.calls <= .n + 2)"' <<<"$output"
+	[[ "$output" =~ ^10\ [0-9]+\ true$ ]] || fail "pairs, calls, at most one call a pair after the first: $output"
+}
+
 @test "derived sets carry fresh values: every histogram and column maximum changes" {
 	link_with_lib "$FIXTURES/leap-bench/derive.c" "$BATS_TEST_TMPDIR/derive"
 	# 25 sets derived from each base set of histogram (uint8) and col_max (2048 x 2048 floats):

@@ -374,6 +374,7 @@ static int calibrate(struct rec *R)
  * where its block left them: they are never copied out. */
 static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
 {
+	double t0 = leap_now();
 	uint32_t sets[LEAP_RUN_MAX_CALLS];
 	int own = leap_backend_has(R->b, LEAP_BK_OWNER);
 	for (uint32_t j = 0; j < k; j++) /* cpu: made in each block's slots by stage */
@@ -393,6 +394,9 @@ static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
 		return -1;
 	if ((own && ref_fetch_dev(R, 1, cslots, k)) || check_block(R, sets, cslots, bslots, k))
 		return R->err ? -1 : 1;
+	/* the referee's own clock, less both blocks as timed: what the sets cost the host */
+	double host = (leap_now() - t0) * 1e3 - (double)k * (R->cand_ms + R->base_ms) - 2.0 * R->ovh;
+	R->host_ms = host > 0 ? host / (double)k : 0;
 	R->calls += k;
 	if (sample) {
 		ref_series_add(&R->cand, R->cand_ms, k);
@@ -403,7 +407,13 @@ static int pair(struct rec *R, uint32_t k, int cand_first, int sample)
 }
 
 /* The next pair's calls: both blocks aim at the block target (the slower one reaches it),
- * changing by at most a factor of two, within the pool's slots. */
+ * changing by at most a factor of two, within the pool's slots; and never more than fit, with
+ * the host's part of each (making its set, moving it and checking its outputs), in a pair's
+ * share of --max-time, so that --min-runs pairs still fit the budget. A set costs the host its
+ * bytes whatever the call reads: on large sets the pool's slots (on cuda sized from the device)
+ * would otherwise make each pair take seconds. Within the budget, more calls a block is the
+ * narrower interval (bench/blocks.md). From the warm-up's one call the host's part is mostly
+ * what a pair costs whatever its calls: not a measure per call. */
 static uint32_t next_k(const struct rec *R, int from_warmup)
 {
 	double slower = R->cand_ms > R->base_ms ? R->cand_ms : R->base_ms;
@@ -412,6 +422,10 @@ static uint32_t next_k(const struct rec *R, int from_warmup)
 		double lo = R->k / 2.0, hi = 2.0 * R->k;
 		k = k < lo ? lo : k > hi ? hi : k;
 	}
+	double share = R->B->o.max_time * 1e3 / (double)(R->B->o.min_runs > 0 ? R->B->o.min_runs : 1);
+	double per_call = R->cand_ms + R->base_ms + R->host_ms;
+	if (!from_warmup && R->host_ms > 0 && k * per_call > share)
+		k = share / per_call;
 	return k < 1 ? 1 : k > R->P->kb ? R->P->kb : (uint32_t)k;
 }
 

@@ -37,6 +37,8 @@ struct rec {
 	double ovh;                  /* ms of an empty block (calibrated on the baseline's runner) */
 	uint32_t k;                  /* calls of the next pair's blocks */
 	double cand_ms, base_ms;     /* the last time per call of each */
+	double host_ms;              /* the last pair's own time per call beyond its blocks: making its
+				      * sets, moving and checking them (0 until a pair is made) */
 	struct series cand, base;    /* times per call of each pair's blocks */
 	struct series ratio;         /* per pair: the baseline's time per call over the candidate's */
 	int narrow;                  /* pairs in a row whose interval was within the target */
