@@ -63,6 +63,9 @@ EXP_NO_LARGE_INT = {
     "kb2_097_linear_batchnorm_bias_div_swish": SATURATES,
 }
 
+# "residues" (leap-task(5)): the modulus, the widest vector a kernel could run along a size
+RESIDUE_MOD = 64
+
 EXP_UNARY = {"sigmoid", "tanh", "swish", "gelu", "gelu_tanh", "selu", "softplus", "elu", "mish", "exp"}
 
 
@@ -421,6 +424,57 @@ class Task:
                                                        if f == "exp" else FAMILY_WHY_NOT[f]))
         return have, notes
 
+    def residue_dim(self):
+        """The scalar a vector width would run along: the last axis of an input (in order), then
+        of the output, that is a scalar of its own with a plain range (a fixed or multiple_of
+        range keeps what its problem needs). The first whose range has every remainder at a
+        value of RESIDUE_MOD or more (a vector body runs before the tail) if one has, else the
+        first whose range holds every remainder, else the first (its range is then widened)."""
+        scalars = {d.name for d in self.ints}
+        cands = []
+        for t in self.inputs + [self.out]:
+            for d in reversed(t.shape):
+                if isinstance(d, int) or getattr(d, "derived", False) or d.name not in scalars:
+                    continue
+                r = self.ranges.get(d.name)
+                if (isinstance(r, list) and all(isinstance(v, int) for v in r) and r[0] < r[1]
+                        and d.name not in cands):
+                    cands.append(d.name)
+                break  # the axis a vector runs along is this one: no scalar of it, none
+        for ok in (lambda r: r[0] <= RESIDUE_MOD and r[1] >= 2 * RESIDUE_MOD - 1,
+                   lambda r: r[1] - r[0] >= RESIDUE_MOD - 1, lambda r: True):
+            for name in cands:
+                if ok(self.ranges[name]):
+                    return name
+        return None
+
+    def cost(self, case):
+        """(bytes, flops) of a case, as leap's budget of drawn cases counts them."""
+        return self.set_bytes(case), self.eval(self.flops_expr(), case)
+
+    def residue_sizes(self):
+        """(ranges, listed cases, residues): the residue scalar's range widened to hold every
+        remainder modulo RESIDUE_MOD, and, where the dearest residue case (the second listed
+        case with that scalar at its largest residue value, as lib/task/ranges.c draws them)
+        costs more than every listed case, that case listed too, so that each one fits."""
+        name = self.residue_dim()
+        if not name:
+            return self.ranges, self.cases, None
+        lo, hi = self.ranges[name]
+        hi = max(hi, lo + RESIDUE_MOD - 1)
+        ranges = dict(self.ranges, **{name: [lo, hi]})
+        top = 0
+        for k in range(RESIDUE_MOD):
+            vals = [v for v in range(lo, hi + 1) if v % RESIDUE_MOD == k]
+            top = max(top, next((v for v in vals if v >= RESIDUE_MOD), vals[0]))
+        cases = list(self.cases)
+        big = dict(cases[1 % len(cases)], **{name: top})
+        costs = [self.cost(c) for c in cases]
+        b, f = self.cost(big)
+        if big not in cases and (b > max(c[0] for c in costs) or f > max(c[1] for c in costs)):
+            cases.append(big)
+        return ranges, cases, {name: RESIDUE_MOD}
+
     def task_json(self):
         params = []
         dists = self.dists()
@@ -456,10 +510,13 @@ class Task:
             j["families"] = fams
         j["params"] = params
         fl = dict(self.floats)
-        j["cases"] = [dict(c, **fl) for c in self.cases]
+        ranges, cases, residues = self.residue_sizes()
+        j["cases"] = [dict(c, **fl) for c in cases]
         j["bench"] = dict(self.bench, **fl)
         j["bench_cpu"] = dict(self.bench_cpu, **fl)
-        j["ranges"] = self.ranges
+        j["ranges"] = ranges
+        if residues:
+            j["residues"] = residues
         j["atol"] = self.atol
         j["rtol"] = self.rtol
         j["bytes"] = self.bytes_expr()
