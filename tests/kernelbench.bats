@@ -132,6 +132,18 @@ t = [t for t in level1.convs() if t.num == 73][0]; print(json.dumps(t.task_json(
 		tasks/kernelbench-l2/kb2_073_conv2d_batchnorm_scale/task.json
 }
 
+@test "kernelbench: every task checks a case of every remainder of a size modulo 64, as leap's own tasks do" {
+	run -0 bash -c 'for s in kernelbench-l1 kernelbench-l2; do leap-task --suite $s --all; done | jq -r -f "$1"' _ \
+		"$FIXTURES/patterns/residues.jq"
+	assert_output ""
+	# the size a vector runs along: a row's length, a convolution's width (its range widened to
+	# hold every remainder), a linear layer's output features (the input's range is too short)
+	run -0 bash -c 'for s in kernelbench-l1 kernelbench-l2; do leap-task --suite $s --all; done |
+		jq -r "select(.id | test(\"^kb1_023|^kb1_063|^kb2_099\")) | [.id, (.residues | tostring), (.ranges.width // [] | tostring)] | @tsv"'
+	assert_output "$(printf '%s\t%s\t%s\n' kb1_023_softmax '{"dim":64}' '[]' \
+		kb1_063_conv2d_square '{"width":64}' '[3,66]' kb2_099_linear_gelu_softmax '{"out_features":64}' '[]')"
+}
+
 @test "kernelbench: baselines are cuBLAS for matrix products, cuDNN for convolutions, kernels elsewhere" {
 	bad=""
 	for d in tasks/kernelbench-l1/*/; do

@@ -62,6 +62,30 @@ verdict_of() {
 	assert_output "pass -"
 }
 
+# retoled TASK FACTOR: a task root holding a copy of bundled TASK with its atol and rtol times
+# FACTOR; prints the root.
+retoled() {
+	local root="$W/tol$2"
+	mkdir -p "$root"
+	cp -R "tasks/$1" "$root/"
+	jq --argjson f "$2" '.atol *= $f | .rtol *= $f' "tasks/$1/task.json" >"$root/$1/task.json"
+	echo "$root"
+}
+
+@test "patterns: layernorm's variance as E[x^2] - E[x]^2 in float fails rows near one at twice the tolerance too" {
+	run -0 verdict_of layernorm "$FIXTURES/patterns/layernorm_naive_var.c" "$(retoled layernorm 2)"
+	assert_output "mismatch value"
+}
+
+@test "patterns: layernorm and add_layernorm with Welford's running mean in float pass rows near one, within half the tolerance too" {
+	for t in layernorm add_layernorm; do
+		run -0 verdict_of $t "$FIXTURES/patterns/${t}_welford.c"
+		assert_output "pass -"
+		run -0 verdict_of $t "$FIXTURES/patterns/${t}_welford.c" "$(retoled $t 0.5)"
+		assert_output "pass -"
+	done
+}
+
 @test "patterns: an arg-max that breaks ties by lane fails on exact ties, passed on continuous patterns" {
 	run -0 verdict_of argmax "$FIXTURES/patterns/argmax_lanes.c"
 	assert_output "mismatch value"

@@ -44,18 +44,27 @@ EXP_NO_LARGE_INT = {
     "kb2_003_convtranspose3d_sum_layernorm_avgpool_gelu": SATURATES,
     "kb2_004_conv2d_mish_mish": SATURATES,
     "kb2_005_convtranspose2d_subtract_tanh": SATURATES,
+    "kb2_006_conv3d_softmax_maxpool_maxpool": SATURATES,
     "kb2_011_convtranspose2d_batchnorm_tanh_maxpool_groupnorm": NORM_AFTER,
     "kb2_016_convtranspose2d_mish_add_hardtanh_scale": SATURATES,
     "kb2_021_conv2d_add_scale_sigmoid_groupnorm": NORM_AFTER,
     "kb2_025_conv2d_min_tanh_tanh": SATURATES,
     "kb2_034_convtranspose3d_layernorm_gelu_scale": SATURATES,
+    "kb2_035_conv2d_sub_hardswish_maxpool_mish": SATURATES,
+    "kb2_038_avgpool_convtranspose3d_clamp_softmax_mul": SATURATES,
+    "kb2_043_conv3d_maxpool_lse_relu": SATURATES,
+    "kb2_047_conv3d_mish_tanh": SATURATES,
     "kb2_058_convtranspose3d_lse_hardswish_sub_clamp": SATURATES,
     "kb2_084_linear_batchnorm_scale_softmax": SATURATES,
     "kb2_087_conv2d_sub_sub_mish": SATURATES,
+    "kb2_089_convtranspose3d_maxpool_softmax_sub_swish_max": SATURATES,
     "kb2_091_convtranspose2d_softmax_bias_scale_sigmoid": SATURATES,
     "kb2_093_convtranspose2d_add_min_gelu_mul": SATURATES,
     "kb2_097_linear_batchnorm_bias_div_swish": SATURATES,
 }
+
+# "residues" (leap-task(5)): the modulus, the widest vector a kernel could run along a size
+RESIDUE_MOD = 64
 
 EXP_UNARY = {"sigmoid", "tanh", "swish", "gelu", "gelu_tanh", "selu", "softplus", "elu", "mish", "exp"}
 
@@ -415,6 +424,57 @@ class Task:
                                                        if f == "exp" else FAMILY_WHY_NOT[f]))
         return have, notes
 
+    def residue_dim(self):
+        """The scalar a vector width would run along: the last axis of an input (in order), then
+        of the output, that is a scalar of its own with a plain range (a fixed or multiple_of
+        range keeps what its problem needs). The first whose range has every remainder at a
+        value of RESIDUE_MOD or more (a vector body runs before the tail) if one has, else the
+        first whose range holds every remainder, else the first (its range is then widened)."""
+        scalars = {d.name for d in self.ints}
+        cands = []
+        for t in self.inputs + [self.out]:
+            for d in reversed(t.shape):
+                if isinstance(d, int) or getattr(d, "derived", False) or d.name not in scalars:
+                    continue
+                r = self.ranges.get(d.name)
+                if (isinstance(r, list) and all(isinstance(v, int) for v in r) and r[0] < r[1]
+                        and d.name not in cands):
+                    cands.append(d.name)
+                break  # the axis a vector runs along is this one: no scalar of it, none
+        for ok in (lambda r: r[0] <= RESIDUE_MOD and r[1] >= 2 * RESIDUE_MOD - 1,
+                   lambda r: r[1] - r[0] >= RESIDUE_MOD - 1, lambda r: True):
+            for name in cands:
+                if ok(self.ranges[name]):
+                    return name
+        return None
+
+    def cost(self, case):
+        """(bytes, flops) of a case, as leap's budget of drawn cases counts them."""
+        return self.set_bytes(case), self.eval(self.flops_expr(), case)
+
+    def residue_sizes(self):
+        """(ranges, listed cases, residues): the residue scalar's range widened to hold every
+        remainder modulo RESIDUE_MOD, and, where the dearest residue case (the second listed
+        case with that scalar at its largest residue value, as lib/task/ranges.c draws them)
+        costs more than every listed case, that case listed too, so that each one fits."""
+        name = self.residue_dim()
+        if not name:
+            return self.ranges, self.cases, None
+        lo, hi = self.ranges[name]
+        hi = max(hi, lo + RESIDUE_MOD - 1)
+        ranges = dict(self.ranges, **{name: [lo, hi]})
+        top = 0
+        for k in range(RESIDUE_MOD):
+            vals = [v for v in range(lo, hi + 1) if v % RESIDUE_MOD == k]
+            top = max(top, next((v for v in vals if v >= RESIDUE_MOD), vals[0]))
+        cases = list(self.cases)
+        big = dict(cases[1 % len(cases)], **{name: top})
+        costs = [self.cost(c) for c in cases]
+        b, f = self.cost(big)
+        if big not in cases and (b > max(c[0] for c in costs) or f > max(c[1] for c in costs)):
+            cases.append(big)
+        return ranges, cases, {name: RESIDUE_MOD}
+
     def task_json(self):
         params = []
         dists = self.dists()
@@ -450,10 +510,13 @@ class Task:
             j["families"] = fams
         j["params"] = params
         fl = dict(self.floats)
-        j["cases"] = [dict(c, **fl) for c in self.cases]
+        ranges, cases, residues = self.residue_sizes()
+        j["cases"] = [dict(c, **fl) for c in cases]
         j["bench"] = dict(self.bench, **fl)
         j["bench_cpu"] = dict(self.bench_cpu, **fl)
-        j["ranges"] = self.ranges
+        j["ranges"] = ranges
+        if residues:
+            j["residues"] = residues
         j["atol"] = self.atol
         j["rtol"] = self.rtol
         j["bytes"] = self.bytes_expr()
