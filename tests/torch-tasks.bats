@@ -107,7 +107,7 @@ EOF
 	assert_output --regexp "out1\[[0-9]+\] = .* but expected"
 }
 
-@test "a module task runs through leap-prompt | sampler-replay | leap-compile | leap-verify" {
+@test "a module task runs through leap-prompt | sampler-replay | leap-compile | leap-verify | leap-bench | leap-prune" {
 	skip_unless_torch
 	printf 'void module_forward(const float *x, float *out, int b, int d)\n{\n\tfor (long i = 0; i < (long)b * d; i++)\n\t\tout[i] = x[i] > 0 ? x[i] : 0;\n}\n' \
 		>"$BATS_TEST_TMPDIR/ok.c"
@@ -118,10 +118,19 @@ EOF
 	leap-prompt --tasks "$TROOT" --backend cpu --group-size 2 relu |
 		"$ROOT/examples/sampler-replay" --strict -r "$BATS_TEST_TMPDIR/replay.jsonl" |
 		leap-compile --tasks "$TROOT" --no-progress |
-		leap-verify --tasks "$TROOT" --no-progress --seed 9 >"$BATS_TEST_TMPDIR/out.jsonl" || true
-	run -0 jq -r '"\(.sample) \(.status) \(.verify.mismatch.output // "-")"' "$BATS_TEST_TMPDIR/out.jsonl"
-	assert_line "0 pass -"
-	assert_line "1 mismatch out"
+		leap-verify --tasks "$TROOT" --no-progress --seed 9 |
+		leap-bench --tasks "$TROOT" --no-progress --max-time 0.5 --min-runs 3 | tee "$BATS_TEST_TMPDIR/out.jsonl" |
+		leap-prune --done "$BATS_TEST_TMPDIR/done.jsonl" >"$BATS_TEST_TMPDIR/next.jsonl" || true
+	run -0 jq -r '"\(.sample) \(.status) \(.verify.mismatch.output // "-") \(.bench.status) \(.bench.baseline_kind // "-")"' \
+		"$BATS_TEST_TMPDIR/out.jsonl"
+	assert_line --regexp '^0 pass - (ok|noisy) torch-eager$'
+	assert_line "1 mismatch out skipped -"
+	# one of two failed: the group expands, the failed sample gets a second turn, the other ends
+	run -0 jq -r '"\(.sample) \(.turn)"' "$BATS_TEST_TMPDIR/next.jsonl"
+	assert_output "1 2"
+	run -0 jq -r '"\(.sample) \(.prune.decision) \(.prune.reason)"' "$BATS_TEST_TMPDIR/done.jsonl"
+	assert_line --regexp '^0 [a-z]+ solved$'
+	assert_line --regexp '^1 [a-z]+ failed$'
 }
 
 @test "a module's buffers are leap's drawn values: a training-mode BatchNorm in C passes" {
