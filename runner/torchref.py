@@ -195,12 +195,44 @@ def fit_dim(draws, consts, idx):
             for c in names:
                 if a <= b <= c and holds(lambda v: v[a] * v[b] * v[c]):
                     return "%s * %s * %s" % (a, b, c)
+    # a strided, padded or dilated window's output, (x + 2p - d(k - 1) - 1) / s + 1, and a
+    # transposed one's, (x - 1) s - 2p + d(k - 1) + op + 1: (m x + c) / k, numerator kept >= 0
+    # so that C's truncating division is Python's floor
+    for k in range(1, 9):
+        for m in range(1, 9):
+            for a in names:
+                e = affine(draws, dims, a, m, k)
+                if e:
+                    return e
+    # a pooling undone by a transposed convolution of its stride: x / k * k
+    for k in range(2, 9):
+        for a in names:
+            if holds(lambda v: v[a] // k * k):
+                return "%s / %d * %d" % (a, k, k)
+    # a window as wide as its stride, both drawn: x / k
+    for a in names:
+        for b in names:
+            if a != b and holds(lambda v: v[a] // v[b]):
+                return "%s / %s" % (a, b)
     # channels that concatenate: a fire module's two expands, a dense block's i-th layer
     for a in names:
         for b in names:
             for k in range(1, 17):
                 if a != b and holds(lambda v: v[a] + k * v[b]):
                     return "%s + %s" % (a, b) if k == 1 else "%s + %d * %s" % (a, k, b)
+    return None
+
+
+def affine(draws, dims, a, m, k):
+    """The expression (m a + c) / k that gives dims across draws, for some integer c, or None."""
+    x0, d0 = draws[0][0][a], dims[0]
+    for c in range(k * d0 - m * x0, k * d0 - m * x0 + k):
+        if all(m * v[a] + c >= 0 and (m * v[a] + c) // k == d for (v, _), d in zip(draws, dims)):
+            num = a if m == 1 else "%d * %s" % (m, a)
+            num += "" if c == 0 else " %s %d" % ("+" if c > 0 else "-", abs(c))
+            if k == 1:
+                return num
+            return "(%s) / %d" % (num, k) if c else "%s / %d" % (num, k)
     return None
 
 
@@ -331,6 +363,29 @@ def fairness(mod, values):
         raise Refused("unfair: the output does not depend on the inputs (a constant output passes)")
 
 
+def smallest(cases):
+    return min(cases, key=lambda v: sum(v.values()))
+
+
+def fair_draws(mod, consts, meta):
+    """The draws of draw_cases, checked fair at the smallest; where the output there ignores
+    the inputs, tiny draws (every size at most 4) where it does not: a min over 128 channels
+    summed over 128 rows is so negative that GELU gives 0, over 3 channels and 2 rows it is not."""
+    draws = draw_cases(mod, consts, meta)
+    try:
+        fairness(mod, smallest([d[0] for d in draws] or [consts]))
+        return draws
+    except Refused as e:
+        if "does not depend" not in str(e):
+            raise
+        big = [k for k, x in consts.items() if x >= SHRINK_MIN]
+        tiny = try_draws(mod, consts, big, random.Random(SEED + 3), 12, 4, meta) if big else []
+        if len(tiny) < 2:
+            raise
+        fairness(mod, smallest([d[0] for d in tiny]))
+        return tiny
+
+
 def derive(path, task_id):
     src = open(path, encoding="utf-8").read()
     mod = load(path)
@@ -347,7 +402,7 @@ def derive(path, task_id):
     if len(full) > 64:  # before any draw: a deep network's draws take minutes
         raise Refused("%d parameters (inputs, state_dict entries, outputs, sizes): leap's entry takes at most 64"
                       % len(full))
-    draws = draw_cases(mod, consts, meta)
+    draws = fair_draws(mod, consts, meta)
     if not draws and case_bytes(mod, consts) > CASE_BYTES:
         raise Refused("it runs at no size smaller than the file's, whose tensors take %d MiB: too large for "
                       "verification cases (at most %d MiB)" % (case_bytes(mod, consts) >> 20, CASE_BYTES >> 20))
@@ -380,8 +435,7 @@ def derive(path, task_id):
                 p["range"] = [0, 1]
         params.append(p)
     cases = [v for v, _ in small] or [consts]
-    check_at = min(cases, key=lambda v: sum(v.values()))
-    fairness(mod, check_at)
+    check_at = smallest(cases)
     tol = tolerance(mod, check_at)
     return {
         "id": task_id, "level": 1, "title": task_id, "module": "module.py",

@@ -175,3 +175,22 @@ EOF
 	[ "$(wc -l <<<"$output")" = 50 ]
 	jq -r 'select(.refused) | "\(.task): \(.refused)"' <<<"$output" >&3
 }
+
+@test "a strided, padded or dilated window's output size is derived: (m x + c) / k, x / k" {
+	skip_unless_torch
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$ROOT/tests/fixtures/torch/sizes.jsonl"
+	[ "$(jq -s 'map(select(.dir)) | length' <<<"$output")" = 3 ]
+	out() { jq -r '.params[] | select(.name == "out") | .size' "$BATS_TEST_TMPDIR/s/$1/task.json"; }
+	[ "$(out strided_conv)" = "4 * out_channels * ((height - 2) / 2) * ((width - 2) / 2)" ]
+	[ "$(out transposed_conv)" = "4 * out_channels * (3 * length - 1)" ]
+	[ "$(out pool_drawn_kernel)" = "4 * channels * (height / kernel_size) * (width / kernel_size)" ]
+}
+
+@test "a module whose output ignores its inputs at the shrunk sizes is drawn tinier, not refused" {
+	skip_unless_torch
+	[ -d "$KB/level2" ] || skip "no KernelBench checkout at $KB"
+	# a min over 128 channels summed over the rows is so negative that GELU gives 0
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$KB"/level2/36_ConvTranspose2d_Min_Sum_GELU_Add.py
+	jq -e '.dir' <<<"$output"
+	jq -e '[.cases[][]] | max <= 4' "$BATS_TEST_TMPDIR/s/36_ConvTranspose2d_Min_Sum_GELU_Add/task.json"
+}
