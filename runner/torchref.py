@@ -32,6 +32,8 @@ import time
 torch = None  # imported by load_torch: a file refused by its text alone costs no torch import
 
 SEED = 42
+# The most parameters a C entry takes (runproto.h's LEAP_RUN_MAX_PARAMS).
+MAX_PARAMS = 64
 # Constants below this are structure (a dim, a kernel size, a stride), never shrunk.
 SHRINK_MIN = 8
 SHRINK_CAP = 16
@@ -79,16 +81,42 @@ def load(path, name="leap_module"):
     return mod
 
 
+def slots(mod):
+    """Each module-level int size: its name, and where it lives (the attribute, and the index
+    in a tuple or list of ints such as input_shape = (4096,) or layer_sizes = [400, 800], else
+    None), in the order the file defines them; element i of `shape` is named shape_i."""
+    out = {}
+    for k, v in vars(mod).items():
+        if k.startswith("_") or not k.isidentifier():
+            continue
+        if type(v) is int:
+            out[k] = (k, None)
+        elif type(v) in (tuple, list) and 0 < len(v) <= 8 and all(type(x) is int for x in v):
+            for i in range(len(v)):
+                out.setdefault("%s_%d" % (k, i), (k, i))
+    return out
+
+
 def constants(mod):
-    """The module-level int sizes, in the order the file defines them."""
-    return {k: v for k, v in vars(mod).items()
-            if type(v) is int and not k.startswith("_") and k.isidentifier()}
+    """The module-level int sizes (slots), with their values."""
+    return {k: getattr(mod, a) if i is None else getattr(mod, a)[i] for k, (a, i) in slots(mod).items()}
+
+
+def set_sizes(mod, values):
+    where = slots(mod)
+    for k, v in values.items():
+        a, i = where[k]
+        if i is None:
+            setattr(mod, a, v)
+        else:
+            seq = list(getattr(mod, a))
+            seq[i] = v
+            setattr(mod, a, type(getattr(mod, a))(seq))
 
 
 def instantiate(mod, values, device=None):
     """(model, inputs) at sizes `values`, with the fixed seed; train mode, as KernelBench."""
-    for k, v in values.items():
-        setattr(mod, k, v)
+    set_sizes(mod, values)
     torch.manual_seed(SEED)
     if device:
         with torch.device(device):
@@ -130,15 +158,27 @@ def c_name(s, taken):
 
 
 def layout(mod, model, inputs, outs, consts):
-    """The C entry's parameters: (name, kind, key, tensor-or-None); kind in, state, out, size."""
+    """The C entry's parameters: (name, kind, key, tensor-or-None); kind in, state, out, size,
+    or pack: where there would be more than MAX_PARAMS, the floating state_dict entries
+    flattened and concatenated in state_dict order as one buffer (key: their names), the
+    integer ones (a BatchNorm's num_batches_tracked) as another."""
     taken = set(consts)
     argn = [p for p in inspect.signature(mod.Model.forward).parameters][1:]
     rows = []
     for i, x in enumerate(inputs):
         rows.append((c_name(argn[i] if i < len(argn) and not argn[i].startswith("*") else "in%d" % i, taken),
                      "in", i, x))
-    for k, v in model.state_dict().items():
-        rows.append((c_name(k, taken), "state", k, v))
+    sd = model.state_dict()
+    if len(inputs) + len(sd) + len(outs) + len(consts) > MAX_PARAMS:
+        # a deep network (level 3's ResNets: 632): its state in one buffer per kind of type
+        for name, keys in (("state", [k for k, v in sd.items() if v.is_floating_point()]),
+                           ("state_int", [k for k, v in sd.items() if not v.is_floating_point()])):
+            if keys:
+                flat = torch.cat([sd[k].reshape(-1).to(sd[keys[0]].dtype) for k in keys])
+                rows.append((c_name(name, taken), "pack", tuple(keys), flat))
+    else:
+        for k, v in sd.items():
+            rows.append((c_name(k, taken), "state", k, v))
     for i, o in enumerate(outs):
         rows.append((c_name("out" if len(outs) == 1 else "out%d" % i, taken), "out", i, o))
     for k in consts:
@@ -249,12 +289,17 @@ def size_expr(draws, consts):
     return " * ".join(parts) if parts else "1"
 
 
-def shrunk(consts, names, rng, cap):
-    v = dict(consts)
+def shrunk(consts, names, rng, cap, tie=False):
+    """Sizes `names` drawn smaller; with `tie`, sizes equal in the file stay equal (a hinge
+    loss's (batch, n) predictions times its (batch,) targets broadcast only where n = batch)."""
+    v, drawn = dict(consts), {}
     for k in names:
         x = consts[k]
+        if tie and x in drawn:
+            v[k] = drawn[x]
+            continue
         halves = [x >> s for s in range(1, 12) if 2 <= (x >> s) <= cap and (x >> s) << s == x]
-        v[k] = rng.choice(halves) if halves and rng.random() < 0.5 else rng.randint(2, min(x, cap))
+        v[k] = drawn[x] = rng.choice(halves) if halves and rng.random() < 0.5 else rng.randint(2, min(x, cap))
     return v
 
 
@@ -279,7 +324,7 @@ def case_bytes(mod, values, strict=False):
     return sum(t.numel() * t.element_size() for t in ts)
 
 
-def try_draws(mod, consts, names, rng, tries, cap, meta):
+def try_draws(mod, consts, names, rng, tries, cap, meta, tie=False):
     """Up to DRAWS shrunk size sets that run, of `tries` drawn; with `meta`, a draw is tried
     on the meta device first, so that one that fails (a pooling down to nothing) costs no
     real run."""
@@ -287,7 +332,7 @@ def try_draws(mod, consts, names, rng, tries, cap, meta):
     for _ in range(tries):
         if len(got) == DRAWS:
             break
-        v = shrunk(consts, names, rng, cap)
+        v = shrunk(consts, names, rng, cap, tie)
         if v in [g[0] for g in got]:
             continue
         try:
@@ -305,15 +350,16 @@ def try_draws(mod, consts, names, rng, tries, cap, meta):
 
 def draw_cases(mod, consts, meta):
     """Several shrunk size sets that run: all constants >= SHRINK_MIN shrunk to at most
-    SHRINK_CAP, else to at most 4 * SHRINK_CAP (an image a network pools down), else only the
+    SHRINK_CAP (untied, then with equal sizes kept equal), else to at most 4 * SHRINK_CAP (an image a network pools down), else only the
     batch, to at most 4 (a network at its full image size costs seconds a sample), else none
     (the task runs at the file's sizes only)."""
     rng = random.Random(SEED)
     big = [k for k, x in consts.items() if x >= SHRINK_MIN]
     batch = [k for k in big if "batch" in k.lower()]
-    for names, tries, cap in ((big, 12, SHRINK_CAP), (big, 12, 4 * SHRINK_CAP), (batch, 4, 4)):
+    for names, tries, cap, tie in ((big, 12, SHRINK_CAP, False), (big, 12, SHRINK_CAP, True),
+                                   (big, 12, 4 * SHRINK_CAP, False), (batch, 4, 4, False)):
         if names:
-            got = try_draws(mod, consts, names, rng, tries, cap, meta)
+            got = try_draws(mod, consts, names, rng, tries, cap, meta, tie)
             if len(got) >= 2:
                 return got
     return []
@@ -399,9 +445,9 @@ def derive(path, task_id):
         meta = False
         model, inputs, outs = shapes(mod, consts)
     full = layout(mod, model, inputs, outs, consts)
-    if len(full) > 64:  # before any draw: a deep network's draws take minutes
-        raise Refused("%d parameters (inputs, state_dict entries, outputs, sizes): leap's entry takes at most 64"
-                      % len(full))
+    if len(full) > MAX_PARAMS:  # before any draw: a deep network's draws take minutes
+        raise Refused("%d parameters (inputs, state packed, outputs, sizes): leap's entry takes at most %d"
+                      % (len(full), MAX_PARAMS))
     draws = fair_draws(mod, consts, meta)
     if not draws and case_bytes(mod, consts) > CASE_BYTES:
         raise Refused("it runs at no size smaller than the file's, whose tensors take %d MiB: too large for "
@@ -410,6 +456,7 @@ def derive(path, task_id):
     if any([r[:3] for r in rows] != [r[:3] for r in full] for _, rows in small):
         small = []
     every = [(consts, full)] + small
+    sds = [model.state_dict()] + [m.state_dict() for _, m, _, _ in draws] if small else [model.state_dict()]
     params = []
     for k, (name, kind, key, t) in enumerate(full):
         if kind == "size":
@@ -417,6 +464,9 @@ def derive(path, task_id):
             continue
         if t.dtype not in TYPES:
             raise Refused("%s has dtype %s, which leap has no type for" % (name, t.dtype))
+        if kind == "pack":
+            params.append(pack_param(name, key, t, every, sds, consts))
+            continue
         e = size_expr([(v, tuple(rows[k][3].shape)) for v, rows in every], consts)
         if e is None:
             raise Refused("the size of %s (%s) is no expression over the constants leap can find" %
@@ -447,9 +497,32 @@ def derive(path, task_id):
     }
 
 
+def pack_param(name, keys, t, every, sds, consts):
+    """The parameter of a packed state: its size the sum of its entries' (added up where they
+    are numbers), its doc every entry's name and shape in order."""
+    terms, lit, doc = [], 0, []
+    for k in keys:
+        e = size_expr([(v, tuple(sd[k].shape)) for (v, _), sd in zip(every, sds)], consts)
+        if e is None:
+            raise Refused("the size of state_dict entry %s (%s) is no expression over the constants leap can find"
+                          % (k, "x".join(map(str, sds[0][k].shape))))
+        if all(f.strip().isdigit() for f in e.split("*")):
+            lit += math.prod(int(f) for f in e.split("*"))
+        else:
+            terms.append(e)
+        doc.append("%s [%s]" % (k, ", ".join(str(fit_dim([(v, tuple(sd[k].shape)) for (v, _), sd in zip(every, sds)],
+                                                             consts, i)) for i in range(sds[0][k].dim()))))
+    if lit or not terms:
+        terms.append(str(lit))
+    return {"name": name, "type": TYPES[t.dtype], "role": "in", "size": " + ".join(terms),
+            "doc": "the module's %s state_dict entries, each flattened, one after another in state_dict order: %s"
+                   % ("floating" if t.is_floating_point() else "integer", ", ".join(doc))}
+
+
 def prompt_of(src, rows):
     ins = [r[0] for r in rows if r[1] == "in"]
     st = [r[0] for r in rows if r[1] == "state"]
+    packs = [r[0] for r in rows if r[1] == "pack"]
     outs = [r[0] for r in rows if r[1] == "out"]
     sz = [r[0] for r in rows if r[1] == "size"]
     s = ("Write the forward pass of this PyTorch module (training mode, as written: a BatchNorm "
@@ -457,9 +530,15 @@ def prompt_of(src, rows):
     s += "The entry point takes the forward's inputs (%s)" % (", ".join(ins) or "none")
     if st:
         s += ", then the module's parameters and buffers in state_dict order (%s), dots written as underscores" % ", ".join(st)
+    if packs:
+        s += (", then the module's parameters and buffers packed (%s: too many for one parameter each), every "
+              "entry flattened, one after another in state_dict order (each parameter's doc lists them)"
+              % ", ".join(packs))
     s += ", then the outputs (%s)" % ", ".join(outs)
     if sz:
         s += ", then the module-level sizes as ints (%s)" % ", ".join(sz)
+        if any(k not in src for k in sz):
+            s += " (NAME_i is element i of a tuple or list of sizes NAME)"
     s += (". Every tensor is contiguous in row-major order. Your code is checked at other sizes than the "
           "file's, with parameter values drawn by the harness (not the module's initialisation).\n")
     return s
@@ -564,6 +643,12 @@ def answer(mod, consts, task, values, counts, blobs, models):
             x = x.to(t.dtype)
         if kind == "in":
             xs.append(x)
+        elif kind == "pack":
+            sd, at = model.state_dict(), 0
+            for k in key2:
+                state[k] = x[at:at + sd[k].numel()].reshape(sd[k].shape).to(sd[k].dtype if not
+                                                                          sd[k].is_floating_point() else x.dtype)
+                at += sd[k].numel()
         else:
             state[key2] = x
     m = model.double()

@@ -194,3 +194,49 @@ EOF
 	jq -e '.dir' <<<"$output"
 	jq -e '[.cases[][]] | max <= 4' "$BATS_TEST_TMPDIR/s/36_ConvTranspose2d_Min_Sum_GELU_Add/task.json"
 }
+
+@test "a module of more than 64 parameters takes its state packed, and a C candidate reading it passes" {
+	skip_unless_torch
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/r/deep" "$ROOT/tests/fixtures/torch/deep.jsonl"
+	# 33 layers: 66 state_dict entries, packed into one buffer after x
+	run -0 jq -c '[.params[] | .name]' "$BATS_TEST_TMPDIR/r/deep/deep_linear/task.json"
+	assert_output '["x","state","out","batch_size","features","depth"]'
+	cat >"$BATS_TEST_TMPDIR/deep.c" <<'EOF'
+/* each layer's weight (f x f, out by in) then bias (f), one after another */
+void module_forward(const float *x, const float *state, float *out, int n, int f, int depth)
+{
+	double a[16][16], b[16][16];
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < f; j++)
+			a[i][j] = x[i * f + j];
+	for (int l = 0; l < depth; l++) {
+		const float *w = state + (long)l * (f * f + f), *bias = w + f * f;
+		for (int i = 0; i < n; i++)
+			for (int o = 0; o < f; o++) {
+				double s = bias[o];
+				for (int k = 0; k < f; k++)
+					s += a[i][k] * w[o * f + k];
+				b[i][o] = s > 0 ? s : 0;
+			}
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < f; j++)
+				a[i][j] = b[i][j];
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < f; j++)
+			out[i * f + j] = (float)a[i][j];
+}
+EOF
+	run leap-verify --tasks "$BATS_TEST_TMPDIR/r" --seed 5 --task deep_linear "$BATS_TEST_TMPDIR/deep.c"
+	assert_line --partial "deep.c: pass (task deep_linear"
+}
+
+@test "sizes in a tuple or list are sizes too; sizes equal in the file are drawn equal where they must be" {
+	skip_unless_torch
+	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
+	# the hinge loss's (batch, n) predictions times its (batch,) targets broadcast only where n = batch
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$KB"/level1/100_HingeLoss.py "$KB"/level3/1_MLP.py
+	jq -e '.cases | all(.batch_size == .input_shape_0)' "$BATS_TEST_TMPDIR/s/100_HingeLoss/task.json"
+	run -0 jq -r '.params[] | select(.name == "network_2_weight") | .size' "$BATS_TEST_TMPDIR/s/1_MLP/task.json"
+	assert_output "layer_sizes_1 * layer_sizes_0"
+}
