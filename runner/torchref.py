@@ -244,6 +244,15 @@ def fit_dim(draws, consts, idx):
                 e = affine(draws, dims, a, m, k)
                 if e:
                     return e
+    # a window whose width is a drawn size too (a kernel of (5, 9), dilated by j): (x - j w + c) / k
+    for k in range(1, 5):
+        for j in range(1, 5):
+            for a in names:
+                for b in names:
+                    if a != b:
+                        e = window(draws, dims, a, b, j, k)
+                        if e:
+                            return e
     # a pooling undone by a transposed convolution of its stride: x / k * k
     for k in range(2, 9):
         for a in names:
@@ -273,6 +282,17 @@ def affine(draws, dims, a, m, k):
             if k == 1:
                 return num
             return "(%s) / %d" % (num, k) if c else "%s / %d" % (num, k)
+    return None
+
+
+def window(draws, dims, a, b, j, k):
+    """The expression (a - j b + c) / k that gives dims across draws, for some integer c, or None."""
+    x0, d0 = draws[0][0][a] - j * draws[0][0][b], dims[0]
+    for c in range(k * d0 - x0, k * d0 - x0 + k):
+        if all(v[a] - j * v[b] + c >= 0 and (v[a] - j * v[b] + c) // k == d for (v, _), d in zip(draws, dims)):
+            num = "%s - %s" % (a, b if j == 1 else "%d * %s" % (j, b))
+            num += "" if c == 0 else " %s %d" % ("+" if c > 0 else "-", abs(c))
+            return num if k == 1 else "(%s) / %d" % (num, k)
     return None
 
 
