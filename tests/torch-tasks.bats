@@ -176,14 +176,16 @@ EOF
 	jq -r 'select(.refused) | "\(.task): \(.refused)"' <<<"$output" >&3
 }
 
-@test "a strided, padded or dilated window's output size is derived: (m x + c) / k, x / k" {
+@test "a strided, padded or dilated window's output size is derived: (m x + c) / k, x / k, x - j w + c" {
 	skip_unless_torch
 	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$ROOT/tests/fixtures/torch/sizes.jsonl"
-	[ "$(jq -s 'map(select(.dir)) | length' <<<"$output")" = 3 ]
+	[ "$(jq -s 'map(select(.dir)) | length' <<<"$output")" = 4 ]
 	out() { jq -r '.params[] | select(.name == "out") | .size' "$BATS_TEST_TMPDIR/s/$1/task.json"; }
 	[ "$(out strided_conv)" = "4 * out_channels * ((height - 2) / 2) * ((width - 2) / 2)" ]
 	[ "$(out transposed_conv)" = "4 * out_channels * (3 * length - 1)" ]
 	[ "$(out pool_drawn_kernel)" = "4 * channels * (height / kernel_size) * (width / kernel_size)" ]
+	# a kernel of (3, 9), dilated by 2 along the width: its 9 is a size, drawn too
+	[ "$(out tuple_kernel)" = "4 * out_channels * (height - 2) * (width - 2 * kernel_size_1 + 2)" ]
 }
 
 @test "a module whose output ignores its inputs at the shrunk sizes is drawn tinier, not refused" {
@@ -239,4 +241,16 @@ EOF
 	jq -e '.cases | all(.batch_size == .input_shape_0)' "$BATS_TEST_TMPDIR/s/100_HingeLoss/task.json"
 	run -0 jq -r '.params[] | select(.name == "network_2_weight") | .size' "$BATS_TEST_TMPDIR/s/1_MLP/task.json"
 	assert_output "layer_sizes_1 * layer_sizes_0"
+}
+
+@test "KernelBench's modules imported agree with the C tasks of kernelbench-l1 and -l2 (a sample)" {
+	skip_unless_torch
+	[ -d "$KB/level2" ] || skip "no KernelBench checkout at $KB"
+	# the whole: make bench-agree
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/kb" "$KB"/level1/19_ReLU.py \
+		"$KB"/level1/23_Softmax.py "$KB"/level1/63_conv_standard_2D__square_input__square_kernel.py \
+		"$KB"/level2/12_Gemm_Multiply_LeakyReLU.py
+	run -0 "$LEAP_TORCH_PYTHON" tasks/kernelbench/agree.py --modules "$BATS_TEST_TMPDIR/kb" \
+		--only kb1_019 --only kb1_023 --only kb1_063 --only kb2_012
+	assert_line "agree: 4 tasks, 4 agree, 0 disagree, 0 not comparable, 0 not imported"
 }
