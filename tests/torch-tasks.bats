@@ -254,3 +254,12 @@ EOF
 		--only kb1_019 --only kb1_023 --only kb1_063 --only kb2_012
 	assert_line "agree: 4 tasks, 4 agree, 0 disagree, 0 not comparable, 0 not imported"
 }
+
+@test "a module whose torch process is killed is refused saying so; the modules after it are imported" {
+	skip_unless_torch
+	run -1 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$ROOT/tests/fixtures/torch/killed.jsonl"
+	run -0 jq -r '"\(.task // .id) \(.dir // .refused)"' <<<"$output"
+	assert_line "relu $BATS_TEST_TMPDIR/s/relu"
+	assert_line "killed the torch process deriving it was ended by signal 9 (Killed)"
+	assert_line "gelu $BATS_TEST_TMPDIR/s/gelu"
+}
