@@ -13,16 +13,22 @@ reference.c (cc, ctypes) and the module as leap's reference process does (runner
 `answer`, float64, rounded once) on the same values, and requires every output element within
 the C task's tolerance, |c - m| <= atol + rtol |m|.
 
-The C case's sizes become the module's by name (batch_size is batch_size), else by the value
-both take at the file's sizes; a module size the C task fixes keeps the file's value. Where the
-buffers then differ in number or element count (the C task takes a weight transposed, or a
-size the module keeps), the task is "not comparable", said with why, and counted apart.
+The C case's sizes become the module's: the one that takes the same value at the file's sizes
+(by name among several), else the one of the same name; an element of a tuple of sizes the C
+task does not name (bias_shape = (out_channels, 1, 1)) takes the value of a size it equals at
+the file's sizes; any other size keeps the file's value. The C inputs go to the module's inputs
+and state entries of the same element count, each such matching tried (a C task may call the
+conv's bias `bias` and the module's own `bias2`); a training-mode BatchNorm's running buffers,
+which change no output, take their initial values. Where no matching exists, or the module
+fails at the sizes (a LayerNorm over a size the C task ties to another), the task is "not
+comparable", said with why, and counted apart.
 Prints a line per task and a last line "agree: N tasks, A agree, D disagree, C not comparable,
 M not imported"; exit 0 when none disagrees, 1 when one does, 77 when torch cannot be imported.
 """
 
 import argparse
 import ctypes
+import itertools
 import json
 import os
 import sys
@@ -39,8 +45,13 @@ torch = oracle.torch
 torchref.load_torch()
 
 
+def alike(a, b):
+    return a == b or a == b + "_size" or b == a + "_size" or a.replace("_", "") == b.replace("_", "")
+
+
 def size_map(ct, mt):
-    """C size name -> module size name, by name, else by the value at the file's sizes."""
+    """C size name -> module size name: one that takes the same value at the file's sizes
+    (by name among those, else the first), else one of the same name."""
     mods = list(mt["bench"])
     got = {}
     for p in ct["params"]:
@@ -48,18 +59,64 @@ def size_map(ct, mt):
         if "role" in p or p["type"] not in ("int", "int64"):
             continue
         free = [m for m in mods if m not in got.values()]
-        names = [m for m in free if m == s or m == s + "_size" or m.replace("_", "") == s.replace("_", "")]
         vals = [m for m in free if mt["bench"][m] == ct["bench"].get(s)]
-        if names or vals:
-            got[s] = (names or vals)[0]
+        pick = [m for m in vals if alike(m, s)] or vals or [m for m in free if alike(m, s)]
+        if pick:
+            got[s] = pick[0]
     return got
 
 
-def module_values(ct, mt, smap, case):
+def module_values(ct, mt, smap, case, elems):
+    """The module's sizes at a C case, each way to give an element of a tuple of sizes
+    (`elems`) that no C size names the value of a size that has its value at the file's sizes
+    (bias_shape = (out_channels, 1, 1): out_channels or another 128), then none: at most 32
+    ways."""
     v = dict(mt["bench"])
     for s, m in smap.items():
         v[m] = case[s]
-    return v
+    named = set(smap.values())
+    free = [m for m in v if m in elems and m not in named and any(mt["bench"][n] == mt["bench"][m] for n in named)]
+    twins = [[n for n in smap.values() if mt["bench"][n] == mt["bench"][m]] for m in free]
+    out = []
+    for pick in itertools.islice(itertools.product(*twins), 32):
+        w = dict(v)
+        for m, n in zip(free, pick):
+            w[m] = v[n]
+        out.append(w)
+    return out + [v] if free else [v]
+
+
+# A training-mode BatchNorm's buffers, which no C task takes: they change no output.
+UNREAD = {"running_mean": 0.0, "running_var": 1.0, "num_batches_tracked": 0}
+
+
+def matchings(cin, mrows):
+    """Each way of giving every C input a module input or state entry of the same element
+    count (C's order kept where it is the module's; at most 120 ways), as lists of (C index or
+    None, module row): a C task may name the conv's bias `bias` and the module's own `bias2`."""
+    groups = {}
+    for j, r in enumerate(mrows):
+        groups.setdefault(r[1], []).append(j)
+    cgroups = {}
+    for i, c in enumerate(cin):
+        cgroups.setdefault(c, []).append(i)
+    options = []
+    for n, cis in cgroups.items():
+        mjs = groups.get(n, [])
+        if len(mjs) < len(cis):
+            return []
+        options.append([(cis, perm) for perm in itertools.permutations(mjs, len(cis))])
+    ways = []
+    for combo in itertools.product(*options):
+        if len(ways) == 120:
+            break
+        m = {}
+        for cis, perm in combo:
+            m.update(zip(perm, cis))
+        if all(j in m or any(mrows[j][0].endswith(u) for u in UNREAD) for j in range(len(mrows))):
+            ways.append(m)
+    ways.sort(key=lambda m: sum(1 for j, i in m.items() if j != i))
+    return ways
 
 
 def counts(params, values):
@@ -95,24 +152,66 @@ def run_c(lib, ct, case, ins):
     return outs
 
 
-def check_case(lib, ct, mt, mdir, mod, consts, smap, case, k, models):
-    """None when the C reference and the module agree at this case, else why (with a
-    'not comparable: ' prefix where the two do not take the same buffers)."""
-    v = module_values(ct, mt, smap, case)
+def module_rows(mod, consts, v):
+    """(name, elements, is_out) of every buffer of the module at sizes v (its real shapes, not
+    the task's expressions: a size the import never drew, such as in_channels = 3, is a literal
+    there)."""
+    v = {k: v[k] for k in consts}  # a float the forward takes is no size
+    try:
+        model, inputs, outs = torchref.shapes(mod, v, "meta")
+    except torchref.Refused:
+        raise
+    except Exception:  # an operator without a meta kernel
+        model, inputs, outs = torchref.shapes(mod, v)
+    return [(r[0], r[3].numel(), r[1] == "out") for r in torchref.layout(mod, model, inputs, outs, consts)
+            if r[1] not in ("size", "scalar")]
+
+
+def check_case(lib, ct, mt, mod, consts, smap, case, k, models):
+    """None when the C reference and the module agree at this case (under some matching of
+    their buffers), else why (with a 'not comparable: ' prefix where the two do not take the
+    same buffers)."""
     cin = [p for p in ct["params"] if p.get("role") == "in"]
     cout = [p for p in ct["params"] if p.get("role") == "out"]
-    min_ = [p for p in mt["params"] if p.get("role") == "in"]
-    mout = [p for p in mt["params"] if p.get("role") == "out"]
-    cc, mc = counts(cin + cout, case), counts(min_ + mout, v)
-    if len(cin) != len(min_) or len(cout) != len(mout) or cc != mc:
+    cc, co = counts(cin, case), counts(cout, case)
+    tries = module_values(ct, mt, smap, case, {k for k in consts if not hasattr(mod, k)})
+    for t, v in enumerate(tries):
+        try:
+            rows = module_rows(mod, consts, v)
+        except torchref.Refused:
+            raise
+        except Exception:
+            if t + 1 < len(tries):
+                continue
+            raise
+        mins, mouts = [r for r in rows if not r[2]], [r for r in rows if r[2]]
+        ways = matchings(cc, mins)
+        if ways and co == [r[1] for r in mouts]:
+            break
+    if not ways or co != [r[1] for r in mouts]:
         return "not comparable: C buffers %s, module buffers %s (elements at this case)" % (
-            list(zip([p["name"] for p in cin + cout], cc)), list(zip([p["name"] for p in min_ + mout], mc)))
-    if any(a["type"] != b["type"] for a, b in zip(cin + cout, min_ + mout)):
-        return "not comparable: the buffers' types differ"
+            list(zip([p["name"] for p in cin + cout], cc + co)), [r[:2] for r in rows])
+    mparams = {p["name"]: p for p in mt["params"]}
     ins = draw_inputs(ct, case, k)
     got = run_c(lib, ct, case, ins)
-    blobs = [x.numpy().tobytes() for x in ins] + [None] * len(mout)
-    res = torchref.answer(mod, consts, mt, {m: v[m] for m in v}, counts(mt["params"], v), blobs, models)
+    why = None
+    for way in ways:
+        blobs = []
+        for j, r in enumerate(mins):
+            ty = torchref.DTYPES[mparams[r[0]]["type"]]
+            if j in way:
+                blobs.append(ins[way[j]].to(ty).numpy().tobytes())
+            else:
+                fill = next(x for u, x in UNREAD.items() if r[0].endswith(u))
+                blobs.append(torch.full((r[1],), fill, dtype=ty).numpy().tobytes())
+        res = torchref.answer(mod, consts, mt, v, [r[1] for r in rows], blobs + [None] * len(mouts), models)
+        why = compare(ct, cout, got, res)
+        if not why:
+            return None
+    return why
+
+
+def compare(ct, cout, got, res):
     for p, c, r in zip(cout, got, res):
         m = torch.frombuffer(bytearray(r), dtype=torchref.DTYPES[p["type"]]).to(torch.float64)
         c = c.to(torch.float64)
@@ -133,7 +232,7 @@ def check_task(tdir, mdir, work):
     smap, models = size_map(ct, mt), {}
     for k, case in enumerate(ct["cases"]):
         try:
-            why = check_case(lib, ct, mt, mdir, mod, consts, smap, case, k, models)
+            why = check_case(lib, ct, mt, mod, consts, smap, case, k, models)
         except Exception as e:  # the module at the C case's sizes
             why = "not comparable: the module fails at the C case's sizes: %s: %s" % (type(e).__name__, e)
         if why:
