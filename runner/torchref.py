@@ -8,7 +8,7 @@ Python of $LEAP_TORCH_PYTHON, never inside a candidate's sandbox, for two jobs:
                    entry's parameters, cases with shrunk sizes, bench, bench_cpu, tolerance),
                    or {"refused": why} when the file cannot be a fair task.
   serve TASK_DIR   a long-lived reference for leap-verify: each request is a JSON line
-                   {"values": {size: n}, "counts": [elements per buffer]} followed by the raw
+                   {"values": {scalar: n}, "counts": [elements per buffer]} followed by the raw
                    bytes of every input buffer (role in) in parameter order; the answer is a
                    JSON line {"ok": true} followed by the raw bytes of every output, or
                    {"error": why}.
@@ -133,8 +133,8 @@ def instantiate(mod, values, device=None):
                 raise Refused("it holds a tensor that is no parameter or buffer (self.%s): leap cannot draw it, "
                               "and forward may change it between calls" % k)
     for i, x in enumerate(inputs):
-        if not isinstance(x, torch.Tensor):
-            raise Refused("get_inputs() item %d is a %s, not a tensor" % (i, type(x).__name__))
+        if not isinstance(x, (torch.Tensor, float)):
+            raise Refused("get_inputs() item %d is a %s, not a tensor or a float" % (i, type(x).__name__))
     return model, list(inputs)
 
 
@@ -164,10 +164,13 @@ def layout(mod, model, inputs, outs, consts):
     integer ones (a BatchNorm's num_batches_tracked) as another."""
     taken = set(consts)
     argn = [p for p in inspect.signature(mod.Model.forward).parameters][1:]
-    rows = []
+    rows, scalars = [], []
     for i, x in enumerate(inputs):
-        rows.append((c_name(argn[i] if i < len(argn) and not argn[i].startswith("*") else "in%d" % i, taken),
-                     "in", i, x))
+        name = c_name(argn[i] if i < len(argn) and not argn[i].startswith("*") else "in%d" % i, taken)
+        if isinstance(x, float):  # a float the forward takes (level 1's 5: A * s): a scalar, last
+            scalars.append((name, "scalar", i, x))
+        else:
+            rows.append((name, "in", i, x))
     sd = model.state_dict()
     if len(inputs) + len(sd) + len(outs) + len(consts) > MAX_PARAMS:
         # a deep network (level 3's ResNets: 632): its state in one buffer per kind of type
@@ -183,14 +186,14 @@ def layout(mod, model, inputs, outs, consts):
         rows.append((c_name("out" if len(outs) == 1 else "out%d" % i, taken), "out", i, o))
     for k in consts:
         rows.append((k, "size", k, None))
-    return rows
+    return rows + scalars
 
 
 def run(mod, values, dtype=None, device=None, seed=SEED):
     dtype = dtype or torch.float64
     model, inputs = instantiate(mod, values, device)
     model = model.to(dtype)
-    inputs = [x.to(dtype) if x.is_floating_point() else x for x in inputs]
+    inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
     torch.manual_seed(seed)
     with torch.no_grad():
         outs = outputs_of(model(*inputs))
@@ -340,7 +343,7 @@ def case_bytes(mod, values, strict=False):
         if strict:
             raise
         return 0
-    ts = list(inputs) + list(model.state_dict().values()) + list(outs)
+    ts = [x for x in inputs if isinstance(x, torch.Tensor)] + list(model.state_dict().values()) + list(outs)
     return sum(t.numel() * t.element_size() for t in ts)
 
 
@@ -421,11 +424,14 @@ def fairness(mod, values):
         for t in model.state_dict().values():
             if t.is_floating_point():
                 t.copy_(torch.randn_like(t))
-        o1 = outputs_of(model(*[x.double() if x.is_floating_point() else x for x in inputs]))
+        xs = [x for x in inputs if isinstance(x, torch.Tensor)]
+        o1 = outputs_of(model(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                                for x in inputs]))
         # fresh values, not a transform of the first: an argmax ignores a positive scale
         torch.manual_seed(SEED + 1)
-        o2 = outputs_of(model(*[torch.randn_like(x.double()) if x.is_floating_point() else x for x in inputs]))
-    if all(torch.equal(x, y) for x, y in zip(o1, o2)) and any(x.is_floating_point() for x in inputs):
+        o2 = outputs_of(model(*[torch.randn_like(x.double()) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                                else x for x in inputs]))
+    if all(torch.equal(x, y) for x, y in zip(o1, o2)) and any(x.is_floating_point() for x in xs):
         raise Refused("unfair: the output does not depend on the inputs (a constant output passes)")
 
 
@@ -482,6 +488,9 @@ def derive(path, task_id):
         if kind == "size":
             params.append({"name": name, "type": "int"})
             continue
+        if kind == "scalar":
+            params.append({"name": name, "type": "float", "doc": "forward input %d, a float" % key})
+            continue
         if t.dtype not in TYPES:
             raise Refused("%s has dtype %s, which leap has no type for" % (name, t.dtype))
         if kind == "pack":
@@ -507,12 +516,16 @@ def derive(path, task_id):
     cases = [v for v, _ in small] or [consts]
     check_at = smallest(cases)
     tol = tolerance(mod, check_at)
+    # the float scalars' values, as get_inputs() gives them at each case
+    scal = {tuple(v.items()): {r[0]: r[3] for r in rows if r[1] == "scalar"} for v, rows in every}
+    cases = [dict(v, **scal[tuple(v.items())]) for v in cases]
+    consts = dict(consts, **scal[tuple(consts.items())])
     return {
         "id": task_id, "level": 1, "title": task_id, "module": "module.py",
         "prompt": prompt_of(src, full),
         "entry": "module_forward", "params": params,
         "cases": cases, "ranges": {},
-        "bench": consts, "bench_cpu": max(cases, key=lambda v: sum(v.values())),
+        "bench": consts, "bench_cpu": max(cases, key=lambda v: sum(x for x in v.values() if type(x) is int)),
         "atol": tol, "rtol": tol,
     }
 
@@ -545,6 +558,7 @@ def prompt_of(src, rows):
     packs = [r[0] for r in rows if r[1] == "pack"]
     outs = [r[0] for r in rows if r[1] == "out"]
     sz = [r[0] for r in rows if r[1] == "size"]
+    sc = [r[0] for r in rows if r[1] == "scalar"]
     s = ("Write the forward pass of this PyTorch module (training mode, as written: a BatchNorm "
          "normalises with the batch's statistics) as the entry point below.\n\n```python\n%s\n```\n\n" % src.rstrip("\n"))
     s += "The entry point takes the forward's inputs (%s)" % (", ".join(ins) or "none")
@@ -559,6 +573,8 @@ def prompt_of(src, rows):
         s += ", then the module-level sizes as ints (%s)" % ", ".join(sz)
         if any(k not in src for k in sz):
             s += " (NAME_i is element i of a tuple or list of sizes NAME)"
+    if sc:
+        s += ", then the floats the forward takes (%s)" % ", ".join(sc)
     s += (". Every tensor is contiguous in row-major order. Your code is checked at other sizes than the "
           "file's, with parameter values drawn by the harness (not the module's initialisation).\n")
     return s
@@ -648,9 +664,10 @@ def answer(mod, consts, task, values, counts, blobs, models):
     rows = layout(mod, model, inputs, [torch.empty(0)] * sum(1 for p in task["params"] if p.get("role") == "out"),
                   consts)
     bufs = [p for p in task["params"] if "role" in p]
-    if [r[0] for r in rows if r[1] != "size"] != [p["name"] for p in bufs]:
+    if [r[0] for r in rows if r[1] not in ("size", "scalar")] != [p["name"] for p in bufs]:
         raise Refused("task.json's parameters are not what the module file makes: import it again")
-    xs, state = [], {}
+    xs = {r[2]: float(values[r[0]]) for r in rows if r[1] == "scalar"}  # by position in forward's
+    state = {}
     for (name, kind, key2, t), p, n, b in zip(rows, bufs, counts, blobs):
         if kind == "out":
             continue
@@ -662,7 +679,7 @@ def answer(mod, consts, task, values, counts, blobs, models):
         elif t.dtype != x.dtype:
             x = x.to(t.dtype)
         if kind == "in":
-            xs.append(x)
+            xs[key2] = x
         elif kind == "pack":
             sd, at = model.state_dict(), 0
             for k in key2:
@@ -676,7 +693,7 @@ def answer(mod, consts, task, values, counts, blobs, models):
     m.train()
     torch.manual_seed(SEED)
     with torch.no_grad():
-        outs = outputs_of(m(*xs))
+        outs = outputs_of(m(*[xs[i] for i in sorted(xs)]))
     res = []
     for p, o in zip([p for p in bufs if p["role"] == "out"], outs):
         res.append(o.detach().to(DTYPES[p["type"]]).contiguous().numpy().tobytes())

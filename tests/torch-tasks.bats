@@ -263,3 +263,16 @@ EOF
 	assert_line "killed the torch process deriving it was ended by signal 9 (Killed)"
 	assert_line "gelu $BATS_TEST_TMPDIR/s/gelu"
 }
+
+@test "a float the forward takes is a float scalar of the entry, its value in every case" {
+	skip_unless_torch
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/r/m" "$ROOT/tests/fixtures/torch/scalar.jsonl"
+	run -0 jq -c '[.params[-1], (.cases | map(.s) | unique)]' "$BATS_TEST_TMPDIR/r/m/scale/task.json"
+	assert_output '[{"name":"s","type":"float","doc":"forward input 1, a float"},[2.5]]'
+	printf 'void module_forward(const float *A, float *out, int M, int N, float s)\n{\n\tfor (long i = 0; i < (long)M * N; i++)\n\t\tout[i] = A[i] * s;\n}\n' \
+		>"$BATS_TEST_TMPDIR/ok.c"
+	sed 's/A\[i\] \* s/A[i] * 2/' "$BATS_TEST_TMPDIR/ok.c" >"$BATS_TEST_TMPDIR/bad.c"
+	run leap-verify --tasks "$BATS_TEST_TMPDIR/r" --seed 6 --task scale "$BATS_TEST_TMPDIR/ok.c" "$BATS_TEST_TMPDIR/bad.c"
+	assert_line --partial "ok.c: pass (task scale"
+	assert_line --partial "bad.c: mismatch (task scale"
+}
