@@ -127,15 +127,31 @@ def instantiate(mod, values, device=None):
         init = mod.get_init_inputs()
         model = mod.Model(*init)
         inputs = mod.get_inputs()
-    for m in model.modules():
-        for k, v in vars(m).items():
-            if isinstance(v, torch.Tensor):  # registered ones live in _parameters, _buffers
-                raise Refused("it holds a tensor that is no parameter or buffer (self.%s): leap cannot draw it, "
-                              "and forward may change it between calls" % k)
     for i, x in enumerate(inputs):
         if not isinstance(x, (torch.Tensor, float)):
             raise Refused("get_inputs() item %d is a %s, not a tensor or a float" % (i, type(x).__name__))
     return model, list(inputs)
+
+
+def attrs(model):
+    """The tensors a module holds in plain attributes (an RNN's self.hidden; registered ones
+    live in _parameters and _buffers), as [(key, submodule, attribute)], key "sub.attr": leap
+    draws them as inputs and sets them before each call, since forward may change them."""
+    out = []
+    for path, m in model.named_modules():
+        for k, v in vars(m).items():
+            if isinstance(v, torch.Tensor):
+                out.append(((path + "." if path else "") + k, m, k))
+    return out
+
+
+def to_dtype(model, dtype):
+    """The model, its parameters, buffers and plain tensor attributes in dtype."""
+    model = model.to(dtype)
+    for _, m, k in attrs(model):
+        if getattr(m, k).is_floating_point():
+            setattr(m, k, getattr(m, k).to(dtype))
+    return model
 
 
 def outputs_of(out):
@@ -172,7 +188,7 @@ def layout(mod, model, inputs, outs, consts):
         else:
             rows.append((name, "in", i, x))
     sd = model.state_dict()
-    if len(inputs) + len(sd) + len(outs) + len(consts) > MAX_PARAMS:
+    if len(inputs) + len(sd) + len(attrs(model)) + len(outs) + len(consts) > MAX_PARAMS:
         # a deep network (level 3's ResNets: 632): its state in one buffer per kind of type
         for name, keys in (("state", [k for k, v in sd.items() if v.is_floating_point()]),
                            ("state_int", [k for k, v in sd.items() if not v.is_floating_point()])):
@@ -182,6 +198,8 @@ def layout(mod, model, inputs, outs, consts):
     else:
         for k, v in sd.items():
             rows.append((c_name(k, taken), "state", k, v))
+    for key, m, k in attrs(model):
+        rows.append((c_name(key, taken), "attr", key, getattr(m, k)))
     for i, o in enumerate(outs):
         rows.append((c_name("out" if len(outs) == 1 else "out%d" % i, taken), "out", i, o))
     for k in consts:
@@ -192,11 +210,17 @@ def layout(mod, model, inputs, outs, consts):
 def run(mod, values, dtype=None, device=None, seed=SEED):
     dtype = dtype or torch.float64
     model, inputs = instantiate(mod, values, device)
-    model = model.to(dtype)
+    model = to_dtype(model, dtype)
     inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
     torch.manual_seed(seed)
-    with torch.no_grad():
-        outs = outputs_of(model(*inputs))
+    # a tensor forward makes (an LSTM's torch.randn h0) in the run's dtype, as its parameters
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.no_grad():
+            outs = outputs_of(model(*inputs))
+    finally:
+        torch.set_default_dtype(before)
     return model, inputs, outs
 
 
@@ -256,6 +280,12 @@ def fit_dim(draws, consts, idx):
                         e = window(draws, dims, a, b, j, k)
                         if e:
                             return e
+    # an inception module's branches concatenated: a + b + c (+ d)
+    import itertools
+    for r in (3, 4):
+        for combo in itertools.combinations(names, r):
+            if holds(lambda v: sum(v[n] for n in combo)):
+                return " + ".join(combo)
     # a pooling undone by a transposed convolution of its stride: x / k * k
     for k in range(2, 9):
         for a in names:
@@ -413,10 +443,10 @@ def fairness(mod, values):
     _, _, a = run(mod, values, torch.float64, seed=1)
     _, _, b = run(mod, values, torch.float64, seed=2)
     if any(not torch.equal(x, y) for x, y in zip(a, b)):
-        raise Refused("unfair: forward draws random numbers (dropout in training mode?): no reference "
+        raise Refused("unfair: forward draws random numbers (dropout in training mode, a torch.randn state?): no reference "
                       "reproduces it")
     model, inputs = instantiate(mod, values)
-    model = model.double()
+    model = to_dtype(model, torch.float64)
     with torch.no_grad():
         # parameters drawn as leap draws them, not the module's initialisation: small initial
         # weights make level 2's 9 (linear, - 2, ReLU) zero, which leap's N(0, 1) weights do not
@@ -424,10 +454,16 @@ def fairness(mod, values):
         for t in model.state_dict().values():
             if t.is_floating_point():
                 t.copy_(torch.randn_like(t))
+        held = [(m, k, torch.randn_like(getattr(m, k))) for _, m, k in attrs(model) if getattr(m, k).is_floating_point()]
+        for m, k, t in held:
+            setattr(m, k, t)
         xs = [x for x in inputs if isinstance(x, torch.Tensor)]
         o1 = outputs_of(model(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                                 for x in inputs]))
-        # fresh values, not a transform of the first: an argmax ignores a positive scale
+        # fresh values, not a transform of the first: an argmax ignores a positive scale; the held
+        # tensors as before the first call, which may have changed them
+        for m, k, t in held:
+            setattr(m, k, t)
         torch.manual_seed(SEED + 1)
         o2 = outputs_of(model(*[torch.randn_like(x.double()) if isinstance(x, torch.Tensor) and x.is_floating_point()
                                 else x for x in inputs]))
@@ -502,7 +538,8 @@ def derive(path, task_id):
                           (name, "x".join(map(str, t.shape))))
         p = {"name": name, "type": TYPES[t.dtype], "role": "out" if kind == "out" else "in", "size": e,
              "doc": "%s %s, shape [%s]" % ("output" if kind == "out" else "forward input" if kind == "in" else
-                                           "state_dict entry", key,
+                                           "state_dict entry" if kind == "state" else
+                                           "tensor attribute (set before each call)", key,
                                            ", ".join(str(fit_dim([(v, tuple(rows[k][3].shape))
                                                                   for v, rows in every], consts, i))
                                                      for i in range(t.dim())))}
@@ -556,6 +593,7 @@ def prompt_of(src, rows):
     ins = [r[0] for r in rows if r[1] == "in"]
     st = [r[0] for r in rows if r[1] == "state"]
     packs = [r[0] for r in rows if r[1] == "pack"]
+    held = [r[0] for r in rows if r[1] == "attr"]
     outs = [r[0] for r in rows if r[1] == "out"]
     sz = [r[0] for r in rows if r[1] == "size"]
     sc = [r[0] for r in rows if r[1] == "scalar"]
@@ -568,6 +606,9 @@ def prompt_of(src, rows):
         s += (", then the module's parameters and buffers packed (%s: too many for one parameter each), every "
               "entry flattened, one after another in state_dict order (each parameter's doc lists them)"
               % ", ".join(packs))
+    if held:
+        s += (", then the tensors the module holds in plain attributes (%s), drawn by the harness like a parameter "
+              "and set before each call" % ", ".join(held))
     s += ", then the outputs (%s)" % ", ".join(outs)
     if sz:
         s += ", then the module-level sizes as ints (%s)" % ", ".join(sz)
@@ -667,7 +708,7 @@ def answer(mod, consts, task, values, counts, blobs, models):
     if [r[0] for r in rows if r[1] not in ("size", "scalar")] != [p["name"] for p in bufs]:
         raise Refused("task.json's parameters are not what the module file makes: import it again")
     xs = {r[2]: float(values[r[0]]) for r in rows if r[1] == "scalar"}  # by position in forward's
-    state = {}
+    state, held = {}, []
     for (name, kind, key2, t), p, n, b in zip(rows, bufs, counts, blobs):
         if kind == "out":
             continue
@@ -680,6 +721,8 @@ def answer(mod, consts, task, values, counts, blobs, models):
             x = x.to(t.dtype)
         if kind == "in":
             xs[key2] = x
+        elif kind == "attr":
+            held.append((key2, x))
         elif kind == "pack":
             sd, at = model.state_dict(), 0
             for k in key2:
@@ -688,8 +731,11 @@ def answer(mod, consts, task, values, counts, blobs, models):
                 at += sd[k].numel()
         else:
             state[key2] = x
-    m = model.double()
+    m = to_dtype(model, torch.float64)
     m.load_state_dict(state, strict=True)
+    where = {key: (sub, k) for key, sub, k in attrs(m)}
+    for key, x in held:
+        setattr(*where[key], x)
     m.train()
     torch.manual_seed(SEED)
     with torch.no_grad():

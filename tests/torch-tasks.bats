@@ -276,3 +276,26 @@ EOF
 	assert_line --partial "ok.c: pass (task scale"
 	assert_line --partial "bad.c: mismatch (task scale"
 }
+
+@test "a tensor a module holds in a plain attribute is an input, set before each call" {
+	skip_unless_torch
+	# forward replaces self.h: the reference sets it from leap's drawn values before every call
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/r/m" "$ROOT/tests/fixtures/torch/held.jsonl"
+	run -0 jq -c '[.params[] | .name]' "$BATS_TEST_TMPDIR/r/m/held/task.json"
+	assert_output '["x","fc_weight","fc_bias","h","out","batch_size","features"]'
+	cat >"$BATS_TEST_TMPDIR/held.c" <<'EOF'
+#include <math.h>
+void module_forward(const float *x, const float *w, const float *b, const float *h, float *out, int n, int f)
+{
+	for (int i = 0; i < n; i++)
+		for (int o = 0; o < f; o++) {
+			double s = b[o];
+			for (int k = 0; k < f; k++)
+				s += ((double)x[i * f + k] + h[i * f + k]) * w[o * f + k];
+			out[i * f + o] = (float)(2 * tanh(s));
+		}
+}
+EOF
+	run leap-verify --tasks "$BATS_TEST_TMPDIR/r" --seed 7 --task held "$BATS_TEST_TMPDIR/held.c"
+	assert_line --partial "held.c: pass (task held"
+}
