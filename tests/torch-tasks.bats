@@ -6,6 +6,8 @@
 # import is most of it) and one leap-verify run per test that verifies. Every test but the one
 # without torch skips, saying so, where $LEAP_TORCH_PYTHON does not import torch. KernelBench's
 # level 3 (all 50 derive) runs only with LEAP_LINT_ALL=1 (make lint-tasks): it takes minutes.
+# The tests over other KernelBench files import one to four each (seconds); the agreement with
+# the C tasks runs on four, the whole in make bench-agree.
 load helpers
 
 KB="$ROOT/../shared/kernelbench/KernelBench/KernelBench"
