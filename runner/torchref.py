@@ -565,8 +565,17 @@ def derive(path, task_id):
                 p["range"] = [0, 1]
         params.append(p)
     cases = [v for v, _ in small] or [consts]
-    check_at = smallest(cases)
-    tol = tolerance(mod, check_at)
+    try:
+        tol = tolerance(mod, smallest(cases))
+    except Refused:
+        # a deep network's BatchNorms over a shrunk image (level 3's ResNet18: 1 x 1 by its last
+        # stage, two values a channel) amplify float32's rounding past any tolerance; at the
+        # file's sizes they do not: the task runs there alone
+        if cases == [consts] or case_bytes(mod, consts) > CASE_BYTES:
+            raise
+        tol = tolerance(mod, consts)
+        depends(mod, [consts])
+        cases = [consts]
     # the float scalars' values, as get_inputs() gives them at each case
     scal = {tuple(v.items()): {r[0]: r[3] for r in rows if r[1] == "scalar"} for v, rows in every}
     cases = [dict(v, **scal[tuple(v.items())]) for v in cases]

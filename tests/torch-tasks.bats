@@ -302,3 +302,12 @@ EOF
 	run leap-verify --tasks "$BATS_TEST_TMPDIR/r" --seed 7 --task held "$BATS_TEST_TMPDIR/held.c"
 	assert_line --partial "held.c: pass (task held"
 }
+
+@test "a network that float32 cannot follow at shrunk sizes runs at the file's sizes alone" {
+	skip_unless_torch
+	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
+	# ResNet18 over a shrunk image: BatchNorms over two values a channel by its last stage
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$KB"/level3/9_ResNet18.py
+	run -0 jq -c '[(.cases | length), .cases[0].input_shape_2, .atol]' "$BATS_TEST_TMPDIR/s/9_ResNet18/task.json"
+	assert_output '[1,224,0.0001]'
+}
