@@ -658,7 +658,10 @@ def cmd_derive(args):
         except Refused as e:
             out = {"id": tid, "refused": str(e)}
         except Exception as e:  # the module itself failed: say where
-            if "can't allocate memory" in str(e):
+            if isinstance(e, ModuleNotFoundError):
+                why = ("it imports %s, which this Python (LEAP_TORCH_PYTHON) cannot import: install it beside torch"
+                       % e.name)
+            elif "can't allocate memory" in str(e):
                 why = "it needs more memory than leap gives torch (RLIMIT_DATA) at the sizes it runs at"
             else:
                 why = "the module fails: %s: %s" % (type(e).__name__, e)

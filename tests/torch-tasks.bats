@@ -311,3 +311,10 @@ EOF
 	run -0 jq -c '[(.cases | length), .cases[0].input_shape_2, .atol]' "$BATS_TEST_TMPDIR/s/9_ResNet18/task.json"
 	assert_output '[1,224,0.0001]'
 }
+
+@test "a module that imports a package torch's Python lacks is refused naming the package" {
+	skip_unless_torch
+	run -1 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$ROOT/tests/fixtures/torch/missing.jsonl"
+	run -0 jq -r .refused <<<"$output"
+	assert_output "it imports leap_no_such_package, which this Python (LEAP_TORCH_PYTHON) cannot import: install it beside torch"
+}
