@@ -403,9 +403,9 @@ def try_draws(mod, consts, names, rng, tries, cap, meta, tie=False):
 
 def draw_cases(mod, consts, meta):
     """Several shrunk size sets that run: all constants >= SHRINK_MIN shrunk to at most
-    SHRINK_CAP (untied, then with equal sizes kept equal), else to at most 4 * SHRINK_CAP (an image a network pools down), else only the
-    batch, to at most 4 (a network at its full image size costs seconds a sample), else none
-    (the task runs at the file's sizes only)."""
+    SHRINK_CAP (untied, then with equal sizes kept equal), else to at most 4 * SHRINK_CAP (an
+    image a network pools down), else only the batch, to at most 4 (a network at its full image
+    size costs seconds a sample), else none (the task runs at the file's sizes only)."""
     rng = random.Random(SEED)
     big = [k for k, x in consts.items() if x >= SHRINK_MIN]
     batch = [k for k in big if "batch" in k.lower()]
