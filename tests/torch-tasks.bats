@@ -6,6 +6,8 @@
 # import is most of it) and one leap-verify run per test that verifies. Every test but the one
 # without torch skips, saying so, where $LEAP_TORCH_PYTHON does not import torch. KernelBench's
 # level 3 (all 50 derive) runs only with LEAP_LINT_ALL=1 (make lint-tasks): it takes minutes.
+# The tests over other KernelBench files import one to four each (seconds); the agreement with
+# the C tasks runs on four, the whole in make bench-agree.
 load helpers
 load artifact
 
@@ -250,4 +252,145 @@ EOF
 	run --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/l3" "$KB/level3"
 	[ "$(wc -l <<<"$output")" = 50 ]
 	jq -r 'select(.refused) | "\(.task): \(.refused)"' <<<"$output" >&3
+}
+
+@test "a strided, padded or dilated window's output size is derived: (m x + c) / k, x / k, x - j w + c" {
+	skip_unless_torch
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$ROOT/tests/fixtures/torch/sizes.jsonl"
+	[ "$(jq -s 'map(select(.dir)) | length' <<<"$output")" = 4 ]
+	out() { jq -r '.params[] | select(.name == "out") | .size' "$BATS_TEST_TMPDIR/s/$1/task.json"; }
+	[ "$(out strided_conv)" = "4 * out_channels * ((height - 2) / 2) * ((width - 2) / 2)" ]
+	[ "$(out transposed_conv)" = "4 * out_channels * (3 * length - 1)" ]
+	[ "$(out pool_drawn_kernel)" = "4 * channels * (height / kernel_size) * (width / kernel_size)" ]
+	# a kernel of (3, 9), dilated by 2 along the width: its 9 is a size, drawn too
+	[ "$(out tuple_kernel)" = "4 * out_channels * (height - 2) * (width - 2 * kernel_size_1 + 2)" ]
+}
+
+@test "a module whose output ignores its inputs at some shrunk sizes, not all, is a task" {
+	skip_unless_torch
+	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
+	# a min over many channels summed over the rows is so negative that GELU gives 0; a RegNet
+	# whose last stage is drawn 2 channels wide gives every image zero features
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$KB"/level2/36_ConvTranspose2d_Min_Sum_GELU_Add.py \
+		"$KB"/level3/27_RegNet.py
+	[ "$(jq -s 'map(select(.dir)) | length' <<<"$output")" = 2 ]
+}
+
+@test "a module of more than 64 parameters takes its state packed, and a C candidate reading it passes" {
+	skip_unless_torch
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/r/deep" "$ROOT/tests/fixtures/torch/deep.jsonl"
+	# 33 layers: 66 state_dict entries, packed into one buffer after x
+	run -0 jq -c '[.params[] | .name]' "$BATS_TEST_TMPDIR/r/deep/deep_linear/task.json"
+	assert_output '["x","state","out","batch_size","features","depth"]'
+	cat >"$BATS_TEST_TMPDIR/deep.c" <<'EOF'
+/* each layer's weight (f x f, out by in) then bias (f), one after another */
+void module_forward(const float *x, const float *state, float *out, int n, int f, int depth)
+{
+	double a[16][16], b[16][16];
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < f; j++)
+			a[i][j] = x[i * f + j];
+	for (int l = 0; l < depth; l++) {
+		const float *w = state + (long)l * (f * f + f), *bias = w + f * f;
+		for (int i = 0; i < n; i++)
+			for (int o = 0; o < f; o++) {
+				double s = bias[o];
+				for (int k = 0; k < f; k++)
+					s += a[i][k] * w[o * f + k];
+				b[i][o] = s > 0 ? s : 0;
+			}
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < f; j++)
+				a[i][j] = b[i][j];
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < f; j++)
+			out[i * f + j] = (float)a[i][j];
+}
+EOF
+	run leap-verify --tasks "$BATS_TEST_TMPDIR/r" --seed 5 --task deep_linear "$BATS_TEST_TMPDIR/deep.c"
+	assert_line --partial "deep.c: pass (task deep_linear"
+}
+
+@test "sizes in a tuple or list are sizes too; sizes equal in the file are drawn equal where they must be" {
+	skip_unless_torch
+	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
+	# the hinge loss's (batch, n) predictions times its (batch,) targets broadcast only where n = batch
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$KB"/level1/100_HingeLoss.py "$KB"/level3/1_MLP.py
+	jq -e '.cases | all(.batch_size == .input_shape_0)' "$BATS_TEST_TMPDIR/s/100_HingeLoss/task.json"
+	run -0 jq -r '.params[] | select(.name == "network_2_weight") | .size' "$BATS_TEST_TMPDIR/s/1_MLP/task.json"
+	assert_output "layer_sizes_1 * layer_sizes_0"
+}
+
+@test "KernelBench's modules imported agree with the C tasks of kernelbench-l1 and -l2 (a sample)" {
+	skip_unless_torch
+	[ -d "$KB/level2" ] || skip "no KernelBench checkout at $KB"
+	# the whole: make bench-agree
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/kb" "$KB"/level1/19_ReLU.py \
+		"$KB"/level1/23_Softmax.py "$KB"/level1/63_conv_standard_2D__square_input__square_kernel.py \
+		"$KB"/level2/12_Gemm_Multiply_LeakyReLU.py
+	run -0 "$LEAP_TORCH_PYTHON" tasks/kernelbench/agree.py --modules "$BATS_TEST_TMPDIR/kb" \
+		--only kb1_019 --only kb1_023 --only kb1_063 --only kb2_012
+	assert_line "agree: 4 tasks, 4 agree, 0 disagree, 0 differ by design, 0 not comparable, 0 not imported"
+}
+
+@test "a module whose torch process is killed is refused saying so; the modules after it are imported" {
+	skip_unless_torch
+	run -1 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$ROOT/tests/fixtures/torch/killed.jsonl"
+	run -0 jq -r '"\(.task // .id) \(.dir // .refused)"' <<<"$output"
+	assert_line "relu $BATS_TEST_TMPDIR/s/relu"
+	assert_line "killed the torch process deriving it was ended by signal 9 (Killed)"
+	assert_line "gelu $BATS_TEST_TMPDIR/s/gelu"
+}
+
+@test "a float the forward takes is a float scalar of the entry, its value in every case" {
+	skip_unless_torch
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/r/m" "$ROOT/tests/fixtures/torch/scalar.jsonl"
+	run -0 jq -c '[.params[-1], (.cases | map(.s) | unique)]' "$BATS_TEST_TMPDIR/r/m/scale/task.json"
+	assert_output '[{"name":"s","type":"float","doc":"forward input 1, a float"},[2.5]]'
+	printf 'void module_forward(const float *A, float *out, int M, int N, float s)\n{\n\tfor (long i = 0; i < (long)M * N; i++)\n\t\tout[i] = A[i] * s;\n}\n' \
+		>"$BATS_TEST_TMPDIR/ok.c"
+	sed 's/A\[i\] \* s/A[i] * 2/' "$BATS_TEST_TMPDIR/ok.c" >"$BATS_TEST_TMPDIR/bad.c"
+	run leap-verify --tasks "$BATS_TEST_TMPDIR/r" --seed 6 --task scale "$BATS_TEST_TMPDIR/ok.c" "$BATS_TEST_TMPDIR/bad.c"
+	assert_line --partial "ok.c: pass (task scale"
+	assert_line --partial "bad.c: mismatch (task scale"
+}
+
+@test "a tensor a module holds in a plain attribute is an input, set before each call" {
+	skip_unless_torch
+	# forward replaces self.h: the reference sets it from leap's drawn values before every call
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/r/m" "$ROOT/tests/fixtures/torch/held.jsonl"
+	run -0 jq -c '[.params[] | .name]' "$BATS_TEST_TMPDIR/r/m/held/task.json"
+	assert_output '["x","fc_weight","fc_bias","h","out","batch_size","features"]'
+	cat >"$BATS_TEST_TMPDIR/held.c" <<'EOF'
+#include <math.h>
+void module_forward(const float *x, const float *w, const float *b, const float *h, float *out, int n, int f)
+{
+	for (int i = 0; i < n; i++)
+		for (int o = 0; o < f; o++) {
+			double s = b[o];
+			for (int k = 0; k < f; k++)
+				s += ((double)x[i * f + k] + h[i * f + k]) * w[o * f + k];
+			out[i * f + o] = (float)(2 * tanh(s));
+		}
+}
+EOF
+	run leap-verify --tasks "$BATS_TEST_TMPDIR/r" --seed 7 --task held "$BATS_TEST_TMPDIR/held.c"
+	assert_line --partial "held.c: pass (task held"
+}
+
+@test "a network that float32 cannot follow at shrunk sizes runs at the file's sizes alone" {
+	skip_unless_torch
+	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
+	# ResNet18 over a shrunk image: BatchNorms over two values a channel by its last stage
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$KB"/level3/9_ResNet18.py
+	run -0 jq -c '[(.cases | length), .cases[0].input_shape_2, .atol]' "$BATS_TEST_TMPDIR/s/9_ResNet18/task.json"
+	assert_output '[1,224,0.0001]'
+}
+
+@test "a module that imports a package torch's Python lacks is refused naming the package" {
+	skip_unless_torch
+	run -1 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$ROOT/tests/fixtures/torch/missing.jsonl"
+	run -0 jq -r .refused <<<"$output"
+	assert_output "it imports leap_no_such_package, which this Python (LEAP_TORCH_PYTHON) cannot import: install it beside torch"
 }

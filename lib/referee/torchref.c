@@ -10,7 +10,7 @@
  * never runs in it, and only leap's drawn values reach it (inputs, parameters and buffers
  * alike), so its outputs are leap's to compare.
  *
- * The protocol, one request at a time on a pair of pipes: a JSON line {"values": {size: n},
+ * The protocol, one request at a time on a pair of pipes: a JSON line {"values": {scalar: v},
  * "counts": [elements of each buffer, in parameter order]} and the raw bytes of each input
  * buffer; the answer is a line {"ok": true} and the raw bytes of each output, or {"error":
  * why}. Each answer has a deadline (LEAP_TORCHREF_TIMEOUT_S): a module that hangs is the
@@ -148,15 +148,16 @@ static char *read_line(int fd, double *deadline)
 	return NULL;
 }
 
-/* The request's header: the case's int sizes and every buffer's element count. */
+/* The request's header: the case's scalars (int sizes, floats) and every buffer's element count. */
 static char *request_line(const struct leap_case_data *d)
 {
 	const struct leap_task *t = d->t;
 	json_t *vals = json_object(), *counts = json_array();
 	for (size_t i = 0; i < t->nparams; i++) {
 		const struct leap_param *p = &t->params[i];
-		if (p->role == LEAP_ROLE_SCALAR)
-			json_object_set_new(vals, p->name, json_integer(d->c->vals[i].i));
+		if (p->role == LEAP_ROLE_SCALAR) /* a float: one the forward takes, A * s */
+			json_object_set_new(vals, p->name, leap_type_is_float(p->type) ? json_real(d->c->vals[i].f)
+										  : json_integer(d->c->vals[i].i));
 		else
 			json_array_append_new(counts, json_integer(d->sizes[i]));
 	}

@@ -7,7 +7,9 @@
  * since importing torch costs seconds. What torch refuses (a hub download, a random forward,
  * an output that ignores its inputs, a size no expression fits) is said per module, and its
  * folder is removed; what it derives is loaded back by the task loader, so an import never
- * leaves a task.json that leap would not load.
+ * leaves a task.json that leap would not load. Where that process ends early (a crash, the
+ * memory killer: level 3's networks, one after another, take gigabytes), the module it was on
+ * is refused saying so and another process goes on from the next.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -194,8 +196,14 @@ static int add_sources(struct mods *ms, char *const *sources, int n, char **err)
 	return 0;
 }
 
-/* Runs `derive` on every module; returns its output (one JSON line per module), or NULL. */
-static char *derive(const struct mods *ms, char **err)
+/* What ended a derive process that did not exit 0, for the module it was deriving. */
+struct ended {
+	int code, sig;
+};
+
+/* Runs `derive` on the modules from `from` on; returns its output (one JSON line per module
+ * it answered), or NULL when it could not start. *end is {0, 0}, or what ended it early. */
+static char *derive(const struct mods *ms, size_t from, struct ended *end, char **err)
 {
 	const char *py = leap_torch_python(err);
 	char *libexec = py ? leap_libexec_dir() : NULL;
@@ -203,12 +211,13 @@ static char *derive(const struct mods *ms, char **err)
 	free(libexec);
 	if (!script)
 		return NULL;
-	char **argv = xcalloc(ms->n + 4, sizeof *argv);
+	size_t n = ms->n - from;
+	char **argv = xcalloc(n + 4, sizeof *argv);
 	argv[0] = (char *)py;
 	argv[1] = script;
 	argv[2] = "derive";
-	for (size_t i = 0; i < ms->n; i++)
-		argv[3 + i] = xasprintf("%s/module.py", ms->m[i].dir);
+	for (size_t i = 0; i < n; i++)
+		argv[3 + i] = xasprintf("%s/module.py", ms->m[from + i].dir);
 	int p[2];
 	struct leap_buf out = {0};
 	struct leap_child ch;
@@ -231,13 +240,14 @@ static char *derive(const struct mods *ms, char **err)
 		close(p[0]);
 		if (ch.pid > 0)
 			leap_child_finish(&ch, -1);
-		ok = ok && ch.exit_code == 0;
+		ok = ok && !ch.setup_error[0];
 	}
+	*end = (struct ended){ch.exit_code, ch.term_signal};
 	if (!ok) {
 		*err = ch.setup_error[0] ? xstrdup(ch.setup_error) : xasprintf("%s %s derive failed", py, script);
 		leap_buf_free(&out);
 	}
-	for (size_t i = 0; i < ms->n; i++)
+	for (size_t i = 0; i < n; i++)
 		free(argv[3 + i]);
 	free(argv);
 	free(script);
@@ -279,6 +289,42 @@ static void free_mods(struct mods *ms)
 	free(ms->m);
 }
 
+/* Runs one derive process from module *i on, appending a result per module it answered to
+ * `res`; where the process ended early (a crash, the kernel's memory killer, an allocation
+ * failure torch cannot report), the module it was deriving is refused saying so, and the
+ * caller starts another from the next: one module's end is not the import's. Returns 0, or -1
+ * when the process could not start. */
+static int derive_from(struct mods *ms, size_t *i, json_t *res, char **err)
+{
+	struct ended end;
+	char *out = derive(ms, *i, &end, err);
+	if (!out)
+		return -1;
+	char *p = out, *nl;
+	while (*i < ms->n && (nl = strchr(p, '\n'))) {
+		*nl = 0;
+		json_t *d = json_loads(p, 0, NULL);
+		if (!json_is_object(d)) {
+			json_decref(d);
+			d = json_pack("{s:s}", "refused", "torch gave no answer for it");
+		}
+		json_array_append_new(res, write_task(&ms->m[(*i)++], d));
+		json_decref(d);
+		p = nl + 1;
+	}
+	free(out);
+	if (*i < ms->n) {
+		char *why = end.sig ? xasprintf("the torch process deriving it was ended by signal %d (%s)", end.sig,
+						strsignal(end.sig))
+				    : xasprintf("the torch process deriving it exited with status %d", end.code);
+		json_t *d = json_pack("{s:s}", "refused", why);
+		free(why);
+		json_array_append_new(res, write_task(&ms->m[(*i)++], d));
+		json_decref(d);
+	}
+	return 0;
+}
+
 json_t *leap_module_import(const char *suite, char *const *sources, int nsources, char **err)
 {
 	struct mods ms = {.suite = suite};
@@ -286,25 +332,21 @@ json_t *leap_module_import(const char *suite, char *const *sources, int nsources
 		*err = xasprintf("%s: %s", suite, strerror(errno));
 		return NULL;
 	}
-	char *out = add_sources(&ms, sources, nsources, err) ? NULL : derive(&ms, err);
-	if (!out) {
+	if (add_sources(&ms, sources, nsources, err)) {
 		for (size_t i = 0; i < ms.n; i++)
 			leap_remove_tree(ms.m[i].dir);
 		free_mods(&ms);
 		return NULL;
 	}
 	json_t *res = json_array();
-	char *save = NULL, *line = strtok_r(out, "\n", &save);
-	for (size_t i = 0; i < ms.n; i++, line = line ? strtok_r(NULL, "\n", &save) : NULL) {
-		json_t *d = line ? json_loads(line, 0, NULL) : NULL;
-		if (!json_is_object(d)) {
-			json_decref(d);
-			d = json_pack("{s:s}", "refused", "torch gave no answer for it");
+	for (size_t i = 0; i < ms.n;)
+		if (derive_from(&ms, &i, res, err)) {
+			for (size_t j = i; j < ms.n; j++)
+				leap_remove_tree(ms.m[j].dir);
+			json_decref(res);
+			res = NULL;
+			break;
 		}
-		json_array_append_new(res, write_task(&ms.m[i], d));
-		json_decref(d);
-	}
-	free(out);
 	free_mods(&ms);
 	return res;
 }
