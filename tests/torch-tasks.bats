@@ -237,6 +237,30 @@ EOF
 	assert_output --partial 'baseline_kind: "torch-eager" is a module task'"'"'s baseline'
 }
 
+@test "KernelBench's level 3 by hand: an MLP and an RNN cell in C pass, are timed against torch-eager; a wrong one names output and index" {
+	skip_unless_torch
+	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
+	# tests/fixtures/torch/l3/: hand-written candidates. 4_LeNet5, 8_ResNetBasicBlock and
+	# 17_SqueezeNetFireModule are there too and fail in plain float32 (even accumulating in
+	# double): every parameter of a stack of layers drawn from every pattern is no fair task at
+	# 1e-4 yet
+	local l3="$FIXTURES/torch/l3" root="$BATS_TEST_TMPDIR/r"
+	leap-task --import "$root/l3" "$KB/level3/1_MLP.py" "$KB/level3/33_VanillaRNN.py" >/dev/null 2>&1
+	for t in 1_MLP 33_VanillaRNN; do
+		run -0 leap-verify --tasks "$root" --seed 3 --task "$t" "$l3/$t.c"
+		assert_line --index 0 --partial ": pass (task $t, cpu"
+	done
+	# the last layer without its bias: the mismatch names the output and both coordinates
+	sed 's/float s = b\[o\];/float s = relu ? b[o] : 0;/' "$l3/1_MLP.c" >"$BATS_TEST_TMPDIR/nobias.c"
+	run -1 leap-verify --tasks "$root" --seed 3 --task 1_MLP "$BATS_TEST_TMPDIR/nobias.c"
+	assert_line --index 1 --regexp 'out\[[0-9]+\]\[[0-9]+\] = .* but expected'
+	# timed against torch itself
+	LEAP_TASKS=$root run leap-bench --no-progress --max-time 0.5 --min-runs 3 --task 1_MLP "$l3/1_MLP.c"
+	[ "$status" -le 1 ] # 1: noisy, which a loaded machine may give
+	assert_line --index 0 --regexp ': (ok|noisy) \(task 1_MLP, cpu'
+	assert_line '  against torch-eager'
+}
+
 @test "KernelBench's level 4 is refused: it loads weights from a model hub" {
 	skip_unless_torch
 	[ -d "$KB/level4" ] || skip "no KernelBench checkout at $KB"
