@@ -173,7 +173,9 @@ sleeper_first() {
 	final=$(tr '\r' '\n' <<<"$stderr" | grep -a 'in [0-9]' | tail -n 1)
 	[[ "$final" =~ ^leap-verify:\ 17/17\ records\ \(100%\)\ in\ [0-9]+s,\ [0-9.]+/s\;\ .*[0-9]+\ pass ]] ||
 		fail "final line: $final"
-	[[ "$final" == *" mismatch"* && "$final" == *" skipped"* && "$final" == *"1 timeout"* && "$final" == *"; 0 errors"* ]] ||
+	# the sleeper's timeout at least: under a load that holds a sandbox's start past --timeout 1
+	# (a fresh root's make check beside CI: 2 timeouts) another record may be one too
+	[[ "$final" == *" mismatch"* && "$final" == *" skipped"* && "$final" =~ [1-9][0-9]*\ timeout && "$final" == *"; 0 errors"* ]] ||
 		fail "final line: $final"
 	# lines before the end say how far and how long still
 	tr '\r' '\n' <<<"$stderr" | grep -aq '^leap-verify: [0-9]*/17 records ([0-9]*%), [0-9.]*/s, ETA [0-9]*s' ||
