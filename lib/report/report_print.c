@@ -54,18 +54,17 @@ static void timings_line(FILE *fp, const json_t *tm, enum leap_report_format fmt
 
 /* "speedups are against: a vendor library (cuBLAS, cuDNN) in 3 timed trajectories, a
  * hand-written kernel in 5": what a reader must know before comparing with other numbers
- * (KernelBench's are against PyTorch eager, that is vendor libraries). Nothing untimed. */
-static void against_line(FILE *fp, const json_t *all, enum leap_report_format fmt)
+ * (KernelBench's are against PyTorch eager, that is vendor libraries). Nothing untimed. ag:
+ * the report's counts per kind, of trajectories or of KernelBench's answers (`one`, `many`). */
+static void against_line(FILE *fp, const json_t *ag, const char *one, const char *many, enum leap_report_format fmt)
 {
-	const char *const *words = against_words;
-	const json_t *ag = json_object_get(all, "against");
 	int first = 1;
 	for (size_t a = 0; a < NAGAINST; a++) {
 		long c = leap_get_int(ag, against[a], 0);
 		if (!c)
 			continue;
-		fprintf(fp, "%s%s%s in %ld timed trajector%s", first ? (fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ") : "",
-			first ? "speedups are against: " : ", ", words[a], c, c == 1 ? "y" : "ies");
+		fprintf(fp, "%s%s%s in %ld %s", first ? (fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ") : "",
+			first ? "speedups are against: " : ", ", against_words[a], c, c == 1 ? one : many);
 		first = 0;
 	}
 	if (!first)
@@ -273,7 +272,7 @@ static int print_tables(FILE *fp, const json_t *sum, enum leap_report_format fmt
 		fprintf(fp, "%sno timing data: fast_p for p > 0 and speedups need leap-bench's times\n",
 			fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ");
 	timings_line(fp, tm, fmt);
-	against_line(fp, all, fmt);
+	against_line(fp, json_object_get(all, "against"), "timed trajectory", "timed trajectories", fmt);
 
 	struct table o = {.ncols = 2};
 	row_add(&o, (char *[]){xstrdup("status"), xstrdup("share of records")});
@@ -350,18 +349,7 @@ int leap_report_print_kernelbench(FILE *fp, const json_t *kb, enum leap_report_f
 			     "answers); the fast_p above is leap's, per trajectory (its best turn)");
 	table_free(&t);
 	/* what the speedups are against: KernelBench's are against PyTorch eager */
-	const json_t *ag = json_object_get(kb, "against");
-	int first = 1;
-	for (size_t a = 0; a < NAGAINST; a++) {
-		long c = leap_get_int(ag, against[a], 0);
-		if (!c)
-			continue;
-		fprintf(fp, "%s%s%s in %ld timed answer%s", first ? (fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ") : "",
-			first ? "speedups are against: " : ", ", against_words[a], c, c == 1 ? "" : "s");
-		first = 0;
-	}
-	if (!first)
-		fputs("\n", fp);
+	against_line(fp, json_object_get(kb, "against"), "timed answer", "timed answers", fmt);
 	fprintf(fp, "%sKernelBench's speedups are against PyTorch eager (cuBLAS and cuDNN where it calls them, its own "
 		    "kernels elsewhere), which is what the kernelbench suites' baselines run\n",
 		fmt == LEAP_FMT_MARKDOWN ? "\n" : "  ");
