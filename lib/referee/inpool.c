@@ -139,7 +139,8 @@ struct leap_bpool *ref_pool_get(struct leap_bencher *B, const struct leap_task *
 			B->pools[i]->used = B->uses;
 			return B->pools[i];
 		}
-	pools_trim(B, ref_pool_budget(B, b), ref_pool_budget(B, b));
+	uint64_t budget = ref_pool_budget(B, b); /* the new pool's room, and the bound of all kept */
+	pools_trim(B, budget, budget);
 	const struct leap_case *c = leap_task_bench_case(t, b);
 	struct leap_case_data d0;
 	uint32_t nbase = 2;
