@@ -219,6 +219,12 @@ EOF
 	assert_output '[4]'
 	[ "$(jq -r 'select(.error) | .error.line' "$T/twice" | tr '\n' ' ')" = "$(seq 1 14 | tr '\n' ' ')" ]
 	diff <(jq -c 'select(.rank) | .rank' "$T/twice") <(jq -c .rank "$T/file")
+	# three copies: each of the 28 duplicates names its first, in the first copy, by its line
+	run -1 --separate-stderr leap-rank "$F/story.jsonl" "$F/story.jsonl" "$F/story.jsonl"
+	echo "$output" >"$T/thrice"
+	[ "$(jq -r 'select(.error) | .error.message' "$T/thrice" | grep -c "(the first is $F/story.jsonl:")" -eq 28 ]
+	run -0 jq -r 'select(.error) | [.error.line, (.error.message | capture("jsonl:(?<n>[0-9]+)").n)] | @tsv' "$T/thrice"
+	[ "$(awk '$1 != $2' <<<"$output")" = "" ]
 }
 
 @test "leap-rank: file (two passes), pipe (held) and --group-size (streamed) agree on generated rollouts" {

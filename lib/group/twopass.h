@@ -45,26 +45,6 @@ struct leap_twopass_ops {
 	const char *lost;
 };
 
-/* Duplicates met by the first pass: the record numbers and their error messages, handed
- * back in the second pass, which asks in increasing record order. */
-struct leap_twopass_dups {
-	struct leap_twopass_dup {
-		long seq;
-		char *msg;
-	} *v;
-	size_t n, cap, next;
-};
-
-/* Notes that record `seq` is a duplicate; takes over msg (from leap_dup_message). Notes are
- * added in increasing record order. */
-void leap_twopass_dup_add(struct leap_twopass_dups *d, long seq, char *msg);
-
-/* The message of record `seq` when it is a duplicate, else NULL. Records are asked about in
- * increasing order. */
-const char *leap_twopass_dup_get(struct leap_twopass_dups *d, long seq);
-
-void leap_twopass_dup_free(struct leap_twopass_dups *d);
-
 /* 1 when every input (files, or standard input when nfiles is 0 or a file is "-") can be
  * read twice: regular files, standard input named at most once. *off receives standard
  * input's current offset. */
@@ -77,8 +57,8 @@ void leap_inputs_rewind(int nfiles, char *const *files, off_t off);
 /* Reads the inputs (files[0..nfiles), standard input when nfiles is 0; inputs that
  * leap_inputs_seekable accepted, `off` its offset) twice, with leap_in (output flushed to
  * stdout before blocking reads). The first pass scans every record (validating it) and keeps
- * 8 bytes per record, its length and the program's tag, and for the duplicate rule where each
- * (group, sample, turn) that takes part was first read. The second pass re-reads each line
+ * 8 bytes per record, its length and the program's tag, and for the duplicate rule which
+ * record each (group, sample, turn) that takes part was first read in (about 24 to 48 bytes). The second pass re-reads each line
  * and hands a record that is unchanged to ops->put without scanning it again; the other
  * valid records are scanned again and go to ops->put or, with the reason, ops->put_refused,
  * and a line that is not a JSON object becomes an error record on io->out (counted in
