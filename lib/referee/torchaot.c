@@ -78,7 +78,7 @@ static int key_of(const struct leap_torch_aot *a, const struct leap_task *t, cha
 	char *paths[4] = {xasprintf("%s/%s", t->dir, t->module), xasprintf("%s/task.json", t->dir),
 			  xasprintf("%s/leap-torchbase.py", a->libexec), xasprintf("%s/leap-torchref.py", a->libexec)};
 	char *text[4] = {0};
-	size_t lens[11] = {0};
+	size_t lens[12] = {0};
 	int rc = 0;
 	for (int i = 0; i < 4 && !rc; i++)
 		if (!(text[i] = leap_read_file(paths[i], &lens[i], err)))
@@ -100,11 +100,11 @@ static int key_of(const struct leap_torch_aot *a, const struct leap_task *t, cha
 	if (!rc) {
 		char *cpu = cpu_identity(), threads[24];
 		snprintf(threads, sizeof threads, "%d", a->threads);
-		const char *parts[11] = {text[0], text[1], text[2], text[3], "leap torch-compile 1", a->python,
-					 a->torch, a->device, a->values, threads, cpu};
-		for (int i = 4; i < 11; i++)
+		const char *parts[12] = {text[0], text[1], text[2], text[3], "leap torch-compile 1", a->python,
+					 a->torch, a->device, a->values, threads, cpu, a->gpu ? a->gpu : ""};
+		for (int i = 4; i < 12; i++)
 			lens[i] = strlen(parts[i]);
-		leap_sha256_hex(hex, parts, lens, 11);
+		leap_sha256_hex(hex, parts, lens, 12);
 		free(cpu);
 	}
 	for (int i = 0; i < 4; i++) {
@@ -114,20 +114,25 @@ static int key_of(const struct leap_torch_aot *a, const struct leap_task *t, cha
 	return rc;
 }
 
-/* environ without TMPDIR and TORCHINDUCTOR_CACHE_DIR, then both set into `work`. New array;
- * its last two strings are new. */
-static char **compile_env(const char *work)
+/* environ without TMPDIR and TORCHINDUCTOR_CACHE_DIR, then both set into `work`, and
+ * CUDA_VISIBLE_DEVICES `visible` when given. New array; its last *nnew strings are new. */
+static char **compile_env(const char *work, const char *visible, size_t *nnew)
 {
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = xcalloc(n + 3, sizeof *env);
+	char **env = xcalloc(n + 4, sizeof *env);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "TMPDIR=", 7) && strncmp(environ[i], "TORCHINDUCTOR_CACHE_DIR=", 24))
+		if (strncmp(environ[i], "TMPDIR=", 7) && strncmp(environ[i], "TORCHINDUCTOR_CACHE_DIR=", 24) &&
+		    (!visible || strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21)))
 			env[k++] = environ[i];
+	size_t first = k;
 	env[k++] = xasprintf("TMPDIR=%s", work);
 	env[k++] = xasprintf("TORCHINDUCTOR_CACHE_DIR=%s/inductor", work);
+	if (visible)
+		env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", visible);
+	*nnew = k - first;
 	return env;
 }
 
@@ -142,7 +147,8 @@ static int run_step(const struct leap_torch_aot *a, const struct leap_task *t, c
 	snprintf(threads, sizeof threads, "%d", a->threads);
 	char *argv[] = {(char *)a->python, script, "compile", mp, tj, (char *)a->device, (char *)a->values,
 			threads, (char *)work, NULL};
-	char **env = compile_env(work);
+	size_t nnew = 0;
+	char **env = compile_env(work, a->visible, &nnew);
 	int p[2] = {-1, -1}, log = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = -1;
 	struct leap_child ch;
 	leap_child_init(&ch);
@@ -233,8 +239,8 @@ out:
 	size_t n = 0;
 	while (env[n])
 		n++;
-	free(env[n - 1]);
-	free(env[n - 2]);
+	for (size_t i = n - nnew; i < n; i++)
+		free(env[i]);
 	free(env);
 	free(script);
 	free(mp);

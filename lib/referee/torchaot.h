@@ -20,14 +20,18 @@ struct leap_torch_aot {
 	const char *values;  /* the bench case's sizes, a JSON object */
 	int threads;         /* the baseline runner's cores: inductor writes its OpenMP threads
 			      * into the code it generates */
+	const char *gpu;     /* cuda: the device's name and compute capability (triton builds
+			      * for it), "" on cpu */
+	const char *visible; /* cuda: CUDA_VISIBLE_DEVICES for the step, the baseline's device
+			      * alone (NULL: as leap's) */
 };
 
 /* The shared object AOTInductor made of module task t's module at a->values on a->device, with
  * its parameters and buffers as inputs (runner/torchbase.py compile_aoti): found in the cache
  * (CACHE/torch-compile/KEY.so, KEY the SHA-256 of the module file, task.json's parameters (their
- * types: the precision), the sizes, the device, the threads, this CPU's model and flags (the
- * code is built -march=native), torch's version, the Python and the two scripts), else compiled
- * now and stored there.
+ * types: the precision), the sizes, the device and on cuda its GPU, the threads, this CPU's
+ * model and flags (the code is built -march=native), torch's version, the Python and the two
+ * scripts), else compiled now and stored there.
  * Returns its path (new), or NULL with a new message in *err; *refused is 1 when torch cannot
  * export or compile the module (kept as CACHE/torch-compile/KEY.refused: a second record of the
  * task is refused at once), 0 when the step itself failed (no Python, a crash, its deadline). */

@@ -318,8 +318,28 @@ char *leap_torch_baseline(struct ref_torch **tpp, struct leap_verifier *v, const
 		return NULL;
 	}
 	if (!strcmp(kind, LEAP_TORCH_COMPILE)) {
-		struct leap_torch_aot a = {python, (*tpp)->torch, v->o.libexec, v->o.cache, device, values, cores};
-		if (!(aoti = leap_torch_aot(&a, t, skip, err))) {
+		/* cuda (not yet run on a GPU): the step runs on the baseline's device alone, and its
+		 * name and compute capability are in the key (triton builds for it) */
+		char *gpu = xstrdup(""), *visible = NULL;
+		const struct leap_backend_ops *be = leap_backend_of(b);
+		const struct leap_gpu *g = NULL;
+		if (!leap_backend_has(b, LEAP_BK_HOST) && be->first_use)
+			g = be->first_use(&v->gpu);
+		int idx = 0;
+		if (g && v->o.device && !leap_parse_int(v->o.device, 0, 1 << 20, &idx)) {
+			const struct leap_gpu_dev *d = leap_gpu_device(g, idx);
+			if (d) {
+				free(gpu);
+				gpu = xasprintf("%s %d.%d", d->name, d->cc_major, d->cc_minor);
+			}
+			visible = be->visible ? be->visible(g, v->o.device) : NULL;
+		}
+		struct leap_torch_aot a = {python, (*tpp)->torch, v->o.libexec, v->o.cache, device, values, cores,
+					   gpu, visible};
+		aoti = leap_torch_aot(&a, t, skip, err);
+		free(gpu);
+		free(visible);
+		if (!aoti) {
 			char *e = xasprintf("the torch-compile baseline of task '%s' %s: %s", t->id,
 					    *skip ? "cannot be made" : "failed", *err);
 			free(*err);
