@@ -8,8 +8,10 @@
  * file writes the data this one reads in front of it -- leap_tb_libpython (the libpython of
  * $LEAP_TORCH_PYTHON), leap_tb_home (its sys.base_prefix), leap_tb_path (its sys.path, one entry
  * a line), leap_tb_kind ("torch-eager" or "torch-compile"), leap_tb_device (torch's device
- * name), and the bytes of runner/torchref.py, runner/torchbase.py, the module file and
- * task.json -- and compiles the whole with the trusted build's cc. No Python header is needed:
+ * name), leap_tb_values (the bench case's sizes, JSON), the bytes of runner/torchref.py,
+ * runner/torchbase.py, the module file and task.json, and leap_tb_aoti up to leap_tb_aoti_end
+ * (torch-compile: the shared object AOTInductor made of the module ahead of time; empty for
+ * torch-eager) -- and compiles the whole with the trusted build's cc. No Python header is needed:
  * libpython is opened at run time, RTLD_GLOBAL (torch's extension modules resolve the
  * interpreter's symbols from it), and the few calls below are found by name.
  *
@@ -58,7 +60,8 @@ static const char tb_boot[] =
 	"    return m\n"
 	"_leap_mod('leap_torchref', _leap_ref)\n"
 	"_leap_call = _leap_mod('leap_torchbase', _leap_base).start(_leap_module, _leap_task, _leap_kind.decode(),\n"
-	"                                                          _leap_device.decode())\n";
+	"                                                          _leap_device.decode(), _leap_values, _leap_aoti)\n"
+	"del _leap_aoti\n";
 
 #define TB_SYM(field, name)                                                                                     \
 	if (!(*(void **)&tb_state.py.field = dlsym(h, name))) {                                                 \
@@ -115,7 +118,9 @@ static int tb_start(void)
 	    tb_set(m, "_leap_ref", leap_tb_ref, sizeof leap_tb_ref) ||
 	    tb_set(m, "_leap_base", leap_tb_base, sizeof leap_tb_base) ||
 	    tb_set(m, "_leap_module", leap_tb_module, sizeof leap_tb_module) ||
-	    tb_set(m, "_leap_task", leap_tb_task, sizeof leap_tb_task)) {
+	    tb_set(m, "_leap_task", leap_tb_task, sizeof leap_tb_task) ||
+	    tb_set(m, "_leap_values", leap_tb_values, sizeof leap_tb_values - 1) ||
+	    tb_set(m, "_leap_aoti", leap_tb_aoti, (size_t)(leap_tb_aoti_end - leap_tb_aoti))) {
 		tb_state.py.print_err();
 		return 3;
 	}

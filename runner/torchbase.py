@@ -16,6 +16,15 @@ running statistics, which forward updates in training mode) are copied into the 
 tensors each call, as the reference loads them each call; outputs are written into the output
 buffers. Training mode and the derived layout are the reference's (torchref.py), the precision
 the task's (the entry's types), the threads the cores the runner was given.
+
+torch-compile is compiled ahead of time, never in the runner (whose minimal root holds no
+compiler): leap runs this file as a script, `compile MODULE TASK_JSON DEVICE VALUES THREADS
+OUT`, with $LEAP_TORCH_PYTHON outside any sandbox (lib/referee/torchaot.c, which caches the
+result by content). It exports the module at the bench case's sizes with its parameters and buffers
+lifted to inputs (torch.export) and compiles that with AOTInductor, as torch.compile's default
+(no freezing) treats them; the shared object it makes is embedded in the baseline's artifact,
+which `start` loads from a memfd (the runner's tmpfs is noexec) -- no compiler at run time.
+Both sides order the compiled form's inputs by `lifted`.
 """
 import ctypes
 import json
@@ -24,11 +33,19 @@ import sys
 import time
 import types
 
-import leap_torchref as R
+try:
+    import leap_torchref as R
+except ImportError:  # run as a script (compile): torchref.py is our sibling in libexec
+    import importlib.util
+    _spec = importlib.util.spec_from_file_location(
+        "leap_torchref", os.path.join(os.path.dirname(os.path.abspath(__file__)), "leap-torchref.py"))
+    R = importlib.util.module_from_spec(_spec)
+    sys.modules["leap_torchref"] = R
+    _spec.loader.exec_module(R)
 
 CTYPES = {"int": ctypes.c_int32, "int64": ctypes.c_int64, "float": ctypes.c_float, "double": ctypes.c_double}
-VIEWS_KEPT = 4096
-SLOW_PICK_S = 0.05  # a forward slower than this keeps torch's threads at the runner's cores  # views of the runner's buffers by (address, elements, type): slots x params
+VIEWS_KEPT = 4096  # views of the runner's buffers by (address, elements, type): slots x params
+SLOW_PICK_S = 0.05  # a forward slower than this keeps torch's threads at the runner's cores
 
 
 class CudaBuf:
@@ -38,10 +55,25 @@ class CudaBuf:
         self.__cuda_array_interface__ = {"shape": (n,), "typestr": typestr, "data": (ptr, False), "version": 3}
 
 
+def lifted(rows, pnames):
+    """The compiled form's inputs, in order: the forward's inputs, then the parameters, then
+    the buffers, as (row index, state_dict key or None). Parameters are bound to the runner's
+    buffers in place; a buffer is the module's own tensor, loaded each call (forward may
+    update it, as eager's does)."""
+    xs = [(i, None) for i, r in enumerate(rows) if r[1] == "in"]
+    for _, kind, _, _ in rows:
+        if kind not in ("in", "state", "out", "size"):
+            raise R.Refused("the torch-compile baseline takes inputs and state_dict entries, not %s rows" % kind)
+    ps = [(i, r[2]) for i, r in enumerate(rows) if r[1] == "state" and r[2] in pnames]
+    bs = [(i, r[2]) for i, r in enumerate(rows) if r[1] == "state" and r[2] not in pnames]
+    return xs + ps + bs
+
+
 class Baseline:
-    def __init__(self, mod, task, kind, device):
+    def __init__(self, mod, task, kind, device, values=None, aoti=None):
         self.torch = R.torch
         self.mod, self.task, self.kind, self.device = mod, task, kind, device
+        self.values, self.aoti, self.runner = values, aoti, None
         self.params = task["params"]
         self.consts = R.constants(mod)
         self.models = {}
@@ -70,10 +102,36 @@ class Baseline:
                 raise R.Refused("task.json's parameters are not what the module file makes: import it again")
             model.train()  # as the reference (KernelBench never calls eval())
             run = model
+            if self.kind == "torch-compile":
+                lifted(rows, {n for n, _ in model.named_parameters()})  # refuses what it cannot take
+                run = self.compiled(v)
             self.models.clear()  # one size at a time: a record times one case
             self.models[key] = (model, run, [r for r in rows if r[1] != "size"],
                                 {n for n, _ in model.named_parameters()})
         return self.models[key]
+
+    def compiled(self, v):
+        """The AOTInductor model compiled for the bench case's sizes (one size: a record times
+        one case), loaded once from the bytes embedded in the artifact."""
+        got = {k: v[k] for k in self.values}
+        if got != self.values:
+            raise R.Refused("the torch-compile baseline was compiled for sizes %s, called with %s"
+                            % (json.dumps(self.values, sort_keys=True), json.dumps(got, sort_keys=True)))
+        if self.runner is None:
+            if not self.aoti:
+                raise R.Refused("the torch-compile baseline's artifact holds no compiled module")
+            # a memfd: the runner's temp dir is noexec, and the artifact's folder is not in view
+            fd = os.memfd_create("leap-aoti")
+            with os.fdopen(os.dup(fd), "wb") as f:
+                f.write(self.aoti)
+            path = "/proc/self/fd/%d" % fd
+            aoti = self.torch._C._aoti
+            if self.device == "cpu":
+                self.runner = aoti.AOTIModelContainerRunnerCpu(path, 1)
+            else:  # cuda: the kernels' cubins are in the object (embed_kernel_binary); unrun here
+                self.runner = aoti.AOTIModelContainerRunnerCuda(path, 1, self.device)
+            self.aoti = None
+        return self.runner.run
 
     def view(self, ptr, n, ty):
         """The runner's buffer at ptr as a flat tensor of n elements of leap type ty (no copy)."""
@@ -149,6 +207,13 @@ class Baseline:
                 binds.append((model.get_parameter(key), x))  # read only: bound in place
             else:
                 copies.append((model.get_buffer(key), x))  # forward may update it: the module's own
+        if self.kind == "torch-compile":
+            # the compiled form takes the parameters as inputs and updates the buffers in place
+            # (lifted's order: binds and copies are each in the rows' order)
+            extra = [x for _, x in binds] + [b for b, _ in copies]
+            runner = run
+            run = lambda *xs_: runner(list(xs_) + extra)
+            binds = []
         return run, xs, binds, copies, outs
 
     def call(self, addr):
@@ -178,11 +243,7 @@ class Baseline:
         return 0
 
 
-def start(module_src, task_json, kind, device):
-    """The per-call function of the baseline of the task whose module source and task.json are
-    given (bytes); kind is torch-eager or torch-compile, device torch's device name."""
-    R.load_torch()
-    task = json.loads(task_json)
+def load_module(module_src):
     mod = types.ModuleType("leap_module")
     mod.__file__ = "module.py"
     sys.modules["leap_module"] = mod
@@ -190,7 +251,92 @@ def start(module_src, task_json, kind, device):
     for need in ("Model", "get_inputs", "get_init_inputs"):
         if not hasattr(mod, need):
             raise R.Refused("no %s in the module file" % need)
+    return mod
+
+
+def start(module_src, task_json, kind, device, values=b"{}", aoti=b""):
+    """The per-call function of the baseline of the task whose module source and task.json are
+    given (bytes); kind is torch-eager or torch-compile, device torch's device name; for
+    torch-compile, values the sizes it was compiled for (JSON) and aoti its shared object."""
+    R.load_torch()
+    task = json.loads(task_json)
+    mod = load_module(module_src)
     # the cores the runner was given (the referee's --cpus), as the candidate's prompt says;
     # Baseline.pick_threads may take one instead at the first call
     R.torch.set_num_threads(max(1, len(os.sched_getaffinity(0))))
-    return Baseline(mod, task, kind, device).call
+    return Baseline(mod, task, kind, device, json.loads(values), aoti).call
+
+
+def first_line(e):
+    msg = ("%s: %s" % (type(e).__name__, e)).strip().split("\n")[0]
+    return msg if len(msg) <= 400 else msg[:400] + "..."
+
+
+def compile_aoti(module_path, task_path, device, values_json, threads, out):
+    """Compiles the module of a task at the sizes `values_json` for `device` into out/model.so,
+    its OpenMP loops for `threads` threads (the runner's cores: inductor writes the number in).
+    Prints one JSON line: {"ok": true, "export_s": s, "compile_s": s}, or {"refused": why} when
+    torch cannot export or compile the module (a property of the module, kept by the caller)."""
+    R.load_torch()
+    torch = R.torch
+    torch.set_num_threads(max(1, int(threads)))
+    task = json.load(open(task_path))
+    mod = load_module(open(module_path, "rb").read())
+    v = dict(R.constants(mod))
+    v.update(json.loads(values_json))
+    model, inputs = R.instantiate(mod, v, device if device != "cpu" else None)
+    nout = sum(1 for p in task["params"] if p.get("role") == "out")
+    rows = [r for r in R.layout(mod, model, inputs, [torch.empty(0)] * nout, R.constants(mod)) if r[1] != "size"]
+    if [r[0] for r in rows] != [p["name"] for p in task["params"] if "role" in p]:
+        raise R.Refused("task.json's parameters are not what the module file makes: import it again")
+    rows = [r for r in rows if r[1] != "out"]
+    model.train()  # as the reference and torch-eager
+    order = lifted(rows, {n for n, _ in model.named_parameters()})
+    # copies: the module's own tensors are its state in the export too, and an input aliasing a
+    # buffer that forward updates is refused ("aliased inputs that are mutated")
+    args = tuple(rows[i][3].detach().clone() for i, _ in order)
+    nin = sum(1 for _, k in order if k is None)
+    names = [k for _, k in order if k is not None]
+
+    class Lifted(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, *a):
+            return torch.func.functional_call(self.m, dict(zip(names, a[nin:])), tuple(a[:nin]), strict=False)
+
+    t0 = time.perf_counter()
+    try:
+        with torch.no_grad():
+            ep = torch.export.export(Lifted(model), args, strict=False)
+    except Exception as e:
+        print(json.dumps({"refused": "torch.export cannot trace the module: " + first_line(e)}), flush=True)
+        return
+    t1 = time.perf_counter()
+    opts = {} if device == "cpu" else {"aot_inductor.embed_kernel_binary": True}  # cubins inside the .so
+    try:
+        pkg = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(out, "model.pt2"),
+                                                       inductor_configs=opts)
+        import zipfile
+        with zipfile.ZipFile(pkg) as z:
+            sos = [n for n in z.namelist() if n.endswith(".so") and "/data/aotinductor/" in n]
+            if len(sos) != 1:
+                raise RuntimeError("the package holds %d shared objects, not one" % len(sos))
+            with z.open(sos[0]) as src, open(os.path.join(out, "model.so"), "wb") as dst:
+                dst.write(src.read())
+    except Exception as e:
+        print(json.dumps({"refused": "AOTInductor cannot compile the module: " + first_line(e)}), flush=True)
+        return
+    print(json.dumps({"ok": True, "export_s": round(t1 - t0, 3), "compile_s": round(time.perf_counter() - t1, 3)}),
+          flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 8 or sys.argv[1] != "compile":
+        sys.stderr.write("usage: torchbase.py compile MODULE TASK_JSON DEVICE VALUES THREADS OUT\n")
+        sys.exit(2)
+    try:
+        compile_aoti(*sys.argv[2:])
+    except R.Refused as e:
+        print(json.dumps({"refused": str(e)}), flush=True)

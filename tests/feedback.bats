@@ -258,6 +258,10 @@ turn() {
 		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done4.jsonl" >"$T/next"
 	run -0 jq -r .feedback "$T/next"
 	assert_line --index 1 --regexp 'for the baseline, the PyTorch module run by torch \(eager\) \(speedup'
+	jq -c '.bench.baseline_kind = "torch-compile"' "$T/trusted" |
+		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done5.jsonl" >"$T/next"
+	run -0 jq -r .feedback "$T/next"
+	assert_line --index 1 --regexp 'for the baseline, the PyTorch module compiled by torch.compile \(AOTInductor\) \(speedup'
 	# the speed is told as the interval the timing knows it to (issue 28)
 	jq -c '.bench.speedup = 2 | .bench.speedup_ci = [1.8, 2.2]' "$T/trusted" |
 		leap-prune --expand-slow=100 --easy-below 0 --done "$T/done3.jsonl" >"$T/next"

@@ -190,6 +190,17 @@ PY
 	assert_equal "$(jq -c '.all.against' <<<"$output")" '{"torch-eager":5}'
 	run --separate-stderr -0 leap-report "$BATS_TEST_TMPDIR/torch.jsonl"
 	assert_line "  speedups are against: PyTorch eager (a module task's torch) in 5 timed trajectories"
+	# or against torch.compile: counted apart, and KernelBench's metric over both says it mixes them
+	jq -Rc 'fromjson? | if .bench.speedup then .bench.baseline_kind = (if .task == "A" then "torch-compile" else "torch-eager" end) else . end' \
+		"$DONE" >"$BATS_TEST_TMPDIR/both.jsonl"
+	run --separate-stderr -0 leap-report --metric kernelbench --format json "$BATS_TEST_TMPDIR/both.jsonl"
+	assert_equal "$(jq -c '[.all.against, .kernelbench.against]' <<<"$output")" \
+		'[{"torch-eager":2,"torch-compile":3},{"torch-eager":2,"torch-compile":3}]'
+	run --separate-stderr -0 leap-report --metric kernelbench "$BATS_TEST_TMPDIR/both.jsonl"
+	assert_line "  speedups are against: PyTorch eager (a module task's torch) in 2 timed answers, torch.compile (a module task's torch) in 3 timed answers"
+	assert_line --partial "the fast_p above mixes baselines"
+	run --separate-stderr -0 leap-report --metric kernelbench "$BATS_TEST_TMPDIR/torch.jsonl"
+	refute_line --partial "mixes baselines"
 	# records of before baseline_kind: said to be unnamed, not guessed
 	run --separate-stderr -1 leap-report "$DONE"
 	assert_line "  speedups are against: an unnamed baseline (records of before baseline_kind) in 5 timed trajectories"

@@ -218,23 +218,87 @@ EOF
 	assert_output "timeout timeout true"
 }
 
-@test "a module task's baseline kind: torch-compile is refused with the reason; C tasks cannot name torch" {
-	skip_unless_torch
+# relu_record OUT: a record of relu's candidate that passed, as leap-verify writes it
+relu_record() {
 	printf 'void module_forward(const float *x, float *out, int b, int d)\n{ for (long i = 0; i < (long)b * d; i++) out[i] = x[i] > 0 ? x[i] : 0; }\n' \
 		>"$BATS_TEST_TMPDIR/relu.c"
-	run -2 --separate-stderr leap-bench --tasks "$TROOT" --baseline torch-compile --task relu "$BATS_TEST_TMPDIR/relu.c"
-	[[ "$stderr" == *"the torch-compile baseline cannot run: torch.compile builds the module with a C++ compiler"* ]]
-	run -2 --separate-stderr leap-bench --baseline torch-jit --task relu "$BATS_TEST_TMPDIR/relu.c"
-	[[ "$stderr" == *"--baseline: 'torch-jit' is not torch-eager or torch-compile"* ]]
-	# the task field chooses it too, and only a module task may name torch
+	LEAP_TASKS="$TROOT" build_artifact relu "$BATS_TEST_TMPDIR/relu.c" "$BATS_TEST_TMPDIR/relu.so"
+	compiled_record relu "$BATS_TEST_TMPDIR/relu.so" '{"status":"pass"}' >"$1"
+}
+
+@test "leap-bench times a module task against torch-compile, compiled once ahead of time and kept" {
+	skip_unless_torch
+	relu_record "$BATS_TEST_TMPDIR/in.jsonl"
+	# the compile (tens of seconds, the file's cache shares it) is never timed: the verdict is
+	# the timing's, whatever the load
+	run -0 leap-bench --tasks "$TROOT" --no-progress --baseline torch-compile --max-time 0.5 --min-runs 3 \
+		"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '"\(.status) \(.bench.baseline_kind) \(.bench.status) \(.bench.baseline_ms > 0) \((.bench.measured_speedup // .bench.speedup) > 0)"' <<<"$output"
+	assert_output --regexp '^pass torch-compile (ok|noisy) true true$'
+	# AOTInductor's shared object, kept by content; a second run loads it, compiling nothing
+	local so=("$LEAP_CACHE"/torch-compile/*.so)
+	[ "${#so[@]}" = 1 ]
+	local before
+	before=$(stat -c '%i %Y' "${so[0]}")
+	run -0 leap-bench --tasks "$TROOT" --no-progress --baseline torch-compile --max-time 0.5 --min-runs 3 \
+		"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '.bench.baseline_kind' <<<"$output"
+	assert_output torch-compile
+	[ "$(stat -c '%i %Y' "${so[0]}")" = "$before" ]
+	[ "$(ls "$LEAP_CACHE"/torch-compile/ | grep -c '\.so$')" = 1 ]
+	[ -z "$(ls -d "$LEAP_CACHE"/torch-compile/tmp.* 2>/dev/null)" ] # its scratch is gone
+}
+
+@test "the task field baseline_kind picks torch-compile, --baseline overrides it; C tasks cannot name torch" {
+	skip_unless_torch
+	relu_record "$BATS_TEST_TMPDIR/in.jsonl"
 	cp -r "$TROOT/mods/relu" "$BATS_TEST_TMPDIR/relu"
 	jq '.baseline_kind = "torch-compile"' "$TROOT/mods/relu/task.json" >"$BATS_TEST_TMPDIR/relu/task.json"
-	run -2 --separate-stderr leap-bench --tasks "$BATS_TEST_TMPDIR" --task relu "$BATS_TEST_TMPDIR/relu.c"
-	[[ "$stderr" == *"the torch-compile baseline cannot run"* ]]
-	jq 'del(.module) | .baseline_kind = "torch-eager"' "$TROOT/mods/relu/task.json" >"$BATS_TEST_TMPDIR/relu/task.json"
+	run -0 leap-bench --tasks "$BATS_TEST_TMPDIR" --no-progress --max-time 0.5 --min-runs 3 "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '"\(.bench.baseline_kind) \(.bench.status)"' <<<"$output"
+	assert_output --regexp '^torch-compile (ok|noisy)$'
+	run -0 leap-bench --tasks "$BATS_TEST_TMPDIR" --no-progress --baseline torch-eager --max-time 0.5 --min-runs 3 \
+		"$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '.bench.baseline_kind' <<<"$output"
+	assert_output torch-eager
+	run -2 --separate-stderr leap-bench --baseline torch-jit --task relu "$BATS_TEST_TMPDIR/relu.c"
+	[[ "$stderr" == *"--baseline: 'torch-jit' is not torch-eager or torch-compile"* ]]
+	# only a module task may name torch
+	jq 'del(.module) | .baseline_kind = "torch-compile"' "$TROOT/mods/relu/task.json" >"$BATS_TEST_TMPDIR/relu/task.json"
 	: >"$BATS_TEST_TMPDIR/relu/reference.c"
 	run -1 leap-task --check "$BATS_TEST_TMPDIR/relu"
-	assert_output --partial 'baseline_kind: "torch-eager" is a module task'"'"'s baseline'
+	assert_output --partial 'baseline_kind: "torch-compile" is a module task'"'"'s baseline'
+}
+
+@test "a module torch.export cannot trace is not timed against torch-compile, saying why; the reason is kept" {
+	skip_unless_torch
+	local root="$BATS_TEST_TMPDIR/r"
+	run -0 --separate-stderr leap-task --import "$root/m" "$ROOT/tests/fixtures/torch/untraceable.jsonl"
+	printf 'void module_forward(const float *x, float *out, int n)\n{\n\tdouble s = 0;\n\tfor (int i = 0; i < n; i++)\n\t\ts += x[i];\n\tfor (int i = 0; i < n; i++)\n\t\tout[i] = x[i] * (s > 0 ? 2 : 3);\n}\n' \
+		>"$BATS_TEST_TMPDIR/branchy.c"
+	LEAP_TASKS="$root" build_artifact branchy "$BATS_TEST_TMPDIR/branchy.c" "$BATS_TEST_TMPDIR/branchy.so"
+	{
+		compiled_record branchy "$BATS_TEST_TMPDIR/branchy.so" '{"status":"pass"}'
+		compiled_record branchy "$BATS_TEST_TMPDIR/branchy.so" '{"status":"pass","sample":1}'
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	export LEAP_CACHE="$BATS_TEST_TMPDIR/cache"
+	# the candidate passed: the task has no baseline to time it against, which is no error of its
+	run -0 leap-bench --tasks "$root" --no-progress --baseline torch-compile "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '"\(.status) \(.bench.status) \(.bench.message)"' <<<"$output"
+	[ "${#lines[@]}" = 2 ]
+	assert_line --index 0 --regexp "^pass skipped not timed: the torch-compile baseline of task 'branchy' cannot be made: torch.export cannot trace the module: .*data-dependent"
+	assert_equal "${lines[1]}" "${lines[0]}"
+	# the refusal is kept by content: the next run reads it, compiling nothing
+	local no=("$LEAP_CACHE"/torch-compile/*.refused)
+	[ "${#no[@]}" = 1 ]
+	printf 'the reason kept' >"${no[0]}"
+	run -0 leap-bench --tasks "$root" --no-progress --baseline torch-compile "$BATS_TEST_TMPDIR/in.jsonl"
+	run -0 jq -r '.bench.message' <<<"$output"
+	assert_line --index 0 --partial "not timed: the torch-compile baseline of task 'branchy' cannot be made: the reason kept (kept in $LEAP_CACHE/torch-compile/"
+	# by hand: the same, and exit status 1 (not timed)
+	run -1 leap-bench --tasks "$root" --baseline torch-compile --task branchy "$BATS_TEST_TMPDIR/branchy.c"
+	assert_line --partial "branchy.c: skipped (task branchy"
+	assert_line --partial "cannot be made: the reason kept"
 }
 
 @test "KernelBench's level 3 by hand: an MLP and an RNN cell in C pass, are timed against torch-eager; a wrong one names output and index" {

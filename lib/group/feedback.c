@@ -334,8 +334,8 @@ static int speed_interval(const json_t *bench, double *lo, double *hi)
 /* The timing of a slow pass, so that the lesson is about the right machine and the right
  * rival: "Timed on NVIDIA H200 at rows=8192, cols=4096: median 0.52 ms, against 0.31 ms for
  * the baseline, a straightforward hand-written CUDA kernel (speedup 0.6x)." The baseline is
- * bench.baseline_kind when leap-bench names it (vendor: a library such as cuBLAS; torch-eager: a
- * module task's torch), else a
+ * bench.baseline_kind when leap-bench names it (vendor: a library such as cuBLAS; torch-eager,
+ * torch-compile: a module task's torch), else a
  * hand-written kernel on cuda and the task's C reference on cpu. */
 static void slow_details(struct leap_buf *d, const json_t *bench, const char *backend)
 {
@@ -369,7 +369,9 @@ static void slow_details(struct leap_buf *d, const json_t *bench, const char *ba
 	const char *what = !strcmp(kind, "vendor")        ? "a vendor library (cuBLAS or cuDNN)"
 			   : !strcmp(kind, "reference")   ? "the task's C reference compiled with cc -O2"
 			   : !strcmp(kind, "torch-eager") ? "the PyTorch module run by torch (eager)"
-							  : "a straightforward hand-written CUDA kernel";
+			   : !strcmp(kind, "torch-compile")
+				   ? "the PyTorch module compiled by torch.compile (AOTInductor)"
+				   : "a straightforward hand-written CUDA kernel";
 	leap_buf_addf(d, ": median %.4g ms, against %.4g ms for the baseline, %s", ms, base, what);
 	double lo, hi;
 	if (speed_interval(bench, &lo, &hi) && isfinite(sp) && sp > 0)

@@ -49,7 +49,13 @@ int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum l
 		       char **err)
 {
 	*err = NULL;
-	char *base_art = ref_baseline_artifact(B, t, b, err);
+	int skip = 0;
+	char *base_art = ref_baseline_artifact(B, t, b, &skip, err);
+	if (!base_art && skip) { /* each record will say why it is not timed (leap_bench_artifact) */
+		free(*err);
+		*err = NULL;
+		return 0;
+	}
 	if (!base_art)
 		return -1;
 	int cpu = leap_backend_has(b, LEAP_BK_HOST), lock[2] = {-1, -1}, nodev = 0;
@@ -67,13 +73,17 @@ int leap_bench_prepare(struct leap_bencher *B, const struct leap_task *t, enum l
 
 /* The baseline artifact of t on backend b: a module task's torch (torchbase.h), else the
  * backend's baseline file (cuda: baseline.cu, built and cached), else reference.c (cpu: built
- * by the verifier). Returns a new path, or NULL with *err set. */
-char *ref_baseline_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, char **err)
+ * by the verifier). Returns a new path, or NULL with *err set, and *skip when the task has no
+ * baseline to time against (leap_torch_baseline). */
+char *ref_baseline_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, int *skip,
+			    char **err)
 {
 	struct leap_verifier *v = B->v;
 	char *base_art = NULL;
+	*skip = 0;
 	if (t->module) {
-		base_art = leap_torch_baseline(&B->torch, v, t, b, leap_torch_kind(t, B->o.baseline), err);
+		base_art = leap_torch_baseline(&B->torch, v, t, b, leap_torch_kind(t, B->o.baseline), B->ncpus, skip,
+					       err);
 	} else if (leap_backend_of(b)->baseline) {
 		char *p = xasprintf("%s/%s", t->dir, leap_backend_of(b)->baseline);
 		size_t len;

@@ -239,7 +239,14 @@ json_t *leap_bench_artifact(struct leap_bencher *B, const struct leap_task *t, e
 	double t0 = leap_now();
 	*err = NULL;
 	*st = LEAP_ST_NONE;
-	char *base_art = ref_baseline_artifact(B, t, b, err);
+	int skip = 0;
+	char *base_art = ref_baseline_artifact(B, t, b, &skip, err);
+	if (!base_art && skip) { /* the task's fault, not the candidate's: not timed, saying why */
+		json_t *out = json_pack("{s:s,s:s++}", "status", "skipped", "message", "not timed: ", *err, "");
+		free(*err);
+		*err = NULL;
+		return out;
+	}
 	if (!base_art)
 		return NULL;
 	struct rec R;

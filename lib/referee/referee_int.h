@@ -79,7 +79,8 @@ json_t *ref_verdict_wrong(struct rec *R, enum leap_status *st);
 json_t *ref_verdict_timed(struct rec *R, const char *base_art);
 
 /* inpool.c: the input pool */
-char *ref_baseline_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, char **err);
+char *ref_baseline_artifact(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b, int *skip,
+			    char **err);
 /* --pool-memory, or the backend's own when it was not given (inpool.c). */
 uint64_t ref_pool_budget(struct leap_bencher *B, enum leap_backend b);
 struct leap_bpool *ref_pool_get(struct leap_bencher *B, const struct leap_task *t, enum leap_backend b,

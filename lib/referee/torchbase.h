@@ -21,11 +21,15 @@ const char *leap_torch_kind(const struct leap_task *t, const char *forced);
 
 /* Builds (cached under CACHE/artifacts/) the torch baseline of module task t for backend b, of
  * kind `kind`: runner/torchbase.c with the module, task.json and the Python of
- * $LEAP_TORCH_PYTHON embedded. *tp holds what is learnt of that Python once per process (made
- * here; leap_torch_free). Returns the artifact's path (new), or NULL with a new message in *err
- * (no torch, a kind this backend cannot run, a failed build). */
+ * $LEAP_TORCH_PYTHON embedded, and for torch-compile the module compiled ahead of time for the
+ * bench case and the runner's `cores` (torchaot.h; the first time, tens of seconds, never
+ * timed). *tp holds what is
+ * learnt of that Python once per process (made here; leap_torch_free). Returns the artifact's
+ * path (new), or NULL with a new message in *err (no torch, a failed compile or build), *skip
+ * set when the task's baseline cannot be made at all (torch cannot compile its module): its
+ * records are not timed, saying why, and no candidate's fault. */
 char *leap_torch_baseline(struct ref_torch **tp, struct leap_verifier *v, const struct leap_task *t,
-			  enum leap_backend b, const char *kind, char **err);
+			  enum leap_backend b, const char *kind, int cores, int *skip, char **err);
 
 /* Gives the session options of a torch baseline's runner the exemptions of trusted torch code,
  * decided here and nowhere else (SECURITY.md): its sandbox is `sb` (the candidates') with the
