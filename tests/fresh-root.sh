@@ -7,7 +7,8 @@
 #                                         directory under /var/tmp, removed at the end unless
 #                                         KEEP=1; MIRROR, default http://deb.debian.org/debian)
 #
-# 1. debootstrap --variant=minbase bookworm DIR (tests/deps.sh fresh-root installs debootstrap);
+# 1. debootstrap --variant=minbase bookworm DIR, DIR mode 755 as a / is (tests/deps.sh
+#    fresh-root installs debootstrap);
 # 2. the committed tree of this checkout (HEAD; uncommitted changes are not in it) cloned to
 #    DIR/root/leap, under /root (mode 700) as a new user's clone would be;
 # 3. in a mount namespace of its own, so that nothing is mounted on the host and everything goes
@@ -39,6 +40,10 @@ root=${1:-$(mktemp -d /var/tmp/leap-fresh-root.XXXXXX)}
 mkdir -p "$root" || die "cannot make $root"
 root=$(cd "$root" && pwd)
 [ -z "$(ls -A "$root")" ] || die "$root is not empty"
+# a machine's / is 755, and debootstrap keeps DIR's mode: from mktemp -d, 700, where no user
+# but root gets through / (apt's _apt, nobody, the sandbox's users) and every test that runs a
+# program as another user without a root of its own fails, loading no library (issue 44)
+chmod 755 "$root" || die "cannot chmod 755 $root"
 if [ "${KEEP:-}" != 1 ]; then
 	trap 'rm -rf --one-file-system "$root"' EXIT
 fi
