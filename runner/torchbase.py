@@ -83,10 +83,11 @@ class Baseline:
         self.scalars = [i for i, p in enumerate(self.params) if "role" not in p]
 
     def sizes(self, ptrs):
-        """The size constants of this call, read from the entry's scalar arguments."""
+        """The size constants of this call, read from the entry's scalar arguments (not the
+        floats forward takes, which are scalars too)."""
         v = dict(self.consts)
         for i, p in enumerate(self.params):
-            if "role" not in p:
+            if "role" not in p and p["name"] in v:
                 v[p["name"]] = CTYPES[p["type"]].from_address(ptrs[i]).value
         return v
 
@@ -97,8 +98,7 @@ class Baseline:
             model, inputs = R.instantiate(self.mod, v, self.device if self.device != "cpu" else None)
             nout = sum(1 for p in self.params if p.get("role") == "out")
             rows = R.layout(self.mod, model, inputs, [torch.empty(0)] * nout, self.consts)
-            bufs = [p for p in self.params if "role" in p]
-            if [r[0] for r in rows if r[1] != "size"] != [p["name"] for p in bufs]:
+            if [r[0] for r in rows] != [p["name"] for p in self.params]:
                 raise R.Refused("task.json's parameters are not what the module file makes: import it again")
             model.train()  # as the reference (KernelBench never calls eval())
             run = model
@@ -106,8 +106,7 @@ class Baseline:
                 lifted(rows, {n for n, _ in model.named_parameters()})  # refuses what it cannot take
                 run = self.compiled(v)
             self.models.clear()  # one size at a time: a record times one case
-            self.models[key] = (model, run, [r for r in rows if r[1] != "size"],
-                                {n for n, _ in model.named_parameters()})
+            self.models[key] = (model, run, rows, {n for n, _ in model.named_parameters()})
         return self.models[key]
 
     def compiled(self, v):
@@ -187,14 +186,31 @@ class Baseline:
         self.threads = best[1]
         torch.set_num_threads(best[1])
 
+    def state(self, model, pnames, key, x, binds, copies):
+        """State_dict entry `key`, whose values are x: a parameter is bound to x in place (read
+        only), a buffer copied into the module's own tensor each call (forward may update it)."""
+        if key in pnames:
+            binds.append((model.get_parameter(key), x))
+        else:
+            b = model.get_buffer(key)
+            copies.append((b, x if x.dtype == b.dtype else x.to(b.dtype)))
+
     def prepare(self, ptrs):
-        """What a call on these buffers does: (run, inputs, parameters to bind, buffers to copy,
-        outputs), the views made once per set of addresses and sizes."""
+        """What a call on these buffers does: (run, forward's arguments, parameters to bind,
+        buffers and plain tensor attributes to set, outputs), the views made once per set of
+        addresses and sizes. The rows are the reference's (torchref.layout): inputs, state_dict
+        entries or their packs, tensors in plain attributes, outputs, sizes, float scalars."""
         torch = self.torch
         model, run, rows, pnames = self.model(self.sizes(ptrs))
-        xs, binds, copies, outs = [], [], [], []
+        args, binds, copies, outs = {}, [], [], []
+        where = {key: (sub, k) for key, sub, k in R.attrs(model)}
         for i, (name, kind, key, t) in enumerate(rows):
             p = self.params[i]
+            if kind == "size":
+                continue
+            if kind == "scalar":  # a float forward takes, by its position
+                args[key] = CTYPES[p["type"]].from_address(ptrs[i]).value
+                continue
             if kind == "out":
                 outs.append((ptrs[i], p["type"]))
                 continue
@@ -202,15 +218,23 @@ class Baseline:
             if not x.is_floating_point() and x.dtype != t.dtype:
                 x = x.to(t.dtype)  # a bool stored as uint8: converted once (inputs are sealed)
             if kind == "in":
-                xs.append(x)
-            elif key in pnames:
-                binds.append((model.get_parameter(key), x))  # read only: bound in place
+                args[key] = x
+            elif kind == "pack":  # a deep network's state, one buffer: each entry a slice of it
+                sd, at = model.state_dict(), 0
+                for k in key:
+                    n = sd[k].numel()
+                    self.state(model, pnames, k, x[at:at + n].view(sd[k].shape), binds, copies)
+                    at += n
+            elif kind == "attr":  # forward may replace it: the module's own copy, set each call
+                sub, k = where[key]
+                copies.append((getattr(sub, k).clone(), x, sub, k))
             else:
-                copies.append((model.get_buffer(key), x))  # forward may update it: the module's own
+                self.state(model, pnames, key, x, binds, copies)
+        xs = [args[k] for k in sorted(args)]
         if self.kind == "torch-compile":
             # the compiled form takes the parameters as inputs and updates the buffers in place
             # (lifted's order: binds and copies are each in the rows' order)
-            extra = [x for _, x in binds] + [b for b, _ in copies]
+            extra = [x for _, x in binds] + [c[0] for c in copies]
             runner = run
             run = lambda *xs_: runner(list(xs_) + extra)
             binds = []
@@ -230,10 +254,12 @@ class Baseline:
         with torch.no_grad():
             for p, x in binds:
                 p.data = x
-            for b, x in copies:
-                b.copy_(x)
-            if self.threads is None:
+            if self.threads is None:  # before the state is set: its forwards may change it
                 self.pick_threads(run, xs)
+            for c in copies:
+                c[0].copy_(c[1])
+                if len(c) > 2:
+                    setattr(c[2], c[3], c[0])
             got = run(*xs)
             got = got if isinstance(got, (tuple, list)) else (got,)
             if len(got) != len(outs):
