@@ -459,26 +459,29 @@ def expr_value(e, v):
 
 
 def leap_state(runs, sd, v, g, pattern):
-    """The floating state_dict entries as leap draws them at sizes v: each uniform in its run's
-    center +- spread / sqrt(fan), a buffer without a run from the pattern; the integer ones as
-    the module made them."""
+    """The floating state_dict entries as leap draws them at sizes v, in float32 as leap's
+    buffers hold them: each uniform in its run's center +- spread / sqrt(fan), a buffer without
+    a run from the pattern; the integer ones as the module made them."""
     out = {}
     for k, t in sd.items():
         if not t.is_floating_point():
-            out[k] = t.clone()
+            out[k] = t
             continue
         r = runs[k]
         if r is None:
-            out[k] = pattern_like(t, pattern, g)
+            out[k] = pattern_like(t, pattern, g).float()
             continue
         w = r["spread"] / math.sqrt(max(1, expr_value(r["fan"], v))) if "fan" in r else r["spread"]
-        out[k] = r["center"] + w * (torch.rand(t.shape, generator=g, dtype=torch.float64) * 2 - 1)
+        x = torch.rand(t.shape, generator=g, dtype=torch.float32)  # in place: VGG's weights are 0.5 GB
+        out[k] = x.mul_(2 * w).add_(r["center"] - w)
     return out
 
 
 def forward(m, dt, state, held, xs):
     """m's outputs in dtype dt (m already in it) with its state_dict and held tensors set."""
-    m.load_state_dict({k: x.to(dt) if x.is_floating_point() else x for k, x in state.items()})
+    with torch.no_grad():  # copied entry by entry: no second copy of a network's weights at once
+        for k, x in m.state_dict().items():
+            x.copy_(state[k])
     where = {key: (sub, k) for key, sub, k in attrs(m)}
     for key, t in held.items():
         setattr(*where[key], t.to(dt))
@@ -504,30 +507,36 @@ def tolerance(mod, cases, runs, seeds=TOL_SEEDS, patterns=PATTERNS):
     need = {p: (0.0, "") for p in patterns}
     dep, seen = set(), set()  # the patterns on which the output depends on the inputs; those asked
     nofloat = False
-    made = []
-    for v in cases:
-        model, inputs = instantiate(mod, v)
-        # no float input (indices alone): nothing a constant output could ignore
-        nofloat = nofloat or not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs)
-        held = [(key, getattr(sub, k)) for key, sub, k in attrs(model)]
-        sd = model.state_dict()
-        made.append((v, inputs, held, sd, to_dtype(copy_model(model), torch.float64), to_dtype(model, torch.float32)))
+
+    def draw_inputs(inputs, pat, g):
+        return [pattern_like(x, pat, g).float().double() if isinstance(x, torch.Tensor) and x.is_floating_point()
+                else x for x in inputs]
 
     def draw(v, inputs, held, sd, pat, g):
-        st = {k: x.to(torch.float32).double() if x.is_floating_point() else x
-              for k, x in leap_state(runs, sd, v, g, pat).items()}
-        xs = [pattern_like(x, pat, g).float().double() if isinstance(x, torch.Tensor) and x.is_floating_point()
-              else x for x in inputs]
+        st = leap_state(runs, sd, v, g, pat)
+        xs = draw_inputs(inputs, pat, g)
         hs = {key: pattern_like(t, pat, g).float().double() for key, t in held if t.is_floating_point()}
         return st, xs, hs
 
     def depends_on(v, inputs, held, sd, m64, pat, st, hs, r, g):
         """Whether other inputs of pattern pat change the float64 output r."""
         seen.add(pat)
-        xs2 = draw(v, inputs, held, sd, pat, g)[1]
+        xs2 = draw_inputs(inputs, pat, g)
         return any(not torch.equal(x, y) for x, y in zip(r, forward(m64, torch.float64, st, hs, xs2)))
-    for seed in range(seeds):
-        for v, inputs, held, sd, m64, m32 in made:
+
+    def models(v):
+        # made twice, not copied: a deep copy shares what a closure holds (level 3's 44 keeps
+        # its MLP in a lambda over the original's layers)
+        model, inputs = instantiate(mod, v)
+        held = [(key, getattr(sub, k)) for key, sub, k in attrs(model)]
+        sd = model.state_dict()
+        return inputs, held, sd, to_dtype(instantiate(mod, v)[0], torch.float64), to_dtype(model, torch.float32)
+
+    for v in cases:  # one case's models at a time: three of VGG16 in float64 and float32 are 5 GB
+        inputs, held, sd, m64, m32 = models(v)
+        # no float input (indices alone): nothing a constant output could ignore
+        nofloat = nofloat or not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs)
+        for seed in range(seeds):
             for pat in patterns:
                 if seed and TOL_MARGIN * need[pat][0] > 1e-2:
                     continue  # dropped already: more seeds would not keep it
@@ -545,7 +554,10 @@ def tolerance(mod, cases, runs, seeds=TOL_SEEDS, patterns=PATTERNS):
                 # one more forward, until one pattern shows the output depends on the inputs
                 if not nofloat and not dep and pat not in seen and TOL_MARGIN * need[pat][0] <= 1e-2:
                     dep |= {pat} if depends_on(v, inputs, held, sd, m64, pat, st, hs, r, g) else set()
-        if all(TOL_MARGIN * need[p][0] > 1e-2 for p in patterns):  # no pattern left: stop here
+            if all(TOL_MARGIN * need[p][0] > 1e-2 for p in patterns):  # no pattern left: stop here
+                break
+        m64 = m32 = sd = st = r = o = None  # freed before the next case's are made
+        if all(TOL_MARGIN * need[p][0] > 1e-2 for p in patterns):
             break
     kept = [p for p in patterns if TOL_MARGIN * need[p][0] <= 1e-2]
     worst = max(need.values(), key=lambda e: e[0] if e[0] == e[0] else math.inf)
@@ -558,7 +570,8 @@ def tolerance(mod, cases, runs, seeds=TOL_SEEDS, patterns=PATTERNS):
         if nofloat or dep & set(kept):
             break
         if pat not in seen:
-            v, inputs, held, sd, m64, _ = made[0]
+            v = cases[0]
+            inputs, held, sd, m64, _ = models(v)
             g = torch.Generator().manual_seed(SEED - 1)
             st, xs, hs = draw(v, inputs, held, sd, pat, g)
             if depends_on(v, inputs, held, sd, m64, pat, st, hs, forward(m64, torch.float64, st, hs, xs), g):
@@ -570,11 +583,6 @@ def tolerance(mod, cases, runs, seeds=TOL_SEEDS, patterns=PATTERNS):
     for tol in (1e-4, 1e-3, 1e-2):
         if TOL_MARGIN * err <= tol:
             return tol, err, where, kept, {p: need[p] for p in patterns if p not in kept}
-
-
-def copy_model(model):
-    import copy
-    return copy.deepcopy(model)
 
 
 # ---- a parameter's initialisation ----

@@ -432,3 +432,12 @@ EOF
 	run -0 jq -r .refused <<<"$output"
 	assert_output "it imports leap_no_such_package, which this Python (LEAP_TORCH_PYTHON) cannot import: install it beside torch"
 }
+
+@test "a module whose forward calls its layers through a closure is a task: its float64 and float32 copies are its own" {
+	skip_unless_torch
+	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
+	# the MiniGPT block keeps its MLP in a lambda over its own layers: a deep copy of the module
+	# shares the lambda, and the copy's forward ran the original's layers in the other precision
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$KB"/level3/44_MiniGPTBlock.py
+	jq -e '.dir' <<<"$output"
+}
