@@ -593,7 +593,8 @@ INIT_OPS = ("uniform_", "normal_", "fill_", "zero_")
 def init_scales(mod, values, device=None):
     """The model at sizes `values` and each floating state_dict entry's initialisation there,
     {key: (center, spread, exact)}: a uniform interval of the same mean and mean square as the
-    init (U(a, b) itself; N(m, s) as m +- sqrt(3) s; a constant c as c +- max(|c|, 1) / 2, so
+    init (U(a, b) itself, U(+-b) times HE_GAIN; N(m, s) as m +- sqrt(3) s; a constant c as
+    c +- max(|c|, 1) / 2, so
     that a BatchNorm's weight and running_var stay positive and its bias is no constant). torch's
     own inits are read from the call that made the tensor (uniform_, normal_, fill_, zero_, which
     nn.init's functions call), exact even on the meta device; any other (torch.randn in the
@@ -628,6 +629,12 @@ def init_scales(mod, values, device=None):
     return model, inputs, out
 
 
+# The gain on a symmetric uniform init U(+-b), torch's default for Linear, Conv and RNN layers
+# (b = 1 / sqrt(fan)): it keeps a third of a layer's variance, so VGG16's 16 layers pass on a
+# millionth of their input's signal and a first layer 1% off changes its output by 4e-8 (a
+# wrong one passes at 1e-4); at He's scale, U(+-sqrt(6) / sqrt(fan)), a ReLU network keeps it.
+HE_GAIN = math.sqrt(6)
+
 # init_scales' mark of a buffer that keeps the input patterns.
 STRUCTURE = "structure"
 
@@ -651,6 +658,8 @@ def scale_of(call, t):
                 c, s = (lo + hi) / 2, (hi - lo) / 2
                 ok = s > 0 and (not real or (float(x.min()) >= lo and float(x.max()) <= hi and
                                              (x.numel() < 8 or 0.5 < rms(c) * math.sqrt(3) / s < 2)))
+                if c == 0:
+                    s *= HE_GAIN
             elif n == "normal_":
                 c = float(a[0] if len(a) > 0 else k.get("mean", 0.0))
                 sd = float(a[1] if len(a) > 1 else k.get("std", 1.0))
@@ -685,11 +694,13 @@ def init_run(pts, consts):
     if max(spreads) <= min(spreads) * (1 + 1e-9):
         return {"center": c, "spread": spreads[0]}
     if all(sp[2] for _, sp in known):
-        for m in (1, 2, 3, 6):
+        # 6 first: He's U(+-sqrt(6 / fan)) gives fan itself, never fan / 2, which a draw of even
+        # sizes fits and an odd size truncates
+        for m in (6, 3, 2, 1):
             r = [m / sp[1] ** 2 for _, sp in known]
             if all(abs(x - round(x)) <= 1e-6 * x and round(x) >= 1 for x in r):
                 e = fit_dim([(v, (round(x),)) for (v, _), x in zip(known, r)], consts, 0)
-                if e and not e.strip().isdigit():
+                if e and not e.strip().isdigit() and "/" not in e:
                     return {"center": c, "spread": math.sqrt(m), "fan": e}
     return {"center": c, "spread": big[1]}
 

@@ -254,9 +254,10 @@ EOF
 		done
 	done
 	# parameters at their initialisation's scale: a Linear's U(+-1 / sqrt(in_features)) at
-	# each case's sizes, a BatchNorm's variance positive
-	run jq -c '.params[] | select(.name == "network_2_weight") | .init' "$root/l3/1_MLP/task.json"
-	assert_output '[{"center":0,"spread":1,"fan":"layer_sizes_0"}]'
+	# each case's sizes, at He's gain (sqrt(6)); a BatchNorm's variance positive
+	run jq -c '.params[] | select(.name == "network_2_weight") | .init[] | [.center, (.spread * .spread | round), .fan]' \
+		"$root/l3/1_MLP/task.json"
+	assert_output '[0,6,"layer_sizes_0"]'
 	run jq -c '.params[] | select(.name == "bn1_running_var") | .init' "$root/l3/8_ResNetBasicBlock/task.json"
 	assert_output '[{"center":1,"spread":0.5}]'
 	# the last layer without its bias, LeNet5's convolutions without theirs: the mismatch names
