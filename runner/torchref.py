@@ -1044,10 +1044,11 @@ def answer(mod, consts, task, values, counts, blobs, models):
     if key not in models:
         model, inputs = instantiate(mod, v)
         models.clear()  # one size at a time: a task's cases come in order
-        models[key] = (model, inputs)
-    model, inputs = models[key]
-    rows = layout(mod, model, inputs, [torch.empty(0)] * sum(1 for p in task["params"] if p.get("role") == "out"),
-                  consts)
+        # the layout once per size: a packed state's is a concatenation of every entry (ResNet18's
+        # 12M floats: a sixth of an answer when made for each)
+        models[key] = (model, inputs, layout(mod, model, inputs, [torch.empty(0)] * sum(
+            1 for p in task["params"] if p.get("role") == "out"), consts))
+    model, inputs, rows = models[key]
     bufs = [p for p in task["params"] if "role" in p]
     if [r[0] for r in rows if r[1] not in ("size", "scalar")] != [p["name"] for p in bufs]:
         raise Refused("task.json's parameters are not what the module file makes: import it again")
