@@ -1060,8 +1060,9 @@ def answer(mod, consts, task, values, counts, blobs, models):
         if t.numel() != n:
             raise Refused("%s has %d elements at these sizes, task.json says %d" % (name, t.numel(), n))
         x = torch.frombuffer(bytearray(b), dtype=DTYPES[p["type"]]).reshape(t.shape)
-        if x.is_floating_point():
-            x = x.double()
+        if x.is_floating_point() and kind in ("in", "attr"):
+            x = x.double()  # the state is not: load_state_dict converts it as it copies (ResNet18's
+            # 12M floats made float64 first, then copied, took an eighth of an answer)
         elif t.dtype != x.dtype:
             x = x.to(t.dtype)
         if kind == "in":
