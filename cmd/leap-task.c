@@ -81,7 +81,10 @@ static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 				       leap_role_name(p->role));
 		if (p->role != LEAP_ROLE_SCALAR) {
 			json_object_set_new(pj, "size", json_string(leap_expr_source(p->size)));
-			if (leap_type_is_float(p->type)) {
+			if (p->init) { /* a module's parameter: its runs as task.json has them */
+				json_object_set(pj, "init", json_object_get(json_array_get(json_object_get(t->json, "params"), i),
+									    "init"));
+			} else if (leap_type_is_float(p->type)) {
 				json_t *d = json_array();
 				for (unsigned b = 1; b <= LEAP_DIST_LAST; b <<= 1)
 					if (p->dists & b)

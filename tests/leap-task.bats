@@ -222,3 +222,36 @@ matmul ok"
 	run -0 leap-task --tasks "$F" residues_no_ranges
 	assert_equal "$(jq -c .residues <<<"$output")" null
 }
+
+@test "init: a parameter's runs, each drawn uniformly in center +- spread / sqrt(fan) at the case's sizes" {
+	local t="$BATS_TEST_TMPDIR/vector_add"
+	mkdir -p "$t"
+	cp "$LEAP_TASKS/vector_add/reference.c" "$t/"
+	init='.params[1] |= (del(.dist) | .init = [{"size": "n / 2", "center": 5, "spread": 1},
+		{"center": -3, "spread": 8, "fan": "n"}])'
+	jq "$init" "$LEAP_TASKS/vector_add/task.json" >"$t/task.json"
+	run -0 leap-task "$t"
+	assert_equal "$(jq -c '.params[1].init' <<<"$output")" \
+		'[{"size":"n / 2","center":5,"spread":1},{"center":-3,"spread":8,"fan":"n"}]'
+	# every element of every set, listed, drawn and residue cases, within its run; a candidate
+	# that reads b out of its run's interval writes NaN
+	run -0 leap-verify --tasks "$BATS_TEST_TMPDIR" --task vector_add "$F/init_check.c"
+	assert_line --index 0 --partial ': pass (task vector_add, cpu'
+	# the same candidate against the patterns fails
+	jq '.params[1].dist = ["normal"]' "$LEAP_TASKS/vector_add/task.json" >"$t/task.json"
+	run -1 leap-verify --tasks "$BATS_TEST_TMPDIR" --task vector_add "$F/init_check.c"
+	assert_line --index 0 --partial ': mismatch (task vector_add'
+	# bad runs name the field
+	for bad in '.params[1].init = []' '.params[1].init = [{"center": 0, "spread": 0}]' \
+		'.params[1].init = [{"center": 0, "spread": 1, "size": "n"}]' \
+		'.params[1].init = [{"center": 0, "spread": 1, "fan": "m"}]' \
+		'.params[1].init = [{"center": 0, "spread": 1, "scale": 2}]' \
+		'.params[2].init = [{"center": 0, "spread": 1}]'; do
+		jq "$init | $bad" "$LEAP_TASKS/vector_add/task.json" >"$t/task.json"
+		run -1 --separate-stderr leap-task --check "$t"
+		jq -e '.error.message | test("params\\[[12]\\] \\([bc]\\): init")' <<<"$output"
+	done
+	jq "$init | .params[1].dist = [\"normal\"]" "$LEAP_TASKS/vector_add/task.json" >"$t/task.json"
+	run -1 --separate-stderr leap-task --check "$t"
+	jq -e '.error.message | test("init: a parameter drawn at its initialisation takes no dist")' <<<"$output"
+}

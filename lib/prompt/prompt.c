@@ -485,6 +485,16 @@ static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_
 			leap_buf_addf(s, "integers from %lld to %lld\n", (long long)p->lo, (long long)p->hi);
 			continue;
 		}
+		if (p->init) { /* a module's parameter: its runs (task.json init) */
+			leap_buf_adds(s, p->ninit > 1 ? "uniform, run by run (its entries in order): " : "uniform in ");
+			for (size_t k = 0; k < p->ninit && k < 3; k++)
+				leap_buf_addf(s, "%s%g +- %g%s%s%s", k ? ", " : "", p->init[k].center, p->init[k].spread,
+					      p->init[k].fan ? " / sqrt(" : "",
+					      p->init[k].fan ? leap_expr_source(p->init[k].fan) : "", p->init[k].fan ? ")" : "");
+			leap_buf_adds(s, p->ninit > 3 ? ", ... (the module's initialisation's scale)\n"
+						      : " (the module's initialisation's scale)\n");
+			continue;
+		}
 		int n = 0, k = 0;
 		for (unsigned bit = 1; bit <= LEAP_DIST_LAST; bit <<= 1)
 			n += (p->dists & bit) != 0;

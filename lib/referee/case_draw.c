@@ -39,7 +39,7 @@ const char *leap_case_pattern_name(const struct leap_case_data *d, unsigned patt
 {
 	for (size_t i = 0; i < d->t->nparams; i++) {
 		const struct leap_param *p = &d->t->params[i];
-		if (p->role != LEAP_ROLE_SCALAR && p->role != LEAP_ROLE_OUT && leap_type_is_float(p->type))
+		if (p->role != LEAP_ROLE_SCALAR && p->role != LEAP_ROLE_OUT && leap_type_is_float(p->type) && !p->init)
 			return leap_dist_name(pick_dist(p->dists, pattern));
 	}
 	return "range";
@@ -105,6 +105,29 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
 		put(p->type, b, n / 2, dist == LEAP_DIST_SMALL ? 1e-3 : 1.0);
 }
 
+/* Fills n elements of a module parameter's buffer (p->init) from *rng: each run uniform in its
+ * center +- spread / sqrt(fan) at case c's sizes. Drawing a network's weights from the input
+ * patterns ("large": N(0, 1e6) for every layer at once) makes a layer's float output cancel in
+ * the next, past any tolerance an honest float kernel meets; at the initialisation's own scale,
+ * which shrinks as the layer widens, it does not, and each set's values are still fresh. */
+static void fill_init(const struct leap_task *t, const struct leap_case *c, const struct leap_param *p,
+		      unsigned char *b, size_t n, uint64_t *rng)
+{
+	size_t at = 0;
+	for (size_t k = 0; k < p->ninit && at < n; k++) {
+		const struct leap_init *r = &p->init[k];
+		int64_t len = (int64_t)(n - at), fan = 1;
+		if (r->size && (leap_task_eval(t, r->size, c, &len) || len < 0))
+			len = 0;
+		if (r->fan && (leap_task_eval(t, r->fan, c, &fan) || fan < 1))
+			fan = 1;
+		size_t end = (uint64_t)len < n - at ? at + (size_t)len : n;
+		double w = r->spread / sqrt((double)fan);
+		for (; at < end; at++)
+			put(p->type, b, at, r->center + w * (2.0 * leap_rng_unit(rng) - 1.0));
+	}
+}
+
 /* The elements of a donor for an input of n elements: one per element a derived set takes
  * (n / fresh_every, at least 64 or n). */
 static uint64_t donor_elements(uint64_t n, uint32_t fresh_every)
@@ -126,7 +149,11 @@ static void draw_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, u
 			       (0x165667B19E3779F9ull * (i + 1));
 		leap_rng_next(&rng);
 		uint64_t n = (uint64_t)d->sizes[i];
-		fill(&d->t->params[i], d->inputs[k], (size_t)(part ? donor_elements(n, part) : n), &rng, pattern);
+		const struct leap_param *p = &d->t->params[i];
+		if (p->init)
+			fill_init(d->t, d->c, p, d->inputs[k], (size_t)(part ? donor_elements(n, part) : n), &rng);
+		else
+			fill(p, d->inputs[k], (size_t)(part ? donor_elements(n, part) : n), &rng, pattern);
 	}
 }
 
@@ -206,6 +233,7 @@ struct derivation {
 	unsigned dist;
 	int64_t lo, hi;
 	double c, s;
+	int init; /* a module parameter: rotated and given fresh places, never mixed */
 };
 
 static struct derivation derivation_of(const struct leap_case_data *d, size_t p, uint32_t src, uint32_t donor,
@@ -222,7 +250,8 @@ static struct derivation derivation_of(const struct leap_case_data *d, size_t p,
 			       .type = par->type,
 			       .dist = pick_dist(par->dists, src), /* base set k is drawn with pattern k */
 			       .lo = par->lo,
-			       .hi = par->hi};
+			       .hi = par->hi,
+			       .init = par->init != NULL};
 	v.rot = n ? leap_rng_next(&rng) % n : 0;
 	v.rotd = v.m ? leap_rng_next(&rng) % v.m : 0;
 	double theta = 0.3926990817 + 0.7853981634 * leap_rng_unit(&rng); /* pi/8 to 3pi/8 */
@@ -379,6 +408,12 @@ static void mix_run(unsigned char *o, const unsigned char *f, uint64_t n, const 
  * their donor's elements, a run of the donor at a time. */
 static void mix_chunk(unsigned char *out, const struct derivation *v, uint64_t a, uint64_t b)
 {
+	/* a parameter's runs each have a scale of their own (a packed state's convolution weights,
+	 * then a BatchNorm's variances), and after the rotation an element sits in another run: a
+	 * mix in either's terms fits neither. Rotated and with fresh places it is still a new set
+	 * (timed only, never checked), and the inputs beside it are mixed */
+	if (v->init)
+		return;
 	uint64_t j = (a + v->rotd) % v->m;
 	for (uint64_t x = 0; x < b - a;) {
 		uint64_t run = v->m - j < b - a - x ? v->m - j : b - a - x;

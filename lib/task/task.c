@@ -229,6 +229,11 @@ void leap_task_free(struct leap_task *t)
 	for (size_t i = 0; i < t->nparams; i++) {
 		free(t->params[i].name);
 		leap_expr_free(t->params[i].size);
+		for (size_t k = 0; k < t->params[i].ninit; k++) {
+			leap_expr_free(t->params[i].init[k].size);
+			leap_expr_free(t->params[i].init[k].fan);
+		}
+		free(t->params[i].init);
 	}
 	free(t->params);
 	for (size_t i = 0; i < t->ncases; i++)

@@ -70,13 +70,24 @@ struct leap_family {
 const struct leap_family *leap_family_find(const char *name);
 const struct leap_family *leap_family_at(size_t i);
 
+/* A run of a float buffer drawn at a module's initialisation (task.json "init"): its elements
+ * uniform in center +- spread / sqrt(fan), fan evaluated at the case's sizes, since torch's
+ * initialisations scale with them (a Linear's weight is U(+-1 / sqrt(in_features))). */
+struct leap_init {
+	struct leap_expr *size;  /* its elements (NULL: the rest of the buffer) */
+	double center, spread;
+	struct leap_expr *fan;   /* NULL: 1 */
+};
+
 struct leap_param {
 	char *name;
 	enum leap_type type;
 	enum leap_role role;     /* LEAP_ROLE_SCALAR for scalars */
 	struct leap_expr *size;  /* element count (buffers only) */
-	unsigned dists;          /* allowed patterns (floating-point buffers) */
+	unsigned dists;          /* allowed patterns (floating-point buffers; 0 with init) */
 	int64_t lo, hi;          /* inclusive value range (integer buffers) */
+	struct leap_init *init;  /* a module's parameter: drawn at its initialisation's scale, */
+	size_t ninit;            /* run by run, instead of the patterns (NULL, 0: an input) */
 };
 
 /* One assignment of values to the scalar parameters; indexed like leap_task.params

@@ -103,6 +103,7 @@ static const struct leap_task_field param_fields[] = {
 	{"size", "string", NULL, NULL, LEAP_NO_SLOT, "a buffer's element count, an expression over the scalars"},
 	{"dist", "string or array", NULL, NULL, LEAP_NO_SLOT, "a float input buffer's input patterns"},
 	{"range", "array", NULL, NULL, LEAP_NO_SLOT, "an integer buffer's values, [lo, hi]"},
+	{"init", "array", NULL, NULL, LEAP_NO_SLOT, "a module parameter's runs at its initialisation's scale"},
 	{"doc", "string", NULL, NULL, LEAP_NO_SLOT, "free text"},
 	{NULL},
 };
@@ -152,8 +153,8 @@ static int parse_param(struct leap_task_loader *l, json_t *pj, size_t i)
 			return bad(l, name, "size: a scalar has no size (give a role: in, out or inout)");
 		if (!leap_type_scalar_ok(p->type))
 			return bad(l, name, "type: '%s' cannot be a scalar", leap_type_name(p->type));
-		if (json_object_get(pj, "dist") || json_object_get(pj, "range"))
-			return bad(l, name, "dist/range apply to buffers only");
+		if (json_object_get(pj, "dist") || json_object_get(pj, "range") || json_object_get(pj, "init"))
+			return bad(l, name, "dist/range/init apply to buffers only");
 		return 0;
 	}
 	if (!json_is_string(size))
@@ -210,6 +211,63 @@ static int parse_int_range(struct leap_task_loader *l, json_t *range, struct lea
 	return 0;
 }
 
+/* An expression of init's segment k, or NULL when absent (*bad set where it does not compile). */
+static struct leap_expr *init_expr(struct leap_task_loader *l, json_t *seg, const char *key, const char *name,
+				   size_t k, int *failed)
+{
+	json_t *v = json_object_get(seg, key);
+	if (!v)
+		return NULL;
+	char *e = NULL;
+	struct leap_expr *x = json_is_string(v) ? leap_expr_compile(json_string_value(v), find_param, l->t, &e) : NULL;
+	if (!x) {
+		bad(l, name, "init[%zu].%s: %s", k, key, e ? e : "must be a string expression");
+		*failed = 1;
+	}
+	free(e);
+	return x;
+}
+
+/* A float input buffer's "init": the runs of a module's parameter (one, or one per state_dict
+ * entry of a packed state), each [{"size", "center", "spread", "fan"}], drawn uniformly in
+ * center +- spread / sqrt(fan) in place of the input patterns; every run but the last has a
+ * size, the last takes the rest. */
+static int parse_init(struct leap_task_loader *l, json_t *init, struct leap_param *p, const char *name)
+{
+	if (p->role != LEAP_ROLE_IN)
+		return bad(l, name, "init: applies to input buffers (role in)");
+	size_t n = json_is_array(init) ? json_array_size(init) : 0;
+	if (!n)
+		return bad(l, name, "init: must be a non-empty array of runs {\"center\", \"spread\", \"fan\", \"size\"}");
+	p->init = xcalloc(n, sizeof *p->init);
+	for (size_t k = 0; k < n; k++) {
+		json_t *seg = json_array_get(init, k), *c = json_object_get(seg, "center"),
+		       *sp = json_object_get(seg, "spread");
+		const char *key;
+		json_t *v;
+		if (!json_is_object(seg))
+			return bad(l, name, "init[%zu]: must be an object", k);
+		json_object_foreach(seg, key, v)
+			if (strcmp(key, "center") && strcmp(key, "spread") && strcmp(key, "fan") && strcmp(key, "size"))
+				return bad(l, name, "init[%zu]: unknown field '%s' (center, spread, fan, size)", k, key);
+		if (!json_is_number(c) || !json_is_number(sp) || !isfinite(json_number_value(c)) ||
+		    !(json_number_value(sp) > 0) || !isfinite(json_number_value(sp)))
+			return bad(l, name, "init[%zu]: center must be a number and spread one > 0", k);
+		if ((k + 1 < n) != (json_object_get(seg, "size") != NULL))
+			return bad(l, name, "init[%zu]: every run but the last has a size, the last takes the rest", k);
+		int failed = 0;
+		struct leap_init *r = &p->init[p->ninit++];
+		r->center = json_number_value(c);
+		r->spread = json_number_value(sp);
+		r->size = init_expr(l, seg, "size", name, k, &failed);
+		r->fan = init_expr(l, seg, "fan", name, k, &failed);
+		if (failed)
+			return -1;
+	}
+	p->dists = 0; /* no pattern: init's runs say how it is drawn */
+	return 0;
+}
+
 /* Second pass over buffers: size expressions may name any scalar, also later ones. */
 static int parse_buffer(struct leap_task_loader *l, json_t *pj, size_t i)
 {
@@ -225,11 +283,16 @@ static int parse_buffer(struct leap_task_loader *l, json_t *pj, size_t i)
 	}
 	json_t *dist = json_object_get(pj, "dist");
 	json_t *range = json_object_get(pj, "range");
+	json_t *init = json_object_get(pj, "init");
 	if (leap_type_is_float(p->type)) {
 		if (range)
 			return bad(l, name, "range: applies to integer buffers (use dist)");
-		return parse_dist(l, dist, p, name);
+		if (init && dist)
+			return bad(l, name, "init: a parameter drawn at its initialisation takes no dist");
+		return init ? parse_init(l, init, p, name) : parse_dist(l, dist, p, name);
 	}
+	if (init)
+		return bad(l, name, "init: applies to floating-point buffers");
 	if (dist)
 		return bad(l, name, "dist: applies to floating-point buffers (use range)");
 	return parse_int_range(l, range, p, name);
