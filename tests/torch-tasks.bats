@@ -413,6 +413,11 @@ void module_forward(const float *x, const float *state, float *out, int n, int f
 EOF
 	run leap-verify --tasks "$BATS_TEST_TMPDIR/r" --seed 5 --task deep_linear "$BATS_TEST_TMPDIR/deep.c"
 	assert_line --partial "deep.c: pass (task deep_linear"
+	# torch-eager binds each packed entry to its slice of the buffer (it once returned 3)
+	LEAP_TASKS="$BATS_TEST_TMPDIR/r" run leap-bench --no-progress --max-time 0.5 --min-runs 3 --task deep_linear "$BATS_TEST_TMPDIR/deep.c"
+	[ "$status" -le 1 ]
+	assert_line --index 0 --regexp ': (ok|noisy) \(task deep_linear, cpu'
+	assert_line '  against torch-eager'
 }
 
 @test "sizes in a tuple or list are sizes too; sizes equal in the file are drawn equal where they must be" {
