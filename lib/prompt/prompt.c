@@ -491,8 +491,8 @@ static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_
 				leap_buf_addf(s, "%s%g +- %g%s%s%s", k ? ", " : "", p->init[k].center, p->init[k].spread,
 					      p->init[k].fan ? " / sqrt(" : "",
 					      p->init[k].fan ? leap_expr_source(p->init[k].fan) : "", p->init[k].fan ? ")" : "");
-			leap_buf_adds(s, p->ninit > 3 ? ", ... (the module's initialisation's scale)\n"
-						      : " (the module's initialisation's scale)\n");
+			leap_buf_adds(s, p->ninit > 3 ? ", ..." : "");
+			leap_buf_adds(s, " (the module's initialisation's scale, a symmetric one at He's gain)\n");
 			continue;
 		}
 		int n = 0, k = 0;
