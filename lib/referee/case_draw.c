@@ -150,8 +150,9 @@ static void draw_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, u
 		leap_rng_next(&rng);
 		uint64_t n = (uint64_t)d->sizes[i];
 		const struct leap_param *p = &d->t->params[i];
-		if (p->init)
-			fill_init(d->t, d->c, p, d->inputs[k], (size_t)(part ? donor_elements(n, part) : n), &rng);
+		if (p->init) /* a donor's state of several runs is drawn whole: derive_piece */
+			fill_init(d->t, d->c, p, d->inputs[k],
+				  (size_t)(part && p->ninit == 1 ? donor_elements(n, part) : n), &rng);
 		else
 			fill(p, d->inputs[k], (size_t)(part ? donor_elements(n, part) : n), &rng, pattern);
 	}
@@ -233,7 +234,9 @@ struct derivation {
 	unsigned dist;
 	int64_t lo, hi;
 	double c, s;
-	int init; /* a module parameter: rotated and given fresh places, never mixed */
+	int init;  /* a module parameter: given fresh places, never mixed */
+	int runs;  /* a module parameter of several runs: never rotated either, and each fresh
+		    * place takes the donor's element at the same place (same run, same scale) */
 };
 
 static struct derivation derivation_of(const struct leap_case_data *d, size_t p, uint32_t src, uint32_t donor,
@@ -254,6 +257,10 @@ static struct derivation derivation_of(const struct leap_case_data *d, size_t p,
 			       .init = par->init != NULL};
 	v.rot = n ? leap_rng_next(&rng) % n : 0;
 	v.rotd = v.m ? leap_rng_next(&rng) % v.m : 0;
+	if (par->init && par->ninit > 1) {
+		v.runs = 1;
+		v.rot = 0;
+	}
 	double theta = 0.3926990817 + 0.7853981634 * leap_rng_unit(&rng); /* pi/8 to 3pi/8 */
 	v.c = cos(theta);
 	v.s = sin(theta);
@@ -410,12 +417,11 @@ static void mix_chunk(unsigned char *out, const struct derivation *v, uint64_t a
 {
 	/* a parameter's runs each have a scale of their own (a packed state's convolution weights,
 	 * then a BatchNorm's variances), and after the rotation an element sits in another run: a
-	 * mix in either's terms fits neither. Rotated and with fresh places it is still a new set,
-	 * and the inputs beside it are mixed. Not yet right for a state of several runs: the
-	 * rotation moves each run's values into its neighbours' places and the fresh places take
-	 * the donor's first run, so a packed network's layers trade scales, while every timed call
-	 * is checked against the baseline's outputs at the tolerance measured at the runs' own
-	 * scales (a false mismatch is possible there; not measured yet) */
+	 * mix in either's terms fits neither. With fresh places (and, a single run, rotated) it is
+	 * still a new set, and the inputs beside it are mixed. A state of several runs is not
+	 * rotated and takes its fresh places from the donor's same places (struct derivation):
+	 * rotated, a packed network's layers would trade scales, and every timed call is checked
+	 * against the baseline's outputs at a tolerance measured at the runs' own scales */
 	if (v->init)
 		return;
 	uint64_t j = (a + v->rotd) % v->m;
@@ -457,7 +463,7 @@ static void derive_piece(unsigned char *to, const struct derivation *v, uint64_t
 			 * elements): its low half picks the donor's element, its high half the gap */
 			uint64_t x = leap_rng_next(&rng);
 			uint64_t j = big ? leap_rng_scale(x, m) : (x & 0xffffffffu) * m >> 32;
-			copy_element(out + (i - a) * es, v->fresh + j * es, es);
+			copy_element(out + (i - a) * es, v->fresh + (v->runs ? i : j) * es, es);
 			i += 1 + (big ? leap_rng_scale(leap_rng_next(&rng), 2 * g - 1) : (x >> 32) * (2 * g - 1) >> 32);
 		}
 		if (buf)
