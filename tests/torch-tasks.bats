@@ -21,6 +21,15 @@ skip_unless_torch() {
 	have_torch || skip "no torch: set LEAP_TORCH_PYTHON to a Python that imports torch (tests/trainers/venvs.sh)"
 }
 
+# timed_against_eager ROOT TASK FILE: leap-bench times FILE, a correct candidate of TASK in
+# the task root ROOT, against torch-eager: ok, or noisy (1), which a loaded machine may give
+timed_against_eager() {
+	LEAP_TASKS=$1 run leap-bench --no-progress --max-time 0.5 --min-runs 3 --task "$2" "$3"
+	[ "$status" -le 1 ]
+	assert_line --index 0 --regexp ": (ok|noisy) \\(task $2, cpu"
+	assert_line '  against torch-eager'
+}
+
 setup_file() {
 	have_torch || return 0
 	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
@@ -334,10 +343,7 @@ relu_record() {
 	assert_line --index 0 --partial ': mismatch (task 4_LeNet5'
 	assert_line --index 1 --regexp 'out\[[0-9]+\]\[[0-9]+\] = .* but expected'
 	# timed against torch itself
-	LEAP_TASKS=$root run leap-bench --no-progress --max-time 0.5 --min-runs 3 --task 1_MLP "$l3/1_MLP.c"
-	[ "$status" -le 1 ] # 1: noisy, which a loaded machine may give
-	assert_line --index 0 --regexp ': (ok|noisy) \(task 1_MLP, cpu'
-	assert_line '  against torch-eager'
+	timed_against_eager "$root" 1_MLP "$l3/1_MLP.c"
 }
 
 @test "KernelBench's level 4 is refused: it loads weights from a model hub" {
@@ -414,10 +420,7 @@ EOF
 	run leap-verify --tasks "$BATS_TEST_TMPDIR/r" --seed 5 --task deep_linear "$BATS_TEST_TMPDIR/deep.c"
 	assert_line --partial "deep.c: pass (task deep_linear"
 	# torch-eager binds each packed entry to its slice of the buffer (it once returned 3)
-	LEAP_TASKS="$BATS_TEST_TMPDIR/r" run leap-bench --no-progress --max-time 0.5 --min-runs 3 --task deep_linear "$BATS_TEST_TMPDIR/deep.c"
-	[ "$status" -le 1 ]
-	assert_line --index 0 --regexp ': (ok|noisy) \(task deep_linear, cpu'
-	assert_line '  against torch-eager'
+	timed_against_eager "$BATS_TEST_TMPDIR/r" deep_linear "$BATS_TEST_TMPDIR/deep.c"
 }
 
 @test "sizes in a tuple or list are sizes too; sizes equal in the file are drawn equal where they must be" {
@@ -463,10 +466,7 @@ EOF
 	assert_line --partial "ok.c: pass (task scale"
 	assert_line --partial "bad.c: mismatch (task scale"
 	# torch-eager's forward gets the float too (it once read it as a size: "returned 3")
-	LEAP_TASKS="$BATS_TEST_TMPDIR/r" run leap-bench --no-progress --max-time 0.5 --min-runs 3 --task scale "$BATS_TEST_TMPDIR/ok.c"
-	[ "$status" -le 1 ] # 1: noisy, which a loaded machine may give
-	assert_line --index 0 --regexp ': (ok|noisy) \(task scale, cpu'
-	assert_line '  against torch-eager'
+	timed_against_eager "$BATS_TEST_TMPDIR/r" scale "$BATS_TEST_TMPDIR/ok.c"
 }
 
 @test "a tensor a module holds in a plain attribute is an input, set before each call" {
@@ -492,10 +492,7 @@ EOF
 	assert_line --partial "held.c: pass (task held"
 	# torch-eager sets self.h before each call as the reference does, after choosing its
 	# threads (whose trial forwards replace self.h): never a mismatch of the right candidate
-	LEAP_TASKS="$BATS_TEST_TMPDIR/r" run leap-bench --no-progress --max-time 0.5 --min-runs 3 --task held "$BATS_TEST_TMPDIR/held.c"
-	[ "$status" -le 1 ]
-	assert_line --index 0 --regexp ': (ok|noisy) \(task held, cpu'
-	assert_line '  against torch-eager'
+	timed_against_eager "$BATS_TEST_TMPDIR/r" held "$BATS_TEST_TMPDIR/held.c"
 }
 
 @test "a network that float32 cannot follow at shrunk sizes runs at the file's sizes alone" {
