@@ -477,19 +477,27 @@ def leap_state(runs, sd, v, g, pattern):
     return out
 
 
+def seeded_outputs(m, held, args):
+    """m's outputs for forward's arguments `args`, its plain tensor attributes set from `held`
+    ([(key, tensor)]): in training mode with the fixed seed, as the reference runs it."""
+    where = {key: (sub, k) for key, sub, k in attrs(m)}
+    for key, t in held:
+        setattr(*where[key], t)
+    m.train()
+    # the cpu's generator only: torch.manual_seed queues CUDA's too, recording a stack trace
+    # (a third of a small case's answer)
+    torch.default_generator.manual_seed(SEED)
+    with torch.no_grad():
+        return outputs_of(m(*args))
+
+
 def forward(m, dt, state, held, xs):
     """m's outputs in dtype dt (m already in it) with its state_dict and held tensors set."""
     with torch.no_grad():  # copied entry by entry: no second copy of a network's weights at once
         for k, x in m.state_dict().items():
             x.copy_(state[k])
-    where = {key: (sub, k) for key, sub, k in attrs(m)}
-    for key, t in held.items():
-        setattr(*where[key], t.to(dt))
-    m.train()
-    torch.manual_seed(SEED)
-    with torch.no_grad():
-        return outputs_of(m(*[x.to(dt) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                              for x in xs]))
+    return seeded_outputs(m, [(key, t.to(dt)) for key, t in held.items()],
+                          [x.to(dt) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs])
 
 
 def tolerance(mod, cases, runs, seeds=TOL_SEEDS, patterns=PATTERNS):
@@ -1079,15 +1087,7 @@ def answer(mod, consts, task, values, counts, blobs, models):
             state[key2] = x
     m = to_dtype(model, torch.float64)
     m.load_state_dict(state, strict=True)
-    where = {key: (sub, k) for key, sub, k in attrs(m)}
-    for key, x in held:
-        setattr(*where[key], x)
-    m.train()
-    # the cpu's generator only: torch.manual_seed queues CUDA's too, recording a stack trace
-    # (a third of a small case's answer)
-    torch.default_generator.manual_seed(SEED)
-    with torch.no_grad():
-        outs = outputs_of(m(*[xs[i] for i in sorted(xs)]))
+    outs = seeded_outputs(m, held, [xs[i] for i in sorted(xs)])
     res = []
     for p, o in zip([p for p in bufs if p["role"] == "out"], outs):
         res.append(o.detach().to(DTYPES[p["type"]]).contiguous().numpy().tobytes())
