@@ -460,8 +460,9 @@ def expr_value(e, v):
 
 def leap_state(runs, sd, v, g, pattern):
     """The floating state_dict entries as leap draws them at sizes v, in float32 as leap's
-    buffers hold them: each uniform in its run's center +- spread / sqrt(fan), a buffer without
-    a run from the pattern; the integer ones as the module made them."""
+    buffers hold them: each uniform in its run's center +- spread / sqrt(fan), a causal mask
+    (run "tril") as the module makes it, a buffer without a run from the pattern; the integer
+    ones as the module made them."""
     out = {}
     for k, t in sd.items():
         if not t.is_floating_point():
@@ -470,6 +471,10 @@ def leap_state(runs, sd, v, g, pattern):
         r = runs[k]
         if r is None:
             out[k] = pattern_like(t, pattern, g).float()
+            continue
+        if "tril" in r:  # the module's causal mask, as leap draws it: no draw
+            n = expr_value(r["tril"], v)
+            out[k] = torch.tril(torch.ones(n, n)).expand(t.shape).contiguous()
             continue
         w = r["spread"] / math.sqrt(max(1, expr_value(r["fan"], v))) if "fan" in r else r["spread"]
         x = torch.rand(t.shape, generator=g, dtype=torch.float32)  # in place: VGG's weights are 0.5 GB
@@ -631,9 +636,14 @@ def init_scales(mod, values, device=None):
         if t.is_floating_point():
             o = params.get(k, bufs.get(k))
             sc = scale_of(seen.get(id(o)) if o is not None else None, t)
-            # a buffer no init made (a causal mask of torch.tril, a table of coordinates) is no
-            # weight: it keeps the input patterns, as a statistic's (a BatchNorm's) does not
-            out[k] = STRUCTURE if k in bufs and sc and not sc[2] else sc
+            # a buffer no init made is no weight: a causal mask is the module's own (drawn, its
+            # zeros almost never come, and the attention is no longer causal); any other (a
+            # table of coordinates) keeps the input patterns, as a statistic's (a BatchNorm's)
+            # does not
+            if k in bufs and sc and not sc[2]:
+                n = causal_mask(t)
+                sc = (TRIL, n) if n else STRUCTURE
+            out[k] = sc
     return model, inputs, out
 
 
@@ -645,6 +655,18 @@ HE_GAIN = math.sqrt(6)
 
 # init_scales' mark of a buffer that keeps the input patterns.
 STRUCTURE = "structure"
+# init_scales' mark of a causal mask, (TRIL, n): task.json's run {"tril": n}.
+TRIL = "tril"
+
+
+def causal_mask(t):
+    """n where t is a causal mask, torch.tril(torch.ones(n, n)) under any leading dims (the
+    mask of GPT-style attention: `att.masked_fill(self.bias[..., :T, :T] == 0, -inf)`), else
+    None."""
+    if t.device.type == "meta" or t.dim() < 2 or t.shape[-1] != t.shape[-2] or not t.numel():
+        return None
+    n = t.shape[-1]
+    return n if bool((t == torch.tril(torch.ones(n, n, dtype=t.dtype))).all()) else None
 
 
 def constant_run(c):
@@ -715,10 +737,20 @@ def init_run(pts, consts):
 
 def init_runs(every_scales, consts):
     """{key: run} of every floating state_dict entry, from [(values, {key: scale})]; None for a
-    buffer that keeps the input patterns."""
+    buffer that keeps the input patterns. A causal mask at every size measured is the run
+    {"tril": n}, n its side as a size expression (the module's max_seqlen)."""
     keys = every_scales[-1][1].keys()
-    return {k: None if any(sc.get(k) == STRUCTURE for _, sc in every_scales) else
-            init_run([(v, sc.get(k)) for v, sc in every_scales], consts) for k in keys}
+
+    def run(k):
+        pts = [(v, sc.get(k)) for v, sc in every_scales]
+        masks = [(v, (s[1],)) for v, s in pts if isinstance(s, tuple) and s[0] == TRIL]
+        if masks and len(masks) == sum(s is not None for _, s in pts):
+            e = fit_dim(masks, consts, 0)
+            return {"tril": e} if e else None
+        if masks or any(s == STRUCTURE for _, s in pts):
+            return None
+        return init_run(pts, consts)
+    return {k: run(k) for k in keys}
 
 
 def fairness(mod, values):

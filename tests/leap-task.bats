@@ -251,6 +251,7 @@ matmul ok"
 		'.params[1].init = [{"center": 0, "spread": 1, "size": "n"}]' \
 		'.params[1].init = [{"center": 0, "spread": 1, "fan": "m"}]' \
 		'.params[1].init = [{"center": 0, "spread": 1, "scale": 2}]' \
+		'.params[1].init = [{"tril": "n", "center": 0}]' '.params[1].init = [{"tril": "m"}]' \
 		'.params[2].init = [{"center": 0, "spread": 1}]'; do
 		jq "$init | $bad" "$LEAP_TASKS/vector_add/task.json" >"$t/task.json"
 		run -1 --separate-stderr leap-task --check "$t"

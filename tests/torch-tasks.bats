@@ -346,6 +346,32 @@ relu_record() {
 	timed_against_eager "$root" 1_MLP "$l3/1_MLP.c"
 }
 
+@test "a causal mask is the module's own: a kernel masking j > i passes, one ignoring the mask is a mismatch" {
+	skip_unless_torch
+	# a buffer torch.tril made was drawn from the input patterns, which almost never give 0: the
+	# attention was not causal, a kernel ignoring the mask passed and a causal one failed
+	local root="$BATS_TEST_TMPDIR/r" c="$FIXTURES/torch/causal/masked.c"
+	run -0 --separate-stderr leap-task --import "$root/m" "$FIXTURES/torch/causal.jsonl"
+	run -0 jq -c '.params[] | select(.name == "mask") | .init' "$root/m/causal/task.json"
+	assert_output '[{"tril":"block"}]'
+	run -0 leap-prompt --tasks "$root" --backend cpu causal
+	run -0 jq -r '.messages[1].content' <<<"$output"
+	assert_line --partial "- \`mask\`: the module's causal mask, not drawn: n x n matrices (n = block) of 1 where the column <= the row"
+	sed 's/^#define MASKED.*/#define MASKED(i, j) ((j) > (i))/' "$c" >"$BATS_TEST_TMPDIR/byindex.c"
+	sed 's/^#define MASKED.*/#define MASKED(i, j) 0/' "$c" >"$BATS_TEST_TMPDIR/none.c"
+	for s in 1 2; do
+		run -0 leap-verify --tasks "$root" --seed "$s" --task causal "$c"
+		assert_line --index 0 --partial ": pass (task causal, cpu"
+		run -0 leap-verify --tasks "$root" --seed "$s" --task causal "$BATS_TEST_TMPDIR/byindex.c"
+		assert_line --index 0 --partial ": pass (task causal, cpu"
+		run -1 leap-verify --tasks "$root" --seed "$s" --task causal "$BATS_TEST_TMPDIR/none.c"
+		assert_line --index 0 --partial ": mismatch (task causal, cpu"
+	done
+	# leap-bench's derived sets keep the mask in place: every timed call of the causal kernel is
+	# checked against torch's
+	timed_against_eager "$root" causal "$BATS_TEST_TMPDIR/byindex.c"
+}
+
 @test "KernelBench's level 4 is refused: it loads weights from a model hub" {
 	skip_unless_torch
 	[ -d "$KB/level4" ] || skip "no KernelBench checkout at $KB"

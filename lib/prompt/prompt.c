@@ -485,10 +485,20 @@ static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_
 			leap_buf_addf(s, "integers from %lld to %lld\n", (long long)p->lo, (long long)p->hi);
 			continue;
 		}
+		if (p->init && p->ninit == 1 && p->init[0].tril) { /* a module's causal mask */
+			leap_buf_addf(s, "the module's causal mask, not drawn: n x n matrices (n = %s) of 1 where the "
+					 "column <= the row, else 0 (torch.tril(torch.ones(n, n)))\n",
+				      leap_expr_source(p->init[0].tril));
+			continue;
+		}
 		if (p->init) { /* a module's parameter: its runs (task.json init) */
 			leap_buf_adds(s, p->ninit > 1 ? "uniform, run by run (its entries in order): " : "uniform in ");
 			for (size_t k = 0; k < p->ninit && k < 3; k++)
-				leap_buf_addf(s, "%s%g +- %g%s%s%s", k ? ", " : "", p->init[k].center, p->init[k].spread,
+				if (p->init[k].tril)
+					leap_buf_addf(s, "%sthe module's causal mask (n = %s)", k ? ", " : "",
+						      leap_expr_source(p->init[k].tril));
+				else
+					leap_buf_addf(s, "%s%g +- %g%s%s%s", k ? ", " : "", p->init[k].center, p->init[k].spread,
 					      p->init[k].fan ? " / sqrt(" : "",
 					      p->init[k].fan ? leap_expr_source(p->init[k].fan) : "", p->init[k].fan ? ")" : "");
 			leap_buf_adds(s, p->ninit > 3 ? ", ..." : "");

@@ -109,7 +109,8 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
  * center +- spread / sqrt(fan) at case c's sizes. Drawing a network's weights from the input
  * patterns ("large": N(0, 1e6) for every layer at once) makes a layer's float output cancel in
  * the next, past any tolerance an honest float kernel meets; at the initialisation's own scale,
- * which shrinks as the layer widens, it does not, and each set's values are still fresh. */
+ * which shrinks as the layer widens, it does not, and each set's values are still fresh. A
+ * causal mask's run (tril) is no draw: the same in every set, as the module makes it. */
 static void fill_init(const struct leap_task *t, const struct leap_case *c, const struct leap_param *p,
 		      unsigned char *b, size_t n, uint64_t *rng)
 {
@@ -122,10 +123,27 @@ static void fill_init(const struct leap_task *t, const struct leap_case *c, cons
 		if (r->fan && (leap_task_eval(t, r->fan, c, &fan) || fan < 1))
 			fan = 1;
 		size_t end = (uint64_t)len < n - at ? at + (size_t)len : n;
+		if (r->tril) {
+			int64_t side = 1;
+			if (leap_task_eval(t, r->tril, c, &side) || side < 1)
+				side = 1;
+			for (size_t i = 0, s = (size_t)side; at < end; at++, i++)
+				put(p->type, b, at, i % s <= i / s % s ? 1.0 : 0.0);
+			continue;
+		}
 		double w = r->spread / sqrt((double)fan);
 		for (; at < end; at++)
 			put(p->type, b, at, r->center + w * (2.0 * leap_rng_unit(rng) - 1.0));
 	}
+}
+
+/* Whether a module parameter has a causal mask's run: derived sets leave it in place. */
+static int has_mask(const struct leap_param *p)
+{
+	for (size_t k = 0; k < p->ninit; k++)
+		if (p->init[k].tril)
+			return 1;
+	return 0;
 }
 
 /* The elements of a donor for an input of n elements: one per element a derived set takes
@@ -150,9 +168,9 @@ static void draw_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, u
 		leap_rng_next(&rng);
 		uint64_t n = (uint64_t)d->sizes[i];
 		const struct leap_param *p = &d->t->params[i];
-		if (p->init) /* a donor's state of several runs is drawn whole: derive_piece */
+		if (p->init) /* a donor's state of several runs, or a mask, is drawn whole: derive_piece */
 			fill_init(d->t, d->c, p, d->inputs[k],
-				  (size_t)(part && p->ninit == 1 ? donor_elements(n, part) : n), &rng);
+				  (size_t)(part && p->ninit == 1 && !has_mask(p) ? donor_elements(n, part) : n), &rng);
 		else
 			fill(p, d->inputs[k], (size_t)(part ? donor_elements(n, part) : n), &rng, pattern);
 	}
@@ -235,8 +253,9 @@ struct derivation {
 	int64_t lo, hi;
 	double c, s;
 	int init;  /* a module parameter: given fresh places, never mixed */
-	int runs;  /* a module parameter of several runs: never rotated either, and each fresh
-		    * place takes the donor's element at the same place (same run, same scale) */
+	int runs;  /* a module parameter of several runs or with a mask: never rotated either, and
+		    * each fresh place takes the donor's element at the same place (same run, same
+		    * scale; a mask's place its own value) */
 };
 
 static struct derivation derivation_of(const struct leap_case_data *d, size_t p, uint32_t src, uint32_t donor,
@@ -257,7 +276,7 @@ static struct derivation derivation_of(const struct leap_case_data *d, size_t p,
 			       .init = par->init != NULL};
 	v.rot = n ? leap_rng_next(&rng) % n : 0;
 	v.rotd = v.m ? leap_rng_next(&rng) % v.m : 0;
-	if (par->init && par->ninit > 1) {
+	if (par->init && (par->ninit > 1 || has_mask(par))) {
 		v.runs = 1;
 		v.rot = 0;
 	}

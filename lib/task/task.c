@@ -232,6 +232,7 @@ void leap_task_free(struct leap_task *t)
 		for (size_t k = 0; k < t->params[i].ninit; k++) {
 			leap_expr_free(t->params[i].init[k].size);
 			leap_expr_free(t->params[i].init[k].fan);
+			leap_expr_free(t->params[i].init[k].tril);
 		}
 		free(t->params[i].init);
 	}

@@ -230,15 +230,16 @@ static struct leap_expr *init_expr(struct leap_task_loader *l, json_t *seg, cons
 
 /* A float input buffer's "init": the runs of a module's parameter (one, or one per state_dict
  * entry of a packed state), each [{"size", "center", "spread", "fan"}], drawn uniformly in
- * center +- spread / sqrt(fan) in place of the input patterns; every run but the last has a
- * size, the last takes the rest. */
+ * center +- spread / sqrt(fan) in place of the input patterns, or [{"size", "tril"}], a causal
+ * mask (struct leap_init); every run but the last has a size, the last takes the rest. */
 static int parse_init(struct leap_task_loader *l, json_t *init, struct leap_param *p, const char *name)
 {
 	if (p->role != LEAP_ROLE_IN)
 		return bad(l, name, "init: applies to input buffers (role in)");
 	size_t n = json_is_array(init) ? json_array_size(init) : 0;
 	if (!n)
-		return bad(l, name, "init: must be a non-empty array of runs {\"center\", \"spread\", \"fan\", \"size\"}");
+		return bad(l, name, "init: must be a non-empty array of runs {\"center\", \"spread\", \"fan\", \"size\"} "
+			   "or {\"tril\", \"size\"}");
 	p->init = xcalloc(n, sizeof *p->init);
 	for (size_t k = 0; k < n; k++) {
 		json_t *seg = json_array_get(init, k), *c = json_object_get(seg, "center"),
@@ -247,20 +248,25 @@ static int parse_init(struct leap_task_loader *l, json_t *init, struct leap_para
 		json_t *v;
 		if (!json_is_object(seg))
 			return bad(l, name, "init[%zu]: must be an object", k);
+		int tril = json_object_get(seg, "tril") != NULL;
 		json_object_foreach(seg, key, v)
-			if (strcmp(key, "center") && strcmp(key, "spread") && strcmp(key, "fan") && strcmp(key, "size"))
-				return bad(l, name, "init[%zu]: unknown field '%s' (center, spread, fan, size)", k, key);
-		if (!json_is_number(c) || !json_is_number(sp) || !isfinite(json_number_value(c)) ||
-		    !(json_number_value(sp) > 0) || !isfinite(json_number_value(sp)))
+			if (tril ? strcmp(key, "tril") && strcmp(key, "size")
+				 : strcmp(key, "center") && strcmp(key, "spread") && strcmp(key, "fan") && strcmp(key, "size"))
+				return bad(l, name, tril ? "init[%zu]: a causal mask's run takes tril and size alone, not '%s'"
+							 : "init[%zu]: unknown field '%s' (center, spread, fan, size; or tril, size)",
+					   k, key);
+		if (!tril && (!json_is_number(c) || !json_is_number(sp) || !isfinite(json_number_value(c)) ||
+			      !(json_number_value(sp) > 0) || !isfinite(json_number_value(sp))))
 			return bad(l, name, "init[%zu]: center must be a number and spread one > 0", k);
 		if ((k + 1 < n) != (json_object_get(seg, "size") != NULL))
 			return bad(l, name, "init[%zu]: every run but the last has a size, the last takes the rest", k);
 		int failed = 0;
 		struct leap_init *r = &p->init[p->ninit++];
-		r->center = json_number_value(c);
-		r->spread = json_number_value(sp);
+		r->center = tril ? 0.0 : json_number_value(c);
+		r->spread = tril ? 0.0 : json_number_value(sp);
 		r->size = init_expr(l, seg, "size", name, k, &failed);
 		r->fan = init_expr(l, seg, "fan", name, k, &failed);
+		r->tril = init_expr(l, seg, "tril", name, k, &failed);
 		if (failed)
 			return -1;
 	}
