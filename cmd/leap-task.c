@@ -81,9 +81,16 @@ static json_t *describe(const struct leap_task *t, int draw, uint64_t seed)
 				       leap_role_name(p->role));
 		if (p->role != LEAP_ROLE_SCALAR) {
 			json_object_set_new(pj, "size", json_string(leap_expr_source(p->size)));
-			if (p->init) { /* a module's parameter: its runs as task.json has them */
-				json_object_set(pj, "init", json_object_get(json_array_get(json_object_get(t->json, "params"), i),
-									    "init"));
+			if (p->init) { /* a module's parameter: its runs as task.json has them, a table's
+					* values counted, not listed (a window attention's: 10^5 of them) */
+				json_t *runs = json_deep_copy(json_object_get(json_array_get(json_object_get(t->json, "params"), i),
+									      "init"));
+				size_t k;
+				json_t *r;
+				json_array_foreach(runs, k, r)
+					if (json_object_get(r, "values"))
+						json_object_set_new(r, "values", json_integer((json_int_t)p->init[k].nvalues));
+				json_object_set_new(pj, "init", runs);
 			} else if (leap_type_is_float(p->type)) {
 				json_t *d = json_array();
 				for (unsigned b = 1; b <= LEAP_DIST_LAST; b <<= 1)

@@ -114,10 +114,10 @@ def set_sizes(mod, values):
             setattr(mod, a, type(getattr(mod, a))(seq))
 
 
-def instantiate(mod, values, device=None):
+def instantiate(mod, values, device=None, seed=SEED):
     """(model, inputs) at sizes `values`, with the fixed seed; train mode, as KernelBench."""
     set_sizes(mod, values)
-    torch.manual_seed(SEED)
+    torch.manual_seed(seed)
     if device:
         with torch.device(device):
             init = mod.get_init_inputs()
@@ -476,6 +476,9 @@ def leap_state(runs, sd, v, g, pattern):
             n = expr_value(r["tril"], v)
             out[k] = torch.tril(torch.ones(n, n)).expand(t.shape).contiguous()
             continue
+        if "values" in r:  # the module's own table
+            out[k] = torch.tensor(r["values"], dtype=torch.float32).reshape(t.shape)
+            continue
         w = r["spread"] / math.sqrt(max(1, expr_value(r["fan"], v))) if "fan" in r else r["spread"]
         x = torch.rand(t.shape, generator=g, dtype=torch.float32)  # in place: VGG's weights are 0.5 GB
         out[k] = x.mul_(2 * w).add_(r["center"] - w)
@@ -633,17 +636,20 @@ def init_scales(mod, values, device=None):
     bufs = dict(model.named_buffers(remove_duplicate=False))
     out = {}
     for k, t in model.state_dict().items():
-        if t.is_floating_point():
-            o = params.get(k, bufs.get(k))
-            sc = scale_of(seen.get(id(o)) if o is not None else None, t)
-            # a buffer no init made is no weight: a causal mask is the module's own (drawn, its
-            # zeros almost never come, and the attention is no longer causal); any other (a
-            # table of coordinates) keeps the input patterns, as a statistic's (a BatchNorm's)
-            # does not
-            if k in bufs and sc and not sc[2]:
-                n = causal_mask(t)
-                sc = (TRIL, n) if n else STRUCTURE
-            out[k] = sc
+        real = t.device.type != "meta"
+        if not t.is_floating_point():  # an index table, a BatchNorm's count: structure
+            out[k] = (VALUES, t.detach().clone()) if real else None
+            continue
+        o = params.get(k, bufs.get(k))
+        sc = scale_of(seen.get(id(o)) if o is not None else None, t)
+        # a buffer no init made is no weight but the module's structure, as a statistic's (a
+        # BatchNorm's) is not: a causal mask is the module's own at every size (drawn, its
+        # zeros almost never come and the attention is no longer causal); any other table its
+        # own values where they are the same at every size (init_runs)
+        if k in bufs and sc and not sc[2]:
+            n = causal_mask(t)
+            sc = (TRIL, n) if n else (VALUES, t.detach().clone())
+        out[k] = sc
     return model, inputs, out
 
 
@@ -653,10 +659,14 @@ def init_scales(mod, values, device=None):
 # wrong one passes at 1e-4); at He's scale, U(+-sqrt(6) / sqrt(fan)), a ReLU network keeps it.
 HE_GAIN = math.sqrt(6)
 
-# init_scales' mark of a buffer that keeps the input patterns.
-STRUCTURE = "structure"
 # init_scales' mark of a causal mask, (TRIL, n): task.json's run {"tril": n}.
 TRIL = "tril"
+# init_scales' mark of a buffer of structure, (VALUES, tensor): the run {"values": [...]}
+# where the tensor is the same at every size, else the input patterns (a range, integers).
+VALUES = "values"
+# The most elements of the module's own values a task.json holds (a window attention's masks
+# and index tables at 224 x 224: 3 x 10^5).
+MAX_VALUES = 1 << 21
 
 
 def causal_mask(t):
@@ -736,21 +746,40 @@ def init_run(pts, consts):
 
 
 def init_runs(every_scales, consts):
-    """{key: run} of every floating state_dict entry, from [(values, {key: scale})]; None for a
-    buffer that keeps the input patterns. A causal mask at every size measured is the run
-    {"tril": n}, n its side as a size expression (the module's max_seqlen)."""
+    """{key: run} of every state_dict entry, from [(values, {key: scale})]; None for a buffer
+    that keeps the input patterns (an integer one: the range of the module's values). A causal
+    mask at every size measured is the run {"tril": n}, n its side as a size expression (the
+    module's max_seqlen); a table the same at every size {"values": its elements}."""
     keys = every_scales[-1][1].keys()
 
     def run(k):
         pts = [(v, sc.get(k)) for v, sc in every_scales]
-        masks = [(v, (s[1],)) for v, s in pts if isinstance(s, tuple) and s[0] == TRIL]
-        if masks and len(masks) == sum(s is not None for _, s in pts):
-            e = fit_dim(masks, consts, 0)
+        known = [(v, s) for v, s in pts if s is not None]
+        kinds = {s[0] if isinstance(s[0], str) else None for _, s in known}
+        if kinds == {TRIL}:
+            e = fit_dim([(v, (s[1],)) for v, s in known], consts, 0)
             return {"tril": e} if e else None
-        if masks or any(s == STRUCTURE for _, s in pts):
+        if kinds == {VALUES}:
+            t = known[0][1][1]
+            same = all(s[1].shape == t.shape and torch.equal(s[1], t) for _, s in known)
+            return {"values": t.reshape(-1).tolist()} if same and t.numel() <= MAX_VALUES else None
+        if kinds != {None}:
             return None
         return init_run(pts, consts)
     return {k: run(k) for k in keys}
+
+
+def drop_random(mod, runs, v):
+    """runs without the values that another seed changes (a buffer of torch.randn is no
+    structure: it keeps the input patterns, as any weight): the module made again at sizes v."""
+    keys = [k for k, r in runs.items() if r and "values" in r]
+    if not keys:
+        return runs
+    sd = instantiate(mod, v, seed=SEED + 7)[0].state_dict()
+    for k in keys:
+        if sd[k].reshape(-1).tolist() != runs[k]["values"]:
+            runs[k] = None
+    return runs
 
 
 def fairness(mod, values):
@@ -853,7 +882,7 @@ def derive(path, task_id):
         [(v, init_scales(mod, v)[2]) for v, _ in small]
     if not small:
         scales.append((consts, init_scales(mod, consts)[2]))
-    runs = init_runs(scales, consts)
+    runs = drop_random(mod, init_runs(scales, consts), smallest([v for v, _ in scales]))
     params = []
     for k, (name, kind, key, t) in enumerate(full):
         if kind == "size":
@@ -878,14 +907,12 @@ def derive(path, task_id):
                                            ", ".join(str(fit_dim([(v, tuple(rows[k][3].shape))
                                                                   for v, rows in every], consts, i))
                                                      for i in range(t.dim())))}
-        if kind == "state" and t.is_floating_point() and runs[key]:
+        if kind == "state" and runs.get(key):
             p["init"] = [runs[key]]
+        elif kind == "state" and not t.is_floating_point():  # drawn within the module's values
+            p["range"] = int_range([rows[k][3] for _, rows in every])
         if kind == "in" and not t.is_floating_point():
-            vals = [rows[k][3] for _, rows in every if rows[k][3].device.type != "meta"]
-            if vals:
-                p["range"] = [int(min(int(x.min()) for x in vals)), int(min(int(x.max()) for x in vals))]
-            else:
-                p["range"] = [0, 1]
+            p["range"] = int_range([rows[k][3] for _, rows in every])
         params.append(p)
     cases = [v for v, _ in small] or [consts]
     seeds = TOL_SEEDS
@@ -935,11 +962,23 @@ def derive(path, task_id):
     }
 
 
+def int_range(ts):
+    """[lo, hi] of integer tensors' values where they are known (not on the meta device), the
+    least max of them: a bound at every size; [0, 1] where none is known."""
+    vals = [x for x in ts if x.device.type != "meta" and x.numel()]
+    if not vals:
+        return [0, 1]
+    lo, hi = int(min(int(x.min()) for x in vals)), int(min(int(x.max()) for x in vals))
+    return [lo, hi] if lo < hi else [lo, lo + 1]
+
+
 def pack_param(name, keys, t, every, sds, consts, runs):
     """The parameter of a packed state: its size the sum of its entries' (added up where they
     are numbers), its doc every entry's name and shape in order; a floating pack's init one run
-    per entry (runs alike in a row merged), sized as the entry is."""
+    per entry (runs alike in a row merged, but for values), sized as the entry is; an integer
+    pack's the entries' values where each is the same at every size, else the range of them."""
     terms, lit, doc, init = [], 0, [], []
+    fixed = all(runs.get(k) for k in keys)
     for k in keys:
         e = size_expr([(v, tuple(sd[k].shape)) for (v, _), sd in zip(every, sds)], consts)
         if e is None:
@@ -949,10 +988,12 @@ def pack_param(name, keys, t, every, sds, consts, runs):
             # a packed buffer is drawn one way: a structural one in it takes its values' scale
             run = runs[k] = runs[k] or init_run([(consts, scale_of(None, sds[-1][k]) or (0.0, 1.0, False))], consts)
             r = dict(run, size=e)
-            if init and {a: b for a, b in init[-1].items() if a != "size"} == run:
+            if init and "values" not in run and {a: b for a, b in init[-1].items() if a != "size"} == run:
                 init[-1]["size"] = "%s + %s" % (init[-1]["size"], e)
             else:
                 init.append(r)
+        elif fixed:
+            init.append(dict(runs[k], size=e))
         if all(f.strip().isdigit() for f in e.split("*")):
             lit += math.prod(int(f) for f in e.split("*"))
         else:
@@ -967,6 +1008,8 @@ def pack_param(name, keys, t, every, sds, consts, runs):
     if init:
         del init[-1]["size"]  # the last run takes the rest
         p["init"] = init
+    elif not t.is_floating_point():
+        p["range"] = int_range([sd[k] for sd in sds for k in keys])
     return p
 
 

@@ -372,6 +372,34 @@ relu_record() {
 	timed_against_eager "$root" causal "$BATS_TEST_TMPDIR/byindex.c"
 }
 
+@test "a table the module makes the same at every size is its own: an index computed as __init__ does passes" {
+	skip_unless_torch
+	# an integer buffer (a window attention's relative position index) was drawn in [-1000,
+	# 1000]: torch's reference failed on every case (IndexError), so no candidate could pass
+	local root="$BATS_TEST_TMPDIR/r" c="$FIXTURES/torch/table/lookup.c"
+	run -0 --separate-stderr leap-task --import "$root/m" "$FIXTURES/torch/table.jsonl"
+	run -0 jq -c '[.params[] | select(.init[0].values) | [.name, (.init[0].values | length)]]' "$root/m/table/task.json"
+	assert_output '[["index",49],["scale",7]]'
+	run -0 leap-prompt --tasks "$root" --backend cpu table
+	run -0 jq -r '.messages[1].content' <<<"$output"
+	assert_line "- \`index\`: the module's own 49 values, not drawn: as its __init__ makes them, the same in every case"
+	sed 's/^#define INDEX.*/#define INDEX(i, j) ((i) - (j) + 6)/' "$c" >"$BATS_TEST_TMPDIR/computed.c"
+	sed 's/^#define SCALE.*/#define SCALE(j) 1.0f/' "$c" >"$BATS_TEST_TMPDIR/noscale.c"
+	run -0 leap-verify --tasks "$root" --task table "$c"
+	assert_line --index 0 --partial ": pass (task table, cpu"
+	run -0 leap-verify --tasks "$root" --task table "$BATS_TEST_TMPDIR/computed.c"
+	assert_line --index 0 --partial ": pass (task table, cpu"
+	run -1 leap-verify --tasks "$root" --task table "$BATS_TEST_TMPDIR/noscale.c"
+	assert_line --index 0 --partial ": mismatch (task table, cpu"
+	# every set leap-bench derives keeps the table: the computed index is checked at each call
+	timed_against_eager "$root" table "$BATS_TEST_TMPDIR/computed.c"
+	# a table that does not fill its run at some case is the task's error, said by the loader
+	jq '.params[2].init[0].values |= .[1:]' "$root/m/table/task.json" >"$BATS_TEST_TMPDIR/t.json"
+	mv "$BATS_TEST_TMPDIR/t.json" "$root/m/table/task.json"
+	run -2 --separate-stderr leap-verify --tasks "$root" --task table "$c"
+	[[ "$stderr" == *"init[0] of 'index' holds 48 values, but its run has 49 elements here"* ]]
+}
+
 @test "KernelBench's level 4 is refused: it loads weights from a model hub" {
 	skip_unless_torch
 	[ -d "$KB/level4" ] || skip "no KernelBench checkout at $KB"

@@ -481,6 +481,15 @@ static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_
 		if (p->role == LEAP_ROLE_SCALAR || p->role == LEAP_ROLE_OUT)
 			continue;
 		leap_buf_addf(s, "- `%s`: ", p->name);
+		if (p->init && p->ninit == 1 && p->init[0].values) { /* a module's own table */
+			leap_buf_addf(s, "the module's own %zu values, not drawn: as its __init__ makes them, the same "
+					 "in every case\n", p->init[0].nvalues);
+			continue;
+		}
+		if (!leap_type_is_float(p->type) && p->init) { /* an integer pack: its tables */
+			leap_buf_adds(s, "the module's own values, not drawn: each entry as its __init__ makes it\n");
+			continue;
+		}
 		if (!leap_type_is_float(p->type)) {
 			leap_buf_addf(s, "integers from %lld to %lld\n", (long long)p->lo, (long long)p->hi);
 			continue;
@@ -497,6 +506,8 @@ static void add_inputs(struct leap_buf *s, const struct leap_task *t, enum leap_
 				if (p->init[k].tril)
 					leap_buf_addf(s, "%sthe module's causal mask (n = %s)", k ? ", " : "",
 						      leap_expr_source(p->init[k].tril));
+				else if (p->init[k].values)
+					leap_buf_addf(s, "%sthe module's own %zu values", k ? ", " : "", p->init[k].nvalues);
 				else
 					leap_buf_addf(s, "%s%g +- %g%s%s%s", k ? ", " : "", p->init[k].center, p->init[k].spread,
 					      p->init[k].fan ? " / sqrt(" : "",

@@ -110,7 +110,8 @@ static void fill(const struct leap_param *p, unsigned char *b, size_t n, uint64_
  * patterns ("large": N(0, 1e6) for every layer at once) makes a layer's float output cancel in
  * the next, past any tolerance an honest float kernel meets; at the initialisation's own scale,
  * which shrinks as the layer widens, it does not, and each set's values are still fresh. A
- * causal mask's run (tril) is no draw: the same in every set, as the module makes it. */
+ * causal mask's run (tril) and a run of values are no draw: the same in every set, as the
+ * module makes them (leap_task_sizes has checked that the values fill their run). */
 static void fill_init(const struct leap_task *t, const struct leap_case *c, const struct leap_param *p,
 		      unsigned char *b, size_t n, uint64_t *rng)
 {
@@ -123,6 +124,11 @@ static void fill_init(const struct leap_task *t, const struct leap_case *c, cons
 		if (r->fan && (leap_task_eval(t, r->fan, c, &fan) || fan < 1))
 			fan = 1;
 		size_t end = (uint64_t)len < n - at ? at + (size_t)len : n;
+		if (r->values) {
+			for (size_t i = 0; at < end; at++, i++)
+				put(p->type, b, at, i < r->nvalues ? r->values[i] : 0.0);
+			continue;
+		}
 		if (r->tril) {
 			int64_t side = 1;
 			if (leap_task_eval(t, r->tril, c, &side) || side < 1)
@@ -137,11 +143,12 @@ static void fill_init(const struct leap_task *t, const struct leap_case *c, cons
 	}
 }
 
-/* Whether a module parameter has a causal mask's run: derived sets leave it in place. */
-static int has_mask(const struct leap_param *p)
+/* Whether a module parameter has a run of its own structure (a causal mask, values): derived
+ * sets leave it in place. */
+static int has_fixed(const struct leap_param *p)
 {
 	for (size_t k = 0; k < p->ninit; k++)
-		if (p->init[k].tril)
+		if (p->init[k].tril || p->init[k].values)
 			return 1;
 	return 0;
 }
@@ -168,9 +175,9 @@ static void draw_inputs(struct leap_case_data *d, uint32_t set, uint64_t seed, u
 		leap_rng_next(&rng);
 		uint64_t n = (uint64_t)d->sizes[i];
 		const struct leap_param *p = &d->t->params[i];
-		if (p->init) /* a donor's state of several runs, or a mask, is drawn whole: derive_piece */
+		if (p->init) /* a donor's state of several runs, or a fixed one, is drawn whole: derive_piece */
 			fill_init(d->t, d->c, p, d->inputs[k],
-				  (size_t)(part && p->ninit == 1 && !has_mask(p) ? donor_elements(n, part) : n), &rng);
+				  (size_t)(part && p->ninit == 1 && !has_fixed(p) ? donor_elements(n, part) : n), &rng);
 		else
 			fill(p, d->inputs[k], (size_t)(part ? donor_elements(n, part) : n), &rng, pattern);
 	}
@@ -253,9 +260,9 @@ struct derivation {
 	int64_t lo, hi;
 	double c, s;
 	int init;  /* a module parameter: given fresh places, never mixed */
-	int runs;  /* a module parameter of several runs or with a mask: never rotated either, and
+	int runs;  /* a module parameter of several runs or a fixed one: never rotated either, and
 		    * each fresh place takes the donor's element at the same place (same run, same
-		    * scale; a mask's place its own value) */
+		    * scale; a fixed place its own value) */
 };
 
 static struct derivation derivation_of(const struct leap_case_data *d, size_t p, uint32_t src, uint32_t donor,
@@ -276,7 +283,7 @@ static struct derivation derivation_of(const struct leap_case_data *d, size_t p,
 			       .init = par->init != NULL};
 	v.rot = n ? leap_rng_next(&rng) % n : 0;
 	v.rotd = v.m ? leap_rng_next(&rng) % v.m : 0;
-	if (par->init && (par->ninit > 1 || has_mask(par))) {
+	if (par->init && (par->ninit > 1 || has_fixed(par))) {
 		v.runs = 1;
 		v.rot = 0;
 	}

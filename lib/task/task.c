@@ -233,6 +233,7 @@ void leap_task_free(struct leap_task *t)
 			leap_expr_free(t->params[i].init[k].size);
 			leap_expr_free(t->params[i].init[k].fan);
 			leap_expr_free(t->params[i].init[k].tril);
+			free(t->params[i].init[k].values);
 		}
 		free(t->params[i].init);
 	}
@@ -271,6 +272,26 @@ static int64_t *case_ints(const struct leap_task *t, const struct leap_case *c)
 	return v;
 }
 
+/* Whether parameter p's runs of values (struct leap_init) each fill exactly their run of its n
+ * elements at the sizes vars: the module's own values are one table, the same at every size. */
+static int values_fit(const struct leap_param *p, const int64_t *vars, int64_t n, char **err)
+{
+	int64_t at = 0;
+	for (size_t k = 0; k < p->ninit; k++) {
+		const struct leap_init *r = &p->init[k];
+		int64_t len = n - at;
+		if (r->size && leap_expr_eval(r->size, vars, &len, err))
+			return -1;
+		if (r->values && (uint64_t)len != r->nvalues) {
+			*err = xasprintf("init[%zu] of '%s' holds %zu values, but its run has %lld elements here", k, p->name,
+					 r->nvalues, (long long)len);
+			return -1;
+		}
+		at += len > 0 ? len : 0;
+	}
+	return 0;
+}
+
 int leap_task_sizes(const struct leap_task *t, const struct leap_case *c, int64_t *sizes, char **err)
 {
 	int64_t *vars = case_ints(t, c);
@@ -285,6 +306,8 @@ int leap_task_sizes(const struct leap_task *t, const struct leap_case *c, int64_
 		} else if (sizes[i] < 1 || sizes[i] > MAX_ELEMS) {
 			*err = xasprintf("size of '%s' (%s) is %lld, outside [1, %lld]", p->name,
 					 leap_expr_source(p->size), (long long)sizes[i], (long long)MAX_ELEMS);
+			rc = -1;
+		} else if (p->init && values_fit(p, vars, sizes[i], err)) {
 			rc = -1;
 		}
 	}

@@ -72,14 +72,18 @@ const struct leap_family *leap_family_at(size_t i);
 
 /* A run of a float buffer drawn at a module's initialisation (task.json "init"): its elements
  * uniform in center +- spread / sqrt(fan), fan evaluated at the case's sizes, since torch's
- * initialisations scale with them (a Linear's weight is U(+-1 / sqrt(in_features))). Or, with
- * tril, no draw: a causal mask, the module's own, which drawn would mask almost nothing. */
+ * initialisations scale with them (a Linear's weight is U(+-1 / sqrt(in_features))). Or no
+ * draw, the module's own structure, which drawn would be another computation: with tril a
+ * causal mask (drawn, it would mask almost nothing), with values a table the module makes the
+ * same at every size (a window attention's relative position index: drawn, out of range). */
 struct leap_init {
 	struct leap_expr *size;  /* its elements (NULL: the rest of the buffer) */
 	double center, spread;
 	struct leap_expr *fan;   /* NULL: 1 */
 	struct leap_expr *tril;  /* n x n matrices, one after another: 1 where column <= row, else
 				  * 0 (torch.tril(torch.ones(n, n))); NULL: a uniform run */
+	double *values;          /* the run's elements themselves, nvalues of them at every case */
+	size_t nvalues;
 };
 
 struct leap_param {

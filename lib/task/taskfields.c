@@ -228,48 +228,82 @@ static struct leap_expr *init_expr(struct leap_task_loader *l, json_t *seg, cons
 	return x;
 }
 
-/* A float input buffer's "init": the runs of a module's parameter (one, or one per state_dict
- * entry of a packed state), each [{"size", "center", "spread", "fan"}], drawn uniformly in
- * center +- spread / sqrt(fan) in place of the input patterns, or [{"size", "tril"}], a causal
- * mask (struct leap_init); every run but the last has a size, the last takes the rest. */
+/* A values run's elements (k its index): numbers, integers within p's type where it is one. */
+static int parse_values(struct leap_task_loader *l, json_t *vals, struct leap_param *p, struct leap_init *r,
+			const char *name, size_t k)
+{
+	size_t n = json_is_array(vals) ? json_array_size(vals) : 0;
+	if (!n)
+		return bad(l, name, "init[%zu].values: must be a non-empty array of numbers", k);
+	double lim = p->type == LEAP_T_UINT8 ? 255 : p->type == LEAP_T_INT ? INT32_MAX : 9007199254740992.0;
+	double low = p->type == LEAP_T_UINT8 ? 0 : -lim;
+	r->values = xcalloc(n, sizeof *r->values);
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_array_get(vals, i);
+		double v = json_is_number(x) ? json_number_value(x) : NAN;
+		if (!isfinite(v) || (!leap_type_is_float(p->type) && (v != floor(v) || v < low || v > lim)))
+			return bad(l, name, "init[%zu].values[%zu]: must be a finite number%s", k, i,
+				   leap_type_is_float(p->type) ? "" : ", an integer within the buffer's type");
+		r->values[i] = v;
+	}
+	r->nvalues = n;
+	return 0;
+}
+
+/* Run k of init, of the kind its fields say: uniform (center, spread, fan), a causal mask
+ * (tril) or the module's own values; each with a size, but the last. */
+static int parse_run(struct leap_task_loader *l, json_t *seg, struct leap_param *p, const char *name, size_t k,
+		     size_t n)
+{
+	const char *key;
+	json_t *v;
+	if (!json_is_object(seg))
+		return bad(l, name, "init[%zu]: must be an object", k);
+	int tril = json_object_get(seg, "tril") != NULL, vals = json_object_get(seg, "values") != NULL;
+	if (tril && vals)
+		return bad(l, name, "init[%zu]: a run is tril or values, not both", k);
+	json_object_foreach(seg, key, v)
+		if (strcmp(key, "size") && (tril || vals ? strcmp(key, tril ? "tril" : "values")
+						   : strcmp(key, "center") && strcmp(key, "spread") && strcmp(key, "fan")))
+			return bad(l, name, tril || vals ? "init[%zu]: a run of %s takes size alone beside it, not '%s'"
+							 : "init[%zu]: unknown field '%s' (center, spread, fan, size; or "
+							   "tril, size; or values, size)",
+				   k, tril || vals ? (tril ? "tril" : "values") : key, key);
+	if (!vals && !leap_type_is_float(p->type))
+		return bad(l, name, "init[%zu]: an integer buffer's runs are values", k);
+	json_t *c = json_object_get(seg, "center"), *sp = json_object_get(seg, "spread");
+	if (!tril && !vals &&
+	    (!json_is_number(c) || !json_is_number(sp) || !isfinite(json_number_value(c)) ||
+	     !(json_number_value(sp) > 0) || !isfinite(json_number_value(sp))))
+		return bad(l, name, "init[%zu]: center must be a number and spread one > 0", k);
+	if ((k + 1 < n) != (json_object_get(seg, "size") != NULL))
+		return bad(l, name, "init[%zu]: every run but the last has a size, the last takes the rest", k);
+	int failed = 0;
+	struct leap_init *r = &p->init[p->ninit++];
+	r->center = tril || vals ? 0.0 : json_number_value(c);
+	r->spread = tril || vals ? 0.0 : json_number_value(sp);
+	r->size = init_expr(l, seg, "size", name, k, &failed);
+	r->fan = init_expr(l, seg, "fan", name, k, &failed);
+	r->tril = init_expr(l, seg, "tril", name, k, &failed);
+	if (failed)
+		return -1;
+	return vals ? parse_values(l, json_object_get(seg, "values"), p, r, name, k) : 0;
+}
+
+/* An input buffer's "init": the runs of a module's parameter (one, or one per state_dict
+ * entry of a packed state), in place of the input patterns or range (struct leap_init). */
 static int parse_init(struct leap_task_loader *l, json_t *init, struct leap_param *p, const char *name)
 {
 	if (p->role != LEAP_ROLE_IN)
 		return bad(l, name, "init: applies to input buffers (role in)");
 	size_t n = json_is_array(init) ? json_array_size(init) : 0;
 	if (!n)
-		return bad(l, name, "init: must be a non-empty array of runs {\"center\", \"spread\", \"fan\", \"size\"} "
-			   "or {\"tril\", \"size\"}");
+		return bad(l, name, "init: must be a non-empty array of runs {\"center\", \"spread\", \"fan\", \"size\"}, "
+			   "{\"tril\", \"size\"} or {\"values\", \"size\"}");
 	p->init = xcalloc(n, sizeof *p->init);
-	for (size_t k = 0; k < n; k++) {
-		json_t *seg = json_array_get(init, k), *c = json_object_get(seg, "center"),
-		       *sp = json_object_get(seg, "spread");
-		const char *key;
-		json_t *v;
-		if (!json_is_object(seg))
-			return bad(l, name, "init[%zu]: must be an object", k);
-		int tril = json_object_get(seg, "tril") != NULL;
-		json_object_foreach(seg, key, v)
-			if (tril ? strcmp(key, "tril") && strcmp(key, "size")
-				 : strcmp(key, "center") && strcmp(key, "spread") && strcmp(key, "fan") && strcmp(key, "size"))
-				return bad(l, name, tril ? "init[%zu]: a causal mask's run takes tril and size alone, not '%s'"
-							 : "init[%zu]: unknown field '%s' (center, spread, fan, size; or tril, size)",
-					   k, key);
-		if (!tril && (!json_is_number(c) || !json_is_number(sp) || !isfinite(json_number_value(c)) ||
-			      !(json_number_value(sp) > 0) || !isfinite(json_number_value(sp))))
-			return bad(l, name, "init[%zu]: center must be a number and spread one > 0", k);
-		if ((k + 1 < n) != (json_object_get(seg, "size") != NULL))
-			return bad(l, name, "init[%zu]: every run but the last has a size, the last takes the rest", k);
-		int failed = 0;
-		struct leap_init *r = &p->init[p->ninit++];
-		r->center = tril ? 0.0 : json_number_value(c);
-		r->spread = tril ? 0.0 : json_number_value(sp);
-		r->size = init_expr(l, seg, "size", name, k, &failed);
-		r->fan = init_expr(l, seg, "fan", name, k, &failed);
-		r->tril = init_expr(l, seg, "tril", name, k, &failed);
-		if (failed)
+	for (size_t k = 0; k < n; k++)
+		if (parse_run(l, json_array_get(init, k), p, name, k, n))
 			return -1;
-	}
 	p->dists = 0; /* no pattern: init's runs say how it is drawn */
 	return 0;
 }
@@ -297,11 +331,11 @@ static int parse_buffer(struct leap_task_loader *l, json_t *pj, size_t i)
 			return bad(l, name, "init: a parameter drawn at its initialisation takes no dist");
 		return init ? parse_init(l, init, p, name) : parse_dist(l, dist, p, name);
 	}
-	if (init)
-		return bad(l, name, "init: applies to floating-point buffers");
 	if (dist)
 		return bad(l, name, "dist: applies to floating-point buffers (use range)");
-	return parse_int_range(l, range, p, name);
+	if (init && range)
+		return bad(l, name, "init: a buffer of the module's own values takes no range");
+	return init ? parse_init(l, init, p, name) : parse_int_range(l, range, p, name);
 }
 
 /* "params": at least one output, no parameter named as the entry point; the buffers' sizes
