@@ -70,6 +70,10 @@ RESERVE=10 # seconds kept for the checks and the report
 # a vendor GEMM, a cuDNN convolution, a reduction, an elementwise kernel, a row-wise softmax,
 # a normalisation, attention
 REPRESENTATIVE="vector_add row_sum softmax layernorm attention matmul conv2d"
+# issue 42's module tasks (tests/fixtures/torch/modules.jsonl): an elementwise module, and one
+# whose parameters the torch baselines bind in place; their kernels in tests/fixtures/gpu/torch
+TORCH_TASKS="relu linear"
+TORCH_CANDIDATES=tests/fixtures/gpu/torch
 
 mode=run full=0
 for a in "$@"; do
@@ -100,7 +104,7 @@ left() { echo $((DEADLINE - (SECONDS - START))); }
 # ---- preparing: everything the run needs, built here once ----
 
 # What --prepare makes, by version: bump it when prepare() makes something else.
-PREP_FORMAT=4
+PREP_FORMAT=5
 
 # The stamp of a prepared tree: what it was built from (sources, programs, selection, arch).
 stamp() {
@@ -108,6 +112,8 @@ stamp() {
 		echo "format $PREP_FORMAT; tasks: $TASKS; arch: $1; nvcc: $2"
 		cat tests/fixtures/gpu/*.cu tests/gpu/eventloop.cu tests/gpu/hostreg.cu
 		for t in $TASKS vector_add row_sum; do cat tasks/"$t"/*; done
+		echo "torch: $TORCH_TASKS"
+		cat tests/fixtures/torch/modules.jsonl "$TORCH_CANDIDATES"/*.cu "$LIBEXEC"/leap-torchref.py 2>/dev/null
 		cat bin/leap-compile bin/leap-verify bin/leap-bench "$LIBEXEC"/leap-run-cuda 2>/dev/null
 	} | sha256sum | cut -c1-64
 }
@@ -149,6 +155,13 @@ prepare() {
 	want=$(stamp "$arch" "$nvcc")
 	if [ -f "$PREP/stamp" ] && [ "$(cat "$PREP/stamp")" = "$want" ]; then
 		echo "check-gpu: prepared, up to date: $PREP ($TASKS; $arch)"
+		# the module tasks, where the tree was prepared without torch and torch is named now
+		if [ ! -s "$PREP/torch.jsonl" ] && [ -n "${LEAP_TORCH_PYTHON:-}" ]; then
+			export NVCC=$nvcc CC=${CC:-cc} LEAP_CACHE=$PREP/cache
+			prepare_torch "$arch" || return 1
+			pack && echo "check-gpu: module tasks: $TORCH_NOTE; packed again: $PACK"
+			return 0
+		fi
 		pack_stale && pack && echo "check-gpu: packed again: $PACK (a tool changed)"
 		return 0
 	fi
@@ -193,6 +206,7 @@ prepare() {
 		return 1
 	fi
 	jq -c --arg root "$ROOT/" 'del(.code) | .compile.artifact |= ltrimstr($root)' "$W/compiled.jsonl" >"$PREP/records.jsonl"
+	prepare_torch "$arch" || return 1
 	build/gpu/prebuild "$PREP/cache" "$PREP"/suite/* >"$PREP/trusted.txt" || return 1
 	# the libraries leap's programs and jq load beyond the C library's, and jq itself, for a
 	# machine without them
@@ -216,7 +230,45 @@ prepare() {
 	# one compressed file to carry to the GPU machine (the artifacts are mostly the static
 	# CUDA runtime: a third of their size), with the probes and the event loop
 	pack
-	echo "check-gpu: prepared $PREP in $((SECONDS - t0)) s: $(wc -l <"$PREP/records.jsonl") candidates for $arch ($TASKS), $(wc -l <"$PREP/trusted.txt") trusted artifacts, CUDA runtime ${cudart:-unknown}, $(du -sh "$PREP" | cut -f1); to carry: $PACK ($(du -sh "$PACK" 2>/dev/null | cut -f1)); forward-compatible driver: $COMPAT_NOTE"
+	echo "check-gpu: prepared $PREP in $((SECONDS - t0)) s: $(wc -l <"$PREP/records.jsonl") candidates for $arch ($TASKS), $(wc -l <"$PREP/trusted.txt") trusted artifacts, CUDA runtime ${cudart:-unknown}, $(du -sh "$PREP" | cut -f1); to carry: $PACK ($(du -sh "$PACK" 2>/dev/null | cut -f1)); forward-compatible driver: $COMPAT_NOTE; module tasks: $TORCH_NOTE"
+}
+
+# prepare_torch ARCH: issue 42's module tasks (TORCH_TASKS) imported by $LEAP_TORCH_PYTHON into
+# $PREP/torch, a task root of their own (prebuild builds the C tasks' references and baselines,
+# which a module task has none of), and their kernels compiled for ARCH into $PREP/torch.jsonl.
+# Without torch here they are not prepared, and $PREP/torch.note says why: the run's SKIP line
+# gives it. The torch baselines themselves are built where they run: each embeds that
+# machine's libpython (lib/referee/torchbase.c).
+prepare_torch() {
+	local d=$PREP/torch
+	rm -rf "$d" "$PREP/torch.jsonl" "$PREP/torch.note"
+	TORCH_NOTE=""
+	if [ -z "${LEAP_TORCH_PYTHON:-}" ]; then
+		TORCH_NOTE="LEAP_TORCH_PYTHON was unset where the run was prepared, by make gpu-prepare"
+	elif ! jq -c --arg ts "$TORCH_TASKS" 'select(.id as $i | $ts | split(" ") | index($i))' \
+		tests/fixtures/torch/modules.jsonl >"$W/modules.jsonl" ||
+		! leap-task --import "$d" "$W/modules.jsonl" >"$W/import.jsonl" 2>"$W/import.err"; then
+		TORCH_NOTE="leap-task --import failed where the run was prepared: $(grep -v '^leap-torchref: ' "$W/import.err" | head -1 | cut -c1-200)"
+	fi
+	if [ -n "$TORCH_NOTE" ]; then
+		rm -rf "$d"
+		echo "$TORCH_NOTE" >"$PREP/torch.note"
+		echo "check-gpu: --prepare: module tasks not prepared: $TORCH_NOTE" >&2
+		return 0
+	fi
+	{
+		for t in $TORCH_TASKS; do record torch_ok "$t" "$TORCH_CANDIDATES/$t.cu"; done
+		record torch_wrong relu "$TORCH_CANDIDATES/relu_wrong.cu"
+	} >"$W/torch.in"
+	if ! leap-compile --no-progress --tasks "$d" --arch "$1" "$W/torch.in" >"$W/torch.out" 2>"$W/torch.err" ||
+		[ "$(jq -r .compile.status "$W/torch.out" | sort -u)" != ok ]; then
+		echo "check-gpu: --prepare: leap-compile failed on the module tasks' kernels:" >&2
+		jq -r 'select(.compile.status != "ok") | "\(.file): \(.compile.status // .error.message)"' "$W/torch.out" >&2
+		cat "$W/torch.err" >&2
+		return 1
+	fi
+	jq -c --arg root "$ROOT/" 'del(.code) | .compile.artifact |= ltrimstr($root)' "$W/torch.out" >"$PREP/torch.jsonl"
+	TORCH_NOTE="$(wc -l <"$PREP/torch.jsonl") candidates of $TORCH_TASKS"
 }
 
 # compat: the toolkit's forward-compatible driver library (cuda-compat: libcuda.so.* in
