@@ -328,26 +328,31 @@ why="" # the reason every GPU check is skipped, or ""
 VOPTS=() BOPTS=() # the fallbacks' options each program takes
 declare -A STEP_NOTE=()
 
-# check NAME FUNCTION [ARG]...: FUNCTION sets $detail and returns 0 (PASS) or not (FAIL);
-# SKIP with the reason while $why is set.
+# check NAME FUNCTION [ARG]...: FUNCTION sets $detail and returns 0 (PASS) or not (FAIL, or
+# SKIP with the reason it puts in $skipped: what this machine lacks, never a verdict); SKIP
+# with the reason while $why is set. $res is the result.
 check() {
-	local name=$1 res
+	local name=$1
 	shift
-	detail=""
+	detail="" skipped=""
 	if [ -n "$why" ]; then
-		res=SKIP
-		echo "SKIP $name ($why)"
-		nskip=$((nskip + 1))
+		res=SKIP skipped=$why
 	elif "$@"; then
 		res=PASS
 		echo "PASS $name${detail:+: $detail}"
 		npass=$((npass + 1))
+	elif [ -n "$skipped" ]; then
+		res=SKIP
 	else
 		res=FAIL
 		echo "FAIL $name${detail:+: $detail}"
 		nfail=$((nfail + 1))
 	fi
-	[ $res = SKIP ] && detail=$why
+	if [ $res = SKIP ]; then
+		echo "SKIP $name ($skipped)"
+		nskip=$((nskip + 1))
+		detail=$skipped
+	fi
 	jq -n 1 >/dev/null 2>&1 &&
 		jq -nc --arg c "$name" --arg r "$res" --arg d "$detail" '{check: $c, result: $r, detail: $d}' >>"$W/checks.jsonl"
 	save checks
