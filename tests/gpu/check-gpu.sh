@@ -323,7 +323,9 @@ fi
 # ---- the run ----
 
 npass=0 nfail=0 nskip=0
-STEPS="verify hang bench hot eventloop bandwidth hostreg" # in the order they run
+TORCH_STEPS="torchprobe torchverify torcheager torchcompile"
+STEPS="verify hang bench hot eventloop bandwidth hostreg $TORCH_STEPS" # in the order they run
+TORCH_WHY="" EAGER_WHY="" COMPILE_WHY="" # why the module tasks' steps, or some, were not run
 why="" # the reason every GPU check is skipped, or ""
 VOPTS=() BOPTS=() # the fallbacks' options each program takes
 declare -A STEP_NOTE=()
@@ -870,6 +872,90 @@ read_floor() {
 	awk -v c="$copy" -v r="$rd" 'BEGIN { exit !(r <= 1.05 * c) }'
 }
 
+# ---- issue 42: module tasks on cuda, the torch baselines ----
+
+# Torch with CUDA found: the probe's record (the Python, torch, the device torch sees). Where
+# the module tasks were not prepared, or this machine has no torch with CUDA, the one SKIP of
+# the module tasks, saying why; the checks below run only after a PASS here.
+torch_found() {
+	local r
+	[ -n "$TORCH_WHY" ] && { skipped=$TORCH_WHY; return 1; }
+	r=$(jq -r 'select(.cuda == true) | "\(.python): torch \(.torch) (CUDA \(.cuda_build)), \(.device) (compute capability \(.cc))"' \
+		"$W/torchprobe.jsonl" 2>/dev/null | head -1)
+	[ -z "$r" ] && { detail=$(missing torchprobe); return 1; }
+	detail=$r
+}
+
+# The correct kernels pass against the reference: the module in float64, by CPU torch in a
+# trusted process (leap-torchref.py), never in the sandbox.
+torch_pass() {
+	local t v bad=0
+	for t in $TORCH_TASKS; do
+		v=$(get torchverify torch_ok "$t" "" '"\(.verify.status // "none") " + '"$WHY")
+		[ -z "$v" ] && v="none $(missing torchverify)"
+		detail+="${detail:+; }$t.cu: ${v% }"
+		[ "${v%% *}" = pass ] || bad=1
+	done
+	[ $bad = 0 ]
+}
+
+torch_wrong() {
+	local v
+	v=$(get torchverify torch_wrong relu "" '"\(.verify.status // "none") " + '"$WHY")
+	[ -z "$v" ] && { detail="relu_wrong.cu: $(missing torchverify)"; return 1; }
+	detail="relu_wrong.cu: ${v% }"
+	[ "${v%% *}" = mismatch ]
+}
+
+# torch_timed STEP KIND WHY TASK...: each TASK's correct kernel timed against the KIND baseline
+# on the device: ok or noisy, a measured speedup, bench.baseline_kind KIND. WHY (the step was
+# not run for what this machine lacks) and a baseline torch says it cannot make (a skipped
+# record, torch's reason) are SKIPs; a record never timed otherwise is a FAIL.
+torch_timed() {
+	local step=$1 kind=$2 t b st k sp bms msg bad=0 refused=""
+	shift 2
+	[ -n "$1" ] && { skipped=$1; return 1; }
+	shift
+	for t in "$@"; do
+		b=$(get "$step" torch_ok "$t" "" '"\(.bench.status // "none") \(.bench.baseline_kind // "-") \(.bench.measured_speedup // .bench.speedup // "-") \(.bench.baseline_ms // "-") " + '"$WHY")
+		if [ -z "$b" ]; then
+			detail+="${detail:+; }$t.cu: $(missing "$step")"
+			bad=1
+			continue
+		fi
+		read -r st k sp bms msg <<<"$b"
+		if [ "$st" = skipped ] && [[ "$msg" == *"baseline of task '$t' cannot be made"* ]]; then
+			refused+="${refused:+; }$t: ${msg#not timed: }"
+			continue
+		fi
+		case "$st" in
+		ok | noisy)
+			detail+="${detail:+; }$t.cu: $st, $(awk -v s="$sp" 'BEGIN { printf "%.2f", s }')x over $k (baseline $bms ms)"
+			[ "$k" = "$kind" ] && awk -v s="$sp" 'BEGIN { exit !(s + 0 > 0) }' || bad=1
+			;;
+		*)
+			detail+="${detail:+; }$t.cu: $st${msg:+ ($msg)}"
+			bad=1
+			;;
+		esac
+	done
+	if [ -n "$refused" ] && [ -z "$detail" ]; then
+		skipped="torch cannot make it here: $refused"
+		return 1
+	fi
+	[ -n "$refused" ] && detail+="; not made: $refused"
+	[ $bad = 0 ] && [ -z "$refused" ]
+}
+
+torch_eager() {
+	# shellcheck disable=SC2086 # a list of task names
+	torch_timed torcheager torch-eager "$EAGER_WHY" $TORCH_TASKS
+}
+
+torch_compile() {
+	torch_timed torchcompile torch-compile "$COMPILE_WHY" relu
+}
+
 # ---- the steps ----
 
 run_steps() {
@@ -909,6 +995,117 @@ run_steps() {
 		STEP_NOTE[hostreg]="build/gpu/hostreg is not built (no nvcc where leap was built)"
 		: >"$W/hostreg.jsonl"
 	fi
+	torch_steps
+}
+
+# The probe of the Python that runs the torch baselines: one JSON line, whatever it finds (its
+# torch, whether CUDA is usable and the device, its shared libpython, which the baselines embed).
+TORCH_PROBE='
+import json, os, sys, sysconfig, warnings
+r = {"python": sys.executable}
+lib = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("INSTSONAME") or "")
+r["libpython"] = lib if sysconfig.get_config_var("Py_ENABLE_SHARED") and os.path.exists(lib) else None
+def first(e):
+    return ("%s: %s" % (type(e).__name__, e)).strip().splitlines()[0][:200]
+try:
+    import torch
+except Exception as e:
+    r["error"] = first(e)
+else:
+    r["torch"], r["cuda_build"], r["cuda"] = torch.__version__, torch.version.cuda, False
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r["cuda"] = bool(torch.cuda.is_available())
+            if r["cuda"]:
+                r["device"] = torch.cuda.get_device_name(0)
+                r["cc"] = "%d.%d" % torch.cuda.get_device_capability(0)
+        except Exception as e:
+            r["cuda"], r["error"] = False, first(e)
+    if not r["cuda"] and "error" not in r and w:
+        r["error"] = str(w[0].message).strip().splitlines()[0][:200]
+print(json.dumps(r), flush=True)
+'
+
+# torch_skip STEPS REASON: the module tasks' STEPS not run, for REASON.
+torch_skip() {
+	local s
+	for s in $1; do
+		STEP_NOTE[$s]="not run: $2"
+		: >"$W/$s.jsonl"
+	done
+	echo "step ${1// /, }: not run ($2)"
+}
+
+# no_torch REASON: this machine has no torch with CUDA, for REASON.
+no_torch() {
+	TORCH_WHY="no torch with CUDA on this machine ($1): the torch baselines' cuda path is not checked"
+}
+
+# issue 42's steps, after the rest, so that they take none of its time: the Python with torch
+# ($LEAP_TORCH_PYTHON, else python3 on PATH; torch found without importing it, then the probe,
+# its own step), the module tasks' kernels verified (the reference: CPU torch in float64), the
+# correct ones timed against torch-eager, then relu's against torch-compile, last and only
+# where 60 s are left: its first use compiles the module (AOTInductor; triton on a GPU).
+torch_steps() {
+	local py=${LEAP_TORCH_PYTHON:-python3} p="" t r
+	if [ -z "${CHECK_GPU_REPLAY:-}" ]; then
+		if [ ! -s "$PREP/torch.jsonl" ]; then
+			TORCH_WHY="the module tasks were not prepared: $(cat "$PREP/torch.note" 2>/dev/null || echo "no $PREP/torch.jsonl"); the torch baselines' cuda path is not checked"
+		elif ! p=$(command -v "$py" 2>/dev/null); then
+			no_torch "no $py here"
+		else
+			t=$(($(left) - RESERVE))
+			[ "$t" -gt 10 ] && t=10
+			if [ "$t" -ge 1 ]; then
+				timeout -k 2 "$t" "$p" -c 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("torch") else 3)' >/dev/null 2>&1
+				[ $? = 3 ] && no_torch "$p: no module named torch"
+			fi
+		fi
+	fi
+	[ -n "$TORCH_WHY" ] && { torch_skip "$TORCH_STEPS" "$TORCH_WHY"; return 0; }
+	export LEAP_TORCH_PYTHON=${p:-$py}
+	bounded torchprobe 60 "$LEAP_TORCH_PYTHON" -c "$TORCH_PROBE"
+	r=$(jq -r 'if .cuda == true then "" elif .torch == null then "\(.python): \(.error // "no torch")"
+		elif .cuda_build == null then "\(.python): torch \(.torch) is a CPU build"
+		else "\(.python): torch \(.torch) (CUDA \(.cuda_build)) finds no usable device\(if .error then ": " + .error else "" end)" end' \
+		"$W/torchprobe.jsonl" 2>/dev/null | head -1)
+	[ -n "$r" ] && no_torch "$r" && { torch_skip "${TORCH_STEPS#torchprobe }" "$TORCH_WHY"; return 0; }
+	if [ ! -s "$W/torchprobe.jsonl" ]; then
+		torch_skip "${TORCH_STEPS#torchprobe }" "the probe wrote no record"
+		return 0
+	fi
+	local recs=$W/torch.jsonl
+	local -a tc=(--no-progress --seed 1 --tasks "$PREP/torch")
+	[ -n "${CHECK_GPU_REPLAY:-}" ] && : >"$recs" ||
+		jq -c --arg root "$ROOT/" '.compile.artifact |= (if startswith("/") then . else $root + . end)' \
+			"$PREP/torch.jsonl" >"$recs"
+	bounded torchverify 120 leap-verify "${tc[@]}" "${VOPTS[@]}" "$recs"
+	# the baselines' artifact embeds this machine's libpython and is built by cc where it runs
+	if [ -z "${CHECK_GPU_REPLAY:-}" ]; then
+		if [ "$(jq -r '.libpython // ""' "$W/torchprobe.jsonl" | head -1)" = "" ]; then
+			EAGER_WHY="$LEAP_TORCH_PYTHON has no shared libpython, which the torch baselines embed"
+		elif ! command -v "${CC:-cc}" >/dev/null; then
+			EAGER_WHY="no C compiler (${CC:-cc}) here: the torch baselines' artifact embeds this machine's libpython and is built where it runs"
+		fi
+	fi
+	if [ -n "$EAGER_WHY" ]; then
+		COMPILE_WHY=$EAGER_WHY
+		torch_skip "torcheager torchcompile" "$EAGER_WHY"
+		return 0
+	fi
+	jq -c 'select(.gpu_check == "torch_ok")' "$W/torchverify.jsonl" >"$W/torcheager.in"
+	bounded torcheager 120 leap-bench "${tc[@]}" "${BOPTS[@]}" --baseline torch-eager --max-time "$MAX_TIME" \
+		--no-baseline-cache "$W/torcheager.in"
+	t=$(($(left) - RESERVE))
+	if [ "$t" -lt 60 ]; then
+		COMPILE_WHY="only $t s of the deadline left, and its first use compiles the module (AOTInductor, triton) in up to 120 s"
+		torch_skip torchcompile "$COMPILE_WHY"
+		return 0
+	fi
+	jq -c 'select(.gpu_check == "torch_ok" and .task == "relu")' "$W/torchverify.jsonl" >"$W/torchcompile.in"
+	bounded torchcompile 120 leap-bench "${tc[@]}" "${BOPTS[@]}" --baseline torch-compile --max-time "$MAX_TIME" \
+		--no-baseline-cache "$W/torchcompile.in"
 }
 
 # stopped SIGNAL: the run was told to end (the device call's limit, ^C): the step running and
@@ -982,6 +1179,13 @@ main() {
 	check "leap-bench --hot vs the event loop's hot median within 10% (2^20 floats)" near hot l2 vector_add_l2 1048576 hot_ms 10
 	check "L2 flush leaves a 16 MiB read cold" l2_cold
 	check "roofline floor: a read-only kernel does not outrun the copy" read_floor
+	check "module tasks on cuda: torch with CUDA for the torch baselines" torch_found
+	if [ "$res" = PASS ]; then
+		check "module tasks on cuda: correct kernels pass against float64 CPU torch (relu, linear)" torch_pass
+		check "module tasks on cuda: a wrong kernel -> mismatch" torch_wrong
+		check "module tasks on cuda: timed against the torch-eager baseline" torch_eager
+		check "module tasks on cuda: timed against the torch-compile baseline (AOTInductor)" torch_compile
+	fi
 	echo "check-gpu: $npass passed, $nfail failed, $nskip skipped in $((SECONDS - START)) s (deadline $DEADLINE s)"
 	[ "$nfail" -eq 0 ]
 }
