@@ -6,7 +6,8 @@
 # and any network: so everything the checks run is built beforehand (--prepare, `make
 # gpu-prepare`, here: the candidates by leap-compile in one batch, the references and baselines
 # into the cache they are looked up in, the probes, the runtime libraries leap's programs load,
-# the toolkit's forward-compatible libcuda where it is there and small enough) into
+# the toolkit's forward-compatible libcuda where it is there and small enough, and where
+# $LEAP_TORCH_PYTHON imports torch two module tasks of issue 42 with their kernels) into
 # build/gpu/prep, packed into build/gpu-prep.tar.gz, which travels with bin/ and libexec/; the
 # run (and --prepare too) unpacks it and builds nothing that is there (a content stamp says so,
 # not file times, which a copy does not keep). The run: the driver's version against the CUDA
@@ -17,12 +18,15 @@
 # setting changed), then seven bounded steps, each one process over many records or one probe
 # (leap-verify over every verdict fixture, leap-verify --timeout 5 over the hang, leap-bench
 # over the baselines and the cheats, leap-bench --hot, the event loop, build/gpu/bandwidth,
-# build/gpu/hostreg), then the checks, which read the records those steps wrote (JSON, with jq:
-# never a line of stderr, where warnings come first). Every step runs under `timeout`, cut to
-# what is left of the deadline (DEADLINE, 480 s). The report goes into $OUT as it is written
-# (after every check, and as every step starts and ends), so that a run killed at any point
-# still returns everything it did; told to stop (TERM, INT, HUP), it ends the step running and
-# the context holder first, and says so in the report.
+# build/gpu/hostreg), then issue 42's four, after them so that they take none of their time (the
+# torch probe, leap-verify and leap-bench --baseline torch-eager over the module tasks' kernels,
+# and last leap-bench --baseline torch-compile, only where 60 s are left), then the checks,
+# which read the records those steps wrote (JSON, with jq: never a line of stderr, where
+# warnings come first). Every step runs under `timeout`, cut to what is left of the deadline
+# (DEADLINE, 480 s). The report goes into $OUT as it is written (after every check, and as
+# every step starts and ends), so that a run killed at any point still returns everything it
+# did; told to stop (TERM, INT, HUP), it ends the step running and the context holder first,
+# and says so in the report.
 #
 # Checks: the driver (older than the runtime's minimum without a forward-compatible libcuda: the
 # first FAIL, naming both, and every later check skipped); the set-up (a GPU visible but no
@@ -38,8 +42,18 @@
 # stream, memoisation and deferred work earn no speedup (a cheat never timed does not pass);
 # the event loop's own flush makes a read one L2 partition holds cold; leap-bench against that
 # loop, flushed at 2^26 and 2^20 floats, and --hot at 2^20; the flush leaves a 16 MiB read
-# cold; a read-only kernel does not outrun the copy the roofline's floor comes from.
-# Without a GPU every check says SKIP with the reason, exit 0. Exit 1 when a check fails.
+# cold; a read-only kernel does not outrun the copy the roofline's floor comes from. Issue 42,
+# module tasks on cuda against torch (tests/fixtures/torch/modules.jsonl's relu and linear,
+# their kernels in tests/fixtures/gpu/torch): torch with CUDA found ($LEAP_TORCH_PYTHON, else
+# python3); the correct kernels pass against the reference (the module in float64 by CPU torch,
+# in a trusted process), the wrong one is a mismatch; the correct ones timed against
+# torch-eager (ok or noisy, a measured speedup, bench.baseline_kind torch-eager), relu's
+# against torch-compile. Where the module tasks were not prepared (no torch there) or this
+# machine has no torch with CUDA, that is one SKIP line saying why, never a FAIL; so is a
+# Python without a shared libpython or a machine without cc (the torch baselines embed this
+# machine's libpython and are built where they run) for the timings, and a torch-compile
+# baseline torch says it cannot make (its reason). Without a GPU every check says SKIP with
+# the reason, exit 0. Exit 1 when a check fails.
 #
 # usage: tests/gpu/check-gpu.sh [--full]            the run
 #        tests/gpu/check-gpu.sh --prepare [--full]  build what the run needs (needs nvcc)
@@ -47,6 +61,8 @@
 #                record per check), records.jsonl (every record the steps wrote), stderr.txt,
 #                doctor.jsonl
 #      DEADLINE  seconds for the whole run (480); MAX_TIME per timing (2)
+#      LEAP_TORCH_PYTHON  the Python with torch: --prepare imports the module tasks with it
+#                (unset: not prepared); the run's torch baselines (unset: python3 on PATH)
 #      GPU_PREP  the prepared tree (build/gpu/prep); GPU_ARCH the arch to prepare for (the
 #                visible GPU's, else sm_90a: an H100/H200); CHECK_GPU_TASKS the tasks to check;
 #                COMPAT_MAX_MB the largest forward-compatible libcuda --prepare carries (64)
