@@ -509,7 +509,7 @@ start_rehearsal() {
 	# the module tasks: not prepared without torch, a SKIP that says so; prepared, their probe
 	# had no time left, which fails as every step's check does
 	if [ -z "$torch" ]; then
-		assert_line "SKIP module tasks on cuda: torch with CUDA for the torch baselines (the module tasks were not prepared: LEAP_TORCH_PYTHON was unset where the run was prepared, by make gpu-prepare; the torch baselines' cuda path is not checked)"
+		assert_line "SKIP module tasks on cuda: torch with CUDA for the torch baselines (the module tasks were not prepared: LEAP_TORCH_PYTHON was unset when make gpu-prepare ran; the torch baselines' cuda path is not checked)"
 	else
 		assert_line --regexp '^FAIL module tasks on cuda: torch with CUDA for the torch baselines: no record \(step torchprobe: not run: the 90 s deadline left no time\)$'
 	fi

@@ -175,7 +175,8 @@ prepare() {
 		if [ ! -s "$PREP/torch.jsonl" ] && [ -n "${LEAP_TORCH_PYTHON:-}" ]; then
 			export NVCC=$nvcc CC=${CC:-cc} LEAP_CACHE=$PREP/cache
 			prepare_torch "$arch" || return 1
-			pack && echo "check-gpu: module tasks: $TORCH_NOTE; packed again: $PACK"
+			echo "check-gpu: module tasks added: $TORCH_NOTE"
+			pack_stale && pack && echo "check-gpu: packed again: $PACK"
 			return 0
 		fi
 		pack_stale && pack && echo "check-gpu: packed again: $PACK (a tool changed)"
@@ -260,7 +261,7 @@ prepare_torch() {
 	rm -rf "$d" "$PREP/torch.jsonl" "$PREP/torch.note"
 	TORCH_NOTE=""
 	if [ -z "${LEAP_TORCH_PYTHON:-}" ]; then
-		TORCH_NOTE="LEAP_TORCH_PYTHON was unset where the run was prepared, by make gpu-prepare"
+		TORCH_NOTE="LEAP_TORCH_PYTHON was unset when make gpu-prepare ran"
 	elif ! jq -c --arg ts "$TORCH_TASKS" 'select(.id as $i | $ts | split(" ") | index($i))' \
 		tests/fixtures/torch/modules.jsonl >"$W/modules.jsonl" ||
 		! leap-task --import "$d" "$W/modules.jsonl" >"$W/import.jsonl" 2>"$W/import.err"; then
