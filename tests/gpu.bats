@@ -180,8 +180,9 @@ record() {
 	local why="no CUDA GPU visible (nvidia-smi -L lists none)"
 	assert_line --index 0 --regexp '^check-gpu: .*, deadline 120 s, MAX_TIME 2 s, tasks: vector_add row_sum softmax layernorm attention matmul conv2d$'
 	assert_line "check-gpu: device: $why"
-	assert_line "step verify, hang, bench, hot, eventloop, bandwidth, hostreg: not run ($why)"
-	checks=$((5 + 7 + 19))
+	assert_line "step verify, hang, bench, hot, eventloop, bandwidth, hostreg, torchprobe, torchverify, torcheager, torchcompile: not run ($why)"
+	# the set-up's 5, the 7 baselines, 19 more, and one line for the module tasks
+	checks=$((5 + 7 + 19 + 1))
 	[ "$(grep -c "^SKIP .* ($why)$" <<<"$output")" -eq "$checks" ]
 	[ "$(grep -cE '^(PASS|FAIL) ' <<<"$output")" -eq 0 ]
 	for name in driver setup preflight "cuBLAS and cuDNN: the artifacts' libraries found" "env arch" "baseline vector_add" "baseline matmul" "baseline conv2d" \
@@ -190,7 +191,7 @@ record() {
 		"event loop: its flush makes a read one L2 partition holds cold" "L2 flush leaves a 16 MiB read cold" \
 		"roofline floor: a read-only kernel does not outrun the copy" \
 		"owner and client share device memory by descriptor: every bench record timed" \
-		"a guard damaged while timed is blamed once, then cleared"; do
+		"a guard damaged while timed is blamed once, then cleared" "module tasks on cuda: torch with CUDA for the torch baselines"; do
 		assert_line "SKIP $name ($why)"
 	done
 	assert_line --regexp "^check-gpu: 0 passed, 0 failed, $checks skipped in [0-9]+ s \(deadline 120 s\)$"
@@ -207,7 +208,7 @@ record() {
 	LEAP_TEST_DEVICE="gpu NVIDIA H200 (test seam)" LEAP_LIBEXEC="$T/empty" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
 	assert_line "FAIL setup: a GPU is visible, but $T/empty/leap-run-cuda is not built (nvcc was not found when leap was built: build where NVCC, CUDA_HOME or PATH finds it, and bring libexec/)"
 	assert_line "SKIP baseline vector_add (the cuda runner is missing)"
-	assert_line --regexp '^check-gpu: 1 passed, 1 failed, 29 skipped in '
+	assert_line --regexp '^check-gpu: 1 passed, 1 failed, 30 skipped in '
 }
 
 # The runner is a stand-in: a machine without the CUDA toolkit builds none, and its first FAIL
@@ -225,10 +226,16 @@ record() {
 @test "check-gpu reads records, not stderr: a recorded good run passes every check, warnings first or not" {
 	head -1 "$REPLAY/verify.err" | grep -q 'persistence mode is off'
 	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$REPLAY" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
-	assert_line --regexp '^check-gpu: 29 passed, 0 failed, 0 skipped in '
+	assert_line --regexp '^check-gpu: 34 passed, 0 failed, 0 skipped in '
 	assert_line "PASS wrong -> mismatch: wrong: mismatch Case n=1: output c differs from the reference at element 0: got 0, expected 1.337 (atol 1e-05, rtol 1e-05)."
 	assert_line "PASS baseline matmul: verify pass, bench ok, speedup 0.9968 against its vendor baseline, roofline 0.33"
 	assert_line "PASS leap-bench vs a CUDA-event loop within 5% (2^26 floats, flushed): event loop 0.193 ms, leap-bench 0.1912 ms (ok), difference 0.93%"
+	# issue 42: module tasks on cuda, against torch
+	assert_line "PASS module tasks on cuda: torch with CUDA for the torch baselines: /usr/bin/python3: torch 2.9.1+cu130 (CUDA 13.0), NVIDIA H200 (compute capability 9.0)"
+	assert_line "PASS module tasks on cuda: correct kernels pass against float64 CPU torch (relu, linear): relu.cu: pass; linear.cu: pass"
+	assert_line --partial "PASS module tasks on cuda: a wrong kernel -> mismatch: relu_wrong.cu: mismatch Wrong output in case 1 (batch_size=2, dim=5): out[0][0] = -0.0113311298 but expected 0"
+	assert_line "PASS module tasks on cuda: timed against the torch-eager baseline: relu.cu: ok, 3.81x over torch-eager (baseline 0.0118 ms); linear.cu: ok, 2.27x over torch-eager (baseline 0.0141 ms)"
+	assert_line "PASS module tasks on cuda: timed against the torch-compile baseline (AOTInductor): relu.cu: ok, 2.32x over torch-compile (baseline 0.0072 ms)"
 }
 
 # replay_with STEP JQ: a copy of the recorded run with STEP's records passed through JQ; its
@@ -308,6 +315,56 @@ replay_with() {
 	assert_line "FAIL preflight: 12 findings; failed: compute mode; options: leap-verify --no-namespaces, leap-bench --freezer signals --no-namespaces"
 }
 
+# ---- check-gpu: module tasks on cuda (issue 42), against the torch baselines ----
+
+TORCH_FOUND="module tasks on cuda: torch with CUDA for the torch baselines"
+
+@test "check-gpu: no torch with CUDA on the GPU machine is one SKIP saying why, never a FAIL" {
+	local d why
+	# no torch at all: one line for the module tasks, the steps after the probe not run
+	d=$(replay_with torchprobe '{python: "/usr/bin/python3", libpython: null, error: "ModuleNotFoundError: No module named '"'torch'"'"}')
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" OUT="$T/out" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
+	why="no torch with CUDA on this machine (/usr/bin/python3: ModuleNotFoundError: No module named 'torch'): the torch baselines' cuda path is not checked"
+	assert_line "SKIP $TORCH_FOUND ($why)"
+	assert_line "step torchverify, torcheager, torchcompile: not run ($why)"
+	[ "$(grep -c 'module tasks on cuda' <<<"$output")" = 1 ]
+	assert_line --regexp '^check-gpu: 29 passed, 0 failed, 1 skipped in '
+	[ "$(jq -r --arg c "$TORCH_FOUND" 'select(.check == $c) | "\(.result) \(.detail)"' "$T/out/check-gpu.jsonl")" = "SKIP $why" ]
+	# torch built for the CPU alone; a CUDA build that finds no device, with torch's warning
+	d=$(replay_with torchprobe '{python: "/opt/py/bin/python", torch: "2.9.1+cpu", cuda_build: null, cuda: false}')
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "SKIP $TORCH_FOUND (no torch with CUDA on this machine (/opt/py/bin/python: torch 2.9.1+cpu is a CPU build): the torch baselines' cuda path is not checked)"
+	d=$(replay_with torchprobe '{python: "/opt/py/bin/python", torch: "2.9.1+cu130", cuda_build: "13.0", cuda: false,
+		error: "CUDA initialization: The NVIDIA driver on your system is too old (found version 12040)."}')
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "SKIP $TORCH_FOUND (no torch with CUDA on this machine (/opt/py/bin/python: torch 2.9.1+cu130 (CUDA 13.0) finds no usable device: CUDA initialization: The NVIDIA driver on your system is too old (found version 12040).): the torch baselines' cuda path is not checked)"
+	# a module torch-compile cannot make here is torch's limit, said with its reason: a SKIP
+	d=$(replay_with torchcompile '.bench = {status: "skipped", message: "not timed: the torch-compile baseline of task '"'relu'"' cannot be made: AOTInductor cannot compile the module: InvalidCxxCompiler: No working C++ compiler found"}')
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -0 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line "SKIP module tasks on cuda: timed against the torch-compile baseline (AOTInductor) (torch cannot make it here: relu: the torch-compile baseline of task 'relu' cannot be made: AOTInductor cannot compile the module: InvalidCxxCompiler: No working C++ compiler found)"
+	assert_line --regexp '^check-gpu: 33 passed, 0 failed, 1 skipped in '
+}
+
+@test "check-gpu: module tasks on cuda: a wrong verdict, a record never timed or timed against another baseline FAIL" {
+	local d
+	# the wrong kernel passed, the linear one's reference failed, the probe found torch
+	d=$(replay_with torchverify 'if .gpu_check == "torch_wrong" then .verify = {status: "pass"} | .status = "pass"
+		elif .task == "linear" then del(.verify, .status) | .error = {program: "leap-verify", message: "the reference of task '"'linear'"' failed: torch died"} else . end')
+	# relu timed against a kernel baseline, linear's torch baseline not built
+	jq -c 'if .task == "relu" then .bench.baseline_kind = "kernel"
+		else del(.bench) | .error = {program: "leap-bench", message: "the torch baseline of task '"'linear'"' does not build: cc failed"} end' \
+		"$REPLAY/torcheager.jsonl" >"$d/torcheager.jsonl"
+	# torch-compile's step killed at its limit: no record
+	: >"$d/torchcompile.jsonl"
+	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$d" run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
+	assert_line --partial "PASS $TORCH_FOUND: "
+	assert_line "FAIL module tasks on cuda: correct kernels pass against float64 CPU torch (relu, linear): relu.cu: pass; linear.cu: none the reference of task 'linear' failed: torch died"
+	assert_line "FAIL module tasks on cuda: a wrong kernel -> mismatch: relu_wrong.cu: pass"
+	assert_line "FAIL module tasks on cuda: timed against the torch-eager baseline: relu.cu: ok, 3.81x over kernel (baseline 0.0118 ms); linear.cu: none (the torch baseline of task 'linear' does not build: cc failed)"
+	assert_line "FAIL module tasks on cuda: timed against the torch-compile baseline (AOTInductor): relu.cu: no record (step torchcompile: replayed)"
+	assert_line --regexp '^check-gpu: 30 passed, 4 failed, 0 skipped in '
+}
+
 @test "check-gpu: a step the deadline leaves no time for is not run, and its checks fail saying so" {
 	PATH="$SMI:$PATH" CHECK_GPU_REPLAY="$REPLAY" DEADLINE=5 run -1 bash "$ROOT/tests/gpu/check-gpu.sh"
 	assert_line "step verify: not run: the 5 s deadline left no time"
@@ -345,8 +402,8 @@ replay_with() {
 	[ "$(grep -m1 -E '^(PASS|FAIL|SKIP) ' <<<"$output")" = "FAIL driver: driver 570.86.15 is older than 580, the minimum of the CUDA 13.0 runtime (CUDART_VERSION 13000) that leap's runner and the prepared artifacts link, and no forward-compatible libcuda (cuda-compat) was carried or is here: every CUDA step would fail (run where the driver is at least 580, or build and prepare with a CUDA 12.x toolkit)" ]
 	# nothing after it runs on the device: every other check says why it was skipped
 	assert_line "SKIP setup (driver 570.86.15 is older than 580, the CUDA runtime's minimum)"
-	assert_line "step verify, hang, bench, hot, eventloop, bandwidth, hostreg: not run (driver 570.86.15 is older than 580, the CUDA runtime's minimum)"
-	assert_line --regexp '^check-gpu: 0 passed, 1 failed, 30 skipped in '
+	assert_line "step verify, hang, bench, hot, eventloop, bandwidth, hostreg, torchprobe, torchverify, torcheager, torchcompile: not run (driver 570.86.15 is older than 580, the CUDA runtime's minimum)"
+	assert_line --regexp '^check-gpu: 0 passed, 1 failed, 31 skipped in '
 	[ "$(jq -sr '.[0] | "\(.check) \(.result)"' "$T/out/check-gpu.jsonl")" = "driver FAIL" ]
 	# a forward-compatible libcuda carried in the prepared tree is put first, not failed
 	mkdir -p "$T/prep/compat"
@@ -398,10 +455,14 @@ start_rehearsal() {
 	skip_unless_nvcc
 	local c="$T/tree" out pid
 	# the tree a GPU session carries: the tracked files, bin/, libexec/ and the pack, prepared
-	# here (vector_add alone, for time); build/gpu/ itself does not travel
+	# here (vector_add alone, for time; the module tasks where torch is here); build/gpu/
+	# itself does not travel
+	local torch=""
+	[ -n "${LEAP_TORCH_PYTHON:-}" ] && "$LEAP_TORCH_PYTHON" -c 'import torch' >/dev/null 2>&1 && torch=$LEAP_TORCH_PYTHON
 	mkdir -p "$c"
 	(cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 tar cf - bin libexec build/gpu) | tar xf - -C "$c"
-	(cd "$c" && CHECK_GPU_TASKS=vector_add FAKE_GPUS="" PATH="$SMI:$PATH" bash tests/gpu/check-gpu.sh --prepare) >"$T/prepare.log" 2>&1
+	(cd "$c" && CHECK_GPU_TASKS=vector_add FAKE_GPUS="" PATH="$SMI:$PATH" LEAP_TORCH_PYTHON="$torch" \
+		bash tests/gpu/check-gpu.sh --prepare) >"$T/prepare.log" 2>&1
 	[ -f "$c/build/gpu-prep.tar.gz" ]
 	rm -rf "$c/build/gpu"
 	toolless_path "$T/path"
@@ -409,7 +470,7 @@ start_rehearsal() {
 	! PATH="$T/path" command -v make
 	! PATH="$T/path" command -v jq
 	local -a env=(LEAP_TEST_DEVICE="gpu NVIDIA H100 (rehearsal)" CHECK_GPU_TASKS=vector_add CUDA_HOME=/nonexistent
-		PATH="$T/path" CHECK_GPU_STUB_STEP=verify CHECK_GPU_STUB_CMD="sleep 600")
+		PATH="$T/path" LEAP_TORCH_PYTHON= CHECK_GPU_STUB_STEP=verify CHECK_GPU_STUB_CMD="sleep 600")
 	# killed from outside while a step runs, as the device call's limit kills its command (the
 	# whole process group, no clean-up possible): what it did so far is in $OUT
 	out="$T/out1"
@@ -445,6 +506,23 @@ start_rehearsal() {
 	assert_line --regexp "^FAIL cuBLAS and cuDNN: the artifacts' libraries found: not found: libleapgone.so.13 \(vector_add\) .*: those tasks' checks cannot pass$"
 	assert_line --regexp '^step verify: 0 lines in [0-9]+ s \(limit [0-9]+ s, killed at its limit of [0-9]+ s\)$'
 	assert_line --regexp '^FAIL wrong -> mismatch: wrong: no record \(step verify: killed at its limit of [0-9]+ s\)$'
-	assert_line --regexp '^check-gpu: [0-9]+ passed, [0-9]+ failed, 0 skipped in [0-9]+ s \(deadline 90 s\)$'
+	# the module tasks: not prepared without torch, a SKIP that says so; prepared, their probe
+	# had no time left, which fails as every step's check does
+	if [ -z "$torch" ]; then
+		assert_line "SKIP module tasks on cuda: torch with CUDA for the torch baselines (the module tasks were not prepared: LEAP_TORCH_PYTHON was unset when make gpu-prepare ran; the torch baselines' cuda path is not checked)"
+	else
+		assert_line --regexp '^FAIL module tasks on cuda: torch with CUDA for the torch baselines: no record \(step torchprobe: not run: the 90 s deadline left no time\)$'
+	fi
+	assert_line --regexp '^check-gpu: [0-9]+ passed, [0-9]+ failed, [01] skipped in [0-9]+ s \(deadline 90 s\)$'
 	[ "$(jq -s length "$out/check-gpu.jsonl")" -eq "$(grep -cE '^(PASS|FAIL|SKIP) ' "$out/check-gpu.txt")" ]
+	# the steps all run, on a machine whose Python has no torch with CUDA (this one has no GPU):
+	# the module tasks are one SKIP naming why, before any torch step starts
+	[ -n "$torch" ] || return 0
+	out="$T/out3"
+	(cd "$c" && env "${env[@]}" CHECK_GPU_STUB_CMD=true DEADLINE=120 OUT="$out" bash tests/gpu/check-gpu.sh) >"$T/run3.log" 2>&1 || true
+	run cat "$out/check-gpu.txt"
+	assert_line --regexp '^step hostreg: [0-9]+ lines in '
+	assert_line --regexp "^SKIP module tasks on cuda: torch with CUDA for the torch baselines \(no torch with CUDA on this machine \(.+\): the torch baselines' cuda path is not checked\)$"
+	refute_line --regexp '^step torch[a-z]+: started'
+	[ "$(grep -c 'module tasks on cuda' <<<"$output")" = 1 ]
 }

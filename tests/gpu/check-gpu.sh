@@ -6,7 +6,8 @@
 # and any network: so everything the checks run is built beforehand (--prepare, `make
 # gpu-prepare`, here: the candidates by leap-compile in one batch, the references and baselines
 # into the cache they are looked up in, the probes, the runtime libraries leap's programs load,
-# the toolkit's forward-compatible libcuda where it is there and small enough) into
+# the toolkit's forward-compatible libcuda where it is there and small enough, and where
+# $LEAP_TORCH_PYTHON imports torch two module tasks of issue 42 with their kernels) into
 # build/gpu/prep, packed into build/gpu-prep.tar.gz, which travels with bin/ and libexec/; the
 # run (and --prepare too) unpacks it and builds nothing that is there (a content stamp says so,
 # not file times, which a copy does not keep). The run: the driver's version against the CUDA
@@ -17,12 +18,15 @@
 # setting changed), then seven bounded steps, each one process over many records or one probe
 # (leap-verify over every verdict fixture, leap-verify --timeout 5 over the hang, leap-bench
 # over the baselines and the cheats, leap-bench --hot, the event loop, build/gpu/bandwidth,
-# build/gpu/hostreg), then the checks, which read the records those steps wrote (JSON, with jq:
-# never a line of stderr, where warnings come first). Every step runs under `timeout`, cut to
-# what is left of the deadline (DEADLINE, 480 s). The report goes into $OUT as it is written
-# (after every check, and as every step starts and ends), so that a run killed at any point
-# still returns everything it did; told to stop (TERM, INT, HUP), it ends the step running and
-# the context holder first, and says so in the report.
+# build/gpu/hostreg), then issue 42's four, after them so that they take none of their time (the
+# torch probe, leap-verify and leap-bench --baseline torch-eager over the module tasks' kernels,
+# and last leap-bench --baseline torch-compile, only where 60 s are left), then the checks,
+# which read the records those steps wrote (JSON, with jq: never a line of stderr, where
+# warnings come first). Every step runs under `timeout`, cut to what is left of the deadline
+# (DEADLINE, 480 s). The report goes into $OUT as it is written (after every check, and as
+# every step starts and ends), so that a run killed at any point still returns everything it
+# did; told to stop (TERM, INT, HUP), it ends the step running and the context holder first,
+# and says so in the report.
 #
 # Checks: the driver (older than the runtime's minimum without a forward-compatible libcuda: the
 # first FAIL, naming both, and every later check skipped); the set-up (a GPU visible but no
@@ -38,8 +42,18 @@
 # stream, memoisation and deferred work earn no speedup (a cheat never timed does not pass);
 # the event loop's own flush makes a read one L2 partition holds cold; leap-bench against that
 # loop, flushed at 2^26 and 2^20 floats, and --hot at 2^20; the flush leaves a 16 MiB read
-# cold; a read-only kernel does not outrun the copy the roofline's floor comes from.
-# Without a GPU every check says SKIP with the reason, exit 0. Exit 1 when a check fails.
+# cold; a read-only kernel does not outrun the copy the roofline's floor comes from. Issue 42,
+# module tasks on cuda against torch (tests/fixtures/torch/modules.jsonl's relu and linear,
+# their kernels in tests/fixtures/gpu/torch): torch with CUDA found ($LEAP_TORCH_PYTHON, else
+# python3); the correct kernels pass against the reference (the module in float64 by CPU torch,
+# in a trusted process), the wrong one is a mismatch; the correct ones timed against
+# torch-eager (ok or noisy, a measured speedup, bench.baseline_kind torch-eager), relu's
+# against torch-compile. Where the module tasks were not prepared (no torch there) or this
+# machine has no torch with CUDA, that is one SKIP line saying why, never a FAIL; so is a
+# Python without a shared libpython or a machine without cc (the torch baselines embed this
+# machine's libpython and are built where they run) for the timings, and a torch-compile
+# baseline torch says it cannot make (its reason). Without a GPU every check says SKIP with
+# the reason, exit 0. Exit 1 when a check fails.
 #
 # usage: tests/gpu/check-gpu.sh [--full]            the run
 #        tests/gpu/check-gpu.sh --prepare [--full]  build what the run needs (needs nvcc)
@@ -47,6 +61,8 @@
 #                record per check), records.jsonl (every record the steps wrote), stderr.txt,
 #                doctor.jsonl
 #      DEADLINE  seconds for the whole run (480); MAX_TIME per timing (2)
+#      LEAP_TORCH_PYTHON  the Python with torch: --prepare imports the module tasks with it
+#                (unset: not prepared); the run's torch baselines (unset: python3 on PATH)
 #      GPU_PREP  the prepared tree (build/gpu/prep); GPU_ARCH the arch to prepare for (the
 #                visible GPU's, else sm_90a: an H100/H200); CHECK_GPU_TASKS the tasks to check;
 #                COMPAT_MAX_MB the largest forward-compatible libcuda --prepare carries (64)
@@ -70,6 +86,10 @@ RESERVE=10 # seconds kept for the checks and the report
 # a vendor GEMM, a cuDNN convolution, a reduction, an elementwise kernel, a row-wise softmax,
 # a normalisation, attention
 REPRESENTATIVE="vector_add row_sum softmax layernorm attention matmul conv2d"
+# issue 42's module tasks (tests/fixtures/torch/modules.jsonl): an elementwise module, and one
+# whose parameters the torch baselines bind in place; their kernels in tests/fixtures/gpu/torch
+TORCH_TASKS="relu linear"
+TORCH_CANDIDATES=tests/fixtures/gpu/torch
 
 mode=run full=0
 for a in "$@"; do
@@ -100,7 +120,7 @@ left() { echo $((DEADLINE - (SECONDS - START))); }
 # ---- preparing: everything the run needs, built here once ----
 
 # What --prepare makes, by version: bump it when prepare() makes something else.
-PREP_FORMAT=4
+PREP_FORMAT=5
 
 # The stamp of a prepared tree: what it was built from (sources, programs, selection, arch).
 stamp() {
@@ -108,6 +128,8 @@ stamp() {
 		echo "format $PREP_FORMAT; tasks: $TASKS; arch: $1; nvcc: $2"
 		cat tests/fixtures/gpu/*.cu tests/gpu/eventloop.cu tests/gpu/hostreg.cu
 		for t in $TASKS vector_add row_sum; do cat tasks/"$t"/*; done
+		echo "torch: $TORCH_TASKS"
+		cat tests/fixtures/torch/modules.jsonl "$TORCH_CANDIDATES"/*.cu "$LIBEXEC"/leap-torchref.py 2>/dev/null
 		cat bin/leap-compile bin/leap-verify bin/leap-bench "$LIBEXEC"/leap-run-cuda 2>/dev/null
 	} | sha256sum | cut -c1-64
 }
@@ -149,6 +171,14 @@ prepare() {
 	want=$(stamp "$arch" "$nvcc")
 	if [ -f "$PREP/stamp" ] && [ "$(cat "$PREP/stamp")" = "$want" ]; then
 		echo "check-gpu: prepared, up to date: $PREP ($TASKS; $arch)"
+		# the module tasks, where the tree was prepared without torch and torch is named now
+		if [ ! -s "$PREP/torch.jsonl" ] && [ -n "${LEAP_TORCH_PYTHON:-}" ]; then
+			export NVCC=$nvcc CC=${CC:-cc} LEAP_CACHE=$PREP/cache
+			prepare_torch "$arch" || return 1
+			echo "check-gpu: module tasks added: $TORCH_NOTE"
+			pack_stale && pack && echo "check-gpu: packed again: $PACK"
+			return 0
+		fi
 		pack_stale && pack && echo "check-gpu: packed again: $PACK (a tool changed)"
 		return 0
 	fi
@@ -193,6 +223,7 @@ prepare() {
 		return 1
 	fi
 	jq -c --arg root "$ROOT/" 'del(.code) | .compile.artifact |= ltrimstr($root)' "$W/compiled.jsonl" >"$PREP/records.jsonl"
+	prepare_torch "$arch" || return 1
 	build/gpu/prebuild "$PREP/cache" "$PREP"/suite/* >"$PREP/trusted.txt" || return 1
 	# the libraries leap's programs and jq load beyond the C library's, and jq itself, for a
 	# machine without them
@@ -216,7 +247,45 @@ prepare() {
 	# one compressed file to carry to the GPU machine (the artifacts are mostly the static
 	# CUDA runtime: a third of their size), with the probes and the event loop
 	pack
-	echo "check-gpu: prepared $PREP in $((SECONDS - t0)) s: $(wc -l <"$PREP/records.jsonl") candidates for $arch ($TASKS), $(wc -l <"$PREP/trusted.txt") trusted artifacts, CUDA runtime ${cudart:-unknown}, $(du -sh "$PREP" | cut -f1); to carry: $PACK ($(du -sh "$PACK" 2>/dev/null | cut -f1)); forward-compatible driver: $COMPAT_NOTE"
+	echo "check-gpu: prepared $PREP in $((SECONDS - t0)) s: $(wc -l <"$PREP/records.jsonl") candidates for $arch ($TASKS), $(wc -l <"$PREP/trusted.txt") trusted artifacts, CUDA runtime ${cudart:-unknown}, $(du -sh "$PREP" | cut -f1); to carry: $PACK ($(du -sh "$PACK" 2>/dev/null | cut -f1)); forward-compatible driver: $COMPAT_NOTE; module tasks: $TORCH_NOTE"
+}
+
+# prepare_torch ARCH: issue 42's module tasks (TORCH_TASKS) imported by $LEAP_TORCH_PYTHON into
+# $PREP/torch, a task root of their own (prebuild builds the C tasks' references and baselines,
+# which a module task has none of), and their kernels compiled for ARCH into $PREP/torch.jsonl.
+# Without torch here they are not prepared, and $PREP/torch.note says why: the run's SKIP line
+# gives it. The torch baselines themselves are built where they run: each embeds that
+# machine's libpython (lib/referee/torchbase.c).
+prepare_torch() {
+	local d=$PREP/torch
+	rm -rf "$d" "$PREP/torch.jsonl" "$PREP/torch.note"
+	TORCH_NOTE=""
+	if [ -z "${LEAP_TORCH_PYTHON:-}" ]; then
+		TORCH_NOTE="LEAP_TORCH_PYTHON was unset when make gpu-prepare ran"
+	elif ! jq -c --arg ts "$TORCH_TASKS" 'select(.id as $i | $ts | split(" ") | index($i))' \
+		tests/fixtures/torch/modules.jsonl >"$W/modules.jsonl" ||
+		! leap-task --import "$d" "$W/modules.jsonl" >"$W/import.jsonl" 2>"$W/import.err"; then
+		TORCH_NOTE="leap-task --import failed where the run was prepared: $(grep -v '^leap-torchref: ' "$W/import.err" | head -1 | cut -c1-200)"
+	fi
+	if [ -n "$TORCH_NOTE" ]; then
+		rm -rf "$d"
+		echo "$TORCH_NOTE" >"$PREP/torch.note"
+		echo "check-gpu: --prepare: module tasks not prepared: $TORCH_NOTE" >&2
+		return 0
+	fi
+	{
+		for t in $TORCH_TASKS; do record torch_ok "$t" "$TORCH_CANDIDATES/$t.cu"; done
+		record torch_wrong relu "$TORCH_CANDIDATES/relu_wrong.cu"
+	} >"$W/torch.in"
+	if ! leap-compile --no-progress --tasks "$d" --arch "$1" "$W/torch.in" >"$W/torch.out" 2>"$W/torch.err" ||
+		[ "$(jq -r .compile.status "$W/torch.out" | sort -u)" != ok ]; then
+		echo "check-gpu: --prepare: leap-compile failed on the module tasks' kernels:" >&2
+		jq -r 'select(.compile.status != "ok") | "\(.file): \(.compile.status // .error.message)"' "$W/torch.out" >&2
+		cat "$W/torch.err" >&2
+		return 1
+	fi
+	jq -c --arg root "$ROOT/" 'del(.code) | .compile.artifact |= ltrimstr($root)' "$W/torch.out" >"$PREP/torch.jsonl"
+	TORCH_NOTE="$(wc -l <"$PREP/torch.jsonl") candidates of $TORCH_TASKS"
 }
 
 # compat: the toolkit's forward-compatible driver library (cuda-compat: libcuda.so.* in
@@ -271,31 +340,38 @@ fi
 # ---- the run ----
 
 npass=0 nfail=0 nskip=0
-STEPS="verify hang bench hot eventloop bandwidth hostreg" # in the order they run
+TORCH_STEPS="torchprobe torchverify torcheager torchcompile"
+STEPS="verify hang bench hot eventloop bandwidth hostreg $TORCH_STEPS" # in the order they run
+TORCH_WHY="" EAGER_WHY="" COMPILE_WHY="" # why the module tasks' steps, or some, were not run
 why="" # the reason every GPU check is skipped, or ""
 VOPTS=() BOPTS=() # the fallbacks' options each program takes
 declare -A STEP_NOTE=()
 
-# check NAME FUNCTION [ARG]...: FUNCTION sets $detail and returns 0 (PASS) or not (FAIL);
-# SKIP with the reason while $why is set.
+# check NAME FUNCTION [ARG]...: FUNCTION sets $detail and returns 0 (PASS) or not (FAIL, or
+# SKIP with the reason it puts in $skipped: what this machine lacks, never a verdict); SKIP
+# with the reason while $why is set. $res is the result.
 check() {
-	local name=$1 res
+	local name=$1
 	shift
-	detail=""
+	detail="" skipped=""
 	if [ -n "$why" ]; then
-		res=SKIP
-		echo "SKIP $name ($why)"
-		nskip=$((nskip + 1))
+		res=SKIP skipped=$why
 	elif "$@"; then
 		res=PASS
 		echo "PASS $name${detail:+: $detail}"
 		npass=$((npass + 1))
+	elif [ -n "$skipped" ]; then
+		res=SKIP
 	else
 		res=FAIL
 		echo "FAIL $name${detail:+: $detail}"
 		nfail=$((nfail + 1))
 	fi
-	[ $res = SKIP ] && detail=$why
+	if [ $res = SKIP ]; then
+		echo "SKIP $name ($skipped)"
+		nskip=$((nskip + 1))
+		detail=$skipped
+	fi
 	jq -n 1 >/dev/null 2>&1 &&
 		jq -nc --arg c "$name" --arg r "$res" --arg d "$detail" '{check: $c, result: $r, detail: $d}' >>"$W/checks.jsonl"
 	save checks
@@ -813,6 +889,90 @@ read_floor() {
 	awk -v c="$copy" -v r="$rd" 'BEGIN { exit !(r <= 1.05 * c) }'
 }
 
+# ---- issue 42: module tasks on cuda, the torch baselines ----
+
+# Torch with CUDA found: the probe's record (the Python, torch, the device torch sees). Where
+# the module tasks were not prepared, or this machine has no torch with CUDA, the one SKIP of
+# the module tasks, saying why; the checks below run only after a PASS here.
+torch_found() {
+	local r
+	[ -n "$TORCH_WHY" ] && { skipped=$TORCH_WHY; return 1; }
+	r=$(jq -r 'select(.cuda == true) | "\(.python): torch \(.torch) (CUDA \(.cuda_build)), \(.device) (compute capability \(.cc))"' \
+		"$W/torchprobe.jsonl" 2>/dev/null | head -1)
+	[ -z "$r" ] && { detail=$(missing torchprobe); return 1; }
+	detail=$r
+}
+
+# The correct kernels pass against the reference: the module in float64, by CPU torch in a
+# trusted process (leap-torchref.py), never in the sandbox.
+torch_pass() {
+	local t v bad=0
+	for t in $TORCH_TASKS; do
+		v=$(get torchverify torch_ok "$t" "" '"\(.verify.status // "none") " + '"$WHY")
+		[ -z "$v" ] && v="none $(missing torchverify)"
+		detail+="${detail:+; }$t.cu: ${v% }"
+		[ "${v%% *}" = pass ] || bad=1
+	done
+	[ $bad = 0 ]
+}
+
+torch_wrong() {
+	local v
+	v=$(get torchverify torch_wrong relu "" '"\(.verify.status // "none") " + '"$WHY")
+	[ -z "$v" ] && { detail="relu_wrong.cu: $(missing torchverify)"; return 1; }
+	detail="relu_wrong.cu: ${v% }"
+	[ "${v%% *}" = mismatch ]
+}
+
+# torch_timed STEP KIND WHY TASK...: each TASK's correct kernel timed against the KIND baseline
+# on the device: ok or noisy, a measured speedup, bench.baseline_kind KIND. WHY (the step was
+# not run for what this machine lacks) and a baseline torch says it cannot make (a skipped
+# record, torch's reason) are SKIPs; a record never timed otherwise is a FAIL.
+torch_timed() {
+	local step=$1 kind=$2 t b st k sp bms msg bad=0 refused=""
+	shift 2
+	[ -n "$1" ] && { skipped=$1; return 1; }
+	shift
+	for t in "$@"; do
+		b=$(get "$step" torch_ok "$t" "" '"\(.bench.status // "none") \(.bench.baseline_kind // "-") \(.bench.measured_speedup // .bench.speedup // "-") \(.bench.baseline_ms // "-") " + '"$WHY")
+		if [ -z "$b" ]; then
+			detail+="${detail:+; }$t.cu: $(missing "$step")"
+			bad=1
+			continue
+		fi
+		read -r st k sp bms msg <<<"$b"
+		if [ "$st" = skipped ] && [[ "$msg" == *"baseline of task '$t' cannot be made"* ]]; then
+			refused+="${refused:+; }$t: ${msg#not timed: }"
+			continue
+		fi
+		case "$st" in
+		ok | noisy)
+			detail+="${detail:+; }$t.cu: $st, $(awk -v s="$sp" 'BEGIN { printf "%.2f", s }')x over $k (baseline $bms ms)"
+			[ "$k" = "$kind" ] && awk -v s="$sp" 'BEGIN { exit !(s + 0 > 0) }' || bad=1
+			;;
+		*)
+			detail+="${detail:+; }$t.cu: $st${msg:+ ($msg)}"
+			bad=1
+			;;
+		esac
+	done
+	if [ -n "$refused" ] && [ -z "$detail" ]; then
+		skipped="torch cannot make it here: $refused"
+		return 1
+	fi
+	[ -n "$refused" ] && detail+="; not made: $refused"
+	[ $bad = 0 ] && [ -z "$refused" ]
+}
+
+torch_eager() {
+	# shellcheck disable=SC2086 # a list of task names
+	torch_timed torcheager torch-eager "$EAGER_WHY" $TORCH_TASKS
+}
+
+torch_compile() {
+	torch_timed torchcompile torch-compile "$COMPILE_WHY" relu
+}
+
 # ---- the steps ----
 
 run_steps() {
@@ -852,6 +1012,117 @@ run_steps() {
 		STEP_NOTE[hostreg]="build/gpu/hostreg is not built (no nvcc where leap was built)"
 		: >"$W/hostreg.jsonl"
 	fi
+	torch_steps
+}
+
+# The probe of the Python that runs the torch baselines: one JSON line, whatever it finds (its
+# torch, whether CUDA is usable and the device, its shared libpython, which the baselines embed).
+TORCH_PROBE='
+import json, os, sys, sysconfig, warnings
+r = {"python": sys.executable}
+lib = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("INSTSONAME") or "")
+r["libpython"] = lib if sysconfig.get_config_var("Py_ENABLE_SHARED") and os.path.exists(lib) else None
+def first(e):
+    return ("%s: %s" % (type(e).__name__, e)).strip().splitlines()[0][:200]
+try:
+    import torch
+except Exception as e:
+    r["error"] = first(e)
+else:
+    r["torch"], r["cuda_build"], r["cuda"] = torch.__version__, torch.version.cuda, False
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r["cuda"] = bool(torch.cuda.is_available())
+            if r["cuda"]:
+                r["device"] = torch.cuda.get_device_name(0)
+                r["cc"] = "%d.%d" % torch.cuda.get_device_capability(0)
+        except Exception as e:
+            r["cuda"], r["error"] = False, first(e)
+    if not r["cuda"] and "error" not in r and w:
+        r["error"] = str(w[0].message).strip().splitlines()[0][:200]
+print(json.dumps(r), flush=True)
+'
+
+# torch_skip STEPS REASON: the module tasks' STEPS not run, for REASON.
+torch_skip() {
+	local s
+	for s in $1; do
+		STEP_NOTE[$s]="not run: $2"
+		: >"$W/$s.jsonl"
+	done
+	echo "step ${1// /, }: not run ($2)"
+}
+
+# no_torch REASON: this machine has no torch with CUDA, for REASON.
+no_torch() {
+	TORCH_WHY="no torch with CUDA on this machine ($1): the torch baselines' cuda path is not checked"
+}
+
+# issue 42's steps, after the rest, so that they take none of its time: the Python with torch
+# ($LEAP_TORCH_PYTHON, else python3 on PATH; torch found without importing it, then the probe,
+# its own step), the module tasks' kernels verified (the reference: CPU torch in float64), the
+# correct ones timed against torch-eager, then relu's against torch-compile, last and only
+# where 60 s are left: its first use compiles the module (AOTInductor; triton on a GPU).
+torch_steps() {
+	local py=${LEAP_TORCH_PYTHON:-python3} p="" t r
+	if [ -z "${CHECK_GPU_REPLAY:-}" ]; then
+		if [ ! -s "$PREP/torch.jsonl" ]; then
+			TORCH_WHY="the module tasks were not prepared: $(cat "$PREP/torch.note" 2>/dev/null || echo "no $PREP/torch.jsonl"); the torch baselines' cuda path is not checked"
+		elif ! p=$(command -v "$py" 2>/dev/null); then
+			no_torch "no $py here"
+		else
+			t=$(($(left) - RESERVE))
+			[ "$t" -gt 10 ] && t=10
+			if [ "$t" -ge 1 ]; then
+				timeout -k 2 "$t" "$p" -c 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("torch") else 3)' >/dev/null 2>&1
+				[ $? = 3 ] && no_torch "$p: no module named torch"
+			fi
+		fi
+	fi
+	[ -n "$TORCH_WHY" ] && { torch_skip "$TORCH_STEPS" "$TORCH_WHY"; return 0; }
+	export LEAP_TORCH_PYTHON=${p:-$py}
+	bounded torchprobe 60 "$LEAP_TORCH_PYTHON" -c "$TORCH_PROBE"
+	r=$(jq -r 'if .cuda == true then "" elif .torch == null then "\(.python): \(.error // "no torch")"
+		elif .cuda_build == null then "\(.python): torch \(.torch) is a CPU build"
+		else "\(.python): torch \(.torch) (CUDA \(.cuda_build)) finds no usable device\(if .error then ": " + .error else "" end)" end' \
+		"$W/torchprobe.jsonl" 2>/dev/null | head -1)
+	[ -n "$r" ] && no_torch "$r" && { torch_skip "${TORCH_STEPS#torchprobe }" "$TORCH_WHY"; return 0; }
+	if [ ! -s "$W/torchprobe.jsonl" ]; then
+		torch_skip "${TORCH_STEPS#torchprobe }" "the probe wrote no record"
+		return 0
+	fi
+	local recs=$W/torch.jsonl
+	local -a tc=(--no-progress --seed 1 --tasks "$PREP/torch")
+	[ -n "${CHECK_GPU_REPLAY:-}" ] && : >"$recs" ||
+		jq -c --arg root "$ROOT/" '.compile.artifact |= (if startswith("/") then . else $root + . end)' \
+			"$PREP/torch.jsonl" >"$recs"
+	bounded torchverify 120 leap-verify "${tc[@]}" "${VOPTS[@]}" "$recs"
+	# the baselines' artifact embeds this machine's libpython and is built by cc where it runs
+	if [ -z "${CHECK_GPU_REPLAY:-}" ]; then
+		if [ "$(jq -r '.libpython // ""' "$W/torchprobe.jsonl" | head -1)" = "" ]; then
+			EAGER_WHY="$LEAP_TORCH_PYTHON has no shared libpython, which the torch baselines embed"
+		elif ! command -v "${CC:-cc}" >/dev/null; then
+			EAGER_WHY="no C compiler (${CC:-cc}) here: the torch baselines' artifact embeds this machine's libpython and is built where it runs"
+		fi
+	fi
+	if [ -n "$EAGER_WHY" ]; then
+		COMPILE_WHY=$EAGER_WHY
+		torch_skip "torcheager torchcompile" "$EAGER_WHY"
+		return 0
+	fi
+	jq -c 'select(.gpu_check == "torch_ok")' "$W/torchverify.jsonl" >"$W/torcheager.in"
+	bounded torcheager 120 leap-bench "${tc[@]}" "${BOPTS[@]}" --baseline torch-eager --max-time "$MAX_TIME" \
+		--no-baseline-cache "$W/torcheager.in"
+	t=$(($(left) - RESERVE))
+	if [ "$t" -lt 60 ]; then
+		COMPILE_WHY="only $t s of the deadline left, and its first use compiles the module (AOTInductor, triton) in up to 120 s"
+		torch_skip torchcompile "$COMPILE_WHY"
+		return 0
+	fi
+	jq -c 'select(.gpu_check == "torch_ok" and .task == "relu")' "$W/torchverify.jsonl" >"$W/torchcompile.in"
+	bounded torchcompile 120 leap-bench "${tc[@]}" "${BOPTS[@]}" --baseline torch-compile --max-time "$MAX_TIME" \
+		--no-baseline-cache "$W/torchcompile.in"
 }
 
 # stopped SIGNAL: the run was told to end (the device call's limit, ^C): the step running and
@@ -925,6 +1196,13 @@ main() {
 	check "leap-bench --hot vs the event loop's hot median within 10% (2^20 floats)" near hot l2 vector_add_l2 1048576 hot_ms 10
 	check "L2 flush leaves a 16 MiB read cold" l2_cold
 	check "roofline floor: a read-only kernel does not outrun the copy" read_floor
+	check "module tasks on cuda: torch with CUDA for the torch baselines" torch_found
+	if [ "$res" = PASS ]; then
+		check "module tasks on cuda: correct kernels pass against float64 CPU torch (relu, linear)" torch_pass
+		check "module tasks on cuda: a wrong kernel -> mismatch" torch_wrong
+		check "module tasks on cuda: timed against the torch-eager baseline" torch_eager
+		check "module tasks on cuda: timed against the torch-compile baseline (AOTInductor)" torch_compile
+	fi
 	echo "check-gpu: $npass passed, $nfail failed, $nskip skipped in $((SECONDS - START)) s (deadline $DEADLINE s)"
 	[ "$nfail" -eq 0 ]
 }
