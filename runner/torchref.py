@@ -459,14 +459,22 @@ def expr_value(e, v):
 
 
 def leap_state(runs, sd, v, g, pattern):
-    """The floating state_dict entries as leap draws them at sizes v, in float32 as leap's
-    buffers hold them: each uniform in its run's center +- spread / sqrt(fan), a causal mask
-    (run "tril") as the module makes it, a buffer without a run from the pattern; the integer
-    ones as the module made them."""
+    """The state_dict entries as leap draws them at sizes v, the floating ones in float32 as
+    leap's buffers hold them: each uniform in its run's center +- spread / sqrt(fan), a causal
+    mask (run "tril") or a table (run "values") as the module makes it, a buffer without a run
+    from the pattern; an integer one the module's table, or within its values."""
     out = {}
     for k, t in sd.items():
         if not t.is_floating_point():
-            out[k] = t
+            # the module's own table, or drawn within the module's values as leap draws an
+            # integer buffer with a range: a forward that fails on such draws is refused here,
+            # not found failing on every case (an index drawn out of its table)
+            r = runs.get(k)
+            if (r and "values" in r) or not t.numel():
+                out[k] = t
+            else:
+                x = torch.randint(int(t.min()), int(t.max()) + 1, t.shape, generator=g)
+                out[k] = x.to(t.dtype)
             continue
         r = runs[k]
         if r is None:
