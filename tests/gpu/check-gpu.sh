@@ -134,6 +134,20 @@ stamp() {
 	} | sha256sum | cut -c1-64
 }
 
+# compile_batch TASKS ARCH IN OUT WHAT: leap-compile's one batch of IN for ARCH into OUT, each
+# record without its code and its artifact relative to the tree (which travels); any record not
+# compiled is a failure, said with WHAT.
+compile_batch() {
+	if ! leap-compile --no-progress --tasks "$1" --arch "$2" "$3" >"$W/compile.out" 2>"$W/compile.err" ||
+		[ "$(jq -r .compile.status "$W/compile.out" | sort -u)" != ok ]; then
+		echo "check-gpu: --prepare: leap-compile failed$5:" >&2
+		jq -r 'select(.compile.status != "ok") | "\(.file): \(.compile.status // .error.message)"' "$W/compile.out" >&2
+		cat "$W/compile.err" >&2
+		return 1
+	fi
+	jq -c --arg root "$ROOT/" 'del(.code) | .compile.artifact |= ltrimstr($root)' "$W/compile.out" >"$4"
+}
+
 # suite_task SRC ID JQ: a copy of task SRC as ID in the prepared suite, its task.json through JQ;
 # every task there allows the libraries its baseline calls, so that the baseline compiles as a
 # candidate (leap-compile refuses a library its task does not allow).
@@ -215,14 +229,7 @@ prepare() {
 	# one leap-compile for all, and the trusted builds, with nvcc and cc named as the run will
 	# name them (their names enter the cache keys)
 	export NVCC=$nvcc CC=${CC:-cc} LEAP_CACHE=$PREP/cache
-	if ! leap-compile --no-progress --tasks "$PREP/suite" --arch "$arch" "$W/candidates.jsonl" >"$W/compiled.jsonl" 2>"$W/compile.err" ||
-		[ "$(jq -r .compile.status "$W/compiled.jsonl" | sort -u)" != ok ]; then
-		echo "check-gpu: --prepare: leap-compile failed:" >&2
-		jq -r 'select(.compile.status != "ok") | "\(.file): \(.compile.status // .error.message)"' "$W/compiled.jsonl" >&2
-		cat "$W/compile.err" >&2
-		return 1
-	fi
-	jq -c --arg root "$ROOT/" 'del(.code) | .compile.artifact |= ltrimstr($root)' "$W/compiled.jsonl" >"$PREP/records.jsonl"
+	compile_batch "$PREP/suite" "$arch" "$W/candidates.jsonl" "$PREP/records.jsonl" "" || return 1
 	prepare_torch "$arch" || return 1
 	build/gpu/prebuild "$PREP/cache" "$PREP"/suite/* >"$PREP/trusted.txt" || return 1
 	# the libraries leap's programs and jq load beyond the C library's, and jq itself, for a
@@ -277,14 +284,7 @@ prepare_torch() {
 		for t in $TORCH_TASKS; do record torch_ok "$t" "$TORCH_CANDIDATES/$t.cu"; done
 		record torch_wrong relu "$TORCH_CANDIDATES/relu_wrong.cu"
 	} >"$W/torch.in"
-	if ! leap-compile --no-progress --tasks "$d" --arch "$1" "$W/torch.in" >"$W/torch.out" 2>"$W/torch.err" ||
-		[ "$(jq -r .compile.status "$W/torch.out" | sort -u)" != ok ]; then
-		echo "check-gpu: --prepare: leap-compile failed on the module tasks' kernels:" >&2
-		jq -r 'select(.compile.status != "ok") | "\(.file): \(.compile.status // .error.message)"' "$W/torch.out" >&2
-		cat "$W/torch.err" >&2
-		return 1
-	fi
-	jq -c --arg root "$ROOT/" 'del(.code) | .compile.artifact |= ltrimstr($root)' "$W/torch.out" >"$PREP/torch.jsonl"
+	compile_batch "$d" "$1" "$W/torch.in" "$PREP/torch.jsonl" " on the module tasks' kernels" || return 1
 	TORCH_NOTE="$(wc -l <"$PREP/torch.jsonl") candidates of $TORCH_TASKS"
 }
 
