@@ -10,8 +10,8 @@ Python of $LEAP_TORCH_PYTHON, never inside a candidate's sandbox, for two jobs:
   serve TASK_DIR   a long-lived reference for leap-verify: each request is a JSON line
                    {"values": {scalar: n}, "counts": [elements per buffer]} followed by the raw
                    bytes of every input buffer (role in) in parameter order; the answer is a
-                   JSON line {"ok": true} followed by the raw bytes of every output, or
-                   {"error": why}.
+                   JSON line {"ok": true, "forward_s": the forward's own seconds} followed by
+                   the raw bytes of every output, or {"error": why}.
 
 The parameters of the C entry are, in order: the forward's tensor inputs, the module's
 parameters and buffers in state_dict order (dots become underscores), the outputs, then the
@@ -1062,8 +1062,9 @@ def serve(task_dir):
         bufs = [p for p in task["params"] if "role" in p]
         blobs = [read_exact(inp, n * size_of(p["type"])) if p["role"] == "in" else None for p, n in zip(bufs, counts)]
         try:
-            res = answer(mod, consts, task, values, counts, blobs, models)
-            out.write(b'{"ok": true}\n')
+            timing = {}
+            res = answer(mod, consts, task, values, counts, blobs, models, timing)
+            out.write(b'{"ok": true, "forward_s": %.9f}\n' % timing["forward_s"])
             for r in res:
                 out.write(r)
         except Exception as e:
@@ -1078,7 +1079,9 @@ def size_of(ty):
     return SIZES[ty]
 
 
-def answer(mod, consts, task, values, counts, blobs, models):
+def answer(mod, consts, task, values, counts, blobs, models, timing=None):
+    """The outputs for the request's values; timing, a dict, gets "forward_s": the seconds the
+    forward alone took (bench/torchref.sh sets the whole answer against it)."""
     v = {k: int(values[k]) if k in values else consts[k] for k in consts}
     key = tuple(v.items())
     if key not in models:
@@ -1119,7 +1122,10 @@ def answer(mod, consts, task, values, counts, blobs, models):
             state[key2] = x
     m = to_dtype(model, torch.float64)
     m.load_state_dict(state, strict=True)
+    t0 = time.perf_counter()
     outs = seeded_outputs(m, held, [xs[i] for i in sorted(xs)])
+    if timing is not None:
+        timing["forward_s"] = time.perf_counter() - t0
     res = []
     for p, o in zip([p for p in bufs if p["role"] == "out"], outs):
         res.append(o.detach().to(DTYPES[p["type"]]).contiguous().numpy().tobytes())

@@ -12,8 +12,8 @@
  *
  * The protocol, one request at a time on a pair of pipes: a JSON line {"values": {scalar: v},
  * "counts": [elements of each buffer, in parameter order]} and the raw bytes of each input
- * buffer; the answer is a line {"ok": true} and the raw bytes of each output, or {"error":
- * why}. Each answer has a deadline (LEAP_TORCHREF_TIMEOUT_S): a module that hangs is the
+ * buffer; the answer is a line {"ok": true, "forward_s": the forward's own seconds} and the raw
+ * bytes of each output, or {"error": why}. Each answer has a deadline (LEAP_TORCHREF_TIMEOUT_S): a module that hangs is the
  * task's fault, said as an error, never a verdict.
  */
 #include <errno.h>
@@ -40,6 +40,7 @@ struct leap_torchref {
 	struct leap_child ch;
 	int to, from; /* our ends: requests, answers */
 	pid_t owner;  /* the process that started it: a forked worker's copy never ends it */
+	double forward_s; /* the last answer's forward, as torch timed it */
 	char *id;
 };
 
@@ -204,6 +205,7 @@ int leap_torchref_case(struct leap_torchref *r, struct leap_case_data *d, uint32
 		json_decref(a);
 		return -1;
 	}
+	r->forward_s = json_real_value(json_object_get(a, "forward_s"));
 	json_decref(a);
 	for (size_t i = 0; i < np; i++) {
 		if (d->rp[i].kind != LEAP_RUN_K_OUT && d->rp[i].kind != LEAP_RUN_K_INOUT)
@@ -215,6 +217,11 @@ int leap_torchref_case(struct leap_torchref *r, struct leap_case_data *d, uint32
 		}
 	}
 	return 0;
+}
+
+double leap_torchref_forward_s(const struct leap_torchref *r)
+{
+	return r->forward_s;
 }
 
 void leap_torchref_stop(struct leap_torchref *r)
