@@ -24,7 +24,8 @@
  * the forward's own seconds}, or {"error": why}; only then does leap read the outputs. Through
  * the pipe, ResNet18's 48 MB state cost a write, a read and two copies a case (bench/torchref.md).
  * Each answer has a deadline (LEAP_TORCHREF_TIMEOUT_S): a module that hangs is the task's fault,
- * said as an error, never a verdict.
+ * said as an error, never a verdict; the process is ended then and never asked again, since its
+ * late answer would come amid the next request's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +60,7 @@ struct leap_torchref {
 	size_t cap;
 	pid_t owner;  /* the process that started it: a forked worker's copy never ends it */
 	double forward_s; /* the last answer's forward, as torch timed it */
+	int gone;     /* it missed an answer: ended, never asked again */
 	char *id;
 };
 
@@ -269,6 +271,11 @@ int leap_torchref_case(struct leap_torchref *r, struct leap_case_data *d, uint32
 {
 	double deadline = leap_now() + LEAP_TORCHREF_TIMEOUT_S;
 	size_t np = d->t->nparams;
+	if (r->gone) {
+		*err = xasprintf("the torch reference of task '%s' failed an earlier case: not asked on %s", r->id,
+				 d->desc);
+		return -1;
+	}
 	size_t *at = xcalloc(np ? np : 1, sizeof *at), bytes = layout(d, at);
 	char *line = NULL;
 	if (grow(r, bytes, err)) {
@@ -278,6 +285,10 @@ int leap_torchref_case(struct leap_torchref *r, struct leap_case_data *d, uint32
 	if (send_request(r, d, set, at, bytes, &deadline) || !(line = read_line(r->from, &deadline))) {
 		*err = xasprintf("the torch reference of task '%s' %s on %s", r->id,
 				 leap_now() >= deadline ? "did not answer in time" : "ended", d->desc);
+		/* a late answer would land in the shared memory and on the pipe amid the next request's */
+		if (r->ch.pid > 0 && r->owner == getpid())
+			leap_child_kill(r->ch.pid);
+		r->gone = 1;
 		free(at);
 		return -1;
 	}
