@@ -13,3 +13,15 @@ bench-referee: all
 build/bench/blockcost: bench/blockcost.c lib/libleap.a build/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Ilib $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)
+
+# bench-torchref: a module task's torch reference per case, as leap-verify calls it, against
+# torch's own forward (bench/torchref.sh, build/bench/torchref; bench/torchref.md). Needs
+# $$LEAP_TORCH_PYTHON and KernelBench's files at $$KB_DIR; skips saying so without them.
+.PHONY: bench-torchref
+bench: bench-torchref
+bench-torchref: all
+	KB_DIR='$(KB_DIR)' bash bench/torchref.sh
+
+build/bench/torchref: bench/torchref.c lib/libleap.a build/flags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ilib $(LDFLAGS) -o $@ $< lib/libleap.a $(LDLIBS)

@@ -8,10 +8,12 @@ Python of $LEAP_TORCH_PYTHON, never inside a candidate's sandbox, for two jobs:
                    entry's parameters, cases with shrunk sizes, bench, bench_cpu, tolerance),
                    or {"refused": why} when the file cannot be a fair task.
   serve TASK_DIR   a long-lived reference for leap-verify: each request is a JSON line
-                   {"values": {scalar: n}, "counts": [elements per buffer]} followed by the raw
-                   bytes of every input buffer (role in) in parameter order; the answer is a
-                   JSON line {"ok": true} followed by the raw bytes of every output, or
-                   {"error": why}.
+                   {"values": {scalar: n}, "counts": [elements per buffer], "offsets": [byte
+                   offset of each buffer], "bytes": n}, every buffer (roles in and out, in
+                   parameter order) at its offset in leap's shared memory, descriptor 3 (the
+                   inputs written there before the line); the answer is a JSON line {"ok":
+                   true, "forward_s": the forward's own seconds}, every output written at its
+                   offset first, or {"error": why}.
 
 The parameters of the C entry are, in order: the forward's tensor inputs, the module's
 parameters and buffers in state_dict order (dots become underscores), the outputs, then the
@@ -25,6 +27,8 @@ import importlib.util
 import inspect
 import json
 import math
+import mmap
+import os
 import random
 import sys
 import time
@@ -1091,35 +1095,56 @@ def args_id(path):
 
 # ---- serve ----
 
-def read_exact(f, n):
-    b = f.read(n)
-    if len(b) != n:
-        raise EOFError("short read: %d of %d bytes" % (len(b), n))
-    return b
-
-
-def serve(task_dir):
+def serve(task_dir, shm_fd=3):
+    """Answers requests until stdin ends. The buffers travel in shared memory: descriptor
+    shm_fd, a memfd of leap's (lib/referee/torchref.c), holds each input at the offset the
+    request names, and each output is written at its offset before the answer; the pipes carry
+    the lines only."""
     task = json.load(open(task_dir + "/task.json"))
     mod = load(task_dir + "/" + task["module"])
     consts = constants(mod)
+    os.set_inheritable(shm_fd, False)  # a child torch may start (a compiler) never gets it
     inp, out = sys.stdin.buffer, sys.stdout.buffer
-    models = {}
+    models, shm = {}, None
+    bufs = [p for p in task["params"] if "role" in p]
     while True:
         line = inp.readline()
         if not line:
             return
-        req = json.loads(line)
-        values, counts = req["values"], req["counts"]
-        bufs = [p for p in task["params"] if "role" in p]
-        blobs = [read_exact(inp, n * size_of(p["type"])) if p["role"] == "in" else None for p, n in zip(bufs, counts)]
         try:
-            res = answer(mod, consts, task, values, counts, blobs, models)
-            out.write(b'{"ok": true}\n')
-            for r in res:
-                out.write(r)
+            req = json.loads(line)
+            values, counts, offsets, need = req["values"], req["counts"], req["offsets"], req["bytes"]
+            if len(counts) != len(bufs) or len(offsets) != len(bufs):
+                raise Refused("the request names %d buffers, task.json %d" % (len(counts), len(bufs)))
+            if shm is None or len(shm) < need:
+                # leap grows the memfd before such a request and never shrinks it; the old map
+                # lives on while a tensor still views it
+                shm = mmap.mmap(shm_fd, need)
+            for n, at, p in zip(counts, offsets, bufs):
+                if n < 0 or at < 0 or at + n * size_of(p["type"]) > need:
+                    raise Refused("%s's %d elements at %d are outside the shared %d bytes" % (p["name"], n, at, need))
+            # views of leap's bytes, no copy: answer converts or copies each before it returns
+            blobs = [shared(shm, p["type"], n, at) if p["role"] == "in" else None
+                     for p, n, at in zip(bufs, counts, offsets)]
+            timing = {}
+            res = answer(mod, consts, task, values, counts, blobs, models, timing)
+            outs = [(p, n, at) for p, n, at in zip(bufs, counts, offsets) if p["role"] == "out"]
+            for o, (p, n, at) in zip(res, outs):
+                if o.numel() != n:  # leap must never read what was there before
+                    raise Refused("output %s has %d elements at these sizes, task.json says %d" % (p["name"], o.numel(), n))
+                shared(shm, p["type"], n, at).copy_(o.reshape(-1))
+            del blobs, res
+            out.write(b'{"ok": true, "forward_s": %.9f}\n' % timing["forward_s"])
         except Exception as e:
             out.write((json.dumps({"error": "%s: %s" % (type(e).__name__, e)}) + "\n").encode())
         out.flush()
+
+
+def shared(shm, ty, n, at):
+    """The n elements of type ty at byte `at` of the shared map, as a tensor viewing it."""
+    if n == 0:
+        return torch.empty(0, dtype=DTYPES[ty])
+    return torch.frombuffer(shm, dtype=DTYPES[ty], count=n, offset=at)
 
 
 SIZES = {"float": 4, "double": 8, "int": 4, "int64": 8, "half": 2, "bf16": 2, "uint8": 1}
@@ -1129,7 +1154,9 @@ def size_of(ty):
     return SIZES[ty]
 
 
-def answer(mod, consts, task, values, counts, blobs, models):
+def answer(mod, consts, task, values, counts, blobs, models, timing=None):
+    """The outputs for the request's values; timing, a dict, gets "forward_s": the seconds the
+    forward alone took (bench/torchref.sh sets the whole answer against it)."""
     v = {k: int(values[k]) if k in values else consts[k] for k in consts}
     key = tuple(v.items())
     if key not in models:
@@ -1150,11 +1177,14 @@ def answer(mod, consts, task, values, counts, blobs, models):
             continue
         if t.numel() != n:
             raise Refused("%s has %d elements at these sizes, task.json says %d" % (name, t.numel(), n))
-        x = torch.frombuffer(bytearray(b), dtype=DTYPES[p["type"]]).reshape(t.shape)
-        if x.is_floating_point() and kind in ("in", "attr"):
-            x = x.double()  # the state is not: load_state_dict converts it as it copies (ResNet18's
-            # 12M floats made float64 first, then copied, took an eighth of an answer)
+        # a view of leap's shared bytes: what forward gets or the module keeps is a copy (inputs,
+        # tensor attributes), the state is copied into the module by load_state_dict
+        x = b.reshape(t.shape)
+        if kind in ("in", "attr"):
+            x = x.to(torch.float64 if x.is_floating_point() else t.dtype, copy=True)
         elif t.dtype != x.dtype:
+            # not float64 first: load_state_dict converts the state as it copies it (ResNet18's
+            # 12M floats made float64 first, then copied, took an eighth of an answer)
             x = x.to(t.dtype)
         if kind == "in":
             xs[key2] = x
@@ -1170,10 +1200,13 @@ def answer(mod, consts, task, values, counts, blobs, models):
             state[key2] = x
     m = to_dtype(model, torch.float64)
     m.load_state_dict(state, strict=True)
+    t0 = time.perf_counter()
     outs = seeded_outputs(m, held, [xs[i] for i in sorted(xs)])
+    if timing is not None:
+        timing["forward_s"] = time.perf_counter() - t0
     res = []
     for p, o in zip([p for p in bufs if p["role"] == "out"], outs):
-        res.append(o.detach().to(DTYPES[p["type"]]).contiguous().numpy().tobytes())
+        res.append(o.detach().to(DTYPES[p["type"]]).contiguous())
     return res
 
 

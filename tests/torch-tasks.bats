@@ -477,6 +477,35 @@ EOF
 	timed_against_eager "$BATS_TEST_TMPDIR/r" deep_linear "$BATS_TEST_TMPDIR/deep.c"
 }
 
+@test "the torch reference answers each set with torch's own forward of its values, a 48 MB state too" {
+	skip_unless_torch
+	# refdump asks leap_torchref_case as leap-verify does (sets 0, 1, 2, 0 of every case, then the
+	# first case again after the larger ones: the shared memory grown, its bytes overwritten);
+	# refcheck recomputes each answer with torch alone from what was sent
+	link_with_lib "$ROOT/tests/fixtures/torch/refdump.c" "$BATS_TEST_TMPDIR/refdump"
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/r/deep" "$ROOT/tests/fixtures/torch/deep.jsonl"
+	local dirs=("$TROOT/mods/batchnorm" "$TROOT/mods/mlp" "$BATS_TEST_TMPDIR/r/deep/deep_linear")
+	if [ -d "$KB/level3" ]; then # a packed state of 11.7M floats
+		run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/r/kb" "$KB"/level3/9_ResNet18.py
+		dirs+=("$BATS_TEST_TMPDIR/r/kb/9_ResNet18")
+	fi
+	for d in "${dirs[@]}"; do
+		mkdir -p "$BATS_TEST_TMPDIR/out/${d##*/}"
+		LEAP_LIBEXEC="$ROOT/libexec" "$BATS_TEST_TMPDIR/refdump" "$d" "$BATS_TEST_TMPDIR/out/${d##*/}" >"$BATS_TEST_TMPDIR/asks"
+		run -0 "$LEAP_TORCH_PYTHON" "$ROOT/tests/fixtures/torch/refcheck.py" "$ROOT/libexec" "$d" \
+			"$BATS_TEST_TMPDIR/out/${d##*/}" <"$BATS_TEST_TMPDIR/asks"
+		assert_output --regexp "^ok: [0-9]+ answers$"
+	done
+}
+
+@test "a module task's candidate holds no descriptor of the torch reference's shared memory" {
+	skip_unless_torch
+	# the reference holds the memfd all along; the candidate, in the sandbox beside it, answers
+	# wrong where it finds it among its descriptors or mappings, or finds no descriptor at all
+	run leap-verify --tasks "$TROOT" --seed 3 --task min_max "$ROOT/tests/fixtures/torch/fdpeek.c"
+	assert_line --partial "fdpeek.c: pass (task min_max"
+}
+
 @test "sizes in a tuple or list are sizes too; sizes equal in the file are drawn equal where they must be" {
 	skip_unless_torch
 	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"

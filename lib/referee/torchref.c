@@ -10,17 +10,29 @@
  * never runs in it, and only leap's drawn values reach it (inputs, parameters and buffers
  * alike), so its outputs are leap's to compare.
  *
- * The protocol, one request at a time on a pair of pipes: a JSON line {"values": {scalar: v},
- * "counts": [elements of each buffer, in parameter order]} and the raw bytes of each input
- * buffer; the answer is a line {"ok": true} and the raw bytes of each output, or {"error":
- * why}. Each answer has a deadline (LEAP_TORCHREF_TIMEOUT_S): a module that hangs is the
- * task's fault, said as an error, never a verdict.
+ * The protocol, one request at a time: the buffers in shared memory, the lines on a pair of
+ * pipes. The shared memory is a memfd of leap's, made at the start (close-on-exec) and placed
+ * at the process's descriptor 3 by child.c, which closes every descriptor a child is not given:
+ * no runner, compiler or other child of leap holds it (torch-tasks.bats "a module task's
+ * candidate holds no descriptor of the torch reference's shared memory"). leap grows it to what
+ * a request needs (never shrinks it: the process's map of it stays valid), writes each input
+ * buffer at its offset (each buffer, inputs and outputs in parameter order, 64-byte aligned) and
+ * fills the outputs' place with 0xff bytes, then sends a JSON line {"values": {scalar: v},
+ * "counts": [elements of each buffer], "offsets": [byte offset of each], "bytes": the region's
+ * size}. The process reads the inputs in place (torch.frombuffer: no copy), writes each output
+ * at its offset, having checked its element count, and answers a line {"ok": true, "forward_s":
+ * the forward's own seconds}, or {"error": why}; only then does leap read the outputs. Through
+ * the pipe, ResNet18's 48 MB state cost a write, a read and two copies a case (bench/torchref.md).
+ * Each answer has a deadline (LEAP_TORCHREF_TIMEOUT_S): a module that hangs is the task's fault,
+ * said as an error, never a verdict; the process is ended then and never asked again, since its
+ * late answer would come amid the next request's.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -33,13 +45,22 @@
 
 /* The longest a start (importing torch on a loaded machine) or one answer may take. */
 #define LEAP_TORCHREF_TIMEOUT_S 300.0
+/* Where a buffer starts in the shared memory: a multiple of this, as torch's own allocations. */
+#define LEAP_TORCHREF_ALIGN 64
+/* The shared memory's descriptor in the process (runner/torchref.py reads it there). */
+#define LEAP_TORCHREF_SHM_FD 3
 
 extern char **environ;
 
 struct leap_torchref {
 	struct leap_child ch;
 	int to, from; /* our ends: requests, answers */
+	int shm;      /* the shared memory (a memfd), mapped at map for cap bytes */
+	unsigned char *map;
+	size_t cap;
 	pid_t owner;  /* the process that started it: a forked worker's copy never ends it */
+	double forward_s; /* the last answer's forward, as torch timed it */
+	int gone;     /* it missed an answer: ended, never asked again */
 	char *id;
 };
 
@@ -99,6 +120,16 @@ struct leap_torchref *leap_torchref_start(const struct leap_task *t, const char 
 		free(script);
 		return NULL;
 	}
+	int shm = memfd_create("leap-torchref", MFD_CLOEXEC);
+	if (shm < 0) {
+		*err = xasprintf("memfd_create: %s", strerror(errno));
+		close(req[0]);
+		close(req[1]);
+		close(ans[0]);
+		close(ans[1]);
+		free(script);
+		return NULL;
+	}
 	struct leap_torchref *r = xcalloc(1, sizeof *r);
 	char *argv[] = {(char *)py, script, "serve", t->dir, NULL};
 	leap_child_init(&r->ch);
@@ -108,7 +139,8 @@ struct leap_torchref *leap_torchref_start(const struct leap_task *t, const char 
 	r->ch.fd[0] = req[0];
 	r->ch.fd[1] = ans[1];
 	r->ch.fd[2] = STDERR_FILENO; /* torch's own warnings and a traceback reach the user */
-	r->ch.nfd = 3;
+	r->ch.fd[LEAP_TORCHREF_SHM_FD] = shm; /* its copy is the only one past execve */
+	r->ch.nfd = LEAP_TORCHREF_SHM_FD + 1;
 	r->ch.fail_slot = 2;
 	r->ch.fail_prefix = "leap torchref: ";
 	r->ch.report_slot = -1;
@@ -120,6 +152,7 @@ struct leap_torchref *leap_torchref_start(const struct leap_task *t, const char 
 	free(script);
 	r->to = req[1];
 	r->from = ans[0];
+	r->shm = shm;
 	r->id = xstrdup(t->id);
 	r->owner = getpid();
 	if (rc) {
@@ -148,40 +181,89 @@ static char *read_line(int fd, double *deadline)
 	return NULL;
 }
 
-/* The request's header: the case's scalars (int sizes, floats) and every buffer's element count. */
-static char *request_line(const struct leap_case_data *d)
+/* Where each buffer of d lies in the shared memory (64-byte aligned, in parameter order; 0 for
+ * a scalar) into at[]; returns the bytes they take. */
+static size_t layout(const struct leap_case_data *d, size_t *at)
+{
+	size_t end = 0;
+	for (size_t i = 0; i < d->t->nparams; i++) {
+		at[i] = 0;
+		if (d->rp[i].kind == LEAP_RUN_K_SCALAR)
+			continue;
+		at[i] = end;
+		end += ((size_t)d->rp[i].bytes + LEAP_TORCHREF_ALIGN - 1) / LEAP_TORCHREF_ALIGN * LEAP_TORCHREF_ALIGN;
+	}
+	return end;
+}
+
+/* Grows the shared memory to `need` bytes at least. Returns 0, or -1 with a new message. */
+static int grow(struct leap_torchref *r, size_t need, char **err)
+{
+	if (need <= r->cap && r->map)
+		return 0;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), cap = need > r->cap * 2 ? need : r->cap * 2;
+	cap = (cap ? cap : 1) + page - 1;
+	cap -= cap % page;
+	if (ftruncate(r->shm, (off_t)cap)) {
+		*err = xasprintf("cannot grow the torch reference's shared memory to %zu bytes: %s", cap, strerror(errno));
+		return -1;
+	}
+	if (r->map)
+		munmap(r->map, r->cap);
+	r->map = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, r->shm, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		r->cap = 0;
+		*err = xasprintf("cannot map the torch reference's shared memory: %s", strerror(errno));
+		return -1;
+	}
+	r->cap = cap;
+	return 0;
+}
+
+/* The request's line: the case's scalars (int sizes, floats), every buffer's element count and
+ * offset, and the bytes they take. */
+static char *request_line(const struct leap_case_data *d, const size_t *at, size_t bytes)
 {
 	const struct leap_task *t = d->t;
-	json_t *vals = json_object(), *counts = json_array();
+	json_t *vals = json_object(), *counts = json_array(), *offs = json_array();
 	for (size_t i = 0; i < t->nparams; i++) {
 		const struct leap_param *p = &t->params[i];
 		if (p->role == LEAP_ROLE_SCALAR) /* a float: one the forward takes, A * s */
 			json_object_set_new(vals, p->name, leap_type_is_float(p->type) ? json_real(d->c->vals[i].f)
 										  : json_integer(d->c->vals[i].i));
-		else
+		else {
 			json_array_append_new(counts, json_integer(d->sizes[i]));
+			json_array_append_new(offs, json_integer((json_int_t)at[i]));
+		}
 	}
-	json_t *o = json_pack("{s:o,s:o}", "values", vals, "counts", counts);
+	json_t *o = json_pack("{s:o,s:o,s:o,s:I}", "values", vals, "counts", counts, "offsets", offs, "bytes",
+			      (json_int_t)bytes);
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return s;
 }
 
-/* Sends the request of set `set`. Returns 0, or -1 (the process is gone). */
-static int send_request(struct leap_torchref *r, const struct leap_case_data *d, uint32_t set, double *deadline)
+/* Puts the inputs of set `set` in the shared memory and the outputs' place in 0xff bytes, then
+ * sends the line. Returns 0, or -1 (the process is gone). */
+static int send_request(struct leap_torchref *r, const struct leap_case_data *d, uint32_t set, const size_t *at,
+			size_t bytes, double *deadline)
 {
 	size_t np = d->t->nparams;
-	char *line = request_line(d);
+	for (size_t i = 0; i < np; i++) {
+		const struct leap_run_param *p = &d->rp[i];
+		if (p->kind == LEAP_RUN_K_IN) /* an import makes no inout: outputs are new tensors */
+			memcpy(r->map + at[i], d->inputs[(size_t)set * np + i], (size_t)p->bytes);
+		else if (p->kind == LEAP_RUN_K_OUT || p->kind == LEAP_RUN_K_INOUT)
+			memset(r->map + at[i], 0xff, (size_t)p->bytes); /* what an unwritten output reads as */
+	}
+	char *line = request_line(d, at, bytes);
 	if (!line)
 		return -1;
 	size_t n = strlen(line);
 	line[n] = '\n'; /* in the NUL's place: the line goes out without one */
 	int rc = leap_fd_move(r->to, 1, line, n + 1, wait_deadline, deadline);
 	free(line);
-	for (size_t i = 0; !rc && i < np; i++)
-		if (d->rp[i].kind == LEAP_RUN_K_IN) /* an import makes no inout: outputs are new tensors */
-			rc = leap_fd_move(r->to, 1, d->inputs[(size_t)set * np + i], (size_t)d->rp[i].bytes,
-					  wait_deadline, deadline);
 	return rc ? -1 : 0;
 }
 
@@ -189,10 +271,25 @@ int leap_torchref_case(struct leap_torchref *r, struct leap_case_data *d, uint32
 {
 	double deadline = leap_now() + LEAP_TORCHREF_TIMEOUT_S;
 	size_t np = d->t->nparams;
+	if (r->gone) {
+		*err = xasprintf("the torch reference of task '%s' failed an earlier case: not asked on %s", r->id,
+				 d->desc);
+		return -1;
+	}
+	size_t *at = xcalloc(np ? np : 1, sizeof *at), bytes = layout(d, at);
 	char *line = NULL;
-	if (send_request(r, d, set, &deadline) || !(line = read_line(r->from, &deadline))) {
+	if (grow(r, bytes, err)) {
+		free(at);
+		return -1;
+	}
+	if (send_request(r, d, set, at, bytes, &deadline) || !(line = read_line(r->from, &deadline))) {
 		*err = xasprintf("the torch reference of task '%s' %s on %s", r->id,
 				 leap_now() >= deadline ? "did not answer in time" : "ended", d->desc);
+		/* a late answer would land in the shared memory and on the pipe amid the next request's */
+		if (r->ch.pid > 0 && r->owner == getpid())
+			leap_child_kill(r->ch.pid);
+		r->gone = 1;
+		free(at);
 		return -1;
 	}
 	json_t *a = json_loads(line, 0, NULL);
@@ -202,19 +299,22 @@ int leap_torchref_case(struct leap_torchref *r, struct leap_case_data *d, uint32
 		*err = xasprintf("the torch reference of task '%s' fails on %s: %s", r->id, d->desc,
 				 why ? why : "an answer it should not give");
 		json_decref(a);
+		free(at);
 		return -1;
 	}
+	r->forward_s = json_real_value(json_object_get(a, "forward_s"));
 	json_decref(a);
-	for (size_t i = 0; i < np; i++) {
-		if (d->rp[i].kind != LEAP_RUN_K_OUT && d->rp[i].kind != LEAP_RUN_K_INOUT)
-			continue;
-		if (leap_fd_move(r->from, 0, d->want[(size_t)set * np + i], (size_t)d->rp[i].bytes, wait_deadline,
-				 &deadline)) {
-			*err = xasprintf("the torch reference of task '%s' sent short outputs on %s", r->id, d->desc);
-			return -1;
-		}
-	}
+	/* the process wrote every output, each checked to be whole, before it answered */
+	for (size_t i = 0; i < np; i++)
+		if (d->rp[i].kind == LEAP_RUN_K_OUT || d->rp[i].kind == LEAP_RUN_K_INOUT)
+			memcpy(d->want[(size_t)set * np + i], r->map + at[i], (size_t)d->rp[i].bytes);
+	free(at);
 	return 0;
+}
+
+double leap_torchref_forward_s(const struct leap_torchref *r)
+{
+	return r->forward_s;
 }
 
 void leap_torchref_stop(struct leap_torchref *r)
@@ -225,6 +325,10 @@ void leap_torchref_stop(struct leap_torchref *r)
 		close(r->to); /* its stdin ends: it exits */
 	if (r->from >= 0)
 		close(r->from);
+	if (r->map)
+		munmap(r->map, r->cap);
+	if (r->shm >= 0)
+		close(r->shm);
 	if (r->ch.pid > 0 && r->owner == getpid())
 		leap_child_finish(&r->ch, 5.0);
 	free(r->id);

@@ -30,6 +30,10 @@ struct leap_torchref *leap_torchref_start(const struct leap_task *t, const char 
  * failed at these sizes, the process died or did not answer in time). */
 int leap_torchref_case(struct leap_torchref *r, struct leap_case_data *d, uint32_t set, char **err);
 
+/* The seconds torch's forward took in the last answer, within the whole of leap_torchref_case
+ * (bench/torchref.c sets one against the other). */
+double leap_torchref_forward_s(const struct leap_torchref *r);
+
 /* Ends the process (its stdin closes: it exits) and frees r; NULL is nothing. */
 void leap_torchref_stop(struct leap_torchref *r);
 
