@@ -863,7 +863,19 @@ def fair_draws(mod, consts, meta):
         return tiny
 
 
+# Where derive's time went, for the progress line: [(phase, seconds)].
+PHASES = []
+
+
+def phase(name, t0):
+    """Adds the time since t0 to phase `name`; returns now."""
+    now = time.time()
+    PHASES.append((name, now - t0))
+    return now
+
+
 def derive(path, task_id):
+    t0 = time.time()
     src = open(path, encoding="utf-8").read()
     mod = load(path)
     consts = constants(mod)
@@ -888,6 +900,7 @@ def derive(path, task_id):
         small = []
     every = [(consts, full)] + small
     sds = [model.state_dict()] + [m.state_dict() for _, m, _, _ in draws] if small else [model.state_dict()]
+    t0 = phase("cases", t0)
     # each floating state_dict entry's initialisation, at every size set (the file's on the
     # meta device, where it ran there: torch's own inits are read from their calls)
     scales = ([(consts, init_scales(mod, consts, "meta")[2])] if meta else []) + \
@@ -928,6 +941,7 @@ def derive(path, task_id):
         params.append(p)
     cases = [v for v, _ in small] or [consts]
     seeds = TOL_SEEDS
+    t0 = phase("inits", t0)
     try:
         try:
             tol, need, at, kept, dropped = tolerance(mod, cases, runs)
@@ -948,6 +962,7 @@ def derive(path, task_id):
         seeds, two = 1, {k: min(x, 2) if "batch" in k.lower() else x for k, x in consts.items()}
         tol, need, at, kept, dropped = tolerance(mod, [two], runs, seeds)
         cases = [consts]
+    t0 = phase("tolerance", t0)
     # the float scalars' values, as get_inputs() gives them at each case
     scal = {tuple(v.items()): {r[0]: r[3] for r in rows if r[1] == "scalar"} for v, rows in every}
     cases = [dict(v, **scal[tuple(v.items())]) for v in cases]
@@ -1064,6 +1079,7 @@ def cmd_derive(args):
     for path, why in zip(args, hub):
         tid = args_id(path)
         t0 = time.time()
+        PHASES.clear()
         try:
             if why:
                 raise Refused(why)
@@ -1081,9 +1097,10 @@ def cmd_derive(args):
             out = {"id": tid, "refused": why}
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
-        # progress: an import of many modules takes minutes
-        sys.stderr.write("leap-torchref: %s: %s (%.1f s)\n" % (tid, "refused: " + out["refused"] if "refused" in out
-                                                            else "task", time.time() - t0))
+        # progress: an import of many modules takes minutes (bench/import.sh reads these lines)
+        sys.stderr.write("leap-torchref: %s: %s (%.1f s%s)\n" % (
+            tid, "refused: " + out["refused"] if "refused" in out else "task", time.time() - t0,
+            "".join(", %s %.1f s" % p for p in PHASES)))
 
 
 def args_id(path):
