@@ -624,6 +624,16 @@ EOF
 	assert_output '[1,224,0.0001]'
 }
 
+@test "KernelBench's Mamba2 modules (level 3's 48 and 49) are tasks where torch's Python has einops" {
+	skip_unless_torch
+	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
+	"$LEAP_TORCH_PYTHON" -c 'import einops' 2>/dev/null ||
+		skip "no einops beside torch: tests/trainers/venvs.sh installs tests/trainers/requirements-modules.txt"
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$KB"/level3/48_Mamba2ReturnY.py \
+		"$KB"/level3/49_Mamba2ReturnFinalState.py
+	[ "$(jq -s 'map(select(.dir)) | length' <<<"$output")" = 2 ]
+}
+
 @test "a module that imports a package torch's Python lacks is refused naming the package" {
 	skip_unless_torch
 	run -1 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$ROOT/tests/fixtures/torch/missing.jsonl"
