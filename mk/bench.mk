@@ -8,7 +8,7 @@ DCP_STEPS ?= 20
 STORM_VERIFY ?= 3000
 STORM_BENCH ?= 1000
 
-.PHONY: bench-agree bench-dcp bench-gpu bench-storm
+.PHONY: bench-agree bench-dcp bench-gpu bench-import bench-storm
 bench: bench-dcp bench-storm bench-agree
 bench-dcp: all
 	python3 bench/dcp-sim.py --steps $(DCP_STEPS)
@@ -29,6 +29,12 @@ bench-agree: all
 	  bin/leap-task --import "$$d/l2" '$(KB_DIR)/level2' >"$$d/l2.jsonl" 2>/dev/null; \
 	  "$$LEAP_TORCH_PYTHON" tasks/kernelbench/agree.py --modules "$$d/l1" --modules "$$d/l2"; }; \
 	rc=$$?; rm -rf "$$d"; exit $$rc
+
+# KernelBench's level 3 imported as module tasks and checked (bench/import.sh, figures in
+# bench/import.md): what linting a suite of module tasks costs, module by module and phase by
+# phase. Not part of `make bench`: on 2 cores it takes longer than the rest together.
+bench-import: all
+	@KB_DIR='$(KB_DIR)' bash bench/import.sh
 
 bench-gpu: all
 	bash bench/gpu.sh

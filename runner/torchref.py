@@ -64,6 +64,59 @@ def load_torch():
              t.float16: "half", t.bfloat16: "bf16", t.uint8: "uint8", t.bool: "uint8"}
     DTYPES = {"float": t.float32, "double": t.float64, "int": t.int32, "int64": t.int64,
               "half": t.float16, "bf16": t.bfloat16, "uint8": t.uint8}
+    grouped_in_float64()
+
+
+def grouped_in_float64():
+    """torch's float64 convolution of groups > 1 on the CPU runs a dense one per group: a
+    depthwise 3x3 over 2 x 96 x 112 x 112 took 6.2 s against float32's 0.2 s (and 1.1 s for the
+    dense float64 one of 96 times its work), so that MobileNetV2's float64 forwards, the
+    reference's and the tolerance's, took minutes. F.conv1d and F.conv2d (nn.Conv1d's and
+    nn.Conv2d's) in float64 with groups > 1 and zero padding given as numbers are computed
+    instead as a sum over the kernel's taps of the input's shifted window times the tap's
+    weights: the same products in float64, added in another order (each output differs from
+    torch's by float64's rounding, 1e-16 of it). Anything else is torch's own."""
+    F = torch.nn.functional
+    conv1d, conv2d = F.conv1d, F.conv2d
+
+    def pair(v):
+        return (v, v) if isinstance(v, int) else (v[0], v[0]) if len(v) == 1 else tuple(v)
+
+    def fast(x, w, groups, padding):
+        return (groups > 1 and isinstance(x, torch.Tensor) and x.dtype == torch.float64 and x.device.type == "cpu"
+                and x.dim() == 4 and w.dim() == 4 and w.dtype == torch.float64 and not isinstance(padding, str)
+                and not torch.is_grad_enabled())
+
+    def grouped2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+        if not fast(x, w, groups, padding):
+            return conv2d(x, w, b, stride, padding, dilation, groups)
+        (sh, sw), (ph, pw), (dh, dw) = pair(stride), pair(padding), pair(dilation)
+        n, c, _, _ = x.shape
+        co, cg, kh, kw = w.shape
+        xp = F.pad(x, (pw, pw, ph, ph))
+        ho, wo = (xp.shape[2] - dh * (kh - 1) - 1) // sh + 1, (xp.shape[3] - dw * (kw - 1) - 1) // sw + 1
+        if ho < 1 or wo < 1 or c != groups * cg or co % groups:  # torch says what is wrong
+            return conv2d(x, w, b, stride, padding, dilation, groups)
+        wg = w.reshape(groups, co // groups, cg, kh, kw)
+        out = x.new_zeros(n, co, ho, wo)
+        for i in range(kh):
+            for j in range(kw):
+                win = xp[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh, j * dw:j * dw + sw * (wo - 1) + 1:sw]
+                if cg == 1 and co == c:  # depthwise: a weight per channel
+                    out.addcmul_(win, w[:, 0, i, j].reshape(1, c, 1, 1))
+                else:
+                    out.add_(torch.einsum("ngchw,goc->ngohw", win.reshape(n, groups, cg, ho, wo),
+                                          wg[:, :, :, i, j]).reshape(n, co, ho, wo))
+        return out if b is None else out.add_(b.reshape(1, co, 1, 1))
+
+    def grouped1d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+        if not (isinstance(x, torch.Tensor) and x.dim() == 3 and w.dim() == 3 and
+                fast(x.unsqueeze(2), w.unsqueeze(2), groups, padding)):
+            return conv1d(x, w, b, stride, padding, dilation, groups)
+        one = (lambda v: v if isinstance(v, int) else v[0])
+        return grouped2d(x.unsqueeze(2), w.unsqueeze(2), b, (1, one(stride)), (0, one(padding)),
+                         (1, one(dilation)), groups).squeeze(2)
+    F.conv1d, F.conv2d = grouped1d, grouped2d
 
 
 def hub_refusal(path):
@@ -863,7 +916,19 @@ def fair_draws(mod, consts, meta):
         return tiny
 
 
+# Where derive's time went, for the progress line: [(phase, seconds)].
+PHASES = []
+
+
+def phase(name, t0):
+    """Adds the time since t0 to phase `name`; returns now."""
+    now = time.time()
+    PHASES.append((name, now - t0))
+    return now
+
+
 def derive(path, task_id):
+    t0 = time.time()
     src = open(path, encoding="utf-8").read()
     mod = load(path)
     consts = constants(mod)
@@ -888,6 +953,7 @@ def derive(path, task_id):
         small = []
     every = [(consts, full)] + small
     sds = [model.state_dict()] + [m.state_dict() for _, m, _, _ in draws] if small else [model.state_dict()]
+    t0 = phase("cases", t0)
     # each floating state_dict entry's initialisation, at every size set (the file's on the
     # meta device, where it ran there: torch's own inits are read from their calls)
     scales = ([(consts, init_scales(mod, consts, "meta")[2])] if meta else []) + \
@@ -928,6 +994,7 @@ def derive(path, task_id):
         params.append(p)
     cases = [v for v, _ in small] or [consts]
     seeds = TOL_SEEDS
+    t0 = phase("inits", t0)
     try:
         try:
             tol, need, at, kept, dropped = tolerance(mod, cases, runs)
@@ -948,6 +1015,7 @@ def derive(path, task_id):
         seeds, two = 1, {k: min(x, 2) if "batch" in k.lower() else x for k, x in consts.items()}
         tol, need, at, kept, dropped = tolerance(mod, [two], runs, seeds)
         cases = [consts]
+    t0 = phase("tolerance", t0)
     # the float scalars' values, as get_inputs() gives them at each case
     scal = {tuple(v.items()): {r[0]: r[3] for r in rows if r[1] == "scalar"} for v, rows in every}
     cases = [dict(v, **scal[tuple(v.items())]) for v in cases]
@@ -1064,6 +1132,7 @@ def cmd_derive(args):
     for path, why in zip(args, hub):
         tid = args_id(path)
         t0 = time.time()
+        PHASES.clear()
         try:
             if why:
                 raise Refused(why)
@@ -1081,9 +1150,10 @@ def cmd_derive(args):
             out = {"id": tid, "refused": why}
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
-        # progress: an import of many modules takes minutes
-        sys.stderr.write("leap-torchref: %s: %s (%.1f s)\n" % (tid, "refused: " + out["refused"] if "refused" in out
-                                                            else "task", time.time() - t0))
+        # progress: an import of many modules takes minutes (bench/import.sh reads these lines)
+        sys.stderr.write("leap-torchref: %s: %s (%.1f s%s)\n" % (
+            tid, "refused: " + out["refused"] if "refused" in out else "task", time.time() - t0,
+            "".join(", %s %.1f s" % p for p in PHASES)))
 
 
 def args_id(path):

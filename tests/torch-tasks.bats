@@ -506,6 +506,43 @@ EOF
 	assert_line --partial "fdpeek.c: pass (task min_max"
 }
 
+@test "the reference's float64 grouped convolutions are torch's own to float64's rounding" {
+	skip_unless_torch
+	# torch's float64 convolution of groups > 1 runs one per group (a depthwise 3x3 took 30
+	# times float32's time): torchref computes it over the kernel's taps instead, for the
+	# reference and the tolerance alike
+	run -0 "$LEAP_TORCH_PYTHON" - "$ROOT/libexec/leap-torchref.py" <<'EOF'
+import importlib.util, random, sys
+import torch
+F = torch.nn.functional
+own1, own2 = F.conv1d, F.conv2d
+spec = importlib.util.spec_from_file_location("torchref", sys.argv[1])
+tr = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tr)
+tr.load_torch()
+assert F.conv2d is not own2 and F.conv1d is not own1, "torchref left torch's grouped convolutions"
+rng, worst = random.Random(1), 0.0
+with torch.no_grad():
+    for _ in range(100):
+        g, cg = rng.choice([2, 3, 8]), rng.choice([1, 1, 2, 3])
+        co = g * rng.randint(1, 3) * (1 if cg == 1 else rng.randint(1, 2))
+        k, s, p, d = [(rng.randint(1, 4), rng.randint(1, 4)), (rng.randint(1, 3), rng.randint(1, 3)),
+                      (rng.randint(0, 2), rng.randint(0, 2)), (rng.randint(1, 2), rng.randint(1, 2))]
+        x = torch.randn(rng.randint(1, 3), g * cg, rng.randint(8, 17), rng.randint(8, 17), dtype=torch.float64)
+        w = torch.randn(co, cg, *k, dtype=torch.float64)
+        b = torch.randn(co, dtype=torch.float64) if rng.random() < 0.5 else None
+        for got, want in ((F.conv2d(x, w, b, s, p, d, g), own2(x, w, b, s, p, d, g)),
+                          (F.conv1d(x[:, :, 0], w[:, :, 0], b, s[1], p[1], d[1], g),
+                           own1(x[:, :, 0], w[:, :, 0], b, s[1], p[1], d[1], g))):
+            assert got.shape == want.shape, (got.shape, want.shape)
+            worst = max(worst, float(((got - want).abs() / (1 + want.abs())).max()))
+    x = torch.randn(2, 4, 9, 9)  # float32: torch's own
+    assert torch.equal(F.conv2d(x, torch.ones(4, 1, 3, 3), groups=4), own2(x, torch.ones(4, 1, 3, 3), groups=4))
+print("worst %.3g" % worst)
+assert worst < 1e-13, worst
+EOF
+}
+
 @test "sizes in a tuple or list are sizes too; sizes equal in the file are drawn equal where they must be" {
 	skip_unless_torch
 	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
@@ -585,6 +622,16 @@ EOF
 	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$KB"/level3/9_ResNet18.py
 	run -0 jq -c '[(.cases | length), .cases[0].input_shape_2, .atol]' "$BATS_TEST_TMPDIR/s/9_ResNet18/task.json"
 	assert_output '[1,224,0.0001]'
+}
+
+@test "KernelBench's Mamba2 modules (level 3's 48 and 49) are tasks where torch's Python has einops" {
+	skip_unless_torch
+	[ -d "$KB/level3" ] || skip "no KernelBench checkout at $KB"
+	"$LEAP_TORCH_PYTHON" -c 'import einops' 2>/dev/null ||
+		skip "no einops beside torch: tests/trainers/venvs.sh installs tests/trainers/requirements-modules.txt"
+	run -0 --separate-stderr leap-task --import "$BATS_TEST_TMPDIR/s" "$KB"/level3/48_Mamba2ReturnY.py \
+		"$KB"/level3/49_Mamba2ReturnFinalState.py
+	[ "$(jq -s 'map(select(.dir)) | length' <<<"$output")" = 2 ]
 }
 
 @test "a module that imports a package torch's Python lacks is refused naming the package" {

@@ -55,3 +55,16 @@ unittest() {
 	[ -n "$v" ]
 	grep -q "verifiers $v" examples/trainers.md || { echo "examples/trainers.md does not name verifiers $v"; return 1; }
 }
+
+@test "trainers: the torch environment has what KernelBench's modules import, at the pinned versions" {
+	# tests/trainers/requirements-modules.txt: installed into the environment by venvs.sh, keyed
+	# on its own (level 3's Mamba2 modules import einops)
+	[ -n "${LEAP_TORCH_PYTHON:-}" ] || skip "LEAP_TORCH_PYTHON is not set (tests/trainers/venvs.sh prints it)"
+	local pkg v
+	run -0 grep -cE '^[A-Za-z0-9_.-]+==' tests/trainers/requirements-modules.txt
+	[ "$output" -ge 1 ]
+	while IFS='=' read -r pkg _ v; do
+		run -0 "$LEAP_TORCH_PYTHON" -c "import importlib.metadata as m; print(m.version('$pkg'))"
+		assert_output "$v"
+	done < <(grep -E '^[A-Za-z0-9_.-]+==' tests/trainers/requirements-modules.txt)
+}

@@ -16,6 +16,11 @@
 # requirements-verifiers.txt says why) and needs no torch: a venv of its own (~720 MB, 1 to 8
 # minutes), keyed by its version and a hash of requirements-verifiers.txt ($LEAP_VERIFIERS_PYTHON).
 #
+# What KernelBench's modules import beside torch (einops: level 3's Mamba2) is pinned in
+# requirements-modules.txt and installed into the trainers' environment once it is built, marked
+# by .leap-modules-HASH (a hash of that file): a few kilobytes, keyed on their own, so that a new
+# pin there never rebuilds the environment (a 9-minute, 7.5 GB build keyed by requirements.txt).
+#
 # The environment is marked ready (.leap-ready) only when every package installed and the
 # trainers import, so a run killed halfway leaves an environment the next run builds again; a
 # lock keeps two runs from building it at once. Packages come from PyPI through pip (`pip install
@@ -37,9 +42,11 @@ req061=$here/requirements-verl061.txt
 overlay=$cache/overlay-verl-0.6.1-$(cat "$req" "$req061" | sha256sum | cut -c1-12)
 reqvf=$here/requirements-verifiers.txt
 vfenv=$cache/venv-verifiers-$(sed -n 's/^verifiers==//p' "$reqvf")-$(sha256sum "$reqvf" | cut -c1-12)
+reqmod=$here/requirements-modules.txt
+modmark=$venv/.leap-modules-$(sha256sum "$reqmod" | cut -c1-12)
 
 ready() { [ -x "$venv/bin/python" ] && [ -f "$venv/.leap-ready" ] && [ -f "$overlay/.leap-ready" ] &&
-	[ -f "$vfenv/.leap-ready" ]; }
+	[ -f "$vfenv/.leap-ready" ] && [ -f "$modmark" ]; }
 
 if ! ready; then
 	mkdir -p "$cache"
@@ -57,6 +64,13 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopWorker' >&2
 		echo "$(($(date +%s) - start))" >"$venv/.leap-seconds"
 		touch "$venv/.leap-ready"
 		echo "venvs.sh: built $venv in $(cat "$venv/.leap-seconds") s, $(cat "$venv/.leap-size")" >&2
+	fi
+	if [ ! -f "$modmark" ]; then
+		echo "venvs.sh: installing $reqmod into $venv" >&2
+		"$venv/bin/pip" install -q --no-input --no-deps -r "$reqmod" >&2
+		"$venv/bin/python" -c 'import einops' >&2
+		rm -f "$venv"/.leap-modules-*
+		touch "$modmark"
 	fi
 	if [ ! -f "$overlay/.leap-ready" ]; then
 		echo "venvs.sh: building $overlay (verl 0.6.1 over the environment)" >&2
