@@ -107,26 +107,18 @@ struct leap_torchref *leap_torchref_start(const struct leap_task *t, const char 
 	char *script = leap_torchref_script(libexec, err);
 	if (!script)
 		return NULL;
-	int req[2], ans[2];
-	if (pipe2(req, O_CLOEXEC)) {
-		*err = xasprintf("pipe: %s", strerror(errno));
-		free(script);
-		return NULL;
-	}
-	if (pipe2(ans, O_CLOEXEC)) {
-		*err = xasprintf("pipe: %s", strerror(errno));
-		close(req[0]);
-		close(req[1]);
-		free(script);
-		return NULL;
-	}
-	int shm = memfd_create("leap-torchref", MFD_CLOEXEC);
-	if (shm < 0) {
-		*err = xasprintf("memfd_create: %s", strerror(errno));
-		close(req[0]);
-		close(req[1]);
-		close(ans[0]);
-		close(ans[1]);
+	int req[2] = {-1, -1}, ans[2] = {-1, -1}, shm = -1; /* pipe2 leaves them as they are on failure */
+	const char *what = NULL;
+	if (pipe2(req, O_CLOEXEC) || pipe2(ans, O_CLOEXEC))
+		what = "pipe";
+	else if ((shm = memfd_create("leap-torchref", MFD_CLOEXEC)) < 0)
+		what = "memfd_create";
+	if (what) {
+		*err = xasprintf("%s: %s", what, strerror(errno));
+		int fds[] = {req[0], req[1], ans[0], ans[1]};
+		for (size_t i = 0; i < 4; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		free(script);
 		return NULL;
 	}
@@ -278,10 +270,10 @@ int leap_torchref_case(struct leap_torchref *r, struct leap_case_data *d, uint32
 	}
 	size_t *at = xcalloc(np ? np : 1, sizeof *at), bytes = layout(d, at);
 	char *line = NULL;
-	if (grow(r, bytes, err)) {
-		free(at);
-		return -1;
-	}
+	json_t *a = NULL;
+	int rc = -1;
+	if (grow(r, bytes, err))
+		goto out;
 	if (send_request(r, d, set, at, bytes, &deadline) || !(line = read_line(r->from, &deadline))) {
 		*err = xasprintf("the torch reference of task '%s' %s on %s", r->id,
 				 leap_now() >= deadline ? "did not answer in time" : "ended", d->desc);
@@ -289,27 +281,26 @@ int leap_torchref_case(struct leap_torchref *r, struct leap_case_data *d, uint32
 		if (r->ch.pid > 0 && r->owner == getpid())
 			leap_child_kill(r->ch.pid);
 		r->gone = 1;
-		free(at);
-		return -1;
+		goto out;
 	}
-	json_t *a = json_loads(line, 0, NULL);
-	free(line);
+	a = json_loads(line, 0, NULL);
 	if (!json_is_true(json_object_get(a, "ok"))) {
 		const char *why = json_string_value(json_object_get(a, "error"));
 		*err = xasprintf("the torch reference of task '%s' fails on %s: %s", r->id, d->desc,
 				 why ? why : "an answer it should not give");
-		json_decref(a);
-		free(at);
-		return -1;
+		goto out;
 	}
 	r->forward_s = json_real_value(json_object_get(a, "forward_s"));
-	json_decref(a);
 	/* the process wrote every output, each checked to be whole, before it answered */
 	for (size_t i = 0; i < np; i++)
 		if (d->rp[i].kind == LEAP_RUN_K_OUT || d->rp[i].kind == LEAP_RUN_K_INOUT)
 			memcpy(d->want[(size_t)set * np + i], r->map + at[i], (size_t)d->rp[i].bytes);
+	rc = 0;
+out:
+	json_decref(a);
+	free(line);
 	free(at);
-	return 0;
+	return rc;
 }
 
 double leap_torchref_forward_s(const struct leap_torchref *r)
