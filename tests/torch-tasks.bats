@@ -30,6 +30,12 @@ timed_against_eager() {
 	assert_line '  against torch-eager'
 }
 
+# prompt_text ROOT TASK: the user message leap-prompt writes for TASK of the task root ROOT (cpu)
+prompt_text() {
+	local rec
+	rec=$(leap-prompt --tasks "$1" --backend cpu "$2") && jq -r '.messages[1].content' <<<"$rec"
+}
+
 setup_file() {
 	have_torch || return 0
 	export LEAP_CACHE="$BATS_FILE_TMPDIR/cache"
@@ -84,8 +90,7 @@ setup() {
 
 @test "the prompt shows the module's source and the derived prototype, and says torch is the reference" {
 	skip_unless_torch
-	run -0 leap-prompt --tasks "$TROOT" --backend cpu min_max
-	run -0 jq -r '.messages[1].content' <<<"$output"
+	run -0 prompt_text "$TROOT" min_max
 	assert_output --partial "return torch.amin(x, dim=1), torch.amax(x, dim=1)"
 	assert_output --partial "void module_forward(const float *x, float *out0, float *out1, int rows, int cols);"
 	assert_output --partial $'    return []\n```\n' # the source's fence closes on a line of its own
@@ -354,8 +359,7 @@ relu_record() {
 	run -0 --separate-stderr leap-task --import "$root/m" "$FIXTURES/torch/causal.jsonl"
 	run -0 jq -c '.params[] | select(.name == "mask") | .init' "$root/m/causal/task.json"
 	assert_output '[{"tril":"block"}]'
-	run -0 leap-prompt --tasks "$root" --backend cpu causal
-	run -0 jq -r '.messages[1].content' <<<"$output"
+	run -0 prompt_text "$root" causal
 	assert_line --partial "- \`mask\`: the module's causal mask, not drawn: n x n matrices (n = block) of 1 where the column <= the row"
 	sed 's/^#define MASKED.*/#define MASKED(i, j) ((j) > (i))/' "$c" >"$BATS_TEST_TMPDIR/byindex.c"
 	sed 's/^#define MASKED.*/#define MASKED(i, j) 0/' "$c" >"$BATS_TEST_TMPDIR/none.c"
@@ -380,8 +384,7 @@ relu_record() {
 	run -0 --separate-stderr leap-task --import "$root/m" "$FIXTURES/torch/table.jsonl"
 	run -0 jq -c '[.params[] | select(.init[0].values) | [.name, (.init[0].values | length)]]' "$root/m/table/task.json"
 	assert_output '[["index",49],["scale",7]]'
-	run -0 leap-prompt --tasks "$root" --backend cpu table
-	run -0 jq -r '.messages[1].content' <<<"$output"
+	run -0 prompt_text "$root" table
 	assert_line "- \`index\`: the module's own 49 values, not drawn: as its __init__ makes them, the same in every case"
 	sed 's/^#define INDEX.*/#define INDEX(i, j) ((i) - (j) + 6)/' "$c" >"$BATS_TEST_TMPDIR/computed.c"
 	sed 's/^#define SCALE.*/#define SCALE(j) 1.0f/' "$c" >"$BATS_TEST_TMPDIR/noscale.c"
